@@ -1,0 +1,194 @@
+"""decode_event: one binlog event (header + body + checksum) from bytes to value and Node.
+
+Pure: takes a buffer and a :class:`DecodeContext`, returns a :class:`DecodedEvent`. Never raises
+on bad input: any failure becomes ``DecodedEvent.error`` plus an ``error`` node at the offset
+where decoding stopped, with every field before it still present.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from binlogscope.wire.binlog import (  # noqa: F401  (imported to fill the registry)
+    control_events,
+    gtid_events,
+    payload_events,
+    rows,
+    table_map,
+)
+from binlogscope.wire.binlog.context import DecodeContext, fde_has_checksum_alg
+from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader, crc32, decode_header
+from binlogscope.wire.binlog.registry import EVENT_DECODERS, EVENT_DOCS
+from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_name
+from binlogscope.wire.node import Node
+from binlogscope.wire.reader import ByteReader
+
+_U32 = struct.Struct("<I")
+_FDE = EventType.FORMAT_DESCRIPTION_EVENT
+
+
+@dataclass(slots=True)
+class DecodedEvent:
+    """The result of decoding one event."""
+
+    offset: int  # absolute offset of the event's first byte in its source
+    header: EventHeader | None
+    body: Any  # the typed event value (None when the body could not be decoded)
+    node: Node | None  # the annotated tree (None in fast mode)
+    checksum_ok: bool | None  # None: no checksum in force
+    checksum_stored: int | None = None
+    checksum_computed: int | None = None
+    error: str | None = None
+    size: int = 0  # bytes consumed from the buffer
+
+    @property
+    def type_name(self) -> str:
+        return self.header.type_name if self.header else "UNKNOWN_EVENT"
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+
+def _fde_checksum_layout(buf: Any, start: int, size: int) -> tuple[bool, int]:
+    """For a FORMAT_DESCRIPTION at ``start``: (has alg byte + trailer, alg)."""
+    body = start + HEADER_LEN
+    if size < HEADER_LEN + 2 + 50:
+        return False, ChecksumAlg.BINLOG_CHECKSUM_ALG_UNDEF
+    version = bytes(buf[body + 2 : body + 52]).split(b"\0", 1)[0].decode("ascii", "replace")
+    if not fde_has_checksum_alg(version):
+        return False, ChecksumAlg.BINLOG_CHECKSUM_ALG_UNDEF
+    return True, buf[start + size - 5]
+
+
+def decode_event(
+    buf: bytes | bytearray | memoryview,
+    ctx: DecodeContext,
+    *,
+    start: int = 0,
+    base: int = 0,
+    record: bool = True,
+) -> DecodedEvent:
+    """Decode the event that starts at ``buf[start]``.
+
+    ``base`` is the absolute offset of ``buf[0]`` in the source, so node offsets are absolute.
+    The buffer must hold the whole event (``event_size`` bytes from ``start``); if it does not,
+    the result carries a truncation error and ``size`` is what was available.
+    """
+    avail = len(buf) - start
+    r = ByteReader(buf, base=base, record=record, start=start)
+    abs_off = base + start
+    try:
+        h = decode_header(r)
+    except Exception as exc:  # truncated header
+        node = r.partial("event", exc, doc="an incomplete event header") if record else None
+        return DecodedEvent(abs_off, None, None, node, None, error=_err(exc, r), size=avail)
+
+    type_name = event_type_name(h.type_code)
+    display = f"{type_name} ({h.type_code}) at {abs_off}"
+    doc = EVENT_DOCS.get(h.type_code, "an event type binlogscope has no decoder for")
+    size = h.event_size
+    if size < HEADER_LEN:
+        exc = ValueError(f"event_size {size} is smaller than the 19-byte header")
+        node = r.partial("event", exc, doc=doc, display=display) if record else None
+        return DecodedEvent(abs_off, h, None, node, None, error=_err(exc, r), size=avail)
+    truncated = size > avail
+    end = start + min(size, avail)
+    r.end = end
+
+    # ----- where the checksum is
+    is_fde = h.type_code == _FDE
+    if is_fde and not truncated:
+        trailer, alg = _fde_checksum_layout(buf, start, size)
+    else:
+        alg = ctx.checksum_alg
+        trailer = ctx.has_checksum
+    body_end = start + size - 4 if trailer else start + size
+    body_end = min(body_end, end)
+    if body_end < r.pos:
+        body_end = r.pos
+
+    # ----- the body
+    body: Any = None
+    error: str | None = None
+    decoder = EVENT_DECODERS.get(h.type_code)
+    if r.record:
+        r.begin("body", doc="post-header and payload of the event")
+    r.end = body_end
+    try:
+        if truncated:
+            raise ValueError(
+                f"event is truncated: event_size says {size} bytes, only {avail} are there"
+            )
+        if decoder is None:
+            r.rest("raw_body", doc="body of an event type binlogscope does not decode")
+        else:
+            body = decoder(r, ctx, h)
+            if r.pos < r.end:
+                r.rest("unparsed", doc="bytes after the last field binlogscope knows")
+    except Exception as exc:
+        error = _err(exc, r)
+        if r.record:
+            _close_groups_to(r, 2)
+            r.add_node(_error_node(r, error))
+        r.pos = r.end
+    if r.record:
+        r.end_group()
+
+    # ----- the checksum
+    r.end = end
+    checksum_ok: bool | None = None
+    stored = computed = None
+    if trailer and not truncated:
+        stored = _U32.unpack_from(buf, body_end)[0]
+        if alg == ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32 and ctx.verify_checksums:
+            computed = crc32(buf[start:body_end])
+            if computed != stored and is_fde and h.flags & 0x1:
+                # BINLOG_IN_USE_F is set after the CRC was computed: verify with it clear
+                patched = bytearray(buf[start:body_end])
+                patched[17] &= 0xFE
+                computed = crc32(patched)
+            checksum_ok = computed == stored
+        if r.record:
+            if computed is None:
+                r.u32("checksum", doc="checksum field; not verified: the algorithm in force is OFF")
+            else:
+                src = "this FORMAT_DESCRIPTION" if is_fde else (
+                    f"the FORMAT_DESCRIPTION at offset {ctx.checksum_source}"
+                    if ctx.checksum_source is not None else "the stream settings")
+                verdict = "ok" if checksum_ok else f"MISMATCH (computed 0x{computed:08x})"
+                r.u32("checksum",
+                      doc=f"CRC32 of header+body; algorithm CRC32 from {src}",
+                      display=f"0x{stored:08x} {verdict}")
+        else:
+            r.pos = end
+        if checksum_ok is False and error is None:
+            error = (f"at offset {base + body_end}: checksum mismatch: stored 0x{stored:08x}, "
+                     f"computed 0x{computed:08x}")
+
+    node = None
+    if record:
+        node = r.finish("event", doc=doc, display=display, value=type_name, start=start,
+                        error=error)
+    return DecodedEvent(abs_off, h, body, node, checksum_ok, stored, computed, error,
+                        size=min(size, avail))
+
+
+def _err(exc: BaseException, r: ByteReader) -> str:
+    msg = str(exc)
+    if msg.startswith("at offset "):
+        return msg
+    return f"at offset {r.offset}: {msg or type(exc).__name__}"
+
+
+def _error_node(r: ByteReader, message: str) -> Node:
+    n = max(r.end - r.pos, 0)
+    return Node("error", r.offset, n, bytes(r.buf[r.pos : r.pos + n]), "", "",
+                "bytes that could not be decoded", (), message)
+
+
+def _close_groups_to(r: ByteReader, depth: int) -> None:
+    while len(r._stack) > depth:  # noqa: SLF001
+        r.end_group()

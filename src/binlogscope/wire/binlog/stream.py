@@ -1,0 +1,142 @@
+"""Sans-IO decoder for a binlog *file* byte stream (magic + events), fed in chunks.
+
+``receive_data(chunk)`` buffers bytes (``b""`` means end of file); ``events()`` yields one
+:class:`DecodedEvent` per complete event and stops when it needs more bytes. Memory stays flat:
+only the event being decoded is buffered.
+
+Damage handling: a header whose ``event_size`` cannot be right (smaller than a header, larger
+than the limit) yields an error event, then the decoder searches forward for the next plausible
+header (valid size whose ``log_pos`` equals its end offset, as every v4 binlog file has) and
+continues there. A truncated last event yields an error event with what could be decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
+from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.node import Node
+
+#: largest event accepted (max_allowed_packet's ceiling is 1 GiB)
+MAX_EVENT_SIZE = 1 << 30
+_KNOWN = {int(t) for t in EventType}
+
+
+class BinlogStreamDecoder:
+    """Decode a binlog file from its first byte (magic) or from ``start_offset``."""
+
+    def __init__(
+        self,
+        ctx: DecodeContext | None = None,
+        *,
+        record: bool = True,
+        start_offset: int = 0,
+        expect_magic: bool = True,
+    ) -> None:
+        self.ctx = ctx if ctx is not None else DecodeContext()
+        self.record = record
+        self._buf = bytearray()
+        self._pos = 0  # index of the next unread byte in _buf
+        self._base = start_offset  # absolute offset of _buf[0]
+        self._eof = False
+        self._need_magic = expect_magic and start_offset == 0
+        self.magic_node: Node | None = None
+        #: set when the input is not a binlog at all (bad magic): nothing more is decoded
+        self.fatal: str | None = None
+
+    @property
+    def offset(self) -> int:
+        """Absolute offset of the next byte to decode."""
+        return self._base + self._pos
+
+    def receive_data(self, data: bytes) -> None:
+        if not data:
+            self._eof = True
+            return
+        if self._pos and self._pos >= len(self._buf) // 2:
+            del self._buf[: self._pos]
+            self._base += self._pos
+            self._pos = 0
+        self._buf += data
+
+    def _avail(self) -> int:
+        return len(self._buf) - self._pos
+
+    def events(self) -> Iterator[DecodedEvent]:
+        buf = self._buf
+        ctx = self.ctx
+        record = self.record
+        while self.fatal is None:
+            if self._need_magic:
+                if self._avail() < 4:
+                    if self._eof:
+                        self.fatal = (f"at offset {self.offset}: not a binlog file: "
+                                      f"{self._avail()} bytes, too short for the magic number")
+                    return
+                magic = bytes(buf[self._pos : self._pos + 4])
+                self.magic_node = Node(
+                    "magic", self.offset, 4, magic, "string<4>", "fe 62 69 6e (\\xfebin)",
+                    "every binlog and relay log file starts with these 4 bytes")
+                if magic != BINLOG_MAGIC:
+                    self.fatal = (f"at offset {self.offset}: not a binlog file: magic is "
+                                  f"{magic.hex(' ')}, expected fe 62 69 6e")
+                    return
+                self._pos += 4
+                self._need_magic = False
+            avail = self._avail()
+            if avail == 0:
+                return
+            if avail < HEADER_LEN:
+                if self._eof:
+                    yield self._emit(avail)
+                return
+            h = peek_header(buf, self._pos)
+            if h.event_size < HEADER_LEN or h.event_size > MAX_EVENT_SIZE:
+                ev = decode_event(buf, ctx, start=self._pos, base=self._base, record=record)
+                skip = self._resync_distance()
+                if skip is None and not self._eof:
+                    return  # wait for more bytes to find the next header
+                skip = avail if skip is None else skip
+                ev.size = skip
+                if ev.error is None or "smaller" not in (ev.error or ""):
+                    ev.error = (f"at offset {self.offset}: implausible event_size "
+                                f"{h.event_size}; skipped {skip} bytes to the next header")
+                else:
+                    ev.error += f"; skipped {skip} bytes to the next plausible event header"
+                self._pos += skip
+                yield ev
+                continue
+            if h.event_size > avail:
+                if self._eof:
+                    yield self._emit(avail)
+                return
+            ev = decode_event(buf, ctx, start=self._pos, base=self._base, record=record)
+            self._pos += h.event_size
+            yield ev
+
+    def _emit(self, avail: int) -> DecodedEvent:
+        """Decode a truncated tail at EOF (yields the error) and consume it."""
+        ev = decode_event(self._buf, self.ctx, start=self._pos, base=self._base,
+                          record=self.record)
+        if ev.error is None:
+            ev.error = f"at offset {self.offset}: truncated event at end of file"
+        self._pos += avail
+        return ev
+
+    def _resync_distance(self) -> int | None:
+        """Bytes to skip to the next plausible event header, None if none in the buffer."""
+        buf = self._buf
+        start = self._pos + 1
+        last = len(buf) - HEADER_LEN
+        for p in range(start, last + 1):
+            h = peek_header(buf, p)
+            if (
+                HEADER_LEN <= h.event_size <= MAX_EVENT_SIZE
+                and h.type_code in _KNOWN
+                and h.log_pos == self._base + p + h.event_size
+            ):
+                return p - self._pos
+        return None
