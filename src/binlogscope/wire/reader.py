@@ -37,7 +37,7 @@ _F32 = struct.Struct("<f")
 _F64 = struct.Struct("<d")
 
 
-class DecodeError(Exception):
+class DecodeError(ValueError):
     """A decode failure at a known absolute offset ("at offset N: ...")."""
 
     def __init__(self, offset: int, message: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from binlogscope.wire.binlog.context import DecodeContext, fde_has_checksum_alg
-from binlogscope.wire.binlog.header import EventHeader
+from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader
 from binlogscope.wire.binlog.registry import decodes
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_name
 from binlogscope.wire.reader import ByteReader
@@ -40,6 +40,7 @@ class StopEvent:
 def decode_format_description(
     r: ByteReader, ctx: DecodeContext, h: EventHeader
 ) -> FormatDescriptionEvent:
+    event_offset = r.offset - HEADER_LEN  # the body starts right after the common header
     ver = r.u16("binlog_version", doc="binlog format version: 4 since MySQL 5.0")
     server_version = r.fixed_str(
         "server_version", 50, strip_nul=True,
@@ -78,7 +79,7 @@ def decode_format_description(
     ctx.header_len = header_len
     ctx.post_header_len = tuple(lens)
     ctx.checksum_alg = alg if has_alg else ChecksumAlg.BINLOG_CHECKSUM_ALG_OFF
-    ctx.checksum_source = r.base
+    ctx.checksum_source = event_offset
     ctx.fde_seen = True
     ctx.reset_tables()
     return FormatDescriptionEvent(ver, server_version, created, header_len, tuple(lens), alg)

@@ -42,6 +42,7 @@ class DecodedEvent:
     checksum_computed: int | None = None
     error: str | None = None
     size: int = 0  # bytes consumed from the buffer
+    raw: bytes | None = None  # the event's bytes (record mode only; the hex pane reads them)
 
     @property
     def type_name(self) -> str:
@@ -84,16 +85,18 @@ def decode_event(
         h = decode_header(r)
     except Exception as exc:  # truncated header
         node = r.partial("event", exc, doc="an incomplete event header") if record else None
-        return DecodedEvent(abs_off, None, None, node, None, error=_err(exc, r), size=avail)
+        return DecodedEvent(abs_off, None, None, node, None, error=_err(exc, r), size=avail,
+                            raw=bytes(buf[start:]) if record else None)
 
     type_name = event_type_name(h.type_code)
-    display = f"{type_name} ({h.type_code}) at {abs_off}"
+    display = f"{type_name} ({h.type_code})"
     doc = EVENT_DOCS.get(h.type_code, "an event type binlogscope has no decoder for")
     size = h.event_size
     if size < HEADER_LEN:
         exc = ValueError(f"event_size {size} is smaller than the 19-byte header")
         node = r.partial("event", exc, doc=doc, display=display) if record else None
-        return DecodedEvent(abs_off, h, None, node, None, error=_err(exc, r), size=avail)
+        return DecodedEvent(abs_off, h, None, node, None, error=_err(exc, r), size=avail,
+                            raw=bytes(buf[start:]) if record else None)
     truncated = size > avail
     end = start + min(size, avail)
     r.end = end
@@ -169,11 +172,13 @@ def decode_event(
                      f"computed 0x{computed:08x}")
 
     node = None
+    raw = None
     if record:
         node = r.finish("event", doc=doc, display=display, value=type_name, start=start,
                         error=error)
+        raw = bytes(buf[start:end])
     return DecodedEvent(abs_off, h, body, node, checksum_ok, stored, computed, error,
-                        size=min(size, avail))
+                        size=min(size, avail), raw=raw)
 
 
 def _err(exc: BaseException, r: ByteReader) -> str:

@@ -1,0 +1,80 @@
+"""Shared test helpers (importable as ``tests.helpers``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.stream import BinlogStreamDecoder
+from binlogscope.wire.node import check_tiling
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures"
+CAPTURES = REPO / "captures"
+
+#: fixtures the MANIFEST names as deliberately truncated or corrupt
+DAMAGED_FIXTURES = {
+    "binlog_truncated_event.000001",
+    "binlog_truncated_prev_gtid_event.000001",
+}
+
+
+def hexbytes(text: str) -> bytes:
+    """Bytes from commented hex: ``# comments`` and whitespace are ignored."""
+    out = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        out.append("".join(line.split()))
+    return bytes.fromhex("".join(out))
+
+
+def binlog_fixtures() -> list[Path]:
+    """Every binlog file under shared/fixtures (by magic number), sorted."""
+    found = []
+    for p in sorted(FIXTURES.rglob("*")):
+        if not p.is_file():
+            continue
+        if p.suffix == ".gz":
+            found.append(p)
+            continue
+        with p.open("rb") as f:
+            if f.read(4) == b"\xfebin":
+                found.append(p)
+    return found
+
+
+def read_all(path: Path) -> bytes:
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        import gzip
+
+        data = gzip.decompress(data)
+    return data
+
+
+def decode_bytes(data: bytes, *, record: bool = True, chunk: int | None = None
+                 ) -> tuple[list[DecodedEvent], BinlogStreamDecoder]:
+    dec = BinlogStreamDecoder(record=record)
+    events: list[DecodedEvent] = []
+    step = chunk or len(data) or 1
+    for i in range(0, len(data), step):
+        dec.receive_data(data[i : i + step])
+        events.extend(dec.events())
+    dec.receive_data(b"")
+    events.extend(dec.events())
+    return events, dec
+
+
+def assert_tiles(ev: DecodedEvent) -> None:
+    assert ev.node is not None
+    problems = check_tiling(ev.node)
+    assert not problems, problems
+    assert ev.node.offset == ev.offset
+    assert ev.node.length == ev.size, (ev.node.length, ev.size)
+
+
+def iter_nodes(ev: DecodedEvent) -> Iterator[object]:
+    assert ev.node is not None
+    for _, n in ev.node.walk():
+        yield n

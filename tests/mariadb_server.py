@@ -1,0 +1,139 @@
+"""Start/stop a throw-away MariaDB through scripts/mariadb.sh (used by tests and bench/).
+
+Also a small text-protocol SELECT helper that keeps every value as the server's own text.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "scripts" / "mariadb.sh"
+
+
+class ServerStartError(RuntimeError):
+    """scripts/mariadb.sh start failed (the message carries the server's error log tail)."""
+
+
+@dataclass(frozen=True)
+class MariaDB:
+    """Connection facts of a running throw-away server."""
+
+    dir: Path
+    host: str
+    port: int
+    socket: str
+    pid: int
+    user: str
+    password: str
+    repl_user: str
+    repl_password: str
+    database: str
+    datadir: Path
+    binlog_dir: Path
+    binlog_basename: str
+    version: str
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def connect(self, **kwargs: Any) -> Any:
+        """A pymysql connection as root over TCP (autocommit on, database selected)."""
+        import pymysql
+
+        args: dict[str, Any] = {
+            "host": self.host,
+            "port": self.port,
+            "user": self.user,
+            "password": self.password,
+            "database": self.database,
+            "autocommit": True,
+            "charset": "utf8mb4",
+        }
+        args.update(kwargs)
+        return pymysql.connect(**args)
+
+    def binlog_files(self) -> list[Path]:
+        """The binlog files listed in the index, in order (the last one is being written)."""
+        index = self.binlog_dir / f"{self.binlog_basename}.index"
+        out: list[Path] = []
+        for line in index.read_text().splitlines():
+            line = line.strip()
+            if line:
+                p = Path(line)
+                out.append(p if p.is_absolute() else self.datadir / p)
+        return out
+
+
+def _parse_env(path: Path) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            env[k.strip()] = v.strip()
+    return env
+
+
+def start(directory: Path | str, *, extra_env: dict[str, str] | None = None,
+          timeout: float = 180) -> MariaDB:
+    """Start a server under ``directory`` (see scripts/mariadb.sh); raise ServerStartError."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    if extra_env:
+        env.update(extra_env)
+    try:
+        proc = subprocess.run(
+            ["bash", str(SCRIPT), "start", str(d)],
+            capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ServerStartError(f"scripts/mariadb.sh start {d}: {exc}") from exc
+    if proc.returncode != 0:
+        raise ServerStartError(
+            f"scripts/mariadb.sh start {d} exited {proc.returncode}:\n{proc.stderr.strip()}"
+        )
+    e = _parse_env(d / "server.env")
+    return MariaDB(
+        dir=d,
+        host=e["MARIADB_HOST"],
+        port=int(e["MARIADB_PORT"]),
+        socket=e["MARIADB_SOCKET"],
+        pid=int(e["MARIADB_PID"]),
+        user=e["MARIADB_USER"],
+        password=e.get("MARIADB_PASSWORD", ""),
+        repl_user=e["MARIADB_REPL_USER"],
+        repl_password=e["MARIADB_REPL_PASSWORD"],
+        database=e["MARIADB_DATABASE"],
+        datadir=Path(e["MARIADB_DATADIR"]),
+        binlog_dir=Path(e["MARIADB_BINLOG_DIR"]),
+        binlog_basename=e["MARIADB_BINLOG_BASENAME"],
+        version=e["MARIADB_VERSION"],
+        env=e,
+    )
+
+
+def stop(directory: Path | str, timeout: float = 120) -> None:
+    subprocess.run(["bash", str(SCRIPT), "stop", str(directory)], check=True, timeout=timeout,
+                   capture_output=True, stdin=subprocess.DEVNULL)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def raw_connect(server: MariaDB, **kwargs: Any) -> Any:
+    """A connection whose result values stay exactly as the server sent them (text protocol).
+
+    ``conv={}`` turns off every pymysql converter. Text columns arrive as ``str`` (decoded with
+    the connection charset), binary ones (charset 63) as ``bytes``; NULL is ``None``.
+    """
+    return server.connect(conv={}, **kwargs)

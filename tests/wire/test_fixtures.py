@@ -1,0 +1,51 @@
+"""Every real binlog in ../shared/fixtures decodes: no error node (except the deliberately damaged
+ones, which show the error at the damage after every complete event), every tree tiles its event,
+and the fast path gives the same values as the tree path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from binlogscope.summary import event_summary
+from tests.helpers import DAMAGED_FIXTURES, FIXTURES, assert_tiles, binlog_fixtures, decode_bytes, read_all
+
+FILES = binlog_fixtures()
+
+
+def _id(p: Path) -> str:
+    return str(p.relative_to(FIXTURES))
+
+
+def test_corpus_is_there() -> None:
+    # the MANIFEST lists 90 binlog files; a few are not binlogs by magic (dumps, damaged copies)
+    assert len(FILES) >= 80
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_fixture_decodes(path: Path) -> None:
+    data = read_all(path)
+    events, dec = decode_bytes(data)
+    assert dec.fatal is None
+    assert events, "no events"
+    for ev in events:
+        assert_tiles(ev)
+    errors = [(e.offset, e.type_name, e.error) for e in events if e.error]
+    error_nodes = [n for e in events if e.node for n in e.node.errors()]
+    if path.name in DAMAGED_FIXTURES:
+        assert errors, "a damaged fixture must show its damage"
+        assert errors[-1][0] == events[-1].offset  # the damage is the last thing
+        assert all(e.error is None for e in events[:-1])
+    else:
+        assert errors == []
+        assert error_nodes == []
+        assert sum(e.size for e in events) + 4 == len(data)
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_fast_path_equals_tree_path(path: Path) -> None:
+    data = read_all(path)
+    tree, _ = decode_bytes(data, record=True)
+    fast, _ = decode_bytes(data, record=False)
+    assert [event_summary(e) for e in fast] == [event_summary(e) for e in tree]
