@@ -108,7 +108,7 @@ def decode_event(
     else:
         alg = ctx.checksum_alg
         trailer = ctx.has_checksum
-    body_end = start + size - 4 if trailer else start + size
+    body_end = start + size - 4 if trailer and not truncated else start + size
     body_end = min(body_end, end)
     if body_end < r.pos:
         body_end = r.pos

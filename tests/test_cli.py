@@ -1,0 +1,89 @@
+"""The CLI: outputs, filters, and one clear line (never a traceback) for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import FIXTURES
+
+CRC = FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-crc32"
+TRUNC = FIXTURES / "blackbeam__rust_mysql_common/test-data/binlogs/binlog_truncated_prev_gtid_event.000001"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "binlogscope", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_json_fields() -> None:
+    p = run("file", "--json", str(CRC))
+    assert p.returncode == 0, p.stderr
+    objs = [json.loads(line) for line in p.stdout.splitlines()]
+    keys = {"file", "offset", "event_type", "type_code", "timestamp", "server_id", "event_size",
+            "log_pos", "flags", "checksum_ok", "schema", "table", "rows", "gtid", "query", "error"}
+    assert all(keys <= o.keys() for o in objs)
+    assert objs[0]["event_type"] == "FORMAT_DESCRIPTION_EVENT" and objs[0]["offset"] == 4
+    assert all(o["checksum_ok"] is True for o in objs)
+    assert all(b["offset"] == a["offset"] + a["event_size"] for a, b in zip(objs, objs[1:]))
+
+
+def test_plain_dump_shows_offsets_hex_and_docs() -> None:
+    p = run("file", str(CRC))
+    assert p.returncode == 0
+    lines = p.stdout.splitlines()
+    assert "# at 4: FORMAT_DESCRIPTION_EVENT (15), " in p.stdout
+    ts = next(line for line in lines if "header.event_type = FORMAT_DESCRIPTION_EVENT" in line)
+    assert ts.split()[0] == "8" and ts.split()[1] == "0f"
+    assert "-- what kind of event follows" in ts
+    brief = run("file", "--brief", str(CRC)).stdout
+    assert "-- " not in brief
+
+
+def test_tree_json_is_the_annotated_tree() -> None:
+    p = run("file", "--tree", str(CRC))
+    first = json.loads(p.stdout.splitlines()[0])
+    assert first["offset"] == 4 and first["children"][0]["name"] == "header"
+
+
+def test_positions() -> None:
+    all_ev = [json.loads(x) for x in run("file", "--json", str(CRC)).stdout.splitlines()]
+    start, stop = all_ev[5]["offset"], all_ev[9]["offset"]
+    p = run("file", "--json", "--start-position", str(start), "--stop-position", str(stop), str(CRC))
+    got = [json.loads(x)["offset"] for x in p.stdout.splitlines()]
+    assert got == [e["offset"] for e in all_ev[5:9]]
+
+
+def test_missing_file_one_line(tmp_path: Path) -> None:
+    p = run("file", str(tmp_path / "nope.000001"))
+    assert p.returncode == 1
+    assert p.stderr.count("\n") == 1 and "cannot open" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_not_a_binlog_one_line(tmp_path: Path) -> None:
+    f = tmp_path / "x.txt"
+    f.write_text("hello world")
+    p = run("file", str(f))
+    assert p.returncode == 1 and "not a binlog file" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_truncated_prints_events_before_damage() -> None:
+    p = run("file", "--json", str(TRUNC))
+    assert p.returncode == 1
+    objs = [json.loads(x) for x in p.stdout.splitlines()]
+    assert objs[0]["event_type"] == "FORMAT_DESCRIPTION_EVENT" and objs[0]["error"] is None
+    assert objs[-1]["error"] is not None
+    assert p.stderr.count("\n") == 1 and "damaged" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_bad_regex_is_usage_error() -> None:
+    p = run("file", "--table", "(", str(CRC))
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_pending_commands_say_so() -> None:
+    p = run("live")
+    assert p.returncode == 2 and "not built yet" in p.stderr
