@@ -42,7 +42,7 @@ class Node:
             yield from child.walk(depth + 1)
 
     def leaves(self) -> Iterator[Node]:
-        if not self.children:
+        if not self.children or self.children[0].wire == "bit":
             yield self
             return
         for child in self.children:
@@ -155,8 +155,8 @@ def check_tiling(node: Node) -> list[str]:
     def visit(n: Node, path: str) -> None:
         if n.length < 0:
             problems.append(f"{path}: negative length")
-        if not n.children:
-            return
+        if not n.children or n.children[0].wire == "bit":
+            return  # bit-flag children annotate their parent's bytes; they overlap by design
         cursor = n.offset
         for c in n.children:
             cpath = f"{path}.{c.name}"

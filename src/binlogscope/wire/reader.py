@@ -89,7 +89,7 @@ class ByteReader:
         self.end = len(buf) if end is None else end
         self.base = base  # absolute offset of buf[0] in the source
         self.record = record
-        self._stack: list[_Frame] = [_Frame("", start, "", "", None, "")]
+        self._stack: list[_Frame] = [_Frame("", start, "", "", None, "")] if record else []
 
     # ----------------------------------------------------------------- position helpers
     @property
@@ -179,7 +179,7 @@ class ByteReader:
 
     def children(self) -> list[Node]:
         """The nodes recorded so far at the outermost level."""
-        return list(self._stack[0].children)
+        return list(self._stack[0].children) if self._stack else []
 
     def finish(
         self, name: str, *, doc: str = "", display: str = "", value: Any = None,

@@ -39,6 +39,10 @@ class ColumnInfo:
     visible: bool = True
     vector_dimensionality: int | None = None
     real_type: int | None = None  # for STRING columns holding ENUM/SET
+    #: MariaDB hi-res TIME/DATETIME/TIMESTAMP decimals (mysql56_temporal_format=OFF), inferred
+    hires_dec: int = 0
+    #: prefix length of this column in PRIMARY_KEY_WITH_PREFIX metadata (0: whole column)
+    key_prefix: int | None = None
 
     @property
     def label(self) -> str:
@@ -56,6 +60,8 @@ class TableMap:
     columns: list[ColumnInfo]
     flags: int = 0
     primary_key: list[int] = field(default_factory=list)
+    #: optional-metadata TLVs binlogscope does not interpret: (type, raw bytes)
+    unknown_metadata: list[tuple[int, bytes]] = field(default_factory=list)
     #: a compiled fast row decoder, built lazily by ``rows.py`` and cached here
     compiled: Any = None
 

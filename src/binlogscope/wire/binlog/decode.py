@@ -26,6 +26,7 @@ from binlogscope.wire.node import Node
 from binlogscope.wire.reader import ByteReader
 
 _U32 = struct.Struct("<I")
+_HEADER = struct.Struct("<IBIIIH")
 _FDE = EventType.FORMAT_DESCRIPTION_EVENT
 
 
@@ -79,6 +80,10 @@ def decode_event(
     the result carries a truncation error and ``size`` is what was available.
     """
     avail = len(buf) - start
+    if not record and avail >= HEADER_LEN:
+        h0 = EventHeader(*_HEADER.unpack_from(buf, start))
+        if HEADER_LEN + 4 <= h0.event_size <= avail:
+            return _decode_fast(buf, ctx, start, base, h0)
     r = ByteReader(buf, base=base, record=record, start=start)
     abs_off = base + start
     try:
@@ -179,6 +184,44 @@ def decode_event(
         raw = bytes(buf[start:end])
     return DecodedEvent(abs_off, h, body, node, checksum_ok, stored, computed, error,
                         size=min(size, avail), raw=raw)
+
+
+def _decode_fast(
+    buf: bytes | bytearray | memoryview, ctx: DecodeContext, start: int, base: int, h: EventHeader
+) -> DecodedEvent:
+    """The no-tree path for a complete event: same decoders, no Nodes, no header reader."""
+    size = h.event_size
+    code = h.type_code
+    if code == _FDE:
+        trailer, alg = _fde_checksum_layout(buf, start, size)
+    else:
+        alg = ctx.checksum_alg
+        trailer = alg == 1
+    body_end = start + size - 4 if trailer else start + size
+    r = ByteReader(buf, base=base, record=False, start=start + HEADER_LEN, end=body_end)
+    body: Any = None
+    error: str | None = None
+    decoder = EVENT_DECODERS.get(code)
+    if decoder is not None:
+        try:
+            body = decoder(r, ctx, h)
+        except Exception as exc:
+            error = _err(exc, r)
+    checksum_ok: bool | None = None
+    stored = computed = None
+    if trailer:
+        stored = _U32.unpack_from(buf, body_end)[0]
+        if alg == 1 and ctx.verify_checksums:
+            computed = crc32(buf[start:body_end])
+            if computed != stored and code == _FDE and h.flags & 0x1:
+                patched = bytearray(buf[start:body_end])
+                patched[17] &= 0xFE
+                computed = crc32(patched)
+            checksum_ok = computed == stored
+            if not checksum_ok and error is None:
+                error = (f"at offset {base + body_end}: checksum mismatch: stored "
+                         f"0x{stored:08x}, computed 0x{computed:08x}")
+    return DecodedEvent(base + start, h, body, None, checksum_ok, stored, computed, error, size)
 
 
 def _err(exc: BaseException, r: ByteReader) -> str:
