@@ -95,17 +95,16 @@ class BinlogStreamDecoder:
                 return
             h = peek_header(buf, self._pos)
             if h.event_size < HEADER_LEN or h.event_size > MAX_EVENT_SIZE:
-                ev = decode_event(buf, ctx, start=self._pos, base=self._base, record=record)
                 skip = self._resync_distance()
                 if skip is None and not self._eof:
                     return  # wait for more bytes to find the next header
                 skip = avail if skip is None else skip
+                damaged = bytes(buf[self._pos : self._pos + skip])
+                ev = decode_event(damaged, ctx, base=self.offset, record=record)
                 ev.size = skip
-                if ev.error is None or "smaller" not in (ev.error or ""):
-                    ev.error = (f"at offset {self.offset}: implausible event_size "
-                                f"{h.event_size}; skipped {skip} bytes to the next header")
-                else:
-                    ev.error += f"; skipped {skip} bytes to the next plausible event header"
+                note = (f"implausible event_size {h.event_size}; skipped {skip} bytes to the "
+                        "next plausible event header")
+                ev.error = f"at offset {self.offset + 9}: {note}"
                 self._pos += skip
                 yield ev
                 continue
