@@ -65,8 +65,11 @@ s.close()
 EOF
 }
 
-alive() {  # pid
-    [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null
+alive() {  # pid -> 0 while the process exists and is not a zombie (PID 1 may not reap it)
+    [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null || return 1
+    local state
+    state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null || echo "?")
+    [[ $state != Z && $state != X ]]
 }
 
 server_pid() {
@@ -106,7 +109,7 @@ do_start() {
     if [[ ! -d $DATADIR/mysql ]]; then
         rm -rf "$DATADIR"
         if ! "$INSTALL_DB" --no-defaults --auth-root-authentication-method=normal \
-                --datadir="$DATADIR" --user="$(id -un)" --skip-test-db \
+                --datadir="$DATADIR" --user="$(id -un)" --skip-test-db --tmpdir="$DIR/tmp" \
                 >"$DIR/install-db.log" 2>&1; then
             echo "mariadb.sh: mariadb-install-db failed:" >&2
             tail -20 "$DIR/install-db.log" >&2

@@ -27,8 +27,6 @@ PROG = "binlogscope"
 _PENDING = {
     "live": "connect to a server as a replica (issue 3)",
     "pcap": "decode replication traffic from pcap/pcapng captures (issue 4)",
-    "export": "export decoded sessions to Parquet (issue 7)",
-    "analyze": "analyse exported sessions on Spark (issue 7)",
     "mock-master": "a scriptable mock primary (issue 6)",
 }
 
@@ -64,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--tree", action="store_true",
                      help="one JSON object per event: the full annotated tree")
     out.add_argument("--summary", action="store_true", help="one line per event")
+    out.add_argument("--plain", action="store_true",
+                     help="the annotated text dump (the default when stdout is not a terminal)")
     f.add_argument("--brief", action="store_true", help="leave out the field explanations")
     f.add_argument("--start-position", type=int, metavar="N",
                    help="first event offset to show (the FORMAT_DESCRIPTION is still read)")
@@ -74,7 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="decode the bundled real MariaDB binlog (no server needed)")
     d.add_argument("--json", action="store_true")
+    d.add_argument("--plain", action="store_true", help="text dump instead of the TUI")
     d.add_argument("--brief", action="store_true")
+
+    _add_export_parsers(sub)
 
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"{what} - not built yet")
@@ -144,6 +147,160 @@ def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return status
 
 
+def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
+    """The TUI opens for one file on a terminal unless an output format was asked for."""
+    if any(getattr(args, k, False) for k in ("json", "tree", "summary", "plain")):
+        return False
+    if len(args.paths) != 1 or out is not sys.stdout:
+        return False
+    return sys.stdin.isatty() and out.isatty()
+
+
+def _run_tui(args: argparse.Namespace, err: TextIO) -> int:
+    """Open the Textual inspector on one binlog file (imported lazily: textual is heavy)."""
+    from binlogscope.drivers.binlog_file import looks_like_binlog
+
+    path = args.paths[0]
+    if not Path(path).is_file():
+        print(f"{PROG}: error: cannot open {path}: no such file", file=err)
+        return 1
+    if not looks_like_binlog(path):
+        print(f"{PROG}: error: {path} is not a binlog file (no fe 62 69 6e magic)", file=err)
+        return 1
+    from binlogscope.tui import run_tui
+    from binlogscope.tui.sources.binlog_file import BinlogFileSource
+
+    source = BinlogFileSource(path, start_position=args.start_position,
+                              stop_position=args.stop_position)
+    if args.table:
+        try:
+            re.compile(args.table)
+        except re.error as exc:
+            print(f"{PROG}: error: --table: bad regular expression: {exc}", file=err)
+            return 2
+    return run_tui(source, table_regex=args.table)
+
+
+def _add_export_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    e = sub.add_parser("export", help="export decoded binlogs to a Parquet dataset",
+                       description="Export to a Parquet dataset (tables packets, events, rows; "
+                       "schema in docs/export-schema.md), crash-safe and resumable.")
+    e.add_argument("sources", nargs="*", metavar="SOURCE",
+                   help="binlog file(s) or directories of binlog files")
+    e.add_argument("--out", required=True, metavar="DIR", help="dataset directory")
+    e.add_argument("--pcap", action="store_true", help="SOURCE is a pcap/pcapng capture")
+    e.add_argument("--live", action="store_true", help="export a live replication stream")
+    e.add_argument("--resume", action="store_true",
+                   help="finish an interrupted export in DIR (SOURCE may be left out)")
+    e.add_argument("--no-raw", action="store_true", help="leave raw packet payloads out")
+    e.add_argument("--checkpoint-events", type=int, default=200_000, metavar="N",
+                   help="make completed data visible every N events (default 200000)")
+
+    a = sub.add_parser("analyze", help="reports over an export, computed on Spark",
+                       description="Run the reports (or --sql) over an export with PySpark.")
+    a.add_argument("dir", metavar="DIR", help="an export directory")
+    a.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
+    a.add_argument("--conf", action="append", default=[], metavar="K=V",
+                   help="Spark configuration, repeatable")
+    a.add_argument("--sql", metavar="QUERY",
+                   help="run this Spark SQL over the views packets, events, rows, transactions")
+    a.add_argument("--reports", metavar="DIR",
+                   help="write each report as Parquet and CSV here (default DIR/_reports)")
+    a.add_argument("--plots", metavar="DIR", help="draw PNG charts into this directory")
+    a.add_argument("--limit", type=int, default=20, metavar="N", help="rows printed per report")
+
+
+def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from binlogscope.export.records import BinlogFileSource, SourceError
+    from binlogscope.export.run import ExportError, run_export
+
+    if args.pcap or args.live:
+        what = "--pcap" if args.pcap else "--live"
+        print(f"{PROG}: export: {what} is not available yet (only binlog files can be exported "
+              "for now)", file=err)
+        return 2
+    sources = list(args.sources)
+    if not sources and args.resume:
+        from binlogscope.export.arrow import read_state
+
+        state = read_state(args.out) or {}
+        sources = list(state.get("inputs") or [])
+    if not sources:
+        print(f"{PROG}: export: no SOURCE given", file=err)
+        return 2
+    try:
+        source = BinlogFileSource(sources)
+    except SourceError as exc:
+        print(f"{PROG}: export: {exc}", file=err)
+        return 1
+    tty = err.isatty()
+
+    def progress(events: int, done: int, total: int | None, secs: float) -> None:
+        rate = events / secs if secs > 0 else 0.0
+        pct = f" {100 * done / total:5.1f}%" if total else ""
+        err.write(f"\r{PROG} export:{pct} {events:,} events, {rate:,.0f} events/s ")
+        err.flush()
+
+    import signal
+
+    def _term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, _term)
+    try:
+        res = run_export(source, args.out, resume=args.resume, no_raw=args.no_raw,
+                         checkpoint_events=max(1, args.checkpoint_events),
+                         progress=progress if tty else None)
+    except ExportError as exc:
+        print(f"{PROG}: export: {exc}", file=err)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        if tty:
+            err.write("\n")
+    if res.already_complete:
+        print(f"{PROG}: export: {args.out} is already complete; nothing to do", file=err)
+        return 0
+    if res.interrupted:
+        print(f"{PROG}: export: interrupted; {args.out} holds everything up to the last "
+              f"checkpoint; finish with: {PROG} export --resume --out {args.out}", file=err)
+        return 130
+    c = res.counts
+    print(f"exported {c['events']} events, {c['rows']} rows, {c['packets']} packets to "
+          f"{args.out} in {res.seconds:.1f} s", file=out)
+    for msg in res.input_errors:
+        print(f"{PROG}: export: {msg}", file=err)
+    return 1 if res.input_errors else 0
+
+
+def _cmd_analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    conf: list[tuple[str, str]] = []
+    for item in args.conf:
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            print(f"{PROG}: analyze: --conf expects K=V, got {item!r}", file=err)
+            return 2
+        conf.append((k.strip(), v))
+    from binlogscope.export.spark import AnalyzeError, analyze
+
+    reports = args.reports if args.reports else str(Path(args.dir) / "_reports")
+    try:
+        res = analyze(args.dir, master=args.master, conf=conf, sql=args.sql,
+                      report_dir=reports, plots=args.plots, limit=args.limit,
+                      emit=lambda line: print(line, file=out))
+    except AnalyzeError as exc:
+        print(f"{PROG}: analyze: {exc}", file=err)
+        return 1
+    except Exception as exc:  # the JVM did not start, the cluster refused, ...
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"{PROG}: analyze: Spark failed: {first}", file=err)
+        return 1
+    print(f"reports written to {reports}" + (f", charts to {args.plots}" if args.plots else "")
+          + f" (Spark start-up {res.startup_seconds:.1f} s of {res.total_seconds:.1f} s)",
+          file=out)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     out = out or sys.stdout
@@ -152,6 +309,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     args = parser.parse_args(argv)
     try:
         if args.command == "file":
+            if _wants_tui(args, out):
+                return _run_tui(args, err)
             return _cmd_file(args, out, err)
         if args.command == "demo" or args.command is None:
             cap = _bundled_capture()
@@ -161,8 +320,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             ns = argparse.Namespace(
                 paths=[str(cap)], json=getattr(args, "json", False), tree=False, summary=False,
                 brief=getattr(args, "brief", False), start_position=None, stop_position=None,
-                table=None)
+                table=None, plain=getattr(args, "plain", False))
+            if _wants_tui(ns, out):
+                return _run_tui(ns, err)
             return _cmd_file(ns, out, err)
+        if args.command == "export":
+            return _cmd_export(args, out, err)
+        if args.command == "analyze":
+            return _cmd_analyze(args, out, err)
         if args.command in _PENDING:
             print(f"{PROG}: {args.command}: not built yet ({_PENDING[args.command]})", file=err)
             return 2

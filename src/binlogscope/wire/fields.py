@@ -25,7 +25,7 @@ SENSITIVE = "[sensitive] "
 #: Node names used for secrets in this package (all carry the :data:`SENSITIVE` doc prefix)
 SENSITIVE_NAMES = frozenset({
     "auth_plugin_data_part_1", "auth_plugin_data_part_2", "auth_response",
-    "plugin_provided_data", "auth_plugin_response", "password", "auth_method_data",
+    "plugin_provided_data", "auth_plugin_response", "password",
 })
 REDACTED = "<redacted>"
 

@@ -80,7 +80,8 @@ def decode_packet_header(r: ByteReader, *, continuation: bool = False) -> Fragme
     n = r.u24("payload_length",
               doc="length of the payload that follows (0xFFFFFF: continued in the next packet)")
     seq = r.u8("sequence_id",
-               doc="packet counter: 0 for a command, +1 per packet in either direction, wraps at 255")
+               doc="packet counter: 0 for a command, +1 per packet in either direction, "
+               "wraps at 255")
     r.end_group()
     return Fragment(start, n, seq)
 
@@ -98,15 +99,12 @@ def encode_packet(payload: bytes, sequence_id: int) -> bytes:
     out = bytearray()
     seq = sequence_id & 0xFF
     pos = 0
-    n = len(payload)
     while True:
         chunk = payload[pos : pos + MAX_PAYLOAD]
         out += len(chunk).to_bytes(3, "little") + bytes((seq,)) + chunk
         seq = (seq + 1) & 0xFF
         pos += len(chunk)
         if len(chunk) < MAX_PAYLOAD:
-            break
-        if pos >= n and len(chunk) < MAX_PAYLOAD:
             break
     return bytes(out)
 
@@ -203,9 +201,6 @@ class _WireMap:
         self.base = packet.payload_offset
         self.total = len(packet.payload)
         self.frags = packet.fragments
-        # continuation headers that sit *inside* the payload (not the empty trailer's)
-        self.inner = [f for f in packet.fragments[1:] if f.offset < packet.end - HEADER_LEN
-                      or f.payload_length > 0]
 
     def start(self, i: int) -> int:
         """Wire offset of logical payload byte ``i`` (0 <= i < total)."""

@@ -64,6 +64,10 @@ class TableMap:
     unknown_metadata: list[tuple[int, bytes]] = field(default_factory=list)
     #: a compiled fast row decoder, built lazily by ``rows.py`` and cached here
     compiled: Any = None
+    #: the TABLE_MAP body bytes this map was decoded from (an identical map is reused as is)
+    raw: bytes = b""
+    #: MariaDB hi-res temporal columns: None = not checked yet, True = decimals inferred
+    hires_resolved: bool | None = None
 
 
 @dataclass(slots=True)

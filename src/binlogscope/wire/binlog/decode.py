@@ -14,7 +14,9 @@ from typing import Any
 from binlogscope.wire.binlog import (  # noqa: F401  (imported to fill the registry)
     control_events,
     gtid_events,
+    load_events,
     payload_events,
+    query_event,
     rows,
     table_map,
 )

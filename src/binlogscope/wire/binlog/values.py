@@ -18,6 +18,7 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from binlogscope.wire.binlog.context import ColumnInfo
@@ -81,9 +82,9 @@ for _i in range(128, 152):
     CHARSET_CODECS[_i] = "utf-16-be"  # ucs2_*_ci
 for _i in range(160, 184):
     CHARSET_CODECS[_i] = "utf-32-be"  # utf32_*_ci
-for _i in list(range(192, 216)) + [223]:
+for _i in [*range(192, 216), 223]:
     CHARSET_CODECS[_i] = "utf-8"  # utf8mb3_*_ci
-for _i in list(range(224, 248)) + list(range(255, 324)):
+for _i in [*range(224, 248), *range(255, 324)]:
     CHARSET_CODECS[_i] = "utf-8"  # utf8mb4_*
 
 DEFAULT_CODEC = "utf-8"
@@ -303,7 +304,7 @@ def _time2_reader(fsp: int) -> Reader:
             if nf == 0:
                 packed = intpart << 24
             else:
-                frac = int.from_bytes(b[p + 3 : p + 3 + nf], "big", signed=True)
+                frac = int.from_bytes(b[p + 3 : p + 3 + nf], "big")  # unsigned
                 if intpart < 0 and frac:
                     intpart += 1
                     frac -= 0x100 if nf == 1 else 0x10000
@@ -374,6 +375,8 @@ def decode_mariadb_hires(col_type: int, data: bytes, dec: int) -> str:
     if col_type == T.MYSQL_TYPE_TIMESTAMP:
         secs = int.from_bytes(data[:4], "big")
         us = int.from_bytes(data[4:], "big") * scale
+        if us >= 1_000_000:
+            raise ValueError(f"TIMESTAMP({dec}) fraction {us} us is not below one second")
         if secs == 0 and us == 0:
             return "0000-00-00 00:00:00" + _frac(0, dec)
         return _gmt(secs) + _frac(us, dec)
@@ -424,7 +427,7 @@ def _hires_reader(col_type: int, dec: int) -> Reader:
 
 # ----------------------------------------------------------------------------- float text
 def float32_text(v: float) -> str:
-    """Shortest decimal text that reads back as the same float32."""
+    """Shortest decimal text that reads back as the same float32 (``1.1``, ``1e20``)."""
     if v != v or v in (float("inf"), float("-inf")):
         return str(v)
     pack = _F32.pack
@@ -432,35 +435,32 @@ def float32_text(v: float) -> str:
     for digits in range(1, 10):
         s = f"{v:.{digits}g}"
         if pack(float(s)) == target:
-            return _mysql_float_text(float(s), s)
-    return _mysql_float_text(v, repr(v))
+            return _mysql_float_text(s)
+    return _mysql_float_text(repr(v))
 
 
 def double_text(v: float) -> str:
+    """Shortest round-trip text of a DOUBLE, formatted as MySQL does (``0.1``, ``1e16``)."""
     if v != v or v in (float("inf"), float("-inf")):
         return str(v)
-    return _mysql_float_text(v, repr(v))
+    return _mysql_float_text(repr(v))
 
 
-def _mysql_float_text(v: float, s: str) -> str:
-    """Reformat Python's shortest digits like MySQL: ``1e20``, ``1e-7``, ``1.5``, ``100``."""
-    mant, _, exp = f"{float(s):e}".partition("e")
-    e = int(exp)
-    digits = s.lower().split("e")[0].replace("-", "").replace(".", "").lstrip("0") or "0"
-    digits = digits.rstrip("0") or "0"
+def _mysql_float_text(s: str) -> str:
+    """Reformat shortest digits like MySQL: fixed notation for exponents -4..14, else ``1e20``,
+    ``1.5e-7``; no trailing ``.0``."""
+    d = Decimal(s)
+    if d == 0:
+        return "-0" if s.startswith("-") else "0"
+    sign, digs, exp = d.normalize().as_tuple()
+    assert isinstance(exp, int)
+    e = len(digs) - 1 + exp
+    text = "".join(map(str, digs))
     if -5 < e < 15:
-        # fixed notation with exactly the shortest digits
-        if e >= 0:
-            ip = digits[: e + 1].ljust(e + 1, "0")
-            fp = digits[e + 1 :]
-        else:
-            ip = "0"
-            fp = "0" * (-e - 1) + digits
-        text = ip + ("." + fp if fp else "")
-    else:
-        text = digits[0] + ("." + digits[1:] if len(digits) > 1 else "") + f"e{e}"
-    del mant
-    return ("-" + text) if v < 0 or (v == 0 and s.startswith("-")) else text
+        out = format(d.normalize(), "f")
+        return out
+    mant = text[0] + ("." + text[1:] if len(text) > 1 else "")
+    return ("-" if sign else "") + f"{mant}e{e}"
 
 
 # ----------------------------------------------------------------------------- readers
@@ -727,6 +727,8 @@ def display_value(value: Any, col: ColumnInfo) -> str:
         if t in CHARACTER_TYPES or t in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
             return repr(value) if len(value) <= 200 else repr(value[:200]) + "..."
         return value if len(value) <= 200 else value[:200] + "..."
+    if isinstance(value, list):
+        return "[" + ", ".join(float32_text(v) for v in value) + "]"
     text = value_to_text(value, col)
     if isinstance(text, bytes):
         return text.hex(" ")

@@ -1,0 +1,123 @@
+"""Session events: what :meth:`binlogscope.session.Session.events` yields.
+
+Frozen dataclasses, no behaviour. Every event names the direction it belongs to and the absolute
+offset (within that direction's byte stream) where it starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.node import Node
+from binlogscope.wire.replication import SemiSyncHeader
+
+
+class Peer(Enum):
+    """Who sent the bytes."""
+
+    CLIENT = "client"  # the replica (or any client)
+    SERVER = "server"  # the source
+
+
+class Role(Enum):
+    """What the session is: one end of the connection, or a passive observer (pcap)."""
+
+    REPLICA = "replica"  # we are the client (MockSlave)
+    SOURCE = "source"  # we are the server (MockMaster)
+    OBSERVER = "observer"  # we only watch (captures)
+
+
+class Phase(Enum):
+    CONNECT = "connect"  # waiting for the server greeting
+    AUTH = "auth"  # handshake response / auth switch / more data until OK or ERR
+    COMMAND = "command"  # request / response
+    BINLOG_STREAM = "binlog_stream"  # after COM_BINLOG_DUMP(_GTID): one event per packet
+    ENCRYPTED = "encrypted"  # after an SSLRequest: TLS, not decoded
+    COMPRESSED = "compressed"  # compressed protocol negotiated: not decoded
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class PacketDecoded:
+    """One logical packet (all its fragments) and what it means."""
+
+    direction: Peer
+    offset: int  # first header byte
+    seq: int  # sequence id of the first fragment
+    payload_length: int  # joined payload length
+    kind: str  # "handshake_v10", "com_query", "binlog_event", ... (see wire.packet.KINDS)
+    value: Any  # typed value (HandshakeV10, ComBinlogDump, BinlogPacket...) or None on error
+    node: Node | None  # the packet tree: packet_header(s) + payload (None in fast mode)
+    phase: Phase  # the phase the packet was read in
+    semi_sync: SemiSyncHeader | None = None
+    binlog_event: DecodedEvent | None = None
+    error: str | None = None  # set when (part of) the payload could not be decoded
+    wire_length: int = 0  # bytes on the wire, headers included
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.wire_length
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeError:
+    """Something could not be decoded; the session carries on at the next packet."""
+
+    direction: Peer
+    offset: int
+    message: str
+    node: Node | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceMismatch:
+    """A packet's sequence id is not the expected one (lost/duplicated packet or a bug)."""
+
+    direction: Peer
+    offset: int
+    expected: int
+    got: int
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseChanged:
+    old: Phase
+    new: Phase
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TlsStarted:
+    """After an SSLRequest the connection is encrypted; nothing more is decoded."""
+
+    direction: Peer
+    offset: int  # first encrypted byte in the client direction
+    node: Node  # a zero-length "encrypted" node marking the switch
+
+
+@dataclass(frozen=True, slots=True)
+class ResultSetComplete:
+    """A whole text result set (columns, rows, terminator), for drivers that act on answers."""
+
+    offset: int
+    columns: tuple[Any, ...]  # ColumnDefinition41
+    rows: tuple[Any, ...]  # TextRow (at most Session.max_result_rows)
+    status_flags: int
+    truncated: bool = False
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionClosed:
+    direction: Peer
+    offset: int
+
+
+SessionEvent = (PacketDecoded | DecodeError | SequenceMismatch | PhaseChanged | TlsStarted
+                | ResultSetComplete | ConnectionClosed)

@@ -1,0 +1,191 @@
+"""The export loop: records from a source -> :class:`TableMapper` -> :class:`DatasetWriter`.
+
+Checkpoints happen at transaction boundaries: at the end of every input and every
+``checkpoint_events`` events. A checkpoint makes the part files written since the previous one
+visible and then records, in ``_export_state.json``, its number and where to resume. An export
+that is killed (even with SIGKILL) therefore leaves a readable dataset of every completed
+checkpoint and a note saying where ``--resume`` continues; parts of a checkpoint that did not
+complete are removed by the resume, so nothing is written twice.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from binlogscope import __version__
+from binlogscope.export.arrow import (
+    SCHEMA_VERSION,
+    STATE_FILE,
+    TABLES,
+    DatasetWriter,
+    clean_incomplete,
+    read_state,
+    write_state,
+)
+from binlogscope.export.records import (
+    EventRecord,
+    InputDone,
+    PacketRecord,
+    RecordSource,
+    ResumePoint,
+    TableMapper,
+)
+
+STATE_FORMAT = "binlogscope-export"
+
+
+class ExportError(Exception):
+    """The export cannot start (one line for the CLI)."""
+
+
+@dataclass(slots=True)
+class ExportResult:
+    counts: dict[str, int]
+    events_seen: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    complete: bool = False
+    already_complete: bool = False
+    resume: dict[str, Any] | None = None
+    input_errors: list[str] = field(default_factory=list)
+
+
+Progress = Callable[[int, int, int | None, float], None]
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def run_export(
+    source: RecordSource,
+    out: str | Path,
+    *,
+    resume: bool = False,
+    no_raw: bool = False,
+    checkpoint_events: int = 200_000,
+    row_group_size: int = 65536,
+    progress: Progress | None = None,
+) -> ExportResult:
+    """Export ``source`` into ``out``; see the module doc for the crash-safety contract."""
+    root = Path(out)
+    inputs = source.inputs()
+    state = read_state(root) if resume else None
+    if resume:
+        if state is None or state.get("format") != STATE_FORMAT:
+            raise ExportError(f"{root}: no export to resume (no readable {STATE_FILE})")
+        if state.get("schema_version") != SCHEMA_VERSION:
+            raise ExportError(f"{root}: written with schema version {state.get('schema_version')}"
+                              f", this binlogscope writes {SCHEMA_VERSION}")
+        if state.get("inputs") != inputs:
+            raise ExportError(f"{root}: the export was started with other inputs "
+                              f"({', '.join(state.get('inputs') or [])})")
+        if state.get("complete"):
+            return ExportResult(dict(state.get("counts") or {}), complete=True,
+                                already_complete=True)
+        no_raw = bool(state.get("options", {}).get("no_raw", no_raw))
+    elif root.exists() and any(root.iterdir()):
+        raise ExportError(f"{root} is not empty; use --resume to finish an interrupted export "
+                          "or choose an empty directory")
+
+    root.mkdir(parents=True, exist_ok=True)
+    if state is None:
+        state = {
+            "format": STATE_FORMAT, "schema_version": SCHEMA_VERSION,
+            "binlogscope_version": __version__, "source_kind": source.kind, "inputs": inputs,
+            "options": {"no_raw": no_raw}, "checkpoint": 0,
+            "resume": {"input_index": 0, "offset": None}, "complete": False,
+            "counts": dict.fromkeys(TABLES, 0), "started": _now(), "updated": _now(),
+        }
+        write_state(root, state)
+        start_point: ResumePoint | None = None
+    else:
+        clean_incomplete(root, int(state["checkpoint"]))
+        r = state.get("resume") or {"input_index": 0, "offset": None}
+        start_point = ResumePoint(int(r["input_index"]), r.get("offset"))
+
+    counts: dict[str, int] = {t: int(state["counts"].get(t, 0)) for t in TABLES}
+    writer = DatasetWriter(root, checkpoint_no=int(state["checkpoint"]) + 1,
+                           row_group_size=row_group_size)
+    mapper = TableMapper(writer.add, no_raw=no_raw)
+    result = ExportResult(counts)
+    total = source.total_bytes()
+    sizes = _input_sizes(inputs) if source.kind == "file" else None
+    starts = [0]
+    for n in sizes or []:
+        starts.append(starts[-1] + n)
+    done_before = 0
+    if sizes is not None and start_point is not None:
+        done_before = starts[min(start_point.input_index, len(sizes))] + (start_point.offset or 0)
+    t0 = time.monotonic()
+    last_progress = t0
+    since_checkpoint = 0
+    byte_pos = done_before
+
+    def checkpoint(resume_at: ResumePoint | None) -> None:
+        writer.checkpoint()
+        for t in TABLES:
+            counts[t] += writer.rows_written[t]
+            writer.rows_written[t] = 0
+        state["checkpoint"] = writer.checkpoint_no - 1
+        state["resume"] = (None if resume_at is None else
+                           {"input_index": resume_at.input_index, "offset": resume_at.offset})
+        state["complete"] = resume_at is None
+        state["counts"] = dict(counts)
+        state["updated"] = _now()
+        write_state(root, state)
+
+    try:
+        for rec in source.records(start_point):
+            if isinstance(rec, EventRecord):
+                mapper.event(rec)
+                result.events_seen += 1
+                since_checkpoint += 1
+                if sizes is not None:
+                    byte_pos = starts[rec.input_index] + rec.event.end
+                if since_checkpoint >= checkpoint_events and mapper.at_boundary:
+                    checkpoint(ResumePoint(rec.input_index, rec.event.end))
+                    since_checkpoint = 0
+            elif isinstance(rec, PacketRecord):
+                mapper.packet(rec)
+            elif isinstance(rec, InputDone):
+                mapper.input_done()
+                if rec.error:
+                    result.input_errors.append(rec.error)
+                checkpoint(ResumePoint(rec.input_index + 1, None))
+                since_checkpoint = 0
+            if progress is not None:
+                now = time.monotonic()
+                if now - last_progress >= 0.5:
+                    last_progress = now
+                    progress(result.events_seen, byte_pos, total, now - t0)
+        mapper.input_done()
+        checkpoint(None)
+        result.complete = True
+    except KeyboardInterrupt:
+        writer.abort()
+        result.interrupted = True
+        result.resume = state.get("resume")
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        result.seconds = time.monotonic() - t0
+    if progress is not None and not result.interrupted:
+        progress(result.events_seen, byte_pos, total, result.seconds)
+    return result
+
+
+def _input_sizes(inputs: list[str]) -> list[int]:
+    out = []
+    for p in inputs:
+        try:
+            out.append(Path(p).stat().st_size)
+        except OSError:
+            out.append(0)
+    return out

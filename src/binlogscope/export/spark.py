@@ -1,0 +1,564 @@
+"""``binlogscope analyze``: reports over an export, computed on Spark through PySpark.
+
+PySpark is imported lazily (only here, only when analysing). The three tables are registered as
+temp views ``packets``, ``events`` and ``rows`` (plus the derived ``transactions``) with the
+schema from :mod:`binlogscope.export.arrow`, so the same SQL runs on ``local[*]`` or a cluster.
+
+Every report is computed by Spark, collected (reports are small aggregates), printed as a table,
+and written as Parquet and CSV; ``--plots DIR`` draws PNG charts with matplotlib.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from binlogscope.export.arrow import NULL_PARTITION, TABLES
+
+#: SQL names of the registered views
+VIEWS = ("packets", "events", "rows")
+
+_LOG4J = """\
+status = error
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.native.name = org.apache.hadoop.util.NativeCodeLoader
+logger.native.level = error
+logger.snappy.name = org.apache.spark.util.Utils
+logger.snappy.level = error
+"""
+
+
+class AnalyzeError(Exception):
+    """The analysis cannot run (one line for the CLI)."""
+
+
+# ----------------------------------------------------------------------------- session
+
+def spark_session(master: str = "local[*]", conf: Sequence[tuple[str, str]] = (),
+                  app_name: str = "binlogscope") -> Any:
+    """A quiet Spark session (WARN), UI off, few shuffle partitions; ``conf`` overrides all."""
+    from pyspark.sql import SparkSession
+
+    log_dir = Path(tempfile.gettempdir()) / "binlogscope-spark"
+    log_dir.mkdir(exist_ok=True)
+    log_conf = log_dir / "log4j2.properties"
+    if not log_conf.exists() or log_conf.read_text() != _LOG4J:
+        log_conf.write_text(_LOG4J)
+    settings: dict[str, str] = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{log_conf}",
+    }
+    settings.update(dict(conf))
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python3"))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def spark_type(t: pa.DataType) -> Any:
+    """The Spark SQL type of an export column type."""
+    from pyspark.sql import types as st
+
+    if pa.types.is_map(t):
+        return st.MapType(spark_type(t.key_type), spark_type(t.item_type), True)
+    if pa.types.is_list(t):
+        return st.ArrayType(spark_type(t.value_type), True)
+    if pa.types.is_timestamp(t):
+        return st.TimestampType()
+    simple = {
+        pa.string(): st.StringType(), pa.int16(): st.ShortType(), pa.int32(): st.IntegerType(),
+        pa.int64(): st.LongType(), pa.bool_(): st.BooleanType(), pa.binary(): st.BinaryType(),
+        pa.float64(): st.DoubleType(),
+    }
+    try:
+        return simple[t]
+    except KeyError:
+        raise TypeError(f"no Spark type for {t}") from None
+
+
+def spark_schema(table: str) -> Any:
+    """The Spark schema of one table: data columns then partition columns, as documented."""
+    from pyspark.sql import types as st
+
+    cols = TABLES[table]
+    ordered = [c for c in cols if not c.partition] + [c for c in cols if c.partition]
+    return st.StructType([st.StructField(c.name, spark_type(c.type), True) for c in ordered])
+
+
+def register_tables(spark: Any, root: str | Path) -> dict[str, Any]:
+    """Register ``packets``, ``events``, ``rows`` and ``transactions`` as temp views."""
+    base = Path(root)
+    if not (base / "events").is_dir() and not (base / "rows").is_dir():
+        raise AnalyzeError(f"{base} is not a binlogscope export (no events/ or rows/ directory)")
+    frames: dict[str, Any] = {}
+    for name in VIEWS:
+        path = base / name
+        schema = spark_schema(name)
+        if path.is_dir() and any(path.rglob("*.parquet")):
+            df = (spark.read.schema(schema).option("basePath", str(path))
+                  .parquet(str(path)))
+            # Spark reads a NULL partition back as NULL already; keep the documented order
+            df = df.select(*[c.name for c in schema.fields])
+        else:
+            df = spark.createDataFrame([], schema)
+        df.createOrReplaceTempView(name)
+        frames[name] = df
+    spark.sql(_TRANSACTIONS_SQL).createOrReplaceTempView("transactions")
+    frames["transactions"] = spark.table("transactions")
+    return frames
+
+
+_TRANSACTIONS_SQL = """
+SELECT source, binlog_file, trx_offset,
+       max(gtid) AS gtid, max(xid) AS xid,
+       count(*) AS events,
+       CAST(coalesce(sum(rows), 0) AS BIGINT) AS rows,
+       sum(event_size) AS bytes,
+       min(timestamp) AS first_timestamp,
+       max_by(timestamp, offset) AS commit_timestamp
+FROM events
+WHERE trx_offset IS NOT NULL
+GROUP BY source, binlog_file, trx_offset
+"""
+
+
+# ----------------------------------------------------------------------------- reports
+
+@dataclass(slots=True)
+class Report:
+    name: str
+    title: str
+    columns: list[str] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    note: str | None = None
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, r, strict=True)) for r in self.rows]
+
+
+def _collect(name: str, title: str, df: Any, note: str | None = None) -> Report:
+    rows = df.collect()
+    return Report(name, title, list(df.columns), [tuple(r) for r in rows], note)
+
+
+def _is_file_only(spark: Any) -> bool:
+    kinds = {r[0] for r in spark.sql(
+        "SELECT DISTINCT source_kind FROM events UNION SELECT DISTINCT source_kind FROM packets"
+    ).collect()}
+    return bool(kinds) and kinds <= {"file"}
+
+
+def _distribution(spark: Any, view_sql: str, value: str) -> str:
+    return f"""
+SELECT count({value}) AS n, min({value}) AS min, percentile({value}, 0.5) AS p50,
+       percentile({value}, 0.9) AS p90, percentile({value}, 0.99) AS p99,
+       max({value}) AS max, avg({value}) AS mean
+FROM ({view_sql})"""
+
+
+def report_changes(spark: Any) -> Report:
+    df = spark.sql("""
+SELECT schema, `table`, operation, count(*) AS changes
+FROM rows GROUP BY schema, `table`, operation
+ORDER BY changes DESC, schema, `table`, operation""")
+    return _collect("changes_per_table", "Row changes per schema.table and operation", df)
+
+
+_BUCKETS = [(0, 0, "0"), (1, 1, "1"), (2, 10, "2-10"), (11, 100, "11-100"),
+            (101, 1000, "101-1000"), (1001, 10000, "1001-10000"),
+            (10001, 100000, "10001-100000"), (100001, None, ">100000")]
+
+
+def report_transaction_sizes(spark: Any) -> Report:
+    cases = " ".join(
+        f"WHEN rows >= {lo}" + (f" AND rows <= {hi}" if hi is not None else "")
+        + f" THEN {i}" for i, (lo, hi, _) in enumerate(_BUCKETS))
+    labels = ", ".join(f"{i}, '{label}'" for i, (_, _, label) in enumerate(_BUCKETS))
+    df = spark.sql(f"""
+SELECT element_at(map({labels}), b) AS rows_bucket, count(*) AS transactions,
+       sum(rows) AS rows, sum(bytes) AS bytes,
+       min(bytes) AS min_bytes, max(bytes) AS max_bytes
+FROM (SELECT CASE {cases} END AS b, rows, bytes FROM transactions)
+GROUP BY b ORDER BY b""")
+    return _collect("transaction_sizes", "Transaction sizes: distribution by rows", df)
+
+
+def report_transaction_summary(spark: Any) -> Report:
+    rows_sql = _distribution(spark, "SELECT rows AS v FROM transactions", "v")
+    bytes_sql = _distribution(spark, "SELECT bytes AS v FROM transactions", "v")
+    df = spark.sql(f"SELECT 'rows' AS metric, * FROM ({rows_sql}) "
+                   f"UNION ALL SELECT 'bytes' AS metric, * FROM ({bytes_sql})")
+    return _collect("transaction_summary", "Transaction sizes: summary (rows, bytes)", df)
+
+
+def report_events_per_second(spark: Any) -> Report:
+    df = spark.sql("""
+SELECT date_trunc('second', coalesce(capture_time, timestamp)) AS second,
+       count(*) AS events, CAST(coalesce(sum(rows), 0) AS BIGINT) AS rows,
+       sum(event_size) AS bytes
+FROM events
+WHERE coalesce(capture_time, timestamp) > TIMESTAMP '1970-01-01 00:00:00'
+GROUP BY 1 ORDER BY 1""")
+    return _collect("events_per_second", "Events per second over time (capture time, else the "
+                    "event timestamp; artificial events with timestamp 0 left out)", df)
+
+
+def report_largest_transactions(spark: Any, limit: int = 20) -> Report:
+    df = spark.sql(f"""
+SELECT gtid, xid, binlog_file, trx_offset, rows, bytes, events, commit_timestamp, source
+FROM transactions ORDER BY rows DESC, bytes DESC, source, binlog_file, trx_offset
+LIMIT {int(limit)}""")
+    return _collect("largest_transactions", f"Largest transactions (top {limit} by rows)", df)
+
+
+def report_heartbeat_gaps(spark: Any, file_only: bool) -> Report:
+    df = spark.sql("""
+SELECT session_id, source, capture_time,
+       (unix_micros(capture_time) - unix_micros(prev)) / 1e6 AS gap_seconds
+FROM (SELECT session_id, source, capture_time,
+             lag(capture_time) OVER (PARTITION BY source, session_id ORDER BY capture_time)
+               AS prev
+      FROM events WHERE event_type LIKE 'HEARTBEAT%' AND capture_time IS NOT NULL)
+WHERE prev IS NOT NULL ORDER BY gap_seconds DESC, capture_time""")
+    rep = _collect("heartbeat_gaps", "Heartbeat gaps (largest first)", df)
+    if not rep.rows:
+        rep.note = ("not applicable: heartbeats exist only on a replication stream (pcap/live); "
+                    "binlog files contain none" if file_only else
+                    "no two heartbeats with a capture time in this export")
+    return rep
+
+
+def report_ack_latency(spark: Any, file_only: bool) -> Report:
+    lat = """
+SELECT (unix_micros(a.time) - unix_micros(q.time)) / 1000.0 AS v
+FROM packets q JOIN packets a
+  ON q.session_id = a.session_id AND q.log_pos = a.log_pos
+     AND coalesce(q.binlog_file, '') = coalesce(a.binlog_file, '')
+WHERE q.ack_request AND q.direction = 'server'
+  AND a.kind = 'SEMI_SYNC_ACK' AND a.direction = 'client' AND a.time >= q.time"""
+    df = spark.sql(_distribution(spark, lat, "v"))
+    rep = _collect("semi_sync_ack_latency",
+                   "Semi-sync ACK latency in ms (ACK-requested event -> replica ACK)", df)
+    if not rep.rows or not rep.rows[0][0]:
+        rep.rows = []
+        n_packets = spark.table("packets").count()
+        rep.note = ("not applicable: the export has no wire packets (binlog files carry none; "
+                    "ACK latency needs a pcap or live capture of a semi-sync replica)"
+                    if n_packets == 0 or file_only else
+                    "no semi-sync ACK-requested events with a matching ACK in the packets")
+    return rep
+
+
+def report_replication_delay(spark: Any, file_only: bool) -> Report:
+    delay = """
+SELECT (unix_micros(capture_time) - unix_micros(timestamp)) / 1e6 AS v FROM events
+WHERE capture_time IS NOT NULL AND timestamp > TIMESTAMP '1970-01-01 00:00:00'"""
+    df = spark.sql(_distribution(spark, delay, "v"))
+    rep = _collect("replication_delay",
+                   "Replication delay in s (capture time - event timestamp)", df)
+    if not rep.rows or not rep.rows[0][0]:
+        rep.rows = []
+        rep.note = ("not applicable: a binlog file has no capture time (delay needs a pcap or "
+                    "live capture)" if file_only else "no events with a capture time")
+    return rep
+
+
+DDL_PATTERN = r"(?is)^\s*(/\*.*?\*/\s*)*(CREATE|ALTER|DROP|RENAME|TRUNCATE|GRANT|REVOKE)\b"
+
+
+def report_ddl_timeline(spark: Any) -> Report:
+    from pyspark.sql import functions as f
+
+    ev = spark.table("events")
+    df = (ev.where(f.col("event_type").isin("QUERY_EVENT", "QUERY_COMPRESSED_EVENT")
+                   & f.col("query").rlike(DDL_PATTERN))
+          .select("timestamp", "schema", "binlog_file", "offset", "gtid",
+                  f.upper(f.regexp_extract("query", r"(?is)^\s*(?:/\*.*?\*/\s*)*(\w+\s+\w+)", 1))
+                  .alias("statement"),
+                  "query")
+          .orderBy("timestamp", "source", "binlog_file", "offset"))
+    return _collect("ddl_timeline", "DDL timeline", df)
+
+
+def run_reports(spark: Any, limit: int = 20) -> list[Report]:
+    file_only = _is_file_only(spark)
+    return [
+        report_changes(spark),
+        report_transaction_sizes(spark),
+        report_transaction_summary(spark),
+        report_events_per_second(spark),
+        report_largest_transactions(spark, limit),
+        report_heartbeat_gaps(spark, file_only),
+        report_ack_latency(spark, file_only),
+        report_replication_delay(spark, file_only),
+        report_ddl_timeline(spark),
+    ]
+
+
+def run_sql(spark: Any, sql: str) -> Report:
+    try:
+        df = spark.sql(sql)
+        return _collect("sql", sql.strip(), df)
+    except Exception as exc:  # AnalysisException, ParseException: the user's SQL is wrong
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise AnalyzeError(f"--sql: {msg}") from None
+
+
+# ----------------------------------------------------------------------------- output
+
+def _cell(v: Any, width: int) -> str:
+    if v is None:
+        s = "NULL"
+    elif isinstance(v, float):
+        s = f"{v:.6g}"
+    elif isinstance(v, _dt.datetime):
+        s = v.isoformat(sep=" ")
+    elif isinstance(v, bytes | bytearray):
+        s = "0x" + bytes(v).hex()
+    elif isinstance(v, dict | list):
+        s = json.dumps(_plain(v), ensure_ascii=False)
+    else:
+        s = str(v)
+    s = " ".join(s.split())
+    return s if len(s) <= width else s[: width - 3] + "..."
+
+
+def format_report(rep: Report, limit: int = 20, width: int = 60) -> list[str]:
+    lines = [f"== {rep.title}"]
+    if rep.note and not rep.rows:
+        return [*lines, f"   {rep.note}", ""]
+    if not rep.rows:
+        return [*lines, "   (no rows)", ""]
+    shown = [[_cell(v, width) for v in r] for r in rep.rows[:limit]]
+    widths = [max([len(c)] + [len(r[i]) for r in shown]) for i, c in enumerate(rep.columns)]
+    lines.append("  ".join(c.ljust(w) for c, w in zip(rep.columns, widths, strict=True)))
+    lines.append("  ".join("-" * w for w in widths))
+    for r in shown:
+        lines.append("  ".join(c.rjust(w) if _numeric(c) else c.ljust(w)
+                               for c, w in zip(r, widths, strict=True)))
+    if len(rep.rows) > limit:
+        lines.append(f"   ... {len(rep.rows) - limit} more rows (see the written report)")
+    if rep.note:
+        lines.append(f"   {rep.note}")
+    lines.append("")
+    return lines
+
+
+def _numeric(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_plain(x) for x in v]
+    if isinstance(v, bytes | bytearray):
+        return "0x" + bytes(v).hex()
+    if isinstance(v, _dt.datetime | _dt.date):
+        return v.isoformat()
+    if hasattr(v, "asDict"):
+        return _plain(v.asDict())
+    return v
+
+
+def report_table(rep: Report) -> pa.Table:
+    """The report as an Arrow table (nested values as JSON text so CSV can hold them)."""
+    arrays: dict[str, pa.Array] = {}
+    for i, col in enumerate(rep.columns):
+        values = [r[i] for r in rep.rows]
+        if any(isinstance(v, dict | list | tuple) or hasattr(v, "asDict") for v in values):
+            values = [None if v is None else json.dumps(_plain(v), ensure_ascii=False)
+                      for v in values]
+        try:
+            arrays[col] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            arrays[col] = pa.array([None if v is None else str(v) for v in values])
+    if not rep.columns:
+        return pa.table({})
+    return pa.table(arrays)
+
+
+def write_report(rep: Report, out_dir: str | Path) -> list[Path]:
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = report_table(rep)
+    pq_path = out / f"{rep.name}.parquet"
+    csv_path = out / f"{rep.name}.csv"
+    pq.write_table(table, pq_path)
+    csv_table = table
+    for i, fld in enumerate(table.schema):
+        if pa.types.is_binary(fld.type):
+            hexed = [None if v is None else "0x" + v.hex() for v in table.column(i).to_pylist()]
+            csv_table = csv_table.set_column(i, fld.name, pa.array(hexed, pa.string()))
+    pcsv.write_csv(csv_table, csv_path)
+    written = [pq_path, csv_path]
+    if rep.note and not rep.rows:
+        note = out / f"{rep.name}.note.txt"
+        note.write_text(rep.note + "\n", encoding="utf-8")
+        written.append(note)
+    return written
+
+
+# ----------------------------------------------------------------------------- plots
+
+def write_plots(reports: list[Report], out_dir: str | Path) -> list[Path]:
+    """PNG charts for the reports that have data."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    by = {r.name: r for r in reports}
+    written: list[Path] = []
+
+    def save(fig: Any, name: str) -> None:
+        fig.tight_layout()
+        p = out / f"{name}.png"
+        fig.savefig(p, dpi=100)
+        plt.close(fig)
+        written.append(p)
+
+    rep = by.get("changes_per_table")
+    if rep and rep.rows:
+        totals: dict[str, dict[str, int]] = {}
+        for schema, table, op, n in rep.rows:
+            totals.setdefault(f"{schema}.{table}", {})[op] = int(n)
+        names = sorted(totals, key=lambda k: -sum(totals[k].values()))[:25][::-1]
+        fig, ax = plt.subplots(figsize=(9, max(2.5, 0.35 * len(names) + 1)))
+        left = [0] * len(names)
+        for op in ("INSERT", "UPDATE", "DELETE"):
+            vals = [totals[n].get(op, 0) for n in names]
+            ax.barh(names, vals, left=left, label=op)
+            left = [a + b for a, b in zip(left, vals, strict=True)]
+        ax.set_xlabel("row changes")
+        ax.set_title("Changes per schema.table and operation")
+        ax.legend()
+        save(fig, "changes_per_table")
+
+    rep = by.get("transaction_sizes")
+    if rep and rep.rows:
+        fig, ax = plt.subplots(figsize=(8, 4))
+        ax.bar([str(r[0]) for r in rep.rows], [int(r[1]) for r in rep.rows])
+        ax.set_xlabel("rows per transaction")
+        ax.set_ylabel("transactions")
+        ax.set_title("Transaction sizes")
+        save(fig, "transaction_sizes")
+
+    rep = by.get("events_per_second")
+    if rep and rep.rows:
+        fig, ax = plt.subplots(figsize=(10, 4))
+        ax.plot([r[0] for r in rep.rows], [int(r[1]) for r in rep.rows], marker=".")
+        ax.set_ylabel("events/s")
+        ax.set_title("Events per second")
+        fig.autofmt_xdate()
+        save(fig, "events_per_second")
+
+    rep = by.get("largest_transactions")
+    if rep and rep.rows:
+        fig, ax = plt.subplots(figsize=(9, 4))
+        labels = [f"{r[2]}:{r[3]}" for r in rep.rows][::-1]
+        ax.barh(labels, [int(r[4]) for r in rep.rows][::-1])
+        ax.set_xlabel("rows")
+        ax.set_title("Largest transactions")
+        save(fig, "largest_transactions")
+
+    rep = by.get("ddl_timeline")
+    if rep and rep.rows:
+        fig, ax = plt.subplots(figsize=(10, 4))
+        kinds = sorted({str(r[5]) for r in rep.rows})
+        ax.scatter([r[0] for r in rep.rows], [kinds.index(str(r[5])) for r in rep.rows])
+        ax.set_yticks(range(len(kinds)), kinds)
+        ax.set_title("DDL timeline")
+        fig.autofmt_xdate()
+        save(fig, "ddl_timeline")
+
+    for name, label in (("heartbeat_gaps", "gap (s)"),):
+        rep = by.get(name)
+        if rep and rep.rows:
+            fig, ax = plt.subplots(figsize=(8, 4))
+            ax.hist([float(r[3]) for r in rep.rows], bins=30)
+            ax.set_xlabel(label)
+            ax.set_title("Heartbeat gaps")
+            save(fig, name)
+    return written
+
+
+# ----------------------------------------------------------------------------- the command
+
+@dataclass(slots=True)
+class AnalyzeResult:
+    reports: list[Report]
+    startup_seconds: float
+    total_seconds: float
+    written: list[Path] = field(default_factory=list)
+
+
+def analyze(root: str | Path, *, master: str = "local[*]", conf: Sequence[tuple[str, str]] = (),
+            sql: str | None = None, report_dir: str | Path | None = None,
+            plots: str | Path | None = None, limit: int = 20,
+            emit: Callable[[str], None] | None = None) -> AnalyzeResult:
+    """Run the reports (or the user's ``sql``) over an export; print through ``emit``."""
+    base = Path(root)
+    if not base.is_dir():
+        raise AnalyzeError(f"{base}: no such directory")
+    if not (base / "events").is_dir() and not (base / "rows").is_dir():
+        raise AnalyzeError(f"{base} is not a binlogscope export (no events/ or rows/ directory)")
+    from pyspark.sql import SparkSession
+
+    t0 = time.monotonic()
+    existing = SparkSession.getActiveSession()  # embedding (tests, notebooks): reuse, keep it
+    spark = existing if existing is not None else spark_session(master, conf)
+    startup = time.monotonic() - t0
+    try:
+        register_tables(spark, base)
+        reports = [run_sql(spark, sql)] if sql is not None else run_reports(spark, limit)
+        written: list[Path] = []
+        for rep in reports:
+            if emit is not None:
+                for line in format_report(rep, limit):
+                    emit(line)
+        if report_dir is not None:
+            for rep in reports:
+                written += write_report(rep, report_dir)
+        if plots is not None:
+            written += write_plots(reports, plots)
+    finally:
+        if existing is None:
+            spark.stop()
+    return AnalyzeResult(reports, startup, time.monotonic() - t0, written)
+
+
+__all__ = ["NULL_PARTITION", "AnalyzeError", "Report", "analyze", "register_tables",
+           "run_reports", "run_sql", "spark_schema", "spark_session"]

@@ -1,0 +1,656 @@
+"""The sans-IO protocol state machine (h11 style): bytes in, events out, bytes to send.
+
+::
+
+    s = Session(role=Role.OBSERVER)               # REPLICA (MockSlave) | SOURCE (MockMaster)
+    s.receive_data(data, sender=Peer.SERVER)      # b"" means EOF of that direction
+    for ev in s.events(): ...                     # ends when more bytes are needed
+    out = s.send(ComBinlogDump(...))              # REPLICA/SOURCE only
+
+State: the phase (CONNECT -> AUTH -> COMMAND -> BINLOG_STREAM), both sides' capabilities, the
+sequence-id counter, the last command (how to read the reply: result set, OK, stream), whether
+semi-sync was negotiated (``SET @rpl_semi_sync_slave = 1`` answered OK), and the binlog
+:class:`DecodeContext` (checksum algorithm, table maps) of the stream.
+
+Bytes are processed in arrival order across both directions. Every packet becomes one
+:class:`PacketDecoded` (with an ``error`` and a :class:`DecodeError` when its payload is
+damaged); decoding always resumes at the next packet boundary. Packets the session itself sends
+are decoded too (``direction`` tells them apart), so a live driver's log shows both sides.
+
+For captures joined mid-connection pass ``start_phase`` (and, if known, ``capabilities``,
+``semi_sync``; ``semi_sync=None`` in BINLOG_STREAM detects the header packet by packet).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+from binlogscope.events import (
+    ConnectionClosed,
+    DecodeError,
+    PacketDecoded,
+    Peer,
+    Phase,
+    PhaseChanged,
+    ResultSetComplete,
+    Role,
+    SequenceMismatch,
+    SessionEvent,
+    TlsStarted,
+)
+from binlogscope.wire import commands, handshake, replication, results
+from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.constants import (
+    SEMI_SYNC_ACK_REQ,
+    CapabilityFlag,
+    Command,
+    StatusFlag,
+    command_name,
+)
+from binlogscope.wire.framing import Packet, PacketBuffer, encode_packet, packet_node
+from binlogscope.wire.node import Node
+from binlogscope.wire.packet import KINDS, DecodedPayload, run_decoder
+
+CAP = CapabilityFlag
+
+#: a query that turns semi-sync on for this connection (MySQL < 8.0.26 / MariaDB, and newer)
+SEMI_SYNC_QUERY = re.compile(
+    r"@rpl_semi_sync_(?:slave|replica)\s*=\s*(?:1|'1'|\"1\"|on|'on'|true)\b", re.IGNORECASE)
+
+
+class ProtocolViolation(Exception):  # noqa: N818  (the name h11 and the design use)
+    """Raised by :meth:`Session.send` when we, acting as a peer, would break the protocol."""
+
+
+# what the server's next packet is, in the COMMAND phase
+_R_NONE = "none"  # nothing expected (server-initiated packet)
+_R_OK = "ok"  # OK / ERR
+_R_QUERY = "query"  # OK / ERR / LOCAL INFILE / column count
+_R_COLUMNS = "columns"  # column definitions
+_R_COLUMNS_EOF = "columns_eof"
+_R_ROWS = "rows"
+_R_FIELD_LIST = "field_list"  # column definitions until EOF
+_R_AUTH = "auth"  # COM_CHANGE_USER: the auth exchange again
+_R_RAW = "raw"  # replies binlogscope does not decode (prepared statements...)
+
+_SIMPLE_OK = {Command.COM_PING, Command.COM_INIT_DB, Command.COM_REGISTER_SLAVE,
+              Command.COM_REFRESH, Command.COM_PROCESS_KILL, Command.COM_RESET_CONNECTION,
+              Command.COM_CREATE_DB, Command.COM_DROP_DB, Command.COM_SHUTDOWN,
+              Command.COM_SET_OPTION, Command.COM_DEBUG, Command.COM_STMT_RESET}
+
+_CLIENT_TYPES = (handshake.HandshakeResponse41, handshake.HandshakeResponse320,
+                 handshake.SslRequest, handshake.AuthSwitchResponse, commands.ComQuery,
+                 commands.SimpleCommand, commands.ComRegisterSlave, commands.ComBinlogDump,
+                 commands.ComBinlogDumpGtid, replication.SemiSyncAck)
+_COMMAND_TYPES = (commands.ComQuery, commands.SimpleCommand, commands.ComRegisterSlave,
+                  commands.ComBinlogDump, commands.ComBinlogDumpGtid)
+
+
+class BinlogEventData:
+    """What a SOURCE sends for one stream event: the raw event bytes (+ ACK wish)."""
+
+    __slots__ = ("ack_requested", "event")
+
+    def __init__(self, event: bytes, ack_requested: bool = False) -> None:
+        self.event = event
+        self.ack_requested = ack_requested
+
+
+class Session:
+    """One MySQL connection seen from one side (or from the wire)."""
+
+    def __init__(
+        self,
+        role: Role = Role.OBSERVER,
+        *,
+        start_phase: Phase = Phase.CONNECT,
+        capabilities: int | None = None,
+        semi_sync: bool | None = False,
+        ctx: DecodeContext | None = None,
+        record: bool = True,
+        client_offset: int = 0,
+        server_offset: int = 0,
+        max_result_rows: int = 10_000,
+    ) -> None:
+        self.role = role
+        self.phase = start_phase
+        self.record = record
+        self.ctx = ctx if ctx is not None else DecodeContext()
+        self.handshake: handshake.HandshakeV10 | None = None
+        self.server_capabilities: int | None = None
+        self.client_capabilities: int | None = capabilities
+        self._default_caps = (handshake.DEFAULT_CAPABILITIES if capabilities is None
+                              else capabilities)
+        #: semi-sync negotiated (None: unknown, detect per packet in the stream)
+        self.semi_sync: bool | None = semi_sync
+        self.last_command: int | None = None
+        self.max_result_rows = max_result_rows
+        #: bytes seen per direction after the connection became undecodable (TLS, compression)
+        self.opaque_bytes: dict[Peer, int] = {Peer.CLIENT: 0, Peer.SERVER: 0}
+        self._buffers = {Peer.CLIENT: PacketBuffer(client_offset),
+                         Peer.SERVER: PacketBuffer(server_offset)}
+        self._closed: set[Peer] = set()
+        self._chunks: deque[tuple[Peer, bytes]] = deque()
+        self._out: deque[SessionEvent] = deque()
+        # sequence ids: None = not known yet (joined mid-way)
+        self._seq: int | None = 0 if start_phase == Phase.CONNECT else None
+        self._response_seen = start_phase != Phase.CONNECT and start_phase != Phase.AUTH
+        self._reply = _R_NONE
+        self._semi_sync_pending = False
+        self._auth_data_next = False
+        self._columns: list[results.ColumnDefinition41] = []
+        self._cols_left = 0
+        self._rows: list[results.TextRow] = []
+        self._rows_truncated = False
+        self._result_offset = 0
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def capabilities(self) -> int:
+        """The capability flags in force (client's request limited to what the server has)."""
+        if self.client_capabilities is not None:
+            if self.server_capabilities is not None:
+                return self.client_capabilities & self.server_capabilities
+            return self.client_capabilities
+        if self.server_capabilities is not None:
+            return self.server_capabilities
+        return self._default_caps
+
+    @property
+    def deprecate_eof(self) -> bool:
+        return bool(self.capabilities & CAP.CLIENT_DEPRECATE_EOF)
+
+    def receive_data(
+        self, data: bytes | bytearray | memoryview, sender: Peer = Peer.SERVER
+    ) -> None:
+        """Feed bytes from ``sender`` (``b""``: that side closed the connection)."""
+        self._chunks.append((sender, bytes(data)))
+
+    def events(self) -> Iterator[SessionEvent]:
+        """Yield events for everything received so far; stops when more bytes are needed."""
+        while True:
+            while self._out:
+                yield self._out.popleft()
+            if not self._chunks:
+                return
+            peer, data = self._chunks.popleft()
+            self._feed(peer, data)
+
+    def send(self, value: Any, *, sequence_id: int | None = None) -> bytes:
+        """Encode ``value`` as our next packet, update the state, return the bytes to write.
+
+        REPLICA sends client packets (HandshakeResponse41, ComQuery, ComBinlogDump,
+        SemiSyncAck...), SOURCE sends server packets (HandshakeV10, OkPacket, ErrPacket,
+        EofPacket, ColumnCount, ColumnDefinition41, TextRow, BinlogEventData...).
+        """
+        if self.role == Role.OBSERVER:
+            raise ProtocolViolation("an OBSERVER session cannot send")
+        me = Peer.CLIENT if self.role == Role.REPLICA else Peer.SERVER
+        is_client_value = isinstance(value, _CLIENT_TYPES)
+        if is_client_value != (me == Peer.CLIENT):
+            raise ProtocolViolation(f"a {self.role.value} cannot send {type(value).__name__}")
+        if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
+            raise ProtocolViolation(f"cannot send in phase {self.phase.value}")
+        payload = self._encode(value)
+        if sequence_id is None:
+            if isinstance(value, (*_COMMAND_TYPES, replication.SemiSyncAck)):
+                sequence_id = 0
+            else:
+                sequence_id = self._seq if self._seq is not None else 0
+        return self.send_raw(payload, sequence_id=sequence_id)
+
+    def send_raw(self, payload: bytes, *, sequence_id: int | None = None) -> bytes:
+        """Frame any payload (fault injection: wrong sequence ids, broken packets...)."""
+        if self.role == Role.OBSERVER:
+            raise ProtocolViolation("an OBSERVER session cannot send")
+        me = Peer.CLIENT if self.role == Role.REPLICA else Peer.SERVER
+        seq = self._seq if sequence_id is None else sequence_id
+        data = encode_packet(payload, seq or 0)
+        # bring the state up to date with what was received, then with what we send
+        while self._chunks:
+            self._feed(*self._chunks.popleft())
+        self._feed(me, data)
+        return data
+
+    def send_result_set(
+        self, columns: list[results.ColumnDefinition41], rows: list[results.TextRow],
+        *, status_flags: int = int(StatusFlag.SERVER_STATUS_AUTOCOMMIT),
+    ) -> bytes:
+        """SOURCE: a whole text result set, with or without EOF packets as negotiated."""
+        out = [self.send(results.ColumnCount(len(columns)))]
+        out.extend(self.send(c) for c in columns)
+        if not self.deprecate_eof:
+            out.append(self.send(handshake.EofPacket(0, status_flags)))
+        out.extend(self.send(r) for r in rows)
+        out.append(self.send(handshake.EofPacket(0, status_flags)))
+        return b"".join(out)
+
+    # ------------------------------------------------------------------ encoding
+    def _encode(self, v: Any) -> bytes:
+        caps = self.capabilities
+        if isinstance(v, handshake.HandshakeV10):
+            return handshake.encode_handshake_v10(v)
+        if isinstance(v, handshake.SslRequest):
+            return handshake.encode_ssl_request(v)
+        if isinstance(v, handshake.HandshakeResponse41):
+            return handshake.encode_handshake_response41(v)
+        if isinstance(v, handshake.HandshakeResponse320):
+            return handshake.encode_handshake_response320(v)
+        if isinstance(v, handshake.AuthSwitchRequest):
+            return handshake.encode_auth_switch_request(v)
+        if isinstance(v, handshake.AuthMoreData):
+            return handshake.encode_auth_more_data(v)
+        if isinstance(v, handshake.AuthSwitchResponse):
+            return handshake.encode_auth_switch_response(v)
+        if isinstance(v, handshake.OkPacket):
+            return handshake.encode_ok(v, caps)
+        if isinstance(v, handshake.ErrPacket):
+            return handshake.encode_err(v, caps)
+        if isinstance(v, handshake.EofPacket):
+            if caps & CAP.CLIENT_DEPRECATE_EOF and self.phase != Phase.AUTH:
+                return handshake.encode_ok(
+                    handshake.OkPacket(status_flags=v.status_flags, warnings=v.warnings,
+                                       header=0xFE), caps)
+            return handshake.encode_eof(v, caps)
+        if isinstance(v, commands.ComQuery):
+            return commands.encode_com_query(v, caps)
+        if isinstance(v, commands.SimpleCommand):
+            return commands.encode_simple_command(v)
+        if isinstance(v, commands.ComRegisterSlave):
+            return commands.encode_com_register_slave(v)
+        if isinstance(v, commands.ComBinlogDump):
+            return commands.encode_com_binlog_dump(v)
+        if isinstance(v, commands.ComBinlogDumpGtid):
+            return commands.encode_com_binlog_dump_gtid(v)
+        if isinstance(v, results.ColumnCount):
+            return results.encode_column_count(v, caps)
+        if isinstance(v, results.ColumnDefinition41):
+            return results.encode_column_definition41(v, caps)
+        if isinstance(v, results.TextRow):
+            return results.encode_text_row(v, caps)
+        if isinstance(v, replication.SemiSyncAck):
+            return replication.encode_semi_sync_ack(v)
+        if isinstance(v, BinlogEventData):
+            if self.phase != Phase.BINLOG_STREAM:
+                raise ProtocolViolation("binlog events are sent only after COM_BINLOG_DUMP")
+            flag = (SEMI_SYNC_ACK_REQ if v.ack_requested else 0) \
+                if self.semi_sync else None
+            if v.ack_requested and not self.semi_sync:
+                raise ProtocolViolation("ACK requested but semi-sync was not negotiated")
+            return replication.encode_binlog_packet(v.event, flag)
+        raise ProtocolViolation(f"don't know how to send {type(v).__name__}")
+
+    # ------------------------------------------------------------------ decoding
+    def _emit(self, ev: SessionEvent) -> None:
+        self._out.append(ev)
+
+    def _set_phase(self, new: Phase, reason: str) -> None:
+        if new != self.phase:
+            old = self.phase
+            self.phase = new
+            self._emit(PhaseChanged(old, new, reason))
+
+    def _feed(self, peer: Peer, data: bytes) -> None:
+        buf = self._buffers[peer]
+        if not data:
+            self._close(peer)
+            return
+        if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED):
+            self.opaque_bytes[peer] += len(data)
+            return
+        buf.receive_data(data)
+        while self.phase not in (Phase.ENCRYPTED, Phase.COMPRESSED):
+            pkt = buf.next_packet()
+            if pkt is None:
+                return
+            self._packet(peer, pkt)
+        # anything after the switch is opaque
+        _, rest = buf.drain()
+        self.opaque_bytes[peer] += len(rest)
+
+    def _close(self, peer: Peer) -> None:
+        buf = self._buffers[peer]
+        buf.receive_data(b"")
+        if peer in self._closed:
+            return
+        self._closed.add(peer)
+        if buf.pending and self.phase not in (Phase.ENCRYPTED, Phase.COMPRESSED):
+            off, rest = buf.drain()
+            msg = (f"at offset {off}: connection closed in the middle of a packet "
+                   f"({len(rest)} bytes left over)")
+            node = Node("truncated_packet", off, len(rest), rest, "", "",
+                        "bytes of a packet that never completed", (), msg) \
+                if self.record else None
+            self._emit(DecodeError(peer, off, msg, node))
+        self._emit(ConnectionClosed(peer, buf.offset))
+        if len(self._closed) == 2 or self.last_command == Command.COM_QUIT:
+            self._set_phase(Phase.CLOSED, f"{peer.value} closed the connection")
+
+    def _check_seq(self, peer: Peer, pkt: Packet, expected: int | None) -> None:
+        if expected is not None:
+            for i, frag in enumerate(pkt.fragments):
+                want = (expected + i) & 0xFF
+                if frag.sequence_id != want:
+                    self._emit(SequenceMismatch(peer, frag.offset, want, frag.sequence_id))
+                    break
+
+    def _packet(self, peer: Peer, pkt: Packet) -> None:
+        payload = pkt.payload
+        phase = self.phase
+        ack = (peer == Peer.CLIENT and phase == Phase.BINLOG_STREAM
+               and replication.is_semi_sync_ack(payload))
+        if phase == Phase.CONNECT and not self._greeting_plausible(peer, payload):
+            self._set_phase(Phase.COMMAND, "no server greeting: joined mid-connection?")
+            self._seq = None
+            self._response_seen = True
+            phase = self.phase
+        is_command = (peer == Peer.CLIENT and not ack and not self._auth_data_next
+                      and phase in (Phase.COMMAND, Phase.BINLOG_STREAM, Phase.CLOSED))
+        if peer == Peer.CLIENT:
+            self._auth_data_next = False
+        if ack or (is_command and (self._seq is not None or pkt.sequence_id == 0)):
+            expected: int | None = 0
+        else:
+            expected = self._seq  # None right after joining mid-way: learn it
+        self._check_seq(peer, pkt, expected)
+        if not ack:
+            self._seq = (pkt.last_sequence_id + 1) & 0xFF
+        if peer == Peer.CLIENT:
+            if ack:
+                d = self._decode(pkt, "semi_sync_ack")
+            elif is_command:
+                d = self._client_command(pkt)
+            elif phase != Phase.AUTH:  # auth data during COM_CHANGE_USER
+                d = self._decode(pkt, "auth_switch_response")
+            else:
+                d = self._client_connection_phase(pkt)
+        else:
+            d = self._server_packet(pkt)
+        self._finish(peer, pkt, d, phase)
+
+    def _greeting_plausible(self, peer: Peer, payload: bytes) -> bool:
+        """In CONNECT: is this the start of a connection (a greeting or a refusal)?"""
+        if peer == Peer.CLIENT or not payload:
+            return False
+        return payload[0] in (0x0A, 0xFF)
+
+    def _decode(self, pkt: Packet, kind: str, fn: Any = None) -> DecodedPayload:
+        decoder = fn if fn is not None else KINDS[kind][0]
+        return run_decoder(kind, decoder, pkt.payload, caps=self.capabilities,
+                           base=pkt.payload_offset, record=self.record)
+
+    def _finish(self, peer: Peer, pkt: Packet, d: DecodedPayload, phase: Phase) -> None:
+        node: Node | None = None
+        semi: replication.SemiSyncHeader | None = None
+        bev = None
+        error = d.error
+        if isinstance(d.value, replication.BinlogPacket):
+            semi = d.value.semi_sync
+            bev = d.value.event
+            error = error or d.value.error or bev.error
+        if self.record and d.node is not None:
+            display = self._display(d, pkt)
+            node = packet_node(pkt, d.node, name="packet", value=d.kind, display=display,
+                               doc=d.node.doc, error=error)
+        self._emit(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
+                                 d.value, node, phase, semi, bev, error, pkt.wire_length))
+        if error is not None:
+            at = d.error_offset if d.error_offset is not None else pkt.offset
+            self._emit(DecodeError(peer, at, error, node))
+
+    def _display(self, d: DecodedPayload, pkt: Packet) -> str:
+        v = d.value
+        what = d.kind
+        if isinstance(v, replication.BinlogPacket):
+            what = f"binlog_event {v.event.type_name}"
+        elif isinstance(v, commands.SimpleCommand):
+            what = v.name
+        elif isinstance(v, handshake.ErrPacket):
+            what = f"err {v.error_code}"
+        return f"{what} (seq {pkt.sequence_id}, {len(pkt.payload)} bytes)"
+
+    # ------------------------------------------------------------------ client side
+    def _client_connection_phase(self, pkt: Packet) -> DecodedPayload:
+        payload = pkt.payload
+        if self.phase == Phase.CONNECT:
+            d = self._decode(pkt, "raw")
+            d.error = d.error or (f"at offset {pkt.offset}: client packet before the server's "
+                                  "greeting")
+            return d
+        if not self._response_seen:
+            self._response_seen = True
+            if handshake.is_ssl_request(payload):
+                d = self._decode(pkt, "ssl_request")
+                if isinstance(d.value, handshake.SslRequest):
+                    self.client_capabilities = d.value.capability_flags
+                self._start_tls(pkt)
+                return d
+            flags = int.from_bytes(payload[:4].ljust(4, b"\0"), "little")
+            kind = ("handshake_response41" if flags & CAP.CLIENT_PROTOCOL_41
+                    else "handshake_response320")
+            d = self._decode(pkt, kind)
+            if isinstance(d.value, handshake.HandshakeResponse41 | handshake.HandshakeResponse320):
+                self.client_capabilities = d.value.capability_flags
+            return d
+        return self._decode(pkt, "auth_switch_response")
+
+    def _start_tls(self, pkt: Packet) -> None:
+        node = Node("encrypted", pkt.end, 0, None, "", "TLS",
+                    "everything after the SSLRequest is TLS-encrypted: binlogscope stops "
+                    "decoding this connection")
+        self._set_phase(Phase.ENCRYPTED, "SSLRequest: the connection switches to TLS")
+        self._emit(TlsStarted(Peer.CLIENT, pkt.end, node))
+
+    def _client_command(self, pkt: Packet) -> DecodedPayload:
+        payload = pkt.payload
+        code = payload[0] if payload else -1
+        self.last_command = code
+        self._semi_sync_pending = False
+        self._reset_result()
+        if self.phase == Phase.BINLOG_STREAM:
+            self._set_phase(Phase.COMMAND, f"{command_name(code)} during the binlog stream")
+        if code == Command.COM_QUERY:
+            d = self._decode(pkt, "com_query")
+            self._reply = _R_QUERY
+            if isinstance(d.value, commands.ComQuery) and SEMI_SYNC_QUERY.search(d.value.query):
+                self._semi_sync_pending = True
+            return d
+        if code == Command.COM_REGISTER_SLAVE:
+            self._reply = _R_OK
+            return self._decode(pkt, "com_register_slave")
+        if code in (Command.COM_BINLOG_DUMP, Command.COM_BINLOG_DUMP_GTID):
+            kind = "com_binlog_dump" if code == Command.COM_BINLOG_DUMP else "com_binlog_dump_gtid"
+            d = self._decode(pkt, kind)
+            self._reply = _R_NONE
+            self._set_phase(Phase.BINLOG_STREAM, f"{command_name(code)}: the source streams "
+                            "binlog events")
+            return d
+        d = self._decode(pkt, "command")
+        if code == Command.COM_QUIT:
+            self._reply = _R_NONE
+        elif code in _SIMPLE_OK:
+            self._reply = _R_OK
+        elif code == Command.COM_FIELD_LIST:
+            self._reply = _R_FIELD_LIST
+        elif code == Command.COM_CHANGE_USER:
+            self._reply = _R_AUTH
+        else:
+            self._reply = _R_RAW
+        return d
+
+    # ------------------------------------------------------------------ server side
+    def _server_packet(self, pkt: Packet) -> DecodedPayload:
+        payload = pkt.payload
+        first = payload[0] if payload else -1
+        if self.phase == Phase.CONNECT:
+            if first == 0xFF:
+                d = self._decode(pkt, "err")
+                self._set_phase(Phase.CLOSED, "the server refused the connection")
+                return d
+            d = self._decode(pkt, "handshake_v10")
+            if isinstance(d.value, handshake.HandshakeV10):
+                self.handshake = d.value
+                self.server_capabilities = d.value.capability_flags
+            self._set_phase(Phase.AUTH, "server greeting received")
+            return d
+        if self.phase == Phase.AUTH:
+            return self._auth_reply(pkt, first, in_command=False)
+        if self.phase == Phase.BINLOG_STREAM:
+            return self._stream_packet(pkt, first)
+        return self._command_reply(pkt, first)
+
+    def _auth_reply(self, pkt: Packet, first: int, *, in_command: bool) -> DecodedPayload:
+        if first == 0x00:
+            d = self._decode(pkt, "ok")
+            self._reply = _R_NONE
+            if not in_command:
+                caps = self.capabilities
+                self._set_phase(Phase.COMMAND, "authentication succeeded")
+                if caps & CAP.CLIENT_COMPRESS and self.client_capabilities is not None:
+                    self._set_phase(Phase.COMPRESSED, "compressed protocol negotiated: "
+                                    "binlogscope does not decode it")
+            return d
+        if first == 0xFF:
+            d = self._decode(pkt, "err")
+            self._reply = _R_NONE
+            if not in_command:
+                self._set_phase(Phase.CLOSED, "authentication failed")
+            return d
+        if first == 0xFE:
+            return self._decode(pkt, "auth_switch_request")
+        if first == 0x01:
+            return self._decode(pkt, "auth_more_data")
+        d = self._decode(pkt, "raw")
+        d.error = d.error or f"at offset {pkt.payload_offset}: unexpected packet during auth"
+        return d
+
+    def _stream_packet(self, pkt: Packet, first: int) -> DecodedPayload:
+        if first == 0x00:
+            semi = self.semi_sync
+            ctx = self.ctx
+
+            def fn(r: Any, caps: int) -> replication.BinlogPacket:
+                return replication.decode_binlog_packet(r, caps, ctx, semi_sync=semi)
+
+            return self._decode(pkt, "binlog_event", fn)
+        if first == 0xFE and handshake.is_eof_packet(pkt.payload, self.capabilities):
+            d = self._decode(pkt, "ok" if self.deprecate_eof else "eof")
+            self._set_phase(Phase.COMMAND, "end of the binlog (non-blocking dump)")
+            return d
+        if first == 0xFF:
+            d = self._decode(pkt, "err")
+            self._set_phase(Phase.COMMAND, "the source ended the dump with an error")
+            return d
+        d = self._decode(pkt, "raw")
+        d.error = d.error or (f"at offset {pkt.payload_offset}: stream packet starts with "
+                              f"0x{first & 0xFF:02x}, expected 0x00 (event), 0xFE or 0xFF")
+        return d
+
+    def _reset_result(self) -> None:
+        self._columns = []
+        self._cols_left = 0
+        self._rows = []
+        self._rows_truncated = False
+
+    def _end_result(self, pkt: Packet, status: int) -> None:
+        self._emit(ResultSetComplete(self._result_offset, tuple(self._columns),
+                                     tuple(self._rows), status, self._rows_truncated))
+        self._reset_result()
+        self._reply = _R_QUERY if status & StatusFlag.SERVER_MORE_RESULTS_EXISTS else _R_NONE
+
+    def _command_reply(self, pkt: Packet, first: int) -> DecodedPayload:
+        mode = self._reply
+        caps = self.capabilities
+        if mode == _R_AUTH:
+            d = self._auth_reply(pkt, first, in_command=True)
+            if d.kind in ("auth_switch_request", "auth_more_data"):
+                self._reply = _R_AUTH
+                # the client answers with auth data, not a new command
+                self._auth_data_next = not (isinstance(d.value, handshake.AuthMoreData)
+                                            and d.value.fast_auth_success)
+            return d
+        if mode in (_R_COLUMNS, _R_FIELD_LIST) and first != 0xFF and not (
+                mode == _R_FIELD_LIST and handshake.is_eof_packet(pkt.payload, caps)):
+            d = self._decode(pkt, "column_definition41")
+            if isinstance(d.value, results.ColumnDefinition41):
+                self._columns.append(d.value)
+            if mode == _R_COLUMNS:
+                self._cols_left -= 1
+                if self._cols_left <= 0:
+                    self._reply = _R_ROWS if self.deprecate_eof else _R_COLUMNS_EOF
+            return d
+        if mode == _R_COLUMNS_EOF and first == 0xFE:
+            d = self._decode(pkt, "eof")
+            self._reply = _R_ROWS
+            return d
+        if mode in (_R_ROWS, _R_FIELD_LIST) and handshake.is_eof_packet(pkt.payload, caps):
+            d = self._decode(pkt, "ok" if self.deprecate_eof else "eof")
+            status = getattr(d.value, "status_flags", 0)
+            self._end_result(pkt, status)
+            return d
+        if mode == _R_ROWS and first != 0xFF:
+            names = tuple(c.name for c in self._columns)
+
+            def fn(r: Any, c: int) -> results.TextRow:
+                return results.decode_text_row(r, c, names if names else None)
+
+            d = self._decode(pkt, "text_row", fn)
+            if isinstance(d.value, results.TextRow):
+                if len(self._rows) < self.max_result_rows:
+                    self._rows.append(d.value)
+                else:
+                    self._rows_truncated = True
+            return d
+        # a fresh reply: OK / ERR / result set header
+        if first == 0xFF:
+            d = self._decode(pkt, "err")
+            self._semi_sync_pending = False
+            self._reset_result()
+            self._reply = _R_NONE
+            return d
+        if mode == _R_RAW:
+            return self._decode(pkt, "raw")
+        if first == 0x00 and mode in (_R_OK, _R_QUERY, _R_NONE):
+            d = self._decode(pkt, "ok")
+            if isinstance(d.value, handshake.OkPacket):
+                if self._semi_sync_pending:
+                    self.semi_sync = True
+                    self._semi_sync_pending = False
+                more = d.value.status_flags & StatusFlag.SERVER_MORE_RESULTS_EXISTS
+                self._reply = _R_QUERY if more else _R_NONE
+            return d
+        if mode == _R_QUERY:
+            if first == 0xFB:
+                self._reply = _R_NONE
+                return self._decode(pkt, "local_infile_request")
+            d = self._decode(pkt, "column_count")
+            if isinstance(d.value, results.ColumnCount):
+                self._reset_result()
+                self._result_offset = pkt.offset
+                self._cols_left = d.value.column_count
+                self._reply = _R_COLUMNS if d.value.column_count else _R_ROWS
+            return d
+        if mode == _R_FIELD_LIST:
+            d = self._decode(pkt, "eof")
+            self._reply = _R_NONE
+            return d
+        d = self._decode(pkt, "raw")
+        if mode == _R_NONE:
+            last = "none" if self.last_command is None else command_name(self.last_command)
+            d.error = d.error or (f"at offset {pkt.offset}: server packet while no reply "
+                                  f"was expected (last command {last})")
+        return d
+
+
+__all__ = [
+    "SEMI_SYNC_QUERY",
+    "BinlogEventData",
+    "Peer",
+    "Phase",
+    "ProtocolViolation",
+    "Role",
+    "Session",
+]

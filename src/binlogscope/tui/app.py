@@ -1,0 +1,29 @@
+"""The binlogscope TUI application: one source, one inspector screen (screens own handlers)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from binlogscope.tui.screens.main import MainScreen
+from binlogscope.tui.source import RowSource
+from binlogscope.tui.view import RowFilter
+
+
+class BinlogScopeApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "binlogscope"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(self, source: RowSource, initial_filter: RowFilter | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.initial_filter = initial_filter
+
+    def on_mount(self) -> None:
+        self.push_screen(MainScreen(self.source, self.initial_filter))

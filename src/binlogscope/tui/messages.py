@@ -1,0 +1,49 @@
+"""Messages between the TUI's widgets and screens (widgets post, screens handle)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from binlogscope.wire.node import Node
+
+
+class RowHighlighted(Message):
+    """The list cursor moved to a row (``view_index`` in the view, ``row_index`` in the source)."""
+
+    def __init__(self, view_index: int, row_index: int) -> None:
+        self.view_index = view_index
+        self.row_index = row_index
+        super().__init__()
+
+
+class FieldSelected(Message):
+    """A field of the detail tree was selected: the hex pane highlights node.offset..node.end."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        super().__init__()
+
+
+class HexCursorMoved(Message):
+    """The hex pane cursor moved to an absolute byte offset: the tree selects its owner."""
+
+    def __init__(self, offset: int) -> None:
+        self.offset = offset
+        super().__init__()
+
+
+class PromptSubmitted(Message):
+    """The prompt bar (filter, search, go to, export) was submitted."""
+
+    def __init__(self, mode: str, value: str) -> None:
+        self.mode = mode
+        self.value = value
+        super().__init__()
+
+
+class PromptClosed(Message):
+    """The prompt bar was closed without submitting."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        super().__init__()

@@ -1,0 +1,54 @@
+"""The ``?`` help screen: every key, what the panes show, the filter language."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP = """\
+# binlogscope
+
+**Top**: one row per event (or packet). **Left**: the decoded fields of the selected row.
+**Right**: its bytes. Select a field and its bytes light up; move in the hex pane and the field
+that owns the byte is selected. The line under the panes says what the field means.
+
+| Key | Does |
+|---|---|
+| `↑ ↓ PgUp PgDn Home End` | move in the focused pane (list, tree, hex) |
+| `Tab` / `Shift+Tab` | next / previous pane; `Esc` back to the list |
+| `← →` in the tree | collapse / expand (or go to parent / first child) |
+| `← → ↑ ↓` in the hex pane | move byte by byte; the tree follows |
+| `f` | filter (see below); `e` toggles errors only |
+| `/` | search type, table and summary; `n` / `N` next / previous |
+| `g` | go to a file position (`1234`) or a row (`#57`) |
+| `b` / `B` | bookmark the row / jump to the next bookmark |
+| `x` / `X` | export the current view (JSON lines) / the selected event's tree |
+| `c` / `v` | copy the selected field's hex / value |
+| `?` | this help; `q` quits (always) |
+
+**Filter**: terms separated by spaces, all must match:
+`type:WRITE,UPDATE` (event type contains), `table:shop\\.orders` (regex on schema.table),
+`errors` (rows with a decode error), anything else is free text in type, table and summary.
+An empty filter shows every row.
+
+Colours: control (FORMAT_DESCRIPTION, ROTATE, ...), GTID, query, TABLE_MAP, write / update /
+delete rows, commit (XID), heartbeat, and errors in red. Times are UTC.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark", "dismiss", "Close"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body"):
+            yield Markdown(HELP)
+
+    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+        self.dismiss(result)

@@ -1,0 +1,322 @@
+"""The inspector screen: event list, detail tree, hex pane, field help, status bar, prompt bar."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer
+from textual.worker import get_current_worker
+
+from binlogscope.tui.messages import (
+    FieldSelected,
+    HexCursorMoved,
+    PromptClosed,
+    PromptSubmitted,
+    RowHighlighted,
+)
+from binlogscope.tui.screens.help import HelpScreen
+from binlogscope.tui.source import Detail, RowSource
+from binlogscope.tui.view import RowFilter, View
+from binlogscope.tui.widgets.event_list import EventList
+from binlogscope.tui.widgets.field_help import FieldHelp
+from binlogscope.tui.widgets.field_tree import FieldTree
+from binlogscope.tui.widgets.hex_pane import HexPane
+from binlogscope.tui.widgets.prompt_bar import PromptBar
+from binlogscope.tui.widgets.status_bar import StatusBar
+from binlogscope.wire.node import Node
+
+#: rows a filtered view takes in per tick while the source is still growing
+_SYNC_LIMIT = 50_000
+
+
+class MainScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help"),
+        Binding("f", "prompt('filter')", "Filter"),
+        Binding("e", "errors_only", "Errors"),
+        Binding("slash", "prompt('search')", "Search"),
+        Binding("n", "search(1)", "Next"),
+        Binding("N", "search(-1)", "Prev", show=False),
+        Binding("g", "prompt('goto')", "Go to"),
+        Binding("b", "bookmark", "Mark"),
+        Binding("B", "next_bookmark", "Next mark", show=False),
+        Binding("x", "prompt('export')", "Export"),
+        Binding("X", "prompt('export_event')", "Export event", show=False),
+        Binding("c", "copy('hex')", "Copy hex"),
+        Binding("v", "copy('value')", "Copy value", show=False),
+        Binding("escape", "focus_list", "List", show=False),
+    ]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-narrow"), (120, "-wide")]
+
+    def __init__(self, source: RowSource, initial_filter: RowFilter | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.view = View(source, initial_filter)
+        self.detail: Detail | None = None
+        self.detail_row: int | None = None
+        self.field: Node | None = None
+        self.search_text = ""
+
+    def compose(self) -> ComposeResult:
+        yield PromptBar(id="prompt")
+        yield EventList(self.view, id="events")
+        with Horizontal(id="detail"):
+            yield FieldTree(id="tree")
+            yield HexPane(id="hex")
+        yield FieldHelp(id="field-help")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    @property
+    def events(self) -> EventList:
+        return self.query_one(EventList)
+
+    def on_mount(self) -> None:
+        self.events.focus()
+        self._index()
+        self.set_interval(0.1, self._tick)
+
+    # ----- background work
+    @work(thread=True, group="source", exit_on_error=False)
+    def _index(self) -> None:
+        worker = get_current_worker()
+        self.source.run(lambda: worker.is_cancelled)
+
+    def _tick(self) -> None:
+        lst = self.events
+        if lst.view is self.view and self.view.sync(limit=_SYNC_LIMIT):
+            lst.rows_changed()
+        self._show_status()
+
+    def _show_status(self) -> None:
+        row = self.events.current_row
+        pos = self.source.position(row) if row is not None else ""
+        if self.field is not None and self.detail is not None and self.field is not self.detail.node:
+            pos += f" (field @{self.field.offset})"
+        self.query_one(StatusBar).show(self.source.info(), pos, len(self.view),
+                                       self.view.filter.active, len(self.events.bookmarks))
+
+    @on(RowHighlighted)
+    def _row_highlighted(self, message: RowHighlighted) -> None:
+        self._load_detail(message.row_index)
+        self._show_status()
+
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
+    def _load_detail(self, row_index: int) -> None:
+        worker = get_current_worker()
+        time.sleep(0.02)  # let a held-down key pass before decoding
+        if worker.is_cancelled:
+            return
+        try:
+            detail = self.source.detail(row_index)
+        except Exception as exc:  # a decode bug must not take the UI down
+            self.app.call_from_thread(self.notify, f"cannot decode row {row_index + 1}: {exc}",
+                                      severity="error")
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_detail, row_index, detail)
+
+    def _show_detail(self, row_index: int, detail: Detail) -> None:
+        if self.events.current_row != row_index:
+            return
+        self.detail = detail
+        self.detail_row = row_index
+        self.field = None
+        self.query_one(HexPane).load(detail.raw, detail.base)
+        self.query_one(FieldTree).load(detail.node)
+
+    # ----- tree <-> hex
+    @on(FieldSelected)
+    def _field_selected(self, message: FieldSelected) -> None:
+        node = message.node
+        self.field = node
+        self.query_one(HexPane).set_highlight(node.offset, node.end)
+        self.query_one(FieldHelp).show_node(node)
+        self._show_status()
+
+    @on(HexCursorMoved)
+    def _hex_moved(self, message: HexCursorMoved) -> None:
+        if self.detail is None:
+            return
+        hit = self.detail.node.at(message.offset)
+        if hit is not None and hit is not self.field:
+            self.query_one(FieldTree).select_field(hit)
+
+    # ----- prompt bar
+    def action_prompt(self, mode: str) -> None:
+        value = ""
+        name = Path(getattr(self.source, "path", "binlogscope")).name
+        if mode == "filter":
+            value = self.view.filter.spec()
+        elif mode == "search":
+            value = self.search_text
+        elif mode == "export":
+            value = f"{name}.view.jsonl"
+        elif mode == "export_event":
+            row = self.events.current_row
+            if row is None:
+                return
+            value = f"{name}.{self.source.row(row).offset}.json"
+        self.query_one(PromptBar).open(mode, value)
+
+    @on(PromptClosed)
+    def _prompt_closed(self, message: PromptClosed) -> None:
+        self.events.focus()
+
+    @on(PromptSubmitted)
+    def _prompt_submitted(self, message: PromptSubmitted) -> None:
+        self.events.focus()
+        value = message.value.strip()
+        if message.mode == "filter":
+            try:
+                flt = RowFilter.parse(value)
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            self.apply_filter(flt)
+        elif message.mode == "search":
+            self.search_text = value.lower()
+            if value:
+                self.action_search(1)
+        elif message.mode == "goto":
+            self.goto(value)
+        elif message.mode in ("export", "export_event") and value:
+            row = self.events.current_row
+            if message.mode == "export":
+                rows = [self.view.row_index(i) for i in range(len(self.view))]
+            else:
+                rows = [] if row is None else [row]
+            self._export(value, rows, message.mode == "export_event")
+
+    # ----- filter
+    def apply_filter(self, flt: RowFilter) -> None:
+        self._filter(flt, self.events.current_row)
+
+    @work(thread=True, exclusive=True, group="filter", exit_on_error=False)
+    def _filter(self, flt: RowFilter, keep_row: int | None) -> None:
+        worker = get_current_worker()
+        view = View(self.source, flt)
+        view.sync(cancelled=lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._set_view, view, keep_row)
+
+    def _set_view(self, view: View, keep_row: int | None) -> None:
+        self.view = view
+        self.events.set_view(view, keep_row)
+        if not len(view):
+            self.detail = None
+            self.query_one(FieldTree).load(None)
+            self.query_one(HexPane).clear()
+            self.query_one(FieldHelp).show_node(None)
+            self.notify("no rows match the filter", severity="warning")
+        self._show_status()
+
+    def action_errors_only(self) -> None:
+        self.apply_filter(self.view.filter.with_errors(not self.view.filter.errors))
+
+    # ----- search, go to, bookmarks
+    def action_search(self, direction: int) -> None:
+        if not self.search_text:
+            self.action_prompt("search")
+            return
+        self._search(self.search_text, direction, self.events.cursor, self.view)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, text: str, direction: int, start: int, view: View) -> None:
+        worker = get_current_worker()
+        n = len(view)
+        src = self.source
+        for k in range(1, n + 1):
+            vi = (start + direction * k) % n
+            if text in src.search_text(view.row_index(vi)):
+                wrapped = vi <= start if direction > 0 else vi >= start
+                if not worker.is_cancelled:
+                    self.app.call_from_thread(self._found, view, vi, wrapped)
+                return
+            if k & 0xFFFF == 0 and worker.is_cancelled:
+                return
+        self.app.call_from_thread(self.notify, f"not found: {text}", severity="warning")
+
+    def _found(self, view: View, vi: int, wrapped: bool) -> None:
+        if view is self.view:
+            self.events.cursor = vi
+            if wrapped:
+                self.notify("search wrapped around")
+
+    def goto(self, where: str) -> None:
+        try:
+            if where.startswith("#"):
+                row = int(where[1:]) - 1
+                if not 0 <= row < len(self.source):
+                    raise ValueError(f"no row {where}")
+            else:
+                pos = int(where.rsplit(":", 1)[-1])
+                found = self.source.find_offset(pos)
+                if found is None:
+                    raise ValueError(f"no event at position {pos}")
+                row = found
+        except ValueError as exc:
+            self.notify(f"go to: {exc}", severity="error")
+            return
+        if self.view.view_index(row) is None and self.view.filter.active:
+            self.notify("that row is hidden by the filter; showing the nearest one")
+        self.events.move_to_row(row)
+
+    def action_bookmark(self) -> None:
+        row = self.events.current_row
+        if row is None:
+            return
+        marks = self.events.bookmarks
+        marks.symmetric_difference_update({row})
+        self.events.refresh()
+        self._show_status()
+
+    def action_next_bookmark(self) -> None:
+        marks = sorted(self.events.bookmarks)
+        if not marks:
+            self.notify("no bookmarks: press b to mark a row")
+            return
+        cur = self.events.current_row or 0
+        nxt = next((m for m in marks if m > cur), marks[0])
+        self.events.move_to_row(nxt)
+
+    # ----- export, copy
+    @work(thread=True, group="export", exit_on_error=False)
+    def _export(self, name: str, rows: list[int], tree: bool) -> None:
+        worker = get_current_worker()
+        path = Path(name).expanduser()
+        try:
+            with path.open("w", encoding="utf-8") as out:
+                n = self.source.export_jsonl(rows, out, tree=tree,
+                                             cancelled=lambda: worker.is_cancelled)
+        except OSError as exc:
+            self.app.call_from_thread(self.notify, f"export failed: {exc}", severity="error")
+            return
+        self.app.call_from_thread(self.notify, f"exported {n} event(s) to {path}")
+
+    def action_copy(self, what: str) -> None:
+        node = self.field
+        if node is None or self.detail is None:
+            self.notify("select a field first", severity="warning")
+            return
+        if what == "hex":
+            text = self.detail.slice(node).hex(" ")
+        else:
+            text = node.text
+        self.app.copy_to_clipboard(text)
+        shown = text if len(text) <= 60 else text[:59] + "…"
+        self.notify(f"copied {node.name} {what}: {shown}")
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    def action_focus_list(self) -> None:
+        self.events.focus()

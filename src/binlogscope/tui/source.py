@@ -1,0 +1,153 @@
+"""What the TUI shows, independent of where it comes from: rows, details and a source protocol.
+
+A :class:`RowSource` is the one interface between the TUI and a driver. Binlog files implement it
+now (:mod:`binlogscope.tui.sources.binlog_file`); live sessions and pcap captures plug in later by
+implementing the same few methods. Rules for implementers:
+
+- ``run()`` is called once, in a worker thread; it produces rows until the input ends (or forever
+  for a live stream) and must return soon after ``cancelled()`` turns true.
+- ``__len__``/``row``/``search_text`` are called from the UI thread while ``run()`` appends: publish
+  a row only after all its columns are stored (the length is the last thing to change).
+- ``detail(i)`` may block (it re-reads and decodes one event); the TUI calls it from a worker
+  thread and decodes the tree of a row only when the row is selected.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TextIO, runtime_checkable
+
+from binlogscope.wire.node import Node
+
+#: optional columns a source may fill (files leave them empty; live sessions and captures don't)
+OPTIONAL_COLUMNS = frozenset({"direction", "seq", "semi_sync"})
+
+#: row kinds: each has a colour in app.tcss (``event-list--kind-<kind>``)
+KINDS = (
+    "control", "gtid", "query", "table_map", "write", "update", "delete", "commit", "heartbeat",
+    "handshake", "result", "ack", "other", "error",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the packet/event list."""
+
+    index: int  # 0-based position in the source
+    time: float | None  # seconds since the epoch (event timestamp or capture time)
+    length: int  # bytes of the packet / event
+    event_type: str  # "WRITE_ROWS_EVENT", "COM_BINLOG_DUMP", ...
+    offset: int  # absolute offset of the first byte (file position for binlog files)
+    summary: str = ""
+    table: str | None = None  # "schema.table"
+    log_pos: int | None = None
+    error: bool = False
+    kind: str = "other"
+    direction: str | None = None  # "->" client to server, "<-" server to client; None: files
+    seq: int | None = None
+    semi_sync: str | None = None  # "ack?" / "ef" / "ACK 1234"
+
+    @property
+    def number(self) -> int:
+        return self.index + 1
+
+
+@dataclass(frozen=True, slots=True)
+class Detail:
+    """The decoded tree of one row and the bytes its node offsets point into."""
+
+    node: Node
+    raw: bytes
+    base: int  # absolute offset of raw[0]
+    error: str | None = None
+
+    def slice(self, node: Node) -> bytes:
+        return self.raw[node.offset - self.base : node.end - self.base]
+
+
+@dataclass(slots=True)
+class SourceInfo:
+    """What the status bar shows about the source."""
+
+    label: str
+    server_version: str = ""
+    checksum: str = ""
+    events: int = 0
+    errors: int = 0
+    done: bool = False
+    progress: float | None = None  # 0..1 while indexing, None when unknown
+    fatal: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@runtime_checkable
+class RowSource(Protocol):
+    """Rows for the list, details on demand."""
+
+    #: which of :data:`OPTIONAL_COLUMNS` this source fills
+    columns: frozenset[str]
+
+    def __len__(self) -> int: ...
+
+    def row(self, index: int) -> Row: ...
+
+    def search_text(self, index: int) -> str:
+        """Lower-case text that search and the free-text filter look in."""
+        ...
+
+    def position(self, index: int) -> str:
+        """Where a row is, for the status bar: ``mysql-bin.000001:1234``."""
+        ...
+
+    def find_offset(self, offset: int) -> int | None:
+        """Index of the row that contains byte ``offset`` (jump to position), None if none."""
+        ...
+
+    def detail(self, index: int) -> Detail: ...
+
+    def info(self) -> SourceInfo: ...
+
+    def run(self, cancelled: Callable[[], bool]) -> None: ...
+
+    def export_jsonl(self, indices: Sequence[int], out: TextIO, *, tree: bool = False,
+                     cancelled: Callable[[], bool] = lambda: False) -> int:
+        """Write one JSON object per row in ``indices`` (ascending); return how many."""
+        ...
+
+
+def format_time(ts: float | None, wide: bool) -> str:
+    if ts is None:
+        return ""
+    t = time.gmtime(ts)
+    return time.strftime("%Y-%m-%d %H:%M:%S" if wide else "%H:%M:%S", t)
+
+
+def event_kind(type_name: str, error: bool = False) -> str:
+    """Colour class of a binlog event type name."""
+    if error:
+        return "error"
+    n = type_name
+    if "WRITE_ROWS" in n:
+        return "write"
+    if "UPDATE_ROWS" in n:
+        return "update"
+    if "DELETE_ROWS" in n:
+        return "delete"
+    if n == "TABLE_MAP_EVENT":
+        return "table_map"
+    if "GTID" in n and "PREVIOUS" not in n and "LIST" not in n:
+        return "gtid"
+    if n in ("XID_EVENT", "XA_PREPARE_LOG_EVENT"):
+        return "commit"
+    if "HEARTBEAT" in n:
+        return "heartbeat"
+    if n in ("QUERY_EVENT", "ROWS_QUERY_LOG_EVENT", "ANNOTATE_ROWS_EVENT",
+             "QUERY_COMPRESSED_EVENT", "USER_VAR_EVENT", "INTVAR_EVENT", "RAND_EVENT"):
+        return "query"
+    if n in ("FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT", "STOP_EVENT", "START_EVENT_V3",
+             "PREVIOUS_GTIDS_LOG_EVENT", "GTID_LIST_EVENT", "BINLOG_CHECKPOINT_EVENT",
+             "START_ENCRYPTION_EVENT", "INCIDENT_EVENT"):
+        return "control"
+    return "other"

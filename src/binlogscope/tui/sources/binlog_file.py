@@ -1,0 +1,285 @@
+"""Binlog files as a :class:`~binlogscope.tui.source.RowSource`.
+
+``run()`` walks the file once with the fast decoder (``record=False``: no Node trees) and keeps a
+few compact columns per event (offset, size, type, timestamp, log_pos, table, summary) plus a
+:class:`DecodeContext` checkpoint every few hundred events. ``detail(i)`` re-reads from the
+nearest checkpoint, replays the events in between without trees (they only update the context:
+FORMAT_DESCRIPTION, TABLE_MAP, ROTATE) and decodes event ``i`` with its tree. Memory is a few tens
+of bytes per event plus its summary text.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import gzip
+import json
+import threading
+from array import array
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
+from binlogscope.summary import event_summary, event_table
+from binlogscope.tui.source import Detail, Row, SourceInfo, event_kind
+from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.stream import BinlogStreamDecoder
+from binlogscope.wire.binlog.types import ChecksumAlg, event_type_name
+from binlogscope.wire.node import Node
+
+#: a context checkpoint at least every this many events / bytes
+CHECKPOINT_EVENTS = 256
+CHECKPOINT_BYTES = 1 << 20
+_SUMMARY_MAX = 100
+
+
+def row_summary(ev: DecodedEvent) -> str:
+    """The list's summary column: what is in the event besides its type and table."""
+    body = ev.body
+    parts: list[str] = []
+    if body is not None:
+        rows = getattr(body, "rows", None)
+        if isinstance(rows, list):
+            parts.append(f"{len(rows)} row{'s' if len(rows) != 1 else ''}")
+        for attr in ("gtid", "query"):
+            v = getattr(body, attr, None)
+            if isinstance(v, str):
+                parts.append(" ".join(v.split()))
+        name = getattr(body, "next_log_name", None)
+        if isinstance(name, str):
+            parts.append(f"{name}:{getattr(body, 'position', '')}")
+        xid = getattr(body, "xid", None)
+        if isinstance(xid, int):
+            parts.append(f"COMMIT xid={xid}")
+        ver = getattr(body, "server_version", None)
+        if isinstance(ver, str):
+            alg = getattr(body, "checksum_alg", None)
+            parts.append(ver if alg is None else f"{ver} checksum={_alg_name(alg)}")
+        cols = getattr(body, "columns", None)
+        if (rows is None and isinstance(cols, list)
+                and getattr(body, "table_id", None) is not None):
+            parts.append(f"table_id={body.table_id} {len(cols)} columns")
+    if ev.error:
+        parts.append(f"ERROR {ev.error}")
+    text = " ".join(parts)
+    return text if len(text) <= _SUMMARY_MAX else text[: _SUMMARY_MAX - 3] + "..."
+
+
+def _alg_name(alg: int) -> str:
+    try:
+        return ChecksumAlg(alg).name.removeprefix("BINLOG_CHECKSUM_ALG_")
+    except ValueError:
+        return str(alg)
+
+
+def _clone(ctx: DecodeContext) -> DecodeContext:
+    return dataclasses.replace(ctx, tables=dict(ctx.tables))
+
+
+class BinlogFileSource:
+    """One binlog (or relay log) file, ``.gz`` too."""
+
+    columns: frozenset[str] = frozenset()
+
+    def __init__(self, path: str | Path, *, start_position: int | None = None,
+                 stop_position: int | None = None) -> None:
+        self.path = Path(path)
+        self.start_position = start_position
+        self.stop_position = stop_position
+        self._offsets = array("q")
+        self._sizes = array("q")
+        self._types = array("B")
+        self._times = array("I")
+        self._log_pos = array("I")
+        self._table_ids = array("i")  # index into _tables, -1: none
+        self._tables: list[str] = []
+        self._table_index: dict[str, int] = {}
+        self._summaries: list[str] = []
+        self._errors: set[int] = set()
+        self._n = 0
+        # checkpoints: (offset of the next event, context before it); sorted by offset
+        self._cp_offsets: list[int] = []
+        self._cp_ctx: list[DecodeContext] = []
+        self._ctx = DecodeContext()
+        self._done = False
+        self._fatal: str | None = None
+        self._size_on_disk = 0
+        self._lock = threading.Lock()
+        try:
+            self._size_on_disk = self.path.stat().st_size
+        except OSError:
+            pass
+
+    # ----- RowSource
+    def __len__(self) -> int:
+        return self._n
+
+    def row(self, index: int) -> Row:
+        code = self._types[index]
+        name = event_type_name(code)
+        err = index in self._errors
+        t = self._table_ids[index]
+        return Row(index=index, time=float(self._times[index]), length=self._sizes[index],
+                   event_type=name, offset=self._offsets[index], summary=self._summaries[index],
+                   table=self._tables[t] if t >= 0 else None, log_pos=self._log_pos[index],
+                   error=err, kind=event_kind(name, err))
+
+    def search_text(self, index: int) -> str:
+        t = self._table_ids[index]
+        table = self._tables[t] if t >= 0 else ""
+        return f"{event_type_name(self._types[index])} {table} {self._summaries[index]}".lower()
+
+    def position(self, index: int) -> str:
+        return f"{self.path.name}:{self._offsets[index]}"
+
+    def find_offset(self, offset: int) -> int | None:
+        n = self._n
+        i = bisect.bisect_right(self._offsets, offset, 0, n) - 1
+        if i < 0:
+            return 0 if n else None
+        return i
+
+    def info(self) -> SourceInfo:
+        ctx = self._ctx
+        progress = None
+        if not self._done and self._size_on_disk and self.path.suffix != ".gz" and self._n:
+            progress = min(1.0, (self._offsets[self._n - 1] + self._sizes[self._n - 1])
+                           / self._size_on_disk)
+        return SourceInfo(
+            label=str(self.path), server_version=ctx.server_version,
+            checksum=_alg_name(ctx.checksum_alg) if ctx.fde_seen else "",
+            events=self._n, errors=len(self._errors), done=self._done, progress=progress,
+            fatal=self._fatal)
+
+    def run(self, cancelled: Callable[[], bool]) -> None:
+        """Index the whole file (call once, from a worker thread)."""
+        ctx = self._ctx
+        info = FileEvents(str(self.path))
+        self._add_checkpoint(4, ctx)
+        since_cp = 0
+        cp_bytes = 0
+        try:
+            for ev in read_binlog_file(self.path, record=False, ctx=ctx,
+                                       stop_position=self.stop_position, info=info):
+                if cancelled():
+                    return
+                if self.start_position is None or ev.offset >= self.start_position:
+                    self._add(ev, ctx)
+                since_cp += 1
+                cp_bytes += ev.size
+                if since_cp >= CHECKPOINT_EVENTS or cp_bytes >= CHECKPOINT_BYTES:
+                    self._add_checkpoint(ev.end, ctx)
+                    since_cp = cp_bytes = 0
+            self._fatal = info.fatal
+        except BinlogFileError as exc:
+            self._fatal = str(exc)
+        finally:
+            self._done = True
+
+    def detail(self, index: int) -> Detail:
+        offset = self._offsets[index]
+        size = self._sizes[index]
+        k = bisect.bisect_right(self._cp_offsets, offset) - 1
+        cp_off = self._cp_offsets[k]
+        ctx = _clone(self._cp_ctx[k])
+        with self._lock, self._open() as f:
+            if cp_off <= 4:
+                f.seek(0)
+                dec = BinlogStreamDecoder(ctx, record=False)
+                prefix = f.read(offset)
+            else:
+                f.seek(cp_off)
+                dec = BinlogStreamDecoder(ctx, record=False, start_offset=cp_off,
+                                          expect_magic=False)
+                prefix = f.read(offset - cp_off)
+            event_bytes = f.read(size)
+        dec.receive_data(prefix)
+        for _ in dec.events():
+            pass
+        if dec.offset != offset:
+            raise RuntimeError(f"could not re-read the event at {offset} (stopped at {dec.offset})")
+        dec.record = True
+        dec.receive_data(event_bytes)
+        got = list(dec.events())
+        if not got:
+            dec.receive_data(b"")
+            got = list(dec.events())
+        ev = got[0]
+        node = ev.node
+        if node is None:
+            node = Node("event", offset, len(event_bytes), error=ev.error or "no tree")
+        raw = ev.raw if ev.raw is not None and len(ev.raw) >= node.length else event_bytes
+        return Detail(node=node, raw=raw, base=ev.offset, error=ev.error)
+
+    def export_jsonl(self, indices: Sequence[int], out: TextIO, *, tree: bool = False,
+                     cancelled: Callable[[], bool] = lambda: False) -> int:
+        if tree:
+            written = 0
+            for i in indices:
+                if cancelled():
+                    break
+                d = self.detail(i)
+                out.write(json.dumps({"file": str(self.path), **d.node.to_dict()},
+                                     ensure_ascii=False) + "\n")
+                written += 1
+            return written
+        wanted = [self._offsets[i] for i in indices]
+        if not wanted:
+            return 0
+        written = 0
+        k = 0
+        for ev in read_binlog_file(self.path, record=False, stop_position=wanted[-1] + 1):
+            if cancelled():
+                break
+            while k < len(wanted) and wanted[k] < ev.offset:
+                k += 1
+            if k < len(wanted) and wanted[k] == ev.offset:
+                out.write(json.dumps(event_summary(ev, file=str(self.path)),
+                                     ensure_ascii=False) + "\n")
+                written += 1
+                k += 1
+        return written
+
+    # ----- helpers
+    def _open(self) -> BinaryIO:
+        f: BinaryIO = self.path.open("rb")
+        if self.path.suffix == ".gz":
+            return gzip.open(f, "rb")  # type: ignore[return-value]
+        return f
+
+    def _add_checkpoint(self, offset: int, ctx: DecodeContext) -> None:
+        if self._cp_offsets and self._cp_offsets[-1] >= offset:
+            return
+        self._cp_ctx.append(_clone(ctx))
+        self._cp_offsets.append(offset)
+
+    def _table_of(self, ev: DecodedEvent, ctx: DecodeContext) -> int:
+        schema, table = event_table(ev)
+        if table is None:
+            tid: Any = getattr(ev.body, "table_id", None)
+            tm = ctx.tables.get(tid) if isinstance(tid, int) else None
+            if tm is None:
+                return -1
+            schema, table = tm.schema, tm.table
+        name = f"{schema}.{table}"
+        i = self._table_index.get(name)
+        if i is None:
+            i = self._table_index[name] = len(self._tables)
+            self._tables.append(name)
+        return i
+
+    def _add(self, ev: DecodedEvent, ctx: DecodeContext) -> None:
+        h = ev.header
+        n = self._n
+        self._offsets.append(ev.offset)
+        self._sizes.append(ev.size)
+        self._types.append(h.type_code if h else 0)
+        self._times.append(h.timestamp if h else 0)
+        self._log_pos.append(h.log_pos if h else 0)
+        self._table_ids.append(self._table_of(ev, ctx))
+        self._summaries.append(row_summary(ev))
+        if ev.error:
+            self._errors.add(n)
+        self._n = n + 1

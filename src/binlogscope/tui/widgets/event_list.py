@@ -1,0 +1,208 @@
+"""The packet/event list: a virtual list (Line API) over a :class:`View`.
+
+Only the visible lines are ever rendered; a row is built from the source's compact columns when
+its line is painted, so a million-event file costs nothing here.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from binlogscope.tui.messages import RowHighlighted
+from binlogscope.tui.source import KINDS, Row, format_time
+from binlogscope.tui.view import View
+
+_COLS_NARROW = 100
+
+
+def _fit(text: str, width: int, right: bool = False) -> str:
+    if cell_len(text) > width:
+        text = text[: max(width - 1, 0)] + "…" if width > 0 else ""
+        while cell_len(text) > width:
+            text = text[:-2] + "…"
+    pad = " " * (width - cell_len(text))
+    return pad + text if right else text + pad
+
+
+class EventList(ScrollView, can_focus=True):
+    """One line per row; the first line is a fixed column header."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown,space", "page(1)", "Page down", show=False),
+        Binding("home", "edge(0)", "First", show=False),
+        Binding("end", "edge(1)", "Last", show=False),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "event-list--header", "event-list--cursor", "event-list--cursor-blurred",
+        "event-list--bookmark", *(f"event-list--kind-{k}" for k in KINDS),
+    }
+
+    DEFAULT_CSS = """
+    EventList { overflow-x: hidden; overflow-y: scroll; }
+    """
+
+    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+
+    def __init__(self, view: View, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.view = view
+        self.bookmarks: set[int] = set()
+        self.show_optional: frozenset[str] = view.source.columns
+        self._last_posted: tuple[int, int] | None = None
+
+    # ----- data
+    @property
+    def row_count(self) -> int:
+        return len(self.view)
+
+    def set_view(self, view: View, keep_row: int | None = None) -> None:
+        """Show another view; keep the cursor on ``keep_row`` (a source row) when possible."""
+        self.view = view
+        self.rows_changed()
+        if len(view):
+            self.cursor = view.nearest(keep_row) if keep_row is not None else 0
+        else:
+            self._last_posted = None
+            self.refresh()
+
+    def rows_changed(self) -> None:
+        """The view grew: update the scroll range and repaint."""
+        self.virtual_size = Size(self.size.width, len(self.view) + 1)
+        self.refresh()
+        if self._last_posted is None and len(self.view):
+            self.cursor = min(self.cursor, len(self.view) - 1)
+
+    @property
+    def current_row(self) -> int | None:
+        if not len(self.view):
+            return None
+        return self.view.row_index(min(self.cursor, len(self.view) - 1))
+
+    def move_to_row(self, row_index: int) -> None:
+        v = self.view.view_index(row_index)
+        self.cursor = v if v is not None else self.view.nearest(row_index)
+
+    # ----- cursor
+    def validate_cursor(self, value: int) -> int:
+        n = len(self.view)
+        return 0 if n == 0 else max(0, min(value, n - 1))
+
+    def watch_cursor(self, value: int) -> None:
+        page = max(self.scrollable_content_region.height - 1, 1)
+        top = round(self.scroll_y)
+        if value < top:
+            self.scroll_to(y=value, animate=False, immediate=True)
+        elif value >= top + page:
+            self.scroll_to(y=value - page + 1, animate=False, immediate=True)
+        self.refresh()
+        if len(self.view):
+            key = (value, self.view.row_index(value))
+            if key != self._last_posted:
+                self._last_posted = key
+                self.post_message(RowHighlighted(*key))
+
+    def action_cursor(self, delta: int) -> None:
+        self.cursor += delta
+
+    def action_page(self, direction: int) -> None:
+        page = max(self.scrollable_content_region.height - 1, 1)
+        self.cursor += direction * page
+
+    def action_edge(self, end: int) -> None:
+        self.cursor = len(self.view) - 1 if end else 0
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y < 1:
+            return
+        self.focus()
+        self.cursor = round(self.scroll_y) + offset.y - 1
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(event.size.width, len(self.view) + 1)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    # ----- painting
+    def _columns(self, width: int) -> list[tuple[str, str, int, bool]]:
+        """(key, title, width, right-aligned) that fit ``width``; summary takes the rest."""
+        n = max(len(self.view.source), 1)
+        num_w = max(len(str(n)), 3) + 1
+        wide = width >= _COLS_NARROW
+        cols: list[tuple[str, str, int, bool]] = [("number", "no.", num_w, True)]
+        cols.append(("time", "time (UTC)" if wide else "time", 19 if wide else 8, False))
+        if "direction" in self.show_optional:
+            cols.append(("direction", "dir", 3, False))
+        cols.append(("length", "len", 7 if wide else 5, True))
+        if "seq" in self.show_optional:
+            cols.append(("seq", "seq", 3, True))
+        if "semi_sync" in self.show_optional:
+            cols.append(("semi_sync", "semi", 10 if wide else 4, False))
+        cols.append(("event_type", "type", 24 if wide else 16, False))
+        cols.append(("table", "schema.table", 24 if wide else 14, False))
+        if wide:
+            cols.append(("log_pos", "log_pos", 10, True))
+        return cols
+
+    def _cell(self, row: Row, key: str, wide: bool) -> str:
+        if key == "number":
+            return str(row.number)
+        if key == "time":
+            return format_time(row.time, wide)
+        if key == "length":
+            return str(row.length)
+        if key == "event_type":
+            t = row.event_type
+            return t if wide else t.removesuffix("_EVENT").removesuffix("_LOG")
+        value = getattr(row, key)
+        return "" if value is None else str(value)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        cols = self._columns(width)
+        wide = width >= _COLS_NARROW
+        if y == 0:
+            text = " ".join(_fit(t, w, r) for _, t, w, r in cols) + " summary"
+            style = self.get_component_rich_style("event-list--header")
+            return Strip([Segment(_fit(text, width), style)], width)
+        vi = round(self.scroll_y) + y - 1
+        if vi >= len(self.view):
+            return Strip.blank(width, self.rich_style)
+        ri = self.view.row_index(vi)
+        row = self.view.source.row(ri)
+        cells = []
+        for key, _, w, right in cols:
+            text = self._cell(row, key, wide)
+            if key == "number" and ri in self.bookmarks:
+                text = "*" + text
+            cells.append(_fit(text, w, right))
+        used = sum(w for _, _, w, _ in cols) + len(cols)
+        line = " ".join(cells) + " " + _fit(row.summary, max(width - used, 0))
+        base = self.rich_style + self.get_component_rich_style(f"event-list--kind-{row.kind}")
+        style: Style = base
+        if vi == self.cursor:
+            cls = "event-list--cursor" if self.has_focus else "event-list--cursor-blurred"
+            style = base + self.get_component_rich_style(cls)
+        segs = [Segment(_fit(line, width), style)]
+        if ri in self.bookmarks:
+            bm = self.get_component_rich_style("event-list--bookmark")
+            segs = [Segment(line[:1], style + bm), Segment(_fit(line, width)[1:], style)]
+        return Strip(segs, width)

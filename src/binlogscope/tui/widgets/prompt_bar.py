@@ -1,0 +1,60 @@
+"""One-line prompt for the filter, search, go-to and export commands (hidden until used)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.widgets import Input, Label
+
+from binlogscope.tui.messages import PromptClosed, PromptSubmitted
+
+PROMPTS = {
+    "filter": ("Filter", "type:WRITE,UPDATE table:shop\\.orders errors free text  (empty = all)"),
+    "search": ("Search", "text in type, table or summary (n / N: next / previous)"),
+    "goto": ("Go to", "file position (e.g. 1234) or #row number"),
+    "export": ("Export view to", "file name for JSON lines"),
+    "export_event": ("Export event to", "file name for the event's tree as JSON"),
+}
+
+
+class PromptBar(Horizontal):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close", show=True)]
+    DEFAULT_CSS = """
+    PromptBar { height: 1; display: none; }
+    PromptBar.-open { display: block; }
+    PromptBar > Label { width: auto; padding: 0 1; }
+    PromptBar > Input { width: 1fr; height: 1; border: none; padding: 0; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.mode = "filter"
+
+    def compose(self) -> ComposeResult:
+        yield Label("Filter")
+        yield Input(id="prompt-input")
+
+    def open(self, mode: str, value: str = "") -> None:
+        self.mode = mode
+        title, hint = PROMPTS[mode]
+        self.query_one(Label).update(f"{title}:")
+        inp = self.query_one(Input)
+        inp.placeholder = hint
+        inp.value = value
+        inp.cursor_position = len(value)
+        self.add_class("-open")
+        inp.focus()
+
+    def action_close(self) -> None:
+        self.remove_class("-open")
+        self.post_message(PromptClosed(self.mode))
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.remove_class("-open")
+        self.post_message(PromptSubmitted(self.mode, event.value))

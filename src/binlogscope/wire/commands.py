@@ -1,0 +1,322 @@
+"""Client commands: the first payload byte names the command (``Command``).
+
+Decoded in full: COM_QUERY (with query attributes), COM_PING, COM_QUIT, COM_INIT_DB,
+COM_REGISTER_SLAVE, COM_BINLOG_DUMP and COM_BINLOG_DUMP_GTID (with its SID/GNO interval set).
+Other commands are shown as the command byte plus their raw arguments.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from binlogscope.wire.constants import (
+    BinlogDumpFlag,
+    BinlogDumpGtidFlag,
+    CapabilityFlag,
+    Command,
+    command_name,
+)
+from binlogscope.wire.fields import SENSITIVE, flag_field, lenenc_int, u8, u16, u32, u64
+from binlogscope.wire.reader import ByteReader
+
+
+def _command_byte(r: ByteReader, expected: Command | None = None) -> int:
+    code = r.peek_u8()
+    name = command_name(code if code is not None else -1)
+    c = r.u8("command", doc="command byte: which request this is",
+             display=f"{name} (0x{code or 0:02x})")
+    if expected is not None and c != expected:
+        raise ValueError(f"command byte 0x{c:02x}, expected {expected.name} (0x{expected:02x})")
+    return c
+
+
+@dataclass(frozen=True, slots=True)
+class ComQuery:
+    """COM_QUERY (0x03): run one text SQL statement (or several with MULTI_STATEMENTS)."""
+
+    query: str
+    #: query attributes (CLIENT_QUERY_ATTRIBUTES): (name, raw binary-protocol value or None)
+    attributes: tuple[tuple[str, bytes | None], ...] = ()
+
+
+#: byte width of fixed-size binary-protocol values by MYSQL_TYPE_*; -1: 1-byte length prefix
+_FIXED = {1: 1, 2: 2, 13: 2, 3: 4, 9: 4, 4: 4, 8: 8, 5: 8, 6: 0,
+          7: -1, 10: -1, 12: -1, 11: -1}
+
+
+def _query_attributes(r: ByteReader) -> tuple[tuple[str, bytes | None], ...]:
+    pcount = r.lenenc("parameter_count", doc="number of query attributes") or 0
+    r.lenenc("parameter_set_count", doc="always 1: one set of attributes")
+    if not pcount:
+        return ()
+    nulls = r.raw("null_bitmap", (pcount + 7) // 8, doc="bit i set: attribute i is NULL")
+    bind = r.u8("new_params_bind_flag", doc="1: the types and names follow")
+    if not bind:
+        raise ValueError("query attributes without types cannot be delimited")
+    types: list[int] = []
+    names: list[str] = []
+    r.begin("parameters", doc="type and name of each query attribute")
+    for _ in range(pcount):
+        r.begin("parameter")
+        types.append(r.u16("param_type_and_flag",
+                           doc="MYSQL_TYPE_* of the value (0x8000: unsigned)") & 0xFF)
+        names.append(r.lenenc_str("parameter_name", doc="attribute name") or "")
+        r.end_group(display=names[-1])
+    r.end_group()
+    out: list[tuple[str, bytes | None]] = []
+    r.begin("parameter_values", doc="attribute values in the binary protocol encoding")
+    for i in range(pcount):
+        if nulls[i // 8] >> (i % 8) & 1:
+            out.append((names[i], None))
+            continue
+        width = _FIXED.get(types[i])
+        if width is None:
+            val = r.lenenc_bytes("parameter_value", doc=f"value of {names[i]}") or b""
+        elif width == -1:
+            n = r.u8("parameter_value_length", doc="length of the temporal value")
+            val = r.raw("parameter_value", n, doc=f"value of {names[i]}")
+        else:
+            val = r.raw("parameter_value", width, doc=f"value of {names[i]}")
+        out.append((names[i], val))
+    r.end_group()
+    return tuple(out)
+
+
+def decode_com_query(r: ByteReader, caps: int = 0) -> ComQuery:
+    _command_byte(r, Command.COM_QUERY)
+    attrs: tuple[tuple[str, bytes | None], ...] = ()
+    if caps & CapabilityFlag.CLIENT_QUERY_ATTRIBUTES:
+        attrs = _query_attributes(r)
+    q = r.rest_str("query", doc="the SQL text, not NUL-terminated (runs to the end)")
+    return ComQuery(q, attrs)
+
+
+def encode_com_query(v: ComQuery, caps: int = 0) -> bytes:
+    out = u8(Command.COM_QUERY)
+    if caps & CapabilityFlag.CLIENT_QUERY_ATTRIBUTES:
+        out += lenenc_int(0) + lenenc_int(1)
+    return out + v.query.encode()
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """A command with no or unparsed arguments (COM_PING, COM_QUIT, COM_INIT_DB...)."""
+
+    command: int
+    arguments: bytes = b""
+
+    @property
+    def name(self) -> str:
+        return command_name(self.command)
+
+
+_ARG_DOCS = {
+    Command.COM_INIT_DB: ("schema_name", "schema to make the default (like USE)"),
+    Command.COM_FIELD_LIST: ("table", "table name + NUL + column wildcard"),
+    Command.COM_PROCESS_KILL: ("connection_id", "connection to kill (int<4>)"),
+}
+
+
+def decode_simple_command(r: ByteReader, caps: int = 0) -> SimpleCommand:
+    """COM_PING / COM_QUIT / COM_STATISTICS...: command byte plus raw arguments, if any."""
+    c = _command_byte(r)
+    args = b""
+    if not r.at_end():
+        name, doc = _ARG_DOCS.get(Command(c) if c in Command._value2member_map_ else
+                                  Command.COM_SLEEP, ("arguments", "command arguments"))
+        if c == Command.COM_INIT_DB:
+            args = r.rest_str(name, doc=doc).encode()
+        else:
+            args = r.rest(name, doc=doc)
+    return SimpleCommand(c, args)
+
+
+def encode_simple_command(v: SimpleCommand) -> bytes:
+    return u8(v.command) + v.arguments
+
+
+COM_PING = SimpleCommand(Command.COM_PING)
+COM_QUIT = SimpleCommand(Command.COM_QUIT)
+
+
+# ---------------------------------------------------------------------------- replication
+@dataclass(frozen=True, slots=True)
+class ComRegisterSlave:
+    """COM_REGISTER_SLAVE (0x15): a replica announces itself (SHOW REPLICAS lists it)."""
+
+    server_id: int
+    hostname: str = ""
+    user: str = ""
+    password: str = field(default="", repr=False)
+    port: int = 0
+    replication_rank: int = 0
+    master_id: int = 0
+
+
+def decode_com_register_slave(r: ByteReader, caps: int = 0) -> ComRegisterSlave:
+    _command_byte(r, Command.COM_REGISTER_SLAVE)
+    sid = r.u32("server_id", doc="the replica's server_id (must be unique in the topology)")
+    n = r.u8("hostname_length", doc="length of the hostname")
+    host = r.fixed_str("hostname", n, doc="report_host of the replica (often empty)")
+    n = r.u8("user_length", doc="length of the user")
+    user = r.fixed_str("user", n, doc="report_user of the replica (often empty)")
+    n = r.u8("password_length", doc="length of the password")
+    pw = r.fixed_str("password", n, doc=SENSITIVE + "report_password of the replica")
+    port = r.u16("port", doc="report_port of the replica (0: unknown)")
+    rank = r.u32("replication_rank", doc="ignored by the server")
+    mid = r.u32("master_id", doc="usually 0 (the server fills in its own id)")
+    return ComRegisterSlave(sid, host, user, pw, port, rank, mid)
+
+
+def encode_com_register_slave(v: ComRegisterSlave) -> bytes:
+    def short(s: str) -> bytes:
+        b = s.encode()
+        if len(b) > 255:
+            raise ValueError("COM_REGISTER_SLAVE strings are at most 255 bytes")
+        return u8(len(b)) + b
+
+    return (u8(Command.COM_REGISTER_SLAVE) + u32(v.server_id) + short(v.hostname)
+            + short(v.user) + short(v.password) + u16(v.port) + u32(v.replication_rank)
+            + u32(v.master_id))
+
+
+@dataclass(frozen=True, slots=True)
+class ComBinlogDump:
+    """COM_BINLOG_DUMP (0x12): stream the binlog from a file name and position."""
+
+    binlog_pos: int
+    server_id: int
+    binlog_filename: str = ""
+    flags: int = 0
+
+    @property
+    def non_block(self) -> bool:
+        return bool(self.flags & BinlogDumpFlag.BINLOG_DUMP_NON_BLOCK)
+
+
+def decode_com_binlog_dump(r: ByteReader, caps: int = 0) -> ComBinlogDump:
+    _command_byte(r, Command.COM_BINLOG_DUMP)
+    pos = r.u32("binlog_pos", doc="position in the file to start at (4 = first event)")
+    flags = flag_field(r, "flags", 2, BinlogDumpFlag,
+                       doc="2 bytes little-endian; BINLOG_DUMP_NON_BLOCK: send EOF at the end "
+                       "of the logs instead of waiting")
+    sid = r.u32("server_id", doc="the replica's server_id; 0 also means 'stop at the end'")
+    name = r.rest_str("binlog_filename",
+                      doc="file to start from (empty: the first file the server has)")
+    return ComBinlogDump(pos, sid, name, flags)
+
+
+def encode_com_binlog_dump(v: ComBinlogDump) -> bytes:
+    return (u8(Command.COM_BINLOG_DUMP) + u32(v.binlog_pos) + u16(v.flags) + u32(v.server_id)
+            + v.binlog_filename.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class GtidInterval:
+    start: int
+    end: int  # exclusive, as on the wire
+
+
+@dataclass(frozen=True, slots=True)
+class GtidSid:
+    sid: uuid.UUID
+    intervals: tuple[GtidInterval, ...]
+
+
+def gtid_set_text(sids: tuple[GtidSid, ...]) -> str:
+    """The usual text form, ``uuid:1-5:7``; intervals on the wire are [start, end)."""
+    parts = []
+    for s in sids:
+        iv = ":".join(f"{i.start}" if i.end - i.start == 1 else f"{i.start}-{i.end - 1}"
+                      for i in s.intervals)
+        parts.append(f"{s.sid}:{iv}" if iv else str(s.sid))
+    return ",".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ComBinlogDumpGtid:
+    """COM_BINLOG_DUMP_GTID (0x1e): stream the binlog, skipping transactions in a GTID set."""
+
+    server_id: int
+    binlog_filename: str = ""
+    binlog_pos: int = 4
+    flags: int = 0
+    gtid_set: tuple[GtidSid, ...] | None = None
+    #: the SID block as raw bytes when it was not decoded (e.g. MySQL 8.3 tagged format)
+    raw_data: bytes = b""
+
+
+def _decode_sid_block(r: ByteReader) -> tuple[GtidSid, ...]:
+    n = r.u64("n_sids", doc="number of server UUIDs in the set")
+    if n > r.remaining // 24:
+        raise ValueError(f"n_sids {n} cannot fit in {r.remaining} bytes (tagged GTID format?)")
+    out: list[GtidSid] = []
+    for _ in range(n):
+        r.begin("sid_entry", doc="one server UUID and its GNO intervals")
+        start = r.pos
+        raw = r.take(16, "sid")
+        sid = uuid.UUID(bytes=raw)
+        r.leaf("sid", start, sid, wire="string[16]", doc="server UUID (source_id) of the GTIDs",
+               display=str(sid))
+        m = r.u64("n_intervals", doc="number of GNO intervals for this UUID")
+        ivs: list[GtidInterval] = []
+        for _ in range(m):
+            r.begin("interval")
+            a = r.u64("start", doc="first transaction number (GNO) in the interval")
+            b = r.u64("end", doc="one past the last GNO (the interval is [start, end))")
+            r.end_group(display=f"{a}-{b - 1}")
+            ivs.append(GtidInterval(a, b))
+        r.end_group(display=str(sid))
+        out.append(GtidSid(sid, tuple(ivs)))
+    return tuple(out)
+
+
+def decode_com_binlog_dump_gtid(r: ByteReader, caps: int = 0) -> ComBinlogDumpGtid:
+    _command_byte(r, Command.COM_BINLOG_DUMP_GTID)
+    flags = flag_field(r, "flags", 2, BinlogDumpGtidFlag,
+                       doc="2 bytes little-endian; BINLOG_THROUGH_GTID: a GTID set follows")
+    sid = r.u32("server_id", doc="the replica's server_id")
+    n = r.u32("binlog_name_info_size", doc="length of the file name (0: start by GTIDs only)")
+    name = r.fixed_str("binlog_name", n, doc="file to start from (usually empty)")
+    pos = r.u64("binlog_pos", doc="position to start at (4 = first event)")
+    gtids: tuple[GtidSid, ...] | None = None
+    raw = b""
+    if flags & BinlogDumpGtidFlag.BINLOG_THROUGH_GTID and not r.at_end():
+        size = r.u32("data_size", doc="byte length of the encoded GTID set")
+        with r.bounded(size, "data"):
+            first = r.peek(8)
+            if len(first) == 8 and first[7] != 0:  # format byte of the 8.3+ tagged encoding
+                raw = r.rest("data", doc="GTID set in the tagged (MySQL 8.3+) encoding")
+            else:
+                r.begin("data", doc="the replica's gtid_executed: these transactions are "
+                        "skipped")
+                gtids = _decode_sid_block(r)
+                r.end_group(display=gtid_set_text(gtids))
+    return ComBinlogDumpGtid(sid, name, pos, flags, gtids, raw)
+
+
+def encode_gtid_set(sids: tuple[GtidSid, ...]) -> bytes:
+    out = [u64(len(sids))]
+    for s in sids:
+        out.append(s.sid.bytes + u64(len(s.intervals)))
+        out.extend(u64(i.start) + u64(i.end) for i in s.intervals)
+    return b"".join(out)
+
+
+def encode_com_binlog_dump_gtid(v: ComBinlogDumpGtid) -> bytes:
+    name = v.binlog_filename.encode()
+    flags = v.flags
+    data = b""
+    if v.gtid_set is not None:
+        flags |= BinlogDumpGtidFlag.BINLOG_THROUGH_GTID
+        data = encode_gtid_set(v.gtid_set)
+    elif v.raw_data:
+        flags |= BinlogDumpGtidFlag.BINLOG_THROUGH_GTID
+        data = v.raw_data
+    out = (u8(Command.COM_BINLOG_DUMP_GTID) + u16(flags) + u32(v.server_id) + u32(len(name))
+           + name + u64(v.binlog_pos))
+    if flags & BinlogDumpGtidFlag.BINLOG_THROUGH_GTID:
+        out += u32(len(data)) + data
+    return out
+

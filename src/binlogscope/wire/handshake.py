@@ -1,0 +1,613 @@
+"""Connection phase and generic response packets.
+
+HandshakeV10 (server greeting), SSLRequest, HandshakeResponse41/320, AuthSwitchRequest (and the
+old-password switch, a lone 0xFE), AuthMoreData (caching_sha2_password's 0x03 fast-auth-ok /
+0x04 full-auth), the client's auth data, and the OK / ERR / EOF packets that answer commands.
+
+Each ``decode_x(r, caps)`` reads through a recording :class:`ByteReader`; each ``encode_x``
+returns the payload bytes (no packet header: see :func:`binlogscope.wire.framing.encode_packet`).
+Secrets (scramble, auth response) keep their bytes in the Node but are marked sensitive (see
+:mod:`binlogscope.wire.fields`) and hidden from the dataclasses' ``repr``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from binlogscope.wire.constants import (
+    CAPABILITY_DOCS,
+    ERROR_HINTS,
+    CapabilityFlag,
+    MariaDbCapability,
+    SessionTrackType,
+    StatusFlag,
+)
+from binlogscope.wire.fields import (
+    SENSITIVE,
+    flag_field,
+    lenenc_bytes,
+    lenenc_int,
+    lenenc_str,
+    nul_str,
+    u8,
+    u16,
+    u24,
+    u32,
+)
+from binlogscope.wire.reader import ByteReader
+
+CAP = CapabilityFlag
+#: what a modern client and server both speak (used when joining a connection mid-way)
+DEFAULT_CAPABILITIES = int(
+    CAP.CLIENT_LONG_PASSWORD | CAP.CLIENT_LONG_FLAG | CAP.CLIENT_PROTOCOL_41
+    | CAP.CLIENT_TRANSACTIONS | CAP.CLIENT_SECURE_CONNECTION | CAP.CLIENT_MULTI_RESULTS
+    | CAP.CLIENT_PLUGIN_AUTH | CAP.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+)
+
+CHARSETS: dict[int, str] = {
+    8: "latin1_swedish_ci", 28: "gbk_chinese_ci", 33: "utf8mb3_general_ci",
+    45: "utf8mb4_general_ci", 46: "utf8mb4_bin", 63: "binary", 83: "utf8mb3_bin",
+    192: "utf8mb3_unicode_ci", 224: "utf8mb4_unicode_ci", 255: "utf8mb4_0900_ai_ci",
+}
+
+
+def charset_name(code: int) -> str:
+    return f"{code} {CHARSETS.get(code, '')}".rstrip()
+
+
+# ============================================================================ HandshakeV10
+@dataclass(frozen=True, slots=True)
+class HandshakeV10:
+    """The server's greeting, first packet of every connection (sequence id 0)."""
+
+    server_version: str
+    connection_id: int
+    auth_plugin_data: bytes = field(repr=False)  # the scramble (nonce), usually 20 bytes
+    capability_flags: int
+    character_set: int = 255
+    status_flags: int = int(StatusFlag.SERVER_STATUS_AUTOCOMMIT)
+    auth_plugin_name: str | None = "mysql_native_password"
+    mariadb_capabilities: int = 0
+    protocol_version: int = 10
+
+    @property
+    def is_mariadb(self) -> bool:
+        return "mariadb" in self.server_version.lower()
+
+
+def decode_handshake_v10(r: ByteReader, caps: int = 0) -> HandshakeV10:
+    """Initial handshake packet, protocol version 10 (MySQL >= 3.21 / every MariaDB)."""
+    pv = r.u8("protocol_version", doc="handshake protocol version: always 10 since MySQL 3.21")
+    if pv != 10:
+        raise ValueError(f"protocol_version {pv}: only HandshakeV10 is decoded")
+    sv = r.nul_str("server_version",
+                   doc="human-readable server version; MariaDB 10.x/11.x prefix it with "
+                   "'5.5.5-' so old clients accept it")
+    cid = r.u32("thread_id", doc="connection id (the Id column of SHOW PROCESSLIST)")
+    p1 = r.raw("auth_plugin_data_part_1", 8,
+               doc=SENSITIVE + "first 8 bytes of the scramble (random nonce) the client "
+               "hashes the password with")
+    r.u8("filler", doc="0x00: marks the end of the 8-byte scramble part")
+    cap1 = flag_field(r, "capability_flags_1", 2, CapabilityFlag, docs=CAPABILITY_DOCS,
+                      doc="lower 16 bits of the server's capability flags")
+    if r.at_end():  # very old servers stop here
+        return HandshakeV10(sv, cid, p1, cap1, 0, 0, None, 0, pv)
+    cs = r.u8("character_set", doc="server's default collation id",
+              display=charset_name(r.peek_u8() or 0))
+    st = flag_field(r, "status_flags", 2, StatusFlag, doc="server status flags (autocommit...)")
+    cap2 = flag_field(r, "capability_flags_2", 2, CapabilityFlag, docs=CAPABILITY_DOCS,
+                      shift=16, doc="upper 16 bits of the server's capability flags")
+    caps_all = cap1 | cap2 << 16
+    if caps_all & CAP.CLIENT_PLUGIN_AUTH:
+        apdl = r.u8("auth_plugin_data_len",
+                    doc="length of the whole scramble incl. its trailing NUL (21)")
+    else:
+        apdl = 0
+        r.u8("filler_2", doc="0x00: no CLIENT_PLUGIN_AUTH, so no scramble length")
+    mcaps = 0
+    if caps_all & CAP.CLIENT_LONG_PASSWORD:
+        r.raw("reserved", 10, doc="reserved, all 0x00")
+    else:
+        r.raw("reserved", 6, doc="reserved, all 0x00")
+        mcaps = flag_field(r, "mariadb_capabilities", 4, MariaDbCapability,
+                           doc="MariaDB extended capabilities (bits 32-63), sent because "
+                           "CLIENT_MYSQL (bit 0) is clear")
+    data = p1
+    if caps_all & CAP.CLIENT_SECURE_CONNECTION:
+        n = max(13, apdl - 8)
+        n = min(n, r.remaining)
+        p2 = r.raw("auth_plugin_data_part_2", n,
+                   doc=SENSITIVE + "rest of the scramble (12 bytes + a NUL terminator)")
+        data = p1 + p2
+        if data.endswith(b"\0"):
+            data = data[:-1]
+    name: str | None = None
+    if caps_all & CAP.CLIENT_PLUGIN_AUTH and not r.at_end():
+        if b"\0" in r.peek(r.remaining):
+            name = r.nul_str("auth_plugin_name",
+                             doc="authentication method the scramble is meant for")
+        else:  # MySQL 5.5.7-5.5.9 forgot the NUL
+            name = r.rest_str("auth_plugin_name",
+                              doc="authentication method (sent without its NUL terminator)")
+    return HandshakeV10(sv, cid, data, caps_all, cs, st, name, mcaps, pv)
+
+
+def encode_handshake_v10(v: HandshakeV10) -> bytes:
+    caps = v.capability_flags
+    data = v.auth_plugin_data
+    out = [u8(v.protocol_version), nul_str(v.server_version), u32(v.connection_id),
+           data[:8].ljust(8, b"\0"), b"\0", u16(caps), u8(v.character_set), u16(v.status_flags),
+           u16(caps >> 16)]
+    out.append(u8(len(data) + 1 if caps & CAP.CLIENT_PLUGIN_AUTH else 0))
+    if caps & CAP.CLIENT_LONG_PASSWORD:
+        out.append(b"\0" * 10)
+    else:
+        out.append(b"\0" * 6 + u32(v.mariadb_capabilities))
+    if caps & CAP.CLIENT_SECURE_CONNECTION:
+        out.append(data[8:].ljust(12, b"\0") + b"\0")
+    if caps & CAP.CLIENT_PLUGIN_AUTH:
+        out.append(nul_str(v.auth_plugin_name or ""))
+    return b"".join(out)
+
+
+# ============================================================================ SSLRequest
+@dataclass(frozen=True, slots=True)
+class SslRequest:
+    """A truncated HandshakeResponse41 with CLIENT_SSL: the client starts TLS right after it."""
+
+    capability_flags: int
+    max_packet_size: int = 1 << 24
+    character_set: int = 255
+    mariadb_capabilities: int = 0
+
+
+def _client_prefix(r: ByteReader) -> tuple[int, int, int, int]:
+    flags = flag_field(r, "client_flag", 4, CapabilityFlag, docs=CAPABILITY_DOCS,
+                       doc="capabilities the client wants (a subset of the server's)")
+    mps = r.u32("max_packet_size", doc="largest packet the client will send or accept")
+    cs = r.u8("character_set", doc="collation id for the connection",
+              display=charset_name(r.peek_u8() or 0))
+    mcaps = 0
+    if flags & CAP.CLIENT_LONG_PASSWORD:
+        r.raw("filler", 23, doc="reserved, all 0x00")
+    else:
+        r.raw("filler", 19, doc="reserved, all 0x00")
+        mcaps = flag_field(r, "mariadb_capabilities", 4, MariaDbCapability,
+                           doc="MariaDB extended client capabilities (bits 32-63)")
+    return flags, mps, cs, mcaps
+
+
+def decode_ssl_request(r: ByteReader, caps: int = 0) -> SslRequest:
+    """SSLRequest: 32 bytes; everything after it on this connection is TLS."""
+    flags, mps, cs, mcaps = _client_prefix(r)
+    return SslRequest(flags, mps, cs, mcaps)
+
+
+def _encode_client_prefix(flags: int, mps: int, cs: int, mcaps: int) -> bytes:
+    tail = b"\0" * 23 if flags & CAP.CLIENT_LONG_PASSWORD else b"\0" * 19 + u32(mcaps)
+    return u32(flags) + u32(mps) + u8(cs) + tail
+
+
+def encode_ssl_request(v: SslRequest) -> bytes:
+    return _encode_client_prefix(v.capability_flags | CAP.CLIENT_SSL, v.max_packet_size,
+                                 v.character_set, v.mariadb_capabilities)
+
+
+def is_ssl_request(payload: bytes) -> bool:
+    """A 32-byte client packet with CLIENT_SSL in its client_flag."""
+    return len(payload) == 32 and bool(int.from_bytes(payload[:4], "little") & CAP.CLIENT_SSL)
+
+
+# ============================================================================ HandshakeResponse
+@dataclass(frozen=True, slots=True)
+class HandshakeResponse41:
+    """The client's answer to the greeting: user, auth response, schema, plugin, attributes."""
+
+    capability_flags: int
+    username: str
+    auth_response: bytes = field(default=b"", repr=False)
+    database: str | None = None
+    client_plugin_name: str | None = None
+    connect_attrs: tuple[tuple[str, str], ...] | None = None
+    max_packet_size: int = 1 << 24
+    character_set: int = 255
+    mariadb_capabilities: int = 0
+    zstd_compression_level: int | None = None
+
+
+def decode_handshake_response41(r: ByteReader, caps: int = 0) -> HandshakeResponse41:
+    """HandshakeResponse41; fields after the username depend on the packet's own client_flag."""
+    flags, mps, cs, mcaps = _client_prefix(r)
+    user = r.nul_str("username", doc="login user name")
+    if flags & CAP.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA:
+        n = r.lenenc("auth_response_length", doc="length of the auth response (int<lenenc>)")
+        auth = r.raw("auth_response", n or 0,
+                     doc=SENSITIVE + "password proof computed from the scramble by the auth "
+                     "plugin (e.g. SHA1 XOR for mysql_native_password)")
+    elif flags & CAP.CLIENT_SECURE_CONNECTION:
+        n = r.u8("auth_response_length", doc="length of the auth response (int<1>)")
+        auth = r.raw("auth_response", n, doc=SENSITIVE + "password proof from the scramble")
+    else:
+        auth = r.nul_str("auth_response", doc=SENSITIVE + "old-style password hash, "
+                         "NUL-terminated").encode()
+    db: str | None = None
+    if flags & CAP.CLIENT_CONNECT_WITH_DB and not r.at_end():
+        db = r.nul_str("database", doc="initial default schema (like USE db)")
+    plugin: str | None = None
+    if flags & CAP.CLIENT_PLUGIN_AUTH and not r.at_end():
+        if b"\0" in r.peek(r.remaining):
+            plugin = r.nul_str("client_plugin_name", doc="auth method used for auth_response")
+        else:
+            plugin = r.rest_str("client_plugin_name", doc="auth method (no NUL terminator)")
+    attrs: tuple[tuple[str, str], ...] | None = None
+    if flags & CAP.CLIENT_CONNECT_ATTRS and not r.at_end():
+        total = r.lenenc("length_of_all_key_values",
+                         doc="byte length of the key/value pairs that follow") or 0
+        pairs: list[tuple[str, str]] = []
+        r.begin("connect_attrs", doc="connection attributes (performance_schema."
+                "session_connect_attrs): client name, version, pid...")
+        with r.bounded(total, "connect_attrs"):
+            while not r.at_end():
+                r.begin("attribute")
+                k = r.lenenc_str("key", doc="attribute name") or ""
+                val = r.lenenc_str("value", doc="attribute value") or ""
+                r.end_group(display=f"{k}={val}")
+                pairs.append((k, val))
+        r.end_group()
+        attrs = tuple(pairs)
+    zstd: int | None = None
+    if flags & CAP.CLIENT_ZSTD_COMPRESSION_ALGORITHM and not r.at_end():
+        zstd = r.u8("zstd_compression_level", doc="zstd level for the compressed protocol")
+    return HandshakeResponse41(flags, user, auth, db, plugin, attrs, mps, cs, mcaps, zstd)
+
+
+def encode_handshake_response41(v: HandshakeResponse41) -> bytes:
+    flags = v.capability_flags
+    out = [_encode_client_prefix(flags, v.max_packet_size, v.character_set,
+                                 v.mariadb_capabilities), nul_str(v.username)]
+    if flags & CAP.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA:
+        out.append(lenenc_bytes(v.auth_response))
+    elif flags & CAP.CLIENT_SECURE_CONNECTION:
+        out.append(u8(len(v.auth_response)) + v.auth_response)
+    else:
+        out.append(nul_str(v.auth_response))
+    if flags & CAP.CLIENT_CONNECT_WITH_DB:
+        out.append(nul_str(v.database or ""))
+    if flags & CAP.CLIENT_PLUGIN_AUTH:
+        out.append(nul_str(v.client_plugin_name or ""))
+    if flags & CAP.CLIENT_CONNECT_ATTRS:
+        body = b"".join(lenenc_str(k) + lenenc_str(val) for k, val in v.connect_attrs or ())
+        out.append(lenenc_int(len(body)) + body)
+    if flags & CAP.CLIENT_ZSTD_COMPRESSION_ALGORITHM:
+        out.append(u8(v.zstd_compression_level or 3))
+    return b"".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class HandshakeResponse320:
+    """Pre-4.1 handshake response (no CLIENT_PROTOCOL_41)."""
+
+    capability_flags: int
+    max_packet_size: int
+    username: str
+    auth_response: bytes = field(repr=False)
+    database: str | None = None
+
+
+def decode_handshake_response320(r: ByteReader, caps: int = 0) -> HandshakeResponse320:
+    flags = flag_field(r, "client_flag", 2, CapabilityFlag, docs=CAPABILITY_DOCS,
+                       doc="client capabilities (16-bit, pre-4.1 protocol)")
+    mps = r.u24("max_packet_size", doc="largest packet the client will send or accept")
+    user = r.nul_str("username", doc="login user name")
+    db: str | None = None
+    if flags & CAP.CLIENT_CONNECT_WITH_DB:
+        auth = r.nul_str("auth_response", doc=SENSITIVE + "old password hash").encode()
+        if not r.at_end():
+            db = r.nul_str("database", doc="initial default schema")
+    else:
+        auth = r.rest("auth_response", doc=SENSITIVE + "old password hash")
+    return HandshakeResponse320(flags, mps, user, auth, db)
+
+
+def encode_handshake_response320(v: HandshakeResponse320) -> bytes:
+    out = u16(v.capability_flags) + u24(v.max_packet_size) + nul_str(v.username)
+    if v.capability_flags & CAP.CLIENT_CONNECT_WITH_DB:
+        return out + nul_str(v.auth_response) + nul_str(v.database or "")
+    return out + v.auth_response
+
+
+# ============================================================================ auth exchange
+@dataclass(frozen=True, slots=True)
+class AuthSwitchRequest:
+    """0xFE: the server asks the client to authenticate again with another plugin.
+
+    ``plugin_name`` None is the old-password (323) switch: a payload that is just 0xFE.
+    """
+
+    plugin_name: str | None
+    plugin_provided_data: bytes = field(default=b"", repr=False)
+
+    @property
+    def is_old_password(self) -> bool:
+        return self.plugin_name is None
+
+
+def decode_auth_switch_request(r: ByteReader, caps: int = 0) -> AuthSwitchRequest:
+    tag = r.u8("status_tag", doc="0xFE: authentication method switch request")
+    if tag != 0xFE:
+        raise ValueError(f"status_tag 0x{tag:02x}, expected 0xFE")
+    if r.at_end():
+        if r.record:
+            r.begin("old_auth_switch")  # keeps the tree uniform for the lone 0xFE
+            r.end_group()
+        return AuthSwitchRequest(None)
+    name = r.nul_str("plugin_name", doc="auth plugin the client must use now")
+    data = r.rest("plugin_provided_data",
+                  doc=SENSITIVE + "a new scramble for that plugin (often with a trailing NUL)")
+    return AuthSwitchRequest(name, data)
+
+
+def encode_auth_switch_request(v: AuthSwitchRequest) -> bytes:
+    if v.plugin_name is None:
+        return b"\xfe"
+    return b"\xfe" + nul_str(v.plugin_name) + v.plugin_provided_data
+
+
+#: caching_sha2_password AuthMoreData values
+FAST_AUTH_SUCCESS = 0x03
+PERFORM_FULL_AUTHENTICATION = 0x04
+
+
+@dataclass(frozen=True, slots=True)
+class AuthMoreData:
+    """0x01: extra data from the auth plugin (caching_sha2 status byte, an RSA public key...)."""
+
+    data: bytes
+
+    @property
+    def fast_auth_success(self) -> bool:
+        return self.data == bytes((FAST_AUTH_SUCCESS,))
+
+    @property
+    def perform_full_authentication(self) -> bool:
+        return self.data == bytes((PERFORM_FULL_AUTHENTICATION,))
+
+
+def decode_auth_more_data(r: ByteReader, caps: int = 0) -> AuthMoreData:
+    tag = r.u8("status_tag", doc="0x01: more data for the authentication method follows")
+    if tag != 0x01:
+        raise ValueError(f"status_tag 0x{tag:02x}, expected 0x01")
+    data = r.peek(r.remaining)
+    if data == bytes((FAST_AUTH_SUCCESS,)):
+        display, doc = "0x03 fast_auth_success", ("caching_sha2_password: the cached hash "
+                                                  "matched; an OK packet follows")
+    elif data == bytes((PERFORM_FULL_AUTHENTICATION,)):
+        display, doc = "0x04 perform_full_authentication", (
+            "caching_sha2_password: not cached; the client must send the password over TLS "
+            "or RSA-encrypted with the server's public key")
+    elif data.startswith(b"-----BEGIN"):
+        display, doc = "RSA public key (PEM)", "the server's RSA public key for password " \
+            "encryption"
+    else:
+        display, doc = "", "data for the authentication plugin"
+    r.rest("authentication_method_data", doc=doc, display=display)
+    return AuthMoreData(data)
+
+
+def encode_auth_more_data(v: AuthMoreData) -> bytes:
+    return b"\x01" + v.data
+
+
+@dataclass(frozen=True, slots=True)
+class AuthSwitchResponse:
+    """Client auth data sent after an AuthSwitchRequest or AuthMoreData (raw plugin bytes)."""
+
+    data: bytes = field(repr=False)
+
+
+def decode_auth_switch_response(r: ByteReader, caps: int = 0) -> AuthSwitchResponse:
+    data = r.peek(r.remaining)
+    display = ""
+    if data == b"\x02":
+        display = "0x02 request public key (caching_sha2_password)"
+    elif data == b"\x01":
+        display = "0x01 request public key (sha256_password)"
+    r.rest("auth_plugin_response", display=display,
+           doc=SENSITIVE + "auth data for the plugin: a scramble-based proof, an RSA-encrypted "
+           "password, or a cleartext password over TLS")
+    return AuthSwitchResponse(data)
+
+
+def encode_auth_switch_response(v: AuthSwitchResponse) -> bytes:
+    return v.data
+
+
+# ============================================================================ OK / ERR / EOF
+@dataclass(frozen=True, slots=True)
+class SessionStateChange:
+    """One entry of an OK packet's session-state info (CLIENT_SESSION_TRACK)."""
+
+    type: int
+    data: tuple[str | None, ...]  # decoded strings of the entry
+
+
+@dataclass(frozen=True, slots=True)
+class OkPacket:
+    """OK: a command succeeded (header 0x00; 0xFE when it ends a result set with DEPRECATE_EOF)."""
+
+    affected_rows: int = 0
+    last_insert_id: int = 0
+    status_flags: int = int(StatusFlag.SERVER_STATUS_AUTOCOMMIT)
+    warnings: int = 0
+    info: str = ""
+    session_state_changes: tuple[SessionStateChange, ...] = ()
+    header: int = 0x00
+
+
+def _status_and_warnings(r: ByteReader, caps: int) -> tuple[int, int]:
+    status = warnings = 0
+    if caps & CAP.CLIENT_PROTOCOL_41:
+        status = flag_field(r, "status_flags", 2, StatusFlag,
+                            doc="SERVER_STATUS_* bits: in transaction, autocommit, more results...")
+        warnings = r.u16("warnings", doc="number of warnings (SHOW WARNINGS)")
+    elif caps & CAP.CLIENT_TRANSACTIONS:
+        status = flag_field(r, "status_flags", 2, StatusFlag, doc="SERVER_STATUS_* bits")
+    return status, warnings
+
+
+def _session_state(r: ByteReader) -> tuple[SessionStateChange, ...]:
+    total = r.lenenc("session_state_info_length",
+                     doc="byte length of the session-state changes that follow") or 0
+    out: list[SessionStateChange] = []
+    r.begin("session_state_info", doc="what this statement changed in the session")
+    with r.bounded(total, "session_state_info"):
+        while not r.at_end():
+            code = r.peek_u8() or 0
+            try:
+                tname = SessionTrackType(code).name
+            except ValueError:
+                tname = f"unknown ({code})"
+            r.begin("session_state_change", display=tname)
+            t = r.u8("type", doc="which tracker reported the change", display=tname)
+            n = r.lenenc("data_length", doc="byte length of this entry's data") or 0
+            vals: list[str | None] = []
+            with r.bounded(n, "data"):
+                if t == SessionTrackType.SESSION_TRACK_SYSTEM_VARIABLES:
+                    vals.append(r.lenenc_str("name", doc="system variable that changed"))
+                    vals.append(r.lenenc_str("value", doc="its new value"))
+                elif t == SessionTrackType.SESSION_TRACK_GTIDS:
+                    r.u8("encoding_specification", doc="0: the GTID set is a text string")
+                    vals.append(r.lenenc_str("gtids", doc="GTIDs of the transaction(s)"))
+                elif t in (SessionTrackType.SESSION_TRACK_SCHEMA,
+                           SessionTrackType.SESSION_TRACK_STATE_CHANGE,
+                           SessionTrackType.SESSION_TRACK_TRANSACTION_CHARACTERISTICS,
+                           SessionTrackType.SESSION_TRACK_TRANSACTION_STATE):
+                    vals.append(r.lenenc_str("value", doc="new schema / '1' state changed / "
+                                             "transaction characteristics or state"))
+                if not r.at_end():
+                    r.rest("unparsed", doc="entry bytes binlogscope does not decode")
+            r.end_group()
+            out.append(SessionStateChange(t, tuple(vals)))
+    r.end_group()
+    return tuple(out)
+
+
+def decode_ok(r: ByteReader, caps: int = DEFAULT_CAPABILITIES) -> OkPacket:
+    """OK_Packet: affected rows, insert id, status, warnings, info, session-state changes."""
+    header = r.u8("header", doc="0x00 OK (0xFE: OK that ends a result set, CLIENT_DEPRECATE_EOF)")
+    if header not in (0x00, 0xFE):
+        raise ValueError(f"OK header 0x{header:02x}, expected 0x00 or 0xFE")
+    affected = r.lenenc("affected_rows", doc="rows changed by the statement") or 0
+    insert_id = r.lenenc("last_insert_id", doc="AUTO_INCREMENT value generated, if any") or 0
+    status, warnings = _status_and_warnings(r, caps)
+    info = ""
+    changes: tuple[SessionStateChange, ...] = ()
+    if caps & CAP.CLIENT_SESSION_TRACK:
+        if not r.at_end():
+            info = r.lenenc_str("info", doc="human-readable status, e.g. 'Rows matched: 1'") or ""
+        if status & StatusFlag.SERVER_SESSION_STATE_CHANGED and not r.at_end():
+            changes = _session_state(r)
+    elif not r.at_end():
+        info = r.rest_str("info", doc="human-readable status, e.g. 'Rows matched: 1'")
+    return OkPacket(affected, insert_id, status, warnings, info, changes, header)
+
+
+def encode_ok(v: OkPacket, caps: int = DEFAULT_CAPABILITIES) -> bytes:
+    out = [u8(v.header), lenenc_int(v.affected_rows), lenenc_int(v.last_insert_id)]
+    if caps & CAP.CLIENT_PROTOCOL_41:
+        out.append(u16(v.status_flags) + u16(v.warnings))
+    elif caps & CAP.CLIENT_TRANSACTIONS:
+        out.append(u16(v.status_flags))
+    if caps & CAP.CLIENT_SESSION_TRACK:
+        if v.info or v.session_state_changes:
+            out.append(lenenc_str(v.info))
+        if v.status_flags & StatusFlag.SERVER_SESSION_STATE_CHANGED:
+            entries = b""
+            for ch in v.session_state_changes:
+                data = b""
+                if ch.type == SessionTrackType.SESSION_TRACK_GTIDS:
+                    data += b"\0"
+                data += b"".join(lenenc_str(x) for x in ch.data)
+                entries += u8(ch.type) + lenenc_bytes(data)
+            out.append(lenenc_bytes(entries))
+    else:
+        out.append(v.info.encode())
+    return b"".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrPacket:
+    """ERR: a command failed (or, with error_code 0xFFFF, a MariaDB progress report)."""
+
+    error_code: int
+    error_message: str
+    sql_state: str | None = "HY000"
+
+    @property
+    def hint(self) -> str:
+        return ERROR_HINTS.get(self.error_code, "")
+
+
+def decode_err(r: ByteReader, caps: int = DEFAULT_CAPABILITIES) -> ErrPacket:
+    """ERR_Packet: error code, '#' + 5-char SQL state (4.1 protocol), message."""
+    r.u8("header", doc="0xFF: this is an ERR packet")
+    code = r.peek(2)
+    num = int.from_bytes(code, "little") if len(code) == 2 else 0
+    hint = ERROR_HINTS.get(num, "")
+    err = r.u16("error_code", doc="server error number (ER_* in mysqld_error.h)",
+                display=f"{num} - hint: {hint}" if hint else "")
+    if err == 0xFFFF:  # MariaDB progress report: not an error
+        r.u8("stage", doc="MariaDB progress report: current stage")
+        r.u8("max_stage", doc="number of stages")
+        prog = r.u24("progress", doc="progress in 1/1000 of a percent")
+        info = r.lenenc_str("progress_info", doc="what the server is doing") or ""
+        return ErrPacket(err, f"progress {prog / 1000:.1f}%: {info}", None)
+    state: str | None = None
+    if r.peek(1) == b"#":  # absent in errors sent before the 4.1 protocol was agreed
+        r.fixed_str("sql_state_marker", 1, doc="'#': a SQL state follows")
+        state = r.fixed_str("sql_state", 5, doc="5-character ANSI SQL state, e.g. 'HY000'")
+    msg = r.rest_str("error_message", doc="human-readable error text")
+    return ErrPacket(err, msg, state)
+
+
+def encode_err(v: ErrPacket, caps: int = DEFAULT_CAPABILITIES) -> bytes:
+    out = b"\xff" + u16(v.error_code)
+    if v.sql_state is not None and caps & CAP.CLIENT_PROTOCOL_41:
+        out += b"#" + v.sql_state.encode()[:5].ljust(5, b"0")
+    return out + v.error_message.encode()
+
+
+@dataclass(frozen=True, slots=True)
+class EofPacket:
+    """EOF (0xFE, < 9 bytes): ends column definitions or rows without CLIENT_DEPRECATE_EOF."""
+
+    warnings: int = 0
+    status_flags: int = int(StatusFlag.SERVER_STATUS_AUTOCOMMIT)
+
+
+def decode_eof(r: ByteReader, caps: int = DEFAULT_CAPABILITIES) -> EofPacket:
+    h = r.u8("header", doc="0xFE: EOF packet (payload shorter than 9 bytes)")
+    if h != 0xFE:
+        raise ValueError(f"EOF header 0x{h:02x}, expected 0xFE")
+    warnings = status = 0
+    if caps & CAP.CLIENT_PROTOCOL_41 and not r.at_end():
+        warnings = r.u16("warnings", doc="number of warnings")
+        status = flag_field(r, "status_flags", 2, StatusFlag,
+                            doc="SERVER_STATUS_* bits (SERVER_MORE_RESULTS_EXISTS: another "
+                            "result set follows)")
+    return EofPacket(warnings, status)
+
+
+def encode_eof(v: EofPacket, caps: int = DEFAULT_CAPABILITIES) -> bytes:
+    if caps & CAP.CLIENT_PROTOCOL_41:
+        return b"\xfe" + u16(v.warnings) + u16(v.status_flags)
+    return b"\xfe"
+
+
+def is_eof_packet(payload: bytes, caps: int) -> bool:
+    """Does this payload end a result set part (EOF, or OK with 0xFE under DEPRECATE_EOF)?"""
+    if not payload or payload[0] != 0xFE:
+        return False
+    if caps & CAP.CLIENT_DEPRECATE_EOF:
+        return len(payload) < 0xFFFFFF
+    return len(payload) < 9
