@@ -202,6 +202,18 @@ class Session:
                 sequence_id = self._seq if self._seq is not None else 0
         return self.send_raw(payload, sequence_id=sequence_id)
 
+    def tls_established(self) -> None:
+        """REPLICA/SOURCE: the driver completed the TLS handshake after the SSLRequest.
+
+        The driver now feeds the *decrypted* bytes, which continue the connection phase (the
+        HandshakeResponse follows with the next sequence id), so decoding resumes in AUTH. An
+        OBSERVER never sees plaintext and stays in ENCRYPTED.
+        """
+        if self.role == Role.OBSERVER or self.phase != Phase.ENCRYPTED:
+            return
+        self._response_seen = False
+        self._set_phase(Phase.AUTH, "TLS established: decoding the decrypted bytes")
+
     def send_raw(self, payload: bytes, *, sequence_id: int | None = None) -> bytes:
         """Frame any payload (fault injection: wrong sequence ids, broken packets...)."""
         if self.role == Role.OBSERVER:

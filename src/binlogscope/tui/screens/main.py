@@ -82,7 +82,7 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.events.focus()
         self._index()
-        self.set_interval(0.1, self._tick)
+        self.set_interval(0.2, self._tick)
 
     # ----- background work
     @work(thread=True, group="source", exit_on_error=False)
@@ -93,7 +93,7 @@ class MainScreen(Screen[None]):
     def _tick(self) -> None:
         lst = self.events
         if lst.view is self.view and self.view.sync(limit=_SYNC_LIMIT):
-            lst.rows_changed()
+            lst.rows_changed(force=False)
         self._show_status()
 
     def _show_status(self) -> None:

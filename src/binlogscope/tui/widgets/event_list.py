@@ -63,6 +63,22 @@ class EventList(ScrollView, can_focus=True):
         self.bookmarks: set[int] = set()
         self.show_optional: frozenset[str] = view.source.columns
         self._last_posted: tuple[int, int] | None = None
+        self._style_cache: dict[str, Style] = {}
+        self._sized_rows = -1
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._style_cache.clear()
+
+    def _style(self, component: str) -> Style:
+        """Component style on top of the widget's own (cached: computing it is not cheap)."""
+        st = self._style_cache.get(component)
+        if st is None:
+            st = self.rich_style
+            if component:
+                st = st + self.get_component_rich_style(component)
+            self._style_cache[component] = st
+        return st
 
     # ----- data
     @property
@@ -79,10 +95,20 @@ class EventList(ScrollView, can_focus=True):
             self._last_posted = None
             self.refresh()
 
-    def rows_changed(self) -> None:
-        """The view grew: update the scroll range and repaint."""
-        self.virtual_size = Size(self.size.width, len(self.view) + 1)
-        self.refresh()
+    def rows_changed(self, force: bool = True) -> None:
+        """The view grew: update the scroll range and repaint.
+
+        With ``force=False`` (the periodic tick while indexing) a full list only gets its
+        scrollbar range updated, and only when it grew by a tenth or more.
+        """
+        n = len(self.view)
+        height = self.scrollable_content_region.height
+        full = self._sized_rows >= round(self.scroll_y) + height
+        if force or not full or n - self._sized_rows > max(self._sized_rows // 10, 1000):
+            self._sized_rows = n
+            self.virtual_size = Size(self.size.width, n + 1)
+            if force or not full:
+                self.refresh()
         if self._last_posted is None and len(self.view):
             self.cursor = min(self.cursor, len(self.view) - 1)
 
@@ -133,7 +159,8 @@ class EventList(ScrollView, can_focus=True):
         self.cursor = round(self.scroll_y) + offset.y - 1
 
     def on_resize(self, event: events.Resize) -> None:
-        self.virtual_size = Size(event.size.width, len(self.view) + 1)
+        self._sized_rows = len(self.view)
+        self.virtual_size = Size(event.size.width, self._sized_rows + 1)
 
     def on_focus(self) -> None:
         self.refresh()
@@ -181,11 +208,11 @@ class EventList(ScrollView, can_focus=True):
         wide = width >= _COLS_NARROW
         if y == 0:
             text = " ".join(_fit(t, w, r) for _, t, w, r in cols) + " summary"
-            style = self.get_component_rich_style("event-list--header")
+            style = self._style("event-list--header")
             return Strip([Segment(_fit(text, width), style)], width)
         vi = round(self.scroll_y) + y - 1
         if vi >= len(self.view):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._style(""))
         ri = self.view.row_index(vi)
         row = self.view.source.row(ri)
         cells = []
@@ -196,13 +223,12 @@ class EventList(ScrollView, can_focus=True):
             cells.append(_fit(text, w, right))
         used = sum(w for _, _, w, _ in cols) + len(cols)
         line = " ".join(cells) + " " + _fit(row.summary, max(width - used, 0))
-        base = self.rich_style + self.get_component_rich_style(f"event-list--kind-{row.kind}")
-        style: Style = base
+        style = self._style(f"event-list--kind-{row.kind}")
         if vi == self.cursor:
             cls = "event-list--cursor" if self.has_focus else "event-list--cursor-blurred"
-            style = base + self.get_component_rich_style(cls)
+            style = style + self._style(cls)
         segs = [Segment(_fit(line, width), style)]
         if ri in self.bookmarks:
-            bm = self.get_component_rich_style("event-list--bookmark")
+            bm = self._style("event-list--bookmark")
             segs = [Segment(line[:1], style + bm), Segment(_fit(line, width)[1:], style)]
         return Strip(segs, width)

@@ -45,6 +45,20 @@ class HexPane(ScrollView, can_focus=True):
         self.data = b""
         self.base = 0
         self.highlight: tuple[int, int] = (0, 0)
+        self._style_cache: dict[str, Style] = {}
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._style_cache.clear()
+
+    def _style(self, component: str) -> Style:
+        st = self._style_cache.get(component)
+        if st is None:
+            st = self.rich_style
+            if component:
+                st = st + self.get_component_rich_style(component)
+            self._style_cache[component] = st
+        return st
 
     # ----- data
     def load(self, data: bytes, base: int) -> None:
@@ -142,15 +156,15 @@ class HexPane(ScrollView, can_focus=True):
         n = self.per_line
         line = round(self.scroll_y) + y
         start = line * n
-        base_style = self.rich_style
+        base_style = self._style("")
         if start >= len(self.data):
             return Strip.blank(width, base_style)
         chunk = self.data[start : start + n]
         ow = self._offset_width()
-        off_style = base_style + self.get_component_rich_style("hex-pane--offset")
-        hi = base_style + self.get_component_rich_style("hex-pane--highlight")
-        cur = base_style + self.get_component_rich_style("hex-pane--cursor")
-        dim = base_style + self.get_component_rich_style("hex-pane--dim")
+        off_style = self._style("hex-pane--offset")
+        hi = self._style("hex-pane--highlight")
+        cur = self._style("hex-pane--cursor")
+        dim = self._style("hex-pane--dim")
         h0, h1 = self.highlight
         segs: list[Segment] = [Segment(f"{self.base + start:>{ow}}  ", off_style)]
         asc: list[Segment] = []

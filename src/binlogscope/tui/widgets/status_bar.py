@@ -34,4 +34,7 @@ class StatusBar(Static):
                      style="bold red")
         if info.fatal:
             t.append(f" | {info.fatal}", style="bold red")
-        self.update(t)
+        key = (t.plain, bool(info.errors or info.fatal))
+        if key != getattr(self, "_last", None):
+            self._last = key
+            self.update(t)

@@ -355,6 +355,7 @@ def decode_user_var(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> UserVa
     value: Any
     wire = f"string<{vlen}>"
     display = ""
+    r.pos = p  # rewind: on a bad value the error node then covers the value bytes
     if t == 0:
         value = decode_text(raw, cs)
     elif t == 1:
@@ -366,17 +367,22 @@ def decode_user_var(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> UserVa
         if vlen != 8:
             raise DecodeError(r.base + p, f"INT user variable has {vlen} bytes, expected 8")
         # signedness comes from the flags byte after the value
-        signed = not (r.remaining >= 1 and r.buf[r.pos] & USER_VAR_UNSIGNED_F)
+        q = p + vlen
+        signed = not (q < r.end and r.buf[q] & USER_VAR_UNSIGNED_F)
         value = int.from_bytes(raw, "little", signed=signed)
         wire = "int<8>"
     elif t == 4:
         if vlen < 2:
             raise DecodeError(r.base + p, "DECIMAL user variable shorter than 2 bytes")
-        value = decode_packed_decimal(raw[2:], raw[0], raw[1])
+        try:
+            value = decode_packed_decimal(raw[2:], raw[0], raw[1])
+        except ValueError as exc:
+            raise DecodeError(r.base + p, str(exc)) from exc
         display = f"{value} (DECIMAL({raw[0]},{raw[1]}) packed)"
         wire = "decimal"
     else:
-        raise DecodeError(r.base + p - 10, f"user variable type {t} is not a value type")
+        raise DecodeError(r.base + p, f"user variable type {t} is not a value type")
+    r.pos = p + vlen
     r.leaf("value", p, value, wire=wire, display=display,
            doc="the variable's value (packed DECIMAL = precision<1> scale<1> digits)")
     flags: int | None = None

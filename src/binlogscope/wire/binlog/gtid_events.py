@@ -329,6 +329,7 @@ def decode_gtid_tagged(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Gti
             p = r.pos
             octets = [_varlen_raw(r, "sid") for _ in range(16)]
             if max(octets) > 0xFF:
+                r.pos = p
                 raise DecodeError(r.base + p, "sid: an element does not fit in a byte")
             raw = bytes(octets)
             ev.sid = str(_uuid.UUID(bytes=raw))

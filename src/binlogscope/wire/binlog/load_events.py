@@ -101,7 +101,11 @@ def decode_exec_load(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> FileI
 def _len_bytes(r: ByteReader, name: str, doc: str) -> bytes:
     p = r.pos
     n = r.take(1, name)[0]
-    v = r.take(n, name)
+    try:
+        v = r.take(n, name)
+    except DecodeError:
+        r.pos = p
+        raise
     r.leaf(name, p, v, wire="string<len1>", doc=doc, display=repr(v) if r.record else "")
     return v
 
@@ -110,6 +114,7 @@ def _nul_fixed(r: ByteReader, name: str, n: int, doc: str) -> str:
     p = r.pos
     b = r.take(n + 1, name)
     if b[-1] != 0:
+        r.pos = p
         raise DecodeError(r.base + r.pos - 1, f"{name}: no NUL after {n} bytes")
     s = b[:-1].decode("utf-8", "replace")
     r.leaf(name, p, s, wire="string<NUL>", doc=doc)

@@ -218,7 +218,11 @@ def _sv_sql_mode(r: ByteReader, ctx: DecodeContext) -> tuple[Any, str]:
 def _len_str(r: ByteReader, name: str, doc: str) -> str:
     start = r.pos
     n = r.take(1, name)[0]
-    s = r.take(n, name).decode("utf-8", "replace")
+    try:
+        s = r.take(n, name).decode("utf-8", "replace")
+    except DecodeError:
+        r.pos = start  # the error node then covers the whole field
+        raise
     r.leaf(name, start, s, wire="string<len1>", doc=doc)
     return s
 
@@ -226,8 +230,13 @@ def _len_str(r: ByteReader, name: str, doc: str) -> str:
 def _sv_catalog(r: ByteReader, ctx: DecodeContext) -> tuple[Any, str]:
     start = r.pos
     n = r.take(1, "catalog")[0]
-    raw = r.take(n + 1, "catalog")
+    try:
+        raw = r.take(n + 1, "catalog")
+    except DecodeError:
+        r.pos = start
+        raise
     if raw[-1:] != b"\0":
+        r.pos = start
         raise DecodeError(r.base + r.pos - 1, "Q_CATALOG_CODE: catalog is not NUL-terminated")
     s = raw[:-1].decode("utf-8", "replace")
     r.leaf("catalog", start, s, wire="string<len1+NUL>",
@@ -513,6 +522,7 @@ def _decode_query_common(
     p = r.pos
     raw_schema = r.take(schema_length + 1, "schema")
     if raw_schema[-1] != 0:
+        r.pos = p
         raise DecodeError(r.base + r.pos - 1, "schema: no NUL after schema_length bytes")
     schema = raw_schema[:-1].decode("utf-8", "replace")
     r.leaf("schema", p, schema, wire="string<NUL>",
@@ -576,8 +586,10 @@ def _read_compressed_query(r: ByteReader, coll: int | None) -> tuple[str, bytes]
         d = zlib.decompressobj()
         plain = d.decompress(data, ulen + 1)
     except zlib.error as exc:
+        r.pos = p
         raise DecodeError(r.base + p, f"zlib: {exc}") from exc
     if len(plain) != ulen:
+        r.pos = p
         raise DecodeError(r.base + p, f"decompressed {len(plain)} bytes, header says {ulen}")
     query = decode_text(plain, coll)
     r.leaf("compressed_data", p, data, wire="string<EOF>",

@@ -1,0 +1,655 @@
+"""``binlogscope live``: connect to a server as a replica (Canal's "MockSlave" way).
+
+The driver is a loop around the sans-IO :class:`~binlogscope.session.Session` (role REPLICA):
+read bytes -> ``receive_data`` -> ``events()`` -> act -> ``send`` -> write. It blocks (sockets),
+so the TUI runs it in a worker thread. Every packet in both directions goes through the shared
+decoder and reaches the consumer as a :class:`LiveItem`.
+
+Pipeline (Canal's, kept visible): fetcher (this thread) -> decoder (Session) -> filter
+(:class:`TableFilter`) -> bounded :class:`EventStore` (put/get/ack; a slow consumer holds the
+fetcher back) -> consumer (printer, TUI, recorder) which acks; the acked position is what the
+``--state`` file keeps, so a restart neither loses nor repeats an event.
+
+Semi-sync: the 0xEF header is expected only once ``SET @rpl_semi_sync_slave = 1`` was answered
+OK (the Session tracks that); an event whose flag asks for an ACK is acknowledged (position + file
+name, sequence id 0, no reply expected) right after it is safely in the store.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from binlogscope.drivers.live_setup import QUERY_WHY, SetupStep, setup_steps
+from binlogscope.drivers.options import ConnectionOptions
+from binlogscope.events import (
+    ConnectionClosed,
+    PacketDecoded,
+    Peer,
+    Phase,
+    ResultSetComplete,
+    Role,
+    SessionEvent,
+)
+from binlogscope.pipeline.filter import TableFilter
+from binlogscope.pipeline.position import PositionTracker, RestartPoint
+from binlogscope.pipeline.state import ReplicaState
+from binlogscope.pipeline.store import EventStore, StoreClosed
+from binlogscope.session import Session
+from binlogscope.summary import event_table
+from binlogscope.wire import auth
+from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, ComQuery, ComRegisterSlave
+from binlogscope.wire.constants import BinlogDumpFlag, CapabilityFlag
+from binlogscope.wire.handshake import (
+    DEFAULT_CAPABILITIES,
+    AuthMoreData,
+    AuthSwitchRequest,
+    AuthSwitchResponse,
+    ErrPacket,
+    HandshakeResponse41,
+    HandshakeV10,
+    OkPacket,
+    SslRequest,
+)
+from binlogscope.wire.replication import SemiSyncAck
+
+CAP = CapabilityFlag
+
+ERR_HINTS = {
+    1236: "the requested binlog file/position does not exist on the server (purged or "
+          "mistyped): check SHOW BINARY LOGS and start from a file it lists",
+    1045: "wrong user or password",
+    1227: "the user lacks a privilege: a replica needs REPLICATION SLAVE (and REPLICATION "
+          "CLIENT / BINLOG MONITOR for the status queries)",
+    1129: "the host is blocked after too many connection errors: FLUSH HOSTS on the server",
+}
+
+
+class LiveError(Exception):
+    """A failure the user must act on; the message is one clear line."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveItem:
+    """What the consumer gets: a session event, a setup step, or a note from the driver."""
+
+    kind: str  # "packet" | "step" | "note" | "error"
+    event: SessionEvent | None = None
+    step: SetupStep | None = None
+    text: str = ""
+    restart: RestartPoint | None = None  # for packets: the resume point once this is acked
+    deliver: bool = True  # False: a replay of an already delivered event (skipped on resume)
+
+
+@dataclass
+class LiveSettings:
+    conn: ConnectionOptions
+    server_id: int | None = None
+    start: str | None = None  # FILE:POS
+    gtid: str | None = None
+    semi_sync: bool = False
+    heartbeat: float | None = None
+    non_blocking: bool = False
+    state_path: str | None = None
+    table_filter: TableFilter = field(default_factory=TableFilter)
+    connect_timeout: float = 10.0
+    net_read_timeout: int = 60
+    reconnect: bool = True
+    max_reconnects: int = 8
+    store_size: int = 4096
+
+
+@dataclass
+class ServerInfo:
+    version: str = ""
+    server_id: int | None = None
+    checksum: str | None = None
+    position: tuple[str, int] | None = None
+    mariadb: bool = False
+
+
+def _parse_start(start: str) -> tuple[str, int]:
+    name, sep, pos = start.rpartition(":")
+    if not sep or not name or not pos.isdigit():
+        raise LiveError(f"--start {start!r}: expected FILE:POS, e.g. mysql-bin.000003:4")
+    return name, int(pos)
+
+
+class LiveReplica:
+    """One replica connection (with reconnects) feeding a bounded store."""
+
+    def __init__(self, settings: LiveSettings) -> None:
+        self.s = settings
+        self.store: EventStore[LiveItem] = EventStore(settings.store_size)
+        self.info = ServerInfo()
+        self.state = (ReplicaState.load(settings.state_path) if settings.state_path
+                      else ReplicaState())
+        self.fetch_pos = PositionTracker()  # what was put in the store (reconnect point)
+        self.acked_pos: RestartPoint | None = None
+        self.stop_event = threading.Event()
+        self.error: str | None = None
+        self.reconnects = 0
+        self.acks_sent = 0
+        self.heartbeats = 0
+        self._sock: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        if self.state.log_file and not settings.start and not settings.gtid:
+            self.resume: RestartPoint | None = RestartPoint(
+                self.state.log_file, self.state.log_pos, self.state.skip, self.state.gtid_set)
+        else:
+            self.resume = None
+        self.fetch_pos.seed_gtid(self.state.gtid_set)
+
+    # ------------------------------------------------------------------ consumer side
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="binlogscope-fetcher", daemon=True)
+        self._thread.start()
+
+    def items(self, timeout: float = 0.2) -> Iterator[tuple[int, LiveItem]]:
+        """(cursor, item) in order until the fetcher ends; ack each with :meth:`ack`."""
+        while True:
+            got = self.store.get(timeout)
+            if got is not None:
+                yield got
+                continue
+            if self._thread is not None and not self._thread.is_alive():
+                got = self.store.get(0)
+                if got is None:
+                    return
+                yield got
+
+    def ack(self, cursor: int, item: LiveItem) -> None:
+        self.store.ack(cursor)
+        if item.restart is not None:
+            self.acked_pos = item.restart
+            if self.s.state_path:
+                st = self.state
+                st.log_file, st.log_pos = item.restart.log_file, item.restart.log_pos
+                st.skip, st.gtid_set = item.restart.skip, item.restart.gtid_set
+                st.server_id = self.server_id
+                st.save(self.s.state_path)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.store.close()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # ------------------------------------------------------------------ fetcher
+    def _put(self, item: LiveItem) -> None:
+        while not self.stop_event.is_set():
+            if self.store.put(item, timeout=0.2):
+                return
+        raise StoreClosed("stopping")
+
+    def _note(self, text: str) -> None:
+        self._put(LiveItem("note", text=text))
+
+    def _run(self) -> None:
+        try:
+            delay = 0.5
+            while not self.stop_event.is_set():
+                try:
+                    self._session_once()
+                    return  # non-blocking dump ended, or count reached
+                except LiveError as exc:
+                    self.error = str(exc)
+                    self._put(LiveItem("error", text=str(exc)))
+                    return
+                except (OSError, TimeoutError, ConnectionError) as exc:
+                    if self.stop_event.is_set():
+                        return
+                    if not self.s.reconnect or self.reconnects >= self.s.max_reconnects \
+                            or self.fetch_pos.log_file is None:
+                        msg = self._connect_error(exc)
+                        self.error = msg
+                        self._put(LiveItem("error", text=msg))
+                        return
+                    self.reconnects += 1
+                    rp = self.fetch_pos.restart_point()
+                    self._note(f"connection lost ({exc}); reconnect {self.reconnects}/"
+                               f"{self.s.max_reconnects} in {delay:.1f}s, resuming at "
+                               f"{rp.log_file}:{rp.log_pos} (+{rp.skip} delivered)")
+                    self.resume = rp
+                    if self.stop_event.wait(delay):
+                        return
+                    delay = min(delay * 2, 10.0)
+        except StoreClosed:
+            return
+        finally:
+            self.store.close() if self.stop_event.is_set() else None
+            self._finished = True
+            self.store.close()
+
+    def _connect_error(self, exc: BaseException) -> str:
+        where = self.s.conn.describe()
+        if isinstance(exc, ConnectionRefusedError):
+            return f"cannot connect to {where}: connection refused (is the server running?)"
+        if isinstance(exc, socket.timeout | TimeoutError):
+            return f"{where}: no answer within the timeout"
+        if isinstance(exc, socket.gaierror):
+            return f"cannot resolve host {self.s.conn.host!r}: {exc.strerror}"
+        return f"{where}: {exc}"
+
+    def _connect(self) -> socket.socket:
+        c = self.s.conn
+        if c.socket:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.s.connect_timeout)
+            sock.connect(c.socket)
+        else:
+            sock = socket.create_connection((c.host, c.port), timeout=self.s.connect_timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def _session_once(self) -> None:
+        sess = Session(Role.REPLICA)
+        self._put(LiveItem("step", step=SetupStep(
+            "connect", f"TCP connect to {self.s.conn.describe()}",
+            "a replica is an ordinary client connection that later turns into a binlog stream")))
+        sock = self._connect()
+        self._sock = sock
+        reader = _Reader(self, sock, sess)
+        try:
+            self._handshake(reader)
+            self._setup(reader)
+            self._register_and_dump(reader)
+            self._stream(reader)
+        finally:
+            try:
+                reader.sock.close()
+            except OSError:
+                pass
+            self._sock = None
+
+    # ------------------------------------------------------------------ handshake and auth
+    def _handshake(self, rd: _Reader) -> None:
+        greeting = rd.next_packet()
+        if isinstance(greeting.value, ErrPacket):
+            raise LiveError(self._err_text(greeting.value, "the server refused the connection"))
+        hs = greeting.value
+        if not isinstance(hs, HandshakeV10):
+            raise LiveError(f"{self.s.conn.describe()}: not a MySQL/MariaDB server greeting")
+        self.info.version = hs.server_version
+        self.info.mariadb = "mariadb" in hs.server_version.lower()
+        c = self.s.conn
+        caps = (DEFAULT_CAPABILITIES | CAP.CLIENT_CONNECT_ATTRS) & hs.capability_flags
+        caps |= CAP.CLIENT_PROTOCOL_41
+        mode = c.ssl_mode
+        use_tls = mode != "DISABLED" and bool(hs.capability_flags & CAP.CLIENT_SSL) \
+            and not c.socket
+        if mode in ("REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY") and not use_tls:
+            raise LiveError(f"{c.describe()}: TLS is required (--ssl-mode {mode}) but the server "
+                            "does not offer it")
+        if use_tls:
+            caps |= CAP.CLIENT_SSL
+            rd.send(SslRequest(caps))
+            rd.start_tls(self._ssl_context(), server_hostname=c.host)
+        plugin = hs.auth_plugin_name or "mysql_native_password"
+        nonce = hs.auth_plugin_data.rstrip(b"\0")
+        password = (c.password or "").encode()
+        resp = self._scramble(plugin, password, nonce, tls=use_tls)
+        rd.send(HandshakeResponse41(
+            caps, c.user, resp, client_plugin_name=plugin,
+            connect_attrs=(("_client_name", "binlogscope"), ("program_name", "binlogscope")),
+        ))
+        self._put(LiveItem("step", step=SetupStep(
+            "auth", f"log in as {c.user} ({plugin})",
+            "the password never crosses the wire: the client proves it knows it by scrambling "
+            "the server's one-time nonce")))
+        while True:
+            p = rd.next_packet()
+            v = p.value
+            if isinstance(v, OkPacket):
+                return
+            if isinstance(v, ErrPacket):
+                raise LiveError(self._err_text(v, "authentication failed"))
+            if isinstance(v, AuthSwitchRequest):
+                plugin = v.plugin_name or "mysql_old_password"
+                if plugin == "mysql_old_password":
+                    nonce = (v.plugin_provided_data or nonce)[:8]
+                    data = auth.scramble_323(password, nonce) + b"\0"
+                else:
+                    nonce = v.plugin_provided_data.rstrip(b"\0")
+                    data = self._scramble(plugin, password, nonce, tls=use_tls)
+                rd.send(AuthSwitchResponse(data))
+                continue
+            if isinstance(v, AuthMoreData):
+                data = v.data
+                if plugin == "caching_sha2_password" and data[:1] == b"\x03":
+                    continue  # fast auth OK; the OK packet follows
+                if plugin in ("caching_sha2_password", "sha256_password"):
+                    if data[:1] == b"\x04" or plugin == "sha256_password" and not data:
+                        if use_tls:
+                            rd.send(AuthSwitchResponse(password + b"\0"))
+                        else:
+                            rd.send(AuthSwitchResponse(
+                                b"\x02" if plugin == "caching_sha2_password" else b"\x01"))
+                        continue
+                    if data.startswith(b"-----BEGIN"):
+                        rd.send(AuthSwitchResponse(
+                            auth.rsa_encrypt_password(password, nonce, data)))
+                        continue
+                raise LiveError(f"authentication: unexpected AuthMoreData for {plugin}")
+            raise LiveError(f"authentication: unexpected {p.kind} packet")
+
+    def _scramble(self, plugin: str, password: bytes, nonce: bytes, *, tls: bool) -> bytes:
+        if plugin == "sha256_password":
+            return password + b"\0" if tls else (b"\x01" if password else b"")
+        if plugin == "mysql_clear_password":
+            if not tls:
+                raise LiveError("the server asks for the password in clear text without TLS: "
+                                "refusing (use --ssl-mode REQUIRED)")
+            return password + b"\0"
+        fn = auth.SCRAMBLERS.get(plugin)
+        if fn is None:
+            raise LiveError(f"authentication plugin {plugin!r} is not supported")
+        return fn(password, nonce)
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        c = self.s.conn
+        ctx = ssl.create_default_context(cafile=c.ssl_ca) if c.ssl_ca \
+            else ssl.create_default_context()
+        if c.ssl_mode not in ("VERIFY_CA", "VERIFY_IDENTITY"):
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        elif c.ssl_mode == "VERIFY_CA":
+            ctx.check_hostname = False
+        if c.ssl_cert:
+            ctx.load_cert_chain(c.ssl_cert, c.ssl_key)
+        return ctx
+
+    # ------------------------------------------------------------------ setup
+    def _query(self, rd: _Reader, sql: str) -> ResultSetComplete | OkPacket | ErrPacket:
+        rd.send(ComQuery(sql))
+        while True:
+            ev = rd.next_event()
+            if isinstance(ev, ResultSetComplete):
+                return ev
+            if isinstance(ev, PacketDecoded) and ev.direction == Peer.SERVER:
+                if isinstance(ev.value, OkPacket | ErrPacket) and ev.kind in ("ok", "err"):
+                    return ev.value
+
+    def _value(self, rd: _Reader, sql: str, why: str) -> str | None:
+        self._put(LiveItem("step", step=SetupStep("setup", sql, why, sql)))
+        res = self._query(rd, sql)
+        if isinstance(res, ResultSetComplete) and res.rows:
+            v = res.rows[0].values[0]
+            return None if v is None else v.decode("utf-8", "replace")
+        return None
+
+    def _setup(self, rd: _Reader) -> None:
+        steps = setup_steps(
+            slave_uuid=self.state.slave_uuid, heartbeat=self.s.heartbeat,
+            semi_sync=self.s.semi_sync, mariadb=self.info.mariadb,
+            gtid=self._gtid_start(), net_read_timeout=self.s.net_read_timeout)
+        for step in steps:
+            self._put(LiveItem("step", step=step))
+            assert step.sql is not None
+            res = self._query(rd, step.sql)
+            if isinstance(res, ErrPacket):
+                if step.optional:
+                    self._note(f"{step.what}: server said {res.error_code} {res.error_message}")
+                else:
+                    raise LiveError(self._err_text(res, f"setup step '{step.what}' failed"))
+        self.info.checksum = self._value(rd, "SELECT @@global.binlog_checksum",
+                                         QUERY_WHY["checksum"])
+        sid = self._value(rd, "SELECT @@server_id", QUERY_WHY["server_id"])
+        self.info.server_id = int(sid) if sid and sid.isdigit() else None
+        self._value(rd, "SELECT @@version", QUERY_WHY["version"])
+        major = self.info.version.split(".")[0]
+        modern_mysql = not self.info.mariadb and (
+            major.isdigit() and (int(major) > 8 or self.info.version.startswith("8.4")))
+        sql = "SHOW BINARY LOG STATUS" if modern_mysql else "SHOW MASTER STATUS"
+        self._put(LiveItem("step", step=SetupStep("setup", sql, QUERY_WHY["position"], sql)))
+        res = self._query(rd, sql)
+        if isinstance(res, ResultSetComplete) and res.rows:
+            f, p = res.rows[0].values[0], res.rows[0].values[1]
+            if f is not None and p is not None:
+                self.info.position = (f.decode(), int(p))
+
+    def _gtid_start(self) -> str | None:
+        if self.resume is not None and self.resume.gtid_set and self.s.gtid is not None:
+            return self.resume.gtid_set
+        return self.s.gtid
+
+    @property
+    def server_id(self) -> int:
+        if self.s.server_id is not None:
+            return self.s.server_id
+        if self.state.server_id and self.state.server_id != self.info.server_id:
+            return self.state.server_id
+        while True:
+            sid = random.randint(100_000, 2**31 - 1)
+            if sid != self.info.server_id:
+                self.s.server_id = sid
+                return sid
+
+    # ------------------------------------------------------------------ register and dump
+    def _register_and_dump(self, rd: _Reader) -> None:
+        sid = self.server_id
+        if sid == self.info.server_id:
+            raise LiveError(f"--server-id {sid} is the server's own id: a replica must differ")
+        self._put(LiveItem("step", step=SetupStep(
+            "register", f"COM_REGISTER_SLAVE server_id={sid}",
+            "lists this replica in the source's SHOW SLAVE HOSTS; server_id identifies it (0 "
+            "would mean 'not a replica': a dump that ends at the end of the logs)")))
+        rd.send(ComRegisterSlave(sid, socket.gethostname()[:60], "", "", 0, 0, 0))
+        while True:
+            p = rd.next_packet()
+            if isinstance(p.value, OkPacket):
+                break
+            if isinstance(p.value, ErrPacket):
+                raise LiveError(self._err_text(p.value, "COM_REGISTER_SLAVE refused"))
+        flags = BinlogDumpFlag.BINLOG_DUMP_NON_BLOCK if self.s.non_blocking else 0
+        if self.info.mariadb:
+            flags |= BinlogDumpFlag.BINLOG_SEND_ANNOTATE_ROWS_EVENT
+        gtid = self._gtid_start()
+        rp = self.resume
+        if gtid is not None and (rp is None or rp.log_file is None or self.info.mariadb):
+            if self.info.mariadb:
+                name, pos = "", 4
+                what = f"COM_BINLOG_DUMP from GTID state {gtid!r}"
+                why = ("MariaDB: an empty file name plus @slave_connect_state asks for a GTID "
+                       "dump: the source finds the position of each domain's next GTID")
+                self._put(LiveItem("step", step=SetupStep("dump", what, why)))
+                rd.send(ComBinlogDump(pos, sid, name, int(flags)))
+            else:
+                self._put(LiveItem("step", step=SetupStep(
+                    "dump", f"COM_BINLOG_DUMP_GTID excluding {gtid!r}",
+                    "MySQL: the source sends every transaction whose GTID is not in the set")))
+                rd.send(ComBinlogDumpGtid(sid, "", 4, int(flags) | 0x04,
+                                          _mysql_gtid_set(gtid)))
+            self.resume_skip = rp.skip if rp is not None else 0
+            return
+        if rp is not None and rp.log_file is not None and rp.log_pos is not None:
+            name, pos = rp.log_file, rp.log_pos
+            self.resume_skip = rp.skip
+        elif self.s.start:
+            name, pos = _parse_start(self.s.start)
+            self.resume_skip = 0
+        elif self.info.position:
+            name, pos = self.info.position
+            self.resume_skip = 0
+        else:
+            raise LiveError("the server reports no binlog position (is log_bin on?); "
+                            "give --start FILE:POS")
+        self._put(LiveItem("step", step=SetupStep(
+            "dump", f"COM_BINLOG_DUMP from {name}:{pos}"
+            + (" (non-blocking)" if self.s.non_blocking else ""),
+            "from here on the connection is one-way: the source sends a fake ROTATE, its "
+            "FORMAT_DESCRIPTION, then every event, each in its own packet")))
+        rd.send(ComBinlogDump(pos, sid, name, int(flags)))
+
+    # ------------------------------------------------------------------ the stream
+    def _stream(self, rd: _Reader) -> None:
+        skip = getattr(self, "resume_skip", 0)
+        tracker = self.fetch_pos
+        filt = self.s.table_filter
+        timeout = max(self.s.net_read_timeout, (self.s.heartbeat or 0) * 3 + 1)
+        rd.sock.settimeout(timeout)
+        while not self.stop_event.is_set():
+            ev = rd.next_event(allow_close=True)
+            if ev is None or isinstance(ev, ConnectionClosed):
+                if rd.session.phase == Phase.COMMAND:
+                    self._note("the source ended the dump (end of the binlog, non-blocking)")
+                    return
+                raise ConnectionError("the source closed the connection")
+            if not isinstance(ev, PacketDecoded):
+                self._put(LiveItem("packet", event=ev))
+                continue
+            if ev.direction == Peer.SERVER and ev.kind == "err":
+                v = ev.value
+                self._put(LiveItem("packet", event=ev))
+                if isinstance(v, ErrPacket):
+                    raise LiveError(self._err_text(v, "the source ended the dump"))
+            bev = ev.binlog_event
+            if bev is None:
+                self._put(LiveItem("packet", event=ev))
+                if ev.direction == Peer.SERVER and rd.session.phase == Phase.COMMAND:
+                    self._note("end of the binlog (non-blocking dump)")
+                    return
+                continue
+            real = tracker.update(bev)
+            if bev.header is not None and bev.header.type_code in (27, 41):
+                self.heartbeats += 1
+            deliver = True
+            if real and skip > 0:
+                skip -= 1
+                deliver = False
+            if deliver and filt.active:
+                schema, table = event_table(bev)
+                deliver = filt.accepts(schema, table)
+            self._put(LiveItem("packet", event=ev, restart=tracker.restart_point(),
+                               deliver=deliver))
+            if ev.semi_sync is not None and ev.semi_sync.flag & 0x01 and bev.header:
+                name = tracker.log_file or ""
+                rd.send(SemiSyncAck(bev.header.log_pos, name))
+                self.acks_sent += 1
+
+    def _err_text(self, err: ErrPacket, what: str) -> str:
+        hint = ERR_HINTS.get(err.error_code)
+        text = f"{what}: ERR {err.error_code} ({err.sql_state}) {err.error_message}"
+        return f"{text} - hint: {hint}" if hint else text
+
+
+def _mysql_gtid_set(text: str) -> tuple[Any, ...]:
+    import uuid
+
+    from binlogscope.wire.commands import GtidInterval, GtidSid
+
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        sid, *ranges = part.split(":")
+        ivs = []
+        for rg in ranges:
+            a, _, b = rg.partition("-")
+            ivs.append(GtidInterval(int(a), int(b or a) + 1))
+        out.append(GtidSid(uuid.UUID(sid), tuple(ivs)))
+    return tuple(out)
+
+
+class _Reader:
+    """Socket <-> Session plumbing for one connection (plus every item to the store)."""
+
+    def __init__(self, owner: LiveReplica, sock: socket.socket, session: Session) -> None:
+        self.owner = owner
+        self.sock: socket.socket = sock
+        self.session = session
+        self._pending: list[SessionEvent] = []
+
+    def send(self, value: Any) -> None:
+        data = self.session.send(value)
+        self.sock.sendall(data)
+        self._drain()
+
+    def start_tls(self, ctx: ssl.SSLContext, server_hostname: str) -> None:
+        self.sock = ctx.wrap_socket(self.sock, server_hostname=server_hostname)
+        self.session.tls_established()
+        self.owner._put(LiveItem("note", text=f"TLS established ({self.sock.version()})"))
+
+    def _drain(self) -> None:
+        for ev in self.session.events():
+            self._pending.append(ev)
+
+    def next_event(self, allow_close: bool = False) -> SessionEvent | None:
+        while True:
+            self._drain()
+            while self._pending:
+                ev = self._pending.pop(0)
+                if isinstance(ev, PacketDecoded) and self.session.phase == Phase.BINLOG_STREAM \
+                        and ev.binlog_event is not None:
+                    return ev  # stream packets are put by the stream loop (with positions)
+                if isinstance(ev, PacketDecoded | ConnectionClosed):
+                    if not (isinstance(ev, PacketDecoded) and ev.binlog_event is not None):
+                        self.owner._put(LiveItem("packet", event=ev))
+                    if isinstance(ev, ConnectionClosed) and ev.direction == Peer.SERVER:
+                        return ev
+                    return ev if isinstance(ev, PacketDecoded) else None
+                if isinstance(ev, ResultSetComplete):
+                    return ev
+                self.owner._put(LiveItem("packet", event=ev))
+            try:
+                data = self.sock.recv(1 << 20)
+            except socket.timeout as exc:
+                raise TimeoutError("no data from the source within the read timeout "
+                                   "(net_read_timeout / missed heartbeats)") from exc
+            self.session.receive_data(data, Peer.SERVER)
+            if not data:
+                self._drain()
+                if not self._pending:
+                    if allow_close:
+                        return None
+                    raise ConnectionError("the server closed the connection")
+
+    def next_packet(self) -> PacketDecoded:
+        while True:
+            ev = self.next_event()
+            if isinstance(ev, PacketDecoded) and ev.direction == Peer.SERVER:
+                return ev
+            if ev is None:
+                raise ConnectionError("the server closed the connection")
+
+
+def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
+             count: int | None = None) -> LiveReplica:
+    """Run a replica until the dump ends, ``count`` delivered events, or an error."""
+    rep = LiveReplica(settings)
+    rep.start()
+    delivered = 0
+    try:
+        for cursor, item in rep.items():
+            if item.deliver:
+                consume(item)
+            rep.ack(cursor, item)
+            if item.kind == "packet" and item.restart is not None and item.deliver:
+                ev = item.event
+                if isinstance(ev, PacketDecoded) and ev.binlog_event is not None \
+                        and ev.binlog_event.header is not None \
+                        and not ev.binlog_event.header.flags & 0x20 \
+                        and ev.binlog_event.header.log_pos != 0:
+                    delivered += 1
+                    if count is not None and delivered >= count:
+                        break
+    finally:
+        rep.stop()
+        rep.join(5)
+    time.sleep(0)
+    return rep

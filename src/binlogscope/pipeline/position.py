@@ -1,0 +1,163 @@
+"""Where a replica is in the stream, and where it must restart so nothing is lost or repeated.
+
+Pure: fed decoded events in stream order. A restart point is ``(file, pos, skip)``: dump from
+``file:pos`` (always a transaction boundary, because row events need the TABLE_MAP that opens
+their transaction) and drop the first ``skip`` real events, which were already delivered. GTIDs
+are tracked as MariaDB ``domain-server-seq`` lists (the form ``@slave_connect_state`` takes) or a
+MySQL ``uuid:interval`` set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.types import EventType
+
+_TXN_START = {EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
+              EventType.GTID_TAGGED_LOG_EVENT, EventType.GTID_EVENT}
+_ARTIFICIAL = 0x20
+
+
+@dataclass(slots=True)
+class RestartPoint:
+    log_file: str | None
+    log_pos: int | None
+    skip: int = 0
+    gtid_set: str | None = None
+
+
+@dataclass(slots=True)
+class PositionTracker:
+    log_file: str | None = None
+    next_pos: int | None = None
+    txn_start: int | None = None
+    txn_events: int = 0
+    in_txn: bool = False
+    maria_gtid: dict[int, tuple[int, int]] = field(default_factory=dict)
+    mysql_gtid: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    _pending_gtid: str | None = None
+
+    def update(self, ev: DecodedEvent) -> bool:
+        """Account for one event; returns True when it is a real event (counts for ``skip``)."""
+        h = ev.header
+        if h is None:
+            return False
+        code = h.type_code
+        body = ev.body
+        if code == EventType.ROTATE_EVENT and body is not None:
+            self.log_file = body.next_log_name
+            self.next_pos = body.position
+            self.in_txn = False
+            self.txn_events = 0
+            return False
+        if h.flags & _ARTIFICIAL or h.log_pos == 0:
+            return False  # the dump's fake ROTATE / FDE, not part of the file
+        if code in (EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2):
+            return False
+        start = h.log_pos - h.event_size
+        if code in _TXN_START:
+            self.in_txn = True
+            self.txn_start = start
+            self.txn_events = 0
+            g = getattr(body, "gtid", None)
+            self._pending_gtid = g if isinstance(g, str) else None
+        elif code == EventType.QUERY_EVENT and not self.in_txn:
+            q = (getattr(body, "query", "") or "").strip().upper()
+            if q == "BEGIN" or q.startswith("XA START"):
+                self.in_txn = True
+                self.txn_start = start
+                self.txn_events = 0
+        self.next_pos = h.log_pos
+        if self.in_txn:
+            self.txn_events += 1
+            if self._ends_txn(ev):
+                self.in_txn = False
+                self.txn_events = 0
+                self._commit_gtid()
+        return True
+
+    def _ends_txn(self, ev: DecodedEvent) -> bool:
+        assert ev.header is not None
+        code = ev.header.type_code
+        if code == EventType.XID_EVENT or code == EventType.XA_PREPARE_LOG_EVENT:
+            return True
+        if code in (EventType.QUERY_EVENT, EventType.QUERY_COMPRESSED_EVENT):
+            q = (getattr(ev.body, "query", "") or "").strip().upper()
+            return not (q == "BEGIN" or q.startswith("XA START") or q.startswith("XA END"))
+        return False
+
+    def _commit_gtid(self) -> None:
+        g = self._pending_gtid
+        self._pending_gtid = None
+        if not g or g == "ANONYMOUS":
+            return
+        parts = g.split("-")
+        if len(parts) == 3 and all(p.isdigit() for p in parts):
+            d, s, n = (int(p) for p in parts)
+            self.maria_gtid[d] = (s, n)
+            return
+        sid, _, gno = g.rpartition(":")
+        if sid and gno.isdigit():
+            _add_interval(self.mysql_gtid.setdefault(sid, []), int(gno))
+
+    @property
+    def gtid_set(self) -> str | None:
+        if self.maria_gtid:
+            return ",".join(f"{d}-{s}-{n}" for d, (s, n) in sorted(self.maria_gtid.items()))
+        if self.mysql_gtid:
+            parts = []
+            for sid, ivs in sorted(self.mysql_gtid.items()):
+                parts.append(sid + "".join(
+                    f":{a}" if a == b else f":{a}-{b}" for a, b in ivs))
+            return ",".join(parts)
+        return None
+
+    def restart_point(self) -> RestartPoint:
+        if self.in_txn and self.txn_start is not None:
+            return RestartPoint(self.log_file, self.txn_start, self.txn_events, self.gtid_set)
+        return RestartPoint(self.log_file, self.next_pos, 0, self.gtid_set)
+
+    def seed_gtid(self, gtid_set: str | None) -> None:
+        """Start from a known executed set (the state file's)."""
+        if not gtid_set:
+            return
+        for part in gtid_set.split(","):
+            part = part.strip()
+            bits = part.split("-")
+            if len(bits) == 3 and all(b.isdigit() for b in bits):
+                self.maria_gtid[int(bits[0])] = (int(bits[1]), int(bits[2]))
+                continue
+            sid, *ranges = part.split(":")
+            ivs = self.mysql_gtid.setdefault(sid, [])
+            for rg in ranges:
+                a, _, b = rg.partition("-")
+                if a.isdigit():
+                    ivs.append((int(a), int(b or a)))
+            ivs.sort()
+            merged: list[tuple[int, int]] = []
+            for a2, b2 in ivs:
+                if merged and a2 <= merged[-1][1] + 1:
+                    merged[-1] = (merged[-1][0], max(merged[-1][1], b2))
+                else:
+                    merged.append((a2, b2))
+            ivs[:] = merged
+
+
+def _add_interval(ivs: list[tuple[int, int]], n: int) -> None:
+    for i, (a, b) in enumerate(ivs):
+        if a <= n <= b:
+            return
+        if n == b + 1:
+            ivs[i] = (a, n)
+            if i + 1 < len(ivs) and ivs[i + 1][0] == n + 1:
+                ivs[i] = (a, ivs[i + 1][1])
+                del ivs[i + 1]
+            return
+        if n == a - 1:
+            ivs[i] = (n, b)
+            return
+        if n < a:
+            ivs.insert(i, (n, n))
+            return
+    ivs.append((n, n))
