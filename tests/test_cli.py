@@ -85,5 +85,5 @@ def test_bad_regex_is_usage_error() -> None:
 
 
 def test_pending_commands_say_so() -> None:
-    p = run("live")
+    p = run("pcap", "x.pcap")
     assert p.returncode == 2 and "not built yet" in p.stderr

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from binlogscope import __version__
+from binlogscope.cli_live import add_live_parser, cmd_live
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
 from binlogscope.render.text import render_node
 from binlogscope.summary import event_summary, event_table, short_summary
@@ -25,7 +26,6 @@ from binlogscope.wire.binlog.decode import DecodedEvent
 
 PROG = "binlogscope"
 _PENDING = {
-    "live": "connect to a server as a replica (issue 3)",
     "pcap": "decode replication traffic from pcap/pcapng captures (issue 4)",
     "mock-master": "a scriptable mock primary (issue 6)",
 }
@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--brief", action="store_true")
 
     _add_export_parsers(sub)
+
+    add_live_parser(sub)
 
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"{what} - not built yet")
@@ -328,6 +330,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return _cmd_export(args, out, err)
         if args.command == "analyze":
             return _cmd_analyze(args, out, err)
+        if args.command == "live":
+            return cmd_live(args, out, err)
         if args.command in _PENDING:
             print(f"{PROG}: {args.command}: not built yet ({_PENDING[args.command]})", file=err)
             return 2

@@ -379,6 +379,7 @@ class LiveReplica:
         while True:
             ev = rd.next_event()
             if isinstance(ev, ResultSetComplete):
+                rd.flush_packets()  # the result set's terminating EOF/OK packet
                 return ev
             if isinstance(ev, PacketDecoded) and ev.direction == Peer.SERVER:
                 if isinstance(ev.value, OkPacket | ErrPacket) and ev.kind in ("ok", "err"):
@@ -513,13 +514,11 @@ class LiveReplica:
                 self._put(LiveItem("packet", event=ev))
                 continue
             if ev.direction == Peer.SERVER and ev.kind == "err":
-                v = ev.value
-                self._put(LiveItem("packet", event=ev))
+                v = ev.value  # already shown by the reader
                 if isinstance(v, ErrPacket):
                     raise LiveError(self._err_text(v, "the source ended the dump"))
             bev = ev.binlog_event
-            if bev is None:
-                self._put(LiveItem("packet", event=ev))
+            if bev is None:  # already shown by the reader
                 if ev.direction == Peer.SERVER and rd.session.phase == Phase.COMMAND:
                     self._note("end of the binlog (non-blocking dump)")
                     return
@@ -584,6 +583,17 @@ class _Reader:
         self.sock = ctx.wrap_socket(self.sock, server_hostname=server_hostname)
         self.session.tls_established()
         self.owner._put(LiveItem("note", text=f"TLS established ({self.sock.version()})"))
+
+    def flush_packets(self) -> None:
+        """Hand the packets already decoded (but not yet consumed) to the store."""
+        self._drain()
+        keep: list[SessionEvent] = []
+        for ev in self._pending:
+            if isinstance(ev, PacketDecoded) and ev.binlog_event is None:
+                self.owner._put(LiveItem("packet", event=ev))
+            else:
+                keep.append(ev)
+        self._pending = keep
 
     def _drain(self) -> None:
         for ev in self.session.events():

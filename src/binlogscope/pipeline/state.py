@@ -19,6 +19,8 @@ from pathlib import Path
 class ReplicaState:
     log_file: str | None = None
     log_pos: int | None = None
+    #: events after log_pos (inside the transaction that starts there) already delivered
+    skip: int = 0
     gtid_set: str | None = None
     slave_uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
     server_id: int | None = None

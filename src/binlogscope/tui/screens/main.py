@@ -53,8 +53,7 @@ class MainScreen(Screen[None]):
         Binding("v", "copy('value')", "Copy value", show=False),
         Binding("escape", "focus_list", "List", show=False),
     ]
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
-        (0, "-narrow"), (120, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012
 
     def __init__(self, source: RowSource, initial_filter: RowFilter | None = None) -> None:
         super().__init__()
@@ -99,7 +98,8 @@ class MainScreen(Screen[None]):
     def _show_status(self) -> None:
         row = self.events.current_row
         pos = self.source.position(row) if row is not None else ""
-        if self.field is not None and self.detail is not None and self.field is not self.detail.node:
+        det = self.detail
+        if self.field is not None and det is not None and self.field is not det.node:
             pos += f" (field @{self.field.offset})"
         self.query_one(StatusBar).show(self.source.info(), pos, len(self.view),
                                        self.view.filter.active, len(self.events.bookmarks))
@@ -307,10 +307,7 @@ class MainScreen(Screen[None]):
         if node is None or self.detail is None:
             self.notify("select a field first", severity="warning")
             return
-        if what == "hex":
-            text = self.detail.slice(node).hex(" ")
-        else:
-            text = node.text
+        text = self.detail.slice(node).hex(" ") if what == "hex" else node.text
         self.app.copy_to_clipboard(text)
         shown = text if len(text) <= 60 else text[:59] + "…"
         self.notify(f"copied {node.name} {what}: {shown}")

@@ -57,7 +57,7 @@ class EventList(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
 
-    def __init__(self, view: View, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, view: View, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.view = view
         self.bookmarks: set[int] = set()
@@ -128,6 +128,8 @@ class EventList(ScrollView, can_focus=True):
         return 0 if n == 0 else max(0, min(value, n - 1))
 
     def watch_cursor(self, value: int) -> None:
+        if value >= self._sized_rows:
+            self.rows_changed()
         page = max(self.scrollable_content_region.height - 1, 1)
         top = round(self.scroll_y)
         if value < top:

@@ -17,7 +17,8 @@ class FieldHelp(Static):
         t.append(node.name, style="bold")
         if node.wire:
             t.append(f"  {node.wire}", style="italic")
-        t.append(f"  @{node.offset}..{node.end} ({node.length} byte{'s' if node.length != 1 else ''})")
+        plural = "s" if node.length != 1 else ""
+        t.append(f"  @{node.offset}..{node.end} ({node.length} byte{plural})")
         value = node.text
         if value:
             t.append("  = ")

@@ -36,7 +36,7 @@ class FieldTree(Tree[Node]):
         Binding("right", "expand_child", "Expand", show=False),
     ]
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__("(no event)", id=id)
         self.show_root = True
         self.auto_expand = False

@@ -40,7 +40,7 @@ class HexPane(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, init=False)
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.data = b""
         self.base = 0

@@ -30,7 +30,7 @@ class PromptBar(Horizontal):
     PromptBar > Input { width: 1fr; height: 1; border: none; padding: 0; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.mode = "filter"
 

@@ -72,10 +72,17 @@ def _decompress(data: bytes, ctype: int, usize: int) -> bytes:
 
     limit = min(usize, MAX_UNCOMPRESSED) if usize else MAX_UNCOMPRESSED
     reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
-    out: bytes = reader.read(limit + 1)
-    if len(out) > limit:
-        raise ValueError(f"payload inflates beyond uncompressed_size {usize}")
-    return out
+    parts: list[bytes] = []
+    total = 0
+    while True:  # read in chunks: a corrupt size must not make us allocate it up front
+        chunk: bytes = reader.read(1 << 16)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > limit:
+            raise ValueError(f"payload inflates beyond uncompressed_size {usize}")
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def decode_inner_events(buf: bytes, ctx: DecodeContext, *, record: bool) -> list[DecodedEvent]:

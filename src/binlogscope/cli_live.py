@@ -1,0 +1,200 @@
+"""``binlogscope live``: the command-line side of the live replica (plain and JSON output).
+
+Kept apart from cli.py so each subcommand's options and printing live in one small module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from typing import Any, TextIO
+
+from binlogscope.drivers.live import LiveError, LiveItem, LiveSettings, run_live
+from binlogscope.drivers.options import OptionFileError, resolve_options
+from binlogscope.events import (
+    DecodeError,
+    PacketDecoded,
+    PhaseChanged,
+    SequenceMismatch,
+    TlsStarted,
+)
+from binlogscope.pipeline.filter import TableFilter
+from binlogscope.render.text import render_node
+from binlogscope.summary import event_summary, short_summary
+from binlogscope.wire.fields import redact
+from binlogscope.wire.node import json_value
+
+PROG = "binlogscope"
+
+
+def add_live_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "live", help="connect to a server as a replica and show every packet",
+        description="Connect as a replica (handshake, auth, setup, COM_REGISTER_SLAVE, "
+        "COM_BINLOG_DUMP) and show every packet of both directions, decoded byte by byte.")
+    c = p.add_argument_group("connection")
+    c.add_argument("--host", help="server host (default 127.0.0.1, or the option file's)")
+    c.add_argument("--port", type=int, help="server port (default 3306)")
+    c.add_argument("--socket", help="Unix socket path instead of TCP")
+    c.add_argument("-u", "--user", help="user (default root); needs REPLICATION SLAVE")
+    c.add_argument("--defaults-file", help="MySQL option file to read instead of ~/.my.cnf "
+                   "([client] group); the password comes from there, MYSQL_PWD or a prompt")
+    c.add_argument("--ssl-mode", choices=["DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA",
+                                          "VERIFY_IDENTITY"], type=str.upper)
+    c.add_argument("--ssl-ca")
+    c.add_argument("--ssl-cert")
+    c.add_argument("--ssl-key")
+    r = p.add_argument_group("replication")
+    r.add_argument("--server-id", type=int, help="this replica's server_id (default: random, "
+                   "never the server's own)")
+    r.add_argument("--start", metavar="FILE:POS", help="dump from here (default: the current "
+                   "position, or the --state file's)")
+    r.add_argument("--gtid", metavar="SET", help="GTID dump from this executed set "
+                   "(MariaDB 'domain-server-seq,...', MySQL 'uuid:1-5,...')")
+    r.add_argument("--non-blocking", action="store_true", help="stop at the end of the logs")
+    r.add_argument("--heartbeat", type=float, metavar="SECONDS",
+                   help="ask the source for a heartbeat after this much silence")
+    r.add_argument("--semi-sync", action="store_true",
+                   help="negotiate semi-sync and ACK the events the source asks for")
+    r.add_argument("--state", metavar="FILE", help="persist the acked position here and resume "
+                   "from it (no event lost, none repeated)")
+    r.add_argument("--net-read-timeout", type=int, default=60, metavar="SECONDS")
+    r.add_argument("--no-reconnect", action="store_true")
+    f = p.add_argument_group("output")
+    out = f.add_mutually_exclusive_group()
+    out.add_argument("--plain", action="store_true", help="the annotated stream as text")
+    out.add_argument("--json", action="store_true", help="one JSON object per packet/event")
+    f.add_argument("--brief", action="store_true", help="one line per packet, no field dump")
+    f.add_argument("--count", type=int, metavar="N", help="stop after N binlog events")
+    f.add_argument("--table", action="append", default=[], metavar="REGEX",
+                   help=r"only row events of matching 'schema\.table' (repeatable)")
+    f.add_argument("--exclude", action="append", default=[], metavar="REGEX",
+                   help="drop row events of matching tables (repeatable)")
+
+
+def _semi(ev: PacketDecoded) -> dict[str, bool] | None:
+    if ev.semi_sync is None:
+        return None
+    return {"ack_requested": bool(ev.semi_sync.flag & 0x01)}
+
+
+def item_json(item: LiveItem) -> dict[str, Any] | None:
+    ev = item.event
+    if item.kind == "step" and item.step is not None:
+        s = item.step
+        return {"kind": "step", "phase": s.phase, "what": s.what, "why": s.why, "sql": s.sql}
+    if item.kind in ("note", "error"):
+        return {"kind": item.kind, "text": item.text}
+    if isinstance(ev, PacketDecoded):
+        base: dict[str, Any] = {
+            "kind": ev.kind, "direction": ev.direction.value, "seq": ev.seq,
+            "payload_length": ev.payload_length, "semi_sync": _semi(ev),
+            "packet_offset": ev.offset, "error": ev.error,
+        }
+        if ev.binlog_event is not None:
+            summary = event_summary(ev.binlog_event)
+            summary.pop("file", None)
+            summary.pop("error", None)
+            base.update(summary)
+            base["error"] = ev.error
+            base["kind"] = "binlog_event"
+        elif ev.node is not None:
+            payload = next((c for c in ev.node.children if c.name == "payload"), None)
+            if payload is not None:
+                base["fields"] = {c.name: json_value(c.value)
+                                  for c in redact(payload).children if not c.children}
+        return base
+    if isinstance(ev, DecodeError):
+        return {"kind": "decode_error", "direction": ev.direction.value, "offset": ev.offset,
+                "error": ev.message}
+    if isinstance(ev, SequenceMismatch):
+        return {"kind": "sequence_mismatch", "direction": ev.direction.value,
+                "offset": ev.offset, "expected": ev.expected, "got": ev.got}
+    if isinstance(ev, PhaseChanged):
+        return {"kind": "phase", "from": ev.old.value, "to": ev.new.value, "why": ev.reason}
+    if isinstance(ev, TlsStarted):
+        return {"kind": "tls", "offset": ev.offset}
+    return None
+
+
+def item_text(item: LiveItem, brief: bool) -> list[str]:
+    ev = item.event
+    if item.kind == "step" and item.step is not None:
+        s = item.step
+        return [f"== [{s.phase}] {s.what}", f"   why: {s.why}"]
+    if item.kind == "note":
+        return [f"-- {item.text}"]
+    if item.kind == "error":
+        return [f"!! {item.text}"]
+    if isinstance(ev, PacketDecoded):
+        arrow = "->" if ev.direction.value == "client" else "<-"
+        title = ev.node.display if ev.node is not None else ev.kind
+        semi = ""
+        if ev.semi_sync is not None:
+            semi = " [semi-sync" + (" ACK requested]" if ev.semi_sync.flag & 1 else "]")
+        head = f"{arrow} {ev.direction.value} {title}{semi}"
+        if ev.binlog_event is not None:
+            head += f"  {short_summary(ev.binlog_event)}"
+        if ev.error:
+            head += f"  !! {ev.error}"
+        if brief or ev.node is None:
+            return [head]
+        lines = [head]
+        lines.extend(list(render_node(redact(ev.node), None, explain=True))[1:])
+        return lines
+    if isinstance(ev, PhaseChanged):
+        return [f"-- phase {ev.old.value} -> {ev.new.value}: {ev.reason}"]
+    if isinstance(ev, DecodeError):
+        return [f"!! {ev.direction.value} at {ev.offset}: {ev.message}"]
+    if isinstance(ev, SequenceMismatch):
+        return [f"!! {ev.direction.value} at {ev.offset}: sequence id {ev.got}, "
+                f"expected {ev.expected}"]
+    if isinstance(ev, TlsStarted):
+        return ["-- TLS"]
+    return []
+
+
+def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        conn = resolve_options(defaults_file=args.defaults_file, cli={
+            "host": args.host, "port": args.port, "socket": args.socket, "user": args.user,
+            "ssl_mode": args.ssl_mode, "ssl_ca": args.ssl_ca, "ssl_cert": args.ssl_cert,
+            "ssl_key": args.ssl_key})
+    except OptionFileError as exc:
+        print(f"{PROG}: error: {exc}", file=err)
+        return 2
+    settings = LiveSettings(
+        conn=conn, server_id=args.server_id, start=args.start, gtid=args.gtid,
+        semi_sync=args.semi_sync, heartbeat=args.heartbeat, non_blocking=args.non_blocking,
+        state_path=args.state, table_filter=TableFilter(args.table, args.exclude),
+        net_read_timeout=args.net_read_timeout, reconnect=not args.no_reconnect)
+
+    def consume(item: LiveItem) -> None:
+        if args.json:
+            obj = item_json(item)
+            if obj is not None:
+                out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        else:
+            for line in item_text(item, args.brief):
+                out.write(line + "\n")
+        out.flush()
+
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        rep = run_live(settings, consume, count=args.count)
+    except LiveError as exc:
+        print(f"{PROG}: error: {exc}", file=err)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    if rep.error:
+        print(f"{PROG}: error: {rep.error}", file=err)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(2)
