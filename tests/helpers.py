@@ -13,10 +13,12 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures"
 CAPTURES = REPO / "captures"
 
-#: fixtures the MANIFEST names as deliberately truncated or corrupt
-DAMAGED_FIXTURES = {
-    "binlog_truncated_event.000001",
-    "binlog_truncated_prev_gtid_event.000001",
+#: fixtures the MANIFEST names as deliberately truncated or corrupt -> offsets of the damaged
+#: events (every other event must decode cleanly)
+DAMAGED_FIXTURES: dict[str, list[int]] = {
+    "binlog_truncated_event.000001": [4],  # magic + 10 bytes of a header
+    "binlog_truncated_prev_gtid_event.000001": [120],  # PREVIOUS_GTIDS cut short
+    "corrupt-relay-bin.000624": [91204],  # mysql-server's corrupt relay log: a garbled QUERY
 }
 
 

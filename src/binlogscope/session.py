@@ -89,6 +89,19 @@ _COMMAND_TYPES = (commands.ComQuery, commands.SimpleCommand, commands.ComRegiste
                   commands.ComBinlogDump, commands.ComBinlogDumpGtid)
 
 
+class _Resync(bytes):
+    """Queued marker for :meth:`Session.resync` (a bytes subclass so it rides in _chunks)."""
+
+    skip: int
+    reason: str
+
+    def __new__(cls, skip: int, reason: str) -> _Resync:
+        obj = super().__new__(cls, b"")
+        obj.skip = skip
+        obj.reason = reason
+        return obj
+
+
 class BinlogEventData:
     """What a SOURCE sends for one stream event: the raw event bytes (+ ACK wish)."""
 
@@ -168,6 +181,16 @@ class Session:
     ) -> None:
         """Feed bytes from ``sender`` (``b""``: that side closed the connection)."""
         self._chunks.append((sender, bytes(data)))
+
+    def resync(self, sender: Peer, skip: int, reason: str) -> None:
+        """Capture driver hook: ``skip`` bytes of ``sender``'s stream are missing here.
+
+        Queued in order with :meth:`receive_data`. The unfinished packet of that direction (if
+        any) is dropped with a :class:`DecodeError` (its bytes in a ``discarded`` node), the
+        direction's offset jumps over the missing bytes and the next byte fed must be the first
+        byte of a packet header (the driver finds one). The sequence id is learnt again.
+        """
+        self._chunks.append((sender, _Resync(skip, reason)))
 
     def events(self) -> Iterator[SessionEvent]:
         """Yield events for everything received so far; stops when more bytes are needed."""
@@ -307,6 +330,9 @@ class Session:
 
     def _feed(self, peer: Peer, data: bytes) -> None:
         buf = self._buffers[peer]
+        if isinstance(data, _Resync):
+            self._resync(peer, data)
+            return
         if not data:
             self._close(peer)
             return
@@ -322,6 +348,20 @@ class Session:
         # anything after the switch is opaque
         _, rest = buf.drain()
         self.opaque_bytes[peer] += len(rest)
+
+    def _resync(self, peer: Peer, gap: _Resync) -> None:
+        buf = self._buffers[peer]
+        off, rest = buf.drain()
+        buf.skip(gap.skip)
+        self._seq = None
+        if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
+            return
+        dropped = f"; the {len(rest)} bytes of the packet in progress are dropped" if rest else ""
+        msg = (f"at offset {off + len(rest)}: {gap.reason}: {gap.skip} bytes missing{dropped}; "
+               f"decoding resumes at offset {buf.offset}")
+        node = Node("discarded", off, len(rest), rest, "", "",
+                    "bytes of a packet cut by missing data", (), msg) if self.record else None
+        self._emit(DecodeError(peer, off, msg, node))
 
     def _close(self, peer: Peer) -> None:
         buf = self._buffers[peer]

@@ -332,7 +332,6 @@ _EXPECTED_ERRORS = {
     ("binlog_truncated_prev_gtid_event.000001", 120): "truncated PREVIOUS_GTIDS",
     ("corrupt-relay-bin.000624", 91204): "mysql-server's corrupt relay log: a QUERY body "
                                          "overwritten with text",
-    ("ver_5_1-wl2325_r.001", 549): "pre-GA 5.2 tree numbering: type 18 is a row event there",
 }
 
 

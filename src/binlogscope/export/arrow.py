@@ -274,14 +274,13 @@ def escape_partition(value: str | None) -> str:
 class _Part:
     """One open part file: buffered rows for one (table, partition), flushed as row groups."""
 
-    __slots__ = ("columns", "final", "n", "rows", "temp", "writer")
+    __slots__ = ("buffer", "final", "rows", "temp", "writer")
 
-    def __init__(self, temp: Path, final: Path, names: list[str]) -> None:
+    def __init__(self, temp: Path, final: Path) -> None:
         self.temp = temp
         self.final = final
         self.writer: pq.ParquetWriter | None = None
-        self.columns: dict[str, list[Any]] = {n: [] for n in names}
-        self.n = 0
+        self.buffer: list[dict[str, Any]] = []
         self.rows = 0
 
 
@@ -303,7 +302,6 @@ class DatasetWriter:
         self._closed: list[_Part] = []
         self._seq = 0
         self._schemas = {t: data_schema(t) for t in TABLES}
-        self._names = {t: s.names for t, s in self._schemas.items()}
         self.rows_written: dict[str, int] = dict.fromkeys(TABLES, 0)
         for t in TABLES:
             (self.root / t).mkdir(parents=True, exist_ok=True)
@@ -313,13 +311,11 @@ class DatasetWriter:
         part = self._open.get(key)
         if part is None:
             part = self._new_part(table, partition)
-        else:
+        elif len(self._open) > 1:
             self._open.move_to_end(key)
-        cols = part.columns
-        for name, values in cols.items():
-            values.append(row.get(name))
-        part.n += 1
-        if part.n >= self.row_group_size:
+        buf = part.buffer
+        buf.append(row)
+        if len(buf) >= self.row_group_size:
             self._flush(table, part)
 
     def _new_part(self, table: str, partition: tuple[str, ...]) -> _Part:
@@ -331,26 +327,23 @@ class DatasetWriter:
             d = d / f"{name}={escape_partition(value)}"
         self._seq += 1
         stem = f"part-{self.checkpoint_no:06d}-{self._seq:04d}"
-        part = _Part(d / f".{stem}.parquet.inprogress", d / f"{stem}.parquet",
-                     self._names[table])
+        part = _Part(d / f".{stem}.parquet.inprogress", d / f"{stem}.parquet")
         self._open[(table, partition)] = part
         return part
 
     def _flush(self, table: str, part: _Part) -> None:
-        if not part.n:
+        n = len(part.buffer)
+        if not n:
             return
         schema = self._schemas[table]
-        batch = pa.Table.from_arrays(
-            [pa.array(part.columns[f.name], type=f.type) for f in schema], schema=schema)
+        batch = pa.Table.from_pylist(part.buffer, schema=schema)
         if part.writer is None:
             part.temp.parent.mkdir(parents=True, exist_ok=True)
             part.writer = pq.ParquetWriter(part.temp, schema, compression=self.compression)
         part.writer.write_table(batch)
-        self.rows_written[table] += part.n
-        part.rows += part.n
-        for values in part.columns.values():
-            values.clear()
-        part.n = 0
+        self.rows_written[table] += n
+        part.rows += n
+        part.buffer = []
 
     def _close(self, table: str, part: _Part) -> None:
         self._flush(table, part)

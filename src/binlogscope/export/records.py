@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +27,9 @@ from binlogscope.drivers.binlog_file import BinlogFileError, looks_like_binlog, 
 from binlogscope.export.arrow import SCHEMA_VERSION
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.types import EventType as E
-from binlogscope.wire.binlog.values import value_to_text
+from binlogscope.wire.binlog.values import effective_type, value_to_text
 from binlogscope.wire.node import json_value
 
 # ----------------------------------------------------------------------------- records
@@ -206,13 +208,46 @@ def _i64(v: Any) -> int | None:
     return v if isinstance(v, int) and -_MAX_INT64 - 1 <= v <= _MAX_INT64 else None
 
 
-def _json_default(v: Any) -> Any:
-    return json_value(v)
+#: one encoder for every row (json.dumps with options builds a new one per call)
+_JSON = json.JSONEncoder(ensure_ascii=False, default=json_value).encode
+#: column types whose int values do not print as plain decimal (BIT: bytes, YEAR: 0000)
+_INT_SPECIAL = frozenset({T.MYSQL_TYPE_BIT, T.MYSQL_TYPE_YEAR})
+_FLOAT_TYPES = frozenset({T.MYSQL_TYPE_FLOAT, T.MYSQL_TYPE_DOUBLE})
+
+
+_F32 = struct.Struct("<f").pack
+
+
+def _float_text(v: float, col: ColumnInfo) -> str:
+    """value_to_text for FLOAT/DOUBLE, fast where Python's text already is MySQL's.
+
+    Both print fixed notation for 1e-4 <= |v| < 1e15 and the shortest round-trip digits; only
+    outside that range (exponent notation differs) the general formatter is needed.
+    """
+    a = abs(v)
+    if 1e-4 <= a < 1e15:
+        if col.type == T.MYSQL_TYPE_FLOAT:
+            target = _F32(v)
+            for digits in range(1, 10):
+                s = f"{v:.{digits}g}"
+                if _F32(float(s)) == target:
+                    if "e" not in s:
+                        return s
+                    break
+        else:
+            s = repr(v)
+            if "e" not in s:
+                return s[:-2] if s.endswith(".0") else s
+    t = value_to_text(v, col)
+    assert isinstance(t, str)
+    return t
 
 
 def _text(value: Any, col: ColumnInfo | None) -> str | None:
     if value is None:
         return None
+    if type(value) is float and col is not None and col.type in _FLOAT_TYPES:
+        return _float_text(value, col)
     t = value_to_text(value, col) if col is not None else (
         value if isinstance(value, str | bytes) else str(value))
     if isinstance(t, bytes):
@@ -226,6 +261,31 @@ class _Columns:
 
     by_label: dict[str, ColumnInfo]
     pk: list[str] | None
+    #: labels whose int values need value_to_text (BIT, YEAR)
+    special: frozenset[str] = frozenset()
+
+
+def _image_map(image: dict[str, Any], cols: _Columns | None) -> list[tuple[str, str | None]]:
+    """A row image as (column, text) pairs; the common str/int/None cases inline."""
+    out: list[tuple[str, str | None]] = []
+    add = out.append
+    if cols is None:
+        for k, v in image.items():
+            add((k, _text(v, None)))
+        return out
+    special = cols.special
+    get = cols.by_label.get
+    for k, v in image.items():
+        tv = type(v)
+        if tv is str:
+            add((k, v))
+        elif v is None:
+            add((k, None))
+        elif tv is int and k not in special:
+            add((k, str(v)))
+        else:
+            add((k, _text(v, get(k))))
+    return out
 
 
 @dataclass(slots=True)
@@ -390,7 +450,6 @@ class TableMapper:
         if op not in _OPS:
             op = _op_from_type(ev.type_name)
         cols = self._columns_for(rec.ctx, body)
-        by_label = cols.by_label if cols else {}
         pk_labels = cols.pk if cols else None
         base = {
             "schema_version": SCHEMA_VERSION, "source_kind": rec.source_kind,
@@ -403,27 +462,25 @@ class TableMapper:
             "xid": None, "trx_offset": trx.offset, "pk_columns": pk_labels,
             "capture_time": ev_row["capture_time"],
         }
-        get = by_label.get
-        dumps = json.dumps
+        dumps = _JSON
+        pending = trx.pending
         for i, change in enumerate(rows):
             before = change.get("before") if isinstance(change, dict) else None
             after = change.get("after") if isinstance(change, dict) else None
-            row = dict(base)
+            row = base.copy()
             row["row_index"] = i
-            bmap = None if before is None else [(k, _text(v, get(k))) for k, v in before.items()]
-            amap = None if after is None else [(k, _text(v, get(k))) for k, v in after.items()]
+            bmap = None if before is None else _image_map(before, cols)
+            amap = None if after is None else _image_map(after, cols)
             row["before"] = bmap
             row["after"] = amap
-            row["before_json"] = None if before is None else dumps(
-                before, ensure_ascii=False, default=_json_default)
-            row["after_json"] = None if after is None else dumps(
-                after, ensure_ascii=False, default=_json_default)
+            row["before_json"] = None if before is None else dumps(before)
+            row["after_json"] = None if after is None else dumps(after)
             if pk_labels:
                 src = dict(amap if amap is not None else (bmap or []))
                 row["pk"] = [(k, src.get(k)) for k in pk_labels if k in src] or None
             else:
                 row["pk"] = None
-            trx.pending.append(("rows", part, row))
+            pending.append(("rows", part, row))
         trx.rows += len(rows)
         self.rows += len(rows)
 
@@ -441,7 +498,8 @@ class TableMapper:
         pk = [tm.columns[i].label for i in tm.primary_key if 0 <= i < len(tm.columns)]
         named = pk and all(tm.columns[i].name is not None for i in tm.primary_key
                            if 0 <= i < len(tm.columns))
-        cols = _Columns(by_label, pk if named else None)
+        special = frozenset(c.label for c in tm.columns if effective_type(c) in _INT_SPECIAL)
+        cols = _Columns(by_label, pk if named else None, special)
         if len(self._columns) > 4096:
             self._columns.clear()
         self._columns[id(tm)] = (tm, cols)

@@ -169,6 +169,15 @@ class PacketBuffer:
         self._pos = self._cur = len(self._buf)
         return off, data
 
+    def skip(self, n: int) -> None:
+        """Jump ``n`` bytes ahead in the stream without data (bytes lost in a capture).
+
+        Call after :meth:`drain`: the next byte received is at ``offset + n``.
+        """
+        self._base += len(self._buf) + n
+        self._buf = bytearray()
+        self._pos = self._cur = 0
+
     def next_packet(self) -> Packet | None:
         """The next complete logical packet, or None when more bytes are needed."""
         frags: list[Fragment] = []

@@ -12,14 +12,8 @@ class StatusBar(Static):
     def show(self, info: SourceInfo, position: str, shown: int, filtered: bool,
              bookmarks: int) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
-        label = info.label.rsplit("/", 1)[-1]
-        t.append(label, style="bold")
-        if info.server_version:
-            t.append(f" | {info.server_version}")
-        if info.checksum:
-            t.append(f" | checksum {info.checksum}")
-        if position:
-            t.append(f" | {position}")
+        # most useful first: a narrow terminal cuts the end off
+        t.append(position or info.label.rsplit("/", 1)[-1], style="bold")
         events = f"{info.events:,} events"
         if not info.done:
             events += " (indexing" + (f" {info.progress:.0%}" if info.progress is not None
@@ -27,13 +21,17 @@ class StatusBar(Static):
         t.append(f" | {events}")
         if filtered:
             t.append(f" | {shown:,} shown", style="bold")
-        if bookmarks:
-            t.append(f" | {bookmarks} marked")
         if info.errors:
             t.append(f" | {info.errors} error{'s' if info.errors != 1 else ''}",
                      style="bold red")
         if info.fatal:
             t.append(f" | {info.fatal}", style="bold red")
+        if bookmarks:
+            t.append(f" | {bookmarks} marked")
+        if info.server_version:
+            t.append(f" | server {info.server_version}")
+        if info.checksum:
+            t.append(f" | checksum {info.checksum}")
         key = (t.plain, bool(info.errors or info.fatal))
         if key != getattr(self, "_last", None):
             self._last = key

@@ -89,6 +89,9 @@ class DecodeContext:
     decode_rows: bool = True
     #: current binlog file name (from ROTATE), for positions
     log_file: str = ""
+    #: wire type code -> modern type code, for pre-GA 5.1/5.2 servers that numbered events
+    #: differently (see :func:`pre_ga_type_map`); empty for every released server
+    type_map: dict[int, int] = field(default_factory=dict)
 
     @property
     def is_mariadb(self) -> bool:
@@ -125,3 +128,22 @@ def fde_has_checksum_alg(server_version: str) -> bool:
     if "mariadb" in server_version.lower():
         return v >= (5, 3, 0)
     return v >= (5, 6, 1)
+
+
+def pre_ga_type_map(server_version: str) -> dict[int, int]:
+    """Event renumbering for the 5.1/5.2 "-a_drop5p/-a_drop6p" development trees.
+
+    Those trees had TABLE_MAP at 16, the row events at 17-19 and XID/BEGIN_LOAD_QUERY/
+    EXECUTE_LOAD_QUERY at 20-22 (the MySQL server remaps them by the same version test when it
+    reads such a file). The row events of that era are the pre-GA format (types 20-22 today).
+    """
+    v = server_version
+    if not (len(v) > 12 and v[0] == "5" and v[1] == "." and v[3] == "."
+            and v[5:12] == "-a_drop"):
+        return {}
+    minor, patch, tree = v[2], v[4], v[12]
+    if ((minor == "1" and "1" <= patch <= "6" and tree == "5")
+            or (minor == "1" and patch == "4" and tree == "6")
+            or (minor == "2" and "0" <= patch <= "2" and tree == "6")):
+        return {16: 19, 17: 20, 18: 21, 19: 22, 20: 16, 21: 17, 22: 18}
+    return {}

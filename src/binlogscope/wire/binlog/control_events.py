@@ -17,7 +17,7 @@ from typing import Any
 
 from binlogscope.wire.binlog._collations import collation_name, decode_text
 from binlogscope.wire.binlog._tlv import read_tlv
-from binlogscope.wire.binlog.context import DecodeContext, fde_has_checksum_alg
+from binlogscope.wire.binlog.context import DecodeContext, fde_has_checksum_alg, pre_ga_type_map
 from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader
 from binlogscope.wire.binlog.registry import decodes
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_name
@@ -90,6 +90,13 @@ def decode_format_description(
     ctx.binlog_version = ver
     ctx.server_version = server_version
     ctx.header_len = header_len
+    ctx.type_map = pre_ga_type_map(server_version)
+    if ctx.type_map:  # post-header lengths are indexed by the old codes: renumber them too
+        remapped = list(lens)
+        for old, new in ctx.type_map.items():
+            if old - 1 < len(lens) and new - 1 < len(remapped):
+                remapped[new - 1] = lens[old - 1]
+        lens = remapped
     ctx.post_header_len = tuple(lens)
     ctx.checksum_alg = alg if has_alg else ChecksumAlg.BINLOG_CHECKSUM_ALG_OFF
     ctx.checksum_source = event_offset

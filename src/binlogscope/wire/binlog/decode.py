@@ -84,12 +84,14 @@ def decode_event(
     avail = len(buf) - start
     if not record and avail >= HEADER_LEN:
         h0 = EventHeader(*_HEADER.unpack_from(buf, start))
+        if ctx.type_map:
+            h0.type_code = ctx.type_map.get(h0.type_code, h0.type_code)
         if HEADER_LEN + 4 <= h0.event_size <= avail:
             return _decode_fast(buf, ctx, start, base, h0)
     r = ByteReader(buf, base=base, record=record, start=start)
     abs_off = base + start
     try:
-        h = decode_header(r)
+        h = decode_header(r, ctx.type_map)
     except Exception as exc:  # truncated header
         node = r.partial("event", exc, doc="an incomplete event header") if record else None
         return DecodedEvent(abs_off, None, None, node, None, error=_err(exc, r), size=avail,

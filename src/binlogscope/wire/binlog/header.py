@@ -33,17 +33,24 @@ def peek_header(buf: bytes | bytearray | memoryview, start: int = 0) -> EventHea
     return EventHeader(*_HEADER.unpack_from(buf, start))
 
 
-def decode_header(r: ByteReader) -> EventHeader:
+def decode_header(r: ByteReader, type_map: dict[int, int] | None = None) -> EventHeader:
     r.begin("header", doc="v4 common event header: 19 bytes in front of every event")
     ts = r.u32("timestamp", doc="seconds since the epoch when the statement began on the source")
     if r.record:
         start = r.pos
         code = r.take(1, "event_type")[0]
+        shown = f"{event_type_name(code)} ({code})"
+        if type_map and code in type_map:
+            wire_code, code = code, type_map[code]
+            shown = (f"{event_type_name(code)} ({code}; numbered {wire_code} by this pre-GA "
+                     "5.1/5.2 server)")
         r.leaf("event_type", start, code, wire="int<1>",
                doc="what kind of event follows; decides how the body is read",
-               display=f"{event_type_name(code)} ({code})")
+               display=shown)
     else:
         code = r.u8("event_type")
+        if type_map:
+            code = type_map.get(code, code)
     sid = r.u32("server_id", doc="server_id of the server that first wrote the event "
                 "(a replica skips its own id to break circular replication)")
     size = r.u32("event_size", doc="size of the whole event: header + body + checksum")

@@ -209,7 +209,7 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
         version = 2 if phl >= 10 else 1
     id_len = 4 if phl == 6 else 6
     rec = r.record
-    if not rec and ctx.decode_rows and code not in _COMPRESSED and code != _PARTIAL:
+    if not rec and ctx.decode_rows and version and code not in _COMPRESSED and code != _PARTIAL:
         fast = _fast_event(r, ctx, kind, version, id_len)
         if fast is not None:
             return fast
@@ -256,6 +256,13 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
 
     # ---- the rows
     rows_offset = r.pos
+    if version == 0:
+        # pre-GA 5.1 row events carry each row in the storage engine's internal record format
+        # (Old_rows_log_event: a memcpy of table->record[0]); its layout depends on the engine
+        # and the table definition, which the binlog does not carry
+        r.rest("rows", doc="row images in the pre-GA 5.1 engine record format (a raw copy of the "
+               "server's internal row buffer); binlogscope shows them undecoded")
+        return ev
     data = _decompress(r, ev) if ev.compressed else bytes(r.buf[r.pos : r.end])
     if not ctx.decode_rows:
         ev.raw_rows = data
@@ -269,10 +276,13 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
     plan_a = _plan(tm, present_after, mariadb) if kind == UPDATE else None
 
     if not rec and not ev.partial:
-        ev.rows = decode_rows_fast(data, kind, plan_b, plan_a)
-        if not ev.compressed:
-            r.pos = r.end
-        return ev
+        try:
+            ev.rows = decode_rows_fast(data, kind, plan_b, plan_a)
+            if not ev.compressed:
+                r.pos = r.end
+            return ev
+        except Exception:
+            ev.rows = []  # damaged: the per-field path below finds the exact offset
 
     # recording path (and PARTIAL_UPDATE_ROWS): the same readers, a Node per value
     base = r.base + rows_offset if not ev.compressed else 0

@@ -1,0 +1,614 @@
+"""Where the mock master's events come from: binlog files, captures, recordings, the builder.
+
+Everything ends up as an :class:`EventStream`: an ordered list of :class:`BinlogFile` (a name and
+its events, each the exact bytes the file holds, ``log_pos`` consistent with the file offsets).
+The stream is prepared once per scenario and shared by every client connection; per-client
+changes (checksum stripping, semi-sync headers, faults) happen while sending.
+
+Loaders:
+
+* :func:`load_binlog_files` - binlog files on disk (``.gz`` too), kept byte for byte.
+* :func:`load_pcap` - the binlog events a capture carries (needs binlogscope's pcap reader).
+* :func:`load_recording` / :func:`record_live` - a JSON-lines recording of a real dump session.
+* :class:`~mock_master.builder.EventBuilder` - events built in Python.
+
+Stream-level transforms (:func:`rebase`, :func:`split_file`, :func:`insert_event`) re-number
+``log_pos`` and recompute CRC32 checksums so the result is again a consistent binlog.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import json
+import struct
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, crc32
+from binlogscope.wire.binlog.types import EventType
+
+_HDR = struct.Struct("<IBIIIH")
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+
+FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
+ROTATE = int(EventType.ROTATE_EVENT)
+XID = int(EventType.XID_EVENT)
+QUERY = int(EventType.QUERY_EVENT)
+MARIA_GTID = int(EventType.GTID_EVENT)
+MYSQL_GTID = int(EventType.GTID_LOG_EVENT)
+ANONYMOUS_GTID = int(EventType.ANONYMOUS_GTID_LOG_EVENT)
+FLAG_IN_USE = 0x1
+FLAG_ARTIFICIAL = 0x20
+
+
+class SourceError(Exception):
+    """A source cannot be loaded (missing file, not a binlog, reader unavailable)."""
+
+
+# ------------------------------------------------------------------------------- event helpers
+def event_type(ev: bytes) -> int:
+    return ev[4]
+
+
+def event_log_pos(ev: bytes) -> int:
+    return int(_U32.unpack_from(ev, 13)[0])
+
+
+def fde_checksum(fde: bytes) -> bool:
+    """Does this FORMAT_DESCRIPTION announce CRC32 (alg byte before the trailer)?"""
+    ver = fde[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\0", 1)[0].decode("ascii", "replace")
+    if not _has_alg_byte(ver):
+        return False
+    return fde[-5] == 1
+
+
+def _has_alg_byte(server_version: str) -> bool:
+    """Servers from MySQL 5.6.1 / MariaDB 5.3 put a checksum-alg byte at the end of the FDE."""
+    nums: list[int] = []
+    for part in server_version.split("-")[0].split(".")[:3]:
+        digits = "".join(c for c in part if c.isdigit())
+        nums.append(int(digits) if digits else 0)
+    while len(nums) < 3:
+        nums.append(0)
+    if "mariadb" in server_version.lower():
+        return tuple(nums) >= (5, 3, 0)
+    return tuple(nums) >= (5, 6, 1)
+
+
+def with_checksum(body_and_header: bytes | bytearray) -> bytes:
+    """Append the CRC32 of ``body_and_header`` (whose event_size must already count it)."""
+    return bytes(body_and_header) + _U32.pack(crc32(body_and_header))
+
+
+def set_log_pos(ev: bytes, log_pos: int, checksum: bool, *, flags: int | None = None) -> bytes:
+    """A copy with another ``log_pos`` (and flags), the CRC32 recomputed when there is one."""
+    b = bytearray(ev)
+    _U32.pack_into(b, 13, log_pos)
+    if flags is not None:
+        struct.pack_into("<H", b, 17, flags)
+    if checksum:
+        _U32.pack_into(b, len(b) - 4, crc32(b[:-4]))
+    return bytes(b)
+
+
+def strip_checksum(ev: bytes) -> bytes:
+    """The event without its 4-byte CRC32 (event_size adjusted)."""
+    b = bytearray(ev[:-4])
+    _U32.pack_into(b, 9, len(b))
+    if b[4] == FDE:
+        b[-1] = 0  # checksum alg byte: OFF
+    return bytes(b)
+
+
+def recompute_checksum(ev: bytes | bytearray) -> bytes:
+    b = bytearray(ev)
+    _U32.pack_into(b, len(b) - 4, crc32(b[:-4]))
+    return bytes(b)
+
+
+def corrupt_checksum(ev: bytes) -> bytes:
+    b = bytearray(ev)
+    b[-1] ^= 0xFF
+    return bytes(b)
+
+
+# ------------------------------------------------------------------------------- files / stream
+@dataclass
+class BinlogFile:
+    """One binlog file: its name and events (exact bytes), in file order starting at offset 4."""
+
+    name: str
+    events: list[bytes]
+    checksum: bool = True
+    #: start offset of each event in the file (computed)
+    offsets: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.offsets:
+            self.reindex()
+
+    def reindex(self) -> None:
+        pos = 4
+        offs: list[int] = []
+        for ev in self.events:
+            offs.append(pos)
+            pos += len(ev)
+        self.offsets = offs
+
+    @property
+    def size(self) -> int:
+        return (self.offsets[-1] + len(self.events[-1])) if self.events else 4
+
+    def index_at(self, pos: int) -> int | None:
+        """Index of the event starting at ``pos`` (``len(events)`` for the end), else None."""
+        if pos == self.size:
+            return len(self.events)
+        i = bisect.bisect_left(self.offsets, pos)
+        if i < len(self.offsets) and self.offsets[i] == pos:
+            return i
+        return None
+
+    @property
+    def fde(self) -> bytes | None:
+        for ev in self.events[:3]:
+            if ev[4] == FDE:
+                return ev
+        return None
+
+    def file_bytes(self) -> bytes:
+        return BINLOG_MAGIC + b"".join(self.events)
+
+
+@dataclass(frozen=True, slots=True)
+class GtidMark:
+    """Where a transaction starts: its GTID and the event index."""
+
+    file_index: int
+    event_index: int
+    gtid: str  # MariaDB "d-s-n" or MySQL "uuid:gno"
+    domain: int = 0
+    server_id: int = 0
+    seq: int = 0
+
+
+@dataclass
+class EventStream:
+    """The whole history the mock master serves (files in order), plus indexes over it."""
+
+    files: list[BinlogFile]
+    gtids: list[GtidMark] = field(default_factory=list)
+    #: (file_index, event_index) of events that end a transaction (semi-sync ACK points)
+    txn_ends: set[tuple[int, int]] = field(default_factory=set)
+    tables: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.reindex()
+
+    def reindex(self) -> None:
+        self.gtids = []
+        self.txn_ends = set()
+        for fi, f in enumerate(self.files):
+            f.reindex()
+            in_txn = False
+            for ei, ev in enumerate(f.events):
+                t = ev[4]
+                if t == MARIA_GTID:
+                    seq, dom = struct.unpack_from("<QI", ev, HEADER_LEN)
+                    sid = int(_U32.unpack_from(ev, 5)[0])
+                    self.gtids.append(GtidMark(fi, ei, f"{dom}-{sid}-{seq}", dom, sid, seq))
+                    in_txn = True
+                elif t == MYSQL_GTID and len(ev) >= HEADER_LEN + 25:
+                    import uuid
+
+                    sid_b = ev[HEADER_LEN + 1:HEADER_LEN + 17]
+                    gno = int(_U64.unpack_from(ev, HEADER_LEN + 17)[0])
+                    self.gtids.append(GtidMark(fi, ei, f"{uuid.UUID(bytes=sid_b)}:{gno}",
+                                               seq=gno))
+                    in_txn = True
+                elif t == ANONYMOUS_GTID:
+                    in_txn = True
+                elif t == XID:
+                    self.txn_ends.add((fi, ei))
+                    in_txn = False
+                elif t == QUERY:
+                    q = _query_text(ev, f.checksum).strip().upper()
+                    if q == "BEGIN" or q.startswith("XA START"):
+                        in_txn = True
+                    elif not q.startswith("XA END"):
+                        self.txn_ends.add((fi, ei))
+                        in_txn = False
+                elif t == int(EventType.TABLE_MAP_EVENT):
+                    self._learn_table(ev, f.checksum)
+            del in_txn
+
+    def _learn_table(self, ev: bytes, checksum: bool) -> None:
+        try:
+            names = table_map_names(ev, checksum)
+        except (IndexError, ValueError, struct.error):
+            return
+        if names is not None:
+            key, cols = names
+            if cols:
+                self.tables[key] = cols
+            else:
+                self.tables.setdefault(key, [])
+
+    def file_index(self, name: str) -> int | None:
+        for i, f in enumerate(self.files):
+            if f.name == name:
+                return i
+        return None
+
+    @property
+    def event_count(self) -> int:
+        return sum(len(f.events) for f in self.files)
+
+    @property
+    def server_id(self) -> int | None:
+        for f in self.files:
+            if f.events:
+                return int(_U32.unpack_from(f.events[0], 5)[0])
+        return None
+
+    @property
+    def server_version(self) -> str | None:
+        for f in self.files:
+            fde = f.fde
+            if fde is not None:
+                return fde[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\0", 1)[0].decode()
+        return None
+
+    @property
+    def checksum(self) -> bool:
+        return self.files[0].checksum if self.files else True
+
+    def gtid_state(self) -> str:
+        """The last GTID per MariaDB domain (``@@gtid_binlog_pos``)."""
+        last: dict[int, GtidMark] = {}
+        for g in self.gtids:
+            if "-" in g.gtid and ":" not in g.gtid:
+                last[g.domain] = g
+        return ",".join(last[d].gtid for d in sorted(last))
+
+    def append(self, events: Iterable[bytes]) -> None:
+        """Append events to the last file (positions/checksums fixed), e.g. for blocking dumps."""
+        f = self.files[-1]
+        pos = f.size
+        for ev in events:
+            end = pos + len(ev)
+            f.events.append(set_log_pos(ev, end, f.checksum))
+            f.offsets.append(pos)
+            pos = end
+        self.reindex()
+
+
+def _query_text(ev: bytes, checksum: bool) -> str:
+    try:
+        db_len = ev[HEADER_LEN + 8]
+        sv_len = struct.unpack_from("<H", ev, HEADER_LEN + 11)[0]
+        start = HEADER_LEN + 13 + sv_len + db_len + 1
+        end = len(ev) - (4 if checksum else 0)
+        return ev[start:end].decode("utf-8", "replace")
+    except (IndexError, struct.error):
+        return ""
+
+
+def _lenenc(b: bytes, p: int) -> tuple[int, int]:
+    c = b[p]
+    if c < 251:
+        return c, p + 1
+    if c == 252:
+        return int.from_bytes(b[p + 1:p + 3], "little"), p + 3
+    if c == 253:
+        return int.from_bytes(b[p + 1:p + 4], "little"), p + 4
+    return int.from_bytes(b[p + 1:p + 9], "little"), p + 9
+
+
+_META_LEN = {4: 1, 5: 1, 15: 2, 16: 2, 246: 2, 247: 2, 248: 2, 252: 1, 253: 2, 254: 2,
+             17: 1, 18: 1, 19: 1, 245: 1, 255: 1}
+
+
+def table_map_names(ev: bytes, checksum: bool) -> tuple[tuple[str, str], list[str]] | None:
+    """(schema, table) and the column names of a TABLE_MAP (from FULL row metadata, if any)."""
+    end = len(ev) - (4 if checksum else 0)
+    p = HEADER_LEN + 8
+    n = ev[p]
+    schema = ev[p + 1:p + 1 + n].decode("utf-8", "replace")
+    p += n + 2
+    n = ev[p]
+    table = ev[p + 1:p + 1 + n].decode("utf-8", "replace")
+    p += n + 2
+    ncols, p = _lenenc(ev, p)
+    p += ncols
+    mlen, p = _lenenc(ev, p)
+    p += mlen
+    p += (ncols + 7) // 8
+    names: list[str] = []
+    while p < end:
+        t = ev[p]
+        ln, q = _lenenc(ev, p + 1)
+        if t == 4:  # COLUMN_NAME
+            r = q
+            while r < q + ln:
+                k, r = _lenenc(ev, r)
+                names.append(ev[r:r + k].decode("utf-8", "replace"))
+                r += k
+        p = q + ln
+    return (schema, table), names
+
+
+def split_events(data: bytes, name: str) -> BinlogFile:
+    """Cut a binlog file's bytes (magic included) into events by their event_size."""
+    if data[:4] != BINLOG_MAGIC:
+        raise SourceError(f"{name}: not a binlog file (no fe 62 69 6e magic)")
+    events: list[bytes] = []
+    pos = 4
+    n = len(data)
+    while pos + HEADER_LEN <= n:
+        size = int(_U32.unpack_from(data, pos + 9)[0])
+        if size < HEADER_LEN or pos + size > n:
+            break  # a truncated tail (file still being written, or damaged): stop there
+        events.append(data[pos:pos + size])
+        pos += size
+    f = BinlogFile(Path(name).name, events)
+    fde = f.fde
+    f.checksum = fde_checksum(fde) if fde is not None else False
+    return f
+
+
+def load_binlog_files(paths: Sequence[str | Path]) -> EventStream:
+    files: list[BinlogFile] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            subs = sorted(x for x in path.iterdir() if x.is_file() and _is_binlog(x))
+            if not subs:
+                raise SourceError(f"{path}: no binlog files in this directory")
+            files.extend(load_binlog_files(subs).files)
+            continue
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+            path = path.with_suffix("")
+        files.append(split_events(raw, path.name))
+    if not files:
+        raise SourceError("no binlog files given")
+    return EventStream(files)
+
+
+def _is_binlog(p: Path) -> bool:
+    try:
+        with p.open("rb") as f:
+            return f.read(4) == BINLOG_MAGIC
+    except OSError:
+        return False
+
+
+# ------------------------------------------------------------------------------- pcap
+def load_pcap(path: str | Path) -> EventStream:
+    """The binlog events a pcap/pcapng capture of a dump carries, as files again.
+
+    Uses binlogscope's pcap reader (``binlogscope.drivers.pcap``); events are split into files at
+    each ROTATE, and positions re-based so the result is a consistent binlog.
+    """
+    try:
+        from binlogscope.drivers import pcap as pcap_driver
+    except ImportError as exc:
+        raise SourceError("pcap sources need binlogscope's pcap reader "
+                          f"(binlogscope.drivers.pcap), which is not available: {exc}") from None
+    try:
+        events = list(_pcap_events(pcap_driver, Path(path)))
+    except SourceError:
+        raise
+    except Exception as exc:  # the reader reports damaged captures in its own way
+        raise SourceError(f"{path}: cannot read the capture: {exc}") from None
+    if not events:
+        raise SourceError(f"{path}: the capture holds no binlog events")
+    return stream_from_dump(events)
+
+
+def _pcap_events(pcap_driver: Any, path: Path) -> Iterable[bytes]:
+    from binlogscope.events import PacketDecoded
+
+    reader = getattr(pcap_driver, "read_pcap", None) or getattr(pcap_driver, "iter_pcap", None)
+    if reader is None:
+        raise SourceError("binlogscope.drivers.pcap has no read_pcap() to read captures with")
+    for item in reader(str(path)):
+        ev = getattr(item, "event", item)
+        if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
+            be = ev.binlog_event
+            raw = getattr(be, "raw", None)
+            if raw:
+                yield bytes(raw)
+
+
+def stream_from_dump(events: Iterable[bytes]) -> EventStream:
+    """Rebuild binlog files from the events a dump sent (fake ROTATE + FDE per file, ...).
+
+    Artificial events (the fake ROTATE, heartbeats) are dropped; a FORMAT_DESCRIPTION starts a
+    new file, named by the preceding (fake or real) ROTATE.
+    """
+    files: list[BinlogFile] = []
+    name = "mysql-bin.000001"
+    cur: list[bytes] | None = None
+    for ev in events:
+        t = ev[4]
+        flags = struct.unpack_from("<H", ev, 17)[0]
+        if t in (int(EventType.HEARTBEAT_LOG_EVENT), int(EventType.HEARTBEAT_LOG_EVENT_V2)):
+            continue
+        if t == ROTATE:
+            nxt = _rotate_name(ev)
+            if flags & FLAG_ARTIFICIAL or event_log_pos(ev) == 0:
+                name = nxt
+                continue
+            if cur is not None:
+                cur.append(ev)
+            name = nxt
+            continue
+        if t == FDE:
+            if cur is not None and files and files[-1].events is cur and len(cur) > 1:
+                pass
+            cur = [ev]
+            files.append(BinlogFile(name, cur))
+            continue
+        if cur is None:
+            continue  # events before the first FDE cannot be placed
+        cur.append(ev)
+    for f in files:
+        fde = f.fde
+        f.checksum = fde_checksum(fde) if fde is not None else False
+        fix = bytearray(f.events[0])
+        struct.pack_into("<H", fix, 17, struct.unpack_from("<H", fix, 17)[0] & ~FLAG_IN_USE)
+        f.events[0] = bytes(fix)
+    stream = EventStream(files)
+    rebase(stream)
+    return stream
+
+
+def _rotate_name(ev: bytes) -> str:
+    body = ev[HEADER_LEN + 8:]
+    # the trailer may be a CRC32 (MariaDB checksums the fake ROTATE too): drop it if it matches
+    if len(ev) >= HEADER_LEN + 12 and crc32(ev[:-4]) == _U32.unpack_from(ev, len(ev) - 4)[0]:
+        body = ev[HEADER_LEN + 8:-4]
+    return body.decode("utf-8", "replace")
+
+
+# ------------------------------------------------------------------------------- recordings
+RECORDING_FORMAT = "binlogscope-mock-master-recording/1"
+
+
+def save_recording(stream: EventStream, path: str | Path) -> None:
+    """Write a stream as a JSON-lines recording (header line, then one line per event)."""
+    with Path(path).open("w", encoding="utf-8") as out:
+        out.write(json.dumps({"format": RECORDING_FORMAT,
+                              "files": [f.name for f in stream.files]}) + "\n")
+        for f in stream.files:
+            for ev in f.events:
+                out.write(json.dumps({"file": f.name, "hex": ev.hex()}) + "\n")
+
+
+def load_recording(path: str | Path) -> EventStream:
+    """A recording written by :func:`save_recording` / :func:`record_live`."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise SourceError(f"cannot read {p}: {exc.strerror or exc}") from None
+    if not lines:
+        raise SourceError(f"{p}: empty recording")
+    try:
+        head = json.loads(lines[0])
+    except json.JSONDecodeError:
+        head = {}
+    if head.get("format") != RECORDING_FORMAT:
+        raise SourceError(f"{p}: not a mock-master recording (first line must name "
+                          f"format {RECORDING_FORMAT!r})")
+    by_name: dict[str, list[bytes]] = {}
+    order: list[str] = []
+    for n, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            ev = bytes.fromhex(obj["hex"])
+            name = str(obj["file"])
+        except (json.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
+            raise SourceError(f"{p}:{n}: bad recording line: {exc}") from None
+        if name not in by_name:
+            by_name[name] = []
+            order.append(name)
+        by_name[name].append(ev)
+    files = []
+    for name in order:
+        f = BinlogFile(name, by_name[name])
+        fde = f.fde
+        f.checksum = fde_checksum(fde) if fde is not None else False
+        files.append(f)
+    return EventStream(files)
+
+
+def record_live(host: str, port: int, user: str, password: str, path: str | Path, *,
+                start: str | None = None, server_id: int | None = None) -> int:
+    """Record a real server's binlog once (non-blocking dump through binlogscope's live
+    replica) into a recording file; returns the number of events written."""
+    from binlogscope.drivers.live import LiveItem, LiveSettings, run_live
+    from binlogscope.drivers.options import ConnectionOptions
+    from binlogscope.events import PacketDecoded
+
+    raw: list[bytes] = []
+
+    def consume(item: LiveItem) -> None:
+        ev = item.event
+        if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
+            r = ev.binlog_event.raw
+            if r:
+                raw.append(bytes(r))
+
+    conn = ConnectionOptions(host=host, port=port, user=user, password=password)
+    rep = run_live(LiveSettings(conn=conn, start=start or None, non_blocking=True,
+                                server_id=server_id, reconnect=False), consume)
+    if rep.error:
+        raise SourceError(f"recording failed: {rep.error}")
+    stream = stream_from_dump(raw)
+    save_recording(stream, path)
+    return stream.event_count
+
+
+# ------------------------------------------------------------------------------- transforms
+def rebase(stream: EventStream) -> int:
+    """Make every real event's ``log_pos`` its end offset in its file (CRC32 recomputed).
+
+    Returns how many events were rewritten. The FDE keeps ``log_pos`` 0 if it had it.
+    """
+    changed = 0
+    for f in stream.files:
+        pos = 4
+        for i, ev in enumerate(f.events):
+            end = pos + len(ev)
+            lp = event_log_pos(ev)
+            if lp != end and not (lp == 0 and ev[4] == FDE):
+                f.events[i] = set_log_pos(ev, end, f.checksum)
+                changed += 1
+            pos = end
+    stream.reindex()
+    return changed
+
+
+def split_file(stream: EventStream, file_index: int, event_index: int, new_name: str) -> None:
+    """Rotate: end file ``file_index`` before ``event_index`` with a ROTATE to ``new_name``;
+    the remaining events move to a new file (FDE copied) and are re-based."""
+    f = stream.files[file_index]
+    fde = f.fde
+    if fde is None:
+        raise SourceError(f"{f.name}: no FORMAT_DESCRIPTION to start the new file with")
+    head, tail = f.events[:event_index], f.events[event_index:]
+    sid = int(_U32.unpack_from(fde, 5)[0])
+    rot_body = _U64.pack(4) + new_name.encode()
+    size = HEADER_LEN + len(rot_body) + (4 if f.checksum else 0)
+    rot = _HDR.pack(0, ROTATE, sid, size, 0, 0) + rot_body
+    rot = with_checksum(rot) if f.checksum else rot
+    f.events = [*head, rot]
+    new = BinlogFile(new_name, [fde, *tail], f.checksum)
+    stream.files.insert(file_index + 1, new)
+    rebase(stream)
+
+
+def insert_event(stream: EventStream, file_index: int, event_index: int, ev: bytes) -> None:
+    stream.files[file_index].events.insert(event_index, ev)
+    rebase(stream)
+
+
+def locate(stream: EventStream, n: int) -> tuple[int, int]:
+    """(file_index, event_index) of the n-th event of the whole stream (0-based)."""
+    for fi, f in enumerate(stream.files):
+        if n < len(f.events):
+            return fi, n
+        n -= len(f.events)
+    raise SourceError(f"event {n} is beyond the end of the stream")

@@ -1,0 +1,733 @@
+"""pcap/pcapng captures -> MySQL sessions: frames, TCP reassembly, one :class:`Session` per flow.
+
+::
+
+    for item in read_capture("replica.pcapng", ports={3306}):
+        item.flow, item.frame, item.timestamp, item.event   # a SessionEvent or a note
+
+Layers, each as thin as possible (the whole point is to stay fast on big captures):
+
+1. **File format**: scapy's ``RawPcapReader``/``RawPcapNgReader`` (pcap in both byte orders,
+   micro- and nanosecond; pcapng with several interfaces, comments). Only the raw frame bytes are
+   used; scapy never dissects a packet (its full dissection costs tens of microseconds a frame).
+   Damage (a truncated record, a bad block) ends the iteration with :class:`CaptureError` after
+   every good frame before it has been handled.
+2. **Link + IP + TCP**: :func:`parse_frame` reads just the headers it needs with ``struct``:
+   Ethernet (+ 802.1Q/802.1ad VLAN tags), Linux cooked SLL and SLL2, BSD loopback/null, raw IP;
+   IPv4 (options, padding trimmed, fragments skipped) and IPv6 (extension headers).
+3. **Flows**: a TCP connection is MySQL when one of its ports is in ``ports`` (default 3306) or
+   when a server greeting (HandshakeV10) is seen on it; a port where a greeting was seen counts
+   for later connections too. Segments of not-yet-classified connections are held (a little) so
+   a connection classified by its greeting is decoded from its first byte.
+4. **Reassembly** per direction (:mod:`binlogscope.drivers.tcp_reassembly`); a lost segment
+   becomes an error at the gap, then decoding resumes at the next plausible packet header
+   (:func:`find_packet_start`). A connection whose start is not in the capture is joined the same
+   way (and the binlog stream's checksum setting is inferred from the events).
+5. **Session**: an OBSERVER :class:`Session` per flow decodes both directions; each packet gets
+   the capture frame where its first byte arrived.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+import struct
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from binlogscope.drivers.tcp_reassembly import Chunk, Gap, ReassemblyStats, StreamReassembler
+from binlogscope.events import (
+    DecodeError,
+    PacketDecoded,
+    Peer,
+    Phase,
+    Role,
+    SessionEvent,
+    TlsStarted,
+)
+from binlogscope.session import Session
+
+DEFAULT_PORTS = frozenset({3306})
+
+# link types (pcap LINKTYPE_*)
+LINKTYPE_NULL = 0
+LINKTYPE_ETHERNET = 1
+LINKTYPE_RAW = 101
+LINKTYPE_LOOP = 108
+LINKTYPE_LINUX_SLL = 113
+LINKTYPE_IPV4 = 228
+LINKTYPE_IPV6 = 229
+LINKTYPE_LINUX_SLL2 = 276
+_RAW_TYPES = {LINKTYPE_RAW, 12, 14, LINKTYPE_IPV4, LINKTYPE_IPV6}
+
+_ETH_IPV4 = 0x0800
+_ETH_IPV6 = 0x86DD
+_ETH_VLAN = {0x8100, 0x88A8, 0x9100}
+
+_U16 = struct.Struct("!H")
+_TCP = struct.Struct("!HHIIBB")
+_U24 = struct.Struct("<I")  # used on 4 bytes, masked
+
+TCP_FIN = 0x01
+TCP_SYN = 0x02
+TCP_RST = 0x04
+TCP_ACK = 0x10
+
+
+class CaptureError(Exception):
+    """The capture file is missing, not a capture, truncated or corrupt (one clear line)."""
+
+
+# ---------------------------------------------------------------------------- frames
+@dataclass(frozen=True, slots=True)
+class Frame:
+    number: int  # 1-based, as Wireshark counts
+    timestamp: float
+    linktype: int
+    data: bytes
+
+
+def _silence_scapy() -> None:
+    logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
+    logging.getLogger("scapy").setLevel(logging.ERROR)
+
+
+def iter_frames(path: str) -> Iterator[Frame]:
+    """Every frame of a pcap/pcapng file (gzip-compressed too).
+
+    Raises :class:`CaptureError` on a file that is not a capture, and - after yielding every
+    good frame - on a truncated or corrupt one.
+    """
+    _silence_scapy()
+    from scapy.error import Scapy_Exception
+    from scapy.utils import RawPcapNgReader, RawPcapReader
+
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise CaptureError(f"cannot open {path}: {exc.strerror or exc}") from None
+    if not magic:
+        raise CaptureError(f"{path} is empty")
+    compressed = magic[:2] == b"\x1f\x8b"
+    size = None if compressed else os.path.getsize(path)
+    try:
+        reader: Any = RawPcapReader(path)
+    except (Scapy_Exception, OSError, EOFError, struct.error, gzip.BadGzipFile) as exc:
+        raise CaptureError(f"{path} is not a pcap or pcapng capture ({exc})") from None
+    ng = isinstance(reader, RawPcapNgReader)
+    nano = bool(getattr(reader, "nano", False))
+    linktype = getattr(reader, "linktype", None)
+    big = 1 << 30
+    number = 0
+    try:
+        while True:
+            before = reader.f.tell()
+            try:
+                data, meta = reader.read_packet(size=big)
+            except EOFError:
+                if size is not None and before < size:
+                    raise CaptureError(
+                        f"{path}: damaged capture at byte {before} (after frame {number}): "
+                        f"{'bad or truncated block' if ng else 'truncated record'}; the "
+                        f"{size - before} bytes after it were not read") from None
+                return
+            except (struct.error, OSError, OverflowError, ValueError, Scapy_Exception) as exc:
+                raise CaptureError(f"{path}: damaged capture at byte {before} (after frame "
+                                   f"{number}): {exc}") from None
+            number += 1
+            if ng:
+                ts = ((meta.tshigh << 32) | meta.tslow) / (meta.tsresol or 1_000_000)
+                lt = meta.linktype
+            else:
+                if len(data) < meta.caplen:
+                    raise CaptureError(
+                        f"{path}: truncated capture: frame {number} at byte {before} has "
+                        f"{len(data)} of its {meta.caplen} bytes")
+                ts = meta.sec + meta.usec / (1e9 if nano else 1e6)
+                lt = linktype
+            yield Frame(number, ts, lt, data)
+    finally:
+        reader.close()
+
+
+# ---------------------------------------------------------------------------- headers
+@dataclass(frozen=True, slots=True)
+class TcpSegment:
+    src: bytes  # packed IP address (4 or 16 bytes)
+    sport: int
+    dst: bytes
+    dport: int
+    seq: int
+    flags: int
+    payload: bytes
+
+
+def parse_frame(linktype: int, data: bytes) -> TcpSegment | None:
+    """The TCP segment in a frame, or None (not IPv4/IPv6 TCP, an IP fragment, too short)."""
+    try:
+        if linktype == LINKTYPE_ETHERNET:
+            etype = _U16.unpack_from(data, 12)[0]
+            off = 14
+            while etype in _ETH_VLAN:
+                etype = _U16.unpack_from(data, off + 2)[0]
+                off += 4
+        elif linktype == LINKTYPE_LINUX_SLL:
+            etype = _U16.unpack_from(data, 14)[0]
+            off = 16
+            while etype in _ETH_VLAN:
+                etype = _U16.unpack_from(data, off + 2)[0]
+                off += 4
+        elif linktype == LINKTYPE_LINUX_SLL2:
+            etype = _U16.unpack_from(data, 0)[0]
+            off = 20
+        elif linktype in (LINKTYPE_NULL, LINKTYPE_LOOP):
+            fam = data[0] | data[3]  # host byte order (NULL) or network order (LOOP)
+            etype = _ETH_IPV4 if fam == 2 else _ETH_IPV6 if fam in (10, 24, 28, 30) else 0
+            off = 4
+        elif linktype in _RAW_TYPES:
+            v = data[0] >> 4
+            etype = _ETH_IPV4 if v == 4 else _ETH_IPV6 if v == 6 else 0
+            off = 0
+        else:
+            return None
+        if etype == _ETH_IPV4:
+            vihl = data[off]
+            ihl = (vihl & 0x0F) * 4
+            if vihl >> 4 != 4 or ihl < 20 or data[off + 9] != 6:
+                return None
+            frag = _U16.unpack_from(data, off + 6)[0]
+            if frag & 0x3FFF:  # more fragments or a fragment offset: not reassembled
+                return None
+            total = _U16.unpack_from(data, off + 2)[0]
+            end = off + total if total else len(data)  # 0: TSO, trust the frame
+            src = data[off + 12 : off + 16]
+            dst = data[off + 16 : off + 20]
+            t = off + ihl
+        elif etype == _ETH_IPV6:
+            plen = _U16.unpack_from(data, off + 4)[0]
+            nxt = data[off + 6]
+            src = data[off + 8 : off + 24]
+            dst = data[off + 24 : off + 40]
+            end = off + 40 + plen if plen else len(data)
+            t = off + 40
+            while nxt in (0, 43, 60):  # hop-by-hop, routing, destination options
+                nxt = data[t]
+                t += (data[t + 1] + 1) * 8
+            if nxt != 6:
+                return None  # not TCP (or a fragment header: not reassembled)
+        else:
+            return None
+        sport, dport, seq, _ack, doff, flags = _TCP.unpack_from(data, t)
+        start = t + (doff >> 4) * 4
+        end = min(end, len(data))
+        return TcpSegment(src, sport, dst, dport, seq, flags, data[start:end])
+    except (IndexError, struct.error):
+        return None
+
+
+def format_addr(ip: bytes, port: int) -> str:
+    if len(ip) == 4:
+        return f"{ip[0]}.{ip[1]}.{ip[2]}.{ip[3]}:{port}"
+    import ipaddress
+
+    return f"[{ipaddress.IPv6Address(ip)}]:{port}"
+
+
+# ---------------------------------------------------------------------------- resync
+_YES, _NO, _MAYBE = 1, 0, 2
+
+
+def _binlog_header_ok(buf: bytes | bytearray, p: int, n: int) -> int:
+    """Is there a binlog stream packet (0x00 [+EF xx] + event header) at ``p``?"""
+    e = p + 5
+    if len(buf) < p + 4 + 1 + 19:
+        return _MAYBE
+    if buf[p + 4] != 0:
+        return _NO
+    for skip, delta in ((0, 1), (2, 3)):
+        if skip and buf[e] != 0xEF:
+            continue
+        h = e + skip
+        if len(buf) < h + 19:
+            return _MAYBE
+        size = _U24.unpack_from(buf, h + 9)[0]
+        code = buf[h + 4]
+        if size == n - delta and 0 < code < 0xA5 and size >= 19:
+            return _YES
+    return _NO
+
+
+def _generic_ok(buf: bytes | bytearray, p: int, depth: int = 0) -> int:
+    if len(buf) < p + 4:
+        return _MAYBE
+    n = _U24.unpack_from(buf, p)[0] & 0xFFFFFF
+    if n == 0 or n > 0x1000000:
+        return _NO
+    q = p + 4 + n
+    if q == len(buf):
+        return _YES
+    if q > len(buf):
+        return _MAYBE
+    if depth >= 2:
+        return _YES
+    if len(buf) < q + 4:
+        return _MAYBE
+    seq, nseq = buf[p + 3], buf[q + 3]
+    if nseq != (seq + 1) & 0xFF and nseq != 0:
+        return _NO
+    return _generic_ok(buf, q, depth + 1)
+
+
+def find_packet_start(buf: bytes | bytearray, *, binlog: bool, ack: bool = False
+                      ) -> tuple[int | None, bool]:
+    """Where the next plausible MySQL packet header starts in ``buf``.
+
+    ``binlog``: the source's side of a binlog stream (``0x00`` + event header whose event_size
+    matches the packet length, optionally behind the 2-byte semi-sync header). ``ack``: the
+    replica's side of a semi-sync stream (``0xEF`` ACKs). Otherwise: a chain of packet headers
+    whose lengths end exactly at the end of the data or at a header with the next sequence id.
+
+    Returns ``(offset, False)`` when found, ``(None, True)`` when more bytes are needed to tell,
+    ``(None, False)`` when no position qualifies.
+    """
+    last = len(buf) - 3
+    for p in range(max(last, 0)):
+        n = _U24.unpack_from(buf, p)[0] & 0xFFFFFF if p + 4 <= len(buf) else 0
+        if binlog:
+            v = _binlog_header_ok(buf, p, n) if n >= 20 else _NO
+        elif ack:
+            v = (_YES if n >= 9 and buf[p + 3] == 0 and len(buf) > p + 4 and buf[p + 4] == 0xEF
+                 and p + 4 + n <= len(buf) else _NO)
+            if v == _NO and p + 4 + n > len(buf) and n >= 9 and buf[p + 3] == 0:
+                v = _MAYBE
+        else:
+            v = _generic_ok(buf, p)
+        if v == _YES:
+            return p, False
+        if v == _MAYBE:
+            return None, True
+    return None, bool(len(buf) < 4)
+
+
+def looks_like_greeting(payload: bytes) -> bool:
+    """A server greeting (HandshakeV10) or a connect-time ERR in one segment."""
+    if len(payload) < 5 or payload[3] != 0:
+        return False
+    n = _U24.unpack_from(payload, 0)[0] & 0xFFFFFF
+    if n != len(payload) - 4:
+        return False
+    if payload[4] == 0xFF:
+        return n >= 3
+    if payload[4] != 0x0A or n < 33:
+        return False
+    nul = payload.find(b"\0", 5, 5 + 64)
+    return nul > 5 and all(32 <= c < 127 for c in payload[5:nul])
+
+
+# ---------------------------------------------------------------------------- flows
+@dataclass(eq=False)
+class Flow:
+    """One MySQL TCP connection in the capture."""
+
+    id: int  # 1-based, in order of appearance
+    client: str  # "ip:port"
+    server: str
+    first_frame: int
+    first_timestamp: float
+    mid_stream: bool = False  # the connection's start (SYN) is not in the capture
+    client_stats: ReassemblyStats = field(default_factory=ReassemblyStats)
+    server_stats: ReassemblyStats = field(default_factory=ReassemblyStats)
+    encrypted: bool = False
+    compressed: bool = False
+    opaque_bytes: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.client} -> {self.server}"
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureItem:
+    """What :func:`read_capture` yields."""
+
+    flow: Flow
+    kind: str  # "event" (a SessionEvent) | "flow" (a new flow) | "note" | "error"
+    frame: int
+    timestamp: float
+    event: SessionEvent | None = None
+    text: str = ""
+
+    @property
+    def direction(self) -> Peer | None:
+        return getattr(self.event, "direction", None)
+
+
+@dataclass(slots=True)
+class _Dir:
+    """Per direction: reassembly, resync state and the offset -> frame map."""
+
+    peer: Peer
+    tcp: StreamReassembler
+    frames: deque[tuple[int, int, float]] = field(default_factory=deque)  # offset, frame, ts
+    syncing: bool = False
+    sync_buf: bytearray = field(default_factory=bytearray)
+    sync_base: int = 0  # stream offset of sync_buf[0]
+    skip: int = 0  # bytes to report as missing/skipped when sync is found
+    reason: str = ""
+    fed_end: int = 0  # stream offset after the last byte given to the session
+    last_packet_end: int = 0
+
+    def frame_at(self, offset: int) -> tuple[int, float]:
+        fr = self.frames
+        while len(fr) > 1 and fr[1][0] <= offset:
+            fr.popleft()
+        if not fr:
+            return 0, 0.0
+        return fr[0][1], fr[0][2]
+
+
+class _Conn:
+    def __init__(self, flow: Flow, record: bool, max_pending: int) -> None:
+        self.flow = flow
+        self.record = record
+        self.session: Session | None = None
+        self.client = _Dir(Peer.CLIENT, StreamReassembler(max_pending=max_pending))
+        self.server = _Dir(Peer.SERVER, StreamReassembler(max_pending=max_pending))
+        flow.client_stats = self.client.tcp.stats
+        flow.server_stats = self.server.tcp.stats
+        self.closed = False
+        self.server_packets = 0
+
+
+_Key = tuple[bytes, int, bytes, int]
+
+
+class CaptureReader:
+    """Turns frames into :class:`CaptureItem` objects (see :func:`read_capture`)."""
+
+    def __init__(self, ports: Iterable[int] | None = None, *, record: bool = False,
+                 max_pending: int = 4 << 20, hold_segments: int = 64) -> None:
+        self.ports = set(DEFAULT_PORTS if ports is None else ports)
+        self.greeting_ports: set[int] = set()
+        self.record = record
+        self.max_pending = max_pending
+        self.hold_segments = hold_segments
+        self.flows: list[Flow] = []
+        self._conns: dict[_Key, tuple[_Conn, bool]] = {}  # key -> (conn, key is client->server)
+        self._held: dict[_Key, list[tuple[Frame, TcpSegment]]] = {}  # unclassified, by key
+        self._ignored: set[_Key] = set()
+        self.frames = 0
+        self.tcp_segments = 0
+        self.non_tcp_frames = 0
+        self._last_frame = 0
+        self._last_ts = 0.0
+
+    # ------------------------------------------------------------------ entry points
+    def frame(self, fr: Frame) -> list[CaptureItem]:
+        self.frames += 1
+        self._last_frame = fr.number
+        self._last_ts = fr.timestamp
+        seg = parse_frame(fr.linktype, fr.data)
+        if seg is None:
+            self.non_tcp_frames += 1
+            return []
+        self.tcp_segments += 1
+        return self.segment(fr, seg)
+
+    def segment(self, fr: Frame, seg: TcpSegment) -> list[CaptureItem]:
+        key = (seg.src, seg.sport, seg.dst, seg.dport)
+        hit = self._conns.get(key)
+        if hit is not None:
+            conn, c2s = hit
+            if seg.flags & TCP_SYN and not seg.flags & TCP_ACK and conn.closed:
+                self._drop(conn)  # the 4-tuple is reused by a new connection
+            else:
+                return self._segment(conn, c2s, fr, seg)
+        rkey = (seg.dst, seg.dport, seg.src, seg.sport)
+        if key in self._ignored or rkey in self._ignored:
+            if not self._is_mysql_port(seg):
+                return []
+            self._ignored.discard(key)
+            self._ignored.discard(rkey)
+        held_key = key if key in self._held else rkey if rkey in self._held else None
+        if held_key is None:
+            held_key = key
+            self._held[key] = []
+        held = self._held[held_key]
+        held.append((fr, seg))
+        server_port = self._classify(held)
+        if server_port is None:
+            if len(held) > self.hold_segments:
+                del self._held[held_key]
+                self._ignored.add(held_key)
+            return []
+        del self._held[held_key]
+        return self._promote(held, server_port)
+
+    def finish(self) -> list[CaptureItem]:
+        """End of the capture: flush every flow (holes become gaps, unfinished packets noted)."""
+        out: list[CaptureItem] = []
+        for held in list(self._held.values()):
+            port = self._classify(held, final=True)
+            if port is not None:
+                out.extend(self._promote(held, port))
+        self._held.clear()
+        seen: set[int] = set()
+        for conn, _ in list(self._conns.values()):
+            if id(conn) in seen:
+                continue
+            seen.add(id(conn))
+            out.extend(self._end(conn, "end of capture"))
+        return out
+
+    # ------------------------------------------------------------------ classification
+    def _is_mysql_port(self, seg: TcpSegment) -> bool:
+        p = self.ports | self.greeting_ports
+        return seg.sport in p or seg.dport in p
+
+    def _classify(self, held: list[tuple[Frame, TcpSegment]], final: bool = False) -> int | None:
+        """The server port of a held connection, or None (not MySQL, or not known yet)."""
+        known = self.ports | self.greeting_ports
+        first = held[0][1]
+        for _fr, seg in held:
+            if seg.payload and looks_like_greeting(seg.payload):
+                self.greeting_ports.add(seg.sport)
+                return seg.sport
+            if seg.flags & TCP_SYN and seg.flags & TCP_ACK and seg.sport in known:
+                return seg.sport
+            if seg.flags & TCP_SYN and not seg.flags & TCP_ACK and seg.dport in known:
+                return seg.dport
+        syn = any(s.flags & TCP_SYN for _f, s in held)
+        data = any(s.payload for _f, s in held)
+        if first.dport in known or first.sport in known:
+            if syn and not data and not final:
+                return None  # wait for the greeting (or its absence)
+            if first.dport in known and first.sport in known:
+                return min(first.dport, first.sport)
+            return first.dport if first.dport in known else first.sport
+        return None
+
+    def _promote(self, held: list[tuple[Frame, TcpSegment]], server_port: int
+                 ) -> list[CaptureItem]:
+        fr0, s0 = held[0]
+        if s0.sport == server_port and not (s0.dport == server_port and s0.flags & TCP_SYN
+                                            and not s0.flags & TCP_ACK):
+            server, sport, client, cport = s0.src, s0.sport, s0.dst, s0.dport
+        else:
+            client, cport, server, sport = s0.src, s0.sport, s0.dst, s0.dport
+        syn = any(s.flags & TCP_SYN for _f, s in held)
+        flow = Flow(len(self.flows) + 1, format_addr(client, cport), format_addr(server, sport),
+                    fr0.number, fr0.timestamp, mid_stream=not syn)
+        self.flows.append(flow)
+        conn = _Conn(flow, self.record, self.max_pending)
+        self._conns[(client, cport, server, sport)] = (conn, True)
+        self._conns[(server, sport, client, cport)] = (conn, False)
+        what = ("joined mid-connection (its start is not in the capture)" if not syn
+                else "new connection")
+        out = [CaptureItem(flow, "flow", fr0.number, fr0.timestamp, text=what)]
+        for fr, seg in held:
+            out.extend(self._segment(conn, seg.src == client and seg.sport == cport, fr, seg))
+        return out
+
+    def _drop(self, conn: _Conn) -> None:
+        for k in [k for k, (c, _) in self._conns.items() if c is conn]:
+            del self._conns[k]
+
+    # ------------------------------------------------------------------ per segment
+    def _segment(self, conn: _Conn, c2s: bool, fr: Frame, seg: TcpSegment) -> list[CaptureItem]:
+        d = conn.client if c2s else conn.server
+        out: list[CaptureItem] = []
+        if seg.flags & TCP_SYN:
+            d.tcp.syn(seg.seq)
+            seq = (seg.seq + 1) & 0xFFFFFFFF
+        else:
+            seq = seg.seq
+        if seg.payload:
+            for piece in d.tcp.segment(seq, seg.payload, fr.number, fr.timestamp):
+                self._deliver(conn, d, piece, out)
+        if seg.flags & (TCP_FIN | TCP_RST):
+            dirs = (conn.client, conn.server) if seg.flags & TCP_RST else (d,)
+            for dd in dirs:
+                if dd.tcp.fin_seen:
+                    continue
+                dd.tcp.fin_seen = True
+                for piece in dd.tcp.finish(fr.number, fr.timestamp, "connection closed"):
+                    self._deliver(conn, dd, piece, out)
+                if conn.session is not None and not dd.syncing:
+                    conn.session.receive_data(b"", sender=dd.peer)
+                    self._drain(conn, dd, out)
+            if conn.client.tcp.fin_seen and conn.server.tcp.fin_seen:
+                conn.closed = True
+        return out
+
+    def _end(self, conn: _Conn, reason: str) -> list[CaptureItem]:
+        out: list[CaptureItem] = []
+        for d in (conn.client, conn.server):
+            if d.tcp.fin_seen:
+                continue
+            for piece in d.tcp.finish(self._last_frame, self._last_ts, reason):
+                self._deliver(conn, d, piece, out)
+            left = d.fed_end - d.last_packet_end
+            if d.syncing and d.sync_buf:
+                left += len(d.sync_buf)
+            s = conn.session
+            if left > 0 and s is not None and s.phase not in (Phase.ENCRYPTED,
+                                                              Phase.COMPRESSED):
+                out.append(CaptureItem(conn.flow, "note", self._last_frame, self._last_ts,
+                                       text=f"{d.peer.value}: the capture ends inside a packet "
+                                       f"({left} bytes of it captured)"))
+        if conn.session is not None:
+            conn.flow.opaque_bytes = sum(conn.session.opaque_bytes.values())
+        self._drop(conn)
+        return out
+
+    def _deliver(self, conn: _Conn, d: _Dir, piece: Chunk | Gap, out: list[CaptureItem]) -> None:
+        if isinstance(piece, Gap):
+            if conn.session is not None and conn.session.phase in (Phase.ENCRYPTED,
+                                                                   Phase.COMPRESSED):
+                conn.session.receive_data(b"\0" * 0, sender=d.peer) if False else None
+                d.fed_end = piece.offset + piece.length
+                d.last_packet_end = d.fed_end
+                return
+            why = f"{piece.length} bytes lost in the capture (TCP gap: {piece.reason})"
+            if d.syncing:
+                d.skip += len(d.sync_buf) + piece.length
+                d.sync_buf.clear()
+                d.reason = why
+            else:
+                d.syncing = True
+                d.skip = piece.length
+                d.reason = why
+            d.sync_base = piece.offset + piece.length
+            out.append(CaptureItem(conn.flow, "error", piece.frame, piece.timestamp,
+                                   text=f"{d.peer.value}: at offset {piece.offset}: {why}"))
+            return
+        if d.tcp.mid_stream and piece.offset == 0 and conn.session is None and not d.syncing:
+            d.syncing = True
+            d.skip = 0
+            d.sync_base = 0
+            d.reason = "the capture starts mid-connection"
+        d.frames.append((piece.offset, piece.frame, piece.timestamp))
+        if d.syncing:
+            d.sync_buf += piece.data
+            self._try_sync(conn, d, out)
+            return
+        self._feed(conn, d, piece.data, out)
+
+    def _try_sync(self, conn: _Conn, d: _Dir, out: list[CaptureItem]) -> None:
+        s = conn.session
+        stream = (s is not None and s.phase == Phase.BINLOG_STREAM) or (
+            s is None or (conn.server_packets == 0 and s.phase == Phase.COMMAND))
+        server = d.peer == Peer.SERVER
+        if server:
+            pos, more = find_packet_start(d.sync_buf, binlog=True)
+            binlog = pos is not None
+            if pos is None and not more and not (s is not None
+                                                 and s.phase == Phase.BINLOG_STREAM):
+                pos, more = find_packet_start(d.sync_buf, binlog=False)
+        else:
+            pos, more = (find_packet_start(d.sync_buf, binlog=False, ack=True)
+                         if s is not None and s.phase == Phase.BINLOG_STREAM
+                         else (None, False))
+            if pos is None and not more:
+                pos, more = find_packet_start(d.sync_buf, binlog=False)
+            binlog = False
+        if pos is None:
+            if not more or len(d.sync_buf) > (1 << 22):
+                keep = 3 if len(d.sync_buf) > 3 else len(d.sync_buf)
+                drop = len(d.sync_buf) - keep
+                d.skip += drop
+                d.sync_base += drop
+                del d.sync_buf[:drop]
+            return
+        skip = d.skip + pos
+        data = bytes(d.sync_buf[pos:])
+        d.syncing = False
+        d.sync_buf.clear()
+        if s is None:
+            phase = Phase.BINLOG_STREAM if (server and binlog) else Phase.COMMAND
+            s = conn.session = Session(Role.OBSERVER, start_phase=phase, semi_sync=None,
+                                       record=self.record)
+            conn.flow.mid_stream = True
+        elif server and binlog and stream and s.phase == Phase.COMMAND:
+            s.phase = Phase.BINLOG_STREAM  # joined mid-way: the stream shows what this is
+            s.semi_sync = None
+        if skip or d.sync_base + pos != 0:
+            reason = d.reason
+            if d.reason.startswith("the capture starts"):
+                reason = f"{d.reason}: {skip} bytes before the first packet header skipped"
+            elif pos:
+                reason = f"{d.reason}; {pos} more bytes skipped to the next packet header"
+            s.resync(d.peer, skip, reason)
+        d.fed_end = d.sync_base + pos
+        d.last_packet_end = d.fed_end
+        self._feed(conn, d, data, out)
+
+    def _feed(self, conn: _Conn, d: _Dir, data: bytes, out: list[CaptureItem]) -> None:
+        s = conn.session
+        if s is None:
+            s = conn.session = Session(Role.OBSERVER, record=self.record)
+        s.receive_data(data, sender=d.peer)
+        d.fed_end += len(data)
+        self._drain(conn, d, out)
+
+    def _drain(self, conn: _Conn, d: _Dir, out: list[CaptureItem]) -> None:
+        s = conn.session
+        assert s is not None
+        flow = conn.flow
+        for ev in s.events():
+            direction = getattr(ev, "direction", None)
+            dd = d if direction is None or direction == d.peer else (
+                conn.client if direction == Peer.CLIENT else conn.server)
+            if isinstance(ev, PacketDecoded):
+                frame, ts = dd.frame_at(ev.offset)
+                dd.last_packet_end = ev.offset + ev.wire_length
+                if ev.direction == Peer.SERVER:
+                    conn.server_packets += 1
+            elif isinstance(ev, DecodeError | TlsStarted):
+                frame, ts = dd.frame_at(ev.offset)
+                if isinstance(ev, TlsStarted):
+                    flow.encrypted = True
+            else:
+                frame, ts = (dd.frames[-1][1], dd.frames[-1][2]) if dd.frames else (0, 0.0)
+            out.append(CaptureItem(flow, "event", frame, ts, ev))
+        if s.phase == Phase.COMPRESSED:
+            flow.compressed = True
+
+
+def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool = False
+                 ) -> Iterator[CaptureItem]:
+    """Decode every MySQL flow of a capture, in capture order.
+
+    ``ports``: server ports known to carry MySQL (default 3306); ports where a server greeting
+    is seen are added. ``record``: build the annotated Node trees (slower). Raises
+    :class:`CaptureError` (after yielding everything before the damage) on a bad file.
+    """
+    reader = CaptureReader(ports, record=record)
+    try:
+        for fr in iter_frames(path):
+            yield from reader.frame(fr)
+    finally:
+        pass
+    yield from reader.finish()
+
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "CaptureError",
+    "CaptureItem",
+    "CaptureReader",
+    "Flow",
+    "Frame",
+    "TcpSegment",
+    "find_packet_start",
+    "format_addr",
+    "iter_frames",
+    "looks_like_greeting",
+    "parse_frame",
+    "read_capture",
+]
