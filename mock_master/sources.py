@@ -183,7 +183,8 @@ class EventStream:
     gtids: list[GtidMark] = field(default_factory=list)
     #: (file_index, event_index) of events that end a transaction (semi-sync ACK points)
     txn_ends: set[tuple[int, int]] = field(default_factory=set)
-    tables: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: (schema, table) -> [(column name, MYSQL_TYPE code)] learnt from TABLE_MAP events
+    tables: dict[tuple[str, str], list[tuple[str, int]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.reindex()
@@ -232,10 +233,7 @@ class EventStream:
             return
         if names is not None:
             key, cols = names
-            if cols:
-                self.tables[key] = cols
-            else:
-                self.tables.setdefault(key, [])
+            self.tables[key] = cols
 
     def file_index(self, name: str) -> int | None:
         for i, f in enumerate(self.files):
@@ -312,8 +310,10 @@ _META_LEN = {4: 1, 5: 1, 15: 2, 16: 2, 246: 2, 247: 2, 248: 2, 252: 1, 253: 2, 2
              17: 1, 18: 1, 19: 1, 245: 1, 255: 1}
 
 
-def table_map_names(ev: bytes, checksum: bool) -> tuple[tuple[str, str], list[str]] | None:
-    """(schema, table) and the column names of a TABLE_MAP (from FULL row metadata, if any)."""
+def table_map_names(ev: bytes, checksum: bool
+                    ) -> tuple[tuple[str, str], list[tuple[str, int]]] | None:
+    """(schema, table) and the columns of a TABLE_MAP: (name, type code); names come from FULL
+    row metadata (``col_N`` without it)."""
     end = len(ev) - (4 if checksum else 0)
     p = HEADER_LEN + 8
     n = ev[p]
@@ -323,6 +323,7 @@ def table_map_names(ev: bytes, checksum: bool) -> tuple[tuple[str, str], list[st
     table = ev[p + 1:p + 1 + n].decode("utf-8", "replace")
     p += n + 2
     ncols, p = _lenenc(ev, p)
+    types = list(ev[p:p + ncols])
     p += ncols
     mlen, p = _lenenc(ev, p)
     p += mlen
@@ -338,7 +339,9 @@ def table_map_names(ev: bytes, checksum: bool) -> tuple[tuple[str, str], list[st
                 names.append(ev[r:r + k].decode("utf-8", "replace"))
                 r += k
         p = q + ln
-    return (schema, table), names
+    if len(names) != ncols:
+        names = [f"col_{i + 1}" for i in range(ncols)]
+    return (schema, table), list(zip(names, types, strict=True))
 
 
 def split_events(data: bytes, name: str) -> BinlogFile:

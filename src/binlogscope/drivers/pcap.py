@@ -69,7 +69,7 @@ _ETH_VLAN = {0x8100, 0x88A8, 0x9100}
 
 _U16 = struct.Struct("!H")
 _TCP = struct.Struct("!HHIIBB")
-_U24 = struct.Struct("<I")  # used on 4 bytes, masked
+_U32LE = struct.Struct("<I")  # packet lengths: 4 bytes read, masked to 3
 
 TCP_FIN = 0x01
 TCP_SYN = 0x02
@@ -127,7 +127,13 @@ def iter_frames(path: str) -> Iterator[Frame]:
         while True:
             before = reader.f.tell()
             try:
-                data, meta = reader.read_packet(size=big)
+                if ng:  # block by block, so damage is located at its block
+                    res = reader._read_block(size=big)
+                    if res is None:
+                        continue  # not a packet block (interface, statistics, ...)
+                    data, meta = res
+                else:
+                    data, meta = reader._read_packet(size=big)
             except EOFError:
                 if size is not None and before < size:
                     raise CaptureError(
@@ -254,7 +260,7 @@ def _binlog_header_ok(buf: bytes | bytearray, p: int, n: int) -> int:
         h = e + skip
         if len(buf) < h + 19:
             return _MAYBE
-        size = _U24.unpack_from(buf, h + 9)[0]
+        size = _U32LE.unpack_from(buf, h + 9)[0]
         code = buf[h + 4]
         if size == n - delta and 0 < code < 0xA5 and size >= 19:
             return _YES
@@ -264,7 +270,7 @@ def _binlog_header_ok(buf: bytes | bytearray, p: int, n: int) -> int:
 def _generic_ok(buf: bytes | bytearray, p: int, depth: int = 0) -> int:
     if len(buf) < p + 4:
         return _MAYBE
-    n = _U24.unpack_from(buf, p)[0] & 0xFFFFFF
+    n = _U32LE.unpack_from(buf, p)[0] & 0xFFFFFF
     if n == 0 or n > 0x1000000:
         return _NO
     q = p + 4 + n
@@ -296,7 +302,7 @@ def find_packet_start(buf: bytes | bytearray, *, binlog: bool, ack: bool = False
     """
     last = len(buf) - 3
     for p in range(max(last, 0)):
-        n = _U24.unpack_from(buf, p)[0] & 0xFFFFFF if p + 4 <= len(buf) else 0
+        n = _U32LE.unpack_from(buf, p)[0] & 0xFFFFFF if p + 4 <= len(buf) else 0
         if binlog:
             v = _binlog_header_ok(buf, p, n) if n >= 20 else _NO
         elif ack:
@@ -317,7 +323,7 @@ def looks_like_greeting(payload: bytes) -> bool:
     """A server greeting (HandshakeV10) or a connect-time ERR in one segment."""
     if len(payload) < 5 or payload[3] != 0:
         return False
-    n = _U24.unpack_from(payload, 0)[0] & 0xFFFFFF
+    n = int(_U32LE.unpack_from(payload, 0)[0]) & 0xFFFFFF
     if n != len(payload) - 4:
         return False
     if payload[4] == 0xFF:
@@ -378,6 +384,7 @@ class _Dir:
     sync_base: int = 0  # stream offset of sync_buf[0]
     skip: int = 0  # bytes to report as missing/skipped when sync is found
     reason: str = ""
+    fin_pending: bool = False
     fed_end: int = 0  # stream offset after the last byte given to the session
     last_packet_end: int = 0
 
@@ -399,8 +406,8 @@ class _Conn:
         self.server = _Dir(Peer.SERVER, StreamReassembler(max_pending=max_pending))
         flow.client_stats = self.client.tcp.stats
         flow.server_stats = self.server.tcp.stats
-        self.closed = False
         self.server_packets = 0
+        self.keys: tuple[_Key, ...] = ()
 
 
 _Key = tuple[bytes, int, bytes, int]
@@ -420,6 +427,7 @@ class CaptureReader:
         self._conns: dict[_Key, tuple[_Conn, bool]] = {}  # key -> (conn, key is client->server)
         self._held: dict[_Key, list[tuple[Frame, TcpSegment]]] = {}  # unclassified, by key
         self._ignored: set[_Key] = set()
+        self._closed: set[_Key] = set()  # ended connections (stray segments are dropped)
         self.frames = 0
         self.tcp_segments = 0
         self.non_tcp_frames = 0
@@ -442,14 +450,16 @@ class CaptureReader:
         key = (seg.src, seg.sport, seg.dst, seg.dport)
         hit = self._conns.get(key)
         if hit is not None:
-            conn, c2s = hit
-            if seg.flags & TCP_SYN and not seg.flags & TCP_ACK and conn.closed:
-                self._drop(conn)  # the 4-tuple is reused by a new connection
-            else:
-                return self._segment(conn, c2s, fr, seg)
+            return self._segment(hit[0], hit[1], fr, seg)
         rkey = (seg.dst, seg.dport, seg.src, seg.sport)
+        opening = bool(seg.flags & TCP_SYN and not seg.flags & TCP_ACK)
+        if key in self._closed or rkey in self._closed:
+            if not opening:
+                return []  # a stray ACK/retransmission after the connection ended
+            self._closed.discard(key)
+            self._closed.discard(rkey)
         if key in self._ignored or rkey in self._ignored:
-            if not self._is_mysql_port(seg):
+            if not opening and not self._is_mysql_port(seg):
                 return []
             self._ignored.discard(key)
             self._ignored.discard(rkey)
@@ -472,7 +482,7 @@ class CaptureReader:
         """End of the capture: flush every flow (holes become gaps, unfinished packets noted)."""
         out: list[CaptureItem] = []
         for held in list(self._held.values()):
-            port = self._classify(held, final=True)
+            port = self._classify(held)
             if port is not None:
                 out.extend(self._promote(held, port))
         self._held.clear()
@@ -487,9 +497,9 @@ class CaptureReader:
     # ------------------------------------------------------------------ classification
     def _is_mysql_port(self, seg: TcpSegment) -> bool:
         p = self.ports | self.greeting_ports
-        return seg.sport in p or seg.dport in p
+        return bool(seg.sport in p or seg.dport in p)
 
-    def _classify(self, held: list[tuple[Frame, TcpSegment]], final: bool = False) -> int | None:
+    def _classify(self, held: list[tuple[Frame, TcpSegment]]) -> int | None:
         """The server port of a held connection, or None (not MySQL, or not known yet)."""
         known = self.ports | self.greeting_ports
         first = held[0][1]
@@ -501,13 +511,11 @@ class CaptureReader:
                 return seg.sport
             if seg.flags & TCP_SYN and not seg.flags & TCP_ACK and seg.dport in known:
                 return seg.dport
-        syn = any(s.flags & TCP_SYN for _f, s in held)
-        data = any(s.payload for _f, s in held)
+        if not any(s.payload for _f, s in held):
+            return None  # nothing to decode yet (and maybe the greeting comes next)
+        if first.dport in known and first.sport in known:
+            return min(first.dport, first.sport)
         if first.dport in known or first.sport in known:
-            if syn and not data and not final:
-                return None  # wait for the greeting (or its absence)
-            if first.dport in known and first.sport in known:
-                return min(first.dport, first.sport)
             return first.dport if first.dport in known else first.sport
         return None
 
@@ -524,8 +532,9 @@ class CaptureReader:
                     fr0.number, fr0.timestamp, mid_stream=not syn)
         self.flows.append(flow)
         conn = _Conn(flow, self.record, self.max_pending)
-        self._conns[(client, cport, server, sport)] = (conn, True)
-        self._conns[(server, sport, client, cport)] = (conn, False)
+        conn.keys = ((client, cport, server, sport), (server, sport, client, cport))
+        self._conns[conn.keys[0]] = (conn, True)
+        self._conns[conn.keys[1]] = (conn, False)
         what = ("joined mid-connection (its start is not in the capture)" if not syn
                 else "new connection")
         out = [CaptureItem(flow, "flow", fr0.number, fr0.timestamp, text=what)]
@@ -534,8 +543,9 @@ class CaptureReader:
         return out
 
     def _drop(self, conn: _Conn) -> None:
-        for k in [k for k, (c, _) in self._conns.items() if c is conn]:
-            del self._conns[k]
+        for k in conn.keys:
+            self._conns.pop(k, None)
+            self._closed.add(k)
 
     # ------------------------------------------------------------------ per segment
     def _segment(self, conn: _Conn, c2s: bool, fr: Frame, seg: TcpSegment) -> list[CaptureItem]:
@@ -549,20 +559,25 @@ class CaptureReader:
         if seg.payload:
             for piece in d.tcp.segment(seq, seg.payload, fr.number, fr.timestamp):
                 self._deliver(conn, d, piece, out)
-        if seg.flags & (TCP_FIN | TCP_RST):
-            dirs = (conn.client, conn.server) if seg.flags & TCP_RST else (d,)
-            for dd in dirs:
-                if dd.tcp.fin_seen:
-                    continue
-                dd.tcp.fin_seen = True
-                for piece in dd.tcp.finish(fr.number, fr.timestamp, "connection closed"):
-                    self._deliver(conn, dd, piece, out)
-                if conn.session is not None and not dd.syncing:
-                    conn.session.receive_data(b"", sender=dd.peer)
-                    self._drain(conn, dd, out)
-            if conn.client.tcp.fin_seen and conn.server.tcp.fin_seen:
-                conn.closed = True
+        if seg.flags & TCP_RST:
+            conn.client.fin_pending = conn.server.fin_pending = True
+        elif seg.flags & TCP_FIN:
+            d.fin_pending = True
+        for dd in (conn.client, conn.server):
+            if dd.fin_pending and not dd.tcp.fin_seen and (
+                    not dd.tcp.holding or seg.flags & TCP_RST):
+                self._close_dir(conn, dd, fr, out)
+        if conn.client.tcp.fin_seen and conn.server.tcp.fin_seen:
+            out.extend(self._end(conn, "connection closed"))
         return out
+
+    def _close_dir(self, conn: _Conn, d: _Dir, fr: Frame, out: list[CaptureItem]) -> None:
+        d.tcp.fin_seen = True
+        for piece in d.tcp.finish(fr.number, fr.timestamp, "connection closed"):
+            self._deliver(conn, d, piece, out)
+        if conn.session is not None and not d.syncing:
+            conn.session.receive_data(b"", sender=d.peer)
+            self._drain(conn, d, out)
 
     def _end(self, conn: _Conn, reason: str) -> list[CaptureItem]:
         out: list[CaptureItem] = []
@@ -589,7 +604,6 @@ class CaptureReader:
         if isinstance(piece, Gap):
             if conn.session is not None and conn.session.phase in (Phase.ENCRYPTED,
                                                                    Phase.COMPRESSED):
-                conn.session.receive_data(b"\0" * 0, sender=d.peer) if False else None
                 d.fed_end = piece.offset + piece.length
                 d.last_packet_end = d.fed_end
                 return
@@ -606,7 +620,7 @@ class CaptureReader:
             out.append(CaptureItem(conn.flow, "error", piece.frame, piece.timestamp,
                                    text=f"{d.peer.value}: at offset {piece.offset}: {why}"))
             return
-        if d.tcp.mid_stream and piece.offset == 0 and conn.session is None and not d.syncing:
+        if piece.offset == 0 and d.tcp.mid_stream and not d.syncing and d.fed_end == 0:
             d.syncing = True
             d.skip = 0
             d.sync_base = 0
@@ -620,8 +634,6 @@ class CaptureReader:
 
     def _try_sync(self, conn: _Conn, d: _Dir, out: list[CaptureItem]) -> None:
         s = conn.session
-        stream = (s is not None and s.phase == Phase.BINLOG_STREAM) or (
-            s is None or (conn.server_packets == 0 and s.phase == Phase.COMMAND))
         server = d.peer == Peer.SERVER
         if server:
             pos, more = find_packet_start(d.sync_buf, binlog=True)
@@ -653,7 +665,8 @@ class CaptureReader:
             s = conn.session = Session(Role.OBSERVER, start_phase=phase, semi_sync=None,
                                        record=self.record)
             conn.flow.mid_stream = True
-        elif server and binlog and stream and s.phase == Phase.COMMAND:
+        elif (server and binlog and s.phase == Phase.COMMAND and conn.server_packets == 0
+              and conn.flow.mid_stream):
             s.phase = Phase.BINLOG_STREAM  # joined mid-way: the stream shows what this is
             s.semi_sync = None
         if skip or d.sync_base + pos != 0:
@@ -711,8 +724,9 @@ def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool 
     try:
         for fr in iter_frames(path):
             yield from reader.frame(fr)
-    finally:
-        pass
+    except CaptureError:
+        yield from reader.finish()  # everything before the damage
+        raise
     yield from reader.finish()
 
 

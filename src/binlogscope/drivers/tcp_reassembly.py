@@ -130,6 +130,11 @@ class StreamReassembler:
         self._drain(out)
         return out
 
+    @property
+    def holding(self) -> int:
+        """Bytes held behind a hole."""
+        return self._pending_bytes
+
     def finish(self, frame: int, timestamp: float, reason: str = "end of capture"
                ) -> list[Delivered]:
         """The direction ended (FIN/RST or the end of the capture): flush what is held."""
