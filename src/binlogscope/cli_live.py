@@ -13,18 +13,8 @@ from typing import Any, TextIO
 
 from binlogscope.drivers.live import LiveError, LiveItem, LiveSettings, run_live
 from binlogscope.drivers.options import OptionFileError, resolve_options
-from binlogscope.events import (
-    DecodeError,
-    PacketDecoded,
-    PhaseChanged,
-    SequenceMismatch,
-    TlsStarted,
-)
 from binlogscope.pipeline.filter import TableFilter
-from binlogscope.render.text import render_node
-from binlogscope.summary import event_summary, short_summary
-from binlogscope.wire.fields import redact
-from binlogscope.wire.node import json_value
+from binlogscope.render.packets import event_json, event_text
 
 PROG = "binlogscope"
 
@@ -67,6 +57,10 @@ def add_live_parser(sub: Any) -> None:
     out.add_argument("--plain", action="store_true", help="the annotated stream as text")
     out.add_argument("--json", action="store_true", help="one JSON object per packet/event")
     f.add_argument("--brief", action="store_true", help="one line per packet, no field dump")
+    f.add_argument("--record", metavar="FILE.pcapng", help="record every packet of the session "
+                   "(both directions, timestamps) as pcapng; secrets redacted")
+    f.add_argument("--record-raw", action="store_true",
+                   help="keep auth scrambles in the recording (they never are by default)")
     f.add_argument("--count", type=int, metavar="N", help="stop after N binlog events")
     f.add_argument("--table", action="append", default=[], metavar="REGEX",
                    help=r"only row events of matching 'schema\.table' (repeatable)")
@@ -74,53 +68,16 @@ def add_live_parser(sub: Any) -> None:
                    help="drop row events of matching tables (repeatable)")
 
 
-def _semi(ev: PacketDecoded) -> dict[str, bool] | None:
-    if ev.semi_sync is None:
-        return None
-    return {"ack_requested": bool(ev.semi_sync.flag & 0x01)}
-
-
 def item_json(item: LiveItem) -> dict[str, Any] | None:
-    ev = item.event
     if item.kind == "step" and item.step is not None:
         s = item.step
         return {"kind": "step", "phase": s.phase, "what": s.what, "why": s.why, "sql": s.sql}
     if item.kind in ("note", "error"):
         return {"kind": item.kind, "text": item.text}
-    if isinstance(ev, PacketDecoded):
-        base: dict[str, Any] = {
-            "kind": ev.kind, "direction": ev.direction.value, "seq": ev.seq,
-            "payload_length": ev.payload_length, "semi_sync": _semi(ev),
-            "packet_offset": ev.offset, "error": ev.error,
-        }
-        if ev.binlog_event is not None:
-            summary = event_summary(ev.binlog_event)
-            summary.pop("file", None)
-            summary.pop("error", None)
-            base.update(summary)
-            base["error"] = ev.error
-            base["kind"] = "binlog_event"
-        elif ev.node is not None:
-            payload = next((c for c in ev.node.children if c.name == "payload"), None)
-            if payload is not None:
-                base["fields"] = {c.name: json_value(c.value)
-                                  for c in redact(payload).children if not c.children}
-        return base
-    if isinstance(ev, DecodeError):
-        return {"kind": "decode_error", "direction": ev.direction.value, "offset": ev.offset,
-                "error": ev.message}
-    if isinstance(ev, SequenceMismatch):
-        return {"kind": "sequence_mismatch", "direction": ev.direction.value,
-                "offset": ev.offset, "expected": ev.expected, "got": ev.got}
-    if isinstance(ev, PhaseChanged):
-        return {"kind": "phase", "from": ev.old.value, "to": ev.new.value, "why": ev.reason}
-    if isinstance(ev, TlsStarted):
-        return {"kind": "tls", "offset": ev.offset}
-    return None
+    return event_json(item.event)
 
 
 def item_text(item: LiveItem, brief: bool) -> list[str]:
-    ev = item.event
     if item.kind == "step" and item.step is not None:
         s = item.step
         return [f"== [{s.phase}] {s.what}", f"   why: {s.why}"]
@@ -128,32 +85,7 @@ def item_text(item: LiveItem, brief: bool) -> list[str]:
         return [f"-- {item.text}"]
     if item.kind == "error":
         return [f"!! {item.text}"]
-    if isinstance(ev, PacketDecoded):
-        arrow = "->" if ev.direction.value == "client" else "<-"
-        title = ev.node.display if ev.node is not None else ev.kind
-        semi = ""
-        if ev.semi_sync is not None:
-            semi = " [semi-sync" + (" ACK requested]" if ev.semi_sync.flag & 1 else "]")
-        head = f"{arrow} {ev.direction.value} {title}{semi}"
-        if ev.binlog_event is not None:
-            head += f"  {short_summary(ev.binlog_event)}"
-        if ev.error:
-            head += f"  !! {ev.error}"
-        if brief or ev.node is None:
-            return [head]
-        lines = [head]
-        lines.extend(list(render_node(redact(ev.node), None, explain=True))[1:])
-        return lines
-    if isinstance(ev, PhaseChanged):
-        return [f"-- phase {ev.old.value} -> {ev.new.value}: {ev.reason}"]
-    if isinstance(ev, DecodeError):
-        return [f"!! {ev.direction.value} at {ev.offset}: {ev.message}"]
-    if isinstance(ev, SequenceMismatch):
-        return [f"!! {ev.direction.value} at {ev.offset}: sequence id {ev.got}, "
-                f"expected {ev.expected}"]
-    if isinstance(ev, TlsStarted):
-        return ["-- TLS"]
-    return []
+    return event_text(item.event, brief)
 
 
 def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -169,7 +101,8 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         conn=conn, server_id=args.server_id, start=args.start, gtid=args.gtid,
         semi_sync=args.semi_sync, heartbeat=args.heartbeat, non_blocking=args.non_blocking,
         state_path=args.state, table_filter=TableFilter(args.table, args.exclude),
-        net_read_timeout=args.net_read_timeout, reconnect=not args.no_reconnect)
+        net_read_timeout=args.net_read_timeout, reconnect=not args.no_reconnect,
+        record_path=args.record, record_raw=args.record_raw)
 
     def consume(item: LiveItem) -> None:
         if args.json:

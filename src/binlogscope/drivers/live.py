@@ -21,13 +21,13 @@ import random
 import socket
 import ssl
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from binlogscope.drivers.live_setup import QUERY_WHY, SetupStep, setup_steps
 from binlogscope.drivers.options import ConnectionOptions
+from binlogscope.drivers.recorder import SessionRecorder
 from binlogscope.events import (
     ConnectionClosed,
     PacketDecoded,
@@ -103,6 +103,8 @@ class LiveSettings:
     reconnect: bool = True
     max_reconnects: int = 8
     store_size: int = 4096
+    record_path: str | None = None
+    record_raw: bool = False
 
 
 @dataclass
@@ -139,6 +141,7 @@ class LiveReplica:
         self.heartbeats = 0
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
+        self.recorder: SessionRecorder | None = None
         if self.state.log_file and not settings.start and not settings.gtid:
             self.resume: RestartPoint | None = RestartPoint(
                 self.state.log_file, self.state.log_pos, self.state.skip, self.state.gtid_set)
@@ -231,8 +234,6 @@ class LiveReplica:
         except StoreClosed:
             return
         finally:
-            self.store.close() if self.stop_event.is_set() else None
-            self._finished = True
             self.store.close()
 
     def _connect_error(self, exc: BaseException) -> str:
@@ -258,6 +259,9 @@ class LiveReplica:
 
     def _session_once(self) -> None:
         sess = Session(Role.REPLICA)
+        if self.s.record_path and self.recorder is None:
+            self.recorder = SessionRecorder(self.s.record_path, server_port=self.s.conn.port,
+                                            raw=self.s.record_raw)
         self._put(LiveItem("step", step=SetupStep(
             "connect", f"TCP connect to {self.s.conn.describe()}",
             "a replica is an ordinary client connection that later turns into a binlog stream")))
@@ -576,6 +580,8 @@ class _Reader:
 
     def send(self, value: Any) -> None:
         data = self.session.send(value)
+        if self.owner.recorder is not None:
+            self.owner.recorder.data(Peer.CLIENT, data)
         self.sock.sendall(data)
         self._drain()
 
@@ -596,7 +602,10 @@ class _Reader:
         self._pending = keep
 
     def _drain(self) -> None:
+        rec = self.owner.recorder
         for ev in self.session.events():
+            if rec is not None and isinstance(ev, PacketDecoded):
+                rec.packet(ev)
             self._pending.append(ev)
 
     def next_event(self, allow_close: bool = False) -> SessionEvent | None:
@@ -622,6 +631,8 @@ class _Reader:
                 raise TimeoutError("no data from the source within the read timeout "
                                    "(net_read_timeout / missed heartbeats)") from exc
             self.session.receive_data(data, Peer.SERVER)
+            if self.owner.recorder is not None and data:
+                self.owner.recorder.data(Peer.SERVER, data)
             if not data:
                 self._drain()
                 if not self._pending:
@@ -661,5 +672,6 @@ def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
     finally:
         rep.stop()
         rep.join(5)
-    time.sleep(0)
+        if rep.recorder is not None:
+            rep.recorder.close()
     return rep

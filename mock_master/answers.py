@@ -1,0 +1,564 @@
+"""Answers to the queries replication clients send during setup, shaped as the real server's.
+
+Column definitions (type, charset, length, flags, decimals) follow what MariaDB 10.11 sends,
+captured from a real server: ``@@var`` strings are VAR_STRING sized ``chars x mbmaxlen`` of the
+connection charset with decimals 39, integers LONGLONG/binary/21, user variables LONG_BLOB,
+``SHOW VARIABLES`` columns come from ``information_schema.SESSION_VARIABLES``, and so on.
+A query nothing here knows gets an ERR (and the server logs it) - add an answer in the scenario.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from binlogscope.wire.handshake import ErrPacket, OkPacket
+from binlogscope.wire.results import ColumnDefinition41, TextRow
+
+# MYSQL_TYPE_* codes
+T_LONG, T_LONGLONG, T_VAR_STRING, T_BLOB, T_LONG_BLOB = 3, 8, 253, 252, 251
+NOT_NULL, BLOB_FLAG, UNSIGNED, BINARY, NO_DEFAULT = 0x1, 0x10, 0x20, 0x80, 0x1000
+
+MBMAXLEN = {8: 1, 63: 1, 33: 3, 83: 3, 192: 3, 45: 4, 46: 4, 224: 4, 255: 4, 11: 1}
+CHARSET_IDS = {"utf8": 33, "utf8mb3": 33, "utf8mb4": 45, "latin1": 8, "binary": 63,
+               "ascii": 11}
+#: the status flag MariaDB adds to answers read without an index (SHOW VARIABLES...)
+NO_INDEX_USED = 0x20
+
+
+@dataclass
+class Answer:
+    """What a query gets: a result set, an OK, or an ERR."""
+
+    columns: list[ColumnDefinition41] = field(default_factory=list)
+    rows: list[TextRow] = field(default_factory=list)
+    ok: OkPacket | None = None
+    err: ErrPacket | None = None
+    extra_status: int = 0
+
+
+def _b(v: Any) -> bytes | None:
+    if v is None:
+        return None
+    if isinstance(v, bytes):
+        return v
+    if isinstance(v, bool):
+        return b"1" if v else b"0"
+    return str(v).encode()
+
+
+def rows(*values: tuple[Any, ...]) -> list[TextRow]:
+    return [TextRow(tuple(_b(v) for v in row)) for row in values]
+
+
+@dataclass
+class Variable:
+    value: Any
+    kind: str = "str"  # str | int | bool
+
+    def show(self) -> str:
+        if self.kind == "bool":
+            return "ON" if self.value else "OFF"
+        return "" if self.value is None else str(self.value)
+
+    def select(self) -> Any:
+        if self.kind == "bool":
+            return 1 if self.value else 0
+        return self.value
+
+
+def default_variables(flavor: str, version: str, server_id: int, *, checksum: bool,
+                      semi_sync: bool, gtid_pos: str, server_uuid: str, port: int,
+                      basename: str, mysql_gtids: bool) -> dict[str, Variable]:
+    v: dict[str, Variable] = {
+        "version": Variable(version),
+        "version_comment": Variable("binlogscope mock master"),
+        "server_id": Variable(server_id, "int"),
+        "binlog_checksum": Variable("CRC32" if checksum else "NONE"),
+        "binlog_format": Variable("ROW"),
+        "binlog_row_image": Variable("FULL"),
+        "binlog_row_metadata": Variable("FULL"),
+        "log_bin": Variable(True, "bool"),
+        "log_bin_basename": Variable(f"/var/lib/mysql/{basename}"),
+        "max_allowed_packet": Variable(1 << 30, "int"),
+        "net_read_timeout": Variable(30, "int"),
+        "net_write_timeout": Variable(60, "int"),
+        "wait_timeout": Variable(28800, "int"),
+        "interactive_timeout": Variable(28800, "int"),
+        "port": Variable(port, "int"),
+        "hostname": Variable("mock-master"),
+        "read_only": Variable(False, "bool"),
+        "autocommit": Variable(True, "bool"),
+        "lower_case_table_names": Variable(0, "int"),
+        "auto_increment_increment": Variable(1, "int"),
+        "time_zone": Variable("SYSTEM"),
+        "system_time_zone": Variable("UTC"),
+        "sql_mode": Variable("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,"
+                             "NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION"),
+        "character_set_server": Variable("utf8mb4"),
+        "collation_server": Variable("utf8mb4_general_ci"),
+        "character_set_client": Variable("utf8mb4"),
+        "character_set_connection": Variable("utf8mb4"),
+        "character_set_results": Variable("utf8mb4"),
+        "transaction_isolation": Variable("REPEATABLE-READ"),
+        "tx_isolation": Variable("REPEATABLE-READ"),
+        "log_slave_updates": Variable(False, "bool"),
+        "rpl_semi_sync_master_enabled": Variable(semi_sync, "bool"),
+        "rpl_semi_sync_slave_enabled": Variable(False, "bool"),
+    }
+    if flavor == "mariadb":
+        v.update({
+            "gtid_domain_id": Variable(0, "int"),
+            "gtid_binlog_pos": Variable(gtid_pos),
+            "gtid_current_pos": Variable(gtid_pos),
+            "gtid_slave_pos": Variable(""),
+            "gtid_strict_mode": Variable(False, "bool"),
+            "binlog_annotate_row_events": Variable(True, "bool"),
+            "log_bin_compress": Variable(False, "bool"),
+        })
+    else:
+        v.update({
+            "server_uuid": Variable(server_uuid),
+            "gtid_mode": Variable("ON" if mysql_gtids else "OFF"),
+            "enforce_gtid_consistency": Variable("ON" if mysql_gtids else "OFF"),
+            "gtid_executed": Variable(gtid_pos),
+            "gtid_purged": Variable(""),
+            "binlog_transaction_compression": Variable(False, "bool"),
+            "binlog_rows_query_log_events": Variable(False, "bool"),
+            "server_id_bits": Variable(32, "int"),
+        })
+    return v
+
+
+# ------------------------------------------------------------------------------- column shapes
+def string_col(name: str, chars: int, cs: int, *, flags: int = 0, decimals: int = 39,
+               schema: str = "", table: str = "", org_table: str = "", org_name: str = "",
+               type_code: int = T_VAR_STRING) -> ColumnDefinition41:
+    return ColumnDefinition41(name, type_code, schema, table, org_table, org_name, "def", cs,
+                              chars * MBMAXLEN.get(cs, 4), flags, decimals)
+
+
+def int_col(name: str, length: int = 21, flags: int = UNSIGNED | BINARY, *,
+            type_code: int = T_LONGLONG, schema: str = "", table: str = "",
+            org_table: str = "", org_name: str = "") -> ColumnDefinition41:
+    return ColumnDefinition41(name, type_code, schema, table, org_table, org_name, "def", 63,
+                              length, flags, 0)
+
+
+def err(code: int, msg: str, state: str = "HY000") -> Answer:
+    return Answer(err=ErrPacket(code, msg, state))
+
+
+# ------------------------------------------------------------------------------- the answerer
+_SET_RE = re.compile(r"^\s*SET\s+(.*)$", re.IGNORECASE | re.DOTALL)
+_NAMES_RE = re.compile(r"^\s*NAMES\s+'?\"?(\w+)'?\"?(?:\s+COLLATE\s+'?(\w+)'?)?\s*$",
+                       re.IGNORECASE)
+_SHOW_VARS = re.compile(
+    r"^\s*SHOW\s+(?:(GLOBAL|SESSION|LOCAL)\s+)?VARIABLES"
+    r"(?:\s+LIKE\s+'([^']*)'|\s+WHERE\s+Variable_name\s*=\s*'([^']*)')?\s*$", re.IGNORECASE)
+_VAR_REF = re.compile(r"^@@(?:(global|session|local)\.)?([A-Za-z_][A-Za-z0-9_]*)$",
+                      re.IGNORECASE)
+_USER_VAR = re.compile(r"^@`?([A-Za-z_][A-Za-z0-9_$.]*)`?$")
+_INFO_COLS = re.compile(
+    r"^\s*SELECT\s+(.*?)\s+FROM\s+(information_schema\.(?:columns))(?:\s+(?:AS\s+)?\w+)?\s+"
+    r"WHERE\s+(.*?)\s*(?:ORDER\s+BY\s+.*)?$", re.IGNORECASE | re.DOTALL)
+
+_INFO_COLUMN_SHAPES: dict[str, tuple[str, int, int]] = {
+    # name -> (kind, chars/length, flags)
+    "TABLE_CATALOG": ("s", 512, NOT_NULL | NO_DEFAULT),
+    "TABLE_SCHEMA": ("s", 64, NOT_NULL | NO_DEFAULT),
+    "TABLE_NAME": ("s", 64, NOT_NULL | NO_DEFAULT),
+    "COLUMN_NAME": ("s", 64, NOT_NULL | NO_DEFAULT),
+    "ORDINAL_POSITION": ("i", 21, NOT_NULL | UNSIGNED | NO_DEFAULT),
+    "COLUMN_DEFAULT": ("b", 196605, BLOB_FLAG | NO_DEFAULT),
+    "IS_NULLABLE": ("s", 3, NOT_NULL | NO_DEFAULT),
+    "DATA_TYPE": ("s", 64, NOT_NULL | NO_DEFAULT),
+    "CHARACTER_MAXIMUM_LENGTH": ("i", 21, UNSIGNED | NO_DEFAULT),
+    "CHARACTER_OCTET_LENGTH": ("i", 21, UNSIGNED | NO_DEFAULT),
+    "NUMERIC_PRECISION": ("i", 21, UNSIGNED | NO_DEFAULT),
+    "NUMERIC_SCALE": ("i", 21, UNSIGNED | NO_DEFAULT),
+    "DATETIME_PRECISION": ("i", 21, UNSIGNED | NO_DEFAULT),
+    "CHARACTER_SET_NAME": ("s", 32, NO_DEFAULT),
+    "COLLATION_NAME": ("s", 64, NO_DEFAULT),
+    "COLUMN_TYPE": ("b", 196605, NOT_NULL | BLOB_FLAG | NO_DEFAULT),
+    "COLUMN_KEY": ("s", 3, NOT_NULL | NO_DEFAULT),
+    "EXTRA": ("s", 80, NOT_NULL | NO_DEFAULT),
+    "PRIVILEGES": ("s", 80, NOT_NULL | NO_DEFAULT),
+    "COLUMN_COMMENT": ("s", 1024, NOT_NULL | NO_DEFAULT),
+}
+
+_TYPE_NAMES = {1: "tinyint", 2: "smallint", 3: "int", 4: "float", 5: "double", 7: "timestamp",
+               8: "bigint", 9: "mediumint", 10: "date", 11: "time", 12: "datetime", 13: "year",
+               15: "varchar", 16: "bit", 17: "timestamp", 18: "datetime", 19: "time",
+               245: "json", 246: "decimal", 247: "enum", 248: "set", 252: "blob",
+               253: "varchar", 254: "char", 255: "geometry"}
+
+
+@dataclass
+class QueryContext:
+    """Per-connection state the answers read and change."""
+
+    charset: int = 45
+    autocommit: bool = True
+    user_vars: dict[str, Any] = field(default_factory=dict)
+    session_vars: dict[str, Variable] = field(default_factory=dict)
+    database: str | None = None
+    user: str = ""
+    host: str = ""
+
+
+class Answerer:
+    """Turns a query text into an :class:`Answer` for one server's variables and stream."""
+
+    def __init__(self, flavor: str, variables: dict[str, Variable],
+                 binlogs: Callable[[], list[tuple[str, int]]],
+                 tables: Callable[[], dict[tuple[str, str], list[dict[str, Any]]]],
+                 custom: list[tuple[re.Pattern[str], Any]] | None = None) -> None:
+        self.flavor = flavor
+        self.variables = variables
+        self.binlogs = binlogs
+        self.tables = tables
+        self.custom = custom or []
+
+    # ---------------------------------------------------------------- entry
+    def answer(self, query: str, ctx: QueryContext) -> Answer | None:
+        """The answer, or None when the query is unknown (the caller sends the ERR)."""
+        q = query.strip().rstrip(";").strip()
+        for pattern, spec in self.custom:
+            if pattern.fullmatch(q):
+                return custom_answer(spec, ctx)
+        up = re.sub(r"\s+", " ", q).upper()
+        if not q:
+            return err(1065, "Query was empty", "42000")
+        if up.startswith("SET "):
+            return self._set(q, ctx)
+        if up in ("SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"):
+            return self._master_status(up, ctx)
+        if up in ("SHOW BINARY LOGS", "SHOW MASTER LOGS"):
+            return self._binary_logs(ctx)
+        m = _SHOW_VARS.match(q)
+        if m:
+            return self._show_variables(m.group(2), m.group(3), ctx)
+        m = _INFO_COLS.match(q)
+        if m:
+            return self._info_columns(m.group(1), m.group(2), m.group(3), ctx)
+        if up.startswith("SELECT ") and " FROM " not in up:
+            return self._select(q[7:], ctx)
+        if up.startswith(("USE ", "COMMIT", "ROLLBACK", "BEGIN", "START TRANSACTION")):
+            if up.startswith("USE "):
+                ctx.database = q[4:].strip().strip("`")
+            return Answer(ok=OkPacket())
+        return None
+
+    # ---------------------------------------------------------------- SET
+    def _set(self, q: str, ctx: QueryContext) -> Answer:
+        body = _SET_RE.match(q)
+        text = body.group(1) if body else ""
+        m = _NAMES_RE.match(text)
+        if m:
+            name = m.group(1).lower()
+            if name not in CHARSET_IDS:
+                return err(1115, f"Unknown character set: '{m.group(1)}'", "42000")
+            ctx.charset = CHARSET_IDS[name]
+            return Answer(ok=OkPacket())
+        for part in _split_top(text, ","):
+            lhs, sep, rhs = part.partition("=")
+            if not sep:
+                return err(1064, "You have an error in your SQL syntax; check the manual that "
+                           f"corresponds to your server version for the right syntax to use "
+                           f"near '{part.strip()[:80]}' at line 1", "42000")
+            lhs = lhs.strip().rstrip(":")
+            value = self._eval(rhs.strip(), ctx)
+            if isinstance(value, Answer):
+                return value
+            um = _USER_VAR.match(lhs)
+            if um:
+                ctx.user_vars[um.group(1).lower()] = value[0]
+                continue
+            name = re.sub(r"^(?:@@)?(?:(?:GLOBAL|SESSION|LOCAL)\s*\.?\s*)", "", lhs,
+                          flags=re.IGNORECASE).strip().lower()
+            if name == "autocommit":
+                ctx.autocommit = str(value[0]).upper() in ("1", "ON", "TRUE")
+            base = self.variables.get(name)
+            kind = base.kind if base is not None else "str"
+            ctx.session_vars[name] = Variable(value[0], kind)
+        return Answer(ok=OkPacket())
+
+    # ---------------------------------------------------------------- expressions
+    def variable(self, name: str, ctx: QueryContext, scope: str | None) -> Variable | None:
+        key = name.lower()
+        if scope is None or scope.lower() != "global":
+            if key in ctx.session_vars:
+                return ctx.session_vars[key]
+        return self.variables.get(key)
+
+    def _eval(self, expr: str, ctx: QueryContext
+              ) -> tuple[Any, ColumnDefinition41 | None] | Answer:
+        """(value, column definition when selected) or an ERR answer."""
+        e = expr.strip()
+        cs = ctx.charset
+        name = e
+        m = _VAR_REF.match(e)
+        if m:
+            var = self.variable(m.group(2), ctx, m.group(1))
+            if var is None:
+                return err(1193, f"Unknown system variable '{m.group(2)}'")
+            val = var.select()
+            if var.kind in ("int", "bool"):
+                length = 1 if var.kind == "bool" else 21
+                flags = BINARY if var.kind == "bool" else UNSIGNED | BINARY
+                return val, int_col(name, length, flags)
+            chars = len(str(val))
+            return val, string_col(name, chars, cs)
+        m = _USER_VAR.match(e)
+        if m:
+            val = ctx.user_vars.get(m.group(1).lower())
+            return val, ColumnDefinition41(name, T_LONG_BLOB, "", "", "", "", "def", cs,
+                                           16777215 * MBMAXLEN.get(cs, 4), 0, 39)
+        up = e.upper().replace(" ", "")
+        if up == "UNIX_TIMESTAMP()":
+            return int(time.time()), int_col(name, 17, BINARY)
+        if up in ("VERSION()",):
+            v = str(self.variables["version"].value)
+            return v, string_col(name, len(v), cs, flags=NOT_NULL)
+        if up in ("DATABASE()", "SCHEMA()"):
+            return ctx.database, string_col(name, 64, cs)
+        if up in ("USER()", "CURRENT_USER()", "SESSION_USER()", "SYSTEM_USER()"):
+            v = f"{ctx.user}@{ctx.host}"
+            return v, string_col(name, 141 if up == "CURRENT_USER()" else 141, cs,
+                                 flags=NOT_NULL)
+        if up in ("CONNECTION_ID()",):
+            return 1, int_col(name, 10, NOT_NULL | UNSIGNED | BINARY)
+        if up == "NULL":
+            return None, ColumnDefinition41(name, 6, "", "", "", "", "def", 63, 0, BINARY, 0)
+        if re.fullmatch(r"-?\d+", e):
+            return int(e), int_col(name, len(e.lstrip("-")) + (1 if e.startswith("-") else 0),
+                                   NOT_NULL | BINARY, type_code=T_LONG if len(e) < 10
+                                   else T_LONGLONG)
+        if len(e) >= 2 and e[0] == e[-1] and e[0] in "'\"":
+            s = e[1:-1].replace("\\'", "'").replace("''", "'")
+            return s, string_col(s, len(s), cs, flags=NOT_NULL)
+        if e.upper() in ("ON", "OFF", "TRUE", "FALSE", "DEFAULT"):
+            return e, None
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", e):
+            return e, None  # SET x = keyword (e.g. NONE, ROW)
+        return err(1064, "You have an error in your SQL syntax; check the manual that "
+                   f"corresponds to your server version for the right syntax to use near "
+                   f"'{e[:80]}' at line 1", "42000")
+
+    def _select(self, list_text: str, ctx: QueryContext) -> Answer | None:
+        cols: list[ColumnDefinition41] = []
+        vals: list[Any] = []
+        for item in _split_top(list_text, ","):
+            expr, alias = _split_alias(item.strip())
+            r = self._eval(expr, ctx)
+            if isinstance(r, Answer):
+                if r.err is not None and r.err.error_code == 1064:
+                    return None  # not an expression we know: unknown query
+                return r
+            val, col = r
+            if col is None:
+                return None
+            if alias:
+                col = ColumnDefinition41(alias, col.type, col.schema, col.table, col.org_table,
+                                         col.org_name, col.catalog, col.character_set,
+                                         col.column_length, col.flags, col.decimals)
+            cols.append(col)
+            vals.append(val)
+        return Answer(cols, rows(tuple(vals)))
+
+    # ---------------------------------------------------------------- SHOW
+    def _show_variables(self, like: str | None, exact: str | None, ctx: QueryContext
+                        ) -> Answer:
+        cs = ctx.charset
+        cols = [string_col("Variable_name", 64, cs, flags=NOT_NULL | NO_DEFAULT, decimals=0,
+                           schema="information_schema", table="SESSION_VARIABLES",
+                           org_table="SESSION_VARIABLES", org_name="VARIABLE_NAME"),
+                string_col("Value", 4096, cs, flags=NOT_NULL | NO_DEFAULT, decimals=0,
+                           schema="information_schema", table="SESSION_VARIABLES",
+                           org_table="SESSION_VARIABLES", org_name="VARIABLE_VALUE")]
+        merged = dict(self.variables)
+        merged.update(ctx.session_vars)
+        if exact is not None:
+            pat = re.compile(re.escape(exact), re.IGNORECASE)
+        elif like is not None:
+            rx = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in like)
+            pat = re.compile(rx, re.IGNORECASE)
+        else:
+            pat = re.compile(".*")
+        out = [(k, v.show()) for k, v in sorted(merged.items()) if pat.fullmatch(k)]
+        return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
+
+    def _master_status(self, up: str, ctx: QueryContext) -> Answer:
+        version = str(self.variables["version"].value)
+        major_minor = _version_tuple(version)
+        if self.flavor == "mariadb":
+            if up == "SHOW BINARY LOG STATUS" and major_minor < (10, 5):
+                return _syntax_error("BINARY LOG STATUS")
+            if up == "SHOW BINARY LOG STATUS" and major_minor < (11, 0):
+                return _syntax_error("LOG STATUS")
+        elif up == "SHOW BINARY LOG STATUS" and major_minor < (8, 2):
+            return _syntax_error("BINARY LOG STATUS")
+        elif up == "SHOW MASTER STATUS" and major_minor >= (8, 4):
+            return _syntax_error("MASTER STATUS")
+        cs = ctx.charset
+        cols = [string_col("File", 512, cs, flags=NOT_NULL),
+                int_col("Position", 20, NOT_NULL | UNSIGNED | BINARY),
+                string_col("Binlog_Do_DB", 255, cs, flags=NOT_NULL),
+                string_col("Binlog_Ignore_DB", 255, cs, flags=NOT_NULL)]
+        logs = self.binlogs()
+        if not logs:
+            return Answer(cols, [])
+        name, size = logs[-1]
+        row: tuple[Any, ...] = (name, size, "", "")
+        if self.flavor == "mysql":
+            cols.append(string_col("Executed_Gtid_Set", 256, cs, flags=NOT_NULL))
+            row = (*row, self.variables.get("gtid_executed", Variable("")).show())
+        return Answer(cols, rows(row))
+
+    def _binary_logs(self, ctx: QueryContext) -> Answer:
+        cs = ctx.charset
+        cols = [string_col("Log_name", 255, cs, flags=NOT_NULL),
+                int_col("File_size", 20, NOT_NULL | UNSIGNED | BINARY)]
+        out: list[tuple[Any, ...]] = [(n, s) for n, s in self.binlogs()]
+        if self.flavor == "mysql":
+            cols.append(string_col("Encrypted", 3, cs, flags=NOT_NULL))
+            out = [(n, s, "No") for n, s in out]
+        return Answer(cols, rows(*out))
+
+    def _info_columns(self, select: str, table_ref: str, where: str, ctx: QueryContext
+                      ) -> Answer:
+        cs = ctx.charset
+        alias_table = table_ref.split(".", 1)[1]
+        conds = {k.lower(): v for k, v in re.findall(
+            r"(table_schema|table_name)\s*=\s*'([^']*)'", where, re.IGNORECASE)}
+        names = [s.strip() for s in _split_top(select, ",")]
+        if names == ["*"]:
+            names = list(_INFO_COLUMN_SHAPES)
+        cols: list[ColumnDefinition41] = []
+        keys: list[str] = []
+        for n in names:
+            expr, alias = _split_alias(n)
+            key = expr.strip("`").upper()
+            shape = _INFO_COLUMN_SHAPES.get(key)
+            if shape is None:
+                return err(1054, f"Unknown column '{expr}' in 'field list'", "42S22")
+            kind, length, flags = shape
+            label = alias or expr.strip("`")
+            if kind == "i":
+                cols.append(int_col(label, length, flags, schema="information_schema",
+                                    table=alias_table, org_table="COLUMNS", org_name=key))
+            else:
+                cols.append(string_col(label, length, cs, flags=flags, decimals=0,
+                                       schema="information_schema", table=alias_table,
+                                       org_table="COLUMNS", org_name=key,
+                                       type_code=T_BLOB if kind == "b" else T_VAR_STRING))
+            keys.append(key)
+        out: list[tuple[Any, ...]] = []
+        for (schema, table), columns in sorted(self.tables().items()):
+            if "table_schema" in conds and conds["table_schema"] != schema:
+                continue
+            if "table_name" in conds and conds["table_name"] != table:
+                continue
+            for i, c in enumerate(columns, start=1):
+                info = {"TABLE_CATALOG": "def", "TABLE_SCHEMA": schema, "TABLE_NAME": table,
+                        "ORDINAL_POSITION": i, "IS_NULLABLE": "YES", "COLUMN_KEY": "",
+                        "EXTRA": "", "PRIVILEGES": "select", "COLUMN_COMMENT": "",
+                        "COLUMN_DEFAULT": None, "CHARACTER_SET_NAME": None,
+                        "COLLATION_NAME": None}
+                info.update({k.upper(): v for k, v in c.items()})
+                out.append(tuple(info.get(k) for k in keys))
+        return Answer(cols, rows(*out))
+
+
+def _syntax_error(near: str) -> Answer:
+    return err(1064, "You have an error in your SQL syntax; check the manual that corresponds "
+               f"to your MariaDB server version for the right syntax to use near '{near}' at "
+               "line 1", "42000")
+
+
+def _version_tuple(v: str) -> tuple[int, int]:
+    m = re.match(r"(?:5\.5\.5-)?(\d+)\.(\d+)", v)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """Split on ``sep`` outside quotes and parentheses."""
+    out: list[str] = []
+    depth = 0
+    quote: str | None = None
+    cur = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            cur.append(c)
+            if c == "\\" and i + 1 < len(text):
+                cur.append(text[i + 1])
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in "'\"`":
+            quote = c
+            cur.append(c)
+        elif c == "(":
+            depth += 1
+            cur.append(c)
+        elif c == ")":
+            depth -= 1
+            cur.append(c)
+        elif c == sep and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    out.append("".join(cur))
+    return [p for p in out if p.strip()]
+
+
+def _split_alias(item: str) -> tuple[str, str | None]:
+    m = re.match(r"^(.*?)\s+(?:AS\s+)?`?([A-Za-z_][A-Za-z0-9_]*)`?$", item, re.IGNORECASE)
+    if m and not m.group(1).strip().endswith(("(", ",")) and m.group(1).strip():
+        return m.group(1).strip(), m.group(2)
+    return item.strip(), None
+
+
+def custom_answer(spec: Any, ctx: QueryContext) -> Answer:
+    """A scenario-defined answer: {"columns": [...], "rows": [[...]]} | {"ok": ...} |
+    {"error": [code, "message"]}."""
+    if isinstance(spec, Answer):
+        return spec
+    if not isinstance(spec, dict):
+        raise ValueError(f"answer must be a table, got {spec!r}")
+    if "error" in spec:
+        code, msg, *state = spec["error"]
+        return err(int(code), str(msg), state[0] if state else "HY000")
+    if "columns" in spec:
+        cols = []
+        for c in spec["columns"]:
+            if isinstance(c, dict):
+                if c.get("type", "string") == "int":
+                    cols.append(int_col(c["name"], int(c.get("length", 21))))
+                else:
+                    cols.append(string_col(c["name"], int(c.get("length", 64)), ctx.charset))
+            else:
+                cols.append(string_col(str(c), 64, ctx.charset))
+        return Answer(cols, rows(*[tuple(r) for r in spec.get("rows", [])]))
+    return Answer(ok=OkPacket(affected_rows=int(spec.get("affected_rows", 0))))
+
+
+def columns_from_types(cols: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """information_schema rows for columns known only by name and type code."""
+    out = []
+    for name, code in cols:
+        dtype = _TYPE_NAMES.get(code, "varchar")
+        d: dict[str, Any] = {"COLUMN_NAME": name, "DATA_TYPE": dtype, "COLUMN_TYPE": dtype}
+        if code in (15, 253, 254, 252):
+            d.update(CHARACTER_SET_NAME="utf8mb4", COLLATION_NAME="utf8mb4_general_ci")
+        out.append(d)
+    return out

@@ -1,0 +1,130 @@
+"""The export schema (one definition, the doc page generated from it) and the dataset writer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from binlogscope.export import arrow
+from binlogscope.export.arrow import (
+    NULL_PARTITION,
+    SCHEMA_VERSION,
+    TABLES,
+    DatasetWriter,
+    clean_incomplete,
+    data_schema,
+    escape_partition,
+    full_schema,
+    parse_schema_doc,
+    read_table,
+    render_schema_doc,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "export-schema.md"
+
+
+def test_doc_page_is_generated_from_the_schema() -> None:
+    assert DOC.read_text(encoding="utf-8") == render_schema_doc(), (
+        "docs/export-schema.md is stale: python -m binlogscope.export.arrow > "
+        "docs/export-schema.md")
+
+
+def test_doc_lists_every_column_with_its_arrow_type() -> None:
+    documented = parse_schema_doc(DOC.read_text(encoding="utf-8"))
+    assert set(documented) == {"packets", "events", "rows"}
+    for table, cols in TABLES.items():
+        assert [name for name, _ in documented[table]] == [c.name for c in cols]
+        for (name, typ), col in zip(documented[table], cols, strict=True):
+            assert typ == arrow._type_name(col.type), name
+    assert f"Schema version: **{SCHEMA_VERSION}**" in DOC.read_text(encoding="utf-8")
+
+
+def test_partition_columns_are_last_and_not_in_the_files() -> None:
+    assert arrow.partition_columns("rows") == ["date", "schema"]
+    assert arrow.partition_columns("events") == ["date", "schema"]
+    assert arrow.partition_columns("packets") == ["date"]
+    assert "schema" not in data_schema("rows").names
+    assert full_schema("rows").names[-2:] == ["date", "schema"]
+    # the Canal entry model columns
+    rows = full_schema("rows")
+    assert rows.field("before").type == pa.map_(pa.string(), pa.string())
+    assert rows.field("after").type == pa.map_(pa.string(), pa.string())
+    assert rows.field("commit_timestamp").type == pa.timestamp("us", tz="UTC")
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("shop", "shop"),
+    (None, NULL_PARTITION),
+    ("", NULL_PARTITION),
+    ("a/b=c", "a%2Fb%3Dc"),
+    ("50%", "50%25"),
+    ("naïve", "naïve"),  # non-ASCII stays (Spark decodes %XX byte-wise)
+    ("x\ny", "x%0Ay"),
+])
+def test_escape_partition(value: str | None, expected: str) -> None:
+    assert escape_partition(value) == expected
+
+
+def _event_row(i: int) -> dict[str, object]:
+    return {"schema_version": SCHEMA_VERSION, "source_kind": "file", "source": "f",
+            "binlog_file": "f", "offset": i, "event_type": "QUERY_EVENT"}
+
+
+def test_writer_hides_parts_until_checkpoint_and_writes_row_groups(tmp_path: Path) -> None:
+    w = DatasetWriter(tmp_path, row_group_size=10)
+    for i in range(25):
+        w.add("events", ("2024-01-02", "shop"), _event_row(i))
+    w._flush("events", w._open[("events", ("2024-01-02", "shop"))])  # noqa: SLF001
+    part_dir = tmp_path / "events" / "date=2024-01-02" / "schema=shop"
+    assert [p.name for p in part_dir.iterdir()] == [".part-000001-0001.parquet.inprogress"]
+    assert read_table(tmp_path, "events").num_rows == 0  # hidden from readers
+    done = w.checkpoint()
+    assert [p.name for p in done] == ["part-000001-0001.parquet"]
+    md = pq.ParquetFile(done[0]).metadata
+    assert md.num_rows == 25
+    assert md.num_row_groups == 3  # 10 + 10 + 5: written as the stream goes
+    t = read_table(tmp_path, "events")
+    assert t.column("offset").to_pylist() == list(range(25))
+    assert set(t.column("schema").to_pylist()) == {"shop"}
+    assert set(t.column("date").to_pylist()) == {"2024-01-02"}
+
+
+def test_null_partition_reads_back_as_null(tmp_path: Path) -> None:
+    w = DatasetWriter(tmp_path)
+    w.add("events", ("1970-01-01", ""), _event_row(1))
+    w.checkpoint()
+    assert (tmp_path / "events" / "date=1970-01-01" / f"schema={NULL_PARTITION}").is_dir()
+    assert read_table(tmp_path, "events").column("schema").to_pylist() == [None]
+
+
+def test_abort_and_clean_incomplete(tmp_path: Path) -> None:
+    w = DatasetWriter(tmp_path, row_group_size=2)
+    w.add("events", ("2024-01-02", "a"), _event_row(1))
+    w.checkpoint()  # checkpoint 1 complete
+    for i in range(5):
+        w.add("events", ("2024-01-02", "a"), _event_row(10 + i))
+    w.abort()  # checkpoint 2 never completes
+    assert sorted(p.name for p in (tmp_path / "events").rglob("*")
+                  if p.is_file()) == ["part-000001-0001.parquet"]
+    # a checkpoint whose renames happened but whose state note was not written
+    w2 = DatasetWriter(tmp_path, checkpoint_no=2)
+    w2.add("events", ("2024-01-02", "a"), _event_row(99))
+    w2.checkpoint()
+    assert read_table(tmp_path, "events").num_rows == 2
+    assert clean_incomplete(tmp_path, 1) == 1
+    assert read_table(tmp_path, "events").column("offset").to_pylist() == [1]
+
+
+def test_many_partitions_stay_bounded(tmp_path: Path) -> None:
+    w = DatasetWriter(tmp_path, max_open=3)
+    for i in range(20):
+        w.add("events", ("2024-01-02", f"db{i % 7}"), _event_row(i))
+        assert len(w._open) <= 3  # noqa: SLF001
+    w.checkpoint()
+    t = read_table(tmp_path, "events")
+    assert sorted(t.column("offset").to_pylist()) == list(range(20))
+    assert {s for s in t.column("schema").to_pylist()} == {f"db{i}" for i in range(7)}
