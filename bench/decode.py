@@ -57,8 +57,8 @@ def run_walk(m: dict[str, Any]) -> dict[str, Any]:
     events = 0
     for path in m["paths"]:
         with path.open("rb") as f:
-            buf = bytearray(f.read(4))
-            pos = 0
+            buf = bytearray(f.read(4))  # the magic
+            pos = 4
             while True:
                 chunk = f.read(CHUNK)
                 if chunk:
@@ -107,8 +107,20 @@ def _run_binlogscope(m: dict[str, Any], record: bool) -> dict[str, Any]:
 
 
 def run_pymysqlrepl(m: dict[str, Any], host: str, port: int) -> dict[str, Any]:
+    import logging
+
     from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication.row_event import RowsEvent
+
+    class _NoSilentReconnect(logging.Handler):
+        """pymysqlrepl reconnects forever on a lost stream; make that an error instead."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if "Re-request the connection" in record.getMessage():
+                raise RuntimeError("python-mysql-replication lost the binlog stream "
+                                   "(2013 connection reset by peer) and tried to reconnect")
+
+    logging.getLogger("pymysqlreplication").addHandler(_NoSilentReconnect())
 
     stream = BinLogStreamReader(
         connection_settings={"host": host, "port": port, "user": "repl", "passwd": "replpass"},
@@ -177,7 +189,8 @@ def _spawn(mode: str, data: Path, host: str = "", port: int = 0) -> dict[str, An
                            "--host", host, "--port", str(port)],
                           capture_output=True, text=True)
     if proc.returncode:
-        return {"error": proc.stderr.strip()[-500:]}
+        lines = proc.stderr.strip().splitlines()
+        return {"error": lines[-1] if lines else f"exit {proc.returncode}"}
     res: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return res
 
@@ -186,9 +199,9 @@ def ensure_binlog(data: Path, scale: float | None) -> dict[str, Any]:
     manifest = data / "manifest.json"
     if manifest.exists():
         m = _load(data)
-        if scale is None or abs(m["scale"] - scale) < 1e-9:
-            if all(p.exists() for p in m["paths"]):
-                return m
+        same = scale is None or abs(m["scale"] - scale) < 1e-9
+        if same and all(p.exists() for p in m["paths"]):
+            return m
     import make_binlog
 
     make_binlog.make_bench(1.0 if scale is None else scale, data)

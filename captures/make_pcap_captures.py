@@ -166,7 +166,63 @@ def cap_replica(work: Path, port: int) -> None:
     sh("bash", str(SCRIPT), "stop", str(work / "m2"))
 
 
+def make_loss_reorder() -> None:
+    """pcap-loss-reorder.pcap: pcap-semisync.pcap with TCP damage made by hand (scapy).
+
+    In the source -> replica stream of flow 1 (the semi-sync replica), counting its data
+    segments of more than 200 bytes (each carries one transaction's events):
+    - #3 is cut in 3 pieces at payload bytes 40 and 150 and the middle piece is DROPPED (loss in
+      the middle of an event: an error at the gap, resync at the next packet header);
+    - #4 is cut in 2 pieces at byte 100, sent second piece first (REORDERED);
+    - #5 is sent twice (a RETRANSMISSION) followed by an OVERLAPPING copy of bytes 20..80.
+    Everything else is the untouched recording.
+    """
+    from scapy.layers.inet import IP, TCP
+    from scapy.utils import rdpcap, wrpcap
+
+    src = HERE / "pcap-semisync.pcap"
+    pkts = rdpcap(str(src))
+    server_port = 39041
+    first = next(p for p in pkts if TCP in p and p[TCP].flags & 0x02)
+    client_port = first[TCP].sport
+    server_port = first[TCP].dport
+
+    def piece(p, lo: int, hi: int):  # type: ignore[no-untyped-def]
+        q = p.copy()
+        data = bytes(p[TCP].payload)
+        q[TCP].remove_payload()
+        q[TCP].add_payload(data[lo:hi])
+        q[TCP].seq = (p[TCP].seq + lo) & 0xFFFFFFFF
+        del q[IP].len, q[IP].chksum, q[TCP].chksum
+        r = q.__class__(bytes(q))
+        r.time = p.time
+        return r
+
+    out = []
+    n = 0
+    for p in pkts:
+        big = (TCP in p and p[TCP].sport == server_port and p[TCP].dport == client_port
+               and len(p[TCP].payload) > 200)
+        if big:
+            n += 1
+        size = len(p[TCP].payload) if TCP in p else 0
+        if big and n == 3:
+            out += [piece(p, 0, 40), piece(p, 150, size)]
+        elif big and n == 4:
+            out += [piece(p, 100, size), piece(p, 0, 100)]
+        elif big and n == 5:
+            out += [p, piece(p, 0, size), piece(p, 20, 80)]
+        else:
+            out.append(p)
+    wrpcap(str(HERE / "pcap-loss-reorder.pcap"), out)
+    shutil.copy(src.with_suffix(".binlog"), HERE / "pcap-loss-reorder.binlog")
+    print("pcap-loss-reorder.pcap", len(pkts), "->", len(out), "frames")
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["loss"]:
+        make_loss_reorder()
+        return 0
     work = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/binlogscope-captures")
     port = start_server(work / "m1")
     which = sys.argv[2:] or ["pymysqlrepl", "semisync", "mariadb-binlog", "replica"]

@@ -1,13 +1,214 @@
-"""``python -m mock_master``: not implemented yet (issue 6)."""
+"""``python -m mock_master`` / ``mock-master``: serve a scenario, or record a real server.
+
+::
+
+    mock-master serve --binlog captures/x/mysql-bin.000001 --port 0      # prints the port
+    mock-master serve --scenario ci.toml --log run.json
+    mock-master record --host 127.0.0.1 --port 3306 --user repl --password ... out.jsonl
+    mock-master actions                                                   # list fault actions
+"""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import signal
+import socket
 import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+PROG = "mock-master"
 
 
-def main() -> int:
-    print("mock-master: not implemented yet (see issue 6)", file=sys.stderr)
-    return 2
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description="A scriptable MySQL/MariaDB primary that "
+                                "replays binlogs to real replication clients.")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    s = sub.add_parser("serve", help="serve a scenario (the default command)")
+    add_serve_arguments(s)
+    r = sub.add_parser("record", help="record a real server's binlog once into a recording "
+                       "(replay it with --recording)")
+    r.add_argument("out", metavar="OUT", help="recording file to write (JSON lines)")
+    r.add_argument("--host", default="127.0.0.1")
+    r.add_argument("--port", type=int, default=3306)
+    r.add_argument("--user", default="root")
+    r.add_argument("--password", default="")
+    r.add_argument("--start", metavar="FILE:POS", help="record from here (default: the first "
+                   "binlog file's start)")
+    sub.add_parser("actions", help="list the fault actions a scenario can use")
+    return p
+
+
+def add_serve_arguments(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--scenario", metavar="FILE", help="TOML or YAML scenario")
+    s.add_argument("--binlog", action="append", default=[], metavar="PATH",
+                   help="binlog file or directory to serve (repeatable)")
+    s.add_argument("--pcap", metavar="FILE", help="serve the binlog events of a capture")
+    s.add_argument("--recording", metavar="FILE", help="serve a recording")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=3306,
+                   help="TCP port (default 3306; 0 picks a free one and prints it)")
+    s.add_argument("--flavor", choices=["mariadb", "mysql"])
+    s.add_argument("--server-version", metavar="VERSION")
+    s.add_argument("--user", action="append", default=[], metavar="NAME:PASSWORD[:PLUGIN]",
+                   help="a login (repeatable; default repl:replpass and root without password)")
+    s.add_argument("--tls-cert", metavar="PEM")
+    s.add_argument("--tls-key", metavar="PEM")
+    s.add_argument("--log", metavar="FILE", help="write what each client did here (JSON) when "
+                   "the server stops")
+    s.add_argument("--action", action="append", default=[], metavar="'KIND at=N key=value'",
+                   help="a fault action (repeatable), e.g. 'disconnect_after_event at=10'")
+
+
+def _parse_action(text: str) -> object:
+    from mock_master.faults import Action
+
+    parts = text.split()
+    if not parts:
+        raise ValueError("empty --action")
+    kind, kw = parts[0], {}
+    for item in parts[1:]:
+        k, sep, v = item.partition("=")
+        if not sep:
+            raise ValueError(f"--action {text!r}: expected key=value, got {item!r}")
+        val: object = v
+        for conv in (int, float):
+            try:
+                val = conv(v)
+                break
+            except ValueError:
+                continue
+        kw[k] = val
+    common = {k: kw.pop(k) for k in ("at", "after_seconds", "times", "client") if k in kw}
+    return Action(kind, **common, args=kw)  # type: ignore[arg-type]
+
+
+def scenario_from_args(args: argparse.Namespace) -> object:
+    from mock_master.scenarios import (
+        BinlogSource,
+        PcapSource,
+        RecordingSource,
+        Scenario,
+        User,
+        load_scenario,
+    )
+
+    sc = load_scenario(args.scenario) if args.scenario else Scenario()
+    if args.binlog:
+        sc.sources.append(BinlogSource(list(args.binlog)))
+    if args.pcap:
+        sc.sources.append(PcapSource(args.pcap))
+    if args.recording:
+        sc.sources.append(RecordingSource(args.recording))
+    if args.flavor:
+        sc.flavor = args.flavor
+    if args.server_version:
+        sc.server_version = args.server_version
+    if args.user:
+        users = []
+        for u in args.user:
+            name, _, rest = u.partition(":")
+            pw, _, plugin = rest.partition(":")
+            users.append(User(name, pw, plugin or "mysql_native_password"))
+        sc.users = users
+    if args.tls_cert:
+        sc.tls_cert, sc.tls_key = args.tls_cert, args.tls_key or args.tls_cert
+    if args.log:
+        sc.log = args.log
+    for text in args.action:
+        from mock_master.faults import validate_action
+
+        a = _parse_action(text)
+        validate_action(a)  # type: ignore[arg-type]
+        sc.actions.append(a)  # type: ignore[arg-type]
+    return sc
+
+
+def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PROG) -> int:
+    from mock_master.scenarios import ScenarioError
+    from mock_master.server import MockMaster
+    from mock_master.sources import SourceError
+
+    try:
+        sc = scenario_from_args(args)
+        mm = MockMaster(sc, args.host, args.port)  # type: ignore[arg-type]
+    except (ScenarioError, SourceError, ValueError, OSError) as exc:
+        print(f"{prog}: error: {exc}", file=err)
+        return 2 if isinstance(exc, ValueError) else 1
+
+    async def main() -> None:
+        try:
+            port = await mm.start()
+        except OSError as exc:
+            hint = " (use --port 0 for a free port)" if args.port else ""
+            raise SystemExit(f"{prog}: error: cannot listen on {args.host}:{args.port}: "
+                             f"{exc.strerror or exc}{hint}") from None
+        print(f"mock master ({mm.flavor} {mm.version}) listening on {args.host}:{port}, "
+              f"serving {len(mm.stream.files)} binlog file(s), {mm.stream.event_count} events",
+              file=out, flush=True)
+        print(port, file=out, flush=True) if args.port == 0 else None
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, stop.set)
+            except (NotImplementedError, RuntimeError):
+                pass
+        await stop.wait()
+        await mm.stop()
+        for v in mm.log.violations:
+            print(f"{prog}: client violation: {v}", file=err)
+        for q in mm.log.unknown_queries:
+            print(f"{prog}: unknown query (add an answer): {q}", file=err)
+
+    try:
+        asyncio.run(main())
+    except SystemExit as exc:
+        print(exc, file=err)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def run_record(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PROG) -> int:
+    from mock_master.sources import SourceError, record_live
+
+    try:
+        n = record_live(args.host, args.port, args.user, args.password, args.out,
+                        start=args.start)
+    except (SourceError, OSError) as exc:
+        print(f"{prog}: error: {exc}", file=err)
+        return 1
+    print(f"recorded {n} events into {args.out}", file=out)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
+         err: TextIO | None = None, prog: str = PROG) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in ("serve", "record", "actions", "-h", "--help"):
+        argv.insert(0, "serve")
+    args = build_parser(prog).parse_args(argv)
+    if args.cmd == "actions":
+        from mock_master.faults import ACTIONS
+
+        for name, (defaults, what) in sorted(ACTIONS.items()):
+            extra = " ".join(f"{k}={v}" for k, v in defaults.items())
+            print(f"{name:30} {what}" + (f"  [{extra}]" if extra else ""), file=out)
+        return 0
+    if args.cmd == "record":
+        return run_record(args, out, err, prog)
+    return run_serve(args, out, err, prog)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
 
 
 if __name__ == "__main__":

@@ -85,5 +85,5 @@ def test_bad_regex_is_usage_error() -> None:
 
 
 def test_pending_commands_say_so() -> None:
-    p = run("pcap", "x.pcap")
+    p = run("mock-master")
     assert p.returncode == 2 and "not built yet" in p.stderr

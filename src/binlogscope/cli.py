@@ -19,6 +19,7 @@ from typing import TextIO
 
 from binlogscope import __version__
 from binlogscope.cli_live import add_live_parser, cmd_live
+from binlogscope.cli_pcap import add_pcap_parser, cmd_pcap
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
 from binlogscope.render.text import render_node
 from binlogscope.summary import event_summary, event_table, short_summary
@@ -26,7 +27,6 @@ from binlogscope.wire.binlog.decode import DecodedEvent
 
 PROG = "binlogscope"
 _PENDING = {
-    "pcap": "decode replication traffic from pcap/pcapng captures (issue 4)",
     "mock-master": "a scriptable mock primary (issue 6)",
 }
 
@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_export_parsers(sub)
 
     add_live_parser(sub)
+    add_pcap_parser(sub)
 
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"{what} - not built yet")
@@ -332,6 +333,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return _cmd_analyze(args, out, err)
         if args.command == "live":
             return cmd_live(args, out, err)
+        if args.command == "pcap":
+            return cmd_pcap(args, out, err)
         if args.command in _PENDING:
             print(f"{PROG}: {args.command}: not built yet ({_PENDING[args.command]})", file=err)
             return 2

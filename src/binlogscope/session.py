@@ -154,6 +154,7 @@ class Session:
         self._reply = _R_NONE
         self._semi_sync_pending = False
         self._auth_data_next = False
+        self._after_ack = False  # the last packet was a semi-sync ACK
         self._columns: list[results.ColumnDefinition41] = []
         self._cols_left = 0
         self._rows: list[results.TextRow] = []
@@ -357,7 +358,7 @@ class Session:
         if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
             return
         dropped = f"; the {len(rest)} bytes of the packet in progress are dropped" if rest else ""
-        msg = (f"at offset {off + len(rest)}: {gap.reason}: {gap.skip} bytes missing{dropped}; "
+        msg = (f"at offset {off + len(rest)}: {gap.reason}{dropped}; "
                f"decoding resumes at offset {buf.offset}")
         node = Node("discarded", off, len(rest), rest, "", "",
                     "bytes of a packet cut by missing data", (), msg) if self.record else None
@@ -407,6 +408,13 @@ class Session:
             expected: int | None = 0
         else:
             expected = self._seq  # None right after joining mid-way: learn it
+            if (peer == Peer.SERVER and self._after_ack and phase == Phase.BINLOG_STREAM
+                    and pkt.sequence_id == 1):
+                # MariaDB reads the ACK on the dump thread's own NET, which resets its packet
+                # counter: the next event goes out with sequence id 1 (MySQL carries on)
+                expected = 1
+        if peer == Peer.SERVER or ack:
+            self._after_ack = ack
         self._check_seq(peer, pkt, expected)
         if not ack:
             self._seq = (pkt.last_sequence_id + 1) & 0xFF

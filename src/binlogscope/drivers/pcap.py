@@ -170,6 +170,7 @@ class TcpSegment:
     seq: int
     flags: int
     payload: bytes
+    ack: int = 0
 
 
 def parse_frame(linktype: int, data: bytes) -> TcpSegment | None:
@@ -227,10 +228,10 @@ def parse_frame(linktype: int, data: bytes) -> TcpSegment | None:
                 return None  # not TCP (or a fragment header: not reassembled)
         else:
             return None
-        sport, dport, seq, _ack, doff, flags = _TCP.unpack_from(data, t)
+        sport, dport, seq, ack, doff, flags = _TCP.unpack_from(data, t)
         start = t + (doff >> 4) * 4
         end = min(end, len(data))
-        return TcpSegment(src, sport, dst, dport, seq, flags, data[start:end])
+        return TcpSegment(src, sport, dst, dport, seq, flags, data[start:end], ack)
     except (IndexError, struct.error):
         return None
 
@@ -385,6 +386,8 @@ class _Dir:
     skip: int = 0  # bytes to report as missing/skipped when sync is found
     reason: str = ""
     fin_pending: bool = False
+    gap_offset: int = 0  # where the gap being resynchronised after starts
+    gap_frame: int = 0
     fed_end: int = 0  # stream offset after the last byte given to the session
     last_packet_end: int = 0
 
@@ -556,6 +559,11 @@ class CaptureReader:
             seq = (seg.seq + 1) & 0xFFFFFFFF
         else:
             seq = seg.seq
+        if seg.flags & TCP_ACK:  # first: the peer had that data before it sent this segment
+            other = conn.server if c2s else conn.client
+            if other.tcp.holding:
+                for piece in other.tcp.acked(seg.ack, fr.number, fr.timestamp):
+                    self._deliver(conn, other, piece, out)
         if seg.payload:
             for piece in d.tcp.segment(seq, seg.payload, fr.number, fr.timestamp):
                 self._deliver(conn, d, piece, out)
@@ -587,9 +595,13 @@ class CaptureReader:
             for piece in d.tcp.finish(self._last_frame, self._last_ts, reason):
                 self._deliver(conn, d, piece, out)
             left = d.fed_end - d.last_packet_end
-            if d.syncing and d.sync_buf:
-                left += len(d.sync_buf)
             s = conn.session
+            if d.syncing and d.reason and not d.reason.startswith("the capture starts"):
+                out.append(CaptureItem(conn.flow, "error", d.gap_frame, self._last_ts,
+                                       text=f"{d.peer.value}: at offset {d.gap_offset}: "
+                                       f"{d.reason}; no packet header found after it "
+                                       f"({len(d.sync_buf)} bytes)"))
+                left = 0
             if left > 0 and s is not None and s.phase not in (Phase.ENCRYPTED,
                                                               Phase.COMPRESSED):
                 out.append(CaptureItem(conn.flow, "note", self._last_frame, self._last_ts,
@@ -607,18 +619,17 @@ class CaptureReader:
                 d.fed_end = piece.offset + piece.length
                 d.last_packet_end = d.fed_end
                 return
-            why = f"{piece.length} bytes lost in the capture (TCP gap: {piece.reason})"
             if d.syncing:
-                d.skip += len(d.sync_buf) + piece.length
-                d.sync_buf.clear()
-                d.reason = why
+                lost = d.skip + len(d.sync_buf) + piece.length
             else:
+                lost = piece.length
                 d.syncing = True
-                d.skip = piece.length
-                d.reason = why
+                d.gap_offset = piece.offset
+                d.gap_frame = piece.frame
+            d.skip = lost
+            d.sync_buf.clear()
+            d.reason = f"{lost} bytes lost in the capture (TCP gap: {piece.reason})"
             d.sync_base = piece.offset + piece.length
-            out.append(CaptureItem(conn.flow, "error", piece.frame, piece.timestamp,
-                                   text=f"{d.peer.value}: at offset {piece.offset}: {why}"))
             return
         if piece.offset == 0 and d.tcp.mid_stream and not d.syncing and d.fed_end == 0:
             d.syncing = True
@@ -674,7 +685,7 @@ class CaptureReader:
             if d.reason.startswith("the capture starts"):
                 reason = f"{d.reason}: {skip} bytes before the first packet header skipped"
             elif pos:
-                reason = f"{d.reason}; {pos} more bytes skipped to the next packet header"
+                reason = f"{d.reason}; {pos} bytes after it skipped to the next packet header"
             s.resync(d.peer, skip, reason)
         d.fed_end = d.sync_base + pos
         d.last_packet_end = d.fed_end

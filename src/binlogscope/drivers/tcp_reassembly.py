@@ -130,6 +130,19 @@ class StreamReassembler:
         self._drain(out)
         return out
 
+    def acked(self, ack: int, frame: int, timestamp: float) -> list[Delivered]:
+        """The peer acknowledged up to ``ack``: bytes it has but the capture lacks are lost.
+
+        A receiver only acknowledges contiguous data, so an ACK beyond a hole proves the hole's
+        segments were delivered but not captured - no need to wait for them.
+        """
+        out: list[Delivered] = []
+        while (self._pending and self.next_seq is not None
+               and seq_diff(ack, self.next_seq) > 0):
+            out.extend(self._skip_hole(frame, timestamp, "the peer acknowledged data the "
+                                       "capture does not have"))
+        return out
+
     @property
     def holding(self) -> int:
         """Bytes held behind a hole."""

@@ -44,7 +44,7 @@ def event_json(ev: SessionEvent | None) -> dict[str, Any] | None:
             base["error"] = ev.error
             base["kind"] = "binlog_event"
         elif ev.node is not None:
-            payload = next((c for c in ev.node.children if c.name == "payload"), None)
+            payload = next((c for c in ev.node.children if c.name != "packet_header"), None)
             if payload is not None:
                 base["fields"] = {c.name: json_value(c.value)
                                   for c in redact(payload).children if not c.children}
