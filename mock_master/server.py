@@ -624,9 +624,21 @@ class _Connection:
     def _status(self, extra: int = 0) -> int:
         return (int(StatusFlag.SERVER_STATUS_AUTOCOMMIT) if self.ctx.autocommit else 0) | extra
 
+    def _kill(self, q: str) -> Answer | None:
+        m = re.fullmatch(r"\s*KILL\s+(?:CONNECTION\s+|QUERY\s+)?(\d+)\s*;?\s*", q,
+                         re.IGNORECASE)
+        if m is None:
+            return None
+        target = int(m.group(1))
+        for other in list(self.m._conns):
+            if other.log.id == target:
+                other.close(f"KILL from client {self.log.id}")
+                return Answer(ok=OkPacket())
+        return Answer(err=ErrPacket(1094, f"Unknown thread id: {target}", "HY000"))
+
     def _query(self, q: str) -> None:
         self.log.queries.append(q)
-        ans: Answer | None = self.m.answerer.answer(q, self.ctx)
+        ans: Answer | None = self._kill(q) or self.m.answerer.answer(q, self.ctx)
         if ans is None:
             self.log.unknown_queries.append(q)
             self.m.log.notes.append(f"client {self.log.id}: unknown query {q!r}")
@@ -827,9 +839,10 @@ class _Dump:
                            "file": cmd.binlog_filename, "pos": cmd.binlog_pos,
                            "flags": cmd.flags,
                            "gtid_state": None if state is None else str(state)}
-        if self.m.flavor == "mariadb" and state is not None and not cmd.binlog_filename:
+        name = cmd.binlog_filename.split("\0", 1)[0]  # a C string on the server side
+        if self.m.flavor == "mariadb" and state is not None:
+            # a GTID dump: MariaDB ignores the file name and position then
             return self._mariadb_gtid_start(str(state))
-        name = cmd.binlog_filename
         if not name:
             self.file_index, self.event_index = 0, 0
             return True

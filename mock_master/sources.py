@@ -398,38 +398,35 @@ def _is_binlog(p: Path) -> bool:
 def load_pcap(path: str | Path) -> EventStream:
     """The binlog events a pcap/pcapng capture of a dump carries, as files again.
 
-    Uses binlogscope's pcap reader (``binlogscope.drivers.pcap``); events are split into files at
-    each ROTATE, and positions re-based so the result is a consistent binlog.
+    Uses binlogscope's pcap reader (``binlogscope.drivers.pcap``); of several dump connections
+    the one with the most events is used. Files are rebuilt from the fake ROTATE/FDE pairs and
+    positions re-based, so the result is a consistent binlog. ``binlogscope live`` recordings
+    (pcapng) load the same way.
     """
     try:
         from binlogscope.drivers import pcap as pcap_driver
     except ImportError as exc:
         raise SourceError("pcap sources need binlogscope's pcap reader "
                           f"(binlogscope.drivers.pcap), which is not available: {exc}") from None
-    try:
-        events = list(_pcap_events(pcap_driver, Path(path)))
-    except SourceError:
-        raise
-    except Exception as exc:  # the reader reports damaged captures in its own way
-        raise SourceError(f"{path}: cannot read the capture: {exc}") from None
-    if not events:
-        raise SourceError(f"{path}: the capture holds no binlog events")
-    return stream_from_dump(events)
-
-
-def _pcap_events(pcap_driver: Any, path: Path) -> Iterable[bytes]:
     from binlogscope.events import PacketDecoded
 
-    reader = getattr(pcap_driver, "read_pcap", None) or getattr(pcap_driver, "iter_pcap", None)
-    if reader is None:
-        raise SourceError("binlogscope.drivers.pcap has no read_pcap() to read captures with")
-    for item in reader(str(path)):
-        ev = getattr(item, "event", item)
-        if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
-            be = ev.binlog_event
-            raw = getattr(be, "raw", None)
-            if raw:
-                yield bytes(raw)
+    by_flow: dict[str, list[bytes]] = {}
+    try:
+        for item in pcap_driver.read_capture(str(path), record=True):
+            ev = item.event
+            if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
+                raw = ev.binlog_event.raw
+                if raw and ev.binlog_event.header is not None:
+                    by_flow.setdefault(item.flow.name, []).append(bytes(raw))
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except pcap_driver.CaptureError as exc:
+        if not by_flow:
+            raise SourceError(f"{path}: {exc}") from None
+    if not by_flow:
+        raise SourceError(f"{path}: the capture holds no binlog events")
+    events = max(by_flow.values(), key=len)
+    return stream_from_dump(events)
 
 
 def stream_from_dump(events: Iterable[bytes]) -> EventStream:
@@ -498,8 +495,17 @@ def save_recording(stream: EventStream, path: str | Path) -> None:
 
 
 def load_recording(path: str | Path) -> EventStream:
-    """A recording written by :func:`save_recording` / :func:`record_live`."""
+    """A recording: a ``binlogscope live`` session capture (pcapng, loaded like any capture)
+    or a JSON-lines file written by :func:`save_recording` / :func:`record_live`."""
     p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise SourceError(f"cannot read {p}: {exc.strerror or exc}") from None
+    if magic in (b"\x0a\x0d\x0d\x0a", b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4",
+                 b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d"):
+        return load_pcap(p)
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
     except OSError as exc:

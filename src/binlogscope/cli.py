@@ -132,7 +132,8 @@ def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         out.write(f"# {path}\n")
                     first = False
                     assert ev.node is not None
-                    for line in render_node(ev.node, ev.raw, base=ev.offset, explain=not args.brief):
+                    for line in render_node(ev.node, ev.raw, base=ev.offset,
+                                            explain=not args.brief):
                         out.write(line + "\n")
                     out.write("\n")
             if info.fatal:

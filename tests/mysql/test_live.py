@@ -3,6 +3,7 @@ heartbeats, exactly-once resume after a kill and after a restart, and one-line e
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import socket
@@ -165,7 +166,7 @@ def test_heartbeats_arrive_at_the_requested_period(mariadb: Any) -> None:
         rep.stop()
         rep.join(5)
     assert len(stamps) >= 5, stamps
-    gaps = [b - a for a, b in zip(stamps[1:], stamps[2:])]
+    gaps = [b - a for a, b in itertools.pairwise(stamps[1:])]
     assert all(0.3 < g < 0.9 for g in gaps), gaps
 
 
@@ -192,7 +193,7 @@ def test_kill_mid_transaction_then_reconnect_delivers_every_row_once(mariadb: An
         name, pos = cur.fetchone()[:2]
     c.close()
     pad = "x" * 2000
-    stmts = [f"INSERT INTO live_kill VALUES " + ",".join(
+    stmts = ["INSERT INTO live_kill VALUES " + ",".join(
         f"({i}, '{pad}')" for i in range(k, k + 1000)) for k in range(0, 10_000, 1000)]
     _sql(mariadb, "BEGIN", *stmts, "COMMIT")
     settings = LiveSettings(conn=_conn(mariadb), start=f"{name}:{pos}", store_size=4)
@@ -295,3 +296,54 @@ def test_tls_required_but_not_offered_is_one_line(mariadb: Any) -> None:
         assert p.returncode == 1
         assert p.stderr.count("\n") == 1 and "TLS is required" in p.stderr
         assert "Traceback" not in p.stderr
+
+
+def _old_password_hash(pw: bytes) -> str:
+    from binlogscope.wire.auth import _hash_323
+
+    a, b = _hash_323(pw)
+    return f"{a:08x}{b:08x}"
+
+
+@pytest.mark.parametrize("plugin", ["ed25519", "mysql_old_password"])
+def test_auth_plugins_against_the_real_server(mariadb: Any, plugin: str) -> None:
+    """MariaDB's client_ed25519 (via auth switch) and the 3.23 scramble log in for real."""
+    user, pw = f"u_{plugin[:8]}", f"pw-{plugin}"
+    c = mariadb.connect()
+    with c.cursor() as cur:
+        if plugin == "ed25519":
+            cur.execute("SELECT COUNT(*) FROM information_schema.PLUGINS "
+                        "WHERE PLUGIN_NAME = 'ed25519'")
+            if not cur.fetchone()[0]:
+                cur.execute("INSTALL SONAME 'auth_ed25519'")
+            cur.execute(f"CREATE OR REPLACE USER {user}@'%' IDENTIFIED VIA ed25519 "
+                        f"USING PASSWORD('{pw}')")
+        else:
+            cur.execute("SET GLOBAL secure_auth = 0")
+            cur.execute(f"CREATE OR REPLACE USER {user}@'%' IDENTIFIED VIA mysql_old_password "
+                        f"USING '{_old_password_hash(pw.encode())}'")
+        cur.execute(f"GRANT REPLICATION SLAVE, REPLICATION CLIENT, BINLOG MONITOR ON *.* "
+                    f"TO {user}@'%'")
+    try:
+        env = dict(os.environ, MYSQL_PWD=pw, HOME=str(mariadb.dir))
+        p = subprocess.run(
+            [sys.executable, "-m", "binlogscope", "live", "--port", str(mariadb.port), "-u", user,
+             "--non-blocking", "--json", "--ssl-mode", "DISABLED"],
+            capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+        assert p.returncode == 0, p.stderr
+        kinds = [json.loads(x)["kind"] for x in p.stdout.splitlines()]
+        assert "auth_switch_request" in kinds and "auth_switch_response" in kinds
+        assert kinds.index("com_binlog_dump") > kinds.index("auth_switch_response")
+        assert pw not in p.stdout
+        wrong = subprocess.run(
+            [sys.executable, "-m", "binlogscope", "live", "--port", str(mariadb.port), "-u", user,
+             "--non-blocking", "--ssl-mode", "DISABLED"],
+            capture_output=True, text=True, env=dict(env, MYSQL_PWD="nope"), timeout=60,
+            stdin=subprocess.DEVNULL)
+        assert wrong.returncode == 1 and "1045" in wrong.stderr
+    finally:
+        with c.cursor() as cur:
+            cur.execute(f"DROP USER IF EXISTS {user}@'%'")
+            if plugin != "ed25519":
+                cur.execute("SET GLOBAL secure_auth = 1")
+        c.close()

@@ -337,7 +337,7 @@ class LiveReplica:
                 if plugin == "caching_sha2_password" and data[:1] == b"\x03":
                     continue  # fast auth OK; the OK packet follows
                 if plugin in ("caching_sha2_password", "sha256_password"):
-                    if data[:1] == b"\x04" or plugin == "sha256_password" and not data:
+                    if data[:1] == b"\x04" or (plugin == "sha256_password" and not data):
                         if use_tls:
                             rd.send(AuthSwitchResponse(password + b"\0"))
                         else:
@@ -385,9 +385,9 @@ class LiveReplica:
             if isinstance(ev, ResultSetComplete):
                 rd.flush_packets()  # the result set's terminating EOF/OK packet
                 return ev
-            if isinstance(ev, PacketDecoded) and ev.direction == Peer.SERVER:
-                if isinstance(ev.value, OkPacket | ErrPacket) and ev.kind in ("ok", "err"):
-                    return ev.value
+            if (isinstance(ev, PacketDecoded) and ev.direction == Peer.SERVER
+                    and isinstance(ev.value, OkPacket | ErrPacket) and ev.kind in ("ok", "err")):
+                return ev.value
 
     def _value(self, rd: _Reader, sql: str, why: str) -> str | None:
         self._put(LiveItem("step", step=SetupStep("setup", sql, why, sql)))
@@ -627,7 +627,7 @@ class _Reader:
                 self.owner._put(LiveItem("packet", event=ev))
             try:
                 data = self.sock.recv(1 << 20)
-            except socket.timeout as exc:
+            except TimeoutError as exc:
                 raise TimeoutError("no data from the source within the read timeout "
                                    "(net_read_timeout / missed heartbeats)") from exc
             self.session.receive_data(data, Peer.SERVER)

@@ -63,7 +63,8 @@ def setup_steps(
         steps.append(SetupStep(
             "setup", "MariaDB replica capability",
             "4 = understands MariaDB GTID and annotate events; for events above the announced "
-            "capability the source sends a dummy event instead", "SET @mariadb_slave_capability = 4"))
+            "capability the source sends a dummy event instead",
+            "SET @mariadb_slave_capability = 4"))
         if gtid is not None:
             steps += [
                 SetupStep("setup", "GTID start position",
@@ -86,7 +87,8 @@ def setup_steps(
 QUERY_WHY = {
     "checksum": "which checksum the events will carry (NONE or CRC32): the last 4 bytes of every "
                 "event are a CRC32 only when it is CRC32",
-    "server_id": "the source's server_id: our own id must differ, or the source treats us as itself",
+    "server_id": "the source's server_id: our own id must differ, or the source treats us as "
+                 "itself",
     "version": "the flavour and version decide the dump command, GTID format and query names",
     "position": "where the source's binlog ends now: the default start for a new replica",
 }

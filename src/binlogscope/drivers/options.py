@@ -103,7 +103,8 @@ def resolve_options(
         try:
             opts.port = int(settings["port"])
         except ValueError:
-            raise OptionFileError(f"option file: port {settings['port']!r} is not a number") from None
+            raise OptionFileError(
+                f"option file: port {settings['port']!r} is not a number") from None
     if "password" in settings:
         opts.password = settings["password"]
     if env.get("MYSQL_PWD") is not None:

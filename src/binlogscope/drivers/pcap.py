@@ -290,34 +290,45 @@ def _generic_ok(buf: bytes | bytearray, p: int, depth: int = 0) -> int:
 
 
 def find_packet_start(buf: bytes | bytearray, *, binlog: bool, ack: bool = False
-                      ) -> tuple[int | None, bool]:
+                      ) -> tuple[int | None, int | None]:
     """Where the next plausible MySQL packet header starts in ``buf``.
 
     ``binlog``: the source's side of a binlog stream (``0x00`` + event header whose event_size
     matches the packet length, optionally behind the 2-byte semi-sync header). ``ack``: the
-    replica's side of a semi-sync stream (``0xEF`` ACKs). Otherwise: a chain of packet headers
-    whose lengths end exactly at the end of the data or at a header with the next sequence id.
+    replica's side of a semi-sync stream (``0xEF`` ACKs with sequence id 0). Otherwise: a chain
+    of packet headers whose lengths end exactly at the end of the data or at a header with the
+    next sequence id (or 0).
 
-    Returns ``(offset, False)`` when found, ``(None, True)`` when more bytes are needed to tell,
-    ``(None, False)`` when no position qualifies.
+    Returns ``(offset, None)`` when found; ``(None, wait)`` otherwise, where ``wait`` is the
+    first position that might still qualify once more bytes arrive (None: no position can).
     """
-    last = len(buf) - 3
-    for p in range(max(last, 0)):
-        n = _U32LE.unpack_from(buf, p)[0] & 0xFFFFFF if p + 4 <= len(buf) else 0
-        if binlog:
-            v = _binlog_header_ok(buf, p, n) if n >= 20 else _NO
-        elif ack:
-            v = (_YES if n >= 9 and buf[p + 3] == 0 and len(buf) > p + 4 and buf[p + 4] == 0xEF
-                 and p + 4 + n <= len(buf) else _NO)
-            if v == _NO and p + 4 + n > len(buf) and n >= 9 and buf[p + 3] == 0:
-                v = _MAYBE
+    wait: int | None = None
+    size = len(buf)
+    for p in range(max(size - 3, 0)):
+        if p + 4 > size:
+            v = _MAYBE
         else:
-            v = _generic_ok(buf, p)
+            n = int(_U32LE.unpack_from(buf, p)[0]) & 0xFFFFFF
+            if binlog:
+                v = _binlog_header_ok(buf, p, n) if n >= 20 else _NO
+            elif ack:
+                if n < 9 or buf[p + 3] != 0:
+                    v = _NO
+                elif p + 4 >= size:
+                    v = _MAYBE
+                elif buf[p + 4] != 0xEF:
+                    v = _NO
+                else:
+                    v = _YES if p + 4 + n <= size else _MAYBE
+            else:
+                v = _generic_ok(buf, p)
         if v == _YES:
-            return p, False
-        if v == _MAYBE:
-            return None, True
-    return None, bool(len(buf) < 4)
+            return p, None
+        if v == _MAYBE and wait is None:
+            wait = p
+    if wait is None and size:
+        wait = max(size - 3, 0)
+    return None, wait
 
 
 def looks_like_greeting(payload: bytes) -> bool:
@@ -646,27 +657,29 @@ class CaptureReader:
     def _try_sync(self, conn: _Conn, d: _Dir, out: list[CaptureItem]) -> None:
         s = conn.session
         server = d.peer == Peer.SERVER
-        if server:
-            pos, more = find_packet_start(d.sync_buf, binlog=True)
-            binlog = pos is not None
-            if pos is None and not more and not (s is not None
-                                                 and s.phase == Phase.BINLOG_STREAM):
-                pos, more = find_packet_start(d.sync_buf, binlog=False)
-        else:
-            pos, more = (find_packet_start(d.sync_buf, binlog=False, ack=True)
-                         if s is not None and s.phase == Phase.BINLOG_STREAM
-                         else (None, False))
-            if pos is None and not more:
-                pos, more = find_packet_start(d.sync_buf, binlog=False)
-            binlog = False
-        if pos is None:
-            if not more or len(d.sync_buf) > (1 << 22):
-                keep = 3 if len(d.sync_buf) > 3 else len(d.sync_buf)
-                drop = len(d.sync_buf) - keep
-                d.skip += drop
-                d.sync_base += drop
-                del d.sync_buf[:drop]
+        buf = d.sync_buf
+        in_stream = s is not None and s.phase == Phase.BINLOG_STREAM
+        found: list[tuple[int, bool]] = []
+        waits: list[int] = []
+        scans = ([(True, False)] if server else [(False, True)] if in_stream else [])
+        if not (server and in_stream):
+            scans.append((False, False))
+        for is_binlog, is_ack in scans:
+            at, wait = find_packet_start(buf, binlog=is_binlog, ack=is_ack)
+            if at is not None:
+                found.append((at, is_binlog))
+            elif wait is not None:
+                waits.append(wait)
+        if not found:
+            keep_from = min(waits) if waits else len(buf)
+            if len(buf) - keep_from > (1 << 22):  # 4 MiB and still undecided: give up on it
+                keep_from = len(buf) - 3
+            if keep_from > 0:
+                d.skip += keep_from
+                d.sync_base += keep_from
+                del buf[:keep_from]
             return
+        pos, binlog = min(found)
         skip = d.skip + pos
         data = bytes(d.sync_buf[pos:])
         d.syncing = False

@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 
-class StoreClosed(Exception):
+class StoreClosed(Exception):  # noqa: N818  (a state, not an error)
     """The store was closed while a caller waited."""
 
 
