@@ -27,7 +27,6 @@ from binlogscope.wire.binlog.decode import DecodedEvent
 
 PROG = "binlogscope"
 _PENDING = {
-    "mock-master": "a scriptable mock primary (issue 6)",
 }
 
 
@@ -76,16 +75,30 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true")
     d.add_argument("--plain", action="store_true", help="text dump instead of the TUI")
     d.add_argument("--brief", action="store_true")
+    d.add_argument("--live", action="store_true",
+                   help="serve the capture with the in-process mock master and watch it with "
+                   "`binlogscope live` (no server needed)")
 
     _add_export_parsers(sub)
 
     add_live_parser(sub)
+    _add_mock_parser(sub)
     add_pcap_parser(sub)
 
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"{what} - not built yet")
         sp.add_argument("args", nargs=argparse.REMAINDER)
     return p
+
+
+def _add_mock_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    try:
+        from binlogscope.cli_mock import add_mock_parser
+    except ImportError:  # the mock_master package is not installed
+        sp = sub.add_parser("mock-master", help="a scriptable mock primary (not installed)")
+        sp.add_argument("args", nargs=argparse.REMAINDER)
+        return
+    add_mock_parser(sub)
 
 
 def _filter_table(events: Iterable[DecodedEvent], pattern: re.Pattern[str] | None
@@ -325,6 +338,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
                 paths=[str(cap)], json=getattr(args, "json", False), tree=False, summary=False,
                 brief=getattr(args, "brief", False), start_position=None, stop_position=None,
                 table=None, plain=getattr(args, "plain", False))
+            if getattr(args, "live", False):
+                from binlogscope.cli_mock import demo_session
+
+                return demo_session(cap, out, err, json_output=ns.json, brief=ns.brief)
             if _wants_tui(ns, out):
                 return _run_tui(ns, err)
             return _cmd_file(ns, out, err)
@@ -334,6 +351,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return _cmd_analyze(args, out, err)
         if args.command == "live":
             return cmd_live(args, out, err)
+        if args.command == "mock-master":
+            if not hasattr(args, "binlog"):
+                print(f"{PROG}: mock-master: the mock_master package is not installed",
+                      file=err)
+                return 2
+            from binlogscope.cli_mock import cmd_mock
+
+            return cmd_mock(args, out, err)
         if args.command == "pcap":
             return cmd_pcap(args, out, err)
         if args.command in _PENDING:

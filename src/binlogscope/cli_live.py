@@ -102,7 +102,7 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         semi_sync=args.semi_sync, heartbeat=args.heartbeat, non_blocking=args.non_blocking,
         state_path=args.state, table_filter=TableFilter(args.table, args.exclude),
         net_read_timeout=args.net_read_timeout, reconnect=not args.no_reconnect,
-        record_path=args.record, record_raw=args.record_raw)
+        record_path=args.record, record_raw=args.record_raw, stream_tree=not args.json)
 
     def consume(item: LiveItem) -> None:
         if args.json:

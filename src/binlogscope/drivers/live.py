@@ -105,6 +105,9 @@ class LiveSettings:
     store_size: int = 4096
     record_path: str | None = None
     record_raw: bool = False
+    #: build the annotated tree for stream packets (the TUI and --plain need it; --json and
+    #: exporters do not: every value is still decoded, only the Nodes are skipped)
+    stream_tree: bool = True
 
 
 @dataclass
@@ -504,6 +507,8 @@ class LiveReplica:
     def _stream(self, rd: _Reader) -> None:
         skip = getattr(self, "resume_skip", 0)
         tracker = self.fetch_pos
+        if not self.s.stream_tree and self.recorder is None:
+            rd.session.record = False
         filt = self.s.table_filter
         timeout = max(self.s.net_read_timeout, (self.s.heartbeat or 0) * 3 + 1)
         rd.sock.settimeout(timeout)

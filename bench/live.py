@@ -1,0 +1,285 @@
+"""Live benchmark: binlogscope as a replica against python-mysql-replication and mariadb-binlog,
+streaming the same benchmark binlog from the same MariaDB, plus semi-sync commit latency.
+
+    python bench/live.py               # the full benchmark binlog (bench/make_binlog.py)
+    python bench/live.py --scale 0.05  # quick
+    python bench/live.py --modes live,mariadb-binlog-remote,semisync
+
+Modes (each in its own child process against the restarted benchmark server):
+
+  live                    binlogscope's replica (every row decoded, no tree), non-blocking dump
+                          from the first file
+  pymysqlrepl             python-mysql-replication BinLogStreamReader, every row's values
+  mariadb-binlog-remote   mariadb-binlog --read-from-remote-server --base64-output=DECODE-ROWS
+                          --verbose FILES > /dev/null
+  semisync                commit latency of single-row autocommit INSERTs with semi-sync on the
+                          server and (a) binlogscope live --semi-sync, (b) a real MariaDB replica
+                          with rpl_semi_sync_slave_enabled, as the ACKing replica
+
+Targets (issue 3): live >= 20x pymysqlrepl's events/s and no slower than mariadb-binlog-remote;
+added commit latency with binlogscope no worse than with a real replica.
+Benchmarks are not tests: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path[:0] = [str(HERE), str(REPO / "src"), str(REPO / "tests"), str(REPO / "tests" / "mysql")]
+
+import decode  # noqa: E402  (bench/decode.py: binlog generation and the pymysqlrepl runner)
+import mariadb_server  # noqa: E402
+
+MODES = ("live", "pymysqlrepl", "mariadb-binlog-remote", "semisync")
+
+
+def run_live(m: dict[str, Any], host: str, port: int) -> dict[str, Any]:
+    from binlogscope.drivers.live import LiveItem, LiveSettings
+    from binlogscope.drivers.live import run_live as live
+    from binlogscope.drivers.options import ConnectionOptions
+    from binlogscope.events import PacketDecoded
+
+    counts = {"events": 0, "rows": 0, "values": 0, "errors": 0}
+    last = Path(m["files"][-1]).name
+
+    def consume(item: LiveItem) -> None:
+        ev = item.event
+        if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
+            b = ev.binlog_event
+            if b.header is None or b.header.log_pos == 0:
+                return
+            counts["events"] += 1
+            if b.error:
+                counts["errors"] += 1
+            rows = getattr(b.body, "rows", None)
+            if rows:
+                for r in rows:
+                    counts["rows"] += 1
+                    for image in (r["before"], r["after"]):
+                        if image:
+                            counts["values"] += len(image)
+
+    conn = ConnectionOptions(host=host, port=port, user="repl", password="replpass",
+                             ssl_mode="DISABLED")
+    settings = LiveSettings(conn=conn, start=f"{Path(m['files'][0]).name}:4", non_blocking=True,
+                            stream_tree=False, reconnect=False)
+    rep = live(settings, consume)
+    out: dict[str, Any] = dict(counts)
+    if rep.error:
+        out["error"] = rep.error
+    out["last_file"] = last
+    return out
+
+
+def run_remote_mariadb_binlog(m: dict[str, Any], host: str, port: int) -> dict[str, Any]:
+    exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    if exe is None:
+        return {"error": "mariadb-binlog not found"}
+    env = dict(os.environ, MYSQL_PWD="replpass")
+    with open("/dev/null", "wb") as devnull:
+        proc = subprocess.run(
+            [exe, "--no-defaults", "--read-from-remote-server", f"--host={host}",
+             f"--port={port}", "--user=repl", "--base64-output=DECODE-ROWS", "--verbose",
+             *[Path(f).name for f in m["files"]]], stdout=devnull, stderr=subprocess.PIPE,
+            env=env)
+    out: dict[str, Any] = {"events": None, "rc": proc.returncode}
+    if proc.returncode:
+        out["error"] = proc.stderr.decode(errors="replace").strip()[-300:]
+    return out
+
+
+def _commit_latencies(server: mariadb_server.MariaDB, n: int) -> list[float]:
+    c = server.connect()
+    lat = []
+    with c.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS bench_semisync (id BIGINT PRIMARY KEY, v INT)")
+        base = time.time_ns()
+        for i in range(n):
+            t = time.perf_counter()
+            cur.execute("INSERT INTO bench_semisync VALUES (%s, %s)", (base + i, i))
+            lat.append(time.perf_counter() - t)
+    c.close()
+    return lat
+
+
+def _semisync_status(server: mariadb_server.MariaDB) -> dict[str, int]:
+    c = server.connect()
+    with c.cursor() as cur:
+        cur.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%_tx'")
+        out = {k: int(v) for k, v in cur.fetchall()}
+    c.close()
+    return out
+
+
+def run_semisync(server: mariadb_server.MariaDB, n: int = 300) -> dict[str, Any]:
+    from binlogscope.drivers.live import LiveReplica, LiveSettings
+    from binlogscope.drivers.options import ConnectionOptions
+
+    out: dict[str, Any] = {}
+    c = server.connect()
+    with c.cursor() as cur:
+        cur.execute("SET GLOBAL rpl_semi_sync_master_enabled = ON")
+        cur.execute("SET GLOBAL rpl_semi_sync_master_timeout = 10000")
+    c.close()
+    # (a) binlogscope
+    conn = ConnectionOptions(host=server.host, port=server.port, user="repl",
+                             password="replpass", ssl_mode="DISABLED")
+    rep = LiveReplica(LiveSettings(conn=conn, semi_sync=True, stream_tree=False))
+    rep.start()
+
+    def drain() -> None:
+        for cur_, item in rep.items():
+            rep.ack(cur_, item)
+
+    t = threading.Thread(target=drain, daemon=True)
+    t.start()
+    time.sleep(2)
+    before = _semisync_status(server)
+    lat = _commit_latencies(server, n)
+    after = _semisync_status(server)
+    rep.stop()
+    rep.join(5)
+    out["binlogscope"] = _lat_stats(lat, before, after)
+    time.sleep(1)
+    # (b) a real MariaDB replica
+    with tempfile.TemporaryDirectory(prefix="bench-replica-") as d:
+        replica = mariadb_server.start(Path(d))
+        try:
+            rc = replica.connect()
+            with rc.cursor() as cur:
+                cur.execute("SET GLOBAL rpl_semi_sync_slave_enabled = ON")
+                cur.execute("SET GLOBAL server_id = 7777")
+                cur.execute(f"CHANGE MASTER TO MASTER_HOST='{server.host}', "
+                            f"MASTER_PORT={server.port}, MASTER_USER='repl', "
+                            "MASTER_PASSWORD='replpass', MASTER_USE_GTID=current_pos")
+                cur.execute("START SLAVE")
+            time.sleep(3)
+            before = _semisync_status(server)
+            lat = _commit_latencies(server, n)
+            after = _semisync_status(server)
+            with rc.cursor() as cur:
+                cur.execute("STOP SLAVE")
+            rc.close()
+            out["mariadb_replica"] = _lat_stats(lat, before, after)
+        finally:
+            mariadb_server.stop(Path(d))
+    return out
+
+
+def _lat_stats(lat: list[float], before: dict[str, int], after: dict[str, int]
+               ) -> dict[str, Any]:
+    lat_ms = sorted(x * 1000 for x in lat)
+    return {
+        "commits": len(lat), "mean_ms": statistics.fmean(lat_ms),
+        "median_ms": statistics.median(lat_ms), "p99_ms": lat_ms[int(len(lat_ms) * 0.99) - 1],
+        "yes_tx": after.get("Rpl_semi_sync_master_yes_tx", 0)
+        - before.get("Rpl_semi_sync_master_yes_tx", 0),
+        "no_tx": after.get("Rpl_semi_sync_master_no_tx", 0)
+        - before.get("Rpl_semi_sync_master_no_tx", 0),
+    }
+
+
+def child(mode: str, data: Path, host: str, port: int) -> None:
+    m = decode._load(data)
+    t0 = time.perf_counter()
+    if mode == "live":
+        res = run_live(m, host, port)
+    elif mode == "pymysqlrepl":
+        res = decode.run_pymysqlrepl(m, host, port)
+    else:
+        res = run_remote_mariadb_binlog(m, host, port)
+    res["seconds"] = time.perf_counter() - t0
+    print(json.dumps(res))
+
+
+def _spawn(mode: str, data: Path, host: str, port: int) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, __file__, "--child", mode, "--data", str(data),
+                           "--host", host, "--port", str(port)], capture_output=True, text=True)
+    if proc.returncode:
+        lines = proc.stderr.strip().splitlines()
+        return {"error": lines[-1] if lines else f"exit {proc.returncode}"}
+    res: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", type=float)
+    ap.add_argument("--data", type=Path, default=decode.DATA)
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--commits", type=int, default=300, help="semi-sync latency sample size")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--host", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    data = args.data.resolve()
+    if args.scale is not None and args.scale != 1.0 and args.data == decode.DATA:
+        data = decode.DATA / f"scale-{args.scale:g}"
+    if args.child:
+        child(args.child, data, args.host, args.port)
+        return 0
+    m = decode.ensure_binlog(data, args.scale)
+    mb = m["bytes"] / 1e6
+    print(f"binlog: {len(m['files'])} files, {m['events']:,} events, {m['row_changes']:,} row "
+          f"changes, {mb:.1f} MB, MariaDB {m['server_version']}")
+    server_dir = data / m["server_dir"]
+    server = mariadb_server.start(server_dir)
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        for mode in [x.strip() for x in args.modes.split(",") if x.strip()]:
+            if mode == "semisync":
+                results[mode] = run_semisync(server, args.commits)
+                for who, r in results[mode].items():
+                    print(f"  semisync/{who:16s} mean {r['mean_ms']:.2f} ms  median "
+                          f"{r['median_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  "
+                          f"(yes_tx +{r['yes_tx']}, no_tx +{r['no_tx']})")
+                continue
+            r = results[mode] = _spawn(mode, data, server.host, server.port)
+            if "seconds" not in r or r.get("error"):
+                print(f"  {mode:22s} FAILED: {r.get('error')}")
+                continue
+            ev = r.get("events") or m["events"]
+            print(f"  {mode:22s} {r['seconds']:8.2f} s  {ev / r['seconds']:12,.0f} events/s  "
+                  f"{mb / r['seconds']:7.1f} MB/s")
+    finally:
+        mariadb_server.stop(server_dir)
+
+    def rate(mode: str) -> float | None:
+        r = results.get(mode, {})
+        if "seconds" not in r or r.get("error"):
+            return None
+        return float(r.get("events") or m["events"]) / float(r["seconds"])
+
+    live_rate, py_rate = rate("live"), rate("pymysqlrepl")
+    remote = results.get("mariadb-binlog-remote", {})
+    print("ratios:")
+    if live_rate and py_rate:
+        print(f"  live / pymysqlrepl events/s       {live_rate / py_rate:8.1f}x  (target >= 20x)")
+    if live_rate and "seconds" in remote and not remote.get("error"):
+        t_live = m["events"] / live_rate
+        print(f"  mariadb-binlog-remote / live time {remote['seconds'] / t_live:8.2f}x  "
+              "(target >= 1.0: live no slower)")
+    ss = results.get("semisync", {})
+    if "binlogscope" in ss and "mariadb_replica" in ss:
+        print(f"  commit latency binlogscope / replica (mean) "
+              f"{ss['binlogscope']['mean_ms'] / ss['mariadb_replica']['mean_ms']:6.2f}x  "
+              "(target <= 1.0)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

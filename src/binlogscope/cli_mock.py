@@ -1,0 +1,84 @@
+"""``binlogscope mock-master`` and the in-process demo session (``binlogscope demo``).
+
+The mock master lives in the top-level ``mock_master`` package, which depends on binlogscope;
+it is imported lazily here so binlogscope itself never needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+PROG = "binlogscope"
+
+
+def add_mock_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "mock-master", help="a scriptable mock primary that replays binlogs to real clients",
+        description="Serve binlog files, captures or recordings to real replication clients "
+        "(replicas, CDC connectors), with scripted faults. Same as `python -m mock_master`.")
+    from mock_master.__main__ import add_serve_arguments
+
+    add_serve_arguments(p)
+
+
+def cmd_mock(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from mock_master.__main__ import run_serve
+
+    return run_serve(args, out, err, prog=f"{PROG} mock-master")
+
+
+def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | None = None,
+                 *, plain: bool = True, json_output: bool = False, brief: bool = False,
+                 count: int | None = None) -> int:
+    """Start the mock master in-process on a free loopback port, serving ``capture``, and run
+    ``binlogscope live`` against it (non-blocking dump: it ends with the binlog).
+
+    Plain (or JSON) text output; the TUI plugs in here later.
+    """
+    from mock_master.scenarios import BinlogSource, Scenario
+    from mock_master.server import ThreadedMockMaster
+
+    from binlogscope.cli_live import cmd_live
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    sc = Scenario(sources=[BinlogSource([capture])])
+    try:
+        mm = ThreadedMockMaster(sc).start()
+    except Exception as exc:
+        print(f"{PROG}: demo: cannot start the mock master: {exc}", file=err)
+        return 1
+    try:
+        first = mm.master.stream.files[0].name
+        if not json_output:
+            print(f"-- mock master serving {Path(capture).name} on 127.0.0.1:{mm.port} "
+                  f"(in-process, no server needed)", file=out)
+        from binlogscope.cli_live import add_live_parser
+
+        parser = argparse.ArgumentParser(prog=PROG)
+        add_live_parser(parser.add_subparsers(dest="command"))
+        argv = ["live", "--host", "127.0.0.1", "--port", str(mm.port), "--user", "repl",
+                "--ssl-mode", "DISABLED", "--start", f"{first}:4", "--non-blocking",
+                "--no-reconnect"]
+        argv.append("--json" if json_output else "--plain")
+        if brief:
+            argv.append("--brief")
+        if count is not None:
+            argv += ["--count", str(count)]
+        args = parser.parse_args(argv)
+        import os
+
+        old = os.environ.get("MYSQL_PWD")
+        os.environ["MYSQL_PWD"] = "replpass"
+        try:
+            return cmd_live(args, out, err)
+        finally:
+            if old is None:
+                os.environ.pop("MYSQL_PWD", None)
+            else:
+                os.environ["MYSQL_PWD"] = old
+    finally:
+        mm.stop()
