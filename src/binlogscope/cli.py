@@ -26,8 +26,8 @@ from binlogscope.summary import event_summary, event_table, short_summary
 from binlogscope.wire.binlog.decode import DecodedEvent
 
 PROG = "binlogscope"
-_PENDING = {
-}
+#: subcommands still being built (name -> what it will do); each says so and exits 2
+_PENDING: dict[str, str] = {}
 
 
 def _bundled_capture() -> Path | None:

@@ -10,13 +10,15 @@ from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import decode_event
 from tests.helpers import FIXTURES, assert_tiles, decode_bytes, read_all
 
+_OSHEROFF = FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources"
+_BLACKBEAM = FIXTURES / "blackbeam__rust_mysql_common/test-data/binlogs"
 SEEDS = [
-    read_all(FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-crc32")[:6000],
-    read_all(FIXTURES / "blackbeam__rust_mysql_common/test-data/binlogs/json.binlog.000001"),
-    read_all(FIXTURES / "blackbeam__rust_mysql_common/test-data/binlogs/mariadb-bin.000001"),
-    read_all(FIXTURES / "blackbeam__rust_mysql_common/test-data/binlogs/transaction_compression.000001"),
-    read_all(FIXTURES / "blackbeam__rust_mysql_common/test-data/binlogs/mysql-enum-string-set.000001"),
-    read_all(FIXTURES / "blackbeam__rust_mysql_common/test-data/binlogs/vector.binlog"),
+    read_all(_OSHEROFF / "mysql-bin.checksum-crc32")[:6000],
+    read_all(_BLACKBEAM / "json.binlog.000001"),
+    read_all(_BLACKBEAM / "mariadb-bin.000001"),
+    read_all(_BLACKBEAM / "transaction_compression.000001"),
+    read_all(_BLACKBEAM / "mysql-enum-string-set.000001"),
+    read_all(_BLACKBEAM / "vector.binlog"),
 ]
 FUZZ = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

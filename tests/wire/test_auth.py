@@ -19,7 +19,8 @@ NONCE = bytes(range(1, 21))
 def test_native_matches_pymysql() -> None:
     from pymysql import _auth
 
-    assert auth.scramble_native(b"secret", NONCE) == _auth.scramble_native_password(b"secret", NONCE)
+    ref = _auth.scramble_native_password(b"secret", NONCE)
+    assert auth.scramble_native(b"secret", NONCE) == ref
     assert auth.scramble_native(b"", NONCE) == b""
 
 
@@ -28,14 +29,15 @@ def test_native_server_side_check() -> None:
     pw = b"p@ss"
     resp = auth.scramble_native(pw, NONCE)
     stored = hashlib.sha1(hashlib.sha1(pw).digest()).digest()
-    stage1 = bytes(a ^ b for a, b in zip(resp, hashlib.sha1(NONCE + stored).digest()))
+    stage1 = bytes(a ^ b for a, b in zip(resp, hashlib.sha1(NONCE + stored).digest(), strict=True))
     assert hashlib.sha1(stage1).digest() == stored
 
 
 def test_caching_sha2_matches_pymysql() -> None:
     from pymysql import _auth
 
-    assert auth.scramble_caching_sha2(b"secret", NONCE) == _auth.scramble_caching_sha2(b"secret", NONCE)
+    ref = _auth.scramble_caching_sha2(b"secret", NONCE)
+    assert auth.scramble_caching_sha2(b"secret", NONCE) == ref
 
 
 def test_323_hash_matches_mysql_old_password() -> None:
@@ -65,7 +67,8 @@ def test_ed25519_equals_standard_ed25519_for_a_32_byte_seed() -> None:
     # with a 32-byte "password" the derivation is exactly RFC 8032's seed expansion
     seed = bytes(range(32))
     ref = Ed25519PrivateKey.from_private_bytes(seed)
-    pub_ref = ref.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    pub_ref = ref.public_key().public_bytes(serialization.Encoding.Raw,
+                                            serialization.PublicFormat.Raw)
     assert auth.ed25519_public_key(seed) == pub_ref
     assert auth.scramble_ed25519(seed, b"msg") == ref.sign(b"msg")
 

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from binlogscope.summary import event_summary
-from tests.helpers import DAMAGED_FIXTURES, FIXTURES, assert_tiles, binlog_fixtures, decode_bytes, read_all
+from tests.helpers import (
+    DAMAGED_FIXTURES,
+    FIXTURES,
+    assert_tiles,
+    binlog_fixtures,
+    decode_bytes,
+    read_all,
+)
 
 FILES = binlog_fixtures()
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.decode import decode_event
 from tests.helpers import FIXTURES, assert_tiles, decode_bytes, read_all
 
-CRC_FILE = FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-crc32"
-NONE_FILE = FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-none"
+_OSHEROFF = FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources"
+CRC_FILE = _OSHEROFF / "mysql-bin.checksum-crc32"
+NONE_FILE = _OSHEROFF / "mysql-bin.checksum-none"
 
 
 def test_chunking_does_not_change_results() -> None:

@@ -679,7 +679,7 @@ class CaptureReader:
                 d.sync_base += keep_from
                 del buf[:keep_from]
             return
-        pos, binlog = min(found)
+        pos, binlog = min(found, key=lambda f: (f[0], not f[1]))  # a binlog match wins ties
         skip = d.skip + pos
         data = bytes(d.sync_buf[pos:])
         d.syncing = False

@@ -1,0 +1,51 @@
+"""Helpers for the mock master tests: real clients against a mock master on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from mock_master.pytest_plugin import mock_master  # noqa: F401  (the plugin's fixture)
+from mock_master.scenarios import Scenario
+from mock_master.server import ThreadedMockMaster
+
+
+def rows_via_pymysqlreplication(host: str, port: int, *, user: str = "repl",
+                                password: str = "replpass", mariadb: bool = True,
+                                log_file: str | None = None, **kw: Any) -> list[Any]:
+    """Every row event python-mysql-replication reads (non-blocking), as plain data."""
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+
+    settings = {"host": host, "port": port, "user": user, "passwd": password}
+    extra: dict[str, Any] = {}
+    if log_file is not None:
+        extra = {"log_file": log_file, "log_pos": 4, "resume_stream": True}
+    s = BinLogStreamReader(connection_settings=settings, server_id=4242, blocking=False,
+                           is_mariadb=mariadb and log_file is None,
+                           only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
+                           **extra, **kw)
+    out: list[Any] = []
+    try:
+        for ev in s:
+            out.append((type(ev).__name__, ev.schema, ev.table,
+                        [repr(sorted(r.items())) for r in ev.rows]))
+    finally:
+        s.close()
+    return out
+
+
+@pytest.fixture
+def serve_scenario() -> Iterator[Callable[[Scenario], ThreadedMockMaster]]:
+    started: list[ThreadedMockMaster] = []
+
+    def start(sc: Scenario) -> ThreadedMockMaster:
+        mm = ThreadedMockMaster(sc).start()
+        started.append(mm)
+        return mm
+
+    yield start
+    for mm in started:
+        mm.stop()
