@@ -15,7 +15,8 @@
 # live driver use.
 #
 # Environment overrides: MARIADB_MAX_BINLOG_SIZE (default 16M), MARIADB_BUFFER_POOL (default 64M),
-# MARIADB_START_TIMEOUT (seconds, default 60), MARIADBD (server binary).
+# MARIADB_START_TIMEOUT (seconds, default 60), MARIADBD (server binary), MARIADB_EXTRA_ARGS (more
+# server options, space-separated, e.g. --ssl-cert=... --ssl-key=...).
 set -euo pipefail
 
 usage() { echo "usage: $0 start|stop|status DIR" >&2; exit 2; }
@@ -153,6 +154,7 @@ do_start() {
             --max-allowed-packet=256M \
             --performance-schema=OFF \
             --expire-logs-days=0 \
+            ${MARIADB_EXTRA_ARGS:-} \
             </dev/null >>"$ERRLOG" 2>&1 &
         pid=$!
         local waited=0

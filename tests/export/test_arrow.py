@@ -78,7 +78,7 @@ def test_writer_hides_parts_until_checkpoint_and_writes_row_groups(tmp_path: Pat
     w = DatasetWriter(tmp_path, row_group_size=10)
     for i in range(25):
         w.add("events", ("2024-01-02", "shop"), _event_row(i))
-    w._flush("events", w._open[("events", ("2024-01-02", "shop"))])  # noqa: SLF001
+    w._flush("events", w._open[("events", ("2024-01-02", "shop"))])
     part_dir = tmp_path / "events" / "date=2024-01-02" / "schema=shop"
     assert [p.name for p in part_dir.iterdir()] == [".part-000001-0001.parquet.inprogress"]
     assert read_table(tmp_path, "events").num_rows == 0  # hidden from readers
@@ -123,7 +123,7 @@ def test_many_partitions_stay_bounded(tmp_path: Path) -> None:
     w = DatasetWriter(tmp_path, max_open=3)
     for i in range(20):
         w.add("events", ("2024-01-02", f"db{i % 7}"), _event_row(i))
-        assert len(w._open) <= 3  # noqa: SLF001
+        assert len(w._open) <= 3
     w.checkpoint()
     t = read_table(tmp_path, "events")
     assert sorted(t.column("offset").to_pylist()) == list(range(20))

@@ -107,7 +107,7 @@ def spark_schema(table: str) -> Any:
     return st.StructType([st.StructField(c.name, spark_type(c.type), True) for c in ordered])
 
 
-def register_tables(spark: Any, root: str | Path) -> dict[str, Any]:
+def register_tables(spark: Any, root: str | Path, *, cache: bool = True) -> dict[str, Any]:
     """Register ``packets``, ``events``, ``rows`` and ``transactions`` as temp views."""
     base = Path(root)
     if not (base / "events").is_dir() and not (base / "rows").is_dir():
@@ -123,9 +123,12 @@ def register_tables(spark: Any, root: str | Path) -> dict[str, Any]:
             df = df.select(*[c.name for c in schema.fields])
         else:
             df = spark.createDataFrame([], schema)
+        if cache:  # every report scans events/rows again: read the files once
+            df = df.cache()
         df.createOrReplaceTempView(name)
         frames[name] = df
-    spark.sql(_TRANSACTIONS_SQL).createOrReplaceTempView("transactions")
+    trx = spark.sql(_TRANSACTIONS_SQL)
+    (trx.cache() if cache else trx).createOrReplaceTempView("transactions")
     frames["transactions"] = spark.table("transactions")
     return frames
 
@@ -542,7 +545,7 @@ def analyze(root: str | Path, *, master: str = "local[*]", conf: Sequence[tuple[
     spark = existing if existing is not None else spark_session(master, conf)
     startup = time.monotonic() - t0
     try:
-        register_tables(spark, base)
+        register_tables(spark, base, cache=sql is None)
         reports = [run_sql(spark, sql)] if sql is not None else run_reports(spark, limit)
         written: list[Path] = []
         for rep in reports:

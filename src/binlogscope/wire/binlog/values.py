@@ -426,8 +426,21 @@ def _hires_reader(col_type: int, dec: int) -> Reader:
 
 
 # ----------------------------------------------------------------------------- float text
+#: decimal exponents printed in fixed notation by the server; outside it is ``1.5e-16``/``1e15``
+_FIXED_EXPONENTS = range(-15, 15)
+
+
 def float32_text(v: float) -> str:
-    """Shortest decimal text that reads back as the same float32 (``1.1``, ``1e20``)."""
+    """FLOAT as the server prints it: 6 significant digits (``3.14159``, ``1.4013e-45``)."""
+    if v != v or v in (float("inf"), float("-inf")):
+        return str(v)
+    if v == 0:
+        return "-0" if str(v)[0] == "-" else "0"
+    return _server_float_text(f"{v:.5e}")
+
+
+def float32_shortest(v: float) -> str:
+    """Shortest decimal text that reads back as the same float32 (VECTOR display)."""
     if v != v or v in (float("inf"), float("-inf")):
         return str(v)
     pack = _F32.pack
@@ -435,32 +448,43 @@ def float32_text(v: float) -> str:
     for digits in range(1, 10):
         s = f"{v:.{digits}g}"
         if pack(float(s)) == target:
-            return _mysql_float_text(s)
-    return _mysql_float_text(repr(v))
+            return s
+    return repr(v)
 
 
 def double_text(v: float) -> str:
-    """Shortest round-trip text of a DOUBLE, formatted as MySQL does (``0.1``, ``1e16``)."""
+    """DOUBLE as the server prints it: the shortest round-trip digits, fixed notation for
+    decimal exponents -15..14 (``0.0000123456789``), else ``1.5e-16`` / ``1e15``."""
     if v != v or v in (float("inf"), float("-inf")):
         return str(v)
-    return _mysql_float_text(repr(v))
+    if v == 0:
+        return "-0" if str(v)[0] == "-" else "0"
+    return _server_float_text(f"{v!r}" if "e" in repr(v) else f"{v:.17e}", shortest=v)
 
 
-def _mysql_float_text(s: str) -> str:
-    """Reformat shortest digits like MySQL: fixed notation for exponents -4..14, else ``1e20``,
-    ``1.5e-7``; no trailing ``.0``."""
-    d = Decimal(s)
-    if d == 0:
-        return "-0" if s.startswith("-") else "0"
-    sign, digs, exp = d.normalize().as_tuple()
+def _server_float_text(s: str, shortest: float | None = None) -> str:
+    """Digits + exponent (from ``%e`` text or ``repr``) in the server's layout."""
+    if shortest is not None:
+        d = Decimal(repr(shortest))
+    else:
+        d = Decimal(s)
+    sign, digs, exp = d.as_tuple()
     assert isinstance(exp, int)
-    e = len(digs) - 1 + exp
-    text = "".join(map(str, digs))
-    if -5 < e < 15:
-        out = format(d.normalize(), "f")
-        return out
-    mant = text[0] + ("." + text[1:] if len(text) > 1 else "")
-    return ("-" if sign else "") + f"{mant}e{e}"
+    n = len(digs)
+    while n > 1 and digs[n - 1] == 0:
+        n -= 1
+        exp += 1
+    digits = "".join(map(str, digs[:n]))
+    e = n - 1 + exp  # decimal exponent of the first digit
+    neg = "-" if sign else ""
+    if e in _FIXED_EXPONENTS:
+        if e < 0:
+            return f"{neg}0.{'0' * (-e - 1)}{digits}"
+        if n <= e + 1:
+            return f"{neg}{digits}{'0' * (e + 1 - n)}"
+        return f"{neg}{digits[: e + 1]}.{digits[e + 1:]}"
+    mant = digits[0] + ("." + digits[1:] if n > 1 else "")
+    return f"{neg}{mant}e{e}"
 
 
 # ----------------------------------------------------------------------------- readers
@@ -728,7 +752,7 @@ def display_value(value: Any, col: ColumnInfo) -> str:
             return repr(value) if len(value) <= 200 else repr(value[:200]) + "..."
         return value if len(value) <= 200 else value[:200] + "..."
     if isinstance(value, list):
-        return "[" + ", ".join(float32_text(v) for v in value) + "]"
+        return "[" + ", ".join(float32_shortest(v) for v in value) + "]"
     text = value_to_text(value, col)
     if isinstance(text, bytes):
         return text.hex(" ")

@@ -1,0 +1,101 @@
+"""``binlogscope live`` over TLS against a real MariaDB started with a throw-away CA and
+certificate: REQUIRED, VERIFY_CA with the right and a wrong CA, and a recorded TLS session."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+
+from mariadb_server import start, stop
+
+pytestmark = pytest.mark.mysql
+
+
+def _write_ca_and_cert(d: Path, name: str) -> tuple[Path, Path, Path]:
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{name} test CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+          .not_valid_before(now - datetime.timedelta(days=1))
+          .not_valid_after(now + datetime.timedelta(days=2))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+            .issuer_name(ca_name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=2))
+            .sign(ca_key, hashes.SHA256()))
+    ca_p, cert_p, key_p = d / f"{name}-ca.pem", d / f"{name}-cert.pem", d / f"{name}-key.pem"
+    ca_p.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    cert_p.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_p.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                        serialization.PrivateFormat.TraditionalOpenSSL,
+                                        serialization.NoEncryption()))
+    return ca_p, cert_p, key_p
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path, Path]]:
+    d = tmp_path_factory.mktemp("tls")
+    ca, cert, key = _write_ca_and_cert(d, "good")
+    other_ca, _, _ = _write_ca_and_cert(d, "other")
+    server_dir = d / "server"
+    try:
+        server = start(server_dir, extra_env={
+            "MARIADB_EXTRA_ARGS": f"--ssl-ca={ca} --ssl-cert={cert} --ssl-key={key}"})
+    except Exception as exc:  # pragma: no cover - the fixture's failure is the test's failure
+        pytest.fail(f"MariaDB with TLS could not start: {exc}")
+    try:
+        yield server, ca, other_ca
+    finally:
+        stop(server_dir)
+
+
+def _live(server: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, MYSQL_PWD=server.repl_password, HOME=str(server.dir))
+    return subprocess.run(
+        [sys.executable, "-m", "binlogscope", "live", "--host", "127.0.0.1", "--port",
+         str(server.port), "-u", server.repl_user, "--non-blocking", "--no-reconnect", *args],
+        capture_output=True, text=True, env=env, timeout=90, stdin=subprocess.DEVNULL)
+
+
+def test_tls_required_and_verified(tls_server: tuple[Any, Path, Path], tmp_path: Path) -> None:
+    server, ca, _ = tls_server
+    rec = tmp_path / "tls.pcapng"
+    for mode in (["--ssl-mode", "REQUIRED"], ["--ssl-mode", "VERIFY_CA", "--ssl-ca", str(ca)]):
+        p = _live(server, "--json", *mode, "--record", str(rec))
+        assert p.returncode == 0, p.stderr
+        objs = [json.loads(x) for x in p.stdout.splitlines()]
+        notes = [o["text"] for o in objs if o["kind"] == "note"]
+        assert any(n.startswith("TLS established") for n in notes)
+        kinds = [o["kind"] for o in objs if "direction" in o]
+        # the SSLRequest, then the decrypted login and the whole session, decoded
+        assert kinds[:3] == ["handshake_v10", "ssl_request", "handshake_response41"]
+        assert "com_binlog_dump" in kinds and kinds[-1] == "eof"
+    # the recording holds the decrypted session (and says so), secrets masked
+    assert rec.exists() and b"****" in rec.read_bytes()
+    assert "TLS" in Path(str(rec) + ".txt").read_text()
+
+
+def test_tls_wrong_ca_is_one_line(tls_server: tuple[Any, Path, Path]) -> None:
+    server, _, other_ca = tls_server
+    p = _live(server, "--ssl-mode", "VERIFY_CA", "--ssl-ca", str(other_ca))
+    assert p.returncode == 1
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    assert "certificate" in p.stderr.lower()
