@@ -749,6 +749,9 @@ class _Dump:
         self.force_semi = False
         self.bad_magic_at: set[int] = set()
         for a in self.actions:
+            if a.at is None and a.after_seconds is None:
+                conn.log.faults.append(f"{a.kind} {a.args or ''}".strip()
+                                       + " (whole connection)")
             if a.kind == "mariadb_dummy_events":
                 self.dummy_types |= {int(t) for t in a.arg("types")}
             elif a.kind == "ack_timeout":
@@ -1030,6 +1033,7 @@ class _Dump:
             if fi + 1 < len(stream.files):
                 return "next"
             if self.non_block:
+                await self._wait_pending_acks()
                 self.packet(b"\xfe\x00\x00" + struct.pack("<H", 0x02))
                 await self.flush()
                 self.c.session.phase = Phase.COMMAND
@@ -1149,10 +1153,14 @@ class _Dump:
         if any(a.kind == "duplicate_event" for a in fire):
             c.log.faults.append(f"duplicate_event: event {n} sent twice")
             self.send_event(ev, ack=False)
-        if ack and any(a.kind == "pause_until_ack" for a in fire) or (
+        if any(a.kind == "pause_until_ack" for a in fire) or (
                 ack and any(a.kind == "pause_until_ack" and a.at is None for a in self.actions)):
             await self.flush()
-            await self._wait_ack(self.m.stream.files[fi].name, _U32.unpack_from(ev, 13)[0])
+            if ack:
+                await self._wait_ack(self.m.stream.files[fi].name, _U32.unpack_from(ev, 13)[0])
+            else:
+                c.log.faults.append(f"pause_until_ack at event {n}: no ACK was requested for "
+                                    "it (semi-sync off, or not a transaction end)")
         if any(a.kind == "disconnect_after_event" for a in fire):
             await self.flush()
             c.log.faults.append(f"disconnect_after_event {n}")
@@ -1162,6 +1170,18 @@ class _Dump:
             await self.flush()
         if self.semi and c.pending_acks:
             await self._check_acks()
+
+    async def _wait_pending_acks(self) -> None:
+        """Before a non-blocking dump ends: give the requested ACKs time to arrive."""
+        c = self.c
+        deadline = time.monotonic() + c.ack_timeout
+        while c.pending_acks and not c.closed and time.monotonic() < deadline:
+            c.ack_event.clear()
+            try:
+                await asyncio.wait_for(c.ack_event.wait(), timeout=0.1)
+            except TimeoutError:
+                pass
+        await self._check_acks()
 
     async def _wait_ack(self, name: str, pos: int) -> None:
         c = self.c

@@ -363,7 +363,8 @@ def split_events(data: bytes, name: str) -> BinlogFile:
     return f
 
 
-def load_binlog_files(paths: Sequence[str | Path]) -> EventStream:
+def load_binlog_files(paths: Sequence[str | Path], *, infer_names: bool = True
+                      ) -> EventStream:
     files: list[BinlogFile] = []
     for p in paths:
         path = Path(p)
@@ -371,7 +372,7 @@ def load_binlog_files(paths: Sequence[str | Path]) -> EventStream:
             subs = sorted(x for x in path.iterdir() if x.is_file() and _is_binlog(x))
             if not subs:
                 raise SourceError(f"{path}: no binlog files in this directory")
-            files.extend(load_binlog_files(subs).files)
+            files.extend(load_binlog_files(subs, infer_names=False).files)
             continue
         try:
             raw = path.read_bytes()
@@ -383,7 +384,27 @@ def load_binlog_files(paths: Sequence[str | Path]) -> EventStream:
         files.append(split_events(raw, path.name))
     if not files:
         raise SourceError("no binlog files given")
+    if infer_names:
+        _infer_names(files)
     return EventStream(files)
+
+
+def _infer_names(files: list[BinlogFile]) -> None:
+    """Serve each file under the name its server gave it, not the name on disk: a ROTATE at the
+    end of a file names the next one, so this one is the one before it."""
+    import re
+
+    for i, f in enumerate(files):
+        last = f.events[-1] if f.events else b""
+        if not last or last[4] != ROTATE:
+            continue
+        nxt = _rotate_name(last)
+        m = re.fullmatch(r"(.*\.)(\d+)", nxt)
+        if m is None or int(m.group(2)) == 0:
+            continue
+        f.name = f"{m.group(1)}{int(m.group(2)) - 1:0{len(m.group(2))}d}"
+        if i + 1 < len(files):
+            files[i + 1].name = nxt
 
 
 def _is_binlog(p: Path) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from binlogscope import __version__
-from binlogscope.cli_live import add_live_parser, cmd_live
+from binlogscope.cli_live import add_live_connection_options, add_live_parser, cmd_live
 from binlogscope.cli_pcap import add_pcap_parser, cmd_pcap
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
 from binlogscope.render.text import render_node
@@ -41,6 +41,13 @@ def _bundled_capture() -> Path | None:
             if files:
                 return files[0]
     return None
+
+
+def _has_mock_master() -> bool:
+    """``binlogscope demo`` opens the live TUI over the in-process mock master when it exists."""
+    import importlib.util
+
+    return importlib.util.find_spec("mock_master") is not None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--table", metavar="REGEX",
                    help=r"only events on tables whose 'schema.table' matches (e.g. 'shop\.orders')")
 
-    d = sub.add_parser("demo", help="decode the bundled real MariaDB binlog (no server needed)")
+    d = sub.add_parser("demo", help="watch a replica session over the bundled real MariaDB binlog "
+                       "(in-process mock master; no server needed)")
     d.add_argument("--json", action="store_true")
     d.add_argument("--plain", action="store_true", help="text dump instead of the TUI")
     d.add_argument("--brief", action="store_true")
@@ -206,7 +214,14 @@ def _add_export_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                    help="binlog file(s) or directories of binlog files")
     e.add_argument("--out", required=True, metavar="DIR", help="dataset directory")
     e.add_argument("--pcap", action="store_true", help="SOURCE is a pcap/pcapng capture")
-    e.add_argument("--live", action="store_true", help="export a live replication stream")
+    e.add_argument("--live", action="store_true",
+                   help="export a live replication stream (the live options below; until "
+                   "Ctrl-C, --count, --until-position or the end of a --non-blocking dump)")
+    e.add_argument("--port", type=int, action="append", default=[],
+                   help="with --pcap: MySQL server port(s); with --live: the server port")
+    e.add_argument("--count", type=int, metavar="N", help="with --live: stop after N events")
+    e.add_argument("--until-position", metavar="FILE:POS", help="with --live: stop there")
+    add_live_connection_options(e, port=False)
     e.add_argument("--resume", action="store_true",
                    help="finish an interrupted export in DIR (SOURCE may be left out)")
     e.add_argument("--no-raw", action="store_true", help="leave raw packet payloads out")
@@ -227,15 +242,51 @@ def _add_export_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     a.add_argument("--limit", type=int, default=20, metavar="N", help="rows printed per report")
 
 
+def _export_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``export --pcap CAPTURE...`` / ``export --live [live options]``."""
+    from binlogscope.cli_live import live_settings
+    from binlogscope.export.records import SourceError
+    from binlogscope.export.run import ExportError, run_export
+    from binlogscope.export.sources import LiveRecordSource, PcapRecordSource
+
+    source: PcapRecordSource | LiveRecordSource
+    try:
+        if args.pcap:
+            if not args.sources:
+                print(f"{PROG}: export: --pcap needs a capture file", file=err)
+                return 2
+            source = PcapRecordSource(list(args.sources), args.port or None)
+        else:
+            settings = live_settings(args, err)
+            if settings is None:
+                return 2
+            source = LiveRecordSource(settings, count=args.count,
+                                      until_position=args.until_position)
+    except SourceError as exc:
+        print(f"{PROG}: export: {exc}", file=err)
+        return 1
+    try:
+        res = run_export(source, args.out, resume=args.resume, no_raw=args.no_raw,
+                         checkpoint_events=max(1, args.checkpoint_events))
+    except ExportError as exc:
+        print(f"{PROG}: export: {exc}", file=err)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    c = res.counts
+    print(f"exported {c['events']} events, {c['rows']} rows, {c['packets']} packets to "
+          f"{args.out} in {res.seconds:.1f} s", file=out)
+    for msg in res.input_errors:
+        print(f"{PROG}: export: {msg}", file=err)
+    return 1 if res.input_errors else 0
+
+
 def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.export.records import BinlogFileSource, SourceError
     from binlogscope.export.run import ExportError, run_export
 
     if args.pcap or args.live:
-        what = "--pcap" if args.pcap else "--live"
-        print(f"{PROG}: export: {what} is not available yet (only binlog files can be exported "
-              "for now)", file=err)
-        return 2
+        return _export_stream(args, out, err)
     sources = list(args.sources)
     if not sources and args.resume:
         from binlogscope.export.arrow import read_state
@@ -338,11 +389,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
                 paths=[str(cap)], json=getattr(args, "json", False), tree=False, summary=False,
                 brief=getattr(args, "brief", False), start_position=None, stop_position=None,
                 table=None, plain=getattr(args, "plain", False))
-            if getattr(args, "live", False):
+            tui = _wants_tui(ns, out)
+            if getattr(args, "live", False) or (tui and _has_mock_master()):
                 from binlogscope.cli_mock import demo_session
 
-                return demo_session(cap, out, err, json_output=ns.json, brief=ns.brief)
-            if _wants_tui(ns, out):
+                return demo_session(cap, out, err, plain=not tui, json_output=ns.json,
+                                    brief=ns.brief)
+            if tui:
                 return _run_tui(ns, err)
             return _cmd_file(ns, out, err)
         if args.command == "export":

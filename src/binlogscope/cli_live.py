@@ -19,14 +19,12 @@ from binlogscope.render.packets import event_json, event_text
 PROG = "binlogscope"
 
 
-def add_live_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "live", help="connect to a server as a replica and show every packet",
-        description="Connect as a replica (handshake, auth, setup, COM_REGISTER_SLAVE, "
-        "COM_BINLOG_DUMP) and show every packet of both directions, decoded byte by byte.")
+def add_live_connection_options(p: Any, *, port: bool = True) -> None:
+    """The connection and replication options of a replica (``live``, ``export --live``)."""
     c = p.add_argument_group("connection")
     c.add_argument("--host", help="server host (default 127.0.0.1, or the option file's)")
-    c.add_argument("--port", type=int, help="server port (default 3306)")
+    if port:
+        c.add_argument("--port", type=int, help="server port (default 3306)")
     c.add_argument("--socket", help="Unix socket path instead of TCP")
     c.add_argument("-u", "--user", help="user (default root); needs REPLICATION SLAVE")
     c.add_argument("--defaults-file", help="MySQL option file to read instead of ~/.my.cnf "
@@ -52,6 +50,14 @@ def add_live_parser(sub: Any) -> None:
                    "from it (no event lost, none repeated)")
     r.add_argument("--net-read-timeout", type=int, default=60, metavar="SECONDS")
     r.add_argument("--no-reconnect", action="store_true")
+
+
+def add_live_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "live", help="connect to a server as a replica and show every packet",
+        description="Connect as a replica (handshake, auth, setup, COM_REGISTER_SLAVE, "
+        "COM_BINLOG_DUMP) and show every packet of both directions, decoded byte by byte.")
+    add_live_connection_options(p)
     f = p.add_argument_group("output")
     out = f.add_mutually_exclusive_group()
     out.add_argument("--plain", action="store_true", help="the annotated stream as text")
@@ -88,21 +94,50 @@ def item_text(item: LiveItem, brief: bool) -> list[str]:
     return event_text(item.event, brief)
 
 
-def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
+    """The TUI opens on a terminal unless an output format was asked for (else --plain)."""
+    if args.json or args.plain or out is not sys.stdout:
+        return False
+    return sys.stdin.isatty() and out.isatty()
+
+
+def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
+    """LiveSettings from the parsed options (None after printing a one-line error)."""
+    port = args.port[0] if isinstance(args.port, list) and args.port else args.port
     try:
         conn = resolve_options(defaults_file=args.defaults_file, cli={
-            "host": args.host, "port": args.port, "socket": args.socket, "user": args.user,
+            "host": args.host, "port": port or None, "socket": args.socket, "user": args.user,
             "ssl_mode": args.ssl_mode, "ssl_ca": args.ssl_ca, "ssl_cert": args.ssl_cert,
             "ssl_key": args.ssl_key})
     except OptionFileError as exc:
         print(f"{PROG}: error: {exc}", file=err)
-        return 2
-    settings = LiveSettings(
+        return None
+    return LiveSettings(
         conn=conn, server_id=args.server_id, start=args.start, gtid=args.gtid,
         semi_sync=args.semi_sync, heartbeat=args.heartbeat, non_blocking=args.non_blocking,
-        state_path=args.state, table_filter=TableFilter(args.table, args.exclude),
+        state_path=args.state,
+        table_filter=TableFilter(getattr(args, "table", []) or [],
+                                 getattr(args, "exclude", []) or []),
         net_read_timeout=args.net_read_timeout, reconnect=not args.no_reconnect,
-        record_path=args.record, record_raw=args.record_raw, stream_tree=not args.json)
+        record_path=getattr(args, "record", None),
+        record_raw=getattr(args, "record_raw", False),
+        stream_tree=not getattr(args, "json", False))
+
+
+def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = live_settings(args, err)
+    if settings is None:
+        return 2
+
+    if wants_tui(args, out):
+        from binlogscope.tui import run_tui
+        from binlogscope.tui.sources.live import LiveSource
+
+        try:
+            return run_tui(LiveSource(settings, count=args.count))
+        except LiveError as exc:
+            print(f"{PROG}: error: {exc}", file=err)
+            return 1
 
     def consume(item: LiveItem) -> None:
         if args.json:

@@ -36,7 +36,8 @@ def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | N
     """Start the mock master in-process on a free loopback port, serving ``capture``, and run
     ``binlogscope live`` against it (non-blocking dump: it ends with the binlog).
 
-    Plain (or JSON) text output; the TUI plugs in here later.
+    Plain (or JSON) text output; with ``plain=False`` on a terminal the live TUI opens instead
+    (semi-sync and a 2 s heartbeat, blocking dump: the session stays up until the user quits).
     """
     from mock_master.scenarios import BinlogSource, Scenario
     from mock_master.server import ThreadedMockMaster
@@ -53,7 +54,8 @@ def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | N
         return 1
     try:
         first = mm.master.stream.files[0].name
-        if not json_output:
+        tui = not plain and not json_output
+        if not json_output and not tui:
             print(f"-- mock master serving {Path(capture).name} on 127.0.0.1:{mm.port} "
                   f"(in-process, no server needed)", file=out)
         from binlogscope.cli_live import add_live_parser
@@ -61,9 +63,11 @@ def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | N
         parser = argparse.ArgumentParser(prog=PROG)
         add_live_parser(parser.add_subparsers(dest="command"))
         argv = ["live", "--host", "127.0.0.1", "--port", str(mm.port), "--user", "repl",
-                "--ssl-mode", "DISABLED", "--start", f"{first}:4", "--non-blocking",
-                "--no-reconnect"]
-        argv.append("--json" if json_output else "--plain")
+                "--ssl-mode", "DISABLED", "--start", f"{first}:4", "--no-reconnect"]
+        if tui:
+            argv += ["--semi-sync", "--heartbeat", "2"]
+        else:
+            argv += ["--non-blocking", "--json" if json_output else "--plain"]
         if brief:
             argv.append("--brief")
         if count is not None:

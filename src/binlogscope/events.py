@@ -56,6 +56,9 @@ class PacketDecoded:
     binlog_event: DecodedEvent | None = None
     error: str | None = None  # set when (part of) the payload could not be decoded
     wire_length: int = 0  # bytes on the wire, headers included
+    #: the joined payload (continuation fragments merged, headers excluded); secrets inside
+    #: are still there: redact with binlogscope.wire.fields before showing or storing
+    payload: bytes = b""
 
     @property
     def end(self) -> int:

@@ -456,7 +456,8 @@ class Session:
             node = packet_node(pkt, d.node, name="packet", value=d.kind, display=display,
                                doc=d.node.doc, error=error)
         self._emit(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
-                                 d.value, node, phase, semi, bev, error, pkt.wire_length))
+                                 d.value, node, phase, semi, bev, error, pkt.wire_length,
+                                 pkt.payload))
         if error is not None:
             at = d.error_offset if d.error_offset is not None else pkt.offset
             self._emit(DecodeError(peer, at, error, node))

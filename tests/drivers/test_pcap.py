@@ -225,8 +225,9 @@ def test_mid_stream_binlog_join_and_checksum_inferred(tmp_path: Path) -> None:
         assert i.event.phase == Phase.BINLOG_STREAM and i.event.error is None
         # no FORMAT_DESCRIPTION seen: CRC32 was recognised from the trailers
         assert i.event.binlog_event.checksum_ok is True
-    assert sum(1 for i in evs if i.event.semi_sync is not None  # type: ignore[union-attr]
-               and i.event.semi_sync.ack_requested) == 6  # type: ignore[union-attr]
+    wanted = [i for i in evs if isinstance(i.event, PacketDecoded)
+              and i.event.semi_sync is not None and i.event.semi_sync.ack_requested]
+    assert len(wanted) == 6
     acks = [i for i in items if isinstance(i.event, PacketDecoded)
             and i.event.kind == "semi_sync_ack"]
     assert len(acks) == 6

@@ -54,3 +54,60 @@ def test_help_screen(snap_compare: Any) -> None:
 
     app = BinlogScopeApp(BinlogFileSource(CRC))
     assert snap_compare(app, terminal_size=SIZE, run_before=open_help)
+
+
+# ----------------------------------------------------------------------------- live session
+def _live_app() -> tuple[BinlogScopeApp, Any]:
+    """The live TUI over the mock master, with everything that varies pinned (times, ids)."""
+    from binlogscope.tui.sources.live import LiveSource
+    from mock_master.scenarios import BinlogSource, Scenario
+    from mock_master.server import ThreadedMockMaster
+    from tests.tui.test_live import CAPTURE, _settings
+
+    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([CAPTURE])])).start()
+
+    class PinnedLive(LiveSource):
+        def info(self) -> Any:
+            si = super().info()
+            si.extra["events/s"] = "0"  # a rate: masked
+            return si
+
+    src = PinnedLive(_settings(mm))
+    src.replica.state.slave_uuid = "00000000-0000-4000-8000-000000000001"
+    src.label = "repl@mock-master"
+    src.clock = lambda: 1_700_000_000.0
+    return BinlogScopeApp(src), mm
+
+
+async def _live_ack_event(pilot: Any) -> None:
+    """Wait for the session to end; select the first event that asked for an ACK, its flag."""
+    app = pilot.app
+    await wait_for(lambda: isinstance(app.screen, MainScreen))
+    scr = app.screen
+    src = scr.source
+    await wait_for(lambda: src.info().done and scr.events.row_count == len(src), 30)
+    scr.follow = False
+    row = next(i for i in range(len(src)) if src.row(i).semi_sync == "ef ACK?")
+    scr.events.cursor = row
+    await wait_for(lambda: scr.detail_row == row and scr.field is not None)
+    flag = scr.detail.node.find("binlog_event.semi_sync_header.semi_sync_flag")
+    scr.query_one(FieldTree).select_field(flag)
+    await wait_for(lambda: scr.field is flag)
+    scr.events.focus()
+    await pilot.pause(0.5)
+
+
+def test_live_main_screen(snap_compare: Any) -> None:
+    app, mm = _live_app()
+    try:
+        assert snap_compare(app, terminal_size=SIZE, run_before=_live_ack_event)
+    finally:
+        mm.stop()
+
+
+def test_live_main_screen_narrow(snap_compare: Any) -> None:
+    app, mm = _live_app()
+    try:
+        assert snap_compare(app, terminal_size=(80, 24), run_before=_live_ack_event)
+    finally:
+        mm.stop()

@@ -120,8 +120,11 @@ def test_float_keeps_single_precision() -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(3.14159265, "3.1415927"), (1e20, "1e20"), (1e-7, "1e-7"), (100.0, "100"), (-2.5, "-2.5"),
-     (0.0, "0"), (123456789.0, "123456790")],
+    # what MariaDB 10.11 prints for SELECT of a FLOAT column: 6 significant digits, fixed
+    # notation for decimal exponents -15..14
+    [(3.14159265, "3.14159"), (1e20, "1e20"), (1e-7, "0.0000001"), (100.0, "100"),
+     (-2.5, "-2.5"), (0.0, "0"), (123456789.0, "123457000"), (1.4e-45, "1.4013e-45"),
+     (3.4028234e38, "3.40282e38"), (999999.5, "1000000"), (9.999995e-6, "0.00001")],
 )
 def test_float32_text(value: float, text: str) -> None:
     assert float32_text(struct.unpack("<f", struct.pack("<f", value))[0]) == text
@@ -130,8 +133,15 @@ def test_float32_text(value: float, text: str) -> None:
 def test_double_text() -> None:
     assert double_text(0.1) == "0.1"
     assert double_text(1e16) == "1e16"
-    assert double_text(-1.5e-7) == "-1.5e-7"
+    assert double_text(-1.5e-7) == "-0.00000015"
     assert double_text(42.0) == "42"
+    # MariaDB 10.11 SELECT output: shortest round-trip digits, fixed for exponents -15..14
+    assert double_text(-1.23456789e-05) == "-0.0000123456789"
+    assert double_text(1.6147530198139275e-15) == "0.0000000000000016147530198139275"
+    assert double_text(1.5e-16) == "1.5e-16"
+    assert double_text(999999999999999.0) == "999999999999999"
+    assert double_text(5e-324) == "5e-324"
+    assert double_text(-1.2458576991121367e308) == "-1.2458576991121367e308"
     assert read(ColumnInfo(0, T.MYSQL_TYPE_DOUBLE, meta=8), struct.pack("<d", 0.1)) == 0.1
 
 

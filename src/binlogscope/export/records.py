@@ -162,7 +162,7 @@ class BinlogFileSource:
 # ----------------------------------------------------------------------------- redaction
 
 _SECRET_KINDS = ("HANDSHAKE", "AUTH")
-_SECRET_COMMANDS = frozenset({"COM_CHANGE_USER"})
+_SECRET_COMMANDS = frozenset({"COM_CHANGE_USER", "COM_REGISTER_SLAVE"})
 _SECRET_TEXT = re.compile(rb"(?i)password|identified")
 
 

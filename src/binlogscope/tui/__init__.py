@@ -19,5 +19,10 @@ def run_tui(source: RowSource, *, table_regex: str | None = None) -> int:
 
     flt = RowFilter(table=re.compile(f"^(?:{table_regex})$")) if table_regex else None
     app = BinlogScopeApp(source, flt)
-    app.run()
+    try:
+        app.run()
+    finally:
+        stop = getattr(source, "stop", None)
+        if callable(stop):
+            stop()  # a live session: close the connection (never blocks)
     return 0

@@ -47,3 +47,11 @@ class PromptClosed(Message):
     def __init__(self, mode: str) -> None:
         self.mode = mode
         super().__init__()
+
+
+class FollowRequested(Message):
+    """The user asked to follow the live end (End) or scrolled away from it (wheel up)."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        super().__init__()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TextIO, runtime_checkable
+from typing import Any, Protocol, TextIO, runtime_checkable
 
 from binlogscope.wire.node import Node
 
@@ -27,8 +27,23 @@ OPTIONAL_COLUMNS = frozenset({"direction", "seq", "semi_sync"})
 #: row kinds: each has a colour in app.tcss (``event-list--kind-<kind>``)
 KINDS = (
     "control", "gtid", "query", "table_map", "write", "update", "delete", "commit", "heartbeat",
-    "handshake", "result", "ack", "other", "error",
+    "handshake", "result", "ack", "other", "error", "dump", "step", "note",
 )
+
+#: the phase strip, in session order
+PHASES = ("connect", "auth", "setup", "register", "dump", "stream")
+PHASE_DOCS = {
+    "connect": "TCP connect; the server speaks first with its greeting (HandshakeV10: version, "
+               "capabilities, a one-time nonce)",
+    "auth": "the replica logs in like any client: HandshakeResponse41, maybe an auth switch, "
+            "then OK or ERR",
+    "setup": "plain queries that prepare the session for replication (checksums, heartbeat, "
+             "semi-sync, GTID state) and ask where the binlog is",
+    "register": "COM_REGISTER_SLAVE: the replica announces its server_id (SHOW REPLICAS)",
+    "dump": "COM_BINLOG_DUMP(_GTID): from here the connection is one-way",
+    "stream": "the source pushes one binlog event per packet (0x00 + [0xEF flag] + event); "
+              "heartbeats when idle; the replica only ever sends semi-sync ACKs",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +130,24 @@ class RowSource(Protocol):
                      cancelled: Callable[[], bool] = lambda: False) -> int:
         """Write one JSON object per row in ``indices`` (ascending); return how many."""
         ...
+
+
+@runtime_checkable
+class SessionSource(Protocol):
+    """What a packet stream (live session, capture) adds: the phase strip; live ones pause/stop.
+
+    ``phase_at(i)`` returns (phase of the session now, phase at row ``i``, the setup step whose
+    packets row ``i`` belongs to, or None) with phases indexing :data:`PHASES`.
+    ``set_paused``/``stop`` are called on the UI thread and must not block.
+    """
+
+    live: bool
+
+    def phase_at(self, index: int | None) -> tuple[int, int, Any]: ...
+
+    def set_paused(self, paused: bool) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 def format_time(ts: float | None, wide: bool) -> str:

@@ -5,6 +5,7 @@ Filter text (the filter bar): space-separated terms, all must match::
     type:WRITE,UPDATE     event type contains any of these (case-insensitive)
     table:shop\\.orders    schema.table matches the regex (re.search)
     errors                only rows with a decode error
+    dir:client / dir:server   packets sent by the replica (->) / by the source (<-)
     anything else         free text, searched in type, table and summary
 
 Pure Python, no Textual: the screens drive it, tests call it directly.
@@ -20,6 +21,9 @@ from dataclasses import dataclass
 
 from binlogscope.tui.source import RowSource
 
+_DIRECTIONS = {d: "->" for d in ("->", "client", "c", "replica", "sent", "out")}
+_DIRECTIONS.update({d: "<-" for d in ("<-", "server", "s", "source", "received", "in")})
+
 
 @dataclass(frozen=True, slots=True)
 class RowFilter:
@@ -27,10 +31,12 @@ class RowFilter:
     table: re.Pattern[str] | None = None
     errors: bool = False
     text: str = ""
+    direction: str | None = None  # "->" or "<-"
 
     @property
     def active(self) -> bool:
-        return bool(self.types or self.table is not None or self.errors or self.text)
+        return bool(self.types or self.table is not None or self.errors or self.text
+                    or self.direction)
 
     @classmethod
     def parse(cls, spec: str) -> RowFilter:
@@ -39,6 +45,7 @@ class RowFilter:
         types: list[str] = []
         table = None
         errors = False
+        direction = None
         text: list[str] = []
         for w in words:
             key, sep, val = w.partition(":")
@@ -50,11 +57,16 @@ class RowFilter:
                     table = re.compile(val, re.IGNORECASE)
                 except re.error as exc:
                     raise ValueError(f"table: bad regular expression: {exc}") from None
+            elif sep and key in ("dir", "direction"):
+                d = _DIRECTIONS.get(val.lower())
+                if d is None:
+                    raise ValueError(f"dir:{val}: expected client (->) or server (<-)")
+                direction = d
             elif w.lower() in ("errors", "error", "err", "errors:1"):
                 errors = True
             else:
                 text.append(w.lower())
-        return cls(tuple(types), table, errors, " ".join(text))
+        return cls(tuple(types), table, errors, " ".join(text), direction)
 
     def spec(self) -> str:
         parts = []
@@ -64,16 +76,20 @@ class RowFilter:
             parts.append(f"table:{self.table.pattern}")
         if self.errors:
             parts.append("errors")
+        if self.direction:
+            parts.append("dir:" + ("client" if self.direction == "->" else "server"))
         if self.text:
             parts.append(self.text)
         return " ".join(parts)
 
     def with_errors(self, errors: bool) -> RowFilter:
-        return RowFilter(self.types, self.table, errors, self.text)
+        return RowFilter(self.types, self.table, errors, self.text, self.direction)
 
     def matches(self, source: RowSource, index: int) -> bool:
         row = source.row(index)
         if self.errors and not row.error:
+            return False
+        if self.direction is not None and row.direction != self.direction:
             return False
         if self.types and not any(t in row.event_type for t in self.types):
             return False

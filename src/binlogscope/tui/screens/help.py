@@ -25,19 +25,32 @@ that owns the byte is selected. The line under the panes says what the field mea
 | `← → ↑ ↓` in the hex pane | move byte by byte; the tree follows |
 | `f` | filter (see below); `e` toggles errors only |
 | `/` | search type, table and summary; `n` / `N` next / previous |
-| `g` | go to a file position (`1234`) or a row (`#57`) |
+| `g` | go to a position (`1234`, `FILE:1234`), a row (`#57`), a GTID (`0-1-42`, `uuid:42`) |
 | `b` / `B` | bookmark the row / jump to the next bookmark |
 | `x` / `X` | export the current view (JSON lines) / the selected event's tree |
 | `c` / `v` | copy the selected field's hex / value |
-| `?` | this help; `q` quits (always) |
+| `F` | live: follow the newest row (moving up or scrolling stops it; `End` resumes) |
+| `p` | live: pause / resume taking events (the store holds the fetcher back: nothing is lost) |
+| `?` | this help; `q` quits (always, even while the network hangs) |
 
 **Filter**: terms separated by spaces, all must match:
 `type:WRITE,UPDATE` (event type contains), `table:shop\\.orders` (regex on schema.table),
-`errors` (rows with a decode error), anything else is free text in type, table and summary.
+`errors` (rows with a decode error), `dir:client` / `dir:server` (who sent the packet),
+anything else is free text in type, table and summary.
 An empty filter shows every row.
 
 Colours: control (FORMAT_DESCRIPTION, ROTATE, ...), GTID, query, TABLE_MAP, write / update /
 delete rows, commit (XID), heartbeat, and errors in red. Times are UTC.
+
+**Live sessions and captures**: `dir` is `->` (replica to source) or `<-`; `seq` the packet's
+sequence id; `semi` is `ef` when the source put the semi-sync header before the event,
+`ef ACK?` when it asks for an ACK, and `ACK <pos>` on the ACK the replica sent back. Colours add
+handshake/auth, query/result, dump commands, ACKs, setup steps and notes. The strip above the
+list shows the phases (connect > auth > setup > register > dump > stream): the session's phase
+is highlighted, the selected row's is underlined, and the line below says why a replica sends
+the selected setup step. The status bar shows the state (LIVE / PAUSED), follow, the binlog
+position being fetched, events/s, ACKs sent, heartbeats, the store's put/get/ack cursors,
+errors and reconnects.
 """
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -16,24 +17,34 @@ from textual.worker import get_current_worker
 
 from binlogscope.tui.messages import (
     FieldSelected,
+    FollowRequested,
     HexCursorMoved,
     PromptClosed,
     PromptSubmitted,
     RowHighlighted,
 )
 from binlogscope.tui.screens.help import HelpScreen
-from binlogscope.tui.source import Detail, RowSource
+from binlogscope.tui.source import Detail, RowSource, SessionSource
 from binlogscope.tui.view import RowFilter, View
 from binlogscope.tui.widgets.event_list import EventList
 from binlogscope.tui.widgets.field_help import FieldHelp
 from binlogscope.tui.widgets.field_tree import FieldTree
 from binlogscope.tui.widgets.hex_pane import HexPane
+from binlogscope.tui.widgets.phase_strip import PhaseStrip
 from binlogscope.tui.widgets.prompt_bar import PromptBar
 from binlogscope.tui.widgets.status_bar import StatusBar
 from binlogscope.wire.node import Node
 
 #: rows a filtered view takes in per tick while the source is still growing
 _SYNC_LIMIT = 50_000
+_MARIADB_GTID = re.compile(r"\d+-\d+-\d+")
+_MYSQL_GTID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:", re.I)
+
+
+def looks_like_gtid(text: str) -> bool:
+    """``0-1-42`` (MariaDB) or ``uuid:42`` (MySQL); ``gtid:`` forces it."""
+    return bool(text.lower().startswith("gtid:") or _MARIADB_GTID.fullmatch(text)
+                or _MYSQL_GTID.match(text))
 
 
 class MainScreen(Screen[None]):
@@ -52,6 +63,8 @@ class MainScreen(Screen[None]):
         Binding("c", "copy('hex')", "Copy hex"),
         Binding("v", "copy('value')", "Copy value", show=False),
         Binding("escape", "focus_list", "List", show=False),
+        Binding("F", "follow", "Follow"),
+        Binding("p", "pause", "Pause"),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012
 
@@ -63,9 +76,16 @@ class MainScreen(Screen[None]):
         self.detail_row: int | None = None
         self.field: Node | None = None
         self.search_text = ""
+        self.session = source if isinstance(source, SessionSource) else None
+        self.live = bool(self.session is not None and self.session.live)
+        #: live: keep the cursor on the newest row (off when the user moves up; F / End resume)
+        self.follow = self.live
+        self.paused = False
 
     def compose(self) -> ComposeResult:
         yield PromptBar(id="prompt")
+        if self.session is not None:
+            yield PhaseStrip(id="phases")
         yield EventList(self.view, id="events")
         with Horizontal(id="detail"):
             yield FieldTree(id="tree")
@@ -79,9 +99,20 @@ class MainScreen(Screen[None]):
         return self.query_one(EventList)
 
     def on_mount(self) -> None:
+        if self.session is not None:
+            self.add_class("-session")
         self.events.focus()
         self._index()
         self.set_interval(0.2, self._tick)
+
+    def on_unmount(self) -> None:
+        if self.session is not None:
+            self.session.stop()  # closes the socket: a fetcher stuck in recv() ends
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("follow", "pause"):
+            return self.live
+        return True
 
     # ----- background work
     @work(thread=True, group="source", exit_on_error=False)
@@ -93,7 +124,14 @@ class MainScreen(Screen[None]):
         lst = self.events
         if lst.view is self.view and self.view.sync(limit=_SYNC_LIMIT):
             lst.rows_changed(force=False)
+            if self.follow:
+                self._to_end()
         self._show_status()
+
+    def _to_end(self) -> None:
+        n = len(self.view)
+        if n and self.events.cursor != n - 1:
+            self.events.cursor = n - 1
 
     def _show_status(self) -> None:
         row = self.events.current_row
@@ -102,7 +140,11 @@ class MainScreen(Screen[None]):
         if self.field is not None and det is not None and self.field is not det.node:
             pos += f" (field @{self.field.offset})"
         self.query_one(StatusBar).show(self.source.info(), pos, len(self.view),
-                                       self.view.filter.active, len(self.events.bookmarks))
+                                       self.view.filter.active, len(self.events.bookmarks),
+                                       follow=self.follow if self.live else None)
+        if self.session is not None:
+            now, at, step = self.session.phase_at(row)
+            self.query_one(PhaseStrip).show(now, at, step)
 
     @on(RowHighlighted)
     def _row_highlighted(self, message: RowHighlighted) -> None:
@@ -247,11 +289,17 @@ class MainScreen(Screen[None]):
 
     def _found(self, view: View, vi: int, wrapped: bool) -> None:
         if view is self.view:
+            self._stop_following()
             self.events.cursor = vi
             if wrapped:
                 self.notify("search wrapped around")
 
     def goto(self, where: str) -> None:
+        where = where.strip()
+        if looks_like_gtid(where):
+            gtid = where[5:] if where.lower().startswith("gtid:") else where
+            self._goto_gtid(gtid.strip().lower())
+            return
         try:
             if where.startswith("#"):
                 row = int(where[1:]) - 1
@@ -266,9 +314,28 @@ class MainScreen(Screen[None]):
         except ValueError as exc:
             self.notify(f"go to: {exc}", severity="error")
             return
+        self._jump(row)
+
+    def _jump(self, row: int) -> None:
+        self._stop_following()
         if self.view.view_index(row) is None and self.view.filter.active:
             self.notify("that row is hidden by the filter; showing the nearest one")
         self.events.move_to_row(row)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _goto_gtid(self, gtid: str) -> None:
+        """The GTID event (or MariaDB GTID / MySQL GTID_LOG) whose GTID is ``gtid``."""
+        worker = get_current_worker()
+        src = self.source
+        for i in range(len(src)):
+            if i & 0xFFF == 0 and worker.is_cancelled:
+                return
+            row = src.row(i)
+            if row.kind == "gtid" and gtid in row.summary.lower().split():
+                self.app.call_from_thread(self._jump, i)
+                return
+        self.app.call_from_thread(self.notify, f"go to: no GTID {gtid} (yet)",
+                                  severity="warning")
 
     def action_bookmark(self) -> None:
         row = self.events.current_row
@@ -286,7 +353,7 @@ class MainScreen(Screen[None]):
             return
         cur = self.events.current_row or 0
         nxt = next((m for m in marks if m > cur), marks[0])
-        self.events.move_to_row(nxt)
+        self._jump(nxt)
 
     # ----- export, copy
     @work(thread=True, group="export", exit_on_error=False)
@@ -311,6 +378,38 @@ class MainScreen(Screen[None]):
         self.app.copy_to_clipboard(text)
         shown = text if len(text) <= 60 else text[:59] + "…"
         self.notify(f"copied {node.name} {what}: {shown}")
+
+    # ----- live: follow, pause
+    @on(FollowRequested)
+    def _follow_requested(self, message: FollowRequested) -> None:
+        if message.on:
+            if self.live and not self.follow:
+                self.follow = True
+                self._to_end()
+                self._show_status()
+        else:
+            self._stop_following()
+
+    def _stop_following(self) -> None:
+        if self.follow:
+            self.follow = False
+            self.notify("follow off: End or F jumps to the newest row and follows again")
+            self._show_status()
+
+    def action_follow(self) -> None:
+        self.follow = not self.follow
+        if self.follow:
+            self._to_end()
+        self._show_status()
+
+    def action_pause(self) -> None:
+        if self.session is None:
+            return
+        self.paused = not self.paused
+        self.session.set_paused(self.paused)
+        self.notify("paused: the store fills and holds the fetcher back, nothing is lost; "
+                    "p resumes" if self.paused else "resumed")
+        self._show_status()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())

@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from binlogscope.tui.messages import RowHighlighted
+from binlogscope.tui.messages import FollowRequested, RowHighlighted
 from binlogscope.tui.source import KINDS, Row, format_time
 from binlogscope.tui.view import View
 
@@ -144,20 +144,29 @@ class EventList(ScrollView, can_focus=True):
                 self.post_message(RowHighlighted(*key))
 
     def action_cursor(self, delta: int) -> None:
+        if delta < 0:
+            self.post_message(FollowRequested(False))
         self.cursor += delta
 
     def action_page(self, direction: int) -> None:
+        if direction < 0:
+            self.post_message(FollowRequested(False))
         page = max(self.scrollable_content_region.height - 1, 1)
         self.cursor += direction * page
 
     def action_edge(self, end: int) -> None:
         self.cursor = len(self.view) - 1 if end else 0
+        self.post_message(FollowRequested(bool(end)))
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.post_message(FollowRequested(False))
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
         if offset is None or offset.y < 1:
             return
         self.focus()
+        self.post_message(FollowRequested(False))
         self.cursor = round(self.scroll_y) + offset.y - 1
 
     def on_resize(self, event: events.Resize) -> None:
@@ -198,9 +207,12 @@ class EventList(ScrollView, can_focus=True):
             return format_time(row.time, wide)
         if key == "length":
             return str(row.length)
+        if key == "semi_sync" and not wide and row.semi_sync:
+            # narrow: "ef", "ef?" (ACK requested), "ACK" (the position is in the summary)
+            return {"ef ACK?": "ef?"}.get(row.semi_sync, row.semi_sync.split(" ")[0])
         if key == "event_type":
             t = row.event_type
-            return t if wide else t.removesuffix("_EVENT").removesuffix("_LOG")
+            return t if wide else t.replace("_EVENT", "").removesuffix("_LOG")
         value = getattr(row, key)
         return "" if value is None else str(value)
 

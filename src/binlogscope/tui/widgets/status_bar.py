@@ -1,4 +1,9 @@
-"""Status bar: source, server version, checksum, current position, events, errors, filter."""
+"""Status bar: source, server version, checksum, current position, events, errors, filter.
+
+For a live session (``info.extra`` has a ``state``) the live counters come first: state
+(live / PAUSED / ended, follow), the binlog file:pos being fetched, events/s, ACKs sent,
+heartbeats, the store's put/get/ack cursors, errors and reconnects.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +15,16 @@ from binlogscope.tui.source import SourceInfo
 
 class StatusBar(Static):
     def show(self, info: SourceInfo, position: str, shown: int, filtered: bool,
-             bookmarks: int) -> None:
+             bookmarks: int, follow: bool | None = None) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
+        x = dict(info.extra)
+        state = x.pop("state", None)
+        if state is not None:
+            self._live(t, info, x, state, follow)
         # most useful first: a narrow terminal cuts the end off
         t.append(position or info.label.rsplit("/", 1)[-1], style="bold")
-        events = f"{info.events:,} events"
-        if not info.done:
+        events = f"{info.events:,} {'rows' if state is not None else 'events'}"
+        if not info.done and state is None:
             events += " (indexing" + (f" {info.progress:.0%}" if info.progress is not None
                                       else "") + ")"
         t.append(f" | {events}")
@@ -32,7 +41,31 @@ class StatusBar(Static):
             t.append(f" | server {info.server_version}")
         if info.checksum:
             t.append(f" | checksum {info.checksum}")
+        for k, v in x.items():
+            t.append(f" | {k} {v}")
+        if state is not None:
+            t.append(f" | {info.label}")
         key = (t.plain, bool(info.errors or info.fatal))
         if key != getattr(self, "_last", None):
             self._last = key
             self.update(t)
+
+    @staticmethod
+    def _live(t: Text, info: SourceInfo, x: dict[str, str], state: str,
+              follow: bool | None) -> None:
+        if state == "PAUSED":
+            t.append(" PAUSED ", style="bold reverse yellow")
+        elif state == "live":
+            t.append(" LIVE ", style="bold reverse green")
+        else:
+            t.append(f" {state} ", style="bold reverse")
+        if follow is not None:
+            t.append(" follow" if follow else " scroll", style="bold" if follow else "dim")
+        binlog = x.pop("binlog", None)
+        if binlog:
+            t.append(f" | {binlog}", style="bold")
+        for k in ("events/s", "ACKs", "heartbeats", "store", "reconnects"):
+            v = x.pop(k, None)
+            if v is not None:
+                t.append(f" | {k} {v}", style="bold yellow" if k == "reconnects" else "")
+        t.append(" | ")

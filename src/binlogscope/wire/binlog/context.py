@@ -39,8 +39,10 @@ class ColumnInfo:
     visible: bool = True
     vector_dimensionality: int | None = None
     real_type: int | None = None  # for STRING columns holding ENUM/SET
-    #: MariaDB hi-res TIME/DATETIME/TIMESTAMP decimals (mysql56_temporal_format=OFF), inferred
+    #: MariaDB hi-res TIME/DATETIME/TIMESTAMP decimals (mysql56_temporal_format=OFF)
     hires_dec: int = 0
+    #: where ``hires_dec`` came from: "" (not known yet), "CREATE TABLE" or "row bytes"
+    hires_source: str = ""
     #: prefix length of this column in PRIMARY_KEY_WITH_PREFIX metadata (0: whole column)
     key_prefix: int | None = None
 
@@ -92,6 +94,10 @@ class DecodeContext:
     #: wire type code -> modern type code, for pre-GA 5.1/5.2 servers that numbered events
     #: differently (see :func:`pre_ga_type_map`); empty for every released server
     type_map: dict[int, int] = field(default_factory=dict)
+    #: temporal columns declared by CREATE TABLE statements seen so far, per (schema, table)
+    #: lower-cased: the decimals of MariaDB hi-res columns (see ``_ddl.py``)
+    declared: dict[tuple[str, str], list[tuple[str, str | None, int]]] = field(
+        default_factory=dict)
 
     @property
     def is_mariadb(self) -> bool:

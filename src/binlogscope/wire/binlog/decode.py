@@ -8,6 +8,7 @@ where decoding stopped, with every field before it still present.
 from __future__ import annotations
 
 import struct
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,7 @@ from binlogscope.wire.reader import ByteReader
 _U32 = struct.Struct("<I")
 _HEADER = struct.Struct("<IBIIIH")
 _FDE = EventType.FORMAT_DESCRIPTION_EVENT
+_crc32 = zlib.crc32
 
 
 @dataclass(slots=True)
@@ -84,10 +86,8 @@ def decode_event(
     avail = len(buf) - start
     if not record and avail >= HEADER_LEN:
         h0 = EventHeader(*_HEADER.unpack_from(buf, start))
-        if ctx.type_map:
-            h0.type_code = ctx.type_map.get(h0.type_code, h0.type_code)
         if HEADER_LEN + 4 <= h0.event_size <= avail:
-            return _decode_fast(buf, ctx, start, base, h0)
+            return decode_event_fast(buf, None, ctx, start, base, h0, None)
     r = ByteReader(buf, base=base, record=record, start=start)
     abs_off = base + start
     try:
@@ -190,19 +190,37 @@ def decode_event(
                         size=min(size, avail), raw=raw)
 
 
-def _decode_fast(
-    buf: bytes | bytearray | memoryview, ctx: DecodeContext, start: int, base: int, h: EventHeader
+def decode_event_fast(
+    buf: bytes | bytearray | memoryview,
+    view: memoryview | None,
+    ctx: DecodeContext,
+    start: int,
+    base: int,
+    h: EventHeader,
+    r: ByteReader | None,
 ) -> DecodedEvent:
-    """The no-tree path for a complete event: same decoders, no Nodes, no header reader."""
+    """Decode a complete event (``h`` already unpacked, ``event_size >= 23``) without a tree.
+
+    The stream decoder's hot path: ``view`` (a memoryview of ``buf``, for a copy-free CRC32)
+    and ``r`` (a ``record=False`` reader to reuse) may be None.
+    """
     size = h.event_size
     code = h.type_code
+    if ctx.type_map:
+        code = h.type_code = ctx.type_map.get(code, code)
     if code == _FDE:
         trailer, alg = _fde_checksum_layout(buf, start, size)
     else:
         alg = ctx.checksum_alg
         trailer = alg == 1
     body_end = start + size - 4 if trailer else start + size
-    r = ByteReader(buf, base=base, record=False, start=start + HEADER_LEN, end=body_end)
+    if r is None:
+        r = ByteReader(buf, base=base, record=False, start=start + HEADER_LEN, end=body_end)
+    else:
+        r.buf = buf
+        r.base = base
+        r.pos = start + HEADER_LEN
+        r.end = body_end
     body: Any = None
     error: str | None = None
     decoder = EVENT_DECODERS.get(code)
@@ -211,20 +229,21 @@ def _decode_fast(
             body = decoder(r, ctx, h)
         except Exception as exc:
             error = _err(exc, r)
-    checksum_ok: bool | None = None
-    stored = computed = None
-    if trailer:
-        stored = _U32.unpack_from(buf, body_end)[0]
-        if alg == 1 and ctx.verify_checksums:
-            computed = crc32(buf[start:body_end])
-            if computed != stored and code == _FDE and h.flags & 0x1:
-                patched = bytearray(buf[start:body_end])
-                patched[17] &= 0xFE
-                computed = crc32(patched)
-            checksum_ok = computed == stored
-            if not checksum_ok and error is None:
-                error = (f"at offset {base + body_end}: checksum mismatch: stored "
-                         f"0x{stored:08x}, computed 0x{computed:08x}")
+    if not trailer:
+        return DecodedEvent(base + start, h, body, None, None, None, None, error, size)
+    stored: int = _U32.unpack_from(buf, body_end)[0]
+    computed = None
+    checksum_ok = None
+    if alg == 1 and ctx.verify_checksums:
+        computed = _crc32(view[start:body_end] if view is not None else buf[start:body_end])
+        if computed != stored and code == _FDE and h.flags & 0x1:
+            patched = bytearray(buf[start:body_end])
+            patched[17] &= 0xFE
+            computed = _crc32(patched)
+        checksum_ok = computed == stored
+        if not checksum_ok and error is None:
+            error = (f"at offset {base + body_end}: checksum mismatch: stored "
+                     f"0x{stored:08x}, computed 0x{computed:08x}")
     return DecodedEvent(base + start, h, body, None, checksum_ok, stored, computed, error, size)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from binlogscope.wire.binlog._collations import collation_name, decode_text
+from binlogscope.wire.binlog._ddl import watch_ddl
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.binlog.registry import decodes
@@ -540,6 +541,8 @@ def _decode_query_common(
         r.leaf("query", p, query, wire="string<EOF>", display=display,
                doc="the SQL text, in the character_set_client of Q_CHARSET_CODE")
 
+    if error_code == 0:
+        watch_ddl(query, schema, ctx.declared)
     dummy: int | None = None
     if query.startswith("# Dummy"):
         m = _DUMMY_RE.match(query)

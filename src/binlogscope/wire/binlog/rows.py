@@ -19,11 +19,12 @@ path calls the very same readers, so both paths give identical values.
 
 from __future__ import annotations
 
-import itertools
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from binlogscope.wire.binlog._rowcode import ImageFn, compile_image
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.binlog.json_binary import (
@@ -108,7 +109,7 @@ class RowsEvent:
 class _Plan:
     """How to read one image: the present columns and their readers, in order."""
 
-    __slots__ = ("columns", "json_positions", "labels", "nbytes", "pairs")
+    __slots__ = ("columns", "image", "json_positions", "labels", "nbytes", "pairs")
 
     def __init__(self, columns: list[ColumnInfo], mariadb: bool) -> None:
         self.columns = columns
@@ -117,6 +118,8 @@ class _Plan:
                                                  for c in columns]
         self.nbytes = (len(columns) + 7) // 8
         self.json_positions = [i for i, c in enumerate(columns) if c.type == T.MYSQL_TYPE_JSON]
+        #: the compiled fast reader of one image (see ``_rowcode.py``)
+        self.image: ImageFn = compile_image(columns, mariadb)
 
 
 def _plan(tm: TableMap, present: int, mariadb: bool) -> _Plan:
@@ -131,21 +134,7 @@ def _plan(tm: TableMap, present: int, mariadb: bool) -> _Plan:
 
 
 def _image_fast(data: bytes, p: int, plan: _Plan) -> tuple[dict[str, Any], int]:
-    nb = plan.nbytes
-    nulls = data[p] if nb == 1 else int.from_bytes(data[p : p + nb], "little")
-    p += nb
-    row: dict[str, Any] = {}
-    if not nulls:
-        for label, rd in plan.pairs:
-            row[label], p = rd(data, p)
-    else:
-        bit = 1
-        for label, rd in plan.pairs:
-            if nulls & bit:
-                row[label] = None
-            else:
-                row[label], p = rd(data, p)
-            bit <<= 1
+    row, p = plan.image(data, p)
     if p > len(data):
         raise ShortRead(p, p - len(data), 0, "row image")
     return row, p
@@ -158,20 +147,24 @@ def decode_rows_fast(data: bytes, kind: str, plan_b: _Plan, plan_a: _Plan | None
     append = rows.append
     n = len(data)
     p = 0
+    image_b = plan_b.image
     if kind == UPDATE:
         assert plan_a is not None
+        image_a = plan_a.image
         while p < n:
-            before, p = _image_fast(data, p, plan_b)
-            after, p = _image_fast(data, p, plan_a)
+            before, p = image_b(data, p)
+            after, p = image_a(data, p)
             append({"before": before, "after": after})
     elif kind == INSERT:
         while p < n:
-            after, p = _image_fast(data, p, plan_b)
+            after, p = image_b(data, p)
             append({"before": None, "after": after})
     else:
         while p < n:
-            before, p = _image_fast(data, p, plan_b)
+            before, p = image_b(data, p)
             append({"before": before, "after": None})
+    if p > n:
+        raise ShortRead(p, p - n, 0, "row image")
     return rows
 
 
@@ -271,7 +264,7 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
         return ev
     mariadb = ctx.is_mariadb
     if mariadb and tm.hires_resolved is None:
-        _resolve_mariadb_hires(tm, data, kind, present, present_after)
+        _resolve_mariadb_hires(tm, data, kind, present, present_after, ctx)
     plan_b = _plan(tm, present, mariadb)
     plan_a = _plan(tm, present_after, mariadb) if kind == UPDATE else None
 
@@ -344,7 +337,7 @@ def _fast_event(r: ByteReader, ctx: DecodeContext, kind: str, version: int, id_l
     mariadb = ctx.is_mariadb
     data = bytes(buf[p:end])
     if mariadb and tm.hires_resolved is None:
-        _resolve_mariadb_hires(tm, data, kind, present, present_after)
+        _resolve_mariadb_hires(tm, data, kind, present, present_after, ctx)
     plan_b = _plan(tm, present, mariadb)
     plan_a = _plan(tm, present_after, mariadb) if kind == UPDATE else None
     rows = decode_rows_fast(data, kind, plan_b, plan_a)
@@ -535,58 +528,158 @@ def _json_diff(sub: ByteReader, col: ColumnInfo) -> str:
 
 
 # ----------------------------------------------------------------------------- MariaDB hi-res
-_OLD_TEMPORAL = (T.MYSQL_TYPE_TIME, T.MYSQL_TYPE_DATETIME, T.MYSQL_TYPE_TIMESTAMP)
+_OLD_TEMPORAL = {T.MYSQL_TYPE_TIME: "TIME", T.MYSQL_TYPE_DATETIME: "DATETIME",
+                 T.MYSQL_TYPE_TIMESTAMP: "TIMESTAMP"}
+#: column reads the decimals search may spend on one event before giving up
+_BUDGET = 200_000
 
 
 def _resolve_mariadb_hires(tm: TableMap, data: bytes, kind: str, present: int,
-                           present_after: int) -> None:
-    """Infer decimals of MariaDB hi-res TIME/DATETIME/TIMESTAMP columns from the row bytes.
+                           present_after: int, ctx: DecodeContext | None = None) -> None:
+    """Find the decimals of MariaDB hi-res TIME/DATETIME/TIMESTAMP columns.
 
     Tables created with ``mysql56_temporal_format=OFF`` store TIME(n)/DATETIME(n)/TIMESTAMP(n)
-    with n > 0 in MariaDB's hi-res formats under the old type codes, with no metadata. The only
-    evidence of n is the rows: try the candidates (old format first, then 1..6 decimals) until
-    every row of the event is consumed exactly and every temporal value is a plausible one.
+    with n > 0 in MariaDB's hi-res formats under the old type codes, with no metadata. The
+    decimals come from the table's CREATE TABLE when the binlog held it (``ctx.declared``),
+    checked against this event's rows; otherwise they are inferred from the row bytes: the
+    candidates (old format, then 1..6 decimals, smallest first) are followed image by image
+    and the first assignment that consumes every row exactly with plausible values wins.
+    Columns that were NULL in every row stay unknown until a later event shows them.
     """
-    cols = [c for c in tm.columns if c.type in _OLD_TEMPORAL
-            and (present | present_after) >> c.index & 1]
-    tm.hires_resolved = True
-    if not cols or not data:
-        tm.hires_resolved = None if cols else True
+    temporal = [c for c in tm.columns if c.type in _OLD_TEMPORAL]
+    unknown = [c for c in temporal if not c.hires_source]
+    if not unknown:
+        tm.hires_resolved = True
         return
-    options = range(7)
-    if len(cols) <= 4:
-        combos: Any = itertools.product(options, repeat=len(cols))
-    else:
-        combos = ((d,) * len(cols) for d in options)
-    for combo in combos:
-        for c, d in zip(cols, combo, strict=True):
-            c.hires_dec = d
-        tm.compiled = None
-        try:
-            plan_b = _plan(tm, present, True)
-            plan_a = _plan(tm, present_after, True) if kind == UPDATE else None
-            rows = decode_rows_fast(data, kind, plan_b, plan_a)
-        except Exception:
-            continue
-        if _plausible(rows, cols):
-            tm.compiled = None
-            return
-    for c in cols:
-        c.hires_dec = 0
+    if ctx is not None and _from_ddl(tm, ctx, unknown, data, kind, present, present_after):
+        tm.hires_resolved = True
+        return
+    if not data:
+        return
+    for strict in (True, False):
+        found = _infer(tm, unknown, data, kind, present, present_after, strict)
+        if found is not None:
+            for c in unknown:
+                if c.index in found:
+                    c.hires_dec = found[c.index]
+                    c.hires_source = "row bytes"
+            break
     tm.compiled = None
+    if all(c.hires_source for c in temporal):
+        tm.hires_resolved = True
 
 
-def _plausible(rows: list[dict[str, Any]], cols: list[ColumnInfo]) -> bool:
-    for row in rows:
-        for image in (row["before"], row["after"]):
-            if not image:
-                continue
-            for c in cols:
-                v = image.get(c.label)
-                if v is None:
+def _from_ddl(tm: TableMap, ctx: DecodeContext, unknown: list[ColumnInfo], data: bytes,
+              kind: str, present: int, present_after: int) -> bool:
+    declared = ctx.declared.get((tm.schema.lower(), tm.table.lower()))
+    if declared is None or len(declared) != len(tm.columns):
+        return False
+    for c in unknown:
+        name, typ, dec = declared[c.index]
+        if typ != _OLD_TEMPORAL[T(c.type)] or (c.name is not None and c.name.lower() != name):
+            return False
+    saved = [(c.hires_dec, c.hires_source) for c in unknown]
+    for c in unknown:
+        c.hires_dec = declared[c.index][2]
+        c.hires_source = "CREATE TABLE"
+    tm.compiled = None
+    try:
+        plan_b = _plan(tm, present, True)
+        plan_a = _plan(tm, present_after, True) if kind == UPDATE else None
+        decode_rows_fast(data, kind, plan_b, plan_a)
+        return True
+    except Exception:
+        for c, (d, src) in zip(unknown, saved, strict=True):
+            c.hires_dec, c.hires_source = d, src
+        tm.compiled = None
+        return False
+
+
+def _candidate_readers(c: ColumnInfo) -> list[tuple[int, Reader]]:
+    out: list[tuple[int, Reader]] = []
+    for d in range(7):
+        probe = ColumnInfo(c.index, c.type, c.meta, hires_dec=d)
+        out.append((d, make_reader(probe, mariadb=True)))
+    return out
+
+
+def _infer(tm: TableMap, unknown: list[ColumnInfo], data: bytes, kind: str, present: int,
+           present_after: int, strict: bool) -> dict[int, int] | None:
+    """Depth-first search over the images of one event; returns {column index: decimals}.
+
+    Each image is read column by column; an unknown column that is not NULL branches over its
+    candidate formats (smallest decimals first) whose value is plausible. The first assignment
+    that reads every image to exactly the end of the rows wins. ``_BUDGET`` bounds the work.
+    """
+    open_cols = {c.index for c in unknown}
+    candidates = {c.index: _candidate_readers(c) for c in unknown}
+    fixed: dict[int, Reader] = {c.index: make_reader(c, mariadb=True) for c in tm.columns
+                                if c.index not in open_cols}
+    layouts = [[c for c in tm.columns if present >> c.index & 1]]
+    if kind == UPDATE:
+        layouts.append([c for c in tm.columns if present_after >> c.index & 1])
+    n = len(data)
+    budget = [_BUDGET]
+
+    def image(cols: list[ColumnInfo], assign: dict[int, int], p: int
+              ) -> Iterator[tuple[dict[int, int], int]]:
+        nb = (len(cols) + 7) // 8
+        if p + nb > n:
+            return
+        nulls = int.from_bytes(data[p : p + nb], "little")
+
+        def walk(i: int, a: dict[int, int], q: int) -> Iterator[tuple[dict[int, int], int]]:
+            while i < len(cols):
+                budget[0] -= 1
+                if budget[0] < 0:
+                    return
+                c = cols[i]
+                if nulls >> i & 1:
+                    i += 1
                     continue
-                if c.type == T.MYSQL_TYPE_TIMESTAMP:
-                    continue  # seconds always decode; a fraction too big already raised
-                if not hires_plausible(c.type, v):
-                    return False
-    return True
+                idx = c.index
+                if idx in fixed or idx in a:
+                    rd = fixed.get(idx)
+                    if rd is None:
+                        rd = candidates[idx][a[idx]][1]
+                    try:
+                        v, q = rd(data, q)
+                    except Exception:
+                        return
+                    if q > n or (idx in open_cols and not _plausible_value(c, v, strict)):
+                        return
+                    i += 1
+                    continue
+                for d, rd in candidates[idx]:
+                    try:
+                        v, q2 = rd(data, q)
+                    except Exception:
+                        continue
+                    if q2 <= n and _plausible_value(c, v, strict):
+                        yield from walk(i + 1, {**a, idx: d}, q2)
+                return
+            yield a, q
+
+        yield from walk(0, assign, p + nb)
+
+    nl = len(layouts)
+    stack = [image(layouts[0], {}, 0)]
+    while stack and budget[0] >= 0:
+        found = next(stack[-1], None)
+        if found is None:
+            stack.pop()
+            continue
+        a, q = found
+        if q == n and len(stack) % nl == 0:
+            return a
+        if q < n:
+            stack.append(image(layouts[len(stack) % nl], a, q))
+    return None
+
+
+def _plausible_value(c: ColumnInfo, v: Any, strict: bool) -> bool:
+    if c.type == T.MYSQL_TYPE_TIMESTAMP:
+        return True  # seconds always decode; a fraction too big already raised
+    if strict:
+        return hires_plausible(c.type, v)
+    return hires_plausible(c.type, v, lenient=True)

@@ -12,21 +12,31 @@ continues there. A truncated last event yields an error event with what could be
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 
 from binlogscope.wire.binlog.context import DecodeContext
-from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
-from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
+from binlogscope.wire.binlog.decode import DecodedEvent, decode_event, decode_event_fast
+from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, EventHeader, peek_header
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.node import Node
+from binlogscope.wire.reader import ByteReader
 
 #: largest event accepted (max_allowed_packet's ceiling is 1 GiB)
 MAX_EVENT_SIZE = 1 << 30
 _KNOWN = {int(t) for t in EventType}
+_HEADER = struct.Struct("<IBIIIH")
 
 
 class BinlogStreamDecoder:
-    """Decode a binlog file from its first byte (magic) or from ``start_offset``."""
+    """Decode a binlog file from its first byte (magic) or from ``start_offset``.
+
+    Buffering: the bytes being decoded are one immutable ``bytes`` object (events are decoded
+    in place, CRC32 runs over a memoryview of it, row images are sliced from it). Chunks given
+    to :meth:`receive_data` wait in a list and are joined to the unread rest only when the next
+    event needs them, so a large event arriving in many small chunks is copied a bounded number
+    of times (no quadratic copying) and memory stays at about one event plus one chunk.
+    """
 
     def __init__(
         self,
@@ -38,11 +48,15 @@ class BinlogStreamDecoder:
     ) -> None:
         self.ctx = ctx if ctx is not None else DecodeContext()
         self.record = record
-        self._buf = bytearray()
+        self._buf = b""
+        self._view = memoryview(self._buf)
         self._pos = 0  # index of the next unread byte in _buf
         self._base = start_offset  # absolute offset of _buf[0]
+        self._chunks: list[bytes] = []  # received, not yet joined to _buf
+        self._chunks_len = 0
         self._eof = False
         self._need_magic = expect_magic and start_offset == 0
+        self._reader = ByteReader(b"", record=False)  # reused for every fast-path event
         self.magic_node: Node | None = None
         #: set when the input is not a binlog at all (bad magic): nothing more is decoded
         self.fatal: str | None = None
@@ -52,31 +66,46 @@ class BinlogStreamDecoder:
         """Absolute offset of the next byte to decode."""
         return self._base + self._pos
 
-    def receive_data(self, data: bytes) -> None:
+    def receive_data(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
             self._eof = True
             return
-        if self._pos and self._pos >= len(self._buf) // 2:
-            del self._buf[: self._pos]
-            self._base += self._pos
-            self._pos = 0
-        self._buf += data
+        self._chunks.append(bytes(data))
+        self._chunks_len += len(data)
 
     def _avail(self) -> int:
         return len(self._buf) - self._pos
 
+    def _fill(self, need: int, *, force: bool = False) -> int:
+        """Join waiting chunks when they complete ``need`` bytes (or at EOF, or ``force``);
+        returns the bytes available."""
+        avail = len(self._buf) - self._pos
+        if avail < need and self._chunks and (
+                force or self._eof or avail + self._chunks_len >= need):
+            self._view.release()
+            self._buf = self._buf[self._pos :] + b"".join(self._chunks)
+            self._view = memoryview(self._buf)
+            self._base += self._pos
+            self._pos = 0
+            self._chunks = []
+            self._chunks_len = 0
+            avail = len(self._buf)
+        return avail
+
     def events(self) -> Iterator[DecodedEvent]:
-        buf = self._buf
         ctx = self.ctx
         record = self.record
+        unpack = _HEADER.unpack_from
+        fast = decode_event_fast
+        reader = self._reader
         while self.fatal is None:
             if self._need_magic:
-                if self._avail() < 4:
+                if self._fill(4) < 4:
                     if self._eof:
                         self.fatal = (f"at offset {self.offset}: not a binlog file: "
                                       f"{self._avail()} bytes, too short for the magic number")
                     return
-                magic = bytes(buf[self._pos : self._pos + 4])
+                magic = self._buf[self._pos : self._pos + 4]
                 self.magic_node = Node(
                     "magic", self.offset, 4, magic, "string<4>", "fe 62 69 6e (\\xfebin)",
                     "every binlog and relay log file starts with these 4 bytes")
@@ -86,20 +115,43 @@ class BinlogStreamDecoder:
                     return
                 self._pos += 4
                 self._need_magic = False
-            avail = self._avail()
-            if avail == 0:
-                return
+            buf = self._buf
+            view = self._view
+            base = self._base
+            pos = self._pos
+            n = len(buf)
+            # ----- the hot loop: complete events in the buffer
+            while pos + HEADER_LEN <= n:
+                ts, code, sid, size, log_pos, flags = unpack(buf, pos)
+                if size > n - pos or size < HEADER_LEN + 4:
+                    break
+                h = EventHeader(ts, code, sid, size, log_pos, flags)
+                if record:
+                    ev = decode_event(buf, ctx, start=pos, base=base, record=True)
+                else:
+                    ev = fast(buf, view, ctx, pos, base, h, reader)
+                pos += size
+                self._pos = pos
+                yield ev
+            self._pos = pos
+            # ----- everything else: short buffer, damage, tiny events, end of file
+            avail = n - pos
             if avail < HEADER_LEN:
-                if self._eof:
-                    yield self._emit(avail)
+                if self._fill(HEADER_LEN) >= HEADER_LEN:
+                    continue
+                if self._eof and self._avail():
+                    yield self._emit(self._avail())
                 return
-            h = peek_header(buf, self._pos)
+            h = peek_header(buf, pos)
             if h.event_size < HEADER_LEN or h.event_size > MAX_EVENT_SIZE:
+                self._fill(MAX_EVENT_SIZE + 1, force=True)  # join all received: find a header
+                buf = self._buf
+                avail = self._avail()
                 skip = self._resync_distance()
                 if skip is None and not self._eof:
                     return  # wait for more bytes to find the next header
                 skip = avail if skip is None else skip
-                damaged = bytes(buf[self._pos : self._pos + skip])
+                damaged = buf[self._pos : self._pos + skip]
                 ev = decode_event(damaged, ctx, base=self.offset, record=record)
                 ev.size = skip
                 note = (f"implausible event_size {h.event_size}; skipped {skip} bytes to the "
@@ -109,10 +161,13 @@ class BinlogStreamDecoder:
                 yield ev
                 continue
             if h.event_size > avail:
+                if self._fill(h.event_size) >= h.event_size:
+                    continue
                 if self._eof:
-                    yield self._emit(avail)
+                    yield self._emit(self._avail())
                 return
-            ev = decode_event(buf, ctx, start=self._pos, base=self._base, record=record)
+            # a complete event too small for a checksum: the general decoder
+            ev = decode_event(buf, ctx, start=pos, base=self._base, record=record)
             self._pos += h.event_size
             yield ev
 

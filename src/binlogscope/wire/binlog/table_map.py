@@ -162,6 +162,7 @@ def decode_table_map(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Table
         tm.compiled = old.compiled  # same layout: keep the compiled row decoder
         for a, b in zip(tm.columns, old.columns, strict=True):
             a.hires_dec = b.hires_dec
+            a.hires_source = b.hires_source
         tm.hires_resolved = old.hires_resolved
     ctx.tables[table_id] = tm
     return TableMapEvent(table_id, schema, table, columns, flags, tm)
@@ -306,7 +307,11 @@ def _optional_tlv(r: ByteReader, tm: TableMap, pending: dict[int, Any]) -> None:
             i = 0
             while r.remaining:
                 q = r.pos
-                s = r.take(_take_packed(r), "column_name").decode("utf-8", "replace")
+                try:
+                    s = r.take(_take_packed(r), "column_name").decode("utf-8", "replace")
+                except Exception:
+                    r.pos = q  # the error node covers the whole damaged name
+                    raise
                 if i < len(cols):
                     cols[i].name = s
                 r.leaf(f"@{i + 1}", q, s, wire="string<packed>",
@@ -316,8 +321,12 @@ def _optional_tlv(r: ByteReader, tm: TableMap, pending: dict[int, Any]) -> None:
             lists: list[list[bytes]] = []
             while r.remaining:
                 q = r.pos
-                count = _take_packed(r)
-                members = [r.take(_take_packed(r), "member") for _ in range(count)]
+                try:
+                    count = _take_packed(r)
+                    members = [r.take(_take_packed(r), "member") for _ in range(count)]
+                except Exception:
+                    r.pos = q  # the error node covers the whole damaged list
+                    raise
                 lists.append(members)
                 if r.record:
                     texts = [m.decode("utf-8", "replace") for m in members]

@@ -15,6 +15,7 @@ decoder turns into a ``ShortRead``.
 
 from __future__ import annotations
 
+import functools
 import struct
 import time
 from collections.abc import Callable
@@ -165,7 +166,7 @@ def decimal_size(precision: int, scale: int) -> int:
     return (intg // 9) * 4 + _DIG2BYTES[intg % 9] + (scale // 9) * 4 + _DIG2BYTES[scale % 9]
 
 
-def _decimal_layout(precision: int, scale: int) -> tuple[int, list[tuple[int, int]], list[
+def decimal_layout(precision: int, scale: int) -> tuple[int, list[tuple[int, int]], list[
         tuple[int, int, int]]]:
     """(size, integer groups, fraction groups) as (shift, mask[, digits]) over the big int."""
     intg = precision - scale
@@ -191,15 +192,36 @@ def decode_decimal(data: bytes, precision: int, scale: int) -> str:
 
 
 def _decimal_reader(precision: int, scale: int) -> Reader:
-    size, gi, gf = _decimal_layout(precision, scale)
+    size, gi, gf = decimal_layout(precision, scale)
     sign_bit = 1 << (size * 8 - 1)
     full = (1 << (size * 8)) - 1
+    from_bytes = int.from_bytes
+    if len(gi) <= 1 and len(gf) <= 1:
+        # the common case (up to 9 integer and 9 fraction digits): two shifts and a format
+        ishift, imask = gi[0] if gi else (0, 0)
+        if gf:
+            fshift, fmask, fdigits = gf[0]
+            pos_fmt = "{}.{:0%dd}" % fdigits
+            neg_fmt = "-" + pos_fmt
+
+            def rd_small(b: bytes, p: int) -> tuple[Any, int]:
+                e = p + size
+                if e > len(b):
+                    raise ValueError(f"DECIMAL({precision},{scale}) needs {size} bytes")
+                v = from_bytes(b[p:e], "big")
+                if v & sign_bit:
+                    v ^= sign_bit
+                    return pos_fmt.format((v >> ishift) & imask, (v >> fshift) & fmask), e
+                v ^= full ^ sign_bit
+                return neg_fmt.format((v >> ishift) & imask, (v >> fshift) & fmask), e
+
+            return rd_small
 
     def rd(b: bytes, p: int) -> tuple[Any, int]:
         e = p + size
         if e > len(b):
             raise ValueError(f"DECIMAL({precision},{scale}) needs {size} bytes")
-        v = int.from_bytes(b[p:e], "big")
+        v = from_bytes(b[p:e], "big")
         neg = not (v & sign_bit)
         v ^= sign_bit
         if neg:
@@ -234,29 +256,132 @@ def _read_frac_us(b: bytes, p: int, fsp: int) -> int:
     return v * (10_000, 100, 1)[n - 1]
 
 
+# Formatting temporal values is the costly part of row decoding; the pieces repeat (dates,
+# times of day, fractions), so they are cached in bounded dicts keyed by the raw integers.
+_CACHE_LIMIT = 1 << 17  # > 86,400 seconds of a day and 2^17 packed h:m:s
+
+
+class _Cache(dict[int, str]):
+    """A dict that forgets everything when it grows past ``_CACHE_LIMIT`` (bounded memory)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[int], str]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: int) -> str:
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        v = self[key] = self.make(key)
+        return v
+
+
+def _ymd_text(ymd: int) -> str:
+    ym = ymd >> 5
+    return f"{ym // 13:04d}-{ym % 13:02d}-{ymd & 31:02d}"
+
+
+def _hms_text(hms: int) -> str:
+    return f"{hms >> 12:02d}:{(hms >> 6) & 63:02d}:{hms & 63:02d}"
+
+
+_YMD = YMD_TEXT = _Cache(_ymd_text)
+_HMS = HMS_TEXT = _Cache(_hms_text)
+
+
+def _day_text(day: int) -> str:
+    t = time.gmtime(day * 86400)
+    return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
+
+
+def _tod_text(secs: int) -> str:
+    return f"{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+
+
+_DAY = DAY_TEXT = _Cache(_day_text)
+_TOD = TOD_TEXT = _Cache(_tod_text)
+
+
+@functools.cache
+def frac_table(fsp: int) -> _Cache | None:
+    """For fsp 1-4: the cache raw fraction -> ``".12"`` text (None for other fsp)."""
+    if not 1 <= fsp <= 4:
+        return None
+    scale = (10_000, 100, 1)[_fsp_bytes(fsp) - 1]
+
+    def make(raw: int) -> str:
+        return _frac(raw * scale, fsp)
+
+    return _Cache(make)
+
+
+@functools.cache
+def frac_texts(fsp: int) -> Callable[[int], str]:
+    """Raw DATETIME2/TIMESTAMP2/TIME2 fraction integer -> ``".123"`` (``""`` for fsp 0)."""
+    if fsp <= 0:
+        return lambda raw: ""
+    if fsp == 6:
+        return ".{:06d}".format
+    table = frac_table(fsp)
+    if table is not None:
+        return table.__getitem__
+
+    def frac5(raw: int) -> str:
+        return _frac(raw, 5)
+
+    return frac5
+
+
+@functools.cache
+def datetime2_formatter(fsp: int) -> Callable[[int, int], str]:
+    """(5-byte big-endian int part, raw fraction) of DATETIME2 -> text."""
+    frac = frac_texts(fsp)
+    ymd_text = _YMD
+    hms_text = _HMS
+
+    def fmt(x: int, fr: int) -> str:
+        x -= 0x8000000000
+        return f"{ymd_text[x >> 17]} {hms_text[x & 0x1FFFF]}{frac(fr)}"
+
+    return fmt
+
+
+@functools.cache
+def timestamp2_formatter(fsp: int) -> Callable[[int, int], str]:
+    """(4-byte big-endian seconds, raw fraction) of TIMESTAMP2 -> text (UTC)."""
+    frac = frac_texts(fsp)
+    zero = "0000-00-00 00:00:00" + _frac(0, fsp)
+    day_text = _DAY
+    tod_text = _TOD
+
+    def fmt(secs: int, fr: int) -> str:
+        if not secs and not fr:
+            return zero
+        return f"{day_text[secs // 86400]} {tod_text[secs % 86400]}{frac(fr)}"
+
+    return fmt
+
+
 def decode_datetime2(data: bytes, fsp: int) -> str:
     return _datetime2_reader(fsp)(data, 0)[0]  # type: ignore[no-any-return]
 
 
 def _datetime2_reader(fsp: int) -> Reader:
-    n = 5 + _fsp_bytes(fsp)
+    nf = _fsp_bytes(fsp)
+    n = 5 + nf
+    fmt = datetime2_formatter(fsp)
+    from_bytes = int.from_bytes
 
     def rd(b: bytes, p: int) -> tuple[Any, int]:
-        intpart = int.from_bytes(b[p : p + 5], "big") - 0x8000000000
-        us = _read_frac_us(b, p + 5, fsp)
-        ymd = intpart >> 17
-        hms = intpart & 0x1FFFF
-        ym = ymd >> 5
-        return (f"{ym // 13:04d}-{ym % 13:02d}-{ymd & 31:02d} "
-                f"{hms >> 12:02d}:{(hms >> 6) & 63:02d}:{hms & 63:02d}{_frac(us, fsp)}"), p + n
+        e = p + n
+        return fmt(from_bytes(b[p : p + 5], "big"), from_bytes(b[p + 5 : e], "big")), e
 
     return rd
 
 
 def _gmt(secs: int) -> str:
-    t = time.gmtime(secs)
-    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d} "
-            f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}")
+    return f"{_DAY[secs // 86400]} {_TOD[secs % 86400]}"
 
 
 def decode_timestamp2(data: bytes, fsp: int) -> str:
@@ -264,14 +389,14 @@ def decode_timestamp2(data: bytes, fsp: int) -> str:
 
 
 def _timestamp2_reader(fsp: int) -> Reader:
-    n = 4 + _fsp_bytes(fsp)
+    nf = _fsp_bytes(fsp)
+    n = 4 + nf
+    fmt = timestamp2_formatter(fsp)
+    from_bytes = int.from_bytes
 
     def rd(b: bytes, p: int) -> tuple[Any, int]:
-        secs = int.from_bytes(b[p : p + 4], "big")
-        us = _read_frac_us(b, p + 4, fsp)
-        if secs == 0 and us == 0:
-            return "0000-00-00 00:00:00" + _frac(0, fsp), p + n
-        return _gmt(secs) + _frac(us, fsp), p + n
+        e = p + n
+        return fmt(from_bytes(b[p : p + 4], "big"), from_bytes(b[p + 4 : e], "big")), e
 
     return rd
 
@@ -400,8 +525,12 @@ def decode_mariadb_hires(col_type: int, data: bytes, dec: int) -> str:
             f"{_frac(us, dec)}")
 
 
-def hires_plausible(col_type: int, text: str) -> bool:
-    """Whether a hi-res decode with a guessed ``dec`` gives a value the server could store."""
+def hires_plausible(col_type: int, text: str, *, lenient: bool = False) -> bool:
+    """Whether a hi-res decode with a guessed ``dec`` gives a value the server could store.
+
+    Strict: DATETIME years 1000-9999 (or the zero date), the documented range; lenient: any
+    year up to 9999 (non-strict sql_mode stores such dates too).
+    """
     try:
         if col_type == T.MYSQL_TYPE_TIME:
             h, m, s = text.lstrip("-").split(".")[0].split(":")
@@ -410,8 +539,9 @@ def hires_plausible(col_type: int, text: str) -> bool:
         y, mo, dd = (int(x) for x in d.split("-"))
         hh, mi, ss = (int(x) for x in t.split(".")[0].split(":"))
         if (y, mo, dd) == (0, 0, 0):
-            return True
-        return 1000 <= y <= 9999 and 0 <= mo <= 12 and dd <= 31 and hh < 24 and mi < 60 and ss < 60
+            return hh == mi == ss == 0 or lenient
+        low = 0 if lenient else 1000
+        return low <= y <= 9999 and mo <= 12 and dd <= 31 and hh < 24 and mi < 60 and ss < 60
     except ValueError:
         return False
 
@@ -459,16 +589,12 @@ def double_text(v: float) -> str:
         return str(v)
     if v == 0:
         return "-0" if str(v)[0] == "-" else "0"
-    return _server_float_text(f"{v!r}" if "e" in repr(v) else f"{v:.17e}", shortest=v)
+    return _server_float_text(repr(v))
 
 
-def _server_float_text(s: str, shortest: float | None = None) -> str:
+def _server_float_text(s: str) -> str:
     """Digits + exponent (from ``%e`` text or ``repr``) in the server's layout."""
-    if shortest is not None:
-        d = Decimal(repr(shortest))
-    else:
-        d = Decimal(s)
-    sign, digs, exp = d.as_tuple()
+    sign, digs, exp = Decimal(s).as_tuple()
     assert isinstance(exp, int)
     n = len(digs)
     while n > 1 and digs[n - 1] == 0:
@@ -700,7 +826,8 @@ def column_doc(col: ColumnInfo) -> str:
     elif col.type in (T.MYSQL_TYPE_TIME, T.MYSQL_TYPE_DATETIME,
                       T.MYSQL_TYPE_TIMESTAMP) and col.hires_dec:
         how = (f"MariaDB hi-res format (mysql56_temporal_format=OFF), {col.hires_dec} decimals "
-               "inferred from the row length: big-endian, fraction scaled to the decimals")
+               f"(from the {col.hires_source or 'row bytes'}; the TABLE_MAP does not carry "
+               "them): big-endian, fraction scaled to the decimals")
     elif col.charset is not None and t in CHARACTER_TYPES:
         codec = codec_for(col.charset)
         how += f"; charset {col.charset} ({codec or 'binary: kept as bytes'})"

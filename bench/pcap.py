@@ -1,0 +1,215 @@
+"""pcap benchmark: `binlogscope pcap --json` against tshark's MySQL dissector, in one run.
+
+    python bench/pcap.py                   # 1,000,000+ MySQL packets (generated, ~130 MB in /tmp)
+    python bench/pcap.py --packets 200000  # quicker
+    python bench/pcap.py --keep            # keep the generated capture
+
+The capture is generated (never committed): the real semi-sync session of
+captures/pcap-semisync.pcap (handshake, setup queries, COM_BINLOG_DUMP: every byte as recorded)
+followed by its binlog transactions repeated with rewritten log_pos and CRC32, 8 events per TCP
+segment, with the replica's semi-sync ACK after every transaction. Then, each in its own child
+process (so peak RSS is per run):
+
+  binlogscope   binlogscope pcap --json FILE > /dev/null
+  tshark        tshark -r FILE -d tcp.port==PORT,mysql -T fields -e mysql.packet_length
+  half          binlogscope on the first half of the capture (memory must not depend on size)
+  scapy         cost per frame of scapy's full dissection (Ether(frame)) vs parse_frame
+
+Benchmarks are not tests: nothing here asserts; the target (issue 4) is binlogscope/tshark <= 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "src"))
+
+SOURCE = REPO / "captures" / "pcap-semisync.pcap"
+BINLOG = REPO / "captures" / "pcap-semisync.binlog"
+
+
+def _records(path: Path) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+    data = path.read_bytes()
+    out, pos = [], 24
+    while pos < len(data):
+        n = struct.unpack_from("<I", data, pos + 8)[0]
+        out.append((data[pos : pos + 16], data[pos + 16 : pos + 16 + n]))
+        pos += 16 + n
+    return data[:24], out
+
+
+def _frame(src: tuple[bytes, int], dst: tuple[bytes, int], seq: int, ack: int,
+           payload: bytes) -> bytes:
+    tcp = struct.pack("!HHIIBBHHH", src[1], dst[1], seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 0x50,
+                      0x18, 65535, 0, 0)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 20 + len(payload), 0, 0x4000, 64, 6, 0,
+                     src[0], dst[0])
+    return b"\0" * 12 + b"\x08\x00" + ip + tcp + payload
+
+
+def generate(out: Path, packets: int) -> tuple[int, int]:
+    """Write the capture; returns (server port, MySQL packets written)."""
+    sys.path.insert(0, str(REPO / "src"))
+    from binlogscope.drivers.pcap import parse_frame
+
+    head, recs = _records(SOURCE)
+    # the real prefix: everything up to the end of the first binlog transaction
+    seg0 = [parse_frame(1, f) for _, f in recs]
+    first = next(s for s in seg0 if s is not None)
+    cli = (first.src, first.sport)
+    srv = (first.dst, first.dport)
+    raw = BINLOG.read_bytes()
+    events = []
+    pos = 4
+    while pos < len(raw):
+        size = struct.unpack_from("<I", raw, pos + 9)[0]
+        events.append(raw[pos : pos + size])
+        pos += size
+    # one transaction: the first GTID .. XID with rows (GTID, ANNOTATE, TABLE_MAP, WRITE, XID)
+    codes = [e[4] for e in events]
+    g = next(i for i in range(len(codes)) if codes[i] == 162 and 23 in codes[i:i + 5])
+    x = codes.index(16, g)
+    trx = events[g : x + 1]
+    # find the stream's last seq/ack numbers from the recorded prefix
+    cseq = sseq = 0
+    last_pos = 0
+    written = 0
+    with out.open("wb") as fh:
+        fh.write(head)
+        ts = 1_700_000_000
+        for rh, f in recs:
+            s = parse_frame(1, f)
+            if s is None:
+                continue
+            if (s.src, s.sport) == cli and s.dport == srv[1]:
+                cseq = s.seq + len(s.payload)
+            elif (s.src, s.sport) == srv and s.dport == cli[1]:
+                sseq = s.seq + len(s.payload)
+            fh.write(rh + f)
+            ts = struct.unpack_from("<I", rh, 0)[0]
+        last_pos = len(raw)
+        pkt_seq = 1
+        usec = 0
+        while written < packets:
+            body = b""
+            ack_pos = 0
+            for ev in trx:
+                e = bytearray(ev)
+                last_pos += len(e)
+                struct.pack_into("<I", e, 13, last_pos)
+                struct.pack_into("<I", e, len(e) - 4, zlib.crc32(bytes(e[:-4])) & 0xFFFFFFFF)
+                want_ack = ev is trx[-1]
+                payload = b"\x00\xef" + (b"\x01" if want_ack else b"\x00") + bytes(e)
+                body += len(payload).to_bytes(3, "little") + bytes((pkt_seq,)) + payload
+                pkt_seq = (pkt_seq + 1) & 0xFF
+                written += 1
+                ack_pos = last_pos
+            usec += 50
+            frame = _frame(srv, cli, sseq, cseq, body)
+            sseq += len(body)
+            fh.write(struct.pack("<IIII", ts + usec // 1_000_000, usec % 1_000_000, len(frame),
+                                 len(frame)) + frame)
+            name = b"mysql-bin.000004"
+            ackp = b"\xef" + struct.pack("<Q", ack_pos) + name
+            ack = len(ackp).to_bytes(3, "little") + b"\x00" + ackp
+            pkt_seq = 1  # MariaDB restarts the stream's sequence ids after an ACK
+            written += 1
+            usec += 30
+            frame = _frame(cli, srv, cseq, sseq, ack)
+            cseq += len(ack)
+            fh.write(struct.pack("<IIII", ts + usec // 1_000_000, usec % 1_000_000, len(frame),
+                                 len(frame)) + frame)
+    return srv[1], written
+
+
+def truncate_half(src: Path, dst: Path) -> None:
+    head, recs = _records(src)
+    with dst.open("wb") as fh:
+        fh.write(head)
+        for rh, f in recs[: len(recs) // 2]:
+            fh.write(rh + f)
+
+
+def child(cmd: list[str]) -> dict[str, float]:
+    """Run cmd with stdout to /dev/null; wall time and this child's own peak RSS (wait4)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    secs = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return {"seconds": round(secs, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+            "rc": p.returncode}
+
+
+def scapy_cost(path: Path, n: int = 20000) -> dict[str, float]:
+    from scapy.layers.l2 import Ether
+
+    from binlogscope.drivers.pcap import parse_frame
+
+    _, recs = _records(path)
+    frames = [f for _, f in recs[:n]]
+    t0 = time.perf_counter()
+    for f in frames:
+        Ether(f)
+    t1 = time.perf_counter()
+    for f in frames:
+        parse_frame(1, f)
+    t2 = time.perf_counter()
+    return {"frames": len(frames), "scapy_us_per_frame": (t1 - t0) / len(frames) * 1e6,
+            "parse_frame_us_per_frame": (t2 - t1) / len(frames) * 1e6}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--packets", type=int, default=1_000_000)
+    ap.add_argument("--dir", default="/tmp/binlogscope-bench-pcap")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    d = Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    cap = d / f"stream-{args.packets}.pcap"
+    t0 = time.perf_counter()
+    port, written = generate(cap, args.packets)
+    print(f"generated {cap} ({cap.stat().st_size / 1e6:.0f} MB, {written:,} MySQL packets) in "
+          f"{time.perf_counter() - t0:.1f} s")
+    half = d / "half.pcap"
+    truncate_half(cap, half)
+    env_py = [sys.executable, "-m", "binlogscope", "pcap", "--json"]
+    os.environ["PYTHONPATH"] = str(REPO / "src")
+    res: dict[str, object] = {"packets": written, "bytes": cap.stat().st_size}
+    res["binlogscope"] = child([*env_py, str(cap)])
+    res["half"] = child([*env_py, str(half)])
+    if shutil.which("tshark"):
+        res["tshark"] = child(["tshark", "-r", str(cap), "-d", f"tcp.port=={port},mysql", "-T",
+                               "fields", "-e", "mysql.packet_length"])
+    res["scapy"] = scapy_cost(cap)
+    b = res["binlogscope"]
+    t = res.get("tshark")
+    assert isinstance(b, dict)
+    print(json.dumps(res, indent=2))
+    if isinstance(t, dict):
+        print(f"binlogscope/tshark time ratio: {b['seconds'] / t['seconds']:.2f} "
+              "(target <= 1.0)")
+    h = res["half"]
+    assert isinstance(h, dict)
+    print(f"peak RSS: full {b['peak_rss_mb']:.0f} MB, half {h['peak_rss_mb']:.0f} MB "
+          "(flat = about equal)")
+    if not args.keep:
+        cap.unlink()
+    half.unlink()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,209 @@
+"""A live replica session (``binlogscope live``) as a :class:`RowSource`.
+
+The replica's fetcher runs in its own thread (:class:`~binlogscope.drivers.live.LiveReplica`) and
+fills the bounded store; :meth:`LiveSource.run` (a TUI worker thread) takes items out, turns them
+into rows and acks them. Pausing simply stops taking items: the store fills up and its
+backpressure holds the fetcher, so nothing is lost. Nothing here ever runs on the UI thread, and
+:meth:`stop` unblocks a fetcher stuck on a silent socket.
+
+The packet bytes for the hex pane come from a tap on the replica's recorder hook (every byte
+sent and received, cut into packets by offset); a ``--record`` file still gets written.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from binlogscope.drivers.live import LiveItem, LiveReplica, LiveSettings
+from binlogscope.drivers.recorder import SessionRecorder
+from binlogscope.events import PacketDecoded, Peer, SessionEvent
+from binlogscope.tui.source import SourceInfo
+from binlogscope.tui.sources.packets import PacketStreamSource, StreamItem
+
+
+class _Direction:
+    """One direction's bytes since the last packet cut out of it."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.base = 0  # stream offset of buf[0]
+
+    def cut(self, start: int, end: int) -> bytes | None:
+        lo, hi = start - self.base, end - self.base
+        if lo < 0 or hi > len(self.buf):
+            return None
+        out = bytes(self.buf[lo:hi])
+        del self.buf[:hi]
+        self.base = end
+        return out
+
+
+class ByteTap:
+    """Recorder-shaped (``data``/``packet``/``close``): keeps each packet's wire bytes.
+
+    Called from the fetcher thread; :meth:`take` hands the bytes of an event to the consumer.
+    """
+
+    def __init__(self, inner: SessionRecorder | None = None) -> None:
+        self.inner = inner
+        self._dirs = {Peer.CLIENT: _Direction(), Peer.SERVER: _Direction()}
+        self._raw: dict[int, tuple[PacketDecoded, bytes]] = {}
+
+    def reset(self) -> None:
+        """A new connection: byte offsets start at 0 again."""
+        self._dirs = {Peer.CLIENT: _Direction(), Peer.SERVER: _Direction()}
+
+    def data(self, direction: Peer, data: bytes) -> None:
+        if self.inner is not None:
+            self.inner.data(direction, data)
+        self._dirs[direction].buf += data
+
+    def packet(self, ev: PacketDecoded) -> None:
+        if self.inner is not None:
+            self.inner.packet(ev)
+        raw = self._dirs[ev.direction].cut(ev.offset, ev.end)
+        if raw is not None:
+            self._raw[id(ev)] = (ev, raw)  # the key stays unique while ev is held here
+
+    def take(self, ev: SessionEvent | None) -> bytes | None:
+        got = self._raw.pop(id(ev), None)
+        return got[1] if got is not None and got[0] is ev else None
+
+    def close(self) -> None:
+        if self.inner is not None:
+            self.inner.close()
+        self._raw.clear()
+
+
+class _TapReplica(LiveReplica):
+    """The replica with a :class:`ByteTap` as its recorder, reset on every (re)connect."""
+
+    def __init__(self, settings: LiveSettings, tap: ByteTap) -> None:
+        super().__init__(settings)
+        self.tap = tap
+        self.recorder = tap  # type: ignore[assignment]  # duck-typed: data/packet/close
+        self.connections = 0
+
+    def _connect(self) -> socket.socket:
+        self.tap.reset()
+        self.connections += 1
+        return super()._connect()
+
+
+class LiveSource(PacketStreamSource):
+    """Rows from a live replica; pause/resume, stop, and live counters for the status bar."""
+
+    live = True
+
+    def __init__(self, settings: LiveSettings, *, count: int | None = None,
+                 replica: LiveReplica | None = None, **kw: Any) -> None:
+        super().__init__(label=settings.conn.describe(), **kw)
+        self.settings = settings
+        self.count = count
+        inner = None
+        if settings.record_path:
+            inner = SessionRecorder(settings.record_path, server_port=settings.conn.port,
+                                    raw=settings.record_raw)
+        self.tap = ByteTap(inner)
+        self.replica: LiveReplica = replica or _TapReplica(settings, self.tap)
+        self.paused = False
+        self.ended: str | None = None
+        self._stopped = False
+        self._conn_no = 0
+
+    # ----- controls (UI thread)
+    def set_paused(self, paused: bool) -> None:
+        self.paused = paused
+
+    def stop(self) -> None:
+        """Close the connection and end the fetcher (never blocks)."""
+        if not self._stopped:
+            self._stopped = True
+            self.replica.stop()
+
+    # ----- producing (worker thread)
+    def produce(self, cancelled: Callable[[], bool]) -> Iterable[StreamItem]:
+        rep = self.replica
+        rep.start()
+        delivered = 0
+        try:
+            while not cancelled():
+                if self.paused:
+                    time.sleep(0.05)
+                    continue
+                got = rep.store.get(0.1)
+                if got is None:
+                    thread = rep._thread
+                    if thread is not None and not thread.is_alive():
+                        got = rep.store.get(0)
+                        if got is None:
+                            self.ended = rep.error or "the session ended"
+                            return
+                    else:
+                        continue
+                cursor, item = got
+                raw = self.tap.take(item.event) if item.kind == "packet" else None
+                if item.deliver:
+                    yield self._item(item, raw)
+                rep.ack(cursor, item)
+                if self.count is not None and _is_event(item):
+                    delivered += 1
+                    if delivered >= self.count:
+                        self.ended = f"--count {self.count} reached"
+                        return
+        finally:
+            self.stop()
+            self.tap.close()
+
+    def _item(self, item: LiveItem, raw: bytes | None) -> StreamItem:
+        if item.kind == "step" and item.step is not None and item.step.phase == "connect":
+            self._conn_no += 1
+        conn = max(self._conn_no - 1, 0)  # 0 for the first connection, 1 after a reconnect...
+        if item.kind == "packet":
+            return StreamItem(event=item.event, raw=raw, conn=conn)
+        return StreamItem(kind=item.kind, text=item.text, step=item.step, conn=conn)
+
+    # ----- status
+    def info(self) -> SourceInfo:
+        si = super().info()
+        rep = self.replica
+        c = rep.store.cursors
+        x = si.extra
+        fp = rep.fetch_pos
+        if fp.log_file:
+            x["binlog"] = f"{fp.log_file}:{fp.next_pos if fp.next_pos is not None else '?'}"
+        if rep.info.version and not si.server_version:
+            si.server_version = rep.info.version
+        if rep.info.checksum and not si.checksum:
+            si.checksum = rep.info.checksum
+        x["ACKs"] = str(rep.acks_sent)
+        x["heartbeats"] = str(rep.heartbeats)
+        x["store"] = f"put/get/ack {c.put}/{c.get}/{c.ack} fill {c.fill}/{c.size}"
+        if rep.reconnects:
+            x["reconnects"] = f"{rep.reconnects}/{self.settings.max_reconnects}"
+        if self.paused:
+            x["state"] = "PAUSED"
+        elif self.ended is not None:
+            x["state"] = "ended"
+        else:
+            x["state"] = "live"
+        if rep.error and not si.fatal:
+            si.fatal = rep.error
+        return si
+
+
+def _is_event(item: LiveItem) -> bool:
+    """A real binlog event (what ``--count`` counts), as ``run_live`` counts them."""
+    ev = item.event
+    if item.kind != "packet" or item.restart is None or not item.deliver:
+        return False
+    if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:
+        return False
+    h = ev.binlog_event.header
+    return h is not None and not h.flags & 0x20 and h.log_pos != 0
+
+
+__all__ = ["ByteTap", "LiveSource"]

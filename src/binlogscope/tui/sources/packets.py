@@ -1,0 +1,761 @@
+"""A stream of session events (live replica, pcap flows) as a :class:`RowSource`.
+
+Generic on purpose: a producer yields :class:`StreamItem` objects - a
+:class:`~binlogscope.events.SessionEvent` with optional connection/flow number, capture frame,
+timestamp and the packet's wire bytes, or a setup step / note / error - and
+:class:`PacketStreamSource` turns them into rows. ``binlogscope live`` feeds it from the replica's
+store (:mod:`binlogscope.tui.sources.live`), ``binlogscope pcap`` from ``read_capture``
+(:mod:`binlogscope.tui.sources.pcap`); any other driver plugs in with a generator.
+
+Memory stays bounded for long sessions: per row only compact columns, the summary text and the
+packet's bytes are kept; the decoded Node tree is kept for the last :data:`TREE_WINDOW` rows and
+re-decoded from the bytes on demand for older ones (binlog events with the FORMAT_DESCRIPTION and
+TABLE_MAP context they had). Raw bytes are capped at ``max_raw_bytes``: the oldest rows lose
+theirs first and say so in their detail.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import threading
+import time
+from array import array
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from binlogscope.drivers.live_setup import QUERY_WHY, SetupStep, setup_steps
+from binlogscope.events import (
+    ConnectionClosed,
+    DecodeError,
+    PacketDecoded,
+    Peer,
+    Phase,
+    PhaseChanged,
+    SequenceMismatch,
+    SessionEvent,
+    TlsStarted,
+)
+from binlogscope.render.packets import event_json
+from binlogscope.summary import event_table
+from binlogscope.tui.source import KINDS, PHASE_DOCS, PHASES, Detail, Row, SourceInfo, event_kind
+from binlogscope.tui.sources.binlog_file import _alg_name, row_summary
+from binlogscope.wire import replication
+from binlogscope.wire.binlog.context import DecodeContext, TableMap
+from binlogscope.wire.binlog.decode import decode_event
+from binlogscope.wire.framing import PacketBuffer, packet_node
+from binlogscope.wire.handshake import DEFAULT_CAPABILITIES
+from binlogscope.wire.node import Node
+from binlogscope.wire.packet import KIND_DOCS, run_decoder
+from binlogscope.wire.packet import KINDS as PACKET_KINDS
+from binlogscope.wire.results import decode_text_row
+
+#: rows whose session-built tree is kept; older rows are re-decoded from their bytes
+TREE_WINDOW = 2000
+#: default cap on the packet bytes kept (the oldest rows lose theirs first)
+MAX_RAW_BYTES = 256 << 20
+_SUMMARY_MAX = 120
+
+_KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+_HANDSHAKE = {"handshake_v10", "ssl_request", "handshake_response41", "handshake_response320",
+              "auth_switch_request", "auth_more_data", "auth_switch_response"}
+_RESULT = {"ok", "eof", "column_count", "column_definition41", "text_row",
+           "local_infile_request"}
+_DUMP = {"com_register_slave", "com_binlog_dump", "com_binlog_dump_gtid"}
+_FDE = 15
+_TABLE_MAP = 19
+
+
+@dataclass(frozen=True, slots=True)
+class StreamItem:
+    """One thing a producer hands to :class:`PacketStreamSource`."""
+
+    event: SessionEvent | None = None
+    kind: str = "packet"  # "packet" (event set) | "step" | "note" | "error"
+    text: str = ""
+    step: SetupStep | None = None
+    time: float | None = None  # seconds since the epoch (capture time); None: now
+    conn: int = 0  # connection / flow number (a live reconnect or a pcap flow)
+    frame: int | None = None  # capture frame the packet starts in
+    raw: bytes | None = None  # the packet's bytes on the wire (headers included)
+
+
+def _why_table() -> list[tuple[str, str, str]]:
+    """(SQL prefix, phase, why) of every query a replica sends during setup."""
+    out: list[tuple[str, str, str]] = []
+    for mariadb in (False, True):
+        for st in setup_steps(slave_uuid="x", heartbeat=1.0, semi_sync=True, mariadb=mariadb,
+                              gtid="0-1-1", net_read_timeout=60):
+            if st.sql:
+                out.append((st.sql.split("=")[0].strip().lower()[:24], st.what, st.why))
+    out += [("select @@global.binlog_checksum", "checksum", QUERY_WHY["checksum"]),
+            ("select @@server_id", "server_id", QUERY_WHY["server_id"]),
+            ("select @@version", "version", QUERY_WHY["version"]),
+            ("show master status", "position", QUERY_WHY["position"]),
+            ("show binary log status", "position", QUERY_WHY["position"])]
+    return out
+
+
+_WHY = _why_table()
+
+
+def why_for_query(sql: str) -> tuple[str, str] | None:
+    """(what, why) for a setup query a replica sends (captures have no SetupStep items)."""
+    q = " ".join(sql.split()).lower()
+    for prefix, what, why in _WHY:
+        if q.startswith(prefix):
+            return what, why
+    return None
+
+
+def _fit(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _SUMMARY_MAX else text[: _SUMMARY_MAX - 3] + "..."
+
+
+def packet_summary(ev: PacketDecoded) -> str:
+    """The list's summary of a non-binlog packet."""
+    v = ev.value
+    if v is None:
+        return f"ERROR {ev.error}" if ev.error else ""
+    name = type(v).__name__
+    parts: list[str] = []
+    if name == "HandshakeV10":
+        parts.append(f"{v.server_version} conn {v.connection_id} {v.auth_plugin_name or ''}")
+    elif name in ("HandshakeResponse41", "HandshakeResponse320"):
+        parts.append(f"user {v.username} {getattr(v, 'client_plugin_name', '') or ''}")
+    elif name == "ComQuery":
+        parts.append(v.query)
+    elif name == "ErrPacket":
+        parts.append(f"ERR {v.error_code} ({v.sql_state}) {v.error_message}")
+    elif name == "OkPacket":
+        parts.append(f"OK affected={v.affected_rows} status=0x{v.status_flags:04x}"
+                     + (f" {v.info}" if v.info else ""))
+    elif name in ("ComBinlogDump", "ComBinlogDumpGtid"):
+        parts.append(f"from {v.binlog_filename or '(gtid)'}:{v.binlog_pos} "
+                     f"server_id={v.server_id} flags=0x{v.flags:x}")
+    elif name == "ComRegisterSlave":
+        parts.append(f"server_id={v.server_id} host={v.hostname}")
+    elif name == "ColumnCount":
+        parts.append(f"{v.column_count} column(s)")
+    elif name == "ColumnDefinition41":
+        parts.append(f"column {v.name} type={v.type}")
+    elif name == "TextRow":
+        parts.append(" | ".join("NULL" if x is None else x.decode("utf-8", "replace")
+                                for x in v.values))
+    elif name == "SemiSyncAck":
+        parts.append(f"ACK {v.binlog_filename}:{v.binlog_pos}")
+    elif name == "AuthSwitchRequest":
+        parts.append(f"switch to {v.plugin_name}")
+    if ev.error:
+        parts.append(f"ERROR {ev.error}")
+    return _fit(" ".join(parts))
+
+
+def packet_kind(ev: PacketDecoded) -> str:
+    """Colour class of a packet."""
+    if ev.error or ev.kind == "err":
+        return "error"
+    if ev.binlog_event is not None:
+        return event_kind(ev.binlog_event.type_name, bool(ev.binlog_event.error))
+    k = ev.kind
+    if k in _HANDSHAKE:
+        return "handshake"
+    if k == "com_query":
+        return "query"
+    if k in _RESULT:
+        return "result"
+    if k in _DUMP:
+        return "dump"
+    if k == "semi_sync_ack":
+        return "ack"
+    return "other"
+
+
+def _type_name(ev: PacketDecoded) -> str:
+    if ev.binlog_event is not None:
+        return ev.binlog_event.type_name
+    if ev.kind == "err" and ev.value is not None:
+        return "ERR"
+    if ev.kind == "command" and ev.value is not None:
+        return str(getattr(ev.value, "name", "COMMAND")).upper()
+    return ev.kind.upper()
+
+
+def _event_bytes(raw: bytes, semi: bool) -> bytes:
+    """The binlog event inside a one-fragment stream packet's wire bytes."""
+    return raw[4 + 1 + (2 if semi else 0):]
+
+
+def _clone(ctx: DecodeContext) -> DecodeContext:
+    return dataclasses.replace(ctx, tables={})
+
+
+def _table_key(tm: TableMap) -> tuple[Any, ...]:
+    raw = getattr(tm, "raw", None)
+    if isinstance(raw, bytes):
+        return (tm.table_id, raw)
+    return (tm.table_id, tm.schema, tm.table, tm.flags,
+            tuple((c.type, c.meta, c.name, c.unsigned, c.charset) for c in tm.columns))
+
+
+def info_node(name: str, value: str, doc: str, error: str | None = None) -> Node:
+    """A zero-length node for a row that is not a packet (a setup step, a note, a phase)."""
+    return Node(name, 0, 0, value, "", value, doc, (), error)
+
+
+@dataclass(slots=True)
+class _Conn:
+    """What one connection's rows depend on (phase, setup step, binlog file, context)."""
+
+    fdei: int  # index of the context (in _fde_ctx) its binlog events decode with
+    phase: int = 0
+    step: int = -1  # index into steps
+    file: int = -1  # current binlog file (index into _files)
+    server_caps: int | None = None
+    client_caps: int | None = None
+    ctx: DecodeContext = dataclasses.field(default_factory=DecodeContext)
+    tmaps: dict[int, int] = dataclasses.field(default_factory=dict)  # table_id -> _tmaps index
+    columns: list[str] = dataclasses.field(default_factory=list)  # of the current result set
+    names: int = -1  # their index in _names once a row uses them
+
+
+class PacketStreamSource:
+    """Rows from :class:`StreamItem` objects; subclasses (or ``items``) produce them."""
+
+    columns: frozenset[str] = frozenset({"direction", "seq", "semi_sync"})
+    live = False
+    paused = False
+
+    def set_paused(self, paused: bool) -> None:
+        """Live sources stop taking items; a finite stream has nothing to pause."""
+
+    def stop(self) -> None:
+        """Live sources close their connection; nothing to do for a finite stream."""
+
+    def __init__(self, items: Iterable[StreamItem] | None = None, *, label: str = "stream",
+                 tree_window: int = TREE_WINDOW, max_raw_bytes: int = MAX_RAW_BYTES) -> None:
+        self.label = label
+        self._items = items
+        #: the time of rows whose item has none (tests pin it)
+        self.clock: Callable[[], float] = time.time
+        self.tree_window = tree_window
+        self.max_raw_bytes = max_raw_bytes
+        self._lock = threading.Lock()
+        self._n = 0
+        self._time = array("d")
+        self._len = array("q")
+        self._dir = array("b")  # 0 none, 1 client, 2 server
+        self._seq = array("h")  # -1 none
+        self._semi = array("b")  # 0 none, 1 0xEF no ACK wanted, 2 ACK requested, 3 sent ACK
+        self._type = array("H")
+        self._kind = array("B")
+        self._table = array("i")
+        self._log_pos = array("q")  # -1 none
+        self._offset = array("q")
+        self._conn = array("H")
+        self._frame = array("q")  # -1 none
+        self._phase = array("b")
+        self._stepi = array("i")  # -1 none
+        self._file = array("i")  # binlog file at that row, -1 none
+        self._caps = array("B")
+        self._fdei = array("i")  # -1: not a binlog event
+        self._tmapi = array("i")
+        self._summaries: list[str] = []
+        self._raw: list[bytes | None] = []
+        self._errors: set[int] = set()
+        self._ack_pos: dict[int, int] = {}
+        self._info: dict[int, Node] = {}  # non-packet rows: their (tiny) detail node
+        self._recent: OrderedDict[int, PacketDecoded] = OrderedDict()
+        self._raw_bytes = 0
+        self._raw_dropped = 0  # rows [0, _raw_dropped) may have lost their bytes
+        self._type_names: list[str] = []
+        self._type_index: dict[str, int] = {}
+        self._tables: list[str] = []
+        self._table_index: dict[str, int] = {}
+        self._files: list[str] = []
+        self._file_index: dict[str, int] = {}
+        self._pkind = array("H")  # the session's packet kind (interned in _type_names)
+        self._caps_list: list[int] = [DEFAULT_CAPABILITIES]
+        self.steps: list[SetupStep] = []
+        # consumer-side decode context (for re-decoding binlog events without their tree)
+        self._fde_ctx: list[DecodeContext] = []
+        self._tmaps: list[TableMap] = []
+        self._tmap_index: dict[tuple[Any, ...], int] = {}
+        self._names: list[tuple[str, ...]] = []  # column names of text rows (re-decoding)
+        # per connection (pcap flows interleave): session state as the rows went by
+        self._conns: dict[int, _Conn] = {}
+        self._c = self._conn_state(0)
+        self.server_version = ""
+        self.checksum = ""
+        self.binlog_events = 0
+        self._rate: deque[tuple[float, int]] = deque(maxlen=64)
+        self._done = False
+        self.fatal: str | None = None
+
+    # ------------------------------------------------------------------ producing
+    def produce(self, cancelled: Callable[[], bool]) -> Iterable[StreamItem]:
+        """The items to show (subclasses override; the default iterates ``items``)."""
+        return self._items or ()
+
+    def run(self, cancelled: Callable[[], bool]) -> None:
+        try:
+            for item in self.produce(cancelled):
+                if cancelled():
+                    return
+                self.add(item)
+        except Exception as exc:  # a producer bug must show, not kill the worker silently
+            self.fatal = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._done = True
+
+    def add(self, item: StreamItem) -> None:
+        """Take one item in (called by :meth:`run`, from the worker thread)."""
+        c = self._conns.get(item.conn)
+        self._c = c if c is not None else self._conn_state(item.conn)
+        ts = item.time if item.time is not None else self.clock()
+        ev = item.event
+        if item.kind == "step" and item.step is not None:
+            st = item.step
+            self.steps.append(st)
+            self._c.step = len(self.steps) - 1
+            if st.phase in PHASES:
+                self._c.phase = PHASES.index(st.phase)
+            self._add_info(ts, item, "STEP", "step", f"[{st.phase}] {st.what}  - {st.why}",
+                           info_node("setup_step", st.what, st.why))
+            return
+        if item.kind in ("note", "error") or ev is None:
+            err = item.kind == "error"
+            self._add_info(ts, item, "ERROR" if err else "NOTE", "error" if err else "note",
+                           item.text, info_node(item.kind, item.text, "",
+                                                item.text if err else None), error=err)
+            return
+        if isinstance(ev, PacketDecoded):
+            self._add_packet(ts, item, ev)
+        elif isinstance(ev, PhaseChanged):
+            self._phase_changed(ev)
+            self._add_info(ts, item, "PHASE", "note",
+                           f"{ev.old.value} -> {ev.new.value}: {ev.reason}",
+                           info_node("phase", f"{ev.old.value} -> {ev.new.value}", ev.reason))
+        elif isinstance(ev, DecodeError):
+            self._add_info(ts, item, "DECODE_ERROR", "error", ev.message,
+                           ev.node or info_node("decode_error", ev.message, "", ev.message),
+                           error=True, direction=ev.direction, offset=ev.offset)
+        elif isinstance(ev, SequenceMismatch):
+            msg = f"sequence id {ev.got}, expected {ev.expected}"
+            self._add_info(ts, item, "SEQUENCE_MISMATCH", "error", msg,
+                           info_node("sequence_mismatch", msg,
+                                     "a packet's sequence id is not the next one: a lost or "
+                                     "duplicated packet, or a peer bug", msg),
+                           error=True, direction=ev.direction, offset=ev.offset)
+        elif isinstance(ev, TlsStarted):
+            self._add_info(ts, item, "TLS", "handshake", "the rest of the connection is "
+                           "encrypted", ev.node, direction=ev.direction, offset=ev.offset)
+        elif isinstance(ev, ConnectionClosed):
+            self._add_info(ts, item, "CLOSED", "note", f"{ev.direction.value} closed the "
+                           "connection", info_node("closed", ev.direction.value,
+                                                   "end of this direction's byte stream"),
+                           direction=ev.direction, offset=ev.offset)
+
+    # ------------------------------------------------------------------ ingest helpers
+    def _conn_state(self, conn: int) -> _Conn:
+        c = _Conn(fdei=len(self._fde_ctx))
+        self._fde_ctx.append(_clone(c.ctx))
+        self._conns[conn] = c
+        return c
+
+    @property
+    def phase(self) -> int:
+        """Where the connection of the latest row is (index into :data:`PHASES`)."""
+        return self._c.phase
+
+    def _phase_changed(self, ev: PhaseChanged) -> None:
+        new = ev.new
+        if new == Phase.AUTH:
+            self._c.phase = max(self._c.phase, 1)
+        elif new == Phase.COMMAND and ev.old == Phase.AUTH:
+            self._c.phase = max(self._c.phase, 2)
+        elif new == Phase.BINLOG_STREAM:
+            self._c.phase = max(self._c.phase, 4)
+
+    def _intern(self, names: list[str], index: dict[str, int], name: str) -> int:
+        i = index.get(name)
+        if i is None:
+            i = index[name] = len(names)
+            names.append(name)
+        return i
+
+    def _caps_index(self) -> int:
+        caps = self._c.server_caps if self._c.server_caps is not None else DEFAULT_CAPABILITIES
+        if self._c.client_caps is not None:
+            caps &= self._c.client_caps
+        try:
+            return self._caps_list.index(caps)
+        except ValueError:
+            self._caps_list.append(caps)
+            return len(self._caps_list) - 1
+
+    def _append(self, ts: float, item: StreamItem, type_name: str, kind: str, summary: str, *,
+                length: int = 0, direction: Peer | None = None, seq: int = -1, semi: int = 0,
+                table: int = -1, log_pos: int = -1, offset: int = 0, fdei: int = -1,
+                tmapi: int = -1, raw: bytes | None = None, error: bool = False,
+                pkind: str = "") -> int:
+        """Store every column of a new row, then publish it (the length changes last)."""
+        n = self._n
+        self._time.append(ts)
+        self._len.append(length)
+        self._dir.append(0 if direction is None else 1 if direction == Peer.CLIENT else 2)
+        self._seq.append(seq)
+        self._semi.append(semi)
+        self._type.append(self._intern(self._type_names, self._type_index, type_name))
+        self._pkind.append(self._intern(self._type_names, self._type_index, pkind))
+        self._kind.append(_KIND_INDEX.get(kind, _KIND_INDEX["other"]))
+        self._table.append(table)
+        self._log_pos.append(log_pos)
+        self._offset.append(offset)
+        self._conn.append(item.conn & 0xFFFF)
+        self._frame.append(-1 if item.frame is None else item.frame)
+        self._phase.append(self.phase)
+        self._stepi.append(self._c.step)
+        self._file.append(self._c.file)
+        self._caps.append(self._caps_index() if raw is not None else 0)
+        self._fdei.append(fdei)
+        self._tmapi.append(tmapi)
+        self._summaries.append(summary)
+        self._raw.append(raw)
+        if raw is not None:
+            self._raw_bytes += len(raw)
+            self._trim_raw()
+        if error:
+            self._errors.add(n)
+        self._n = n + 1
+        return n
+
+    def _trim_raw(self) -> None:
+        while self._raw_bytes > self.max_raw_bytes and self._raw_dropped < self._n:
+            old = self._raw[self._raw_dropped]
+            if old is not None:
+                self._raw_bytes -= len(old)
+                self._raw[self._raw_dropped] = None
+            self._raw_dropped += 1
+
+    def _add_info(self, ts: float, item: StreamItem, type_name: str, kind: str, summary: str,
+                  node: Node, *, error: bool = False, direction: Peer | None = None,
+                  offset: int = 0) -> None:
+        n = self._append(ts, item, type_name, kind, _fit(summary), direction=direction,
+                         offset=offset, error=error)
+        self._info[n] = node
+
+    def _add_packet(self, ts: float, item: StreamItem, ev: PacketDecoded) -> None:
+        v = ev.value
+        k = ev.kind
+        if k == "handshake_v10" and v is not None:
+            self._c.phase = 0
+            self._c.server_caps = v.capability_flags
+            self.server_version = self.server_version or v.server_version
+        elif k in ("handshake_response41", "ssl_request") and v is not None:
+            self._c.client_caps = v.capability_flags
+        elif k == "column_count":
+            self._c.columns = []
+            self._c.names = -1
+        elif k == "column_definition41" and v is not None:
+            self._c.columns.append(v.name)
+        elif k == "com_register_slave":
+            self._c.phase = 3
+        elif k in ("com_binlog_dump", "com_binlog_dump_gtid"):
+            self._c.phase = 4
+        elif k == "com_query" and v is not None and item.step is None:
+            why = why_for_query(v.query)
+            if why is not None and not (self.steps and self.steps[self._c.step].sql == v.query):
+                self.steps.append(SetupStep("setup", why[0], why[1], v.query))
+                self._c.step = len(self.steps) - 1
+        semi = 0
+        if ev.semi_sync is not None:
+            semi = 2 if ev.semi_sync.ack_requested else 1
+        table = log_pos = fdei = tmapi = -1
+        bev = ev.binlog_event
+        if bev is not None:
+            self._c.phase = 5
+            self.binlog_events += 1
+            h = bev.header
+            fdei = self._c.fdei
+            if h is not None:
+                log_pos = h.log_pos
+                code = h.type_code
+                if code == _FDE:
+                    self._learn_fde(bev, item.raw, ev.semi_sync is not None)
+                    fdei = self._c.fdei
+                elif code == _TABLE_MAP:
+                    tm = getattr(bev.body, "table_map", None)
+                    if isinstance(tm, TableMap):
+                        self._learn_table(tm)
+                nxt = getattr(bev.body, "next_log_name", None)
+                if isinstance(nxt, str) and nxt:
+                    self._c.file = self._intern(self._files, self._file_index, nxt)
+            tid = getattr(bev.body, "table_id", None)
+            if isinstance(tid, int) and tid in self._c.tmaps:
+                tmapi = self._c.tmaps[tid]
+            schema, name = event_table(bev)
+            if name is None and tmapi >= 0:
+                tm = self._tmaps[tmapi]
+                schema, name = tm.schema, tm.table
+            if name is not None:
+                table = self._intern(self._tables, self._table_index, f"{schema}.{name}")
+            summary = row_summary(bev)
+            if ev.error and ev.error != bev.error:
+                summary = _fit(f"{summary} ERROR {ev.error}")
+        else:
+            summary = packet_summary(ev)
+            if k == "text_row" and self._c.columns:
+                if self._c.names < 0:
+                    self._c.names = len(self._names)
+                    self._names.append(tuple(self._c.columns))
+                tmapi = self._c.names
+        if k == "semi_sync_ack" and v is not None:
+            semi = 3
+        n = self._append(ts, item, _type_name(ev), packet_kind(ev), summary,
+                         length=ev.payload_length, direction=ev.direction, seq=ev.seq, semi=semi,
+                         table=table, log_pos=log_pos, offset=ev.offset, fdei=fdei, tmapi=tmapi,
+                         raw=item.raw, error=bool(ev.error) or k == "err", pkind=k)
+        if semi == 3:
+            self._ack_pos[n] = v.binlog_pos
+        if ev.node is not None or item.raw is None:
+            self._recent[n] = ev
+            while len(self._recent) > self.tree_window:
+                self._recent.popitem(last=False)
+
+    def _learn_fde(self, bev: Any, raw: bytes | None, semi: bool) -> None:
+        data = bev.raw if bev.raw is not None else (
+            _event_bytes(raw, semi) if raw is not None else None)
+        if data is not None:
+            decode_event(data, self._c.ctx, base=bev.offset, record=False)
+        else:
+            self._c.ctx.fde_seen = True
+        self._c.fdei = len(self._fde_ctx)
+        self._fde_ctx.append(_clone(self._c.ctx))
+        self._c.tmaps = {}
+        if self._c.ctx.server_version:
+            self.server_version = self._c.ctx.server_version
+        self.checksum = _alg_name(self._c.ctx.checksum_alg)
+
+    def _learn_table(self, tm: TableMap) -> None:
+        key = _table_key(tm)
+        i = self._tmap_index.get(key)
+        if i is None:
+            i = self._tmap_index[key] = len(self._tmaps)
+            self._tmaps.append(tm)
+        self._c.tmaps[tm.table_id] = i
+
+    # ------------------------------------------------------------------ RowSource
+    def __len__(self) -> int:
+        return self._n
+
+    def row(self, index: int) -> Row:
+        name = self._type_names[self._type[index]]
+        d = self._dir[index]
+        semi = self._semi[index]
+        t = self._table[index]
+        lp = self._log_pos[index]
+        ts = self._time[index]
+        return Row(
+            index=index, time=None if math.isnan(ts) else ts, length=self._len[index],
+            event_type=name, offset=self._offset[index], summary=self._summaries[index],
+            table=self._tables[t] if t >= 0 else None, log_pos=lp if lp >= 0 else None,
+            error=index in self._errors, kind=KINDS[self._kind[index]],
+            direction=None if d == 0 else "->" if d == 1 else "<-",
+            seq=None if self._seq[index] < 0 else self._seq[index],
+            semi_sync=self._semi_text(index, semi))
+
+    def _semi_text(self, index: int, semi: int) -> str | None:
+        if semi == 1:
+            return "ef"
+        if semi == 2:
+            return "ef ACK?"
+        if semi == 3:
+            return f"ACK {self._ack_pos.get(index, '')}"
+        return None
+
+    def search_text(self, index: int) -> str:
+        t = self._table[index]
+        d = self._dir[index]
+        where = "" if d == 0 else "client" if d == 1 else "server"
+        return (f"{self._type_names[self._type[index]]} {self._tables[t] if t >= 0 else ''} "
+                f"{self._summaries[index]} {where}").lower()
+
+    def position(self, index: int) -> str:
+        lp = self._log_pos[index]
+        f = self._file[index]
+        if lp > 0 and f >= 0:
+            where = f"{self._files[f]}:{lp}"
+        else:
+            d = self._dir[index]
+            where = f"{'client' if d == 1 else 'server' if d == 2 else 'session'}" \
+                    f"@{self._offset[index]}"
+        fr = self._frame[index]
+        conn = self._conn[index]
+        pre = f"[{conn}] " if conn else ""
+        return pre + where + (f" frame {fr}" if fr >= 0 else "")
+
+    def find_offset(self, offset: int) -> int | None:
+        """The binlog event whose bytes hold file position ``offset`` (its log_pos is past it)."""
+        best = None
+        for i in range(self._n):
+            lp = self._log_pos[i]
+            if lp <= 0:
+                continue
+            start = lp - (self._len[i] - 1 - (2 if self._semi[i] in (1, 2) else 0))
+            if start <= offset < lp:
+                return i
+            if best is None and lp > offset:
+                best = i
+        return best
+
+    def phase_at(self, index: int | None) -> tuple[int, int, SetupStep | None]:
+        """(phase of the session now, phase at row ``index``, the setup step behind the row)."""
+        if index is None or not 0 <= index < self._n:
+            return self.phase, self.phase, self.steps[self._c.step] if self._c.step >= 0 else None
+        si = self._stepi[index]
+        return self.phase, self._phase[index], self.steps[si] if si >= 0 else None
+
+    def info(self) -> SourceInfo:
+        extra: dict[str, str] = {}
+        if self.live:
+            now = time.monotonic()
+            rate = self._rate
+            rate.append((now, self.binlog_events))
+            while len(rate) > 2 and now - rate[0][0] > 5.0:
+                rate.popleft()
+            t0, n0 = rate[0]
+            eps = (self.binlog_events - n0) / (now - t0) if now - t0 > 0.3 else 0.0
+            extra["events/s"] = f"{eps:,.0f}"
+        if self._raw_dropped:
+            extra["bytes dropped"] = f"first {self._raw_dropped:,} rows"
+        return SourceInfo(label=self.label, server_version=self.server_version,
+                          checksum=self.checksum, events=self._n, errors=len(self._errors),
+                          done=self._done, fatal=self.fatal, extra=extra)
+
+    # ------------------------------------------------------------------ details
+    def detail(self, index: int) -> Detail:
+        info = self._info.get(index)
+        if info is not None:
+            return Detail(node=info, raw=b"", base=info.offset, error=info.error)
+        ev = self.packet(index)
+        raw = self._raw[index]
+        if ev is None or ev.node is None:
+            msg = ("decoded tree dropped to bound memory and no bytes kept: only the last "
+                   f"{self.tree_window:,} packets keep their tree")
+            node = Node("packet", self._offset[index], 0, None, "", "(no tree)", msg, (), msg)
+            return Detail(node=node, raw=raw or b"", base=self._offset[index], error=msg)
+        if raw is None:
+            bev = ev.binlog_event
+            if bev is not None and bev.raw is not None:
+                return Detail(node=ev.node, raw=bev.raw, base=bev.offset, error=ev.error)
+            return Detail(node=ev.node, raw=b"", base=ev.offset, error=ev.error)
+        return Detail(node=ev.node, raw=raw, base=ev.offset, error=ev.error)
+
+    def packet(self, index: int) -> PacketDecoded | None:
+        """The decoded packet of row ``index``: the kept one, else re-decoded from its bytes."""
+        ev = self._recent.get(index)
+        if ev is not None and ev.node is not None:
+            return ev
+        raw = self._raw[index]
+        if raw is None:
+            return ev
+        return self._redecode(index, raw) or ev
+
+    def _redecode(self, index: int, raw: bytes) -> PacketDecoded | None:
+        buf = PacketBuffer(self._offset[index])
+        buf.receive_data(raw)
+        pkt = buf.next_packet()
+        if pkt is None:
+            return None
+        kind = self._type_names[self._pkind[index]]
+        caps = self._caps_list[self._caps[index]]
+        peer = Peer.CLIENT if self._dir[index] == 1 else Peer.SERVER
+        fdei = self._fdei[index]
+        if fdei >= 0:
+            ctx = _clone(self._fde_ctx[fdei])
+            ti = self._tmapi[index]
+            if ti >= 0:
+                tm = self._tmaps[ti]
+                ctx.tables[tm.table_id] = tm
+            semi = self._semi[index] in (1, 2)
+
+            def fn(r: Any, c: int) -> replication.BinlogPacket:
+                return replication.decode_binlog_packet(r, c, ctx, semi_sync=semi)
+
+            kind = "binlog_event"
+            d = run_decoder(kind, fn, pkt.payload, caps=caps, base=pkt.payload_offset)
+        else:
+            pk = kind
+            if pk == "text_row":
+                ni = self._tmapi[index]
+                names = self._names[ni] if ni >= 0 else None
+
+                def fn2(r: Any, c: int) -> Any:
+                    return decode_text_row(r, c, names)
+
+                d = run_decoder(pk, fn2, pkt.payload, caps=caps, base=pkt.payload_offset)
+            else:
+                fn3, _ = PACKET_KINDS.get(pk, PACKET_KINDS["raw"])
+                d = run_decoder(pk if pk in KIND_DOCS else "raw", fn3, pkt.payload, caps=caps,
+                                base=pkt.payload_offset)
+            kind = d.kind
+        semi_h = bev = None
+        error = d.error
+        if isinstance(d.value, replication.BinlogPacket):
+            semi_h, bev = d.value.semi_sync, d.value.event
+            error = error or d.value.error or bev.error
+        if d.node is None:
+            return None
+        what = f"binlog_event {bev.type_name}" if bev is not None else kind
+        node = packet_node(pkt, d.node, value=kind,
+                           display=f"{what} (seq {pkt.sequence_id}, {len(pkt.payload)} bytes)",
+                           doc=d.node.doc, error=error)
+        return PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), kind,
+                             d.value, node, Phase.BINLOG_STREAM if bev else Phase.COMMAND,
+                             semi_h, bev, error, pkt.wire_length)
+
+    # ------------------------------------------------------------------ export
+    def row_json(self, index: int, tree: bool = False) -> dict[str, Any]:
+        r = self.row(index)
+        head: dict[str, Any] = {"row": r.number, "time": r.time}
+        if self._conn[index]:
+            head["conn"] = self._conn[index]
+        if self._frame[index] >= 0:
+            head["frame"] = self._frame[index]
+        info = self._info.get(index)
+        if info is not None:
+            si = self._stepi[index]
+            if r.event_type == "STEP" and si >= 0:
+                st = self.steps[si]
+                return {**head, "kind": "step", "phase": st.phase, "what": st.what,
+                        "why": st.why, "sql": st.sql}
+            return {**head, "kind": r.event_type.lower(), "text": r.summary,
+                    "direction": {"->": "client", "<-": "server"}.get(r.direction or "")}
+        ev = self.packet(index)
+        if tree:
+            d = self.detail(index)
+            return {**head, **d.node.to_dict()}
+        obj = event_json(ev) if ev is not None else None
+        if obj is None:
+            obj = {"kind": r.event_type.lower(), "summary": r.summary}
+        return {**head, **obj}
+
+    def export_jsonl(self, indices: Sequence[int], out: TextIO, *, tree: bool = False,
+                     cancelled: Callable[[], bool] = lambda: False) -> int:
+        n = 0
+        for i in indices:
+            if cancelled():
+                break
+            out.write(json.dumps(self.row_json(i, tree), ensure_ascii=False, default=str)
+                      + "\n")
+            n += 1
+        return n
+
+
+__all__ = ["PHASES", "PHASE_DOCS", "PacketStreamSource", "StreamItem", "packet_kind",
+           "packet_summary", "why_for_query"]

@@ -1,0 +1,234 @@
+"""Compiled row-image readers for the fast path (``record=False``).
+
+For one TABLE_MAP and columns-present bitmap, :func:`compile_image` generates the source of a
+function ``image(b, p) -> (row dict, new p)`` and compiles it once. The function reads the
+NULL bitmap and then:
+
+* when no column is NULL (the common case): straight-line code, one ``struct`` unpack per run of
+  consecutive fixed-width numeric columns, inline length-prefixed strings, the shared cached
+  temporal formatters of ``values.py``, and the column reader closures for everything else;
+* otherwise: the same per-column code, each guarded by its NULL bit.
+
+The pieces that turn bytes into values are the very functions the recording path uses
+(``values.make_reader`` and the formatters it is built from), or trivially equal to them (a
+struct field, a slice, a ``decode``), so both paths give identical values;
+``tests/wire/test_fixtures.py::test_fast_path_equals_tree_path`` checks that on every fixture.
+
+Like the readers, generated code does not check the end of the buffer value by value: a short
+image raises (struct/index errors) or returns a position beyond the end, which the caller turns
+into a ``ShortRead``.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from binlogscope.wire.binlog.context import ColumnInfo
+from binlogscope.wire.binlog.types import ColumnType as T
+from binlogscope.wire.binlog.values import (
+    BLOB_TYPES,
+    DAY_TEXT,
+    HMS_TEXT,
+    TOD_TEXT,
+    YMD_TEXT,
+    codec_for,
+    decimal_layout,
+    effective_type,
+    frac_table,
+    frac_texts,
+    make_reader,
+    string_max_length,
+    timestamp2_formatter,
+)
+
+ImageFn = Callable[[bytes, int], tuple[dict[str, Any], int]]
+
+_STRUCT_CODES: dict[tuple[int, bool], str] = {
+    (T.MYSQL_TYPE_TINY, False): "b", (T.MYSQL_TYPE_TINY, True): "B",
+    (T.MYSQL_TYPE_SHORT, False): "h", (T.MYSQL_TYPE_SHORT, True): "H",
+    (T.MYSQL_TYPE_LONG, False): "i", (T.MYSQL_TYPE_LONG, True): "I",
+    (T.MYSQL_TYPE_LONGLONG, False): "q", (T.MYSQL_TYPE_LONGLONG, True): "Q",
+    (T.MYSQL_TYPE_FLOAT, False): "f", (T.MYSQL_TYPE_FLOAT, True): "f",
+    (T.MYSQL_TYPE_DOUBLE, False): "d", (T.MYSQL_TYPE_DOUBLE, True): "d",
+}
+
+
+def _struct_code(col: ColumnInfo) -> str | None:
+    return _STRUCT_CODES.get((col.type, col.unsigned))
+
+
+class _Gen:
+    def __init__(self) -> None:
+        self.ns: dict[str, Any] = {"_from_bytes": int.from_bytes}
+        self.k = 0
+
+    def const(self, value: Any) -> str:
+        name = f"_c{self.k}"
+        self.k += 1
+        self.ns[name] = value
+        return name
+
+
+def _prefixed(v: str, prefix: int, codec: str | None) -> list[str]:
+    """A length-prefixed value (VARCHAR, BLOB/TEXT, CHAR) read inline."""
+    if prefix == 1:
+        lines = ["e = p + 1 + b[p]", "s = b[p + 1:e]"]
+    elif prefix == 2:
+        lines = ["e = p + 2 + (b[p] | b[p + 1] << 8)", "s = b[p + 2:e]"]
+    else:
+        lines = [f"e = p + {prefix} + _from_bytes(b[p:p + {prefix}], 'little')",
+                 f"s = b[p + {prefix}:e]"]
+    if codec is None:
+        lines.append(f"{v} = s")
+    else:
+        lines.append(f"{v} = s.decode({codec or 'utf-8'!r}, 'surrogateescape')")
+    lines.append("p = e")
+    return lines
+
+
+def _column_code(gen: _Gen, col: ColumnInfo, v: str, mariadb: bool) -> list[str]:
+    """Statements that read one non-NULL column at ``p`` into ``v`` and advance ``p``."""
+    t = col.type
+    st = _struct_code(col)
+    if st is not None:
+        s = struct.Struct("<" + st)
+        return [f"{v} = {gen.const(s.unpack_from)}(b, p)[0]", f"p += {s.size}"]
+    if t in (T.MYSQL_TYPE_VARCHAR, T.MYSQL_TYPE_VAR_STRING):
+        return _prefixed(v, 2 if col.meta > 255 else 1, codec_for(col.charset))
+    if t in BLOB_TYPES:
+        size = col.meta or 2
+        if size in (1, 2, 3, 4):
+            codec = codec_for(col.charset) if col.charset is not None else None
+            return _prefixed(v, size, codec)
+    if t == T.MYSQL_TYPE_STRING:
+        real = effective_type(col)
+        if real == T.MYSQL_TYPE_ENUM and (col.meta & 0xFF) == 1 and col.enum_values is not None:
+            names = col.enum_values
+            table = tuple([""] + list(names[:255]) + list(range(len(names) + 1, 256)))
+            return [f"{v} = {gen.const(table)}[b[p]]", "p += 1"]
+        if real not in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
+            codec = codec_for(col.charset)
+            max_len = string_max_length(col)
+            if not (codec is None and col.charset == 63 and max_len):  # BINARY pads: reader
+                return _prefixed(v, 2 if max_len > 255 else 1, codec)
+    if t in (T.MYSQL_TYPE_DATETIME2, T.MYSQL_TYPE_TIMESTAMP2) and 0 <= col.meta <= 6:
+        return _temporal2(gen, col, v)
+    if t == T.MYSQL_TYPE_NEWDECIMAL:
+        code = _decimal(gen, col, v)
+        if code:
+            return code
+    rd = gen.const(make_reader(col, mariadb=mariadb))
+    return [f"{v}, p = {rd}(b, p)"]
+
+
+def _frac_expr(gen: _Gen, fsp: int, raw: str) -> str:
+    """An f-string piece giving the fraction text (same as ``values.frac_texts``)."""
+    if fsp == 0:
+        return ""
+    if fsp == 6:
+        return f".{{{raw}:06d}}"
+    table = frac_table(fsp)
+    if table is not None:
+        return f"{{{gen.const(table)}[{raw}]}}"
+    return f"{{{gen.const(frac_texts(fsp))}({raw})}}"
+
+
+def _temporal2(gen: _Gen, col: ColumnInfo, v: str) -> list[str]:
+    """DATETIME2 / TIMESTAMP2 with the cached pieces of ``values.py`` inlined."""
+    fsp = col.meta
+    nf = (fsp + 1) // 2
+    if col.type == T.MYSQL_TYPE_DATETIME2:
+        lines = ["x = _from_bytes(b[p:p + 5], 'big') - 0x8000000000"]
+        if nf:
+            lines.append(f"f = _from_bytes(b[p + 5:p + {5 + nf}], 'big')")
+        frac = _frac_expr(gen, fsp, "f")
+        lines.append(f'{v} = f"{{{gen.const(YMD_TEXT)}[x >> 17]}} '
+                     f'{{{gen.const(HMS_TEXT)}[x & 0x1FFFF]}}{frac}"')
+        lines.append(f"p += {5 + nf}")
+        return lines
+    lines = ["x = _from_bytes(b[p:p + 4], 'big')"]
+    lines.append(f"f = _from_bytes(b[p + 4:p + {4 + nf}], 'big')" if nf else "f = 0")
+    frac = _frac_expr(gen, fsp, "f")
+    zero = gen.const(timestamp2_formatter(fsp)(0, 0))
+    lines.append(f'{v} = {zero} if not x and not f else '
+                 f'f"{{{gen.const(DAY_TEXT)}[x // 86400]}} '
+                 f'{{{gen.const(TOD_TEXT)}[x % 86400]}}{frac}"')
+    lines.append(f"p += {4 + nf}")
+    return lines
+
+
+def _decimal(gen: _Gen, col: ColumnInfo, v: str) -> list[str] | None:
+    """DECIMAL with at most 9 integer and 9 fraction digits (else None: the reader)."""
+    precision, scale = col.meta >> 8, col.meta & 0xFF
+    if not 0 < precision <= 65 or scale > precision:
+        return None
+    size, gi, gf = decimal_layout(precision, scale)
+    if len(gi) > 1 or len(gf) > 1 or size == 0:
+        return None
+    sign = 1 << (size * 8 - 1)
+    full = (1 << (size * 8)) - 1
+    ip = f"(x >> {gi[0][0]}) & {gi[0][1]}" if gi else "0"
+    fr = f".{{(x >> {gf[0][0]}) & {gf[0][1]}:0{gf[0][2]}d}}" if gf else ""
+    return [
+        f"x = _from_bytes(b[p:p + {size}], 'big')",
+        f"if x & {sign}:",
+        f"    x ^= {sign}",
+        f'    {v} = f"{{{ip}}}{fr}"',
+        "else:",
+        f"    x ^= {full ^ sign}",
+        f'    {v} = f"-{{{ip}}}{fr}"',
+        f"if p + {size} > len(b):",
+        f"    raise ValueError('DECIMAL({precision},{scale}) needs {size} bytes')",
+        f"p += {size}",
+    ]
+
+
+def compile_image(columns: list[ColumnInfo], mariadb: bool) -> ImageFn:
+    """The fast reader of one row image whose present columns are ``columns``."""
+    gen = _Gen()
+    nb = (len(columns) + 7) // 8
+    names = [f"v{i}" for i in range(len(columns))]
+    out = ["def image(b, p):"]
+    mask = (1 << len(columns)) - 1  # the unused high bits of the last byte may be set
+    if nb == 1:
+        out.append(f"    nulls = b[p] & {mask}")
+    else:
+        out.append(f"    nulls = _from_bytes(b[p:p + {nb}], 'little') & {mask}")
+    out.append(f"    p += {nb}")
+    out.append("    if not nulls:")
+    # straight line: runs of struct-able columns share one unpack
+    i = 0
+    body: list[str] = []
+    while i < len(columns):
+        j = i
+        codes = ""
+        while j < len(columns) and (c := _struct_code(columns[j])) is not None:
+            codes += c
+            j += 1
+        if j - i >= 2:
+            s = struct.Struct("<" + codes)
+            targets = ", ".join(names[i:j])
+            body.append(f"{targets} = {gen.const(s.unpack_from)}(b, p)")
+            body.append(f"p += {s.size}")
+            i = j
+            continue
+        body.extend(_column_code(gen, columns[i], names[i], mariadb))
+        i += 1
+    out.extend("        " + line for line in body or ["pass"])
+    out.append("    else:")
+    for i, col in enumerate(columns):
+        out.append(f"        if nulls & {1 << i}:")
+        out.append(f"            {names[i]} = None")
+        out.append("        else:")
+        out.extend("            " + line for line in _column_code(gen, col, names[i], mariadb))
+    if not columns:
+        out.append("        pass")
+    items = ", ".join(f"{col.label!r}: {names[i]}" for i, col in enumerate(columns))
+    out.append(f"    return {{{items}}}, p")
+    src = "\n".join(out) + "\n"
+    ns = gen.ns
+    exec(compile(src, f"<row image of {len(columns)} columns>", "exec"), ns)  # noqa: S102
+    fn: ImageFn = ns["image"]
+    return fn
