@@ -353,3 +353,20 @@ async def test_quit_works_while_the_network_hangs() -> None:
         for s in accepted:
             s.close()
         srv.close()
+
+
+def test_live_falls_back_to_plain_text_when_not_a_terminal(master: ThreadedMockMaster,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from binlogscope.cli import main
+
+    monkeypatch.setenv("MYSQL_PWD", PASSWORD)
+    first = master.master.stream.files[0].name
+    out, err = io.StringIO(), io.StringIO()
+    rc = main(["live", "--host", "127.0.0.1", "--port", str(master.port), "--user", "repl",
+               "--ssl-mode", "DISABLED", "--start", f"{first}:4", "--non-blocking",
+               "--no-reconnect", "--brief"], out, err)
+    assert rc == 0, err.getvalue()
+    text = out.getvalue()
+    assert "== [connect] TCP connect" in text and "<- server handshake_v10" in text

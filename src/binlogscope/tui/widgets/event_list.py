@@ -180,11 +180,15 @@ class EventList(ScrollView, can_focus=True):
         self.refresh()
 
     # ----- painting
+    def _wide(self, width: int) -> bool:
+        """Wide columns (full time, type names, log_pos) when the summary still gets room."""
+        return width >= _COLS_NARROW + (40 if self.show_optional else 0)
+
     def _columns(self, width: int) -> list[tuple[str, str, int, bool]]:
         """(key, title, width, right-aligned) that fit ``width``; summary takes the rest."""
         n = max(len(self.view.source), 1)
         num_w = max(len(str(n)), 3) + 1
-        wide = width >= _COLS_NARROW
+        wide = self._wide(width)
         cols: list[tuple[str, str, int, bool]] = [("number", "no.", num_w, True)]
         cols.append(("time", "time (UTC)" if wide else "time", 19 if wide else 8, False))
         if "direction" in self.show_optional:
@@ -219,7 +223,7 @@ class EventList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         cols = self._columns(width)
-        wide = width >= _COLS_NARROW
+        wide = self._wide(width)
         if y == 0:
             text = " ".join(_fit(t, w, r) for _, t, w, r in cols) + " summary"
             style = self._style("event-list--header")

@@ -71,56 +71,62 @@ class _Gen:
         return name
 
 
-def _prefixed(v: str, prefix: int, codec: str | None) -> list[str]:
+def _at(o: int) -> str:
+    """The position ``o`` bytes after ``p``."""
+    return f"p + {o}" if o else "p"
+
+
+#: one column's code: (statements, static size or None when the code sets ``p`` itself)
+Code = tuple[list[str], int | None]
+
+
+def _prefixed(v: str, o: int, prefix: int, codec: str | None) -> Code:
     """A length-prefixed value (VARCHAR, BLOB/TEXT, CHAR) read inline."""
     if prefix == 1:
-        lines = ["e = p + 1 + b[p]", "s = b[p + 1:e]"]
+        length = f"b[{_at(o)}]"
     elif prefix == 2:
-        lines = ["e = p + 2 + (b[p] | b[p + 1] << 8)", "s = b[p + 2:e]"]
+        length = f"(b[{_at(o)}] | b[{_at(o + 1)}] << 8)"
     else:
-        lines = [f"e = p + {prefix} + _from_bytes(b[p:p + {prefix}], 'little')",
-                 f"s = b[p + {prefix}:e]"]
-    if codec is None:
-        lines.append(f"{v} = s")
-    else:
-        lines.append(f"{v} = s.decode({codec or 'utf-8'!r}, 'surrogateescape')")
-    lines.append("p = e")
-    return lines
+        length = f"_from_bytes(b[{_at(o)}:{_at(o + prefix)}], 'little')"
+    value = f"b[{_at(o + prefix)}:e]"
+    if codec is not None:
+        value += f".decode({codec!r}, 'surrogateescape')"
+    return [f"e = {_at(o + prefix)} + {length}", f"{v} = {value}", "p = e"], None
 
 
-def _column_code(gen: _Gen, col: ColumnInfo, v: str, mariadb: bool) -> list[str]:
-    """Statements that read one non-NULL column at ``p`` into ``v`` and advance ``p``."""
+def _column_code(gen: _Gen, col: ColumnInfo, v: str, mariadb: bool, o: int = 0) -> Code:
+    """Statements that read one non-NULL column at ``p + o`` into ``v``."""
     t = col.type
     st = _struct_code(col)
     if st is not None:
         s = struct.Struct("<" + st)
-        return [f"{v} = {gen.const(s.unpack_from)}(b, p)[0]", f"p += {s.size}"]
+        return [f"{v} = {gen.const(s.unpack_from)}(b, {_at(o)})[0]"], s.size
     if t in (T.MYSQL_TYPE_VARCHAR, T.MYSQL_TYPE_VAR_STRING):
-        return _prefixed(v, 2 if col.meta > 255 else 1, codec_for(col.charset))
+        return _prefixed(v, o, 2 if col.meta > 255 else 1, codec_for(col.charset))
     if t in BLOB_TYPES:
         size = col.meta or 2
         if size in (1, 2, 3, 4):
             codec = codec_for(col.charset) if col.charset is not None else None
-            return _prefixed(v, size, codec)
+            return _prefixed(v, o, size, codec)
     if t == T.MYSQL_TYPE_STRING:
         real = effective_type(col)
         if real == T.MYSQL_TYPE_ENUM and (col.meta & 0xFF) == 1 and col.enum_values is not None:
             names = col.enum_values
             table = tuple([""] + list(names[:255]) + list(range(len(names) + 1, 256)))
-            return [f"{v} = {gen.const(table)}[b[p]]", "p += 1"]
+            return [f"{v} = {gen.const(table)}[b[{_at(o)}]]"], 1
         if real not in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
             codec = codec_for(col.charset)
             max_len = string_max_length(col)
             if not (codec is None and col.charset == 63 and max_len):  # BINARY pads: reader
-                return _prefixed(v, 2 if max_len > 255 else 1, codec)
+                return _prefixed(v, o, 2 if max_len > 255 else 1, codec)
     if t in (T.MYSQL_TYPE_DATETIME2, T.MYSQL_TYPE_TIMESTAMP2) and 0 <= col.meta <= 6:
-        return _temporal2(gen, col, v)
+        return _temporal2(gen, col, v, o)
     if t == T.MYSQL_TYPE_NEWDECIMAL:
-        code = _decimal(gen, col, v)
-        if code:
+        code = _decimal(gen, col, v, o)
+        if code is not None:
             return code
     rd = gen.const(make_reader(col, mariadb=mariadb))
-    return [f"{v}, p = {rd}(b, p)"]
+    return [f"{v}, p = {rd}(b, {_at(o)})"], None
 
 
 def _frac_expr(gen: _Gen, fsp: int, raw: str) -> str:
@@ -135,32 +141,34 @@ def _frac_expr(gen: _Gen, fsp: int, raw: str) -> str:
     return f"{{{gen.const(frac_texts(fsp))}({raw})}}"
 
 
-def _temporal2(gen: _Gen, col: ColumnInfo, v: str) -> list[str]:
+def _temporal2(gen: _Gen, col: ColumnInfo, v: str, o: int) -> Code:
     """DATETIME2 / TIMESTAMP2 with the cached pieces of ``values.py`` inlined."""
     fsp = col.meta
     nf = (fsp + 1) // 2
     if col.type == T.MYSQL_TYPE_DATETIME2:
-        lines = ["x = _from_bytes(b[p:p + 5], 'big') - 0x8000000000"]
+        lines = [f"x = _from_bytes(b[{_at(o)}:{_at(o + 5)}], 'big') - 0x8000000000"]
         if nf:
-            lines.append(f"f = _from_bytes(b[p + 5:p + {5 + nf}], 'big')")
+            lines.append(f"f = _from_bytes(b[{_at(o + 5)}:{_at(o + 5 + nf)}], 'big')")
         frac = _frac_expr(gen, fsp, "f")
         lines.append(f'{v} = f"{{{gen.const(YMD_TEXT)}[x >> 17]}} '
                      f'{{{gen.const(HMS_TEXT)}[x & 0x1FFFF]}}{frac}"')
-        lines.append(f"p += {5 + nf}")
-        return lines
-    lines = ["x = _from_bytes(b[p:p + 4], 'big')"]
-    lines.append(f"f = _from_bytes(b[p + 4:p + {4 + nf}], 'big')" if nf else "f = 0")
+        return lines, 5 + nf
+    lines = [f"x = _from_bytes(b[{_at(o)}:{_at(o + 4)}], 'big')"]
+    lines.append(f"f = _from_bytes(b[{_at(o + 4)}:{_at(o + 4 + nf)}], 'big')" if nf else "f = 0")
     frac = _frac_expr(gen, fsp, "f")
     zero = gen.const(timestamp2_formatter(fsp)(0, 0))
     lines.append(f'{v} = {zero} if not x and not f else '
                  f'f"{{{gen.const(DAY_TEXT)}[x // 86400]}} '
                  f'{{{gen.const(TOD_TEXT)}[x % 86400]}}{frac}"')
-    lines.append(f"p += {4 + nf}")
-    return lines
+    return lines, 4 + nf
 
 
-def _decimal(gen: _Gen, col: ColumnInfo, v: str) -> list[str] | None:
-    """DECIMAL with at most 9 integer and 9 fraction digits (else None: the reader)."""
+def _decimal(gen: _Gen, col: ColumnInfo, v: str, o: int) -> Code | None:
+    """DECIMAL with at most 9 integer and 9 fraction digits (else None: the reader).
+
+    A value cut short by the end of the image gives a wrong text here, but the position then
+    ends past the image, which the caller reports as a ShortRead.
+    """
     precision, scale = col.meta >> 8, col.meta & 0xFF
     if not 0 < precision <= 65 or scale > precision:
         return None
@@ -169,20 +177,21 @@ def _decimal(gen: _Gen, col: ColumnInfo, v: str) -> list[str] | None:
         return None
     sign = 1 << (size * 8 - 1)
     full = (1 << (size * 8)) - 1
-    ip = f"(x >> {gi[0][0]}) & {gi[0][1]}" if gi else "0"
-    fr = f".{{(x >> {gf[0][0]}) & {gf[0][1]}:0{gf[0][2]}d}}" if gf else ""
+
+    def part(shift: int, mask: int) -> str:
+        return f"(x >> {shift}) & {mask}" if shift else f"x & {mask}"
+
+    ip = part(*gi[0]) if gi else "0"
+    fr = f".{{{part(gf[0][0], gf[0][1])}:0{gf[0][2]}d}}" if gf else ""
     return [
-        f"x = _from_bytes(b[p:p + {size}], 'big')",
+        f"x = _from_bytes(b[{_at(o)}:{_at(o + size)}], 'big')",
         f"if x & {sign}:",
         f"    x ^= {sign}",
         f'    {v} = f"{{{ip}}}{fr}"',
         "else:",
         f"    x ^= {full ^ sign}",
         f'    {v} = f"-{{{ip}}}{fr}"',
-        f"if p + {size} > len(b):",
-        f"    raise ValueError('DECIMAL({precision},{scale}) needs {size} bytes')",
-        f"p += {size}",
-    ]
+    ], size
 
 
 def compile_image(columns: list[ColumnInfo], mariadb: bool) -> ImageFn:
@@ -198,9 +207,11 @@ def compile_image(columns: list[ColumnInfo], mariadb: bool) -> ImageFn:
         out.append(f"    nulls = _from_bytes(b[p:p + {nb}], 'little') & {mask}")
     out.append(f"    p += {nb}")
     out.append("    if not nulls:")
-    # straight line: runs of struct-able columns share one unpack
-    i = 0
+    # straight line: static offsets from p until a variable-length value moves p; runs of
+    # struct-able columns share one unpack
     body: list[str] = []
+    o = 0
+    i = 0
     while i < len(columns):
         j = i
         codes = ""
@@ -208,21 +219,27 @@ def compile_image(columns: list[ColumnInfo], mariadb: bool) -> ImageFn:
             codes += c
             j += 1
         if j - i >= 2:
-            s = struct.Struct("<" + codes)
-            targets = ", ".join(names[i:j])
-            body.append(f"{targets} = {gen.const(s.unpack_from)}(b, p)")
-            body.append(f"p += {s.size}")
+            st = struct.Struct("<" + codes)
+            body.append(f"{', '.join(names[i:j])} = {gen.const(st.unpack_from)}(b, {_at(o)})")
+            o += st.size
             i = j
             continue
-        body.extend(_column_code(gen, columns[i], names[i], mariadb))
+        lines, size = _column_code(gen, columns[i], names[i], mariadb, o)
+        body.extend(lines)
+        o = 0 if size is None else o + size
         i += 1
+    if o:
+        body.append(f"p += {o}")
     out.extend("        " + line for line in body or ["pass"])
     out.append("    else:")
     for i, col in enumerate(columns):
         out.append(f"        if nulls & {1 << i}:")
         out.append(f"            {names[i]} = None")
         out.append("        else:")
-        out.extend("            " + line for line in _column_code(gen, col, names[i], mariadb))
+        lines, size = _column_code(gen, col, names[i], mariadb)
+        if size is not None:
+            lines = [*lines, f"p += {size}"]
+        out.extend("            " + line for line in lines)
     if not columns:
         out.append("        pass")
     items = ", ".join(f"{col.label!r}: {names[i]}" for i, col in enumerate(columns))
