@@ -290,9 +290,8 @@ class Answerer:
     # ---------------------------------------------------------------- expressions
     def variable(self, name: str, ctx: QueryContext, scope: str | None) -> Variable | None:
         key = name.lower()
-        if scope is None or scope.lower() != "global":
-            if key in ctx.session_vars:
-                return ctx.session_vars[key]
+        if (scope is None or scope.lower() != "global") and key in ctx.session_vars:
+            return ctx.session_vars[key]
         return self.variables.get(key)
 
     def _eval(self, expr: str, ctx: QueryContext
@@ -328,8 +327,7 @@ class Answerer:
             return ctx.database, string_col(name, 64, cs)
         if up in ("USER()", "CURRENT_USER()", "SESSION_USER()", "SYSTEM_USER()"):
             v = f"{ctx.user}@{ctx.host}"
-            return v, string_col(name, 141 if up == "CURRENT_USER()" else 141, cs,
-                                 flags=NOT_NULL)
+            return v, string_col(name, 141, cs, flags=NOT_NULL)
         if up in ("CONNECTION_ID()",):
             return 1, int_col(name, 10, NOT_NULL | UNSIGNED | BINARY)
         if up == "NULL":

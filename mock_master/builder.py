@@ -30,7 +30,6 @@ from decimal import Decimal
 from typing import Any
 
 from binlogscope.wire.binlog.header import HEADER_LEN
-
 from mock_master.sources import BinlogFile, EventStream, with_checksum
 
 # post-header lengths of real FORMAT_DESCRIPTION events (MariaDB 10.11 and MySQL 8.0)
@@ -160,7 +159,7 @@ def _frac(us: int, fsp: int) -> bytes:
         val = us // 10000
     elif fsp in (3, 4):
         val = us // 100
-    return val.to_bytes(n, "big", signed=False)
+    return int(val).to_bytes(n, "big", signed=False)
 
 
 def _decimal(v: Any, precision: int, scale: int) -> bytes:
@@ -227,7 +226,7 @@ def encode_value(col: Column, v: Any) -> bytes:
             ts = v.replace(tzinfo=v.tzinfo or dt.UTC).timestamp()
             sec, us = int(ts), v.microsecond
         else:
-            sec, us = int(v), int(round((float(v) - int(v)) * 1_000_000))
+            sec, us = int(v), round((float(v) - int(v)) * 1_000_000)
         return struct.pack(">I", sec) + _frac(us, col.fsp)
     if t == 19:
         td = v if isinstance(v, dt.timedelta) else dt.timedelta(seconds=float(v))

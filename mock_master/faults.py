@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from binlogscope.wire.binlog.header import HEADER_LEN
-
 from mock_master.sources import (
     EventStream,
     SourceError,
@@ -150,7 +149,7 @@ def ignorable_event(size: int, checksum: bool, server_id: int) -> bytes:
     fixed = HEADER_LEN + 1 + (4 if checksum else 0)
     if size < fixed + 1:
         raise SourceError(f"split_packet: size {size} is too small")
-    text = b"/* mock master: a big ignorable event */ " 
+    text = b"/* mock master: a big ignorable event */ "
     text = (text * (size // len(text) + 1))[:size - fixed]
     body = bytes([min(255, len(text))]) + text
     hdr = struct.pack("<IBIIIH", 0, 29, server_id, size, 0, 0x80)

@@ -179,7 +179,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(f"cannot read scenario {p}: {exc.strerror or exc}") from None
     if p.suffix in (".yaml", ".yml"):
         try:
-            import yaml
+            import yaml  # type: ignore[import-untyped]
         except ImportError:
             raise ScenarioError("YAML scenarios need PyYAML (pip install pyyaml); or use "
                                 "TOML") from None

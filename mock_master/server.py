@@ -50,7 +50,6 @@ from binlogscope.wire.handshake import (
     SslRequest,
 )
 from binlogscope.wire.replication import SemiSyncAck
-
 from mock_master.answers import (
     Answer,
     Answerer,
@@ -86,6 +85,10 @@ _MYSQL_CAPS = (0xFFFFFFFF & ~int(CAP.CLIENT_COMPRESS) & ~int(CAP.CLIENT_SSL)
 _MARIADB_EXT = int(MariaDbCapability.MARIADB_CLIENT_PROGRESS
                    | MariaDbCapability.MARIADB_CLIENT_STMT_BULK_OPERATIONS)
 
+#: actions that act before their event is sent (the others change how it is sent)
+_FIRED_BEFORE = frozenset({"delay", "heartbeat", "heartbeat_storm", "send_error", "restart",
+                           "stall", "heartbeat_gap", "slow_drip", "semisync_without_negotiation",
+                           "ack_timeout", "mariadb_dummy_events"})
 DUMMY_TEXT = "# Dummy event replacing event type {} that slave cannot handle."
 ER_ACCESS_DENIED = 1045
 
@@ -139,7 +142,7 @@ class RunLog:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2, default=str) + "\n")
 
 
-class _Closed(Exception):
+class _Closed(Exception):  # noqa: N818  (control flow, not an error)
     """The client went away (or we closed on purpose)."""
 
 
@@ -580,7 +583,7 @@ class _Connection:
                     await self.drain()
                 data = await self.reader.read(65536)
                 if not data:
-                    raise _Closed("the client closed the connection during the TLS handshake")
+                    raise _Closed("the client closed the connection during TLS") from None
                 self._tls_in.write(data)
         out = self._tls_out.read()
         if out:
@@ -765,6 +768,8 @@ class _Dump:
             elif a.kind == "slow_drip" and a.at is None and a.after_seconds is None:
                 self.drip = float(a.arg("bytes_per_second"))
         self.fast = not self.actions and not self.semi
+        self.skip_gtids: list[tuple[str, int, int]] | None = None
+        self._held: tuple[bytes, int, int, bool] | None = None
 
     # ---------------------------------------------------------------- framing
     def packet(self, payload: bytes | bytearray | memoryview) -> None:
@@ -1175,11 +1180,8 @@ class _Dump:
         if self.actions:
             await self._timed_actions()
         for a in fire:
-            if a.kind in ("delay", "heartbeat", "heartbeat_storm", "send_error", "restart",
-                          "stall", "heartbeat_gap", "slow_drip", "semisync_without_negotiation",
-                          "ack_timeout", "mariadb_dummy_events"):
-                if await self._fire(a, ev, fi, i) == "stop":
-                    raise _Closed("fault ended the dump")
+            if a.kind in _FIRED_BEFORE and await self._fire(a, ev, fi, i) == "stop":
+                raise _Closed("fault ended the dump")
         magic = 0xBE if any(a.kind == "bad_semisync_magic" for a in fire) else 0xEF
         if any(a.kind == "bad_semisync_magic" for a in fire):
             c.log.faults.append(f"bad_semisync_magic at event {n}")
@@ -1207,11 +1209,10 @@ class _Dump:
             c.log.acks_requested.append([name, end])
         self.send_event(ev, ack=ack, magic=magic)
         self._last_send = time.monotonic()
-        held = getattr(self, "_held", None)
+        held = self._held
         if held is not None and held[0] is not ev:
             self._held = None
-            hev, hfi, hi, hack = held
-            self.send_event(hev, ack=False)
+            self.send_event(held[0], ack=False)
         if any(a.kind == "duplicate_event" for a in fire):
             c.log.faults.append(f"duplicate_event: event {n} sent twice")
             self.send_event(ev, ack=False)

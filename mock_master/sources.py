@@ -25,7 +25,6 @@ import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, crc32
 from binlogscope.wire.binlog.types import EventType

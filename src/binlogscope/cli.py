@@ -81,11 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="watch a replica session over the bundled real MariaDB binlog "
                        "(in-process mock master; no server needed)")
     d.add_argument("--json", action="store_true")
-    d.add_argument("--plain", action="store_true", help="text dump instead of the TUI")
+    d.add_argument("--plain", action="store_true", help="plain text instead of the TUI")
     d.add_argument("--brief", action="store_true")
     d.add_argument("--live", action="store_true",
-                   help="serve the capture with the in-process mock master and watch it with "
-                   "`binlogscope live` (no server needed)")
+                   help="(the default) serve the capture with the in-process mock master and "
+                   "watch it with `binlogscope live`")
+    d.add_argument("--file", action="store_true",
+                   help="decode the bundled binlog file instead (`binlogscope file` on it)")
 
     _add_export_parsers(sub)
 
@@ -390,7 +392,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
                 brief=getattr(args, "brief", False), start_position=None, stop_position=None,
                 table=None, plain=getattr(args, "plain", False))
             tui = _wants_tui(ns, out)
-            if getattr(args, "live", False) or (tui and _has_mock_master()):
+            if not getattr(args, "file", False) and _has_mock_master():
                 from binlogscope.cli_mock import demo_session
 
                 return demo_session(cap, out, err, plain=not tui, json_output=ns.json,

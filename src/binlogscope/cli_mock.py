@@ -39,10 +39,9 @@ def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | N
     Plain (or JSON) text output; with ``plain=False`` on a terminal the live TUI opens instead
     (semi-sync and a 2 s heartbeat, blocking dump: the session stays up until the user quits).
     """
+    from binlogscope.cli_live import cmd_live
     from mock_master.scenarios import BinlogSource, Scenario
     from mock_master.server import ThreadedMockMaster
-
-    from binlogscope.cli_live import cmd_live
 
     out = out or sys.stdout
     err = err or sys.stderr

@@ -19,8 +19,8 @@ from mock_master.scenarios import BinlogSource, Scenario
 from mock_master.server import ThreadedMockMaster
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mysql"))
-from mariadb_server import MariaDB, ServerStartError, raw_connect, start, stop  # noqa: E402
-from mariadb_workload import OLD_TEMPORAL_TABLE, Workload  # noqa: E402
+from mariadb_server import MariaDB, ServerStartError, raw_connect, start, stop
+from mariadb_workload import OLD_TEMPORAL_TABLE, Workload
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import socket
-import struct
 import threading
 from pathlib import Path
 from typing import Any
@@ -292,7 +291,7 @@ def test_live_client_sees_duplicates_and_reordering(serve_scenario: Any,
                                                     tmp_path: Path) -> None:
     mm = serve_scenario(_built_scenario(Action("duplicate_event", at=30),
                                           Action("reorder", at=40)))
-    got, rep, notes = _live(mm, tmp_path)
+    got, _rep, _notes = _live(mm, tmp_path)
     expected = _real_events(mm.master.stream)
     # event N of the connection is expected[N - 2] (1 = fake ROTATE, 2 = FDE = expected[0])
     assert got.count(expected[28]) == 2
@@ -303,23 +302,24 @@ def test_live_client_sees_duplicates_and_reordering(serve_scenario: Any,
 
 def test_live_client_reports_a_corrupt_checksum(serve_scenario: Any, tmp_path: Path) -> None:
     mm = serve_scenario(_capture_scenario(Action("corrupt_checksum_at", at=15)))
-    got, rep, notes = _live(mm, tmp_path)
+    _got, _rep, notes = _live(mm, tmp_path)
     assert any("checksum" in n.lower() or "crc" in n.lower() for n in notes), notes
+    assert "corrupt_checksum_at event 15" in mm.log.clients[0].faults
 
 
 def test_live_client_gets_the_injected_error(serve_scenario: Any, tmp_path: Path) -> None:
     mm = serve_scenario(_capture_scenario(Action("send_error", at=20, code=1236,
                                                  message="boom")))
-    got, rep, notes = _live(mm, tmp_path)
+    got, rep, _notes = _live(mm, tmp_path)
     assert rep.error is not None and "1236" in rep.error and "boom" in rep.error
     assert len(got) == 18
 
 
 def test_semi_sync_acks_are_verified(serve_scenario: Any, tmp_path: Path) -> None:
     mm = serve_scenario(_capture_scenario())
-    got, rep, notes = _live(mm, tmp_path, semi_sync=True)
+    _got, rep, notes = _live(mm, tmp_path, semi_sync=True)
     assert rep.error is None, notes
-    c = [cl for cl in mm.log.clients if cl.dump][0]
+    c = next(cl for cl in mm.log.clients if cl.dump)
     assert c.acks_requested and c.acks == c.acks_requested
     assert rep.acks_sent == len(c.acks)
     assert not mm.log.violations
@@ -327,9 +327,9 @@ def test_semi_sync_acks_are_verified(serve_scenario: Any, tmp_path: Path) -> Non
 
 def test_pause_until_ack_waits_for_the_ack(serve_scenario: Any, tmp_path: Path) -> None:
     mm = serve_scenario(_built_scenario(Action("pause_until_ack", at=11)))
-    got, rep, notes = _live(mm, tmp_path, semi_sync=True)
+    _got, rep, notes = _live(mm, tmp_path, semi_sync=True)
     assert rep.error is None, notes
-    c = [cl for cl in mm.log.clients if cl.dump][0]
+    c = next(cl for cl in mm.log.clients if cl.dump)
     assert any(f.startswith("pause_until_ack mysql-bin.000001:") for f in c.faults), c.faults
     assert c.acks == c.acks_requested and not mm.log.violations
 
@@ -337,8 +337,10 @@ def test_pause_until_ack_waits_for_the_ack(serve_scenario: Any, tmp_path: Path) 
 def test_bad_semisync_magic_is_what_replicas_complain_about(serve_scenario: Any,
                                                             tmp_path: Path) -> None:
     mm = serve_scenario(_capture_scenario(Action("semisync_without_negotiation")))
-    got, rep, notes = _live(mm, tmp_path)
-    assert rep.error is not None or notes
+    _got, _rep, notes = _live(mm, tmp_path)
+    # the client did not enable semi-sync, so the 0xEF header lands where the event's header
+    # should start: every event looks damaged to it
+    assert sum(n.startswith("damaged:") for n in notes) > 100, notes[:3]
 
 
 def test_heartbeats_at_the_clients_period(serve_scenario: Any, tmp_path: Path) -> None:
@@ -361,7 +363,7 @@ def test_heartbeats_at_the_clients_period(serve_scenario: Any, tmp_path: Path) -
     rep.stop()
     rep.join(5)
     assert rep.heartbeats >= 4
-    c = [cl for cl in mm.log.clients if cl.dump][0]
+    c = next(cl for cl in mm.log.clients if cl.dump)
     assert c.user_vars["master_heartbeat_period"] == 250000000
     assert c.heartbeats_sent >= 4
 
@@ -375,7 +377,7 @@ def test_fifty_concurrent_clients_each_get_the_full_stream(serve_scenario: Any) 
     def one(i: int) -> None:
         try:
             results[i] = _raw_dump(mm.host, mm.port)
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:
             results[i] = f"{type(exc).__name__}: {exc}"
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(50)]

@@ -18,7 +18,7 @@ from binlogscope.events import (
 )
 from binlogscope.render.text import render_node
 from binlogscope.summary import event_summary, short_summary
-from binlogscope.wire.fields import redact
+from binlogscope.wire.fields import redact, redact_bytes
 from binlogscope.wire.node import json_value
 
 
@@ -62,6 +62,17 @@ def event_json(ev: SessionEvent | None) -> dict[str, Any] | None:
     return None
 
 
+def wire_bytes(ev: PacketDecoded) -> bytes | None:
+    """The packet as it was on the wire (header + payload), secrets masked with ``*``.
+
+    None for a packet that came in several fragments (their headers are not kept).
+    """
+    if ev.node is None or ev.wire_length != len(ev.payload) + 4 or not ev.payload:
+        return None
+    raw = len(ev.payload).to_bytes(3, "little") + bytes([ev.seq & 0xFF]) + ev.payload
+    return redact_bytes(ev.node, raw)
+
+
 def event_text(ev: SessionEvent | None, brief: bool, prefix: str = "") -> list[str]:
     """The text lines of one session event (the head line, then the field dump)."""
     if isinstance(ev, PacketDecoded):
@@ -78,7 +89,8 @@ def event_text(ev: SessionEvent | None, brief: bool, prefix: str = "") -> list[s
         if brief or ev.node is None:
             return [head]
         lines = [head]
-        lines.extend(list(render_node(redact(ev.node), None, explain=True))[1:])
+        lines.extend(list(render_node(redact(ev.node), wire_bytes(ev), base=ev.offset,
+                                      explain=True))[1:])
         return lines
     if isinstance(ev, PhaseChanged):
         return [f"{prefix}-- phase {ev.old.value} -> {ev.new.value}: {ev.reason}"]

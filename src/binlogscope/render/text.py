@@ -56,7 +56,14 @@ def _render_children(node: Node, source: bytes | None, base: int, explain: bool,
                      prefix: str) -> Iterator[str]:
     for child in node.children:
         path = f"{prefix}{child.name}"
-        if child.children:
+        if child.wire == "bit":  # one flag of its parent's bytes: no bytes of its own
+            line = f"{'':>10}  {'':<47}  {path} = {_value_text(child)}"
+            if explain and child.doc:
+                line += f"  -- {child.doc}"
+            yield line
+            continue
+        bits = bool(child.children) and all(c.wire == "bit" for c in child.children)
+        if child.children and not bits:
             line = f"{'':>10}  {'':<47}  {path}"
             if child.display or (child.value is not None and not isinstance(child.value, bytes)):
                 line += f" = {_value_text(child)}"
@@ -85,3 +92,5 @@ def _render_children(node: Node, source: bytes | None, base: int, explain: bool,
         yield line
         for more in hexes[1:]:
             yield f"{'':>10}  {more}"
+        if bits:
+            yield from _render_children(child, source, base, explain, prefix=path + ".")

@@ -46,7 +46,7 @@ class DecodeError(ValueError):
         self.message = message
 
 
-class ShortRead(DecodeError):
+class ShortRead(DecodeError):  # noqa: N818  (the public name since the first release)
     """The buffer ended before a field did."""
 
     def __init__(self, offset: int, needed: int, available: int, name: str) -> None:
@@ -60,7 +60,9 @@ class ShortRead(DecodeError):
 class _Frame:
     __slots__ = ("children", "display", "doc", "name", "start", "value", "wire")
 
-    def __init__(self, name: str, start: int, doc: str, display: str, value: Any, wire: str) -> None:
+    def __init__(
+        self, name: str, start: int, doc: str, display: str, value: Any, wire: str
+    ) -> None:
         self.name = name
         self.start = start
         self.doc = doc
@@ -311,7 +313,8 @@ class ByteReader:
             return None
         size = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first)
         if size is None:
-            raise DecodeError(self.base + p, f"{name!r}: 0xFF is not a valid length-encoded integer")
+            raise DecodeError(self.base + p,
+                              f"{name!r}: 0xFF is not a valid length-encoded integer")
         if p + 1 + size > self.end:
             raise ShortRead(self.base + p, 1 + size, self.end - p, name)
         self.pos = p + 1 + size

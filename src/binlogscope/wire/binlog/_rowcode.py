@@ -112,7 +112,7 @@ def _column_code(gen: _Gen, col: ColumnInfo, v: str, mariadb: bool, o: int = 0) 
         real = effective_type(col)
         if real == T.MYSQL_TYPE_ENUM and (col.meta & 0xFF) == 1 and col.enum_values is not None:
             names = col.enum_values
-            table = tuple([""] + list(names[:255]) + list(range(len(names) + 1, 256)))
+            table = ("", *names[:255], *range(len(names) + 1, 256))
             return [f"{v} = {gen.const(table)}[b[{_at(o)}]]"], 1
         if real not in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
             codec = codec_for(col.charset)
@@ -246,6 +246,6 @@ def compile_image(columns: list[ColumnInfo], mariadb: bool) -> ImageFn:
     out.append(f"    return {{{items}}}, p")
     src = "\n".join(out) + "\n"
     ns = gen.ns
-    exec(compile(src, f"<row image of {len(columns)} columns>", "exec"), ns)  # noqa: S102
+    exec(compile(src, f"<row image of {len(columns)} columns>", "exec"), ns)
     fn: ImageFn = ns["image"]
     return fn

@@ -102,9 +102,9 @@ def decode_event(
     doc = EVENT_DOCS.get(h.type_code, "an event type binlogscope has no decoder for")
     size = h.event_size
     if size < HEADER_LEN:
-        exc = ValueError(f"event_size {size} is smaller than the 19-byte header")
-        node = r.partial("event", exc, doc=doc, display=display) if record else None
-        return DecodedEvent(abs_off, h, None, node, None, error=_err(exc, r), size=avail,
+        bad = ValueError(f"event_size {size} is smaller than the 19-byte header")
+        node = r.partial("event", bad, doc=doc, display=display) if record else None
+        return DecodedEvent(abs_off, h, None, node, None, error=_err(bad, r), size=avail,
                             raw=bytes(buf[start:]) if record else None)
     truncated = size > avail
     end = start + min(size, avail)
@@ -261,5 +261,5 @@ def _error_node(r: ByteReader, message: str) -> Node:
 
 
 def _close_groups_to(r: ByteReader, depth: int) -> None:
-    while len(r._stack) > depth:  # noqa: SLF001
+    while len(r._stack) > depth:
         r.end_group()

@@ -22,6 +22,7 @@ commit_group_ticket). A variable-length integer stores its byte count in the num
 from __future__ import annotations
 
 import datetime as _dt
+import struct
 import uuid as _uuid
 from dataclasses import dataclass, field
 
@@ -38,6 +39,7 @@ _TS_ORIGINAL_FOLLOWS = 1 << 55
 _SV_ORIGINAL_FOLLOWS = 1 << 31
 
 # MariaDB GTID_EVENT flags2
+_GTID_HEAD = struct.Struct("<QIB")
 FL_STANDALONE = 0x01
 FL_GROUP_COMMIT_ID = 0x02
 FL_TRANSACTIONAL = 0x04
@@ -445,6 +447,18 @@ def decode_previous_gtids(
          doc="GTID (MariaDB): starts an event group and names it domain-server-seq; replaces "
          "BEGIN")
 def decode_mariadb_gtid(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> MariadbGtidEvent:
+    if not r.record:
+        # the common shape without a tree: seq, domain, flags2 without commit id / XA, then
+        # only zero padding (what the general path below reads the same way)
+        p = r.pos
+        buf = r.buf
+        if r.end - p >= 13 and not buf[p + 12] & (FL_GROUP_COMMIT_ID | FL_PREPARED_XA
+                                                 | FL_COMPLETED_XA):
+            rest = buf[p + 13 : r.end]
+            if not any(rest):
+                seq, dom, f2 = _GTID_HEAD.unpack_from(buf, p)
+                r.pos = r.end
+                return MariadbGtidEvent(f"{dom}-{h.server_id}-{seq}", seq, dom, h.server_id, f2)
     seq = r.u64("seq_no", doc="sequence number: increases by one per event group in a domain")
     dom = r.u32("domain_id", doc="replication domain (gtid_domain_id): independent streams "
                 "of transactions")

@@ -334,16 +334,32 @@ def _fast_event(r: ByteReader, ctx: DecodeContext, kind: str, version: int, id_l
         p += nb
     if p > end:
         return None
-    mariadb = ctx.is_mariadb
-    data = bytes(buf[p:end])
-    if mariadb and tm.hires_resolved is None:
+    data = buf[p:end]
+    if type(data) is not bytes:
+        data = bytes(data)
+    if tm.hires_resolved is None and ctx.is_mariadb:
         _resolve_mariadb_hires(tm, data, kind, present, present_after, ctx)
-    plan_b = _plan(tm, present, mariadb)
-    plan_a = _plan(tm, present_after, mariadb) if kind == UPDATE else None
-    rows = decode_rows_fast(data, kind, plan_b, plan_a)
+    cache = tm.compiled
+    plan_b = cache.get(present) if cache is not None else None
+    if plan_b is None:
+        plan_b = _plan(tm, present, ctx.is_mariadb)
+    if kind == UPDATE:
+        plan_a = tm.compiled.get(present_after)
+        if plan_a is None:
+            plan_a = _plan(tm, present_after, ctx.is_mariadb)
+        try:
+            rows = decode_rows_fast(data, kind, plan_b, plan_a)
+        except Exception:
+            return None  # damaged: the general path finds the exact offset
+        r.pos = end
+        return RowsEvent(table_id, tm.schema, tm.table, kind, rows, flags, version,
+                         plan_b.labels, plan_a.labels)
+    try:
+        rows = decode_rows_fast(data, kind, plan_b, None)
+    except Exception:
+        return None
     r.pos = end
-    return RowsEvent(table_id, tm.schema, tm.table, kind, rows, flags, version, plan_b.labels,
-                     plan_a.labels if plan_a is not None else None)
+    return RowsEvent(table_id, tm.schema, tm.table, kind, rows, flags, version, plan_b.labels)
 
 
 def _bitmap(r: ByteReader, name: str, nb: int, ncols: int, doc: str) -> int:
@@ -575,7 +591,7 @@ def _from_ddl(tm: TableMap, ctx: DecodeContext, unknown: list[ColumnInfo], data:
     if declared is None or len(declared) != len(tm.columns):
         return False
     for c in unknown:
-        name, typ, dec = declared[c.index]
+        name, typ, _dec = declared[c.index]
         if typ != _OLD_TEMPORAL[T(c.type)] or (c.name is not None and c.name.lower() != name):
             return False
     saved = [(c.hires_dec, c.hires_source) for c in unknown]

@@ -201,7 +201,7 @@ def _decimal_reader(precision: int, scale: int) -> Reader:
         ishift, imask = gi[0] if gi else (0, 0)
         if gf:
             fshift, fmask, fdigits = gf[0]
-            pos_fmt = "{}.{:0%dd}" % fdigits
+            pos_fmt = f"{{}}.{{:0{fdigits}d}}"
             neg_fmt = "-" + pos_fmt
 
             def rd_small(b: bytes, p: int) -> tuple[Any, int]:
