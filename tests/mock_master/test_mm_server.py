@@ -503,3 +503,62 @@ def _raw_dump_no_checksum(host: str, port: int) -> None:
             pass
     finally:
         s.close()
+
+
+# ------------------------------------------------------------------------------- violations
+def test_client_violations_are_reported(serve_scenario: Any) -> None:
+    """A hand-driven client: bad sequence id, a wrong ACK, an ACK nobody asked for."""
+    from binlogscope.wire.framing import encode_packet
+    from binlogscope.wire.replication import SemiSyncAck, encode_semi_sync_ack
+
+    mm = serve_scenario(_built_scenario(ack_timeout=2.0))
+
+    def run(semi: bool) -> None:
+        s = socket.create_connection((mm.host, mm.port), timeout=10)
+        buf = bytearray()
+
+        def packet() -> bytes:
+            while True:
+                if len(buf) >= 4:
+                    n = int.from_bytes(buf[:3], "little")
+                    if len(buf) >= 4 + n:
+                        p = bytes(buf[4:4 + n])
+                        del buf[:4 + n]
+                        return p
+                buf.extend(s.recv(1 << 16))
+
+        from binlogscope.wire.handshake import DEFAULT_CAPABILITIES, HandshakeResponse41
+        from binlogscope.wire.handshake import encode_handshake_response41 as enc
+
+        packet()
+        s.sendall(encode_packet(enc(HandshakeResponse41(
+            DEFAULT_CAPABILITIES, "root", b"", client_plugin_name="mysql_native_password")), 1))
+        assert packet()[0] == 0
+        for q in ["SET @master_binlog_checksum = 'CRC32'", "SET @mariadb_slave_capability=4"]\
+                + (["SET @rpl_semi_sync_slave = 1"] if semi else []):
+            s.sendall(encode_packet(b"\x03" + q.encode(), 0))
+            assert packet()[0] == 0
+        s.sendall(encode_packet(b"\x03SELECT 1", 3))  # a command must start at sequence id 0
+        packet(), packet(), packet(), packet(), packet()
+        s.sendall(encode_packet(b"\x12" + struct.pack("<IHI", 4, 1, 9) + b"mysql-bin.000001",
+                                0))
+        acked = False
+        while True:
+            p = packet()
+            if p[0] == 0xFE and len(p) < 9:
+                break
+            if not acked and (not semi or p[2] == 1):
+                off = 3 if semi else 1
+                pos = struct.unpack_from("<I", p, off + 13)[0]
+                s.sendall(encode_packet(encode_semi_sync_ack(SemiSyncAck(pos, "wrong.000001")),
+                                        0))
+                acked = True
+        s.close()
+
+    run(semi=False)
+    run(semi=True)
+    v = mm.log.violations
+    assert any("bad sequence id" in x and "got 3, expected 0" in x for x in v), v
+    assert any("although semi-sync was not negotiated" in x for x in v), v
+    assert any("ACK wrong.000001:" in x and "does not match" in x for x in v), v
+    assert any("missing ACK: no ACK for mysql-bin.000001:" in x for x in v), v
