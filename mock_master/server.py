@@ -609,6 +609,12 @@ class _Connection:
                 if self.session.phase != Phase.COMMAND:
                     return
                 continue
+            elif isinstance(v, SimpleCommand) and v.command == 0xEF \
+                    and len(v.arguments) >= 8:
+                # a semi-sync ACK that arrived after the dump ended: no reply, as in the stream
+                self.on_ack(SemiSyncAck(int.from_bytes(v.arguments[:8], "little"),
+                                        v.arguments[8:].decode("utf-8", "replace")))
+                continue
             elif isinstance(v, SimpleCommand):
                 if v.command == Command.COM_QUIT:
                     self.close("client (COM_QUIT)")

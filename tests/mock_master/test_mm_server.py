@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import socket
+import struct
 import threading
 from pathlib import Path
 from typing import Any

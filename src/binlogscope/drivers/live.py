@@ -21,6 +21,7 @@ import random
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,6 +104,9 @@ class LiveSettings:
     reconnect: bool = True
     max_reconnects: int = 8
     store_size: int = 4096
+    #: seconds between --state writes (0: after every acked event); the last acked position
+    #: is always written when the session ends or is stopped
+    state_interval: float = 0.25
     record_path: str | None = None
     record_raw: bool = False
     #: build the annotated tree for stream packets (the TUI and --plain need it; --json and
@@ -145,6 +149,14 @@ class LiveReplica:
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self.recorder: SessionRecorder | None = None
+        self._acked_cursor = -1
+        self._released = -1
+        #: release acked slots to the store at least this often (always below its size, so a
+        #: consumer holding unreleased items can never starve the fetcher)
+        self._release_every = max(1, min(128, settings.store_size // 2))
+        self._state_dirty = False
+        self._state_saved = 0.0
+        self._batch: list[LiveItem] = []
         if self.state.log_file and not settings.start and not settings.gtid:
             self.resume: RestartPoint | None = RestartPoint(
                 self.state.log_file, self.state.log_pos, self.state.skip, self.state.gtid_set)
@@ -158,28 +170,55 @@ class LiveReplica:
         self._thread.start()
 
     def items(self, timeout: float = 0.2) -> Iterator[tuple[int, LiveItem]]:
-        """(cursor, item) in order until the fetcher ends; ack each with :meth:`ack`."""
+        """(cursor, item) in order until the fetcher ends; ack each with :meth:`ack`.
+
+        Items are taken from the store in batches; what was acked is released to the store
+        (making room for the fetcher) before the next batch is taken.
+        """
         while True:
-            got = self.store.get(timeout)
-            if got is not None:
-                yield got
-                continue
-            if self._thread is not None and not self._thread.is_alive():
-                got = self.store.get(0)
-                if got is None:
-                    return
-                yield got
+            self._release()
+            batch = self.store.get_many(512, timeout)
+            if not batch:
+                if self._thread is not None and not self._thread.is_alive():
+                    batch = self.store.get_many(512, 0)
+                    if not batch:
+                        self._release()
+                        self.save_state()
+                        return
+                else:
+                    continue
+            yield from batch
 
     def ack(self, cursor: int, item: LiveItem) -> None:
-        self.store.ack(cursor)
+        """The consumer is done with ``item``: its position becomes the restart point."""
+        self._acked_cursor = cursor
+        if cursor - self._released >= self._release_every:
+            self._release()
         if item.restart is not None:
             self.acked_pos = item.restart
-            if self.s.state_path:
-                st = self.state
-                st.log_file, st.log_pos = item.restart.log_file, item.restart.log_pos
-                st.skip, st.gtid_set = item.restart.skip, item.restart.gtid_set
-                st.server_id = self.server_id
-                st.save(self.s.state_path)
+            self._state_dirty = True
+            if self.s.state_path and (self.s.state_interval <= 0 or time.monotonic()
+                                      - self._state_saved >= self.s.state_interval):
+                self.save_state()
+
+    def _release(self) -> None:
+        c = self._acked_cursor
+        if c > self._released:
+            self.store.ack(c)
+            self._released = c
+
+    def save_state(self) -> None:
+        """Write the last acked position to the --state file (atomically), if it changed."""
+        rp = self.acked_pos
+        if not self.s.state_path or rp is None or not self._state_dirty:
+            return
+        st = self.state
+        st.log_file, st.log_pos = rp.log_file, rp.log_pos
+        st.skip, st.gtid_set = rp.skip, rp.gtid_set
+        st.server_id = self.server_id
+        st.save(self.s.state_path)
+        self._state_dirty = False
+        self._state_saved = time.monotonic()
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -197,10 +236,18 @@ class LiveReplica:
 
     # ------------------------------------------------------------------ fetcher
     def _put(self, item: LiveItem) -> None:
-        while not self.stop_event.is_set():
-            if self.store.put(item, timeout=0.2):
-                return
-        raise StoreClosed("stopping")
+        self._batch.append(item)
+        if len(self._batch) >= 256:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Hand the fetched items to the store (blocks while the store is full)."""
+        batch = self._batch
+        while batch:
+            if self.stop_event.is_set():
+                raise StoreClosed("stopping")
+            n = self.store.put_many(batch, timeout=0.2)
+            del batch[:n]
 
     def _note(self, text: str) -> None:
         self._put(LiveItem("note", text=text))
@@ -234,9 +281,14 @@ class LiveReplica:
                     if self.stop_event.wait(delay):
                         return
                     delay = min(delay * 2, 10.0)
+            return
         except StoreClosed:
             return
         finally:
+            try:
+                self._flush()
+            except StoreClosed:
+                pass
             self.store.close()
 
     def _connect_error(self, exc: BaseException) -> str:
@@ -547,6 +599,7 @@ class LiveReplica:
             self._put(LiveItem("packet", event=ev, restart=tracker.restart_point(),
                                deliver=deliver))
             if ev.semi_sync is not None and ev.semi_sync.flag & 0x01 and bev.header:
+                self._flush()  # the event is safely in the store before it is acknowledged
                 name = tracker.log_file or ""
                 rd.send(SemiSyncAck(bev.header.log_pos, name))
                 self.acks_sent += 1
@@ -632,6 +685,7 @@ class _Reader:
                 if isinstance(ev, ResultSetComplete):
                     return ev
                 self.owner._put(LiveItem("packet", event=ev))
+            self.owner._flush()  # everything decoded so far reaches the consumer first
             try:
                 data = self.sock.recv(1 << 20)
             except TimeoutError as exc:
@@ -679,6 +733,7 @@ def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
     finally:
         rep.stop()
         rep.join(5)
+        rep.save_state()
         if rep.recorder is not None:
             rep.recorder.close()
     return rep

@@ -37,6 +37,8 @@ class PositionTracker:
     maria_gtid: dict[int, tuple[int, int]] = field(default_factory=dict)
     mysql_gtid: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     _pending_gtid: str | None = None
+    _gtid_text: str | None = None  # cache of gtid_set (it changes only at commits)
+    _gtid_stale: bool = True
 
     def update(self, ev: DecodedEvent) -> bool:
         """Account for one event; returns True when it is a real event (counts for ``skip``)."""
@@ -88,6 +90,7 @@ class PositionTracker:
         return False
 
     def _commit_gtid(self) -> None:
+        self._gtid_stale = True
         g = self._pending_gtid
         self._pending_gtid = None
         if not g or g == "ANONYMOUS":
@@ -103,6 +106,12 @@ class PositionTracker:
 
     @property
     def gtid_set(self) -> str | None:
+        if self._gtid_stale:
+            self._gtid_text = self._format_gtid()
+            self._gtid_stale = False
+        return self._gtid_text
+
+    def _format_gtid(self) -> str | None:
         if self.maria_gtid:
             return ",".join(f"{d}-{s}-{n}" for d, (s, n) in sorted(self.maria_gtid.items()))
         if self.mysql_gtid:
@@ -122,6 +131,7 @@ class PositionTracker:
         """Start from a known executed set (the state file's)."""
         if not gtid_set:
             return
+        self._gtid_stale = True
         for part in gtid_set.split(","):
             part = part.strip()
             bits = part.split("-")
