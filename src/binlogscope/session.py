@@ -43,8 +43,10 @@ from binlogscope.events import (
 )
 from binlogscope.wire import commands, handshake, replication, results
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.constants import (
     SEMI_SYNC_ACK_REQ,
+    SEMI_SYNC_INDICATOR,
     CapabilityFlag,
     Command,
     StatusFlag,
@@ -393,6 +395,9 @@ class Session:
     def _packet(self, peer: Peer, pkt: Packet) -> None:
         payload = pkt.payload
         phase = self.phase
+        if (peer is Peer.SERVER and phase is Phase.BINLOG_STREAM and not self.record
+                and payload[:1] == b"\x00" and self._stream_fast(pkt)):
+            return
         ack = (peer == Peer.CLIENT and phase == Phase.BINLOG_STREAM
                and replication.is_semi_sync_ack(payload))
         if phase == Phase.CONNECT and not self._greeting_plausible(peer, payload):
@@ -430,6 +435,39 @@ class Session:
         else:
             d = self._server_packet(pkt)
         self._finish(peer, pkt, d, phase)
+
+    def _stream_fast(self, pkt: Packet) -> bool:
+        """No-tree path for a well-formed event packet: the same decoders as the general path
+        (``decode_event``), without its per-packet layers. False: take the general path."""
+        payload = pkt.payload
+        semi = self.semi_sync
+        off = 1
+        header: replication.SemiSyncHeader | None = None
+        if semi is None:
+            return False  # detection mode (captures): the general path decides
+        if semi:
+            if len(payload) < 3 or payload[1] != SEMI_SYNC_INDICATOR:
+                return False  # the general path reports the missing magic
+            header = replication.SemiSyncHeader(payload[2])
+            off = 3
+        ctx = self.ctx
+        if not ctx.fde_seen:
+            return False
+        expected = self._seq
+        if self._after_ack and pkt.sequence_id == 1:
+            expected = 1
+        self._after_ack = False
+        self._check_seq(Peer.SERVER, pkt, expected)
+        self._seq = (pkt.last_sequence_id + 1) & 0xFF
+        ev = decode_event(payload, ctx, start=off, base=pkt.payload_offset, record=False)
+        error = ev.error
+        self._out.append(PacketDecoded(
+            Peer.SERVER, pkt.offset, pkt.sequence_id, len(payload), "binlog_event",
+            replication.BinlogPacket(ev, header, None), None, Phase.BINLOG_STREAM, header, ev,
+            error, pkt.wire_length, payload))
+        if error is not None:
+            self._emit(DecodeError(Peer.SERVER, pkt.offset, error, None))
+        return True
 
     def _greeting_plausible(self, peer: Peer, payload: bytes) -> bool:
         """In CONNECT: is this the start of a connection (a greeting or a refusal)?"""
