@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from binlogscope import __version__
 from binlogscope.cli_live import add_live_connection_options, add_live_parser, cmd_live
@@ -244,51 +244,37 @@ def _add_export_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     a.add_argument("--limit", type=int, default=20, metavar="N", help="rows printed per report")
 
 
-def _export_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """``export --pcap CAPTURE...`` / ``export --live [live options]``."""
+def _stream_source(args: argparse.Namespace, err: TextIO) -> Any:
+    """The export source for ``--pcap CAPTURE...`` / ``--live [live options]`` (or an exit code
+    after a one-line error)."""
     from binlogscope.cli_live import live_settings
     from binlogscope.export.records import SourceError
-    from binlogscope.export.run import ExportError, run_export
     from binlogscope.export.sources import LiveRecordSource, PcapRecordSource
 
-    source: PcapRecordSource | LiveRecordSource
     try:
         if args.pcap:
             if not args.sources:
                 print(f"{PROG}: export: --pcap needs a capture file", file=err)
                 return 2
-            source = PcapRecordSource(list(args.sources), args.port or None)
-        else:
-            settings = live_settings(args, err)
-            if settings is None:
-                return 2
-            source = LiveRecordSource(settings, count=args.count,
-                                      until_position=args.until_position)
+            return PcapRecordSource(list(args.sources), args.port or None)
+        settings = live_settings(args, err)
+        if settings is None:
+            return 2
+        return LiveRecordSource(settings, count=args.count, until_position=args.until_position)
     except SourceError as exc:
         print(f"{PROG}: export: {exc}", file=err)
         return 1
-    try:
-        res = run_export(source, args.out, resume=args.resume, no_raw=args.no_raw,
-                         checkpoint_events=max(1, args.checkpoint_events))
-    except ExportError as exc:
-        print(f"{PROG}: export: {exc}", file=err)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    c = res.counts
-    print(f"exported {c['events']} events, {c['rows']} rows, {c['packets']} packets to "
-          f"{args.out} in {res.seconds:.1f} s", file=out)
-    for msg in res.input_errors:
-        print(f"{PROG}: export: {msg}", file=err)
-    return 1 if res.input_errors else 0
 
 
 def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.export.records import BinlogFileSource, SourceError
-    from binlogscope.export.run import ExportError, run_export
 
+    source: Any
     if args.pcap or args.live:
-        return _export_stream(args, out, err)
+        source = _stream_source(args, err)
+        if isinstance(source, int):
+            return source
+        return _run_export(args, source, out, err)
     sources = list(args.sources)
     if not sources and args.resume:
         from binlogscope.export.arrow import read_state
@@ -303,6 +289,15 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except SourceError as exc:
         print(f"{PROG}: export: {exc}", file=err)
         return 1
+    return _run_export(args, source, out, err)
+
+
+def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO) -> int:
+    """Run an export from any source; progress on a terminal, one line per problem."""
+    import signal
+
+    from binlogscope.export.run import ExportError, run_export
+
     tty = err.isatty()
 
     def progress(events: int, done: int, total: int | None, secs: float) -> None:
@@ -310,8 +305,6 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         pct = f" {100 * done / total:5.1f}%" if total else ""
         err.write(f"\r{PROG} export:{pct} {events:,} events, {rate:,.0f} events/s ")
         err.flush()
-
-    import signal
 
     def _term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
