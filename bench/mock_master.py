@@ -78,7 +78,7 @@ def raw_dump(host: str, port: int, first_file: str) -> dict[str, Any]:
         if packet()[0] != 0:
             raise RuntimeError(f"{q} failed")
     t0 = time.perf_counter()
-    s.sendall(sess.send(ComBinlogDump(4, 4242, first_file, 3)))
+    s.sendall(sess.send(ComBinlogDump(4, 4343, first_file, 3)))  # not pymysqlrepl's id
     total = len(buf)
     tail = bytes(buf[-16:])
     chunk = bytearray(1 << 20)

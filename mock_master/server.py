@@ -73,6 +73,8 @@ _U32 = struct.Struct("<I")
 _HDR = struct.Struct("<IBIIIH")
 MAX_PAYLOAD = 0xFFFFFF
 BATCH_BYTES = 1 << 20
+#: how much framed wire image the server keeps for fast replays
+IMAGE_CACHE_BYTES = 2 << 30
 
 # what a real MariaDB 10.11 greeting advertises (compression left out: not spoken here)
 _MARIADB_CAPS = 0x81FFF7FE & ~int(CAP.CLIENT_COMPRESS)
@@ -1047,7 +1049,9 @@ class _Dump:
         if img is None:
             img = self._build_image(fi, ei, n)
             self.m.images[key] = img
-            while len(self.m.images) > 4:
+            # keep at most IMAGE_CACHE_BYTES of images (the oldest go first)
+            while sum(len(v[0]) for v in self.m.images.values()) > IMAGE_CACHE_BYTES \
+                    and len(self.m.images) > 1:
                 self.m.images.pop(next(iter(self.m.images)))
         data, count, seq = img
         await self.flush()

@@ -65,3 +65,20 @@ def test_demo_live_serves_the_bundled_capture_in_process() -> None:
     assert "-- mock master serving mariadb-10.11-workload.000001 on 127.0.0.1:" in text
     assert "ROTATE_EVENT mysql-bin.000002:4" in text
     assert "end of the binlog (non-blocking dump)" in text
+
+
+@pytest.mark.network
+def test_the_pytest_fixture(mock_master: object, tmp_path: Path) -> None:
+    mm = mock_master(binlogs=[CAPTURE])  # type: ignore[operator]
+    c = pymysql.connect(host=mm.host, port=mm.port, user="repl", password="replpass")
+    cur = c.cursor()
+    cur.execute("SELECT @@server_id")
+    assert cur.fetchall() == ((1,),)
+    c.close()
+    y = tmp_path / "s.yaml"
+    y.write_text(f"flavor: mysql\nserver_version: 8.0.45\nsources:\n  - binlog: ['{CAPTURE}']\n")
+    mm2 = mock_master(y)  # type: ignore[operator]
+    c = pymysql.connect(host=mm2.host, port=mm2.port, user="repl", password="replpass")
+    assert c.get_server_info() == "8.0.45"
+    c.close()
+    assert mm.log.clients[0].queries[-1] == "SELECT @@server_id"

@@ -179,6 +179,14 @@ class ByteReader:
             if display:
                 self._stack[-1].display = display
 
+    def mark(self) -> int:
+        """How many nodes the innermost open group has (for :meth:`since`)."""
+        return len(self._stack[-1].children) if self.record else 0
+
+    def since(self, mark: int) -> tuple[Node, ...]:
+        """The nodes added to the innermost open group after :meth:`mark` returned ``mark``."""
+        return tuple(self._stack[-1].children[mark:]) if self.record else ()
+
     def children(self) -> list[Node]:
         """The nodes recorded so far at the outermost level."""
         return list(self._stack[0].children) if self._stack else []

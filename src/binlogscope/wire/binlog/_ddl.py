@@ -110,11 +110,11 @@ def watch_ddl(query: str, schema: str, declared: dict[tuple[str, str], Declared]
             else:
                 cols.append((name.lower(), t.group(1).upper(), int(t.group(2) or 0)))
         declared[key] = cols
-    elif head == "ALTER ":
+    elif head[:5] == "ALTER":
         m = _ALTER.match(query)
         if m is not None:  # the layout may have changed: infer from the rows from now on
             declared.pop(_split_name(m.group(1), schema), None)
-    elif head == "DROP":
+    elif head[:4] == "DROP":
         m = _DROP.match(query)
         if m is None:
             return

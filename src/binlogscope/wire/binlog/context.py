@@ -70,6 +70,10 @@ class TableMap:
     raw: bytes = b""
     #: MariaDB hi-res temporal columns: None = not checked yet, True = decimals inferred
     hires_resolved: bool | None = None
+    #: record mode: the body nodes decoded from ``raw`` and the absolute offset they start at
+    #: (an identical TABLE_MAP later reuses them, shifted)
+    nodes: tuple[Any, ...] | None = None
+    nodes_offset: int = 0
 
 
 @dataclass(slots=True)

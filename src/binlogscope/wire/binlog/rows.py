@@ -109,7 +109,7 @@ class RowsEvent:
 class _Plan:
     """How to read one image: the present columns and their readers, in order."""
 
-    __slots__ = ("columns", "image", "json_positions", "labels", "nbytes", "pairs")
+    __slots__ = ("_recorded", "columns", "image", "json_positions", "labels", "nbytes", "pairs")
 
     def __init__(self, columns: list[ColumnInfo], mariadb: bool) -> None:
         self.columns = columns
@@ -120,6 +120,15 @@ class _Plan:
         self.json_positions = [i for i, c in enumerate(columns) if c.type == T.MYSQL_TYPE_JSON]
         #: the compiled fast reader of one image (see ``_rowcode.py``)
         self.image: ImageFn = compile_image(columns, mariadb)
+        self._recorded: list[tuple[ColumnInfo, str, Reader, str, str]] | None = None
+
+    @property
+    def recorded(self) -> list[tuple[ColumnInfo, str, Reader, str, str]]:
+        """Per column (column, label, reader, wire type, doc) for the recording path."""
+        if self._recorded is None:
+            self._recorded = [(c, label, rd, type_name(c), column_doc(c))
+                              for c, (label, rd) in zip(self.columns, self.pairs, strict=True)]
+        return self._recorded
 
 
 def _plan(tm: TableMap, present: int, mariadb: bool) -> _Plan:
@@ -362,13 +371,17 @@ def _fast_event(r: ByteReader, ctx: DecodeContext, kind: str, version: int, id_l
     return RowsEvent(table_id, tm.schema, tm.table, kind, rows, flags, version, plan_b.labels)
 
 
+def _bits_text(bits: int, n: int) -> str:
+    """``bits`` as n characters 0/1, bit 0 first."""
+    return format(bits & ((1 << n) - 1), f"0{n}b")[::-1] if n else ""
+
+
 def _bitmap(r: ByteReader, name: str, nb: int, ncols: int, doc: str) -> int:
     p = r.pos
     bits = int.from_bytes(r.take(nb, name), "little")
     if r.record:
         r.leaf(name, p, bits, wire=f"bitmap<{nb}>", doc=doc,
-               display="".join("1" if bits >> i & 1 else "0" for i in range(ncols))
-               + " (column 1 first)")
+               display=_bits_text(bits, ncols) + " (column 1 first)")
     return bits
 
 
@@ -484,17 +497,17 @@ def _image_recorded(sub: ByteReader, plan: _Plan, name: str, doc: str,
     p = sub.pos
     nulls = int.from_bytes(sub.take(nb, "null_bitmap"), "little")
     sub.leaf("null_bitmap", p, nulls, wire=f"bitmap<{nb}>",
-             display="".join("1" if nulls >> i & 1 else "0" for i in range(len(plan.columns)))
-             + " (first present column first)",
+             display=_bits_text(nulls, len(plan.columns)) + " (first present column first)",
              doc="one bit per column present in this image: set = NULL (no bytes follow)")
     row: dict[str, Any] = {}
     buf = sub.buf
-    for i, (col, (label, rd)) in enumerate(zip(plan.columns, plan.pairs, strict=True)):
+    leaf = sub.leaf
+    for i, (col, label, rd, wire, cdoc) in enumerate(plan.recorded):
         start = sub.pos
         if nulls >> i & 1:
             row[label] = None
-            sub.leaf(label, start, None, wire=type_name(col), display="NULL",
-                     doc=f"{column_doc(col)}; NULL (bit set in null_bitmap, no bytes)")
+            leaf(label, start, None, wire=wire, display="NULL",
+                 doc=f"{cdoc}; NULL (bit set in null_bitmap, no bytes)")
             continue
         if partial_cols and i in partial_cols:
             row[label] = _json_diff(sub, col)
@@ -504,8 +517,7 @@ def _image_recorded(sub: ByteReader, plan: _Plan, name: str, doc: str,
             raise ShortRead(sub.base + start, end - start, sub.end - start, label)
         sub.pos = end
         row[label] = value
-        sub.leaf(label, start, value, wire=type_name(col), display=display_value(value, col),
-                 doc=column_doc(col))
+        leaf(label, start, value, wire=wire, display=display_value(value, col), doc=cdoc)
     sub.end_group()
     return row
 

@@ -28,6 +28,7 @@ from binlogscope.wire.binlog.values import (
     is_numeric,
     split_string_meta,
 )
+from binlogscope.wire.node import Node
 from binlogscope.wire.reader import ByteReader
 
 
@@ -98,11 +99,11 @@ def meta_width(col_type: int) -> int:
     "row event refers to the table id of the TABLE_MAP before it",
 )
 def decode_table_map(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> TableMapEvent:
-    if not r.record:
-        cached = _cached(r, ctx)
-        if cached is not None:
-            return cached
+    cached = _cached(r, ctx)
+    if cached is not None:
+        return cached
     body_start = r.pos
+    first_node = r.mark()
     id_len = 4 if ctx.post_header(EventType.TABLE_MAP_EVENT) == 6 else 6
     table_id = r.uint("table_id", id_len,
                       doc="number the row events use to refer to this table; not stable across "
@@ -164,11 +165,25 @@ def decode_table_map(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Table
             a.hires_dec = b.hires_dec
             a.hires_source = b.hires_source
         tm.hires_resolved = old.hires_resolved
+    if r.record:
+        # keep this map's nodes: an identical map later is shown by shifting them
+        tm.nodes = r.since(first_node)
+        tm.nodes_offset = r.base + body_start
     ctx.tables[table_id] = tm
     return TableMapEvent(table_id, schema, table, columns, flags, tm)
 
 
+def _shifted(node: Node, delta: int) -> Node:
+    return Node(node.name, node.offset + delta, node.length, node.value, node.wire, node.display,
+                node.doc, tuple([_shifted(c, delta) for c in node.children]), node.error)
+
+
 def _cached(r: ByteReader, ctx: DecodeContext) -> TableMapEvent | None:
+    """The map the context already holds when these body bytes are the same as its bytes.
+
+    Servers write a TABLE_MAP before every row event; decoding the same bytes again would give
+    the same map (and, in record mode, the same nodes at other offsets: they are reused).
+    """
     p = r.pos
     if r.end - p < 6:
         return None
@@ -179,6 +194,12 @@ def _cached(r: ByteReader, ctx: DecodeContext) -> TableMapEvent | None:
     tm = ctx.tables.get(table_id)
     if tm is None or len(tm.raw) != r.end - p or tm.raw != buf[p : r.end]:
         return None
+    if r.record:
+        if tm.nodes is None:
+            return None
+        delta = r.base + p - tm.nodes_offset
+        for node in tm.nodes:
+            r.add_node(_shifted(node, delta))
     r.pos = r.end
     return TableMapEvent(tm.table_id, tm.schema, tm.table, tm.columns, tm.flags, tm)
 

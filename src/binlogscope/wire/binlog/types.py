@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from enum import IntEnum, IntFlag
 
 
@@ -68,10 +69,13 @@ class EventType(IntEnum):
 
 def event_type_name(code: int) -> str:
     """MySQL source name of an event type code, or ``UNKNOWN_EVENT_<code>``."""
-    try:
-        return EventType(code).name
-    except ValueError:
-        return f"UNKNOWN_EVENT_{code}"
+    name = _EVENT_NAMES.get(code)
+    if name is None:
+        try:
+            name = EventType(code).name
+        except ValueError:
+            name = f"UNKNOWN_EVENT_{code}"
+    return name
 
 
 class EventFlag(IntFlag):
@@ -90,6 +94,7 @@ class EventFlag(IntFlag):
     LOG_EVENT_SKIP_REPLICATION_F = 0x8000
 
 
+@functools.lru_cache(maxsize=4096)
 def flag_names(flags: int, enum: type[IntFlag]) -> str:
     names = [m.name or "" for m in enum if m.value & flags]
     rest = flags & ~sum(m.value for m in enum)
@@ -151,3 +156,6 @@ def column_type_name(code: int) -> str:
         return ColumnType(code).name
     except ValueError:
         return f"MYSQL_TYPE_{code}"
+
+
+_EVENT_NAMES: dict[int, str] = {int(t): t.name for t in EventType}

@@ -869,6 +869,8 @@ def display_value(value: Any, col: ColumnInfo) -> str:
     """Display string of a decoded value (what mysqlbinlog -v would show, roughly)."""
     if value is None:
         return "NULL"
+    if type(value) is int and col.type not in (T.MYSQL_TYPE_BIT, T.MYSQL_TYPE_YEAR):
+        return str(value)
     if isinstance(value, bytes):
         if len(value) > 48:
             return value[:48].hex(" ") + f" ... ({len(value)} bytes)"
