@@ -256,11 +256,15 @@ def main(argv: list[str] | None = None) -> int:
             import mariadb_server
 
             server_dir = data / m["server_dir"]
+            # another benchmark may be using the same server: stop it only if we started it
+            status = subprocess.run(["bash", str(REPO / "scripts" / "mariadb.sh"), "status",
+                                     str(server_dir)], capture_output=True)
             server = mariadb_server.start(server_dir)
             try:
                 results[mode] = _spawn(mode, data, server.host, server.port)
             finally:
-                mariadb_server.stop(server_dir)
+                if status.returncode != 0:
+                    mariadb_server.stop(server_dir)
         else:
             results[mode] = _spawn(mode, data)
         r = results[mode]

@@ -192,7 +192,8 @@ class LiveReplica:
     def ack(self, cursor: int, item: LiveItem) -> None:
         """The consumer is done with ``item``: its position becomes the restart point."""
         self._acked_cursor = cursor
-        if cursor - self._released >= self._release_every:
+        if cursor - self._released >= self._release_every or (
+                self._thread is not None and not self._thread.is_alive()):
             self._release()
         if item.restart is not None:
             self.acked_pos = item.restart
@@ -221,6 +222,7 @@ class LiveReplica:
         self._state_saved = time.monotonic()
 
     def stop(self) -> None:
+        self._release()
         self.stop_event.set()
         sock = self._sock
         if sock is not None:

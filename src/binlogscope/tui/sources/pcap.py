@@ -12,7 +12,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from binlogscope.drivers.pcap import CaptureError, read_capture
+from binlogscope.events import PacketDecoded
 from binlogscope.tui.sources.packets import PacketStreamSource, StreamItem
+
+
+def _wire(ev: object) -> bytes | None:
+    """The packet's bytes on the wire (header + payload) when it came in one fragment."""
+    if not isinstance(ev, PacketDecoded) or ev.wire_length != len(ev.payload) + 4:
+        return None
+    return len(ev.payload).to_bytes(3, "little") + bytes([ev.seq & 0xFF]) + ev.payload
 
 
 class PcapSource(PacketStreamSource):
@@ -25,7 +33,9 @@ class PcapSource(PacketStreamSource):
 
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[StreamItem]:
         try:
-            for it in read_capture(str(self.path), self.ports, record=True):
+            # no trees while reading (a million packets stay fast and small); a row's tree is
+            # decoded from its wire bytes when it is selected
+            for it in read_capture(str(self.path), self.ports, record=False):
                 if cancelled():
                     return
                 if it.kind == "flow":
@@ -37,7 +47,7 @@ class PcapSource(PacketStreamSource):
                                      conn=it.flow.id, frame=it.frame)
                 else:
                     yield StreamItem(event=it.event, time=it.timestamp, conn=it.flow.id,
-                                     frame=it.frame)
+                                     frame=it.frame, raw=_wire(it.event))
         except CaptureError as exc:
             self.fatal = str(exc)
 
