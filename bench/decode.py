@@ -26,6 +26,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,7 @@ def run_pymysqlrepl(m: dict[str, Any], host: str, port: int) -> dict[str, Any]:
     import logging
 
     from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.event import RotateEvent
     from pymysqlreplication.row_event import RowsEvent
 
     class _NoSilentReconnect(logging.Handler):
@@ -140,14 +142,17 @@ def run_pymysqlrepl(m: dict[str, Any], host: str, port: int) -> dict[str, Any]:
         annotate_rows_event=True, verify_checksum=True, filter_non_implemented_events=False,
     )
     last = Path(m["files"][-1]).name
+    last_end = Path(m["paths"][-1]).stat().st_size
     events = rows = values = 0
     try:
         for ev in stream:
-            if stream.log_file > last:
+            if stream.log_file > last and not isinstance(ev, RotateEvent):
                 break  # the file the restart opened is not part of the benchmark
             if ev.packet.log_pos == 0:
                 continue  # artificial ROTATE/FORMAT_DESCRIPTION the server sends first
             events += 1
+            if isinstance(ev, RotateEvent) and ev.packet.log_pos == last_end:
+                break  # the ROTATE that closes the last benchmark file: all events read
             if isinstance(ev, RowsEvent):
                 for row in ev.rows:
                     rows += 1
@@ -255,16 +260,18 @@ def main(argv: list[str] | None = None) -> int:
         if mode == "pymysqlrepl":
             import mariadb_server
 
-            server_dir = data / m["server_dir"]
-            # another benchmark may be using the same server: stop it only if we started it
-            status = subprocess.run(["bash", str(REPO / "scripts" / "mariadb.sh"), "status",
-                                     str(server_dir)], capture_output=True)
+            # a private copy of the benchmark server: another benchmark restarting or stopping
+            # bench/data/server must not cut this stream (its binlog index names the original
+            # binlog files by absolute path, which the copy reads and never changes)
+            server_dir = Path(tempfile.mkdtemp(prefix="pymysqlrepl-", dir=data))
+            for part in ("data", "binlog"):
+                shutil.copytree(data / m["server_dir"] / part, server_dir / part)
             server = mariadb_server.start(server_dir)
             try:
                 results[mode] = _spawn(mode, data, server.host, server.port)
             finally:
-                if status.returncode != 0:
-                    mariadb_server.stop(server_dir)
+                mariadb_server.stop(server_dir)
+                shutil.rmtree(server_dir, ignore_errors=True)
         else:
             results[mode] = _spawn(mode, data)
         r = results[mode]

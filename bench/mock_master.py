@@ -128,10 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     server_dir = data / m["server_dir"]
     server = mariadb_server.start(server_dir)
     try:
-        res["raw_mariadbd"] = raw_dump(server.host, server.port, first)
         if not args.skip_pymysqlrepl:
             res["pymysqlrepl_mariadbd"] = bench_decode._spawn("pymysqlrepl", data, server.host,
                                                               server.port)
+        res["raw_mariadbd"] = raw_dump(server.host, server.port, first)
     finally:
         mariadb_server.stop(server_dir)
     t0 = time.perf_counter()
@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  (mock master first dump, building its wire image: {warm['seconds']:.2f} s)")
         res["raw_mock"] = raw_dump("127.0.0.1", port, first)
         if not args.skip_pymysqlrepl:
-            res["pymysqlrepl_mock"] = bench_decode._spawn("pymysqlrepl", data, "127.0.0.1", port)
+            res["pymysqlrepl_mock"] = bench_decode._spawn("pymysqlrepl", data, "127.0.0.1",
+                                                          port)
     finally:
         proc.terminate()
         proc.wait(30)

@@ -337,3 +337,23 @@ async def test_list_is_virtual() -> None:
         await wait_for(lambda: scr.detail_row == 302)
         assert scr.source.row(302).event_type == "ROTATE_EVENT"
         await pilot.press("q")
+
+
+def test_export_view_to_parquet(tmp_path: Path) -> None:
+    """``x`` with a .parquet name writes the rows in view as a Parquet dataset."""
+    import pyarrow.parquet as pq
+
+    from binlogscope.tui.parquet_export import export_view_parquet
+
+    src = BinlogFileSource(CRC)
+    src.run(lambda: False)
+    rows = [i for i in range(len(src)) if "ROWS" in src.row(i).event_type]
+    assert rows
+    out = tmp_path / "view.parquet"
+    msg = export_view_parquet(src, rows, out, lambda: False)
+    assert msg.startswith(f"exported {len(rows)} events")
+    events = pq.read_table(out / "events").to_pylist()
+    assert len(events) == len(rows)
+    assert {e["event_type"] for e in events} <= {"WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT",
+                                                 "DELETE_ROWS_EVENT"}
+    assert len(pq.read_table(out / "rows").to_pylist()) >= len(rows)

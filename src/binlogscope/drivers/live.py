@@ -588,7 +588,9 @@ class LiveReplica:
                     self._note("end of the binlog (non-blocking dump)")
                     return
                 continue
-            real = tracker.update(bev)
+            # a damaged event (truncated, bad checksum) is shown but does not move the restart
+            # point: after a reconnect its complete copy is delivered, not skipped
+            real = tracker.update(bev) if bev.error is None else False
             if bev.header is not None and bev.header.type_code in (27, 41):
                 self.heartbeats += 1
             deliver = True

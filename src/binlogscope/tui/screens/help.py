@@ -27,7 +27,7 @@ that owns the byte is selected. The line under the panes says what the field mea
 | `/` | search type, table and summary; `n` / `N` next / previous |
 | `g` | go to a position (`1234`, `FILE:1234`), a row (`#57`), a GTID (`0-1-42`, `uuid:42`) |
 | `b` / `B` | bookmark the row / jump to the next bookmark |
-| `x` / `X` | export the current view (JSON lines) / the selected event's tree |
+| `x` / `X` | export the view (JSON lines; `NAME.parquet` or `DIR/`: Parquet) / the event's tree |
 | `c` / `v` | copy the selected field's hex / value |
 | `F` | live: follow the newest row (moving up or scrolling stops it; `End` resumes) |
 | `p` | live: pause / resume taking events (the store holds the fetcher back: nothing is lost) |

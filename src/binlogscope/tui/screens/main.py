@@ -360,6 +360,18 @@ class MainScreen(Screen[None]):
     def _export(self, name: str, rows: list[int], tree: bool) -> None:
         worker = get_current_worker()
         path = Path(name).expanduser()
+        if not tree and (name.endswith(("/", ".parquet"))):
+            from binlogscope.tui.parquet_export import export_view_parquet
+
+            try:
+                msg = export_view_parquet(self.source, rows, path,
+                                          cancelled=lambda: worker.is_cancelled)
+            except Exception as exc:  # one line in the UI, never a crash
+                self.app.call_from_thread(self.notify, f"export failed: {exc}",
+                                          severity="error")
+                return
+            self.app.call_from_thread(self.notify, msg)
+            return
         try:
             with path.open("w", encoding="utf-8") as out:
                 n = self.source.export_jsonl(rows, out, tree=tree,

@@ -16,7 +16,7 @@ PROMPTS = {
     "filter": ("Filter", "type:WRITE,UPDATE table:shop\\.orders errors free text  (empty = all)"),
     "search": ("Search", "text in type, table or summary (n / N: next / previous)"),
     "goto": ("Go to", "file position (e.g. 1234) or #row number"),
-    "export": ("Export view to", "file name for JSON lines"),
+    "export": ("Export view to", "file name for JSON lines; NAME.parquet or DIR/ for Parquet"),
     "export_event": ("Export event to", "file name for the event's tree as JSON"),
 }
 
