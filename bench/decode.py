@@ -11,7 +11,8 @@ Every measurement runs in its own child process (so peak RSS is per mode) over t
                 verified, no Node tree
   tree          binlogscope, record=True: the full annotated Node tree of every event
   pymysqlrepl   python-mysql-replication streaming the same events from the same MariaDB
-                (BinLogStreamReader, blocking=False), every row's values resolved
+                (BinLogStreamReader, blocking=True: see run_pymysqlrepl), every row's
+                values resolved
   mariadb-binlog  mariadb-binlog --base64-output=DECODE-ROWS --verbose FILES > /dev/null
 
 Benchmarks are not tests: nothing here asserts, the targets are in bench/README.md.
