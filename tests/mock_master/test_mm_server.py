@@ -567,3 +567,38 @@ def test_client_violations_are_reported(serve_scenario: Any) -> None:
     assert any("although semi-sync was not negotiated" in x for x in v), v
     assert any("ACK wrong.000001:" in x and "does not match" in x for x in v), v
     assert any("missing ACK: no ACK for mysql-bin.000001:" in x for x in v), v
+
+
+def test_binlogscope_live_caching_sha2_rsa_fast_path_and_tls(serve_scenario: Any,
+                                                              tmp_path: Path) -> None:
+    """binlogscope's own replica logs in with caching_sha2_password: full auth with the
+    server's RSA key, then the fast path (cached), then full auth in clear inside TLS."""
+    cert, key = _self_signed(tmp_path)
+    sc = Scenario(flavor="mariadb", sources=[StreamSource(_stream())], tls_cert=cert,
+                  tls_key=key, users=[User("sha", "s3cret", "caching_sha2_password")])
+    mm = serve_scenario(sc)
+    host, port = mm.host, mm.port
+    notes: list[str] = []
+
+    def run(ssl_mode: str, password: str = "s3cret") -> Any:
+        conn = ConnectionOptions(host=host, port=port, user="sha", password=password,
+                                 ssl_mode=ssl_mode)
+        items: list[LiveItem] = []
+        rep = run_live(LiveSettings(conn=conn, start="mysql-bin.000001:4", non_blocking=True,
+                                    reconnect=False), items.append)
+        notes.extend(i.text for i in items if i.kind in ("note", "error"))
+        kinds = [i.event.kind for i in items if isinstance(i.event, PacketDecoded)]
+        return rep, kinds
+
+    rep, kinds = run("DISABLED")  # not cached yet: RSA full auth
+    assert rep.error is None, notes
+    assert "auth_more_data" in kinds and "com_binlog_dump" in kinds
+    rep, kinds = run("DISABLED")  # cached: fast path
+    assert rep.error is None, notes
+    rep, kinds = run("REQUIRED")  # TLS
+    assert rep.error is None, notes
+    assert any(n.startswith("TLS established") for n in notes)
+    rep, _ = run("DISABLED", password="wrong")
+    assert rep.error is not None and "1045" in rep.error
+    logs = [cl for cl in mm.log.clients if cl.user == "sha"]
+    assert [cl.authenticated for cl in logs] == [True, True, True, False]
