@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, TextIO
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
 from binlogscope.summary import event_summary, event_table
 from binlogscope.tui.source import Detail, Row, SourceInfo, event_kind
+from binlogscope.tui.text_column import TextColumn
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
@@ -96,7 +97,7 @@ class BinlogFileSource:
         self._table_ids = array("i")  # index into _tables, -1: none
         self._tables: list[str] = []
         self._table_index: dict[str, int] = {}
-        self._summaries: list[str] = []
+        self._summaries = TextColumn()
         self._errors: set[int] = set()
         self._n = 0
         # checkpoints: (offset of the next event, context before it); sorted by offset

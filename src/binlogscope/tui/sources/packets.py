@@ -43,6 +43,7 @@ from binlogscope.render.packets import event_json
 from binlogscope.summary import event_table
 from binlogscope.tui.source import KINDS, PHASE_DOCS, PHASES, Detail, Row, SourceInfo, event_kind
 from binlogscope.tui.sources.binlog_file import _alg_name, row_summary
+from binlogscope.tui.text_column import TextColumn
 from binlogscope.wire import replication
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import decode_event
@@ -264,7 +265,7 @@ class PacketStreamSource:
         self._caps = array("B")
         self._fdei = array("i")  # -1: not a binlog event
         self._tmapi = array("i")
-        self._summaries: list[str] = []
+        self._summaries = TextColumn()
         self._raw: list[bytes | None] = []
         self._errors: set[int] = set()
         self._ack_pos: dict[int, int] = {}

@@ -1,0 +1,32 @@
+"""Compact storage for one short string per row (summaries of millions of events)."""
+
+from __future__ import annotations
+
+from array import array
+
+
+class TextColumn:
+    """Many short strings in one UTF-8 buffer plus an array of end offsets.
+
+    A Python ``str`` per event costs ~50 bytes of object header before its text; an index of a
+    1 GB binlog (11 million events) held that way needs over 1 GB. Here each string costs its
+    UTF-8 bytes plus 8.
+    """
+
+    __slots__ = ("_buf", "_ends")
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._ends = array("Q")
+
+    def append(self, text: str) -> None:
+        self._buf += text.encode("utf-8", "surrogateescape")
+        self._ends.append(len(self._buf))
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, index: int) -> str:
+        end = self._ends[index]
+        start = self._ends[index - 1] if index > 0 else 0
+        return self._buf[start:end].decode("utf-8", "surrogateescape")
