@@ -10,17 +10,16 @@ from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
-from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from binlogscope.tui.messages import FollowRequested, RowHighlighted
 from binlogscope.tui.source import KINDS, Row, format_time
 from binlogscope.tui.view import View
+from binlogscope.tui.widgets.styled import StyledScrollView
 
 _COLS_NARROW = 100
 
@@ -34,7 +33,7 @@ def _fit(text: str, width: int, right: bool = False) -> str:
     return pad + text if right else text + pad
 
 
-class EventList(ScrollView, can_focus=True):
+class EventList(StyledScrollView, can_focus=True):
     """One line per row; the first line is a fixed column header."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -63,22 +62,7 @@ class EventList(ScrollView, can_focus=True):
         self.bookmarks: set[int] = set()
         self.show_optional: frozenset[str] = view.source.columns
         self._last_posted: tuple[int, int] | None = None
-        self._style_cache: dict[str, Style] = {}
         self._sized_rows = -1
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._style_cache.clear()
-
-    def _style(self, component: str) -> Style:
-        """Component style on top of the widget's own (cached: computing it is not cheap)."""
-        st = self._style_cache.get(component)
-        if st is None:
-            st = self.rich_style
-            if component:
-                st = st + self.get_component_rich_style(component)
-            self._style_cache[component] = st
-        return st
 
     # ----- data
     @property

@@ -14,13 +14,13 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from binlogscope.tui.messages import HexCursorMoved
+from binlogscope.tui.widgets.styled import StyledScrollView
 
 
-class HexPane(ScrollView, can_focus=True):
+class HexPane(StyledScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("left,h", "move(-1)", "Byte left", show=False),
         Binding("right,l", "move(1)", "Byte right", show=False),
@@ -45,20 +45,6 @@ class HexPane(ScrollView, can_focus=True):
         self.data = b""
         self.base = 0
         self.highlight: tuple[int, int] = (0, 0)
-        self._style_cache: dict[str, Style] = {}
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._style_cache.clear()
-
-    def _style(self, component: str) -> Style:
-        st = self._style_cache.get(component)
-        if st is None:
-            st = self.rich_style
-            if component:
-                st = st + self.get_component_rich_style(component)
-            self._style_cache[component] = st
-        return st
 
     # ----- data
     def load(self, data: bytes, base: int) -> None:
