@@ -8,7 +8,6 @@ with the reason.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Iterator
@@ -21,13 +20,10 @@ REPO = TESTS.parent
 if str(TESTS) not in sys.path:  # tests/mariadb_server.py is a plain helper module
     sys.path.insert(0, str(TESTS))
 
+from ci_support import in_ci  # noqa: E402
 from mariadb_server import MariaDB, ServerStartError, start, stop  # noqa: E402
 
 from binlogscope.wire.node import Node, check_tiling  # noqa: E402
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def fixtures_dir() -> Path:

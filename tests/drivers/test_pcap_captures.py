@@ -8,13 +8,13 @@ that capture is compared only for the directions tshark could frame completely.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from ci_support import unavailable
 
 from binlogscope.drivers.binlog_file import read_binlog_file
 from binlogscope.drivers.pcap import read_capture
@@ -33,9 +33,7 @@ ARTIFICIAL = 0x20  # LOG_EVENT_ARTIFICIAL_F: made up by the dump thread, not in 
 def _tshark() -> str:
     exe = shutil.which("tshark")
     if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail("tshark is required in CI")
-        pytest.skip("tshark is not installed")
+        unavailable("tshark is not installed")
     return exe
 
 
@@ -171,7 +169,7 @@ def _fixture_captures() -> list[Path]:
 def test_public_fixture_captures_decode_without_exceptions() -> None:
     caps = _fixture_captures()
     if not caps:
-        pytest.skip("shared fixtures not present")
+        unavailable("shared fixtures not present")
     assert len(caps) == 52
     packets = 0
     for cap in caps:

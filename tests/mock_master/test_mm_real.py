@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ci_support import unavailable
 from conftest import rows_via_pymysqlreplication
 
 from mock_master.scenarios import BinlogSource, Scenario
@@ -32,7 +33,7 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MariaDB, 
     try:
         server = start(d)
     except ServerStartError as exc:
-        pytest.skip(f"MariaDB could not be started: {exc}")
+        unavailable(f"MariaDB could not be started: {exc}")
     try:
         conn = server.connect()
         w = Workload(conn, record=False)
@@ -77,7 +78,7 @@ def test_mariadb_binlog_raw_writes_byte_identical_files(
     _, files = source
     exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
     if exe is None:
-        pytest.skip("mariadb-binlog is not installed")
+        unavailable("mariadb-binlog is not installed")
     proc = subprocess.run(
         [exe, "--read-from-remote-server", "--raw", "--to-last-log", f"--host={mock.host}",
          f"--port={mock.port}", "--user=repl", "--password=replpass", files[0].name],
@@ -106,7 +107,7 @@ def test_a_real_replica_applies_the_replayed_stream(
     try:
         replica = start(d)
     except ServerStartError as exc:
-        pytest.skip(f"MariaDB could not be started: {exc}")
+        unavailable(f"MariaDB could not be started: {exc}")
     try:
         # the workload's schema was created before the binlog starts
         _sql(replica, "SET GLOBAL server_id = 2")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-import pytest
+from ci_support import unavailable
 
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
@@ -18,7 +18,7 @@ ROW_TYPES = {19, 20, 21, 22, 23, 24, 25, 30, 31, 32, 39, 166, 167, 168, 169, 170
 
 def fixture(path: Path) -> bytes:
     if not path.exists():
-        pytest.skip(f"fixture {path} not present")
+        unavailable(f"fixture {path} not present")
     data = path.read_bytes()
     return gzip.decompress(data) if path.suffix == ".gz" else data
 
