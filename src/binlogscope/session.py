@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from binlogscope.events import (
@@ -269,48 +269,12 @@ class Session:
     # ------------------------------------------------------------------ encoding
     def _encode(self, v: Any) -> bytes:
         caps = self.capabilities
-        if isinstance(v, handshake.HandshakeV10):
-            return handshake.encode_handshake_v10(v)
-        if isinstance(v, handshake.SslRequest):
-            return handshake.encode_ssl_request(v)
-        if isinstance(v, handshake.HandshakeResponse41):
-            return handshake.encode_handshake_response41(v)
-        if isinstance(v, handshake.HandshakeResponse320):
-            return handshake.encode_handshake_response320(v)
-        if isinstance(v, handshake.AuthSwitchRequest):
-            return handshake.encode_auth_switch_request(v)
-        if isinstance(v, handshake.AuthMoreData):
-            return handshake.encode_auth_more_data(v)
-        if isinstance(v, handshake.AuthSwitchResponse):
-            return handshake.encode_auth_switch_response(v)
-        if isinstance(v, handshake.OkPacket):
-            return handshake.encode_ok(v, caps)
-        if isinstance(v, handshake.ErrPacket):
-            return handshake.encode_err(v, caps)
         if isinstance(v, handshake.EofPacket):
             if caps & CAP.CLIENT_DEPRECATE_EOF and self.phase != Phase.AUTH:
                 return handshake.encode_ok(
                     handshake.OkPacket(status_flags=v.status_flags, warnings=v.warnings,
                                        header=0xFE), caps)
             return handshake.encode_eof(v, caps)
-        if isinstance(v, commands.ComQuery):
-            return commands.encode_com_query(v, caps)
-        if isinstance(v, commands.SimpleCommand):
-            return commands.encode_simple_command(v)
-        if isinstance(v, commands.ComRegisterSlave):
-            return commands.encode_com_register_slave(v)
-        if isinstance(v, commands.ComBinlogDump):
-            return commands.encode_com_binlog_dump(v)
-        if isinstance(v, commands.ComBinlogDumpGtid):
-            return commands.encode_com_binlog_dump_gtid(v)
-        if isinstance(v, results.ColumnCount):
-            return results.encode_column_count(v, caps)
-        if isinstance(v, results.ColumnDefinition41):
-            return results.encode_column_definition41(v, caps)
-        if isinstance(v, results.TextRow):
-            return results.encode_text_row(v, caps)
-        if isinstance(v, replication.SemiSyncAck):
-            return replication.encode_semi_sync_ack(v)
         if isinstance(v, BinlogEventData):
             if self.phase != Phase.BINLOG_STREAM:
                 raise ProtocolViolation("binlog events are sent only after COM_BINLOG_DUMP")
@@ -319,6 +283,10 @@ class Session:
             if v.ack_requested and not self.semi_sync:
                 raise ProtocolViolation("ACK requested but semi-sync was not negotiated")
             return replication.encode_binlog_packet(v.event, flag)
+        for cls in type(v).__mro__:
+            encoder = _ENCODERS.get(cls)
+            if encoder is not None:
+                return encoder(v, caps)
         raise ProtocolViolation(f"don't know how to send {type(v).__name__}")
 
     # ------------------------------------------------------------------ decoding
@@ -742,6 +710,29 @@ class Session:
             d.error = d.error or (f"at offset {pkt.offset}: server packet while no reply "
                                   f"was expected (last command {last})")
         return d
+
+
+#: what ``Session.send`` encodes each value with: type -> encoder(value, capabilities)
+_ENCODERS: dict[type, Callable[[Any, int], bytes]] = {
+    handshake.HandshakeV10: lambda v, c: handshake.encode_handshake_v10(v),
+    handshake.SslRequest: lambda v, c: handshake.encode_ssl_request(v),
+    handshake.HandshakeResponse41: lambda v, c: handshake.encode_handshake_response41(v),
+    handshake.HandshakeResponse320: lambda v, c: handshake.encode_handshake_response320(v),
+    handshake.AuthSwitchRequest: lambda v, c: handshake.encode_auth_switch_request(v),
+    handshake.AuthMoreData: lambda v, c: handshake.encode_auth_more_data(v),
+    handshake.AuthSwitchResponse: lambda v, c: handshake.encode_auth_switch_response(v),
+    handshake.OkPacket: handshake.encode_ok,
+    handshake.ErrPacket: handshake.encode_err,
+    commands.ComQuery: commands.encode_com_query,
+    commands.SimpleCommand: lambda v, c: commands.encode_simple_command(v),
+    commands.ComRegisterSlave: lambda v, c: commands.encode_com_register_slave(v),
+    commands.ComBinlogDump: lambda v, c: commands.encode_com_binlog_dump(v),
+    commands.ComBinlogDumpGtid: lambda v, c: commands.encode_com_binlog_dump_gtid(v),
+    results.ColumnCount: results.encode_column_count,
+    results.ColumnDefinition41: results.encode_column_definition41,
+    results.TextRow: results.encode_text_row,
+    replication.SemiSyncAck: lambda v, c: replication.encode_semi_sync_ack(v),
+}
 
 
 __all__ = [
