@@ -367,17 +367,22 @@ def decode_datetime2(data: bytes, fsp: int) -> str:
     return _datetime2_reader(fsp)(data, 0)[0]  # type: ignore[no-any-return]
 
 
-def _datetime2_reader(fsp: int) -> Reader:
-    nf = _fsp_bytes(fsp)
-    n = 5 + nf
-    fmt = datetime2_formatter(fsp)
+def _split_temporal_reader(width: int, fsp: int, fmt: Callable[[int, int], str]) -> Reader:
+    """DATETIME2/TIMESTAMP2: a big-endian ``width``-byte integer part, then the fraction
+    (0-3 big-endian bytes by fsp), formatted by ``fmt(int_part, fraction)``."""
+    n = width + _fsp_bytes(fsp)
     from_bytes = int.from_bytes
 
     def rd(b: bytes, p: int) -> tuple[Any, int]:
         e = p + n
-        return fmt(from_bytes(b[p : p + 5], "big"), from_bytes(b[p + 5 : e], "big")), e
+        m = p + width
+        return fmt(from_bytes(b[p:m], "big"), from_bytes(b[m:e], "big")), e
 
     return rd
+
+
+def _datetime2_reader(fsp: int) -> Reader:
+    return _split_temporal_reader(5, fsp, datetime2_formatter(fsp))
 
 
 def _gmt(secs: int) -> str:
@@ -389,16 +394,7 @@ def decode_timestamp2(data: bytes, fsp: int) -> str:
 
 
 def _timestamp2_reader(fsp: int) -> Reader:
-    nf = _fsp_bytes(fsp)
-    n = 4 + nf
-    fmt = timestamp2_formatter(fsp)
-    from_bytes = int.from_bytes
-
-    def rd(b: bytes, p: int) -> tuple[Any, int]:
-        e = p + n
-        return fmt(from_bytes(b[p : p + 4], "big"), from_bytes(b[p + 4 : e], "big")), e
-
-    return rd
+    return _split_temporal_reader(4, fsp, timestamp2_formatter(fsp))
 
 
 def _format_time_packed(packed: int, fsp: int) -> str:
