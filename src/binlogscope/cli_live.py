@@ -163,6 +163,3 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 1
     return 0
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(2)

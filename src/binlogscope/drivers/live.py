@@ -149,6 +149,8 @@ class LiveReplica:
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self.recorder: SessionRecorder | None = None
+        #: real events after the dump start that were delivered before (skipped on resume)
+        self.resume_skip = 0
         self._acked_cursor = -1
         self._released = -1
         #: release acked slots to the store at least this often (always below its size, so a
@@ -561,7 +563,7 @@ class LiveReplica:
 
     # ------------------------------------------------------------------ the stream
     def _stream(self, rd: _Reader) -> None:
-        skip = getattr(self, "resume_skip", 0)
+        skip = self.resume_skip
         tracker = self.fetch_pos
         if not self.s.stream_tree and self.recorder is None:
             rd.session.record = False

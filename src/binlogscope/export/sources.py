@@ -51,11 +51,7 @@ def _packet_record(pkt: PacketDecoded, *, index: int, source: str, kind: str,
         flow=flow, frame=frame, time=time, semi_sync=semi is not None,
         ack_request=bool(semi is not None and semi.flag & 0x01),
         command=pkt.kind.upper() if pkt.direction.value == "client" else None,
-        binlog_file=binlog_file, log_pos=log_pos, payload=_payload_bytes(pkt))
-
-
-def _payload_bytes(pkt: PacketDecoded) -> bytes | None:
-    return pkt.payload or None
+        binlog_file=binlog_file, log_pos=log_pos, payload=pkt.payload or None)
 
 
 class PcapRecordSource:

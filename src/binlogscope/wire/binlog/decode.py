@@ -22,7 +22,7 @@ from binlogscope.wire.binlog import (  # noqa: F401  (imported to fill the regis
     table_map,
 )
 from binlogscope.wire.binlog.context import DecodeContext, fde_has_checksum_alg
-from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader, crc32, decode_header
+from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader, decode_header
 from binlogscope.wire.binlog.registry import EVENT_DECODERS, EVENT_DOCS
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_name
 from binlogscope.wire.node import Node
@@ -156,12 +156,7 @@ def decode_event(
     if trailer and not truncated:
         stored = _U32.unpack_from(buf, body_end)[0]
         if alg == ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32 and ctx.verify_checksums:
-            computed = crc32(buf[start:body_end])
-            if computed != stored and is_fde and h.flags & 0x1:
-                # BINLOG_IN_USE_F is set after the CRC was computed: verify with it clear
-                patched = bytearray(buf[start:body_end])
-                patched[17] &= 0xFE
-                computed = crc32(patched)
+            computed = _event_crc(buf, None, start, body_end, stored, is_fde and h.flags & 0x1)
             checksum_ok = computed == stored
         if r.record:
             if computed is None:
@@ -176,9 +171,8 @@ def decode_event(
                       display=f"0x{stored:08x} {verdict}")
         else:
             r.pos = end
-        if checksum_ok is False and error is None:
-            error = (f"at offset {base + body_end}: checksum mismatch: stored 0x{stored:08x}, "
-                     f"computed 0x{computed:08x}")
+        if checksum_ok is False and error is None and computed is not None:
+            error = _mismatch(base + body_end, stored, computed)
 
     node = None
     raw = None
@@ -235,16 +229,30 @@ def decode_event_fast(
     computed = None
     checksum_ok = None
     if alg == 1 and ctx.verify_checksums:
-        computed = _crc32(view[start:body_end] if view is not None else buf[start:body_end])
-        if computed != stored and code == _FDE and h.flags & 0x1:
-            patched = bytearray(buf[start:body_end])
-            patched[17] &= 0xFE
-            computed = _crc32(patched)
+        computed = _event_crc(buf, view, start, body_end, stored,
+                              code == _FDE and h.flags & 0x1)
         checksum_ok = computed == stored
         if not checksum_ok and error is None:
-            error = (f"at offset {base + body_end}: checksum mismatch: stored "
-                     f"0x{stored:08x}, computed 0x{computed:08x}")
+            error = _mismatch(base + body_end, stored, computed)
     return DecodedEvent(base + start, h, body, None, checksum_ok, stored, computed, error, size)
+
+
+def _event_crc(buf: bytes | bytearray | memoryview, view: memoryview | None, start: int,
+               body_end: int, stored: int, in_use_fde: int | bool) -> int:
+    """CRC32 of header + body. A FORMAT_DESCRIPTION of a file still being written has
+    LOG_EVENT_BINLOG_IN_USE_F set, but its CRC was computed with that flag clear: when the
+    plain CRC does not match, verify with the flag cleared (as the server does)."""
+    computed: int = _crc32(view[start:body_end] if view is not None else buf[start:body_end])
+    if computed != stored and in_use_fde:
+        patched = bytearray(buf[start:body_end])
+        patched[17] &= 0xFE
+        computed = _crc32(patched)
+    return computed
+
+
+def _mismatch(offset: int, stored: int, computed: int) -> str:
+    return (f"at offset {offset}: checksum mismatch: stored 0x{stored:08x}, "
+            f"computed 0x{computed:08x}")
 
 
 def _err(exc: BaseException, r: ByteReader) -> str:
