@@ -6,6 +6,8 @@
 #     plugin package is needed; Debian 12 ships 10.11)
 #   - tshark (debconf preseeded: no setuid dumpcap question)
 #   - a Java runtime for pyspark (openjdk-17-jre-headless, only when `java -version` fails)
+#   - a C compiler and the Python headers (gcc, python3-dev) for the C accelerator
+#     (binlogscope.wire.binlog._crows), only when missing
 #   - pip install -e '.[test]'
 set -euo pipefail
 
@@ -25,6 +27,11 @@ missing=()
 command -v mariadbd >/dev/null 2>&1 || installed mariadb-server || missing+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || installed mariadb-client || missing+=(mariadb-client)
 command -v tshark >/dev/null 2>&1 || missing+=(tshark)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+if ! python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(
+        os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+    missing+=(python3-dev)
+fi
 if ! java -version >/dev/null 2>&1; then
     missing+=(openjdk-17-jre-headless)
 fi

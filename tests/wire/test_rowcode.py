@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from ci_support import unavailable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from binlogscope.wire.binlog import _rowcode
 from binlogscope.wire.binlog._rowcode import compile_image
 from binlogscope.wire.binlog.context import ColumnInfo
 from binlogscope.wire.binlog.types import ColumnType as T
@@ -40,6 +43,11 @@ COLUMNS = [
 ]
 
 
+def _require_c() -> None:
+    if _rowcode._crows is None:
+        unavailable("the C row reader (binlogscope.wire.binlog._crows) is not built")
+
+
 def _reference(columns: list[ColumnInfo], b: bytes, p: int) -> tuple[dict[str, Any], int]:
     """The per-column readers, one after the other (what the recording path does)."""
     nb = (len(columns) + 7) // 8
@@ -62,15 +70,18 @@ def _outcome(fn: Any, b: bytes) -> Any:
     return "error" if p > len(b) else (row, p)
 
 
+@pytest.mark.parametrize("pure", [True, False], ids=["python", "c"])
 @settings(max_examples=400, deadline=None)
 @given(picks=st.lists(st.sampled_from(range(len(COLUMNS))), min_size=1, max_size=12),
        data=st.binary(max_size=160))
-def test_compiled_image_equals_the_readers(picks: list[int], data: bytes) -> None:
+def test_compiled_image_equals_the_readers(pure: bool, picks: list[int], data: bytes) -> None:
     columns = [ColumnInfo(i, COLUMNS[k].type, COLUMNS[k].meta, unsigned=COLUMNS[k].unsigned,
                           charset=COLUMNS[k].charset, real_type=COLUMNS[k].real_type,
                           enum_values=COLUMNS[k].enum_values, set_values=COLUMNS[k].set_values)
                for i, k in enumerate(picks)]
-    image = compile_image(columns, mariadb=False)
+    if not pure:
+        _require_c()
+    image = compile_image(columns, mariadb=False, pure=pure)
     for nulls in (b"\x00" * 2, b""):  # no NULLs (the straight-line code), random NULL bits
         b = nulls[: (len(columns) + 7) // 8] + data
         ref = _outcome(lambda buf, p: _reference(columns, buf, p), b)
@@ -82,3 +93,21 @@ def test_unused_null_bits_are_ignored() -> None:
     image = compile_image(cols, mariadb=False)
     assert image(bytes([0b11111000, 1, 2, 3]), 0) == ({"@1": 1, "@2": 2, "@3": 3}, 4)
     assert image(bytes([0b11111010, 1, 3]), 0) == ({"@1": 1, "@2": None, "@3": 3}, 3)
+
+
+@pytest.mark.parametrize("fsp", range(7))
+@pytest.mark.parametrize("t", [T.MYSQL_TYPE_DATETIME2, T.MYSQL_TYPE_TIMESTAMP2])
+def test_c_temporal_text_equals_the_python_readers(t: int, fsp: int) -> None:
+    """The C reader writes DATETIME2/TIMESTAMP2 text itself: compare it value by value."""
+    _require_c()
+    import random
+
+    rnd = random.Random(fsp * 100 + t)
+    col = ColumnInfo(0, t, fsp)
+    c_image = compile_image([col], mariadb=False)
+    ref = make_reader(col)
+    width = (5 if t == T.MYSQL_TYPE_DATETIME2 else 4) + (fsp + 1) // 2
+    samples = [bytes(width), b"\xff" * width, b"\x80" + bytes(width - 1)]
+    samples += [rnd.randbytes(width) for _ in range(3000)]
+    for raw in samples:
+        assert c_image(b"\x00" + raw, 0) == ({"@1": ref(raw, 0)[0]}, 1 + width), raw.hex()

@@ -21,8 +21,10 @@ into a ``ShortRead``.
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from binlogscope.wire.binlog.context import ColumnInfo
@@ -42,6 +44,11 @@ from binlogscope.wire.binlog.values import (
     string_max_length,
     timestamp2_formatter,
 )
+
+try:
+    from binlogscope.wire.binlog import _crows
+except ImportError:  # not built (no compiler when installed): the generated Python readers
+    _crows = None  # type: ignore[assignment]
 
 ImageFn = Callable[[bytes, int], tuple[dict[str, Any], int]]
 
@@ -194,8 +201,99 @@ def _decimal(gen: _Gen, col: ColumnInfo, v: str, o: int) -> Code | None:
     ], size
 
 
-def compile_image(columns: list[ColumnInfo], mariadb: bool) -> ImageFn:
-    """The fast reader of one row image whose present columns are ``columns``."""
+# ----------------------------------------------------------------------------- the C reader
+# Column kinds of ``_crows.c`` (keep in step with its enum).
+_K_PY, _K_PREFIXED, _K_ENUM1, _K_DT2, _K_TS2, _K_DEC = 0, 11, 12, 13, 14, 15
+_K_STRUCT = {"b": 1, "B": 2, "h": 3, "H": 4, "i": 5, "I": 6, "q": 7, "Q": 8, "f": 9, "d": 10}
+_F_NONE, _F_SIX, _F_ITEM, _F_CALL = 0, 1, 2, 3
+
+CSpec = tuple[int, int, int, int, int, int, int, Any]
+
+
+def _spec(kind: int, obj: Any = None, a: int = 0, b: int = 0, c: int = 0, d: int = 0,
+          e: int = 0, f: int = 0) -> CSpec:
+    return (kind, a, b, c, d, e, f, obj)
+
+
+def _frac_spec(fsp: int) -> tuple[int, Any]:
+    """(fraction mode, object) of ``_crows.c`` for DATETIME2/TIMESTAMP2 (as ``_frac_expr``)."""
+    if fsp == 0:
+        return _F_NONE, None
+    if fsp == 6:
+        return _F_SIX, None
+    table = frac_table(fsp)
+    if table is not None:
+        return _F_ITEM, table
+    return _F_CALL, frac_texts(fsp)
+
+
+def _prefixed_spec(prefix: int, codec: str | None) -> CSpec:
+    return _spec(_K_PREFIXED, codec, prefix)
+
+
+def column_spec(col: ColumnInfo, mariadb: bool) -> CSpec:
+    """How ``_crows.c`` reads one column: the same decisions as :func:`_column_code`."""
+    t = col.type
+    st = _struct_code(col)
+    if st is not None:
+        return _spec(_K_STRUCT[st])
+    if t in (T.MYSQL_TYPE_VARCHAR, T.MYSQL_TYPE_VAR_STRING):
+        return _prefixed_spec(2 if col.meta > 255 else 1, codec_for(col.charset))
+    if t in BLOB_TYPES:
+        size = col.meta or 2
+        if size in (1, 2, 3, 4):
+            codec = codec_for(col.charset) if col.charset is not None else None
+            return _prefixed_spec(size, codec)
+    if t == T.MYSQL_TYPE_STRING:
+        real = effective_type(col)
+        if real == T.MYSQL_TYPE_ENUM and (col.meta & 0xFF) == 1 and col.enum_values is not None:
+            names = col.enum_values
+            return _spec(_K_ENUM1, ("", *names[:255], *range(len(names) + 1, 256)))
+        if real not in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
+            codec = codec_for(col.charset)
+            max_len = string_max_length(col)
+            if not (codec is None and col.charset == 63 and max_len):  # BINARY pads: reader
+                return _prefixed_spec(2 if max_len > 255 else 1, codec)
+    if t in (T.MYSQL_TYPE_DATETIME2, T.MYSQL_TYPE_TIMESTAMP2) and 0 <= col.meta <= 6:
+        mode, frac = _frac_spec(col.meta)
+        if t == T.MYSQL_TYPE_DATETIME2:
+            return _spec(_K_DT2, (YMD_TEXT, HMS_TEXT, frac), col.meta, mode)
+        zero = timestamp2_formatter(col.meta)(0, 0)
+        return _spec(_K_TS2, (DAY_TEXT, TOD_TEXT, frac, zero), col.meta, mode)
+    if t == T.MYSQL_TYPE_NEWDECIMAL:
+        precision, scale = col.meta >> 8, col.meta & 0xFF
+        if 0 < precision <= 65 and scale <= precision:
+            size, gi, gf = decimal_layout(precision, scale)
+            if len(gi) <= 1 and len(gf) <= 1 and 0 < size <= 8:
+                ishift, imask = gi[0] if gi else (0, 0)
+                fshift, fmask, fdigits = gf[0] if gf else (0, 0, -1)
+                return _spec(_K_DEC, None, size, ishift, imask, fshift, fmask, fdigits)
+    return _spec(_K_PY, make_reader(col, mariadb=mariadb))
+
+
+def c_module() -> ModuleType | None:
+    """The C reader module when it is built and not turned off by BINLOGSCOPE_PURE_PYTHON."""
+    return _crows if _use_c() else None
+
+
+def _use_c() -> bool:
+    return _crows is not None and not os.environ.get("BINLOGSCOPE_PURE_PYTHON")
+
+
+def compile_image(columns: list[ColumnInfo], mariadb: bool, *, pure: bool = False) -> ImageFn:
+    """The fast reader of one row image whose present columns are ``columns``: the C reader
+    of ``_crows`` when it is built (and neither ``pure`` nor ``BINLOGSCOPE_PURE_PYTHON`` asks
+    for Python), else generated Python."""
+    if not pure and _use_c():
+        assert _crows is not None
+        specs = tuple(column_spec(c, mariadb) for c in columns)
+        reader: ImageFn = _crows.ImageReader(specs, tuple(c.label for c in columns))
+        return reader
+    return compile_python_image(columns, mariadb)
+
+
+def compile_python_image(columns: list[ColumnInfo], mariadb: bool) -> ImageFn:
+    """The generated-Python reader of one row image whose present columns are ``columns``."""
     gen = _Gen()
     nb = (len(columns) + 7) // 8
     names = [f"v{i}" for i in range(len(columns))]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass
 from typing import Any
 
 from binlogscope.wire.binlog import (  # noqa: F401  (imported to fill the registry)
@@ -21,7 +20,9 @@ from binlogscope.wire.binlog import (  # noqa: F401  (imported to fill the regis
     rows,
     table_map,
 )
+from binlogscope.wire.binlog._cfast import fast_event_c
 from binlogscope.wire.binlog.context import DecodeContext, fde_has_checksum_alg
+from binlogscope.wire.binlog.decoded import DecodedEvent as DecodedEvent
 from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader, decode_header
 from binlogscope.wire.binlog.registry import EVENT_DECODERS, EVENT_DOCS
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_name
@@ -32,30 +33,6 @@ _U32 = struct.Struct("<I")
 _HEADER = struct.Struct("<IBIIIH")
 _FDE = EventType.FORMAT_DESCRIPTION_EVENT
 _crc32 = zlib.crc32
-
-
-@dataclass(slots=True)
-class DecodedEvent:
-    """The result of decoding one event."""
-
-    offset: int  # absolute offset of the event's first byte in its source
-    header: EventHeader | None
-    body: Any  # the typed event value (None when the body could not be decoded)
-    node: Node | None  # the annotated tree (None in fast mode)
-    checksum_ok: bool | None  # None: no checksum in force
-    checksum_stored: int | None = None
-    checksum_computed: int | None = None
-    error: str | None = None
-    size: int = 0  # bytes consumed from the buffer
-    raw: bytes | None = None  # the event's bytes (record mode only; the hex pane reads them)
-
-    @property
-    def type_name(self) -> str:
-        return self.header.type_name if self.header else "UNKNOWN_EVENT"
-
-    @property
-    def end(self) -> int:
-        return self.offset + self.size
 
 
 def _fde_checksum_layout(buf: Any, start: int, size: int) -> tuple[bool, int]:
@@ -85,6 +62,10 @@ def decode_event(
     """
     avail = len(buf) - start
     if not record and avail >= HEADER_LEN:
+        if fast_event_c is not None and type(buf) is bytes:
+            ev = fast_event_c(buf, start, base, ctx)
+            if ev is not None:
+                return ev
         h0 = EventHeader(*_HEADER.unpack_from(buf, start))
         if HEADER_LEN + 4 <= h0.event_size <= avail:
             return decode_event_fast(buf, None, ctx, start, base, h0, None)

@@ -20,11 +20,11 @@ path calls the very same readers, so both paths give identical values.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from binlogscope.wire.binlog._rowcode import ImageFn, compile_image
+from binlogscope.wire.binlog._rowcode import ImageFn, c_module, compile_image
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.binlog.json_binary import (
@@ -106,6 +106,12 @@ class RowsEvent:
 
 
 # ----------------------------------------------------------------------------- compiled plans
+_crows = c_module()
+_CReader: type = _crows.ImageReader if _crows is not None else type(None)
+_c_decode_rows: Callable[..., list[dict[str, Any]]] | None = (
+    _crows.decode_rows if _crows is not None else None)
+
+
 class _Plan:
     """How to read one image: the present columns and their readers, in order."""
 
@@ -152,11 +158,17 @@ def _image_fast(data: bytes, p: int, plan: _Plan) -> tuple[dict[str, Any], int]:
 def decode_rows_fast(data: bytes, kind: str, plan_b: _Plan, plan_a: _Plan | None
                      ) -> list[dict[str, Any]]:
     """All rows of a (non-partial) rows event body, no Nodes."""
+    image_b = plan_b.image
+    if type(image_b) is _CReader and type(data) is bytes and _c_decode_rows is not None:
+        # the whole loop in C (``_crows.decode_rows``); it raises on a short image
+        if kind == UPDATE:
+            assert plan_a is not None
+            return _c_decode_rows(data, 1, image_b, plan_a.image)
+        return _c_decode_rows(data, 0 if kind == INSERT else 2, image_b, None)
     rows: list[dict[str, Any]] = []
     append = rows.append
     n = len(data)
     p = 0
-    image_b = plan_b.image
     if kind == UPDATE:
         assert plan_a is not None
         image_a = plan_a.image

@@ -15,6 +15,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
+from binlogscope.wire.binlog._cfast import fast_event_c
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event, decode_event_fast
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, EventHeader, peek_header
@@ -98,6 +99,7 @@ class BinlogStreamDecoder:
         unpack = _HEADER.unpack_from
         fast = decode_event_fast
         reader = self._reader
+        cfast = None if record else fast_event_c
         while self.fatal is None:
             if self._need_magic:
                 if self._fill(4) < 4:
@@ -122,6 +124,13 @@ class BinlogStreamDecoder:
             n = len(buf)
             # ----- the hot loop: complete events in the buffer
             while pos + HEADER_LEN <= n:
+                if cfast is not None:
+                    ev = cfast(buf, pos, base, ctx)  # the hot event types, in C
+                    if ev is not None:
+                        pos += ev.size
+                        self._pos = pos
+                        yield ev
+                        continue
                 ts, code, sid, size, log_pos, flags = unpack(buf, pos)
                 if size > n - pos or size < HEADER_LEN + 4:
                     break
