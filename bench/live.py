@@ -13,8 +13,10 @@ Modes (each in its own child process against the restarted benchmark server):
   mariadb-binlog-remote   mariadb-binlog --read-from-remote-server --base64-output=DECODE-ROWS
                           --verbose FILES > /dev/null
   semisync                commit latency of single-row autocommit INSERTs with semi-sync on the
-                          server and (a) binlogscope live --semi-sync, (b) a real MariaDB replica
-                          with rpl_semi_sync_slave_enabled, as the ACKing replica
+                          server and (a) binlogscope's LiveReplica (semi_sync, no tree, a
+                          consumer acking every item) in its own process, (b) a real MariaDB
+                          replica with rpl_semi_sync_slave_enabled, as the ACKing replica;
+                          --semisync-inprocess adds (a) run inside the benchmark process
 
 Targets (issue 3): live >= 20x pymysqlrepl's events/s and no slower than mariadb-binlog-remote;
 added commit latency with binlogscope no worse than with a real replica.
@@ -124,7 +126,49 @@ def _semisync_status(server: mariadb_server.MariaDB) -> dict[str, int]:
     return out
 
 
-def run_semisync(server: mariadb_server.MariaDB, n: int = 300) -> dict[str, Any]:
+def _semisync_replica(host: str, port: int) -> None:
+    """Child: binlogscope as the semi-sync replica (fetcher thread + a consumer that acks each
+    item), in its own process like the real replica, until SIGTERM."""
+    import signal
+
+    from binlogscope.drivers.live import LiveReplica, LiveSettings
+    from binlogscope.drivers.options import ConnectionOptions
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    conn = ConnectionOptions(host=host, port=port, user="repl", password="replpass",
+                             ssl_mode="DISABLED")
+    rep = LiveReplica(LiveSettings(conn=conn, semi_sync=True, stream_tree=False))
+    rep.start()
+    try:
+        for cur_, item in rep.items():
+            rep.ack(cur_, item)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        rep.stop()
+        rep.join(5)
+    print(json.dumps({"acks_sent": rep.acks_sent, "error": rep.error}), flush=True)
+
+
+def _wait_semisync_clients(server: mariadb_server.MariaDB, want: int, timeout: float = 20
+                           ) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        c = server.connect()
+        with c.cursor() as cur:
+            cur.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")
+            row = cur.fetchone()
+        c.close()
+        if row and int(row[1]) >= want:
+            return
+        time.sleep(0.1)
+
+
+def run_semisync(server: mariadb_server.MariaDB, n: int = 300, in_process: bool = False
+                 ) -> dict[str, Any]:
     from binlogscope.drivers.live import LiveReplica, LiveSettings
     from binlogscope.drivers.options import ConnectionOptions
 
@@ -134,26 +178,47 @@ def run_semisync(server: mariadb_server.MariaDB, n: int = 300) -> dict[str, Any]
         cur.execute("SET GLOBAL rpl_semi_sync_master_enabled = ON")
         cur.execute("SET GLOBAL rpl_semi_sync_master_timeout = 10000")
     c.close()
-    # (a) binlogscope
-    conn = ConnectionOptions(host=server.host, port=server.port, user="repl",
-                             password="replpass", ssl_mode="DISABLED")
-    rep = LiveReplica(LiveSettings(conn=conn, semi_sync=True, stream_tree=False))
-    rep.start()
-
-    def drain() -> None:
-        for cur_, item in rep.items():
-            rep.ack(cur_, item)
-
-    t = threading.Thread(target=drain, daemon=True)
-    t.start()
-    time.sleep(2)
-    before = _semisync_status(server)
-    lat = _commit_latencies(server, n)
-    after = _semisync_status(server)
-    rep.stop()
-    rep.join(5)
+    # (a) binlogscope in its own process (as the real replica below is)
+    proc = subprocess.Popen([sys.executable, __file__, "--child", "semisync-replica",
+                             "--host", server.host, "--port", str(server.port)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        _wait_semisync_clients(server, 1)
+        time.sleep(1)
+        before = _semisync_status(server)
+        lat = _commit_latencies(server, n)
+        after = _semisync_status(server)
+    finally:
+        proc.terminate()
+        child_out = proc.communicate(timeout=20)[0]
     out["binlogscope"] = _lat_stats(lat, before, after)
+    lines = child_out.strip().splitlines()
+    if lines:
+        out["binlogscope"].update(json.loads(lines[-1]))
     time.sleep(1)
+    if in_process:
+        # (a') the same replica threads inside the benchmark process: the committing client
+        # then shares the GIL with the replica's fetcher and consumer
+        conn = ConnectionOptions(host=server.host, port=server.port, user="repl",
+                                 password="replpass", ssl_mode="DISABLED")
+        rep = LiveReplica(LiveSettings(conn=conn, semi_sync=True, stream_tree=False))
+        rep.start()
+
+        def drain() -> None:
+            for cur_, item in rep.items():
+                rep.ack(cur_, item)
+
+        t = threading.Thread(target=drain, daemon=True)
+        t.start()
+        _wait_semisync_clients(server, 1)
+        time.sleep(1)
+        before = _semisync_status(server)
+        lat = _commit_latencies(server, n)
+        after = _semisync_status(server)
+        rep.stop()
+        rep.join(5)
+        out["binlogscope_inproc"] = _lat_stats(lat, before, after)
+        time.sleep(1)
     # (b) a real MariaDB replica
     with tempfile.TemporaryDirectory(prefix="bench-replica-") as d:
         replica = mariadb_server.start(Path(d))
@@ -193,6 +258,9 @@ def _lat_stats(lat: list[float], before: dict[str, int], after: dict[str, int]
 
 
 def child(mode: str, data: Path, host: str, port: int) -> None:
+    if mode == "semisync-replica":
+        _semisync_replica(host, port)
+        return
     m = decode._load(data)
     t0 = time.perf_counter()
     if mode == "live":
@@ -222,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=decode.DATA)
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--commits", type=int, default=300, help="semi-sync latency sample size")
+    ap.add_argument("--semisync-inprocess", action="store_true",
+                    help="also measure binlogscope's replica inside the benchmark process (the "
+                    "committing client then shares its GIL)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--host", default="", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
@@ -242,11 +313,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for mode in [x.strip() for x in args.modes.split(",") if x.strip()]:
             if mode == "semisync":
-                results[mode] = run_semisync(server, args.commits)
+                results[mode] = run_semisync(server, args.commits, args.semisync_inprocess)
                 for who, r in results[mode].items():
                     print(f"  semisync/{who:16s} mean {r['mean_ms']:.2f} ms  median "
                           f"{r['median_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  "
-                          f"(yes_tx +{r['yes_tx']}, no_tx +{r['no_tx']})")
+                          f"(yes_tx +{r['yes_tx']}, no_tx +{r['no_tx']})"
+                          + (f"  ACKs sent {r['acks_sent']}" if "acks_sent" in r else "")
+                          + (f"  ERROR {r['error']}" if r.get("error") else ""))
                 continue
             r = results[mode] = _spawn(mode, data, server.host, server.port)
             if "seconds" not in r or r.get("error"):

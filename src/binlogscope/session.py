@@ -23,10 +23,11 @@ For captures joined mid-connection pass ``start_phase`` (and, if known, ``capabi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from binlogscope.events import (
     ConnectionClosed,
@@ -52,15 +53,44 @@ from binlogscope.wire.constants import (
     StatusFlag,
     command_name,
 )
-from binlogscope.wire.framing import Packet, PacketBuffer, encode_packet, packet_node
+from binlogscope.wire.framing import (
+    HEADER_LEN,
+    MAX_PAYLOAD,
+    Packet,
+    PacketBuffer,
+    encode_packet,
+    packet_node,
+)
 from binlogscope.wire.node import Node
 from binlogscope.wire.packet import KINDS, DecodedPayload, run_decoder
 
 CAP = CapabilityFlag
+_T = TypeVar("_T")
 
 #: a query that turns semi-sync on for this connection (MySQL < 8.0.26 / MariaDB, and newer)
 SEMI_SYNC_QUERY = re.compile(
     r"@rpl_semi_sync_(?:slave|replica)\s*=\s*(?:1|'1'|\"1\"|on|'on'|true)\b", re.IGNORECASE)
+
+
+def _positional_maker(cls: type[_T]) -> Callable[..., _T]:
+    """A constructor taking every field of the frozen slots dataclass ``cls`` positionally.
+
+    It builds the same object as ``cls(...)`` at about half the cost: a frozen ``__init__``
+    sets each field through ``object.__setattr__``, this calls the slot descriptors directly
+    (the stream fast path builds one :class:`PacketDecoded` per event)."""
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    env.update({f"_s{i}": getattr(cls, n).__set__ for i, n in enumerate(names)})
+    args = ", ".join(f"a{i}" for i in range(len(names)))
+    body = "".join(f"    _s{i}(o, a{i})\n" for i in range(len(names)))
+    exec(f"def make({args}):\n    o = _new(_cls)\n{body}    return o\n", env)
+    maker: Callable[..., _T] = env["make"]
+    return maker
+
+
+_packet_decoded: Callable[..., PacketDecoded] = _positional_maker(PacketDecoded)
+#: the two usual semi-sync headers (immutable, shared by every event that carries them)
+_SEMI_HEADERS = (replication.SemiSyncHeader(0), replication.SemiSyncHeader(1))
 
 
 class ProtocolViolation(Exception):  # noqa: N818  (the name h11 and the design use)
@@ -220,9 +250,17 @@ class Session:
             raise ProtocolViolation(f"a {self.role.value} cannot send {type(value).__name__}")
         if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
             raise ProtocolViolation(f"cannot send in phase {self.phase.value}")
+        if type(value) is replication.SemiSyncAck and not sequence_id:
+            # the ACK is on the commit path of the source: its bytes go out first; the session
+            # decodes them (for the log) at the next events() call, still in stream order
+            # (after everything received before, before anything received after). An ACK
+            # changes no state a later send depends on (sequence id 0, no reply expected).
+            data = encode_packet(replication.encode_semi_sync_ack(value), 0)
+            self._chunks.append((me, data))
+            return data
         payload = self._encode(value)
         if sequence_id is None:
-            if isinstance(value, (*_COMMAND_TYPES, replication.SemiSyncAck)):
+            if isinstance(value, _COMMAND_TYPES):
                 sequence_id = 0
             else:
                 sequence_id = self._seq if self._seq is not None else 0
@@ -310,8 +348,19 @@ class Session:
         if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED):
             self.opaque_bytes[peer] += len(data)
             return
+        if peer is Peer.SERVER and self.phase is Phase.BINLOG_STREAM and not self.record \
+                and not buf.pending:
+            used = self._stream_direct(buf.offset, data)
+            if used:
+                buf.drain()  # empty: moves nothing, makes skip() below exact
+                buf.skip(used)  # those bytes were consumed straight from ``data``
+                data = data[used:]
+                if not data:
+                    return
         buf.receive_data(data)
         while self.phase not in (Phase.ENCRYPTED, Phase.COMPRESSED):
+            if peer is Peer.SERVER and self.phase is Phase.BINLOG_STREAM and not self.record:
+                self._stream_run(buf)
             pkt = buf.next_packet()
             if pkt is None:
                 return
@@ -404,10 +453,52 @@ class Session:
             d = self._server_packet(pkt)
         self._finish(peer, pkt, d, phase)
 
+    def _stream_run(self, buf: PacketBuffer) -> None:
+        """The no-tree stream loop: every complete single-fragment event packet at the head of
+        the server's buffer goes straight to :meth:`_stream_event`, with no :class:`Packet`
+        built. Stops (the bytes stay in the buffer) at anything else: an incomplete or
+        multi-fragment packet, EOF/ERR, or a packet the fast path declines; the general path
+        takes that one."""
+        consume = buf.consume_exactly
+        while True:
+            at = buf.offset
+            hdr = consume(HEADER_LEN)
+            if hdr is None:
+                break
+            n = hdr[0] | hdr[1] << 8 | hdr[2] << 16
+            if n >= MAX_PAYLOAD:
+                break
+            payload = consume(n)
+            if payload is None or not payload or payload[0] != 0 \
+                    or not self._stream_event(at, hdr[3], payload, None):
+                break
+            buf.commit()
+        buf.rollback()
+
+    def _stream_direct(self, offset: int, data: bytes) -> int:
+        """:meth:`_stream_run` over a read that starts on a packet boundary with nothing
+        buffered (the usual case: a server writes whole packets), without copying it into the
+        buffer first. Returns how many bytes it consumed; the rest goes the buffered way."""
+        i = 0
+        end = len(data)
+        while i + HEADER_LEN <= end:
+            n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
+            j = i + HEADER_LEN + n
+            if n >= MAX_PAYLOAD or j > end or not n or data[i + HEADER_LEN] != 0:
+                break
+            if not self._stream_event(offset + i, data[i + 3], data[i + HEADER_LEN:j], None):
+                break
+            i = j
+        return i
+
     def _stream_fast(self, pkt: Packet) -> bool:
         """No-tree path for a well-formed event packet: the same decoders as the general path
         (``decode_event``), without its per-packet layers. False: take the general path."""
-        payload = pkt.payload
+        return self._stream_event(pkt.offset, pkt.sequence_id, pkt.payload, pkt)
+
+    def _stream_event(self, offset: int, seq: int, payload: bytes, pkt: Packet | None) -> bool:
+        """Decode one event packet (header at ``offset``, sequence id ``seq``; ``pkt`` for a
+        multi-fragment one) without a tree. False, with no state changed: not for this path."""
         semi = self.semi_sync
         off = 1
         header: replication.SemiSyncHeader | None = None
@@ -416,25 +507,33 @@ class Session:
         if semi:
             if len(payload) < 3 or payload[1] != SEMI_SYNC_INDICATOR:
                 return False  # the general path reports the missing magic
-            header = replication.SemiSyncHeader(payload[2])
+            flag = payload[2]
+            header = _SEMI_HEADERS[flag] if flag < 2 else replication.SemiSyncHeader(flag)
             off = 3
         ctx = self.ctx
         if not ctx.fde_seen:
             return False
         expected = self._seq
-        if self._after_ack and pkt.sequence_id == 1:
+        if self._after_ack and seq == 1:
             expected = 1
         self._after_ack = False
-        self._check_seq(Peer.SERVER, pkt, expected)
-        self._seq = (pkt.last_sequence_id + 1) & 0xFF
-        ev = decode_event(payload, ctx, start=off, base=pkt.payload_offset, record=False)
+        if pkt is None:
+            if expected is not None and seq != expected:
+                self._out.append(SequenceMismatch(Peer.SERVER, offset, expected, seq))
+            self._seq = (seq + 1) & 0xFF
+            wire_length = len(payload) + HEADER_LEN
+        else:
+            self._check_seq(Peer.SERVER, pkt, expected)
+            self._seq = (pkt.last_sequence_id + 1) & 0xFF
+            wire_length = pkt.wire_length
+        ev = decode_event(payload, ctx, start=off, base=offset + HEADER_LEN, record=False)
         error = ev.error
-        self._out.append(PacketDecoded(
-            Peer.SERVER, pkt.offset, pkt.sequence_id, len(payload), "binlog_event",
+        self._out.append(_packet_decoded(
+            Peer.SERVER, offset, seq, len(payload), "binlog_event",
             replication.BinlogPacket(ev, header, None), None, Phase.BINLOG_STREAM, header, ev,
-            error, pkt.wire_length, payload))
+            error, wire_length, payload))
         if error is not None:
-            self._emit(DecodeError(Peer.SERVER, pkt.offset, error, None))
+            self._emit(DecodeError(Peer.SERVER, offset, error, None))
         return True
 
     def _greeting_plausible(self, peer: Peer, payload: bytes) -> bool:

@@ -62,6 +62,53 @@ def test_store_rollback_redelivers_unacked() -> None:
     assert s.get() == (1, "b")
 
 
+def test_store_put_without_wake_is_visible_and_wake_releases_a_waiter() -> None:
+    st: EventStore[int] = EventStore(4)
+    assert st.put_many([1, 2], wake=False) == 2
+    assert st.get_many(10, 0) == [(0, 1), (1, 2)]  # stored: a get sees them at once
+    got: list[list[tuple[int, int]]] = []
+    t = threading.Thread(target=lambda: got.append(st.get_many(10, 5)))
+    t.start()
+    time.sleep(0.1)  # the consumer waits
+    st.put_many([3], wake=False)
+    time.sleep(0.1)
+    assert not got  # not woken yet
+    st.wake()
+    t.join(2)
+    assert got == [[(2, 3)]]
+
+
+def test_position_tracker_transactions_and_gtid() -> None:
+    from binlogscope.pipeline.position import PositionTracker
+    from binlogscope.wire.binlog.decode import DecodedEvent
+    from binlogscope.wire.binlog.header import EventHeader
+
+    class Body:
+        def __init__(self, **kw: object) -> None:
+            self.__dict__.update(kw)
+
+    def ev(code: int, log_pos: int, size: int = 40, **body: object) -> DecodedEvent:
+        h = EventHeader(0, code, 1, size, log_pos, 0)
+        return DecodedEvent(log_pos - size, h, Body(**body), None, None)
+
+    tr = PositionTracker()
+    assert not tr.update(ev(4, 0, next_log_name="mysql-bin.000002", position=4))  # ROTATE
+    assert tr.update(ev(162, 140, gtid="0-1-7"))  # MariaDB GTID: the transaction opens
+    rp = tr.restart_point()
+    assert (rp.log_file, rp.log_pos, rp.skip) == ("mysql-bin.000002", 100, 1)
+    assert tr.update(ev(19, 200))  # TABLE_MAP
+    assert tr.update(ev(16, 240))  # XID: commits 0-1-7
+    rp = tr.restart_point()
+    assert (rp.log_pos, rp.skip, rp.gtid_set) == (240, 0, "0-1-7")
+    assert not tr.update(ev(27, 0))  # heartbeat (log_pos 0)
+    assert tr.update(ev(2, 300, query="BEGIN"))
+    assert tr.update(ev(2, 360, query="COMMIT"))
+    assert (tr.restart_point().log_pos, tr.in_txn) == (360, False)
+    tr.update(ev(162, 400, gtid="1-1-3"))
+    tr.update(ev(16, 440))
+    assert tr.gtid_set == "0-1-7,1-1-3"
+
+
 def test_filter_include_exclude() -> None:
     f = TableFilter(include=[r"shop\..*"], exclude=[r"shop\.tmp_.*"])
     assert f.accepts("shop", "orders")

@@ -33,9 +33,10 @@ def _key(e: Any) -> tuple[Any, ...]:
     return (type(e).__name__,)
 
 
-def test_fast_stream_path_equals_general_path() -> None:
+def _conversation() -> tuple[list[tuple[Peer, bytes]], list[Any], int]:
+    """A semi-sync dump with one damaged event: the bytes of both directions in order, the
+    general path's (tree-building observer's) events, and how many binlog events were sent."""
     pair = ConnectionPair()
-    fast = Session(Role.OBSERVER, record=False)
     wire: list[tuple[Peer, bytes]] = []
     original = pair.send
 
@@ -74,12 +75,62 @@ def test_fast_stream_path_equals_general_path() -> None:
         if want_ack:
             pos = struct.unpack_from("<I", ev, 13)[0]
             pair.send("replica", rp.SemiSyncAck(pos, "binlog.000001"))
+    return wire, pair.log["observer"], len(events)
+
+
+def test_fast_stream_path_equals_general_path() -> None:
+    wire, slow, n_sent = _conversation()
+    fast = Session(Role.OBSERVER, record=False)
     for peer, data in wire:
         fast.receive_data(data, peer)
     fast_events = [_key(e) for e in fast.events()]
-    slow_events = [_key(e) for e in pair.log["observer"]]
+    slow_events = [_key(e) for e in slow]
     assert fast_events == slow_events
     errors = [k for k in fast_events if k[0] == "error"]
     assert len(errors) == 1 and "checksum" in errors[0][3]
     n_events = sum(1 for k in fast_events if k[0] == "packet" and k[5] == "binlog_event")
-    assert n_events == len(events)
+    assert n_events == n_sent
+
+
+def test_fast_stream_path_any_read_boundaries() -> None:
+    """Reads that hold several packets, or end inside a header or a payload: the direct path
+    (a read on a packet boundary) and the buffered one hand over without a byte lost."""
+    wire, slow, _ = _conversation()
+    want = [_key(e) for e in slow]
+    runs: list[tuple[Peer, bytes]] = []  # consecutive bytes of one direction joined
+    for peer, data in wire:
+        if runs and runs[-1][0] == peer:
+            runs[-1] = (peer, runs[-1][1] + data)
+        else:
+            runs.append((peer, data))
+    for step in (1, 3, 7, 64, 1 << 20):
+        fast = Session(Role.OBSERVER, record=False)
+        for peer, data in runs:
+            for i in range(0, len(data), step):
+                fast.receive_data(data[i : i + step], peer)
+        assert [_key(e) for e in fast.events()] == want, step
+
+
+def test_replica_ack_bytes_first_decoded_in_order() -> None:
+    """A REPLICA's semi-sync ACK: send() returns its bytes at once; the session decodes it at
+    the next events() call, after what was received before and before what comes after."""
+    wire, _, _ = _conversation()
+    first_ack = next(i for i, (peer, data) in enumerate(wire)
+                     if peer == Peer.CLIENT and data[4:5] == b"\xef")
+    s = Session(Role.REPLICA, record=False)
+    for peer, data in wire[:first_ack]:
+        if peer == Peer.SERVER:
+            s.receive_data(data, peer)
+        else:
+            s._chunks.append((peer, data))  # what our own earlier send() calls wrote
+    list(s.events())
+    ack = rp.SemiSyncAck(1234, "binlog.000001")
+    data = s.send(ack)
+    payload = rp.encode_semi_sync_ack(ack)
+    assert data == len(payload).to_bytes(3, "little") + b"\x00" + payload
+    s.receive_data(wire[first_ack + 1][1], Peer.SERVER)
+    evs = list(s.events())
+    got = [e for e in evs if isinstance(e, PacketDecoded)]
+    assert got[0].direction == Peer.CLIENT and got[0].value == ack
+    assert got[1].direction == Peer.SERVER and got[1].binlog_event is not None
+    assert not [e for e in evs if isinstance(e, SequenceMismatch | DecodeError)]

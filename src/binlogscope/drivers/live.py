@@ -61,6 +61,7 @@ from binlogscope.wire.handshake import (
 from binlogscope.wire.replication import SemiSyncAck
 
 CAP = CapabilityFlag
+_HEARTBEATS = (27, 41)  # HEARTBEAT_LOG_EVENT, HEARTBEAT_LOG_EVENT_V2
 
 ERR_HINTS = {
     1236: "the requested binlog file/position does not exist on the server (purged or "
@@ -76,9 +77,12 @@ class LiveError(Exception):
     """A failure the user must act on; the message is one clear line."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LiveItem:
-    """What the consumer gets: a session event, a setup step, or a note from the driver."""
+    """What the consumer gets: a session event, a setup step, or a note from the driver.
+
+    Read-only by convention (not frozen: one is built per stream event on the semi-sync
+    commit path, and a frozen dataclass costs about four times as much to build)."""
 
     kind: str  # "packet" | "step" | "note" | "error"
     event: SessionEvent | None = None
@@ -244,13 +248,14 @@ class LiveReplica:
         if len(self._batch) >= 256:
             self._flush()
 
-    def _flush(self) -> None:
-        """Hand the fetched items to the store (blocks while the store is full)."""
+    def _flush(self, wake: bool = True) -> None:
+        """Hand the fetched items to the store (blocks while the store is full); ``wake=False``:
+        do not wake the consumer yet (see :meth:`EventStore.put_many`)."""
         batch = self._batch
         while batch:
             if self.stop_event.is_set():
                 raise StoreClosed("stopping")
-            n = self.store.put_many(batch, timeout=0.2)
+            n = self.store.put_many(batch, timeout=0.2, wake=wake)
             del batch[:n]
 
     def _note(self, text: str) -> None:
@@ -563,52 +568,77 @@ class LiveReplica:
 
     # ------------------------------------------------------------------ the stream
     def _stream(self, rd: _Reader) -> None:
+        """The dump: every event in order into the store, ACKs as soon as they are due.
+
+        Each read's events are handled in one pass (a semi-sync transaction arrives in one
+        read: GTID .. XID, the ACK request on the last). An event whose semi-sync header asks
+        for an ACK is put in the store (decoded, positioned, visible to the consumer) and the
+        ACK goes out at once: before the events after it in the same read, before the session
+        decodes the ACK packet itself for the log, and without waiting for the consumer.
+        """
         skip = self.resume_skip
         tracker = self.fetch_pos
+        update, restart_point = tracker.update, tracker.restart_point
         if not self.s.stream_tree and self.recorder is None:
             rd.session.record = False
         filt = self.s.table_filter
+        batch = self._batch
         timeout = max(self.s.net_read_timeout, (self.s.heartbeat or 0) * 3 + 1)
         rd.sock.settimeout(timeout)
         while not self.stop_event.is_set():
-            ev = rd.next_event(allow_close=True)
-            if ev is None or isinstance(ev, ConnectionClosed):
-                if rd.session.phase == Phase.COMMAND:
-                    self._note("the source ended the dump (end of the binlog, non-blocking)")
-                    return
-                raise ConnectionError("the source closed the connection")
-            if not isinstance(ev, PacketDecoded):
-                self._put(LiveItem("packet", event=ev))
-                continue
-            if ev.direction == Peer.SERVER and ev.kind == "err":
-                v = ev.value  # already shown by the reader
-                if isinstance(v, ErrPacket):
-                    raise LiveError(self._err_text(v, "the source ended the dump"))
-            bev = ev.binlog_event
-            if bev is None:  # already shown by the reader
-                if ev.direction == Peer.SERVER and rd.session.phase == Phase.COMMAND:
-                    self._note("end of the binlog (non-blocking dump)")
-                    return
-                continue
-            # a damaged event (truncated, bad checksum) is shown but does not move the restart
-            # point: after a reconnect its complete copy is delivered, not skipped
-            real = tracker.update(bev) if bev.error is None else False
-            if bev.header is not None and bev.header.type_code in (27, 41):
-                self.heartbeats += 1
-            deliver = True
-            if real and skip > 0:
-                skip -= 1
-                deliver = False
-            if deliver and filt.active:
-                schema, table = event_table(bev)
-                deliver = filt.accepts(schema, table)
-            self._put(LiveItem("packet", event=ev, restart=tracker.restart_point(),
-                               deliver=deliver))
-            if ev.semi_sync is not None and ev.semi_sync.flag & 0x01 and bev.header:
-                self._flush()  # the event is safely in the store before it is acknowledged
-                name = tracker.log_file or ""
-                rd.send(SemiSyncAck(bev.header.log_pos, name))
-                self.acks_sent += 1
+            evs = rd.take(allow_close=True)
+            if evs is None:
+                self._closed(rd)
+                return
+            for ev in evs:
+                if not isinstance(ev, PacketDecoded):
+                    self._put(LiveItem("packet", ev))
+                    if isinstance(ev, ConnectionClosed):
+                        self._closed(rd)
+                        return
+                    continue
+                bev = ev.binlog_event
+                if bev is None:  # not an event: EOF/ERR/OK/the ACK we sent
+                    self._put(LiveItem("packet", ev))
+                    if ev.direction == Peer.SERVER:
+                        v = ev.value
+                        if ev.kind == "err" and isinstance(v, ErrPacket):
+                            raise LiveError(self._err_text(v, "the source ended the dump"))
+                        if rd.session.phase == Phase.COMMAND:
+                            self._note("end of the binlog (non-blocking dump)")
+                            return
+                    continue
+                # a damaged event (truncated, bad checksum) is shown but does not move the
+                # restart point: after a reconnect its complete copy is delivered, not skipped
+                real = update(bev) if bev.error is None else False
+                h = bev.header
+                if h is not None and h.type_code in _HEARTBEATS:
+                    self.heartbeats += 1
+                deliver = True
+                if real and skip > 0:
+                    skip -= 1
+                    deliver = False
+                if deliver and filt.active:
+                    schema, table = event_table(bev)
+                    deliver = filt.accepts(schema, table)
+                batch.append(LiveItem("packet", ev, None, "", restart_point(), deliver))
+                semi = ev.semi_sync
+                if semi is not None and semi.flag & 0x01 and h is not None:
+                    # the event is safely in the store before it is acknowledged; the consumer
+                    # is woken after the ACK is out (its wake-up costs a syscall, and its
+                    # thread would then compete for the GIL with this one)
+                    self._flush(wake=False)
+                    rd.send(SemiSyncAck(h.log_pos, tracker.log_file or ""))
+                    self.store.wake()
+                    self.acks_sent += 1
+                elif len(batch) >= 256:
+                    self._flush()
+
+    def _closed(self, rd: _Reader) -> None:
+        if rd.session.phase == Phase.COMMAND:
+            self._note("the source ended the dump (end of the binlog, non-blocking)")
+            return
+        raise ConnectionError("the source closed the connection")
 
     def _err_text(self, err: ErrPacket, what: str) -> str:
         hint = ERR_HINTS.get(err.error_code)
@@ -643,6 +673,9 @@ class _Reader:
         self.sock: socket.socket = sock
         self.session = session
         self._pending: list[SessionEvent] = []
+        #: reads go into one reused buffer: ``recv(1 MiB)`` would allocate (mmap) a 1 MiB
+        #: object per read, ~10 us on every small packet of a semi-sync commit
+        self._rbuf = memoryview(bytearray(1 << 20))
 
     def send(self, value: Any) -> None:
         data = self.session.send(value)
@@ -674,6 +707,36 @@ class _Reader:
                 rec.packet(ev)
             self._pending.append(ev)
 
+    def take(self, allow_close: bool = False) -> list[SessionEvent] | None:
+        """Every event decoded so far (reading once when there is none), for the stream loop,
+        which routes them itself; None when the server closed and nothing is left."""
+        while True:
+            self._drain()
+            if self._pending:
+                out = self._pending
+                self._pending = []
+                return out
+            if not self._read():
+                self._drain()
+                if not self._pending:
+                    if allow_close:
+                        return None
+                    raise ConnectionError("the server closed the connection")
+
+    def _read(self) -> bool:
+        """Hand what was decoded to the consumer, then one read into the session (False: EOF)."""
+        self.owner._flush()  # everything decoded so far reaches the consumer first
+        try:
+            n = self.sock.recv_into(self._rbuf)
+        except TimeoutError as exc:
+            raise TimeoutError("no data from the source within the read timeout "
+                               "(net_read_timeout / missed heartbeats)") from exc
+        data = bytes(self._rbuf[:n])
+        self.session.receive_data(data, Peer.SERVER)
+        if self.owner.recorder is not None and data:
+            self.owner.recorder.data(Peer.SERVER, data)
+        return bool(data)
+
     def next_event(self, allow_close: bool = False) -> SessionEvent | None:
         while True:
             self._drain()
@@ -691,16 +754,7 @@ class _Reader:
                 if isinstance(ev, ResultSetComplete):
                     return ev
                 self.owner._put(LiveItem("packet", event=ev))
-            self.owner._flush()  # everything decoded so far reaches the consumer first
-            try:
-                data = self.sock.recv(1 << 20)
-            except TimeoutError as exc:
-                raise TimeoutError("no data from the source within the read timeout "
-                                   "(net_read_timeout / missed heartbeats)") from exc
-            self.session.receive_data(data, Peer.SERVER)
-            if self.owner.recorder is not None and data:
-                self.owner.recorder.data(Peer.SERVER, data)
-            if not data:
+            if not self._read():
                 self._drain()
                 if not self._pending:
                     if allow_close:

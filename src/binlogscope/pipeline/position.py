@@ -14,8 +14,16 @@ from dataclasses import dataclass, field
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.types import EventType
 
-_TXN_START = {EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
-              EventType.GTID_TAGGED_LOG_EVENT, EventType.GTID_EVENT}
+# plain ints: update() runs once per event on the replica's ACK path
+_TXN_START = frozenset(int(t) for t in (
+    EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
+    EventType.GTID_TAGGED_LOG_EVENT, EventType.GTID_EVENT))
+_ROTATE = int(EventType.ROTATE_EVENT)
+_QUERY = int(EventType.QUERY_EVENT)
+_QUERIES = frozenset((_QUERY, int(EventType.QUERY_COMPRESSED_EVENT)))
+_TXN_END = frozenset((int(EventType.XID_EVENT), int(EventType.XA_PREPARE_LOG_EVENT)))
+_HEARTBEATS = frozenset((int(EventType.HEARTBEAT_LOG_EVENT),
+                         int(EventType.HEARTBEAT_LOG_EVENT_V2)))
 _ARTIFICIAL = 0x20
 
 
@@ -47,33 +55,33 @@ class PositionTracker:
             return False
         code = h.type_code
         body = ev.body
-        if code == EventType.ROTATE_EVENT and body is not None:
+        if code == _ROTATE and body is not None:
             self.log_file = body.next_log_name
             self.next_pos = body.position
             self.in_txn = False
             self.txn_events = 0
             return False
-        if h.flags & _ARTIFICIAL or h.log_pos == 0:
+        log_pos = h.log_pos
+        if h.flags & _ARTIFICIAL or log_pos == 0:
             return False  # the dump's fake ROTATE / FDE, not part of the file
-        if code in (EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2):
+        if code in _HEARTBEATS:
             return False
-        start = h.log_pos - h.event_size
         if code in _TXN_START:
             self.in_txn = True
-            self.txn_start = start
+            self.txn_start = log_pos - h.event_size
             self.txn_events = 0
             g = getattr(body, "gtid", None)
             self._pending_gtid = g if isinstance(g, str) else None
-        elif code == EventType.QUERY_EVENT and not self.in_txn:
+        elif code == _QUERY and not self.in_txn:
             q = (getattr(body, "query", "") or "").strip().upper()
             if q == "BEGIN" or q.startswith("XA START"):
                 self.in_txn = True
-                self.txn_start = start
+                self.txn_start = log_pos - h.event_size
                 self.txn_events = 0
-        self.next_pos = h.log_pos
+        self.next_pos = log_pos
         if self.in_txn:
             self.txn_events += 1
-            if self._ends_txn(ev):
+            if code in _TXN_END or (code in _QUERIES and self._ends_txn(ev)):
                 self.in_txn = False
                 self.txn_events = 0
                 self._commit_gtid()
@@ -82,9 +90,9 @@ class PositionTracker:
     def _ends_txn(self, ev: DecodedEvent) -> bool:
         assert ev.header is not None
         code = ev.header.type_code
-        if code == EventType.XID_EVENT or code == EventType.XA_PREPARE_LOG_EVENT:
+        if code in _TXN_END:
             return True
-        if code in (EventType.QUERY_EVENT, EventType.QUERY_COMPRESSED_EVENT):
+        if code in _QUERIES:
             q = (getattr(ev.body, "query", "") or "").strip().upper()
             return not (q == "BEGIN" or q.startswith("XA START") or q.startswith("XA END"))
         return False
@@ -96,10 +104,11 @@ class PositionTracker:
         if not g or g == "ANONYMOUS":
             return
         parts = g.split("-")
-        if len(parts) == 3 and all(p.isdigit() for p in parts):
-            d, s, n = (int(p) for p in parts)
-            self.maria_gtid[d] = (s, n)
-            return
+        if len(parts) == 3:
+            d, s, n = parts
+            if d.isdigit() and s.isdigit() and n.isdigit():
+                self.maria_gtid[int(d)] = (int(s), int(n))
+                return
         sid, _, gno = g.rpartition(":")
         if sid and gno.isdigit():
             _add_interval(self.mysql_gtid.setdefault(sid, []), int(gno))
@@ -112,8 +121,12 @@ class PositionTracker:
         return self._gtid_text
 
     def _format_gtid(self) -> str | None:
-        if self.maria_gtid:
-            return ",".join(f"{d}-{s}-{n}" for d, (s, n) in sorted(self.maria_gtid.items()))
+        maria = self.maria_gtid
+        if len(maria) == 1:
+            for d, (s, n) in maria.items():
+                return f"{d}-{s}-{n}"
+        if maria:
+            return ",".join(f"{d}-{s}-{n}" for d, (s, n) in sorted(maria.items()))
         if self.mysql_gtid:
             parts = []
             for sid, ivs in sorted(self.mysql_gtid.items()):

@@ -63,23 +63,38 @@ class EventStore(Generic[T]):
             self._cond.notify_all()
             return True
 
-    def put_many(self, items: list[T], timeout: float | None = None) -> int:
+    def put_many(self, items: list[T], timeout: float | None = None, *,
+                 wake: bool = True) -> int:
         """Add items in order, as many as fit (waits while full); returns how many were added
-        (0 on timeout). One lock round-trip for a whole batch: the fetcher's fast path."""
+        (0 on timeout). One lock round-trip for a whole batch: the fetcher's fast path.
+
+        ``wake=False`` stores the items (a ``get`` sees them at once) without waking a waiting
+        consumer yet: the caller has something urgent to do first (a semi-sync ACK) and calls
+        :meth:`wake` right after. A consumer left asleep meanwhile still wakes at its own
+        ``get`` timeout, so forgetting :meth:`wake` delays, never deadlocks."""
         with self._cond:
-            ok = self._cond.wait_for(
-                lambda: self._closed or self._put - self._ack < self._size, timeout)
             if self._closed:
                 raise StoreClosed("store closed")
-            if not ok:
-                return 0
+            if self._put - self._ack >= self._size:
+                ok = self._cond.wait_for(
+                    lambda: self._closed or self._put - self._ack < self._size, timeout)
+                if self._closed:
+                    raise StoreClosed("store closed")
+                if not ok:
+                    return 0
             n = min(len(items), self._size - (self._put - self._ack))
             size, ring, put = self._size, self._ring, self._put
             for i in range(n):
                 ring[(put + i) % size] = items[i]
             self._put = put + n
-            self._cond.notify_all()
+            if wake:
+                self._cond.notify_all()
             return n
+
+    def wake(self) -> None:
+        """Wake the waiting consumers (after ``put_many(..., wake=False)``)."""
+        with self._cond:
+            self._cond.notify_all()
 
     def get_many(self, limit: int, timeout: float | None = None) -> list[tuple[int, T]]:
         """Up to ``limit`` unread items with their cursors ([] on timeout or closed+drained)."""
