@@ -14,11 +14,13 @@ from typing import Any
 import pytest
 from ci_support import unavailable
 
-from binlogscope.wire.binlog import _cfast, decode, rows, stream
+from binlogscope.wire import reader
+from binlogscope.wire.binlog import _cfast, decode, rows, stream, table_map
 from binlogscope.wire.binlog._rowcode import c_module
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decoded import DecodedEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
+from binlogscope.wire.node import Node, _python_maker
 from tests.helpers import FIXTURES, binlog_fixtures, read_all
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
@@ -43,11 +45,15 @@ def _pure_python(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         m.setattr(stream, "fast_event_c", None)
         m.setattr(decode, "fast_event_c", None)
         m.setattr(rows, "_c_decode_rows", None)
+        m.setattr(rows, "_CReader", type(None))  # recorded images: the Python code
+        m.setattr(table_map, "_crows", None)  # repeated TABLE_MAP nodes shifted in Python
+        m.setattr(reader, "make_node", _python_maker())
         yield
 
 
-def _decode(data: bytes, chunk: int, verify: bool = True) -> list[DecodedEvent]:
-    dec = BinlogStreamDecoder(DecodeContext(verify_checksums=verify), record=False)
+def _decode(data: bytes, chunk: int, verify: bool = True, record: bool = False
+            ) -> list[DecodedEvent]:
+    dec = BinlogStreamDecoder(DecodeContext(verify_checksums=verify), record=record)
     out: list[DecodedEvent] = []
     for i in range(0, len(data), chunk):
         dec.receive_data(data[i : i + chunk])
@@ -63,7 +69,17 @@ def _norm(ev: DecodedEvent) -> tuple[Any, ...]:
     body = ev.body
     extra = (getattr(body, "raw_rows", None), getattr(body, "decompressed", None))
     return (ev.offset, ev.header, ev.checksum_ok, ev.checksum_stored, ev.checksum_computed,
-            ev.error, ev.size, ev.node, ev.raw, type(body).__name__, repr(body), extra)
+            ev.error, ev.size, _node_key(ev.node), ev.raw, type(body).__name__, repr(body),
+            extra)
+
+
+def _node_key(n: Node | None) -> Any:
+    """A Node as nested tuples, values by repr (a TRANSACTION_PAYLOAD's value holds the inner
+    events, whose table maps hold per-run compiled plans)."""
+    if n is None:
+        return None
+    return (n.name, n.offset, n.length, type(n.value).__name__, repr(n.value), n.wire,
+            n.display, n.doc, n.error, tuple(_node_key(c) for c in n.children))
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -92,6 +108,17 @@ def test_c_equals_python(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert [_norm(e) for e in chunked] == [_norm(e) for e in pure]
     if path in MARIADB:
         assert hits[0] > 0, "the C path decoded nothing: the test would prove nothing"
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_c_tree_equals_python_tree(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree path with C parts (row image nodes, shifted TABLE_MAP nodes, Node
+    construction) gives the same Nodes as the pure-Python tree path."""
+    data = read_all(path)
+    with_c = _decode(data, len(data) or 1, record=True)
+    with _pure_python(monkeypatch):
+        pure = _decode(data, len(data) or 1, record=True)
+    assert [_norm(e) for e in with_c] == [_norm(e) for e in pure]
 
 
 def test_c_covers_the_hot_events(monkeypatch: pytest.MonkeyPatch) -> None:

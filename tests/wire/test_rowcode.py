@@ -111,3 +111,58 @@ def test_c_temporal_text_equals_the_python_readers(t: int, fsp: int) -> None:
     samples += [rnd.randbytes(width) for _ in range(3000)]
     for raw in samples:
         assert c_image(b"\x00" + raw, 0) == ({"@1": ref(raw, 0)[0]}, 1 + width), raw.hex()
+
+
+def _recorded(plan: Any, b: bytes, use_c: bool) -> Any:
+    from binlogscope.wire.binlog import rows
+    from binlogscope.wire.reader import ByteReader
+
+    saved = rows._CReader
+    if not use_c:
+        rows._CReader = type(None)
+    try:
+        sub = ByteReader(b, base=1000, record=True)
+        try:
+            row = rows._image_recorded(sub, plan, "after_image", "the row")
+        except Exception:
+            return "error"
+        return repr(row), sub.pos, sub.children()
+    finally:
+        rows._CReader = saved
+
+
+@settings(max_examples=300, deadline=None)
+@given(picks=st.lists(st.sampled_from(range(len(COLUMNS))), min_size=1, max_size=10),
+       data=st.binary(max_size=400), nulls=st.binary(min_size=2, max_size=2))
+def test_c_recorded_image_equals_python(picks: list[int], data: bytes, nulls: bytes) -> None:
+    """Values, Nodes and display texts of a recorded row image: C == Python (random bytes:
+    long BLOBs, long strings, short images)."""
+    _require_c()
+    from binlogscope.wire.binlog.rows import _Plan
+
+    columns = [ColumnInfo(i, COLUMNS[k].type, COLUMNS[k].meta, unsigned=COLUMNS[k].unsigned,
+                          charset=COLUMNS[k].charset, real_type=COLUMNS[k].real_type,
+                          enum_values=COLUMNS[k].enum_values, set_values=COLUMNS[k].set_values)
+               for i, k in enumerate(picks)]
+    plan = _Plan(columns, mariadb=False)
+    for head in (b"\x00\x00", nulls):
+        b = head[: (len(columns) + 7) // 8] + data
+        assert repr(_recorded(plan, b, True)) == repr(_recorded(plan, b, False))
+
+
+@pytest.mark.parametrize("n", [0, 1, 47, 48, 49, 199, 200, 201, 250])
+def test_c_recorded_display_at_the_cut_lengths(n: int) -> None:
+    """Byte values are shown up to 48 bytes and strings up to 200 characters: check the edges."""
+    _require_c()
+    from binlogscope.wire.binlog.rows import _Plan
+
+    columns = [ColumnInfo(0, T.MYSQL_TYPE_BLOB, 1, charset=63),
+               ColumnInfo(1, T.MYSQL_TYPE_VARCHAR, 400, charset=45),
+               ColumnInfo(2, T.MYSQL_TYPE_VARCHAR, 400, charset=63)]
+    plan = _Plan(columns, mariadb=False)
+    text = ("é" * n).encode()[: 2 * n]
+    b = (b"\x00" + bytes([n]) + bytes(range(n)) + (2 * n).to_bytes(2, "little") + text
+         + n.to_bytes(2, "little") + b"x" * n)
+    c = _recorded(plan, b, True)
+    assert c != "error"
+    assert repr(c) == repr(_recorded(plan, b, False))

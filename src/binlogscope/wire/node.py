@@ -12,8 +12,9 @@ inside their parent, and the leaves of a packet/event tile its bytes with no gap
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields
 from typing import Any
 
 
@@ -110,6 +111,56 @@ class Node:
         if self.children:
             out["children"] = [c.to_dict() for c in self.children]
         return out
+
+
+# ----------------------------------------------------------------------------- fast construction
+NodeMaker = Callable[[str, int, int, Any, str, str, str, "tuple[Node, ...]", "str | None"], Node]
+
+
+def _python_maker() -> NodeMaker:
+    """``Node(...)`` without the frozen dataclass ``__init__`` (which goes through
+    ``object.__setattr__`` once per field): the slots are set through their descriptors."""
+    setters = [getattr(Node, f.name).__set__ for f in fields(Node)]
+    s0, s1, s2, s3, s4, s5, s6, s7, s8 = setters
+    new = object.__new__
+
+    def make(name: str, offset: int, length: int, value: Any, wire: str, display: str,
+             doc: str, children: tuple[Node, ...], error: str | None) -> Node:
+        o: Node = new(Node)
+        s0(o, name)
+        s1(o, offset)
+        s2(o, length)
+        s3(o, value)
+        s4(o, wire)
+        s5(o, display)
+        s6(o, doc)
+        s7(o, children)
+        s8(o, error)
+        return o
+
+    return make
+
+
+def _maker() -> NodeMaker:
+    """The C ``make_node`` of ``_crows`` (fills the slots directly), else :func:`_python_maker`.
+
+    Builders of large trees (the ByteReader, shifted TABLE_MAP nodes) use :data:`make_node`
+    with all nine fields; the result equals ``Node(...)`` with the same arguments."""
+    if not os.environ.get("BINLOGSCOPE_PURE_PYTHON"):
+        try:
+            from binlogscope.wire.binlog import _crows
+        except ImportError:
+            pass
+        else:
+            _crows.configure_node(Node, tuple(_crows.slot_offset(getattr(Node, f.name))
+                                              for f in fields(Node)))
+            maker: NodeMaker = _crows.make_node
+            return maker
+    return _python_maker()
+
+
+#: ``make_node(name, offset, length, value, wire, display, doc, children, error)``
+make_node: NodeMaker = _maker()
 
 
 def format_value(value: Any) -> str:

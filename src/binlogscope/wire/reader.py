@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from binlogscope.wire.node import Node
+from binlogscope.wire.node import Node, make_node
 
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
@@ -123,7 +123,8 @@ class ByteReader:
     # ----------------------------------------------------------------- recording
     def _add(self, name: str, start: int, value: Any, wire: str, doc: str, display: str) -> None:
         self._stack[-1].children.append(
-            Node(name, self.base + start, self.pos - start, value, wire, display, doc)
+            make_node(name, self.base + start, self.pos - start, value, wire, display, doc, (),
+                      None)
         )
 
     def leaf(
@@ -151,16 +152,9 @@ class ByteReader:
             return
         f = self._stack.pop()
         self._stack[-1].children.append(
-            Node(
-                f.name,
-                self.base + f.start,
-                self.pos - f.start,
-                f.value if value is None else value,
-                f.wire,
-                f.display if display is None else display,
-                f.doc,
-                tuple(f.children),
-            )
+            make_node(f.name, self.base + f.start, self.pos - f.start,
+                      f.value if value is None else value, f.wire,
+                      f.display if display is None else display, f.doc, tuple(f.children), None)
         )
 
     @contextmanager
@@ -200,9 +194,8 @@ class ByteReader:
             self.end_group()
         root = self._stack[0]
         s = root.start if start is None else start
-        return Node(
-            name, self.base + s, self.pos - s, value, "", display, doc, tuple(root.children), error
-        )
+        return make_node(name, self.base + s, self.pos - s, value, "", display, doc,
+                         tuple(root.children), error)
 
     def partial(self, name: str, exc: BaseException, *, doc: str = "", display: str = "") -> Node:
         """After a failed decode: close open groups, claim the unread rest as an error leaf.

@@ -699,8 +699,10 @@ typedef struct {
     PyObject *defaults[24];   /* NULL: required; list_marker: a new empty list */
 } Layout;
 
-enum { L_DEC, L_HDR, L_XID, L_ANN, L_GTID, L_TMEV, L_ROWS, L_COUNT };
-static Layout layouts[L_COUNT];
+enum { L_DEC, L_HDR, L_XID, L_ANN, L_GTID, L_TMEV, L_ROWS, L_COUNT, L_NODE = L_COUNT };
+static Layout layouts[L_COUNT + 1];
+static int node_ready;
+static PyObject *empty_tuple;
 static PyObject *list_marker;
 static PyObject *kind_names[3];
 static unsigned long gtid_slow_flags;
@@ -1126,6 +1128,354 @@ done:
     return out;
 }
 
+/* configure_node(Node, (offset of name, offset, length, value, wire, display, doc, children,
+ * error)): make_node then builds wire.node.Node instances (a frozen slots dataclass) */
+static PyObject *
+configure_node(PyObject *module, PyObject *args)
+{
+    PyObject *cls, *offs;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!O!:configure_node", &PyType_Type, &cls, &PyTuple_Type, &offs))
+        return NULL;
+    if (PyTuple_GET_SIZE(offs) != 9) {
+        PyErr_SetString(PyExc_ValueError, "configure_node: Node has 9 fields");
+        return NULL;
+    }
+    Layout *L = &layouts[L_NODE];
+    for (Py_ssize_t k = 0; k < 9; k++) {
+        Py_ssize_t o = PyLong_AsSsize_t(PyTuple_GET_ITEM(offs, k));
+        if (o < (Py_ssize_t)sizeof(PyObject) ||
+            o + (Py_ssize_t)sizeof(PyObject *) > ((PyTypeObject *)cls)->tp_basicsize) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "configure_node: bad slot offset");
+            return NULL;
+        }
+        L->off[k] = o;
+        L->defaults[k] = NULL;
+    }
+    Py_INCREF(cls);
+    L->type = (PyTypeObject *)cls;
+    L->n = 9;
+    node_ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* make_node(name, offset, length, value, wire, display, doc, children, error) -> Node */
+static PyObject *
+make_node(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (!node_ready || nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "make_node takes the 9 fields of a configured Node");
+        return NULL;
+    }
+    return make(L_NODE, (PyObject **)args, 9);
+}
+
+/* ====================================================================== recorded images
+ * record_image(reader, info, buf, pos, end, base, name, doc) -> (row, image Node, new pos):
+ * rows._image_recorded in C for the common case (no JSON diff columns): the same values (the
+ * ImageReader's column specs), the same Nodes (a null_bitmap leaf, then one leaf per present
+ * column with its wire type, display text and doc) and the same group Node around them.
+ * info holds per column (wire, doc, null doc, quoted, int_plain, ColumnInfo); displays other
+ * than NULL / int / bytes / str come from values.display_value. Raises on a short image: the
+ * caller then runs the Python path, which names the exact offset.
+ * shift_nodes(nodes, delta): the nodes (recursively) with every offset moved by delta. */
+static PyObject *display_value_fn, *null_bitmap_doc, *s_NULL, *s_empty_quotes, *s_empty,
+    *s_null_bitmap, *s_ellipsis;
+
+static PyObject *
+configure_record(PyObject *module, PyObject *args)
+{
+    PyObject *fn, *doc;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OU:configure_record", &fn, &doc))
+        return NULL;
+    Py_INCREF(fn);
+    display_value_fn = fn;
+    Py_INCREF(doc);
+    null_bitmap_doc = doc;
+    s_NULL = PyUnicode_InternFromString("NULL");
+    s_empty_quotes = PyUnicode_InternFromString("''");
+    s_empty = PyUnicode_InternFromString("");
+    s_null_bitmap = PyUnicode_InternFromString("null_bitmap");
+    s_ellipsis = PyUnicode_InternFromString("...");
+    if (!s_NULL || !s_empty_quotes || !s_empty || !s_null_bitmap || !s_ellipsis)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+hex_spaced(const unsigned char *p, Py_ssize_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    if (n == 0)
+        return PyUnicode_New(0, 127);
+    PyObject *u = PyUnicode_New(3 * n - 1, 127);
+    if (u == NULL)
+        return NULL;
+    Py_UCS1 *o = PyUnicode_1BYTE_DATA(u);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i)
+            *o++ = ' ';
+        *o++ = (Py_UCS1)digits[p[i] >> 4];
+        *o++ = (Py_UCS1)digits[p[i] & 15];
+    }
+    return u;
+}
+
+/* values.display_value for one decoded value */
+static PyObject *
+display_of(PyObject *v, PyObject *info)
+{
+    if (v == Py_None) {
+        Py_INCREF(s_NULL);
+        return s_NULL;
+    }
+    int quoted = PyObject_IsTrue(PyTuple_GET_ITEM(info, 3));
+    int int_plain = PyObject_IsTrue(PyTuple_GET_ITEM(info, 4));
+    if (PyLong_CheckExact(v) && int_plain)
+        return PyObject_Str(v);
+    if (PyBytes_Check(v)) {
+        Py_ssize_t n = PyBytes_GET_SIZE(v);
+        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(v);
+        if (n > 48) {
+            PyObject *h = hex_spaced(p, 48);
+            if (h == NULL)
+                return NULL;
+            PyObject *out = PyUnicode_FromFormat("%U ... (%zd bytes)", h, n);
+            Py_DECREF(h);
+            return out;
+        }
+        if (n == 0) {
+            Py_INCREF(s_empty_quotes);
+            return s_empty_quotes;
+        }
+        return hex_spaced(p, n);
+    }
+    if (PyUnicode_Check(v)) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+        if (n <= 200) {
+            if (quoted)
+                return PyObject_Repr(v);
+            Py_INCREF(v);
+            return v;
+        }
+        PyObject *cut = PyUnicode_Substring(v, 0, 200);
+        if (cut == NULL)
+            return NULL;
+        PyObject *head = quoted ? PyObject_Repr(cut) : (Py_INCREF(cut), cut);
+        Py_DECREF(cut);
+        if (head == NULL)
+            return NULL;
+        PyObject *out = PyUnicode_Concat(head, s_ellipsis);
+        Py_DECREF(head);
+        return out;
+    }
+    return PyObject_CallFunctionObjArgs(display_value_fn, v, PyTuple_GET_ITEM(info, 5), NULL);
+}
+
+static PyObject *
+leaf_node(PyObject *name, Py_ssize_t offset, Py_ssize_t length, PyObject *value,
+          PyObject *wire, PyObject *display, PyObject *doc)
+{
+    PyObject *off = PyLong_FromSsize_t(offset);
+    PyObject *len = PyLong_FromSsize_t(length);
+    PyObject *out = NULL;
+    if (off && len) {
+        PyObject *a[9] = {name, off, len, value, wire, display, doc, empty_tuple, Py_None};
+        out = make(L_NODE, a, 9);
+    }
+    Py_XDECREF(off);
+    Py_XDECREF(len);
+    return out;
+}
+
+static PyObject *
+record_image(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (!node_ready || display_value_fn == NULL || nargs != 8 ||
+        !Py_IS_TYPE(args[0], &ImageReaderType) || !PyTuple_Check(args[1]) ||
+        !PyBytes_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "record_image(reader, info, bytes, pos, end, base, "
+                        "name, doc) after configure_node/configure_record");
+        return NULL;
+    }
+    ImageReader *R = (ImageReader *)args[0];
+    PyObject *info = args[1], *bobj = args[2], *name = args[6], *doc = args[7];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[3]);
+    Py_ssize_t end = PyLong_AsSsize_t(args[4]);
+    Py_ssize_t base = PyLong_AsSsize_t(args[5]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t ncols = R->n;
+    if (PyTuple_GET_SIZE(info) != ncols) {
+        PyErr_SetString(PyExc_ValueError, "record_image: info and reader differ");
+        return NULL;
+    }
+    if (end > PyBytes_GET_SIZE(bobj) || pos < 0 || pos > end) {
+        past_end();
+        return NULL;
+    }
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
+    Py_ssize_t nb = (ncols + 7) / 8;
+    if (end - pos < nb) {
+        past_end();
+        return NULL;
+    }
+    const unsigned char *nulls = b + pos;
+    Py_ssize_t p = pos + nb;
+    PyObject *row = _PyDict_NewPresized(ncols);
+    PyObject *kids = PyTuple_New(ncols + 1);
+    if (row == NULL || kids == NULL)
+        goto fail;
+    {   /* the null_bitmap leaf */
+        PyObject *bits = _PyLong_FromByteArray(nulls, (size_t)nb, 1, 0);
+        PyObject *wire = PyUnicode_FromFormat("bitmap<%zd>", nb);
+        PyObject *disp = NULL;
+        if (bits && wire) {
+            char stack[128];
+            Py_ssize_t dl = ncols + 29;
+            char *d = dl <= (Py_ssize_t)sizeof stack ? stack : PyMem_Malloc((size_t)dl);
+            if (d != NULL) {
+                for (Py_ssize_t i = 0; i < ncols; i++)
+                    d[i] = nulls[i >> 3] & (1 << (i & 7)) ? '1' : '0';
+                memcpy(d + ncols, " (first present column first)", 29);
+                disp = ascii_str(d, dl);
+                if (d != stack)
+                    PyMem_Free(d);
+            } else {
+                PyErr_NoMemory();
+            }
+        }
+        PyObject *leaf = disp ? leaf_node(s_null_bitmap, base + pos, nb, bits, wire, disp,
+                                          null_bitmap_doc) : NULL;
+        Py_XDECREF(bits);
+        Py_XDECREF(wire);
+        Py_XDECREF(disp);
+        if (leaf == NULL)
+            goto fail;
+        PyTuple_SET_ITEM(kids, 0, leaf);
+    }
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        PyObject *ci = PyTuple_GET_ITEM(info, i);
+        PyObject *label = PyTuple_GET_ITEM(R->labels, i);
+        Py_ssize_t start = p;
+        PyObject *v, *leaf;
+        if (nulls[i >> 3] & (1 << (i & 7))) {
+            v = Py_None;
+            Py_INCREF(v);
+            leaf = leaf_node(label, base + start, 0, v, PyTuple_GET_ITEM(ci, 0), s_NULL,
+                             PyTuple_GET_ITEM(ci, 2));
+        } else {
+            v = read_value(&R->cols[i], bobj, b, end, &p);
+            if (v == NULL)
+                goto fail;
+            PyObject *disp = display_of(v, ci);
+            leaf = disp ? leaf_node(label, base + start, p - start, v, PyTuple_GET_ITEM(ci, 0),
+                                    disp, PyTuple_GET_ITEM(ci, 1)) : NULL;
+            Py_XDECREF(disp);
+        }
+        if (leaf == NULL || PyDict_SetItem(row, label, v) < 0) {
+            Py_XDECREF(leaf);
+            Py_DECREF(v);
+            goto fail;
+        }
+        Py_DECREF(v);
+        PyTuple_SET_ITEM(kids, i + 1, leaf);
+    }
+    {
+        PyObject *off = PyLong_FromSsize_t(base + pos);
+        PyObject *len = PyLong_FromSsize_t(p - pos);
+        PyObject *node = NULL;
+        if (off && len) {
+            PyObject *a[9] = {name, off, len, Py_None, s_empty, s_empty, doc, kids, Py_None};
+            node = make(L_NODE, a, 9);
+        }
+        Py_XDECREF(off);
+        Py_XDECREF(len);
+        if (node == NULL)
+            goto fail;
+        Py_DECREF(kids);
+        return Py_BuildValue("(NNn)", row, node, p);
+    }
+fail:
+    Py_XDECREF(row);
+    Py_XDECREF(kids);
+    return NULL;
+}
+
+static PyObject *
+shift_one(PyObject *node, PyObject *delta)
+{
+    Layout *L = &layouts[L_NODE];
+    if (!Py_IS_TYPE(node, L->type)) {
+        PyErr_SetString(PyExc_TypeError, "shift_nodes: not a Node");
+        return NULL;
+    }
+    PyObject *a[9];
+    for (int k = 0; k < 9; k++)
+        a[k] = *(PyObject **)((char *)node + L->off[k]);
+    PyObject *off = PyNumber_Add(a[1], delta);
+    if (off == NULL)
+        return NULL;
+    PyObject *kids = a[7];
+    PyObject *nk;
+    Py_ssize_t n = PyTuple_GET_SIZE(kids);
+    if (n == 0) {
+        nk = kids;
+        Py_INCREF(nk);
+    } else {
+        nk = PyTuple_New(n);
+        if (nk == NULL) {
+            Py_DECREF(off);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *c = shift_one(PyTuple_GET_ITEM(kids, i), delta);
+            if (c == NULL) {
+                Py_DECREF(off);
+                Py_DECREF(nk);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(nk, i, c);
+        }
+    }
+    a[1] = off;
+    a[7] = nk;
+    PyObject *out = make(L_NODE, a, 9);
+    Py_DECREF(off);
+    Py_DECREF(nk);
+    return out;
+}
+
+static PyObject *
+shift_nodes(PyObject *module, PyObject *args)
+{
+    PyObject *nodes, *delta;
+    (void)module;
+    if (!node_ready || !PyArg_ParseTuple(args, "O!O!:shift_nodes", &PyTuple_Type, &nodes,
+                                         &PyLong_Type, &delta)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "shift_nodes before configure_node");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(nodes);
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *c = shift_one(PyTuple_GET_ITEM(nodes, i), delta);
+        if (c == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, c);
+    }
+    return out;
+}
+
 static PyObject *
 fast_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1276,6 +1626,14 @@ static PyMethodDef module_methods[] = {
      "decode_rows(data, kind, reader_b, reader_a) -> list of {'before', 'after'} dicts"},
     {"configure_events", configure_events, METH_VARARGS,
      "configure_events(layouts, list_marker, kinds, gtid_slow_flags): the event classes"},
+    {"configure_record", configure_record, METH_VARARGS,
+     "configure_record(display_value, null_bitmap_doc)"},
+    {"record_image", (PyCFunction)(void (*)(void))record_image, METH_FASTCALL,
+     "record_image(reader, info, buf, pos, end, base, name, doc) -> (row, Node, pos)"},
+    {"shift_nodes", shift_nodes, METH_VARARGS, "shift_nodes(nodes, delta) -> shifted copies"},
+    {"configure_node", configure_node, METH_VARARGS, "configure_node(Node, offsets)"},
+    {"make_node", (PyCFunction)(void (*)(void))make_node, METH_FASTCALL,
+     "make_node(name, offset, length, value, wire, display, doc, children, error) -> Node"},
     {"slot_offset", slot_offset, METH_O, "slot_offset(member_descriptor) -> byte offset"},
     {"fast_event", (PyCFunction)(void (*)(void))fast_event, METH_FASTCALL,
      "fast_event(buf, pos, base, ctx) -> DecodedEvent, or None for the Python path"},
@@ -1300,6 +1658,9 @@ PyInit__crows(void)
     if (m == NULL)
         return NULL;
     crc_init();
+    empty_tuple = PyTuple_New(0);
+    if (empty_tuple == NULL)
+        return NULL;
     if (intern_names() < 0)
         return NULL;
     s_before = PyUnicode_InternFromString("before");

@@ -36,9 +36,11 @@ from binlogscope.wire.binlog.registry import decodes
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.types import EventType as E
 from binlogscope.wire.binlog.values import (
+    CHARACTER_TYPES,
     Reader,
     column_doc,
     display_value,
+    effective_type,
     hires_plausible,
     make_reader,
     type_name,
@@ -115,7 +117,8 @@ _c_decode_rows: Callable[..., list[dict[str, Any]]] | None = (
 class _Plan:
     """How to read one image: the present columns and their readers, in order."""
 
-    __slots__ = ("_recorded", "columns", "image", "json_positions", "labels", "nbytes", "pairs")
+    __slots__ = ("_recorded", "_recorded_c", "columns", "image", "json_positions", "labels",
+                 "nbytes", "pairs")
 
     def __init__(self, columns: list[ColumnInfo], mariadb: bool) -> None:
         self.columns = columns
@@ -127,6 +130,21 @@ class _Plan:
         #: the compiled fast reader of one image (see ``_rowcode.py``)
         self.image: ImageFn = compile_image(columns, mariadb)
         self._recorded: list[tuple[ColumnInfo, str, Reader, str, str]] | None = None
+        self._recorded_c: tuple[tuple[str, str, str, bool, bool, ColumnInfo], ...] | None = None
+
+    @property
+    def recorded_c(self) -> tuple[tuple[str, str, str, bool, bool, ColumnInfo], ...]:
+        """Per column what ``_crows.record_image`` needs: (wire type, doc, NULL doc, quoted
+        display, plain int display, column), as :func:`_image_recorded` and
+        :func:`values.display_value` use them."""
+        if self._recorded_c is None:
+            self._recorded_c = tuple(
+                (wire, cdoc, f"{cdoc}; NULL (bit set in null_bitmap, no bytes)",
+                 effective_type(c) in CHARACTER_TYPES
+                 or effective_type(c) in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET),
+                 c.type not in (T.MYSQL_TYPE_BIT, T.MYSQL_TYPE_YEAR), c)
+                for c, _label, _rd, wire, cdoc in self.recorded)
+        return self._recorded_c
 
     @property
     def recorded(self) -> list[tuple[ColumnInfo, str, Reader, str, str]]:
@@ -502,15 +520,33 @@ def _partial_header(sub: ByteReader, plan_a: _Plan) -> set[int]:
     return {j for k, j in enumerate(jpos) if bits >> k & 1}
 
 
+_NULL_BITMAP_DOC = "one bit per column present in this image: set = NULL (no bytes follow)"
+if _crows is not None:
+    _crows.configure_record(display_value, _NULL_BITMAP_DOC)
+
+
 def _image_recorded(sub: ByteReader, plan: _Plan, name: str, doc: str,
                     partial_cols: set[int] | None = None) -> dict[str, Any]:
+    if not partial_cols and type(plan.image) is _CReader and type(sub.buf) is bytes:
+        # the same values and Nodes built in C (``_crows.record_image``); a short or damaged
+        # image raises there, and the Python code below finds and names the exact offset
+        assert _crows is not None
+        try:
+            done: tuple[dict[str, Any], Node, int] = _crows.record_image(
+                plan.image, plan.recorded_c, sub.buf, sub.pos, sub.end, sub.base, name, doc)
+        except Exception:
+            pass
+        else:
+            sub.add_node(done[1])
+            sub.pos = done[2]
+            return done[0]
     sub.begin(name, doc=doc)
     nb = plan.nbytes
     p = sub.pos
     nulls = int.from_bytes(sub.take(nb, "null_bitmap"), "little")
     sub.leaf("null_bitmap", p, nulls, wire=f"bitmap<{nb}>",
              display=_bits_text(nulls, len(plan.columns)) + " (first present column first)",
-             doc="one bit per column present in this image: set = NULL (no bytes follow)")
+             doc=_NULL_BITMAP_DOC)
     row: dict[str, Any] = {}
     buf = sub.buf
     leaf = sub.leaf

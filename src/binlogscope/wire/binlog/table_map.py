@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from binlogscope.wire.binlog._rowcode import c_module
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.binlog.registry import decodes
@@ -28,7 +29,7 @@ from binlogscope.wire.binlog.values import (
     is_numeric,
     split_string_meta,
 )
-from binlogscope.wire.node import Node
+from binlogscope.wire.node import Node, make_node
 from binlogscope.wire.reader import ByteReader
 
 
@@ -41,6 +42,8 @@ class TableMapEvent:
     flags: int = 0
     table_map: TableMap | None = field(default=None, repr=False)
 
+
+_crows = c_module()
 
 #: metadata bytes per column type in the TABLE_MAP metadata block
 _META_1 = frozenset({
@@ -174,8 +177,17 @@ def decode_table_map(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Table
 
 
 def _shifted(node: Node, delta: int) -> Node:
-    return Node(node.name, node.offset + delta, node.length, node.value, node.wire, node.display,
-                node.doc, tuple([_shifted(c, delta) for c in node.children]), node.error)
+    return make_node(node.name, node.offset + delta, node.length, node.value, node.wire,
+                     node.display, node.doc, tuple([_shifted(c, delta) for c in node.children]),
+                     node.error)
+
+
+def _shift_all(nodes: tuple[Node, ...], delta: int) -> tuple[Node, ...]:
+    """Copies of ``nodes`` (recursively) with every offset moved by ``delta``."""
+    if _crows is not None:
+        shifted: tuple[Node, ...] = _crows.shift_nodes(nodes, delta)
+        return shifted
+    return tuple([_shifted(n, delta) for n in nodes])
 
 
 def _cached(r: ByteReader, ctx: DecodeContext) -> TableMapEvent | None:
@@ -197,9 +209,8 @@ def _cached(r: ByteReader, ctx: DecodeContext) -> TableMapEvent | None:
     if r.record:
         if tm.nodes is None:
             return None
-        delta = r.base + p - tm.nodes_offset
-        for node in tm.nodes:
-            r.add_node(_shifted(node, delta))
+        for node in _shift_all(tm.nodes, r.base + p - tm.nodes_offset):
+            r.add_node(node)
     r.pos = r.end
     return TableMapEvent(tm.table_id, tm.schema, tm.table, tm.columns, tm.flags, tm)
 
