@@ -166,3 +166,27 @@ def test_c_recorded_display_at_the_cut_lengths(n: int) -> None:
     c = _recorded(plan, b, True)
     assert c != "error"
     assert repr(c) == repr(_recorded(plan, b, False))
+
+
+def test_c_double_display_equals_python() -> None:
+    """The C DOUBLE display (server layout of the shortest repr) equals values.double_text."""
+    _require_c()
+    import random
+    import struct
+
+    from binlogscope.wire.binlog.rows import _Plan
+    from binlogscope.wire.binlog.values import double_text
+
+    plan = _Plan([ColumnInfo(0, T.MYSQL_TYPE_DOUBLE, 8)], mariadb=False)
+    rnd = random.Random(3)
+    values = [0.0, -0.0, 1.0, -1.0, 0.1, 1e-5, 1e15, 1e14, 123.0, 1.5e-16, 5e-324, 1e-15,
+              9.99e14, 1.7976931348623157e308, float("inf"), float("-inf"), float("nan")]
+    values += [struct.unpack("<d", rnd.randbytes(8))[0] for _ in range(3000)]
+    values += [rnd.uniform(-1e6, 1e6) for _ in range(3000)]
+    for v in values:
+        b = b"\x00" + struct.pack("<d", v)
+        got = _recorded(plan, b, True)
+        assert got != "error"
+        leaf = got[2][0].children[1]
+        assert leaf.display == double_text(v), v
+        assert repr(got) == repr(_recorded(plan, b, False))

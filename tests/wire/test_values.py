@@ -358,3 +358,26 @@ def test_vector_geometry_json_null() -> None:
 def test_unknown_type_raises() -> None:
     with pytest.raises(ValueError, match="no row decoder"):
         make_reader(ColumnInfo(0, T.MYSQL_TYPE_TYPED_ARRAY))
+
+
+def test_server_float_text_equals_the_decimal_reference() -> None:
+    """The string-only float layout equals the Decimal-based reference on random doubles."""
+    import random
+    import struct
+
+    from binlogscope.wire.binlog.values import (
+        _server_float_text,
+        _server_float_text_reference,
+    )
+
+    rnd = random.Random(5)
+    values = [1.0, -1.0, 0.1, 1e-5, 1e15, 1e14, 123.0, 1.5e-16, 5e-324, 100.0, 0.001,
+              1.7976931348623157e308, 12345678901234567890.0, -0.000123]
+    while len(values) < 20000:
+        v = struct.unpack("<d", rnd.randbytes(8))[0]
+        if v == v and abs(v) != float("inf") and v != 0:
+            values.append(v)
+        values.append(rnd.uniform(-1e6, 1e6) or 1.0)
+    for v in values:
+        for text in (repr(v), f"{v:.5e}"):
+            assert _server_float_text(text) == _server_float_text_reference(text), text

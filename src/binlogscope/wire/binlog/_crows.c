@@ -21,6 +21,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
 
 enum {
     K_PY = 0,      /* obj: a reader closure rd(b, p) -> (value, p) */
@@ -1224,6 +1225,85 @@ hex_spaced(const unsigned char *p, Py_ssize_t n)
     return u;
 }
 
+/* values.double_text: DOUBLE as the server prints it (shortest round-trip digits; fixed
+ * notation for decimal exponents -15..14, else 1.5e-16 / 1e15) */
+static PyObject *
+double_display(double d, PyObject *v)
+{
+    if (d != d || d == HUGE_VAL || d == -HUGE_VAL)
+        return PyObject_Str(v);
+    if (d == 0)
+        return PyUnicode_FromString(signbit(d) ? "-0" : "0");
+    char *r = PyOS_double_to_string(d, 'r', 0, 0, NULL);
+    if (r == NULL)
+        return NULL;
+    const char *s = r;
+    int neg = 0;
+    if (*s == '-') {
+        neg = 1;
+        s++;
+    }
+    char digs[64];
+    int nd = 0, ip_len = 0, seen_point = 0;
+    long exp10 = 0;
+    for (; *s; s++) {
+        if (*s == '.') {
+            seen_point = 1;
+        } else if (*s == 'e' || *s == 'E') {
+            exp10 = strtol(s + 1, NULL, 10);
+            break;
+        } else if (nd < 60) {
+            digs[nd++] = *s;
+            if (!seen_point)
+                ip_len++;
+        }
+    }
+    PyMem_Free(r);
+    int lead = 0;
+    while (lead < nd && digs[lead] == '0')
+        lead++;
+    long e = ip_len - 1 - lead + exp10;
+    int last = nd;
+    while (last > lead + 1 && digs[last - 1] == '0')
+        last--;
+    const char *dg = digs + lead;
+    int n = last - lead;
+    char out[128];
+    int k = 0;
+    if (neg)
+        out[k++] = '-';
+    if (e >= -15 && e < 15) {
+        if (e < 0) {
+            out[k++] = '0';
+            out[k++] = '.';
+            for (long z = 0; z < -e - 1; z++)
+                out[k++] = '0';
+            memcpy(out + k, dg, (size_t)n);
+            k += n;
+        } else if (n <= e + 1) {
+            memcpy(out + k, dg, (size_t)n);
+            k += n;
+            for (long z = 0; z < e + 1 - n; z++)
+                out[k++] = '0';
+        } else {
+            memcpy(out + k, dg, (size_t)(e + 1));
+            k += (int)(e + 1);
+            out[k++] = '.';
+            memcpy(out + k, dg + e + 1, (size_t)(n - e - 1));
+            k += (int)(n - e - 1);
+        }
+    } else {
+        out[k++] = dg[0];
+        if (n > 1) {
+            out[k++] = '.';
+            memcpy(out + k, dg + 1, (size_t)(n - 1));
+            k += n - 1;
+        }
+        k += snprintf(out + k, sizeof out - (size_t)k, "e%ld", e);
+    }
+    return ascii_str(out, k);
+}
+
 /* values.display_value for one decoded value */
 static PyObject *
 display_of(PyObject *v, PyObject *info)
@@ -1272,6 +1352,9 @@ display_of(PyObject *v, PyObject *info)
         Py_DECREF(head);
         return out;
     }
+    if (PyFloat_CheckExact(v) && PyTuple_GET_SIZE(info) > 6 &&
+        PyObject_IsTrue(PyTuple_GET_ITEM(info, 6)))
+        return double_display(PyFloat_AS_DOUBLE(v), v);
     return PyObject_CallFunctionObjArgs(display_value_fn, v, PyTuple_GET_ITEM(info, 5), NULL);
 }
 
@@ -1291,24 +1374,12 @@ leaf_node(PyObject *name, Py_ssize_t offset, Py_ssize_t length, PyObject *value,
     return out;
 }
 
+/* one recorded image at pos: returns the image Node, sets *row_out (new ref) and *newpos */
 static PyObject *
-record_image(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+image_core(ImageReader *R, PyObject *info, PyObject *bobj, Py_ssize_t pos, Py_ssize_t end,
+           Py_ssize_t base, PyObject *name, PyObject *doc, PyObject **row_out,
+           Py_ssize_t *newpos)
 {
-    (void)module;
-    if (!node_ready || display_value_fn == NULL || nargs != 8 ||
-        !Py_IS_TYPE(args[0], &ImageReaderType) || !PyTuple_Check(args[1]) ||
-        !PyBytes_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "record_image(reader, info, bytes, pos, end, base, "
-                        "name, doc) after configure_node/configure_record");
-        return NULL;
-    }
-    ImageReader *R = (ImageReader *)args[0];
-    PyObject *info = args[1], *bobj = args[2], *name = args[6], *doc = args[7];
-    Py_ssize_t pos = PyLong_AsSsize_t(args[3]);
-    Py_ssize_t end = PyLong_AsSsize_t(args[4]);
-    Py_ssize_t base = PyLong_AsSsize_t(args[5]);
-    if (PyErr_Occurred())
-        return NULL;
     Py_ssize_t ncols = R->n;
     if (PyTuple_GET_SIZE(info) != ncols) {
         PyErr_SetString(PyExc_ValueError, "record_image: info and reader differ");
@@ -1398,11 +1469,132 @@ record_image(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (node == NULL)
             goto fail;
         Py_DECREF(kids);
-        return Py_BuildValue("(NNn)", row, node, p);
+        *row_out = row;
+        *newpos = p;
+        return node;
     }
 fail:
     Py_XDECREF(row);
     Py_XDECREF(kids);
+    return NULL;
+}
+
+
+static PyObject *
+record_image(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (!node_ready || display_value_fn == NULL || nargs != 8 ||
+        !Py_IS_TYPE(args[0], &ImageReaderType) || !PyTuple_Check(args[1]) ||
+        !PyBytes_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "record_image(reader, info, bytes, pos, end, base, "
+                        "name, doc) after configure_node/configure_record");
+        return NULL;
+    }
+    ImageReader *R = (ImageReader *)args[0];
+    PyObject *info = args[1], *bobj = args[2], *name = args[6], *doc = args[7];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[3]);
+    Py_ssize_t end = PyLong_AsSsize_t(args[4]);
+    Py_ssize_t base = PyLong_AsSsize_t(args[5]);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *row;
+    Py_ssize_t np;
+    PyObject *node = image_core(R, info, bobj, pos, end, base, name, doc, &row, &np);
+    if (node == NULL)
+        return NULL;
+    return Py_BuildValue("(NNn)", row, node, np);
+}
+
+/* record_rows(kind, reader_b, info_b, reader_a, info_a, buf, pos, end, base, names)
+ * -> (rows, row Nodes, new pos): rows._rows_recorded for non-partial events. names =
+ * (before name, before doc, after name, after doc) of the images for this kind. */
+static PyObject *
+record_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (!node_ready || display_value_fn == NULL || nargs != 10 ||
+        !Py_IS_TYPE(args[1], &ImageReaderType) || !PyTuple_Check(args[2]) ||
+        !PyBytes_Check(args[5]) || !PyTuple_Check(args[9]) || PyTuple_GET_SIZE(args[9]) != 4) {
+        PyErr_SetString(PyExc_TypeError, "record_rows: bad arguments");
+        return NULL;
+    }
+    int kind = (int)PyLong_AsLong(args[0]);
+    ImageReader *rb = (ImageReader *)args[1], *ra = NULL;
+    PyObject *ib = args[2], *ia = args[4], *bobj = args[5], *names = args[9];
+    if (kind == 1) {
+        if (!Py_IS_TYPE(args[3], &ImageReaderType) || !PyTuple_Check(ia)) {
+            PyErr_SetString(PyExc_TypeError, "record_rows: UPDATE needs the after reader");
+            return NULL;
+        }
+        ra = (ImageReader *)args[3];
+    }
+    Py_ssize_t p = PyLong_AsSsize_t(args[6]);
+    Py_ssize_t end = PyLong_AsSsize_t(args[7]);
+    Py_ssize_t base = PyLong_AsSsize_t(args[8]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (end > PyBytes_GET_SIZE(bobj) || p < 0 || p > end) {
+        past_end();
+        return NULL;
+    }
+    PyObject *rows = PyList_New(0), *nodes = PyList_New(0);
+    if (rows == NULL || nodes == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; p < end; i++) {
+        Py_ssize_t start = p;
+        PyObject *before = NULL, *after = NULL, *n1 = NULL, *n2 = NULL;
+        if (kind == 0) {
+            n2 = image_core(rb, ib, bobj, p, end, base, PyTuple_GET_ITEM(names, 2),
+                            PyTuple_GET_ITEM(names, 3), &after, &p);
+        } else {
+            n1 = image_core(rb, ib, bobj, p, end, base, PyTuple_GET_ITEM(names, 0),
+                            PyTuple_GET_ITEM(names, 1), &before, &p);
+            if (n1 != NULL && kind == 1)
+                n2 = image_core(ra, ia, bobj, p, end, base, PyTuple_GET_ITEM(names, 2),
+                                PyTuple_GET_ITEM(names, 3), &after, &p);
+        }
+        int ok = kind == 0 ? n2 != NULL : kind == 1 ? (n1 != NULL && n2 != NULL) : n1 != NULL;
+        PyObject *kids = NULL, *row = NULL, *rname = NULL, *rdoc = NULL, *off = NULL,
+                 *len = NULL, *node = NULL;
+        if (ok) {
+            kids = kind == 1 ? PyTuple_Pack(2, n1, n2) : PyTuple_Pack(1, kind == 0 ? n2 : n1);
+            row = _PyDict_NewPresized(2);
+            rname = PyUnicode_FromFormat("row[%zd]", i);
+            rdoc = PyUnicode_FromFormat("row %zd of the event", i + 1);
+            off = PyLong_FromSsize_t(base + start);
+            len = PyLong_FromSsize_t(p - start);
+        }
+        if (kids && row && rname && rdoc && off && len &&
+            PyDict_SetItem(row, s_before, before ? before : Py_None) == 0 &&
+            PyDict_SetItem(row, s_after, after ? after : Py_None) == 0 &&
+            PyList_Append(rows, row) == 0) {
+            PyObject *a[9] = {rname, off, len, Py_None, s_empty, s_empty, rdoc, kids, Py_None};
+            node = make(L_NODE, a, 9);
+            if (node != NULL && PyList_Append(nodes, node) < 0)
+                Py_CLEAR(node);
+        }
+        Py_XDECREF(before);
+        Py_XDECREF(after);
+        Py_XDECREF(n1);
+        Py_XDECREF(n2);
+        Py_XDECREF(kids);
+        Py_XDECREF(row);
+        Py_XDECREF(rname);
+        Py_XDECREF(rdoc);
+        Py_XDECREF(off);
+        Py_XDECREF(len);
+        if (node == NULL) {
+            if (!PyErr_Occurred())
+                past_end();
+            goto fail;
+        }
+        Py_DECREF(node);
+    }
+    return Py_BuildValue("(NNn)", rows, nodes, p);
+fail:
+    Py_XDECREF(rows);
+    Py_XDECREF(nodes);
     return NULL;
 }
 
@@ -1474,6 +1666,130 @@ shift_nodes(PyObject *module, PyObject *args)
         PyTuple_SET_ITEM(out, i, c);
     }
     return out;
+}
+
+/* ====================================================================== recorded header
+ * record_header(buf, pos, base) -> (header group Node, EventHeader), or None when the display
+ * caches lack this event's type or flags (the caller fills them and decodes in Python):
+ * header.decode_header in record mode, for a buffer that holds the 19 header bytes. */
+static PyObject *hdr_docs, *hdr_type_disp, *hdr_flag_disp, *s_header, *hdr_names[6],
+    *hdr_wires[3];
+
+static PyObject *
+configure_header(PyObject *module, PyObject *args)
+{
+    PyObject *docs, *tdisp, *fdisp;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!O!O!:configure_header", &PyTuple_Type, &docs, &PyDict_Type,
+                          &tdisp, &PyDict_Type, &fdisp))
+        return NULL;
+    if (PyTuple_GET_SIZE(docs) != 7) {
+        PyErr_SetString(PyExc_ValueError, "configure_header: 7 docs (group + 6 fields)");
+        return NULL;
+    }
+    static const char *names[6] = {"timestamp", "event_type", "server_id", "event_size",
+                                   "log_pos", "flags"};
+    for (int i = 0; i < 6; i++)
+        if ((hdr_names[i] = PyUnicode_InternFromString(names[i])) == NULL)
+            return NULL;
+    hdr_wires[0] = PyUnicode_InternFromString("int<1>");
+    hdr_wires[1] = PyUnicode_InternFromString("int<2>");
+    hdr_wires[2] = PyUnicode_InternFromString("int<4>");
+    s_header = PyUnicode_InternFromString("header");
+    if (!hdr_wires[0] || !hdr_wires[1] || !hdr_wires[2] || !s_header)
+        return NULL;
+    Py_INCREF(docs);
+    Py_INCREF(tdisp);
+    Py_INCREF(fdisp);
+    hdr_docs = docs;
+    hdr_type_disp = tdisp;
+    hdr_flag_disp = fdisp;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+record_header(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 3 || !PyBytes_Check(args[0]) || hdr_docs == NULL || !node_ready ||
+        !events_ready) {
+        PyErr_SetString(PyExc_TypeError, "record_header(bytes, pos, base) after configuring");
+        return NULL;
+    }
+    PyObject *bobj = args[0];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t base = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (pos < 0 || PyBytes_GET_SIZE(bobj) - pos < 19)
+        Py_RETURN_NONE;
+    const unsigned char *h = (const unsigned char *)PyBytes_AS_STRING(bobj) + pos;
+    PyObject *v[6] = {PyLong_FromUnsignedLong(u32le(h)), PyLong_FromLong(h[4]),
+                      PyLong_FromUnsignedLong(u32le(h + 5)), PyLong_FromUnsignedLong(u32le(h + 9)),
+                      PyLong_FromUnsignedLong(u32le(h + 13)),
+                      PyLong_FromLong(h[17] | h[18] << 8)};
+    PyObject *out = NULL, *kids = NULL, *hdr = NULL, *group = NULL;
+    for (int i = 0; i < 6; i++)
+        if (v[i] == NULL)
+            goto done;
+    PyObject *tdisp = PyDict_GetItemWithError(hdr_type_disp, v[1]);
+    PyObject *fdisp = tdisp ? PyDict_GetItemWithError(hdr_flag_disp, v[5]) : NULL;
+    if (fdisp == NULL) {
+        if (!PyErr_Occurred()) {
+            Py_INCREF(Py_None);
+            out = Py_None;
+        }
+        goto done;
+    }
+    static const int offs[6] = {0, 4, 5, 9, 13, 17}, lens[6] = {4, 1, 4, 4, 4, 2};
+    kids = PyTuple_New(6);
+    if (kids == NULL)
+        goto done;
+    for (int i = 0; i < 6; i++) {
+        PyObject *wire = lens[i] == 1 ? hdr_wires[0] : lens[i] == 2 ? hdr_wires[1] : hdr_wires[2];
+        PyObject *disp = i == 1 ? tdisp : i == 5 ? fdisp : s_empty;
+        PyObject *leaf = leaf_node(hdr_names[i], base + pos + offs[i], lens[i], v[i], wire, disp,
+                                   PyTuple_GET_ITEM(hdr_docs, i + 1));
+        if (leaf == NULL)
+            goto done;
+        PyTuple_SET_ITEM(kids, i, leaf);
+    }
+    {
+        PyObject *off = PyLong_FromSsize_t(base + pos);
+        PyObject *len = PyLong_FromLong(19);
+        if (off && len) {
+            PyObject *a[9] = {s_header, off, len, Py_None, s_empty, s_empty,
+                              PyTuple_GET_ITEM(hdr_docs, 0), kids, Py_None};
+            group = make(L_NODE, a, 9);
+        }
+        Py_XDECREF(off);
+        Py_XDECREF(len);
+    }
+    if (group == NULL)
+        goto done;
+    hdr = make(L_HDR, v, 6);
+    if (hdr != NULL)
+        out = PyTuple_Pack(2, group, hdr);
+done:
+    for (int i = 0; i < 6; i++)
+        Py_XDECREF(v[i]);
+    Py_XDECREF(kids);
+    Py_XDECREF(group);
+    Py_XDECREF(hdr);
+    return out;
+}
+
+/* make_event(offset, header, body, node, checksum_ok, stored, computed, error, size, raw)
+ * -> DecodedEvent, without its dataclass __init__ */
+static PyObject *
+make_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (!events_ready || nargs != 10 || layouts[L_DEC].n != 10) {
+        PyErr_SetString(PyExc_TypeError, "make_event takes the 10 fields of DecodedEvent");
+        return NULL;
+    }
+    return make(L_DEC, (PyObject **)args, 10);
 }
 
 static PyObject *
@@ -1626,10 +1942,18 @@ static PyMethodDef module_methods[] = {
      "decode_rows(data, kind, reader_b, reader_a) -> list of {'before', 'after'} dicts"},
     {"configure_events", configure_events, METH_VARARGS,
      "configure_events(layouts, list_marker, kinds, gtid_slow_flags): the event classes"},
+    {"make_event", (PyCFunction)(void (*)(void))make_event, METH_FASTCALL,
+     "make_event(offset, header, body, node, ok, stored, computed, error, size, raw)"},
+    {"configure_header", configure_header, METH_VARARGS,
+     "configure_header(docs, type displays, flags displays)"},
+    {"record_header", (PyCFunction)(void (*)(void))record_header, METH_FASTCALL,
+     "record_header(buf, pos, base) -> (header Node, EventHeader) or None"},
     {"configure_record", configure_record, METH_VARARGS,
      "configure_record(display_value, null_bitmap_doc)"},
     {"record_image", (PyCFunction)(void (*)(void))record_image, METH_FASTCALL,
      "record_image(reader, info, buf, pos, end, base, name, doc) -> (row, Node, pos)"},
+    {"record_rows", (PyCFunction)(void (*)(void))record_rows, METH_FASTCALL,
+     "record_rows(kind, rb, ib, ra, ia, buf, pos, end, base, names) -> (rows, nodes, pos)"},
     {"shift_nodes", shift_nodes, METH_VARARGS, "shift_nodes(nodes, delta) -> shifted copies"},
     {"configure_node", configure_node, METH_VARARGS, "configure_node(Node, offsets)"},
     {"make_node", (PyCFunction)(void (*)(void))make_node, METH_FASTCALL,

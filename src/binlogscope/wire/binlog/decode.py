@@ -7,8 +7,10 @@ where decoding stopped, with every field before it still present.
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from binlogscope.wire.binlog import (  # noqa: F401  (imported to fill the registry)
@@ -21,9 +23,20 @@ from binlogscope.wire.binlog import (  # noqa: F401  (imported to fill the regis
     table_map,
 )
 from binlogscope.wire.binlog._cfast import fast_event_c
+from binlogscope.wire.binlog._rowcode import c_module
 from binlogscope.wire.binlog.context import DecodeContext, fde_has_checksum_alg
 from binlogscope.wire.binlog.decoded import DecodedEvent as DecodedEvent
-from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader, decode_header
+from binlogscope.wire.binlog.header import (
+    FIELD_DOCS,
+    FLAGS_DISPLAY,
+    HEADER_DOC,
+    HEADER_LEN,
+    TYPE_DISPLAY,
+    EventHeader,
+    decode_header,
+    flags_display,
+    type_display,
+)
 from binlogscope.wire.binlog.registry import EVENT_DECODERS, EVENT_DOCS
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_name
 from binlogscope.wire.node import Node
@@ -33,6 +46,17 @@ _U32 = struct.Struct("<I")
 _HEADER = struct.Struct("<IBIIIH")
 _FDE = EventType.FORMAT_DESCRIPTION_EVENT
 _crc32 = zlib.crc32
+
+_crows = c_module() if fast_event_c is not None else None
+_record_header: Any = None
+#: DecodedEvent(offset, header, body, node, checksum_ok, stored, computed, error, size, raw)
+_make_event: Callable[..., DecodedEvent] = DecodedEvent
+_c_crc32: Any = None
+if _crows is not None:
+    _make_event = _crows.make_event  # the same object, without the dataclass __init__
+    _c_crc32 = _crows.crc32
+    _crows.configure_header((HEADER_DOC, *FIELD_DOCS), TYPE_DISPLAY, FLAGS_DISPLAY)
+    _record_header = _crows.record_header
 
 
 def _fde_checksum_layout(buf: Any, start: int, size: int) -> tuple[bool, int]:
@@ -71,15 +95,27 @@ def decode_event(
             return decode_event_fast(buf, None, ctx, start, base, h0, None)
     r = ByteReader(buf, base=base, record=record, start=start)
     abs_off = base + start
+    got = None
+    if record and _record_header is not None and type(buf) is bytes and not ctx.type_map:
+        got = _record_header(buf, start, base)  # the header Nodes built in C
+        if got is None and avail >= HEADER_LEN:  # a type or flags not displayed yet
+            type_display(buf[start + 4])
+            flags_display(buf[start + 17] | buf[start + 18] << 8)
+            got = _record_header(buf, start, base)
     try:
-        h = decode_header(r, ctx.type_map)
+        if got is not None:
+            r.add_node(got[0])
+            r.pos = start + HEADER_LEN
+            h = got[1]
+        else:
+            h = decode_header(r, ctx.type_map)
     except Exception as exc:  # truncated header
         node = r.partial("event", exc, doc="an incomplete event header") if record else None
         return DecodedEvent(abs_off, None, None, node, None, error=_err(exc, r), size=avail,
                             raw=bytes(buf[start:]) if record else None)
 
     type_name = event_type_name(h.type_code)
-    display = f"{type_name} ({h.type_code})"
+    display = type_display(h.type_code)
     doc = EVENT_DOCS.get(h.type_code, "an event type binlogscope has no decoder for")
     size = h.event_size
     if size < HEADER_LEN:
@@ -143,12 +179,10 @@ def decode_event(
             if computed is None:
                 r.u32("checksum", doc="checksum field; not verified: the algorithm in force is OFF")
             else:
-                src = "this FORMAT_DESCRIPTION" if is_fde else (
-                    f"the FORMAT_DESCRIPTION at offset {ctx.checksum_source}"
-                    if ctx.checksum_source is not None else "the stream settings")
                 verdict = "ok" if checksum_ok else f"MISMATCH (computed 0x{computed:08x})"
-                r.u32("checksum",
-                      doc=f"CRC32 of header+body; algorithm CRC32 from {src}",
+                source = (-1 if is_fde else -2 if ctx.checksum_source is None
+                          else ctx.checksum_source)
+                r.u32("checksum", doc=_crc_doc(source),
                       display=f"0x{stored:08x} {verdict}")
         else:
             r.pos = end
@@ -161,8 +195,17 @@ def decode_event(
         node = r.finish("event", doc=doc, display=display, value=type_name, start=start,
                         error=error)
         raw = bytes(buf[start:end])
-    return DecodedEvent(abs_off, h, body, node, checksum_ok, stored, computed, error,
-                        size=min(size, avail), raw=raw)
+    return _make_event(abs_off, h, body, node, checksum_ok, stored, computed, error,
+                       min(size, avail), raw)
+
+
+@functools.lru_cache(maxsize=256)
+def _crc_doc(source: int) -> str:
+    """Doc of a CRC32 checksum field. ``source``: the offset of the FORMAT_DESCRIPTION that
+    set the algorithm; -1 this event is that FORMAT_DESCRIPTION; -2 the stream settings."""
+    where = ("this FORMAT_DESCRIPTION" if source == -1 else "the stream settings"
+             if source == -2 else f"the FORMAT_DESCRIPTION at offset {source}")
+    return f"CRC32 of header+body; algorithm CRC32 from {where}"
 
 
 def decode_event_fast(
@@ -223,7 +266,12 @@ def _event_crc(buf: bytes | bytearray | memoryview, view: memoryview | None, sta
     """CRC32 of header + body. A FORMAT_DESCRIPTION of a file still being written has
     LOG_EVENT_BINLOG_IN_USE_F set, but its CRC was computed with that flag clear: when the
     plain CRC does not match, verify with the flag cleared (as the server does)."""
-    computed: int = _crc32(view[start:body_end] if view is not None else buf[start:body_end])
+    if view is not None:
+        computed: int = _crc32(view[start:body_end])
+    elif _c_crc32 is not None and type(buf) is bytes:
+        computed = _c_crc32(buf, start, body_end)  # no copy of the event
+    else:
+        computed = _crc32(buf[start:body_end])
     if computed != stored and in_use_fde:
         patched = bytearray(buf[start:body_end])
         patched[17] &= 0xFE

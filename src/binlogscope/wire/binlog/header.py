@@ -33,35 +33,61 @@ def peek_header(buf: bytes | bytearray | memoryview, start: int = 0) -> EventHea
     return EventHeader(*_HEADER.unpack_from(buf, start))
 
 
+HEADER_DOC = "v4 common event header: 19 bytes in front of every event"
+#: docs of timestamp, event_type, server_id, event_size, log_pos, flags
+FIELD_DOCS = (
+    "seconds since the epoch when the statement began on the source",
+    "what kind of event follows; decides how the body is read",
+    "server_id of the server that first wrote the event "
+    "(a replica skips its own id to break circular replication)",
+    "size of the whole event: header + body + checksum",
+    "offset in the source's binlog of the byte after this event (0 for artificial events)",
+    "LOG_EVENT_*_F bits, e.g. BINLOG_IN_USE (file not closed cleanly), ARTIFICIAL",
+)
+#: display texts of event_type and flags, filled as they are met (at most 256 and 65,536
+#: entries); the C header recorder (``_crows.record_header``) reads them
+TYPE_DISPLAY: dict[int, str] = {}
+FLAGS_DISPLAY: dict[int, str] = {}
+
+
+def type_display(code: int) -> str:
+    text = TYPE_DISPLAY.get(code)
+    if text is None:
+        text = TYPE_DISPLAY[code] = f"{event_type_name(code)} ({code})"
+    return text
+
+
+def flags_display(flags: int) -> str:
+    text = FLAGS_DISPLAY.get(flags)
+    if text is None:
+        text = FLAGS_DISPLAY[flags] = f"0x{flags:04x} {flag_names(flags, EventFlag)}"
+    return text
+
+
 def decode_header(r: ByteReader, type_map: dict[int, int] | None = None) -> EventHeader:
-    r.begin("header", doc="v4 common event header: 19 bytes in front of every event")
-    ts = r.u32("timestamp", doc="seconds since the epoch when the statement began on the source")
+    r.begin("header", doc=HEADER_DOC)
+    ts = r.u32("timestamp", doc=FIELD_DOCS[0])
     if r.record:
         start = r.pos
         code = r.take(1, "event_type")[0]
-        shown = f"{event_type_name(code)} ({code})"
+        shown = type_display(code)
         if type_map and code in type_map:
             wire_code, code = code, type_map[code]
             shown = (f"{event_type_name(code)} ({code}; numbered {wire_code} by this pre-GA "
                      "5.1/5.2 server)")
-        r.leaf("event_type", start, code, wire="int<1>",
-               doc="what kind of event follows; decides how the body is read",
-               display=shown)
+        r.leaf("event_type", start, code, wire="int<1>", doc=FIELD_DOCS[1], display=shown)
     else:
         code = r.u8("event_type")
         if type_map:
             code = type_map.get(code, code)
-    sid = r.u32("server_id", doc="server_id of the server that first wrote the event "
-                "(a replica skips its own id to break circular replication)")
-    size = r.u32("event_size", doc="size of the whole event: header + body + checksum")
-    pos = r.u32("log_pos", doc="offset in the source's binlog of the byte after this event "
-                "(0 for artificial events)")
+    sid = r.u32("server_id", doc=FIELD_DOCS[2])
+    size = r.u32("event_size", doc=FIELD_DOCS[3])
+    pos = r.u32("log_pos", doc=FIELD_DOCS[4])
     if r.record:
         start = r.pos
         flags = int.from_bytes(r.take(2, "flags"), "little")
-        r.leaf("flags", start, flags, wire="int<2>",
-               doc="LOG_EVENT_*_F bits, e.g. BINLOG_IN_USE (file not closed cleanly), ARTIFICIAL",
-               display=f"0x{flags:04x} {flag_names(flags, EventFlag)}")
+        r.leaf("flags", start, flags, wire="int<2>", doc=FIELD_DOCS[5],
+               display=flags_display(flags))
     else:
         flags = r.u16("flags")
     r.end_group()

@@ -19,6 +19,7 @@ path calls the very same readers, so both paths give identical values.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -130,19 +131,21 @@ class _Plan:
         #: the compiled fast reader of one image (see ``_rowcode.py``)
         self.image: ImageFn = compile_image(columns, mariadb)
         self._recorded: list[tuple[ColumnInfo, str, Reader, str, str]] | None = None
-        self._recorded_c: tuple[tuple[str, str, str, bool, bool, ColumnInfo], ...] | None = None
+        self._recorded_c: tuple[tuple[str, str, str, bool, bool, ColumnInfo, bool], ...] | None = (
+            None)
 
     @property
-    def recorded_c(self) -> tuple[tuple[str, str, str, bool, bool, ColumnInfo], ...]:
+    def recorded_c(self) -> tuple[tuple[str, str, str, bool, bool, ColumnInfo, bool], ...]:
         """Per column what ``_crows.record_image`` needs: (wire type, doc, NULL doc, quoted
-        display, plain int display, column), as :func:`_image_recorded` and
+        display, plain int display, column, DOUBLE display), as :func:`_image_recorded` and
         :func:`values.display_value` use them."""
         if self._recorded_c is None:
             self._recorded_c = tuple(
                 (wire, cdoc, f"{cdoc}; NULL (bit set in null_bitmap, no bytes)",
                  effective_type(c) in CHARACTER_TYPES
                  or effective_type(c) in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET),
-                 c.type not in (T.MYSQL_TYPE_BIT, T.MYSQL_TYPE_YEAR), c)
+                 c.type not in (T.MYSQL_TYPE_BIT, T.MYSQL_TYPE_YEAR), c,
+                 effective_type(c) == T.MYSQL_TYPE_DOUBLE)
                 for c, _label, _rd, wire, cdoc in self.recorded)
         return self._recorded_c
 
@@ -251,9 +254,7 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
     if rec:
         p = r.pos
         flags = int.from_bytes(r.take(2, "flags"), "little")
-        names = [n for bit, n in _FLAG_NAMES.items() if flags & bit]
-        r.leaf("flags", p, flags, wire="int<2>",
-               display=f"0x{flags:04x} {'|'.join(names) or '0'}",
+        r.leaf("flags", p, flags, wire="int<2>", display=_flags_text(flags),
                doc="STMT_END_F marks the last row event of a statement (table maps can be freed)")
     else:
         flags = r.u16("flags")
@@ -401,9 +402,16 @@ def _fast_event(r: ByteReader, ctx: DecodeContext, kind: str, version: int, id_l
     return RowsEvent(table_id, tm.schema, tm.table, kind, rows, flags, version, plan_b.labels)
 
 
+@functools.lru_cache(maxsize=4096)
 def _bits_text(bits: int, n: int) -> str:
     """``bits`` as n characters 0/1, bit 0 first."""
     return format(bits & ((1 << n) - 1), f"0{n}b")[::-1] if n else ""
+
+
+@functools.lru_cache(maxsize=1024)
+def _flags_text(flags: int) -> str:
+    names = [n for bit, n in _FLAG_NAMES.items() if flags & bit]
+    return f"0x{flags:04x} {'|'.join(names) or '0'}"
 
 
 def _bitmap(r: ByteReader, name: str, nb: int, ncols: int, doc: str) -> int:
@@ -477,27 +485,54 @@ def _decompress(r: ByteReader, ev: RowsEvent) -> bytes:
 
 
 # ----------------------------------------------------------------------------- recording path
+#: per kind: (before image name, its doc, after image name, its doc)
+_IMAGE_NAMES = {
+    INSERT: ("", "", "after_image", "the inserted row"),
+    UPDATE: ("before_image", "the row as it was (identifies the row to change)",
+             "after_image", "the row as it is now"),
+    DELETE: ("before_image", "the deleted row", "", ""),
+}
+_KIND_CODE = {INSERT: 0, UPDATE: 1, DELETE: 2}
+
+
 def _rows_recorded(sub: ByteReader, ev: RowsEvent, tm: TableMap, plan_b: _Plan,
                    plan_a: _Plan | None) -> None:
     kind = ev.kind
+    if (sub.record and not ev.partial and type(plan_b.image) is _CReader
+            and (plan_a is None or type(plan_a.image) is _CReader) and type(sub.buf) is bytes):
+        # every row, its images and their Nodes in C (``_crows.record_rows``); damage raises
+        # there and the Python loop below finds and names the exact offset
+        assert _crows is not None
+        try:
+            done: tuple[list[dict[str, Any]], list[Node], int] = _crows.record_rows(
+                _KIND_CODE[kind], plan_b.image, plan_b.recorded_c,
+                plan_a.image if plan_a is not None else None,
+                plan_a.recorded_c if plan_a is not None else None,
+                sub.buf, sub.pos, sub.end, sub.base, _IMAGE_NAMES[kind])
+        except Exception:
+            pass
+        else:
+            ev.rows.extend(done[0])
+            for node in done[1]:
+                sub.add_node(node)
+            sub.pos = done[2]
+            return
     i = 0
     while not sub.at_end():
         sub.begin(f"row[{i}]", doc=f"row {i + 1} of the event")
         if kind == UPDATE:
             assert plan_a is not None
-            before = _image_recorded(sub, plan_b, "before_image",
-                                     "the row as it was (identifies the row to change)")
+            before = _image_recorded(sub, plan_b, *_IMAGE_NAMES[UPDATE][:2])
             partial_cols: set[int] = set()
             if ev.partial:
                 partial_cols = _partial_header(sub, plan_a)
-            after = _image_recorded(sub, plan_a, "after_image", "the row as it is now",
-                                    partial_cols)
+            after = _image_recorded(sub, plan_a, *_IMAGE_NAMES[UPDATE][2:], partial_cols)
             ev.rows.append({"before": before, "after": after})
         elif kind == INSERT:
-            after = _image_recorded(sub, plan_b, "after_image", "the inserted row")
+            after = _image_recorded(sub, plan_b, *_IMAGE_NAMES[INSERT][2:])
             ev.rows.append({"before": None, "after": after})
         else:
-            before = _image_recorded(sub, plan_b, "before_image", "the deleted row")
+            before = _image_recorded(sub, plan_b, *_IMAGE_NAMES[DELETE][:2])
             ev.rows.append({"before": before, "after": None})
         sub.end_group()
         i += 1
