@@ -56,23 +56,36 @@ def rows(*values: tuple[Any, ...]) -> list[TextRow]:
 
 @dataclass
 class Variable:
+    #: the value, or a function computing it when first asked (e.g. from the stream's GTIDs)
     value: Any
     kind: str = "str"  # str | int | bool
 
+    def resolved(self) -> Any:
+        if callable(self.value):
+            self.value = self.value()
+        return self.value
+
     def show(self) -> str:
+        v = self.resolved()
         if self.kind == "bool":
-            return "ON" if self.value else "OFF"
-        return "" if self.value is None else str(self.value)
+            return "ON" if v else "OFF"
+        return "" if v is None else str(v)
 
     def select(self) -> Any:
+        v = self.resolved()
         if self.kind == "bool":
-            return 1 if self.value else 0
-        return self.value
+            return 1 if v else 0
+        return v
 
 
 def default_variables(flavor: str, version: str, server_id: int, *, checksum: bool,
-                      semi_sync: bool, gtid_pos: str, server_uuid: str, port: int,
-                      basename: str, mysql_gtids: bool) -> dict[str, Variable]:
+                      semi_sync: bool, gtid_pos: str | Callable[[], str], server_uuid: str,
+                      port: int, basename: str, mysql_gtids: bool | Callable[[], bool]
+                      ) -> dict[str, Variable]:
+    """The server variables; ``gtid_pos`` and ``mysql_gtids`` may be functions, called when a
+    client first asks (they need the stream's GTID index)."""
+    gtid_mode: Any = ((lambda: "ON" if mysql_gtids() else "OFF") if callable(mysql_gtids)
+                      else ("ON" if mysql_gtids else "OFF"))
     v: dict[str, Variable] = {
         "version": Variable(version),
         "version_comment": Variable("binlogscope mock master"),
@@ -122,8 +135,8 @@ def default_variables(flavor: str, version: str, server_id: int, *, checksum: bo
     else:
         v.update({
             "server_uuid": Variable(server_uuid),
-            "gtid_mode": Variable("ON" if mysql_gtids else "OFF"),
-            "enforce_gtid_consistency": Variable("ON" if mysql_gtids else "OFF"),
+            "gtid_mode": Variable(gtid_mode),
+            "enforce_gtid_consistency": Variable(gtid_mode),
             "gtid_executed": Variable(gtid_pos),
             "gtid_purged": Variable(""),
             "binlog_transaction_compression": Variable(False, "bool"),

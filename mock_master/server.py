@@ -59,6 +59,7 @@ from mock_master.answers import (
     default_variables,
 )
 from mock_master.faults import STREAM_ACTIONS, Action, apply_stream_actions
+from mock_master.framing import CHUNK_EVENTS, frame_events
 from mock_master.scenarios import Scenario, User
 from mock_master.sources import (
     FDE,
@@ -178,20 +179,21 @@ class MockMaster:
         self._new_events: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        #: framed wire images of whole files, shared by clients with the same settings
-        self.images: dict[tuple[Any, ...], tuple[bytes, int, int]] = {}
+        #: framed wire images of whole files (a list of buffers, events, next sequence id),
+        #: shared by clients with the same settings
+        self.images: dict[tuple[Any, ...], tuple[list[Any], int, int]] = {}
         self.ssl_context: ssl.SSLContext | None = None
         if scenario.tls_cert:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.load_cert_chain(scenario.tls_cert, scenario.tls_key)
             self.ssl_context = ctx
-        mysql_gtids = any(":" in g.gtid for g in self.stream.gtids)
+        # the GTID facts need the stream's GTID index: built when a client first asks
         variables = default_variables(
             self.flavor, ver, self.server_id, checksum=self.stream.checksum,
-            semi_sync=scenario.semi_sync, gtid_pos=self._gtid_pos(),
+            semi_sync=scenario.semi_sync, gtid_pos=self._gtid_pos,
             server_uuid=scenario.server_uuid, port=port,
             basename=self.stream.files[0].name.rsplit(".", 1)[0] if self.stream.files
-            else "mysql-bin", mysql_gtids=mysql_gtids)
+            else "mysql-bin", mysql_gtids=self._mysql_gtids)
         for k, v in scenario.variables.items():
             kind = "int" if isinstance(v, int) and not isinstance(v, bool) else (
                 "bool" if isinstance(v, bool) else "str")
@@ -202,6 +204,9 @@ class MockMaster:
         self.answerer = Answerer(self.flavor, variables, self._binlogs, self._tables, custom)
 
     # ---------------------------------------------------------------- facts for answers
+    def _mysql_gtids(self) -> bool:
+        return any(":" in g.gtid for g in self.stream.gtids)
+
     def _gtid_pos(self) -> str:
         if any(":" in g.gtid for g in self.stream.gtids):
             by_sid: dict[str, list[int]] = {}
@@ -902,7 +907,7 @@ class _Dump:
                 return False
             nxt = stream.gtids[idx + 1] if idx + 1 < len(stream.gtids) else None
             here = (nxt.file_index, nxt.event_index) if nxt is not None else (
-                len(stream.files) - 1, len(stream.files[-1].events))
+                len(stream.files) - 1, stream.files[-1].count)
             if start is None or here < start:
                 start = here
         assert start is not None
@@ -934,7 +939,7 @@ class _Dump:
         try:
             while True:
                 f = stream.files[fi]
-                start_pos = f.offsets[ei] if ei < len(f.events) else f.size
+                start_pos = f.offsets[ei] if ei < f.count else f.size
                 await self._file_start(fi, start_pos if not first else
                                        (start_pos if ei else 4), first, ei)
                 first = False
@@ -1038,32 +1043,91 @@ class _Dump:
             count += 1
         return bytes(out), count, seq
 
+    def _raw_ok(self, f: Any, ei: int) -> bool:
+        """Can events ei.. of f be framed straight from the file's bytes for this client (no
+        event of theirs changes, none needs several packets)?"""
+        if f.data is None or self.strip or self.dummy_types:
+            return False
+        if f.max_event_size() + 1 >= MAX_PAYLOAD:
+            return False
+        changed = {FDE}  # only event 0 may be the FDE (sent as _fde_fixed, below)
+        if self.m.flavor == "mariadb":
+            if not self.annotate or self.capability < 1:
+                changed.add(160)
+            if self.capability < 3:
+                changed.add(161)
+            if self.capability < 4:
+                changed |= {162, 163}
+        types = f.types()
+        return not any(types.find(t, max(ei, 1)) >= 0 for t in changed)
+
     async def _serve_image(self, fi: int, ei: int) -> int:
         """Fast path: send events ei.. of file fi from the master's cached wire image (shared by
-        every client with the same settings); returns the index to continue from."""
+        every client with the same settings), framing it on first use; returns the index to
+        continue from."""
         f = self.m.stream.files[fi]
-        n = len(f.events)
+        n = f.count
         key = (fi, ei, n, self.seq, self.annotate, min(self.capability, 4), self.strip,
                self._fde_fixed if ei == 0 else b"")
         img = self.m.images.get(key)
+        await self.flush()
         if img is None:
-            img = self._build_image(fi, ei, n)
+            if self._raw_ok(f, ei):
+                img = await self._frame_and_send(f, ei)
+            else:
+                data, count, seq = self._build_image(fi, ei, n)
+                img = ([data], count, seq)
+                await self._send_buffers(img[0])
             self.m.images[key] = img
             # keep at most IMAGE_CACHE_BYTES of images (the oldest go first)
-            while sum(len(v[0]) for v in self.m.images.values()) > IMAGE_CACHE_BYTES \
-                    and len(self.m.images) > 1:
+            while sum(sum(len(b) for b in v[0]) for v in self.m.images.values()) \
+                    > IMAGE_CACHE_BYTES and len(self.m.images) > 1:
                 self.m.images.pop(next(iter(self.m.images)))
-        data, count, seq = img
-        await self.flush()
-        view = memoryview(data)
-        step = 4 << 20
-        for k in range(0, len(data), step):
-            self.c.write(view[k:k + step])
-            await self.c.drain()
+        else:
+            await self._send_buffers(img[0])
+        _, count, seq = img
         self.seq = seq
         self.sent += count
         self.c.log.events_sent += count
         return n
+
+    async def _send_buffers(self, buffers: list[Any]) -> None:
+        step = 4 << 20
+        for data in buffers:
+            view = memoryview(data)
+            for k in range(0, len(view), step):
+                self.c.write(view[k:k + step])
+                await self.c.drain()
+
+    async def _frame_and_send(self, f: Any, ei: int) -> tuple[list[Any], int, int]:
+        """Frame events ei.. of a file read from disk straight from its bytes (one 5-byte
+        packet header each, nothing decoded) and send them as they are framed; the buffers
+        become the file's wire image for later clients."""
+        parts: list[Any] = []
+        seq = self.seq
+        n = f.count
+        i = ei
+        if i == 0 and n and f.event(0)[4] == FDE:
+            saved, self.out, self.seq = self.out, bytearray(), seq
+            self.packet(b"\x00" + self._fde_fixed)
+            parts.append(bytes(self.out))
+            seq = self.seq
+            self.out = saved
+            self.c.write(parts[-1])
+            i = 1
+        pending: Any = None
+        while i < n:
+            j = min(i + CHUNK_EVENTS, n)
+            buf, seq = frame_events(f.data, f.starts, i, j, f.end, seq)
+            # the next chunk is framed while the client reads this one
+            if pending is not None:
+                await self.c.drain()
+            parts.append(buf)
+            self.c.write(buf)
+            pending = buf
+            i = j
+        await self.c.drain()
+        return parts, n - ei, seq
 
     async def _serve_file(self, fi: int, ei: int) -> str:
         stream = self.m.stream
@@ -1072,12 +1136,11 @@ class _Dump:
         i = ei
         if self.fast and not self.dummy_types and self.skip_gtids is None and not self.drip:
             i = await self._serve_image(fi, ei)
-            if i == len(f.events) and f.events and f.events[-1][4] == 4 \
-                    and fi + 1 < len(stream.files):
+            if i == f.count and f.count and f.event(-1)[4] == 4 and fi + 1 < len(stream.files):
                 return "next"
         while True:
-            events = f.events
-            n = len(events)
+            n = f.count
+            events = f.events if i < n else []
             while i < n:
                 ev = events[i]
                 t = ev[4]
@@ -1124,8 +1187,8 @@ class _Dump:
         """Blocking dump at the end of the binlog: wait for events, send heartbeats."""
         cond = self.m._new_events
         assert cond is not None
-        n = len(f.events)
-        while len(f.events) == n and not self.c.closed:
+        n = f.count
+        while f.count == n and not self.c.closed:
             await self._check_acks()
             await self._timed_actions()
             period = self.heartbeat if self.heartbeat > 0 else None
@@ -1136,7 +1199,7 @@ class _Dump:
                 except TimeoutError:
                     pass
             now = time.monotonic()
-            if period and len(f.events) == n and now - self._last_send >= period \
+            if period and f.count == n and now - self._last_send >= period \
                     and now >= self.no_heartbeat_until and self.stall_until is None:
                 self._heartbeat(f)
                 await self.flush()

@@ -22,12 +22,14 @@ import bisect
 import gzip
 import json
 import struct
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, crc32
 from binlogscope.wire.binlog.types import EventType
+from mock_master.framing import event_types, index_events, max_event_size
 
 _HDR = struct.Struct("<IBIIIH")
 _U32 = struct.Struct("<I")
@@ -116,50 +118,171 @@ def corrupt_checksum(ev: bytes) -> bytes:
 
 
 # ------------------------------------------------------------------------------- files / stream
-@dataclass
 class BinlogFile:
-    """One binlog file: its name and events (exact bytes), in file order starting at offset 4."""
+    """One binlog file: its name and events (exact bytes), in file order starting at offset 4.
 
-    name: str
-    events: list[bytes]
-    checksum: bool = True
-    #: start offset of each event in the file (computed)
-    offsets: list[int] = field(default_factory=list)
+    A file read from disk stays the file's bytes (``data``) plus the start offset of every event
+    (``starts``, found once by :func:`~mock_master.framing.index_events`): dumps frame events
+    straight from it, nothing is copied or decoded. ``events`` (a list of bytes) is built from
+    it the first time someone asks for it, e.g. a transform that changes events; from then on
+    the list is the file (``data`` is dropped).
+    """
 
-    def __post_init__(self) -> None:
-        if not self.offsets:
-            self.reindex()
+    def __init__(self, name: str, events: list[bytes] | None = None, checksum: bool = True,
+                 offsets: list[int] | None = None, *, data: bytes | None = None,
+                 starts: array[int] | None = None, end: int = 4) -> None:
+        self.name = name
+        self.checksum = checksum
+        #: the file's bytes while the events are still exactly those (else None)
+        self.data: bytes | None = None
+        self.starts: array[int] = array("q")
+        self.end = 4
+        self._types: bytes | None = None
+        self._max_size: int | None = None
+        self._events: list[bytes] | None = None
+        self._offsets: Sequence[int] = []
+        if data is not None and events is None:
+            if starts is None:
+                starts, end = index_events(data)
+            self.data, self.starts, self.end = data, starts, end
+        else:
+            self._events = events if events is not None else []
+            if offsets:
+                self._offsets = offsets
+            else:
+                self.reindex()
+
+    def __repr__(self) -> str:
+        return f"BinlogFile({self.name!r}, {self.count} events, checksum={self.checksum})"
+
+    # ------------------------------------------------------------ the events
+    @property
+    def events(self) -> list[bytes]:
+        """The events as a list of bytes (built from the file's bytes on first use)."""
+        if self._events is None:
+            data, st = self.data, self.starts
+            assert data is not None
+            bounds = [*st[1:], self.end]
+            self._events = [data[a:b] for a, b in zip(st, bounds, strict=True)]
+            self._offsets = list(st)
+            self.data = None
+            self.starts = array("q")
+            self._types = None
+        return self._events
+
+    @events.setter
+    def events(self, value: list[bytes]) -> None:
+        self._events = value
+        self.data = None
+        self.starts = array("q")
+        self._types = None
+        self._max_size = None
+        self.reindex()
+
+    @property
+    def offsets(self) -> Sequence[int]:
+        """Start offset of each event in the file."""
+        return self.starts if self._events is None else self._offsets
+
+    @offsets.setter
+    def offsets(self, value: list[int]) -> None:
+        self.events  # noqa: B018  (materialize first)
+        self._offsets = value
+
+    @property
+    def count(self) -> int:
+        return len(self.starts) if self._events is None else len(self._events)
+
+    def event(self, i: int) -> bytes:
+        """Event ``i`` (negative counts from the end) without building the list."""
+        if self._events is not None:
+            return self._events[i]
+        assert self.data is not None
+        n = len(self.starts)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return self.data[self.starts[i]:self.starts[i + 1] if i + 1 < n else self.end]
+
+    def types(self) -> bytes:
+        """The type byte of every event."""
+        if self._events is not None:
+            return bytes(ev[4] for ev in self._events)
+        if self._types is None:
+            assert self.data is not None
+            self._types = event_types(self.data, self.starts)
+        return self._types
+
+    def max_event_size(self) -> int:
+        if self._events is not None:
+            return max((len(e) for e in self._events), default=0)
+        if self._max_size is None:
+            self._max_size = max_event_size(self.starts, self.end)
+        return self._max_size
 
     def reindex(self) -> None:
+        """Recompute the offsets after the event list changed."""
+        if self._events is None:
+            return
         pos = 4
         offs: list[int] = []
-        for ev in self.events:
+        for ev in self._events:
             offs.append(pos)
             pos += len(ev)
-        self.offsets = offs
+        self._offsets = offs
+        self._max_size = None
 
     @property
     def size(self) -> int:
-        return (self.offsets[-1] + len(self.events[-1])) if self.events else 4
+        if self._events is None:
+            return self.end
+        if not self._events:
+            return 4
+        return self._offsets[-1] + len(self._events[-1])
 
     def index_at(self, pos: int) -> int | None:
-        """Index of the event starting at ``pos`` (``len(events)`` for the end), else None."""
+        """Index of the event starting at ``pos`` (``count`` for the end), else None."""
         if pos == self.size:
-            return len(self.events)
-        i = bisect.bisect_left(self.offsets, pos)
-        if i < len(self.offsets) and self.offsets[i] == pos:
+            return self.count
+        offs = self.offsets
+        i = bisect.bisect_left(offs, pos)
+        if i < len(offs) and offs[i] == pos:
             return i
         return None
 
     @property
     def fde(self) -> bytes | None:
-        for ev in self.events[:3]:
+        for i in range(min(3, self.count)):
+            ev = self.event(i)
             if ev[4] == FDE:
                 return ev
         return None
 
     def file_bytes(self) -> bytes:
-        return BINLOG_MAGIC + b"".join(self.events)
+        if self._events is None:
+            assert self.data is not None
+            return self.data[:self.end]
+        return BINLOG_MAGIC + b"".join(self._events)
+
+    def select(self, wanted: Iterable[int]) -> Iterator[tuple[int, bytes]]:
+        """(index, event) of the events whose type is in ``wanted``, in file order."""
+        want = set(wanted)
+        if self._events is not None:
+            for i, ev in enumerate(self._events):
+                if ev[4] in want:
+                    yield i, ev
+            return
+        types = self.types()
+        hits: list[int] = []
+        for t in want:
+            k = types.find(t)
+            while k >= 0:
+                hits.append(k)
+                k = types.find(t, k + 1)
+        hits.sort()
+        for i in hits:
+            yield i, self.event(i)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,65 +297,88 @@ class GtidMark:
     seq: int = 0
 
 
-@dataclass
 class EventStream:
-    """The whole history the mock master serves (files in order), plus indexes over it."""
+    """The whole history the mock master serves (files in order), plus indexes over it.
 
-    files: list[BinlogFile]
-    gtids: list[GtidMark] = field(default_factory=list)
-    #: (file_index, event_index) of events that end a transaction (semi-sync ACK points)
-    txn_ends: set[tuple[int, int]] = field(default_factory=set)
-    #: (schema, table) -> [(column name, MYSQL_TYPE code)] learnt from TABLE_MAP events
-    tables: dict[tuple[str, str], list[tuple[str, int]]] = field(default_factory=dict)
+    The indexes (GTIDs, transaction ends, tables) are built on first use: serving a file from
+    its start needs none of them.
+    """
 
-    def __post_init__(self) -> None:
-        self.reindex()
+    def __init__(self, files: list[BinlogFile]) -> None:
+        self.files = files
+        for f in files:
+            f.reindex()
+        self._gtids: list[GtidMark] | None = None
+        self._txn_ends: set[tuple[int, int]] | None = None
+        self._tables: dict[tuple[str, str], list[tuple[str, int]]] | None = None
 
     def reindex(self) -> None:
-        self.gtids = []
-        self.txn_ends = set()
-        for fi, f in enumerate(self.files):
+        """The files' events changed: recompute offsets, forget the indexes."""
+        for f in self.files:
             f.reindex()
-            in_txn = False
-            for ei, ev in enumerate(f.events):
-                t = ev[4]
-                if t == MARIA_GTID:
-                    seq, dom = struct.unpack_from("<QI", ev, HEADER_LEN)
-                    sid = int(_U32.unpack_from(ev, 5)[0])
-                    self.gtids.append(GtidMark(fi, ei, f"{dom}-{sid}-{seq}", dom, sid, seq))
-                    in_txn = True
-                elif t == MYSQL_GTID and len(ev) >= HEADER_LEN + 25:
-                    import uuid
+        self._gtids = None
+        self._txn_ends = None
+        self._tables = None
 
-                    sid_b = ev[HEADER_LEN + 1:HEADER_LEN + 17]
-                    gno = int(_U64.unpack_from(ev, HEADER_LEN + 17)[0])
-                    self.gtids.append(GtidMark(fi, ei, f"{uuid.UUID(bytes=sid_b)}:{gno}",
-                                               seq=gno))
-                    in_txn = True
-                elif t == ANONYMOUS_GTID:
-                    in_txn = True
-                elif t == XID:
-                    self.txn_ends.add((fi, ei))
-                    in_txn = False
-                elif t == QUERY:
+    @property
+    def gtids(self) -> list[GtidMark]:
+        """Where each transaction starts (MariaDB and MySQL GTID events), in stream order."""
+        if self._gtids is None:
+            import uuid
+
+            out: list[GtidMark] = []
+            for fi, f in enumerate(self.files):
+                for ei, ev in f.select((MARIA_GTID, MYSQL_GTID)):
+                    if ev[4] == MARIA_GTID:
+                        seq, dom = struct.unpack_from("<QI", ev, HEADER_LEN)
+                        sid = int(_U32.unpack_from(ev, 5)[0])
+                        out.append(GtidMark(fi, ei, f"{dom}-{sid}-{seq}", dom, sid, seq))
+                    elif len(ev) >= HEADER_LEN + 25:
+                        sid_b = ev[HEADER_LEN + 1:HEADER_LEN + 17]
+                        gno = int(_U64.unpack_from(ev, HEADER_LEN + 17)[0])
+                        out.append(GtidMark(fi, ei, f"{uuid.UUID(bytes=sid_b)}:{gno}",
+                                            seq=gno))
+            self._gtids = out
+        return self._gtids
+
+    @property
+    def txn_ends(self) -> set[tuple[int, int]]:
+        """(file_index, event_index) of events that end a transaction (semi-sync ACK points)."""
+        if self._txn_ends is None:
+            ends: set[tuple[int, int]] = set()
+            for fi, f in enumerate(self.files):
+                for ei, ev in f.select((XID, QUERY)):
+                    if ev[4] == XID:
+                        ends.add((fi, ei))
+                        continue
                     q = _query_text(ev, f.checksum).strip().upper()
-                    if q == "BEGIN" or q.startswith("XA START"):
-                        in_txn = True
-                    elif not q.startswith("XA END"):
-                        self.txn_ends.add((fi, ei))
-                        in_txn = False
-                elif t == int(EventType.TABLE_MAP_EVENT):
-                    self._learn_table(ev, f.checksum)
-            del in_txn
+                    if not (q == "BEGIN" or q.startswith(("XA START", "XA END"))):
+                        ends.add((fi, ei))
+            self._txn_ends = ends
+        return self._txn_ends
 
-    def _learn_table(self, ev: bytes, checksum: bool) -> None:
-        try:
-            names = table_map_names(ev, checksum)
-        except (IndexError, ValueError, struct.error):
-            return
-        if names is not None:
-            key, cols = names
-            self.tables[key] = cols
+    @property
+    def tables(self) -> dict[tuple[str, str], list[tuple[str, int]]]:
+        """(schema, table) -> [(column name, MYSQL_TYPE code)] learnt from TABLE_MAP events."""
+        if self._tables is None:
+            tables: dict[tuple[str, str], list[tuple[str, int]]] = {}
+            seen: dict[bytes, tuple[tuple[str, str], list[tuple[str, int]]] | None] = {}
+            for f in self.files:
+                for _ei, ev in f.select((int(EventType.TABLE_MAP_EVENT),)):
+                    # the same table map again (its table id on): parsed once
+                    body = ev[HEADER_LEN + 6:len(ev) - 4 if f.checksum else len(ev)]
+                    if body in seen:
+                        names = seen[body]
+                    else:
+                        try:
+                            names = table_map_names(ev, f.checksum)
+                        except (IndexError, ValueError, struct.error):
+                            names = None
+                        seen[body] = names
+                    if names is not None:
+                        tables[names[0]] = names[1]
+            self._tables = tables
+        return self._tables
 
     def file_index(self, name: str) -> int | None:
         for i, f in enumerate(self.files):
@@ -242,13 +388,13 @@ class EventStream:
 
     @property
     def event_count(self) -> int:
-        return sum(len(f.events) for f in self.files)
+        return sum(f.count for f in self.files)
 
     @property
     def server_id(self) -> int | None:
         for f in self.files:
-            if f.events:
-                return int(_U32.unpack_from(f.events[0], 5)[0])
+            if f.count:
+                return int(_U32.unpack_from(f.event(0), 5)[0])
         return None
 
     @property
@@ -275,10 +421,10 @@ class EventStream:
         """Append events to the last file (positions/checksums fixed), e.g. for blocking dumps."""
         f = self.files[-1]
         pos = f.size
+        evs = f.events
         for ev in events:
             end = pos + len(ev)
-            f.events.append(set_log_pos(ev, end, f.checksum))
-            f.offsets.append(pos)
+            evs.append(set_log_pos(ev, end, f.checksum))
             pos = end
         self.reindex()
 
@@ -344,19 +490,11 @@ def table_map_names(ev: bytes, checksum: bool
 
 
 def split_events(data: bytes, name: str) -> BinlogFile:
-    """Cut a binlog file's bytes (magic included) into events by their event_size."""
+    """A binlog file's bytes (magic included) as a file of events, cut by their event_size; a
+    truncated tail (file still being written, or damaged) is left out."""
     if data[:4] != BINLOG_MAGIC:
         raise SourceError(f"{name}: not a binlog file (no fe 62 69 6e magic)")
-    events: list[bytes] = []
-    pos = 4
-    n = len(data)
-    while pos + HEADER_LEN <= n:
-        size = int(_U32.unpack_from(data, pos + 9)[0])
-        if size < HEADER_LEN or pos + size > n:
-            break  # a truncated tail (file still being written, or damaged): stop there
-        events.append(data[pos:pos + size])
-        pos += size
-    f = BinlogFile(Path(name).name, events)
+    f = BinlogFile(Path(name).name, data=data)
     fde = f.fde
     f.checksum = fde_checksum(fde) if fde is not None else False
     return f
@@ -394,7 +532,7 @@ def _infer_names(files: list[BinlogFile]) -> None:
     import re
 
     for i, f in enumerate(files):
-        last = f.events[-1] if f.events else b""
+        last = f.event(-1) if f.count else b""
         if not last or last[4] != ROTATE:
             continue
         nxt = _rotate_name(last)
@@ -637,7 +775,7 @@ def insert_event(stream: EventStream, file_index: int, event_index: int, ev: byt
 def locate(stream: EventStream, n: int) -> tuple[int, int]:
     """(file_index, event_index) of the n-th event of the whole stream (0-based)."""
     for fi, f in enumerate(stream.files):
-        if n < len(f.events):
+        if n < f.count:
             return fi, n
-        n -= len(f.events)
+        n -= f.count
     raise SourceError(f"event {n} is beyond the end of the stream")
