@@ -79,6 +79,7 @@ def test_writer_hides_parts_until_checkpoint_and_writes_row_groups(tmp_path: Pat
     for i in range(25):
         w.add("events", ("2024-01-02", "shop"), _event_row(i))
     w._flush("events", w._open[("events", ("2024-01-02", "shop"))])
+    w._wait()  # row groups are written on the writer thread
     part_dir = tmp_path / "events" / "date=2024-01-02" / "schema=shop"
     assert [p.name for p in part_dir.iterdir()] == [".part-000001-0001.parquet.inprogress"]
     assert read_table(tmp_path, "events").num_rows == 0  # hidden from readers

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections import OrderedDict
-from collections.abc import Iterable
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -279,20 +280,28 @@ class _Part:
     def __init__(self, temp: Path, final: Path) -> None:
         self.temp = temp
         self.final = final
-        self.writer: pq.ParquetWriter | None = None
-        self.buffer: list[dict[str, Any]] = []
+        self.writer: pq.ParquetWriter | None = None  # used on the writer thread only
+        self.buffer: list[list[Any]] = []  # rows as lists of values in schema order
         self.rows = 0
 
 
 class DatasetWriter:
     """Append rows to the three tables; row groups are written as the buffers fill.
 
-    ``add(table, partition_values, row)`` takes a dict with every data column. Part files are
-    hidden until :meth:`checkpoint` renames them; :meth:`abort` removes unfinished ones.
+    ``add_values(table, partition_values, values)`` takes the data columns' values in schema
+    order (:func:`data_schema`); ``add(table, partition_values, row)`` a dict of them. A full
+    buffer becomes one Arrow array per column (``pa.array`` over the transposed rows: no
+    per-row dict lookups) and one row group. Parquet encoding and compression run on one
+    background thread (``background=True``; pyarrow releases the GIL there), in order, while
+    the caller decodes on. Part files are hidden until :meth:`checkpoint` (which waits for the
+    writes) renames them; :meth:`abort` removes unfinished ones.
     """
 
     def __init__(self, root: str | Path, *, checkpoint_no: int = 1, row_group_size: int = 65536,
-                 max_open: int = 32, compression: str = "zstd") -> None:
+                 max_open: int = 32, compression: str = "zstd", background: bool = True,
+                 builders: dict[str, list[tuple[str, tuple[str, ...],
+                                                Callable[[Sequence[Any]], tuple[pa.Array, ...]]]]]
+                 | None = None) -> None:
         self.root = Path(root)
         self.checkpoint_no = checkpoint_no
         self.row_group_size = row_group_size
@@ -302,11 +311,22 @@ class DatasetWriter:
         self._closed: list[_Part] = []
         self._seq = 0
         self._schemas = {t: data_schema(t) for t in TABLES}
+        self._names = {t: tuple(self._schemas[t].names) for t in TABLES}
+        #: per table: (input column, output columns, builder): the builder makes the output
+        #: columns from a row group's values of the input column (the mapper's lazy row
+        #: images); other columns are ``pa.array(values, type)``
+        self._builders = builders or {}
         self.rows_written: dict[str, int] = dict.fromkeys(TABLES, 0)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="parquet-writer") \
+            if background else None
+        self._writes: deque[Future[None]] = deque()
         for t in TABLES:
             (self.root / t).mkdir(parents=True, exist_ok=True)
 
     def add(self, table: str, partition: tuple[str, ...], row: dict[str, Any]) -> None:
+        self.add_values(table, partition, [row.get(n) for n in self._names[table]])
+
+    def add_values(self, table: str, partition: tuple[str, ...], values: list[Any]) -> None:
         key = (table, partition)
         part = self._open.get(key)
         if part is None:
@@ -314,7 +334,7 @@ class DatasetWriter:
         elif len(self._open) > 1:
             self._open.move_to_end(key)
         buf = part.buffer
-        buf.append(row)
+        buf.append(values)
         if len(buf) >= self.row_group_size:
             self._flush(table, part)
 
@@ -336,20 +356,58 @@ class DatasetWriter:
         if not n:
             return
         schema = self._schemas[table]
-        batch = pa.Table.from_pylist(part.buffer, schema=schema)
-        if part.writer is None:
-            part.temp.parent.mkdir(parents=True, exist_ok=True)
-            part.writer = pq.ParquetWriter(part.temp, schema, compression=self.compression)
-        part.writer.write_table(batch)
+        columns = list(zip(*part.buffer, strict=True))
+        names = self._names[table]
+        built: dict[str, pa.Array] = {}
+        for source, outputs, build in self._builders.get(table, ()):
+            built.update(zip(outputs, build(columns[names.index(source)]), strict=True))
+        arrays = []
+        for col, f in zip(columns, schema, strict=True):
+            arr = built.get(f.name)
+            if arr is None:
+                arr = _column(col, f.type)
+            elif arr.type != f.type:
+                arr = arr.cast(f.type)
+            arrays.append(arr)
+        batch = pa.Table.from_arrays(arrays, schema=schema)
+        part.buffer = []
         self.rows_written[table] += n
         part.rows += n
-        part.buffer = []
+        self._submit(self._write, part, batch)
 
-    def _close(self, table: str, part: _Part) -> None:
-        self._flush(table, part)
+    def _write(self, part: _Part, batch: pa.Table) -> None:
+        if part.writer is None:
+            part.temp.parent.mkdir(parents=True, exist_ok=True)
+            part.writer = pq.ParquetWriter(part.temp, batch.schema, compression=self.compression)
+        part.writer.write_table(batch)
+
+    @staticmethod
+    def _finish_part(part: _Part) -> None:
         if part.writer is not None:
             part.writer.close()
             part.writer = None
+
+    def _submit(self, fn: Callable[..., None], *args: Any) -> None:
+        if self._pool is None:
+            fn(*args)
+            return
+        writes = self._writes
+        while writes and writes[0].done():
+            writes.popleft().result()  # a failed write raises here
+        while len(writes) >= 3:  # bounded: at most a few row groups wait in memory
+            writes.popleft().result()
+        writes.append(self._pool.submit(fn, *args))
+
+    def _wait(self) -> None:
+        """Every submitted write is done (re-raising the first failure)."""
+        writes = self._writes
+        while writes:
+            writes.popleft().result()
+
+    def _close(self, table: str, part: _Part) -> None:
+        self._flush(table, part)
+        if part.rows:
+            self._submit(self._finish_part, part)
             self._closed.append(part)
 
     def checkpoint(self) -> list[Path]:
@@ -357,6 +415,7 @@ class DatasetWriter:
         for (table, _), part in list(self._open.items()):
             self._close(table, part)
         self._open.clear()
+        self._wait()
         done = []
         for part in self._closed:
             os.replace(part.temp, part.final)
@@ -368,18 +427,43 @@ class DatasetWriter:
 
     def abort(self) -> None:
         """Drop everything since the last checkpoint (unfinished hidden files are removed)."""
+        while self._writes:
+            try:
+                self._writes.popleft().result()
+            except Exception:
+                pass
         for part in list(self._open.values()) + self._closed:
             if part.writer is not None:
                 try:
                     part.writer.close()
                 except Exception:
                     pass
+                part.writer = None
             try:
                 part.temp.unlink()
             except OSError:
                 pass
         self._open.clear()
         self._closed.clear()
+
+    def close(self) -> None:
+        """Stop the writer thread (after :meth:`checkpoint` or :meth:`abort`)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+
+def _column(values: Sequence[Any], typ: pa.DataType) -> pa.Array:
+    """``pa.array(values, typ)``; a column holding one value throughout (the source, the
+    file name, a NULL column...) is built without converting every row."""
+    first = values[0]
+    if values.count(first) == len(values) and (first is None or type(first) in _SCALARS):
+        return pa.repeat(pa.scalar(first, typ), len(values))
+    return pa.array(values, type=typ)
+
+
+#: value types whose equality (``tuple.count``) is also sameness of the converted value
+_SCALARS = frozenset({str, int, bytes})
 
 
 def clean_incomplete(root: str | Path, committed_checkpoint: int) -> int:

@@ -18,17 +18,21 @@ import datetime as _dt
 import json
 import re
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from binlogscope.drivers.binlog_file import BinlogFileError, looks_like_binlog, read_binlog_file
-from binlogscope.export.arrow import SCHEMA_VERSION
+from binlogscope.export.arrow import SCHEMA_VERSION, data_schema
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.types import EventType as E
+from binlogscope.wire.binlog.types import event_type_name
 from binlogscope.wire.binlog.values import effective_type, value_to_text
 from binlogscope.wire.node import json_value
 
@@ -190,6 +194,20 @@ _INSIDE_TYPES = frozenset({E.TABLE_MAP_EVENT, E.ANNOTATE_ROWS_EVENT, E.ROWS_QUER
                            E.INTVAR_EVENT, E.USER_VAR_EVENT, E.RAND_EVENT,
                            E.BEGIN_LOAD_QUERY_EVENT, E.APPEND_BLOCK_EVENT})
 _OPS = {"INSERT", "UPDATE", "DELETE"}
+# plain ints for the per-event checks (an IntEnum member lookup costs more than the check)
+_QUERY_TYPES = frozenset({int(E.QUERY_EVENT), int(E.QUERY_COMPRESSED_EVENT)})
+_XID = int(E.XID_EVENT)
+_XA_PREPARE = int(E.XA_PREPARE_LOG_EVENT)
+_MARIADB_GTID = int(E.GTID_EVENT)
+_TYPE_NAMES: dict[int, str] = {}
+
+
+def _type_name(code: int) -> str:
+    name = _TYPE_NAMES.get(code)
+    if name is None:
+        name = _TYPE_NAMES[code] = event_type_name(code)
+    return name
+
 _MAX_INT64 = (1 << 63) - 1
 _DAYS: dict[int, str] = {}
 _EPOCH = _dt.date(1970, 1, 1)
@@ -208,8 +226,27 @@ def _i64(v: Any) -> int | None:
     return v if isinstance(v, int) and -_MAX_INT64 - 1 <= v <= _MAX_INT64 else None
 
 
-#: one encoder for every row (json.dumps with options builds a new one per call)
-_JSON = json.JSONEncoder(ensure_ascii=False, default=json_value).encode
+def _json_encoder() -> Callable[[Any], str]:
+    """``json.dumps(v, ensure_ascii=False, default=json_value)`` for the row images.
+
+    ``JSONEncoder.encode`` builds a new C encoder on every call; this builds it once (without
+    the circular-reference check, which plain row images never need). Same text."""
+    encoder = json.JSONEncoder(ensure_ascii=False, default=json_value)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has the C accelerator
+        return encoder.encode
+    it = make(None, json_value, json.encoder.encode_basestring, None, ": ", ", ", False,
+              False, True)
+    join = "".join
+
+    def encode(value: Any) -> str:
+        return join(it(value, 0))
+
+    return encode
+
+
+#: one encoder for every row
+_JSON = _json_encoder()
 #: column types whose int values do not print as plain decimal (BIT: bytes, YEAR: 0000)
 _INT_SPECIAL = frozenset({T.MYSQL_TYPE_BIT, T.MYSQL_TYPE_YEAR})
 _FLOAT_TYPES = frozenset({T.MYSQL_TYPE_FLOAT, T.MYSQL_TYPE_DOUBLE})
@@ -266,26 +303,230 @@ class _Columns:
 
 
 def _image_map(image: dict[str, Any], cols: _Columns | None) -> list[tuple[str, str | None]]:
-    """A row image as (column, text) pairs; the common str/int/None cases inline."""
+    """A row image as (column, text) pairs; the common str/int/None/bytes cases inline (the
+    same text :func:`_text` gives: value_to_text returns str and bytes values unchanged)."""
+    if cols is None:
+        return [(k, _text(v, None)) for k, v in image.items()]
     out: list[tuple[str, str | None]] = []
     add = out.append
-    if cols is None:
-        for k, v in image.items():
-            add((k, _text(v, None)))
-        return out
     special = cols.special
     get = cols.by_label.get
     for k, v in image.items():
         tv = type(v)
-        if tv is str:
+        if tv is str or v is None:
             add((k, v))
-        elif v is None:
-            add((k, None))
         elif tv is int and k not in special:
             add((k, str(v)))
+        elif tv is bytes:
+            add((k, "0x" + v.hex()))
         else:
             add((k, _text(v, get(k))))
     return out
+
+
+def _value_text(v: Any, k: str, cols: _Columns | None) -> str | None:
+    """One value of an image as :func:`_image_map` gives it."""
+    if cols is None:
+        return _text(v, None)
+    tv = type(v)
+    if tv is str or v is None:
+        return v  # type: ignore[no-any-return]
+    if tv is int and k not in cols.special:
+        return str(v)
+    if tv is bytes:
+        return "0x" + v.hex()  # type: ignore[no-any-return]
+    return _text(v, cols.by_label.get(k))
+
+
+# ----------------------------------------------------------------------------- columnar images
+#
+# The writer hands the builders below a whole row group's column of ``(image, columns)`` pairs
+# (or None). Rows whose images have the same columns (one TABLE_MAP, one column bitmap) are
+# built together, one Arrow array per table column: the text of str values is the value
+# itself, ints become text in one cast, and only floats, bytes and rarer types take a Python
+# call per value. The results equal :func:`_image_map` and ``_JSON`` row by row (a test checks
+# this on every fixture).
+
+ImageRef = tuple[dict[str, Any], _Columns | None]
+_STR = pa.string()
+_MAP_TYPE = pa.map_(pa.string(), pa.string())
+_NEEDS_ESCAPE = r'[\x00-\x1f"\\]'
+_QUOTE = pa.scalar('"')
+_NULL_TEXT = pa.scalar("null")
+_HEX_PREFIX = pa.scalar("0x")
+
+
+def _groups(col: Sequence[ImageRef | None]
+            ) -> tuple[list[tuple[tuple[str, ...], _Columns | None, list[int]]], list[int]]:
+    """Row indices grouped by (columns, image keys); the indices of the null rows."""
+    groups: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, ...], _Columns | None,
+                                                    list[int]]] = {}
+    nulls: list[int] = []
+    for i, ref in enumerate(col):
+        if ref is None:
+            nulls.append(i)
+            continue
+        image, cols = ref
+        keys = tuple(image)
+        g = groups.get((id(cols), keys))
+        if g is None:
+            g = groups[(id(cols), keys)] = (keys, cols, [])
+        g[2].append(i)
+    return list(groups.values()), nulls
+
+
+def _int_text(values: Sequence[Any]) -> pa.Array | None:
+    for typ in (pa.int64(), pa.uint64()):
+        try:
+            return pa.array(values, typ).cast(_STR)
+        except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
+            continue
+    return None
+
+
+def _hex(values: Sequence[bytes | None], none: bool) -> pa.Array:
+    hexes = [None if v is None else v.hex() for v in values] if none \
+        else list(map(bytes.hex, values))  # type: ignore[arg-type]
+    return pa.array(hexes, _STR)
+
+
+def _column_texts(values: Sequence[Any], key: str, cols: _Columns | None) -> pa.Array:
+    """The map items of one image column (as :func:`_image_map` writes them)."""
+    types = set(map(type, values))
+    none = type(None) in types
+    types.discard(type(None))
+    if cols is not None and len(types) == 1:
+        typ = next(iter(types))
+        try:
+            if typ is str:
+                return pa.array(values, _STR)
+            if typ is int and key not in cols.special:
+                arr = _int_text(values)
+                if arr is not None:
+                    return arr
+            elif typ is bytes:
+                return pc.binary_join_element_wise(_HEX_PREFIX, _hex(values, none), "")
+            elif typ is float:
+                col = cols.by_label.get(key)
+                if col is not None and col.type == T.MYSQL_TYPE_DOUBLE:
+                    # _float_text: repr without a trailing ".0" where MySQL prints fixed
+                    # notation too (1e-4 <= |v| < 1e15); other magnitudes: per value below
+                    nums = pa.array(values, pa.float64())
+                    mag = pc.abs(nums)
+                    fixed = pc.and_(pc.greater_equal(mag, 1e-4), pc.less(mag, 1e15))
+                    if pc.all(pc.fill_null(fixed, True)).as_py():
+                        texts = pa.array(list(map(repr, values)), _STR)
+                        texts = pc.replace_substring_regex(texts, r"\.0$", "")
+                        return pc.if_else(pc.is_null(nums), pa.scalar(None, _STR), texts)
+        except (OverflowError, UnicodeError, pa.ArrowInvalid, pa.ArrowTypeError):
+            pass
+    return pa.array([_value_text(v, key, cols) for v in values], _STR)
+
+
+def _column_json(values: Sequence[Any]) -> pa.Array:
+    """JSON literals (never null: None is ``null``) of one image column, as ``_JSON`` writes
+    them inside an object."""
+    types = set(map(type, values))
+    none = type(None) in types
+    types.discard(type(None))
+    if len(types) == 1:
+        typ = next(iter(types))
+        try:
+            if typ is str:
+                arr = pa.array(values, _STR)
+                escape = pc.match_substring_regex(arr, _NEEDS_ESCAPE)
+                if not pc.any(escape).as_py():
+                    quoted = pc.binary_join_element_wise(_QUOTE, arr, _QUOTE, "")
+                    return pc.fill_null(quoted, _NULL_TEXT)
+            elif typ is int:
+                arr = _int_text(values)
+                if arr is not None:
+                    return pc.fill_null(arr, _NULL_TEXT)
+            elif typ is bytes:  # json_value: the hex digits, as a JSON string
+                quoted = pc.binary_join_element_wise(_QUOTE, _hex(values, none), _QUOTE, "")
+                return pc.fill_null(quoted, _NULL_TEXT)
+            elif typ is float:  # finite floats: float.__repr__, as the encoder writes them
+                nums = pa.array(values, pa.float64())
+                if pc.all(pc.fill_null(pc.is_finite(nums), True)).as_py():
+                    texts = pa.array(list(map(repr, values)), _STR)
+                    return pc.if_else(pc.is_null(nums), _NULL_TEXT, texts)
+        except (OverflowError, UnicodeError, pa.ArrowInvalid, pa.ArrowTypeError):
+            pass
+    return pa.array(["null" if v is None else _JSON(v) for v in values], _STR)
+
+
+def _row_major(k: int, n: int) -> pa.Array:
+    """Take indices that turn k column-major blocks of n values into n rows of k values."""
+    i = pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n * k)), 1)
+    row = pc.divide(i, k)
+    col = pc.subtract(i, pc.multiply(row, k))
+    return pc.add(pc.multiply(col, n), row)
+
+
+def _assemble(parts: list[tuple[pa.Array, list[int]]], nulls: list[int], total: int,
+              typ: pa.DataType) -> pa.Array:
+    """Put each group's rows back at their indices (null rows as nulls)."""
+    if len(parts) == 1 and not nulls:
+        return parts[0][0]
+    arrays = [a for a, _ in parts]
+    where: list[int] = []
+    for _, idx in parts:
+        where.extend(idx)
+    if nulls:
+        arrays.append(pa.nulls(len(nulls), typ))
+        where.extend(nulls)
+    order = [0] * total
+    for pos, i in enumerate(where):
+        order[i] = pos
+    return pa.concat_arrays(arrays).take(pa.array(order, pa.int64()))
+
+
+def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
+    """The text-map column (``before``/``after``, map<string,string>) and the typed-JSON
+    column (``before_json``/``after_json``) of one image slot of a row group."""
+    groups, nulls = _groups(col)
+    maps: list[tuple[pa.Array, list[int]]] = []
+    jsons: list[tuple[pa.Array, list[int]]] = []
+    for keys, cols, idx in groups:
+        n, k = len(idx), len(keys)
+        if not k:
+            maps.append((pa.MapArray.from_arrays(pa.array([0] * (n + 1), pa.int32()),
+                                                 pa.array([], _STR), pa.array([], _STR)), idx))
+            jsons.append((pa.array(["{}"] * n, _STR), idx))
+            continue
+        columns = list(zip(*(col[i][0].values() for i in idx), strict=True))  # type: ignore[index]
+        # the map: offsets k apart, keys repeated, items taken row by row
+        items = pa.concat_arrays([_column_texts(c, key, cols)
+                                  for c, key in zip(columns, keys, strict=True)])
+        if n > 1:
+            order = _row_major(k, n)
+            if k > 1:
+                items = items.take(order)
+            names = pa.array(keys * n, _STR)
+        else:
+            names = pa.array(keys, _STR)
+        offsets = pa.array(range(0, n * k + 1, k), pa.int32())
+        maps.append((pa.MapArray.from_arrays(offsets, names, items), idx))
+        # the JSON object: '{"k1": lit1, "k2": lit2}'
+        pieces = [pc.binary_join_element_wise(
+            pa.scalar(json.encoder.encode_basestring(key) + ": "), _column_json(c), "")
+            for c, key in zip(columns, keys, strict=True)]
+        body = pc.binary_join_element_wise(*pieces, ", ")
+        jsons.append((pc.binary_join_element_wise(pa.scalar("{"), body, pa.scalar("}"), ""),
+                      idx))
+    if not maps:
+        return pa.nulls(len(col), _MAP_TYPE), pa.nulls(len(col), _STR)
+    return (_assemble(maps, nulls, len(col), _MAP_TYPE),
+            _assemble(jsons, nulls, len(col), _STR))
+
+
+#: per table: (the mapper's lazy input column, the columns built from it, the builder): the
+#: writer calls the builder once per row group with that column's values
+COLUMN_BUILDERS: dict[str, list[tuple[str, tuple[str, ...],
+                                      Callable[[Sequence[Any]], tuple[pa.Array, ...]]]]] = {
+    "rows": [("before", ("before", "before_json"), image_columns),
+             ("after", ("after", "after_json"), image_columns)],
+}
 
 
 @dataclass(slots=True)
@@ -294,19 +535,43 @@ class _Trx:
     binlog_file: str
     gtid: str | None
     open: bool  # BEGIN seen (or a MariaDB GTID that opens a group): statements stay inside
-    pending: list[tuple[str, tuple[str, ...], dict[str, Any]]] = field(default_factory=list)
+    pending: list[tuple[str, tuple[str, ...], list[Any]]] = field(default_factory=list)
     rows: int = 0
 
 
 Emit = Callable[[str, tuple[str, ...], dict[str, Any]], None]
+#: ``emit_values(table, partition, values)``: ``values`` in :data:`COLUMNS` order
+EmitValues = Callable[[str, tuple[str, ...], list[Any]], None]
+
+#: the data columns of each table, in the order rows are built (the writer's schema order)
+COLUMNS: dict[str, tuple[str, ...]] = {
+    t: tuple(data_schema(t).names) for t in ("packets", "events", "rows")}
+_EV_XID = COLUMNS["events"].index("xid")
+_ROW_XID = COLUMNS["rows"].index("xid")
+_ROW_COMMIT = COLUMNS["rows"].index("commit_timestamp")
 
 
 class TableMapper:
-    """Records -> rows of ``packets``/``events``/``rows``; ``emit(table, partition, row)``."""
+    """Records -> rows of ``packets``/``events``/``rows``.
 
-    def __init__(self, emit: Emit, *, no_raw: bool = False,
-                 max_pending_rows: int = 200_000) -> None:
-        self.emit = emit
+    Rows go to ``emit(table, partition, row_dict)``, or, cheaper, as lists of values in
+    :data:`COLUMNS` order to ``emit_values(table, partition, values)`` when that is given (the
+    exporter's path: no dict per row, the writer builds columns straight from the lists).
+    """
+
+    def __init__(self, emit: Emit | None = None, *, no_raw: bool = False,
+                 max_pending_rows: int = 200_000, emit_values: EmitValues | None = None,
+                 lazy_images: bool = False) -> None:
+        if emit_values is None:
+            if emit is None:
+                raise TypeError("TableMapper needs emit or emit_values")
+            emit_values = _as_dicts(emit)
+            lazy_images = False
+        self.emit = emit_values
+        #: ``rows`` values carry each image as an ``(image, columns)`` pair in the before/after
+        #: and *_json slots; the writer builds those columns for a whole row group at once
+        #: (:data:`COLUMN_BUILDERS`) instead of one text map and one JSON text per row here
+        self.lazy_images = lazy_images
         self.no_raw = no_raw
         self.max_pending_rows = max_pending_rows
         self.trx: _Trx | None = None
@@ -323,16 +588,12 @@ class TableMapper:
     # ---- packets
     def packet(self, rec: PacketRecord) -> None:
         t = rec.time
-        row = {
-            "schema_version": SCHEMA_VERSION, "source_kind": rec.source_kind,
-            "source": rec.source, "session_id": rec.session_id, "flow": rec.flow,
-            "direction": rec.direction, "frame": rec.frame,
-            "time": None if t is None else round(t * 1_000_000), "seq": rec.seq,
-            "payload_length": rec.payload_length, "semi_sync": rec.semi_sync,
-            "ack_request": rec.ack_request, "kind": rec.kind, "command": rec.command,
-            "binlog_file": rec.binlog_file, "log_pos": rec.log_pos,
-            "payload": None if self.no_raw else redact_payload(rec),
-        }
+        row = [  # COLUMNS["packets"] order
+            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, rec.flow,
+            rec.direction, rec.frame, None if t is None else round(t * 1_000_000), rec.seq,
+            rec.payload_length, rec.semi_sync, rec.ack_request, rec.kind, rec.command,
+            rec.binlog_file, rec.log_pos, None if self.no_raw else redact_payload(rec),
+        ]
         self.packets += 1
         self.emit("packets", (_date(int(t)) if t is not None else "",), row)
 
@@ -353,15 +614,16 @@ class TableMapper:
         trx = self.trx
         ends = False
         xid: int | None = None
+        is_rows = _is_rows(body)
 
         if code in _GTID_TYPES:
             if trx is not None:
                 self._finish(None, None)
             gtid = getattr(body, "gtid", None)
             gtid = gtid if isinstance(gtid, str) and gtid.upper() != "ANONYMOUS" else None
-            opens = code == E.GTID_EVENT and not _mariadb_standalone(body)
+            opens = code == _MARIADB_GTID and not _mariadb_standalone(body)
             trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, gtid, opens)
-        elif code in (E.QUERY_EVENT, E.QUERY_COMPRESSED_EVENT):
+        elif code in _QUERY_TYPES:
             q = _statement_kind(getattr(body, "query", None))
             if q == "BEGIN":
                 if trx is None:
@@ -376,21 +638,21 @@ class TableMapper:
                 ends = True
             elif not trx.open:  # the single statement after a GTID
                 ends = True
-        elif code == E.XID_EVENT:
+        elif code == _XID:
             if trx is None:
                 trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, True)
             xid = _i64(getattr(body, "xid", None))
             ends = True
-        elif code == E.XA_PREPARE_LOG_EVENT:
+        elif code == _XA_PREPARE:
             if trx is not None:
                 ends = True
-        elif trx is not None and not trx.open and (code in _INSIDE_TYPES or _is_rows(body)):
+        elif trx is not None and not trx.open and (code in _INSIDE_TYPES or is_rows):
             trx.open = True  # MariaDB: a GTID without BEGIN opens a group of row events
 
-        if _is_rows(body) and trx is None:
+        if is_rows and trx is None:
             # rows outside any transaction (damaged or partial input): a transaction of its own
             trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, True)
-        self._add_event(rec, ev, inner_index, trx)
+        self._add_event(rec, ev, inner_index, trx, is_rows)
         if ends:
             ts = h.timestamp if h is not None else None
             self._finish(xid, ts)
@@ -404,7 +666,7 @@ class TableMapper:
 
     # ---- internals
     def _add_event(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None,
-                   trx: _Trx | None) -> None:
+                   trx: _Trx | None, is_rows: bool) -> None:
         outer = rec.event
         h = ev.header
         oh = outer.header
@@ -413,27 +675,22 @@ class TableMapper:
         schema = schema if isinstance(schema, str) and schema else None
         table = getattr(body, "table", None)
         query = getattr(body, "query", None)
-        rows = getattr(body, "rows", None) if _is_rows(body) else None
+        rows = getattr(body, "rows", None) if is_rows else None
         ts = h.timestamp if h is not None else 0
         date = _date(ts)
         cap = rec.capture_time
-        row: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION, "source_kind": rec.source_kind,
-            "source": rec.source, "session_id": rec.session_id,
-            "binlog_file": rec.binlog_file, "offset": outer.offset,
-            "log_pos": oh.log_pos if oh else None, "event_size": h.event_size if h else ev.size,
-            "inner_index": inner_index,
-            "timestamp": ts * 1_000_000 if h else None,
-            "server_id": h.server_id if h else None, "event_type": ev.type_name,
-            "type_code": h.type_code if h else None, "flags": h.flags if h else None,
-            "checksum_ok": ev.checksum_ok, "error": ev.error,
-            "gtid": trx.gtid if trx else None, "xid": None,
-            "trx_offset": trx.offset if trx else None,
-            "table": table if isinstance(table, str) else None,
-            "query": query if isinstance(query, str) else None,
-            "rows": len(rows) if isinstance(rows, list) else None,
-            "capture_time": None if cap is None else round(cap * 1_000_000),
-        }
+        row: list[Any] = [  # COLUMNS["events"] order
+            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, rec.binlog_file,
+            outer.offset, oh.log_pos if oh else None, h.event_size if h else ev.size,
+            inner_index, ts * 1_000_000 if h else None, h.server_id if h else None,
+            _type_name(h.type_code) if h else ev.type_name, h.type_code if h else None,
+            h.flags if h else None,
+            ev.checksum_ok, ev.error, trx.gtid if trx else None, None,
+            trx.offset if trx else None, table if isinstance(table, str) else None,
+            query if isinstance(query, str) else None,
+            len(rows) if isinstance(rows, list) else None,
+            None if cap is None else round(cap * 1_000_000),
+        ]
         self.events += 1
         part = (date, schema or "")
         if trx is None:
@@ -445,41 +702,65 @@ class TableMapper:
             self._add_rows(rec, ev, body, rows, row, part, trx)
 
     def _add_rows(self, rec: EventRecord, ev: DecodedEvent, body: Any, rows: list[Any],
-                  ev_row: dict[str, Any], part: tuple[str, str], trx: _Trx) -> None:
+                  ev_row: list[Any], part: tuple[str, str], trx: _Trx) -> None:
         op = getattr(body, "kind", None)
         if op not in _OPS:
             op = _op_from_type(ev.type_name)
         cols = self._columns_for(rec.ctx, body)
         pk_labels = cols.pk if cols else None
-        base = {
-            "schema_version": SCHEMA_VERSION, "source_kind": rec.source_kind,
-            "source": rec.source, "session_id": rec.session_id,
-            "binlog_file": rec.binlog_file, "offset": ev_row["offset"],
-            "log_pos": ev_row["log_pos"], "inner_index": ev_row["inner_index"],
-            "event_type": ev_row["event_type"],
-            "table": ev_row["table"], "operation": op, "timestamp": ev_row["timestamp"],
-            "commit_timestamp": None, "server_id": ev_row["server_id"], "gtid": trx.gtid,
-            "xid": None, "trx_offset": trx.offset, "pk_columns": pk_labels,
-            "capture_time": ev_row["capture_time"],
-        }
-        dumps = _JSON
+        # COLUMNS["rows"] order; row_index, images, json and pk are set per row
+        base: list[Any] = [
+            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, rec.binlog_file,
+            ev_row[5], ev_row[6], ev_row[8], None, ev_row[11], ev_row[19], op, ev_row[9],
+            None, ev_row[10], trx.gtid, None, trx.offset, None, None, None, None, pk_labels,
+            None, ev_row[22],
+        ]
         pending = trx.pending
+        if self.lazy_images:
+            for i, change in enumerate(rows):
+                if isinstance(change, dict):
+                    before = change.get("before")
+                    after = change.get("after")
+                else:
+                    before = after = None
+                row = base.copy()
+                row[8] = i
+                if before is not None:
+                    row[18] = (before, cols)  # before_json (20) is built from it too
+                if after is not None:
+                    row[19] = (after, cols)  # and after_json (21)
+                if pk_labels:
+                    src = after if after is not None else before
+                    if src:
+                        row[23] = [(k, _value_text(src[k], k, cols)) for k in pk_labels
+                                   if k in src] or None
+                pending.append(("rows", part, row))
+            trx.rows += len(rows)
+            self.rows += len(rows)
+            return
+        dumps = _JSON
+        image_map = _image_map
         for i, change in enumerate(rows):
-            before = change.get("before") if isinstance(change, dict) else None
-            after = change.get("after") if isinstance(change, dict) else None
+            if isinstance(change, dict):
+                before = change.get("before")
+                after = change.get("after")
+            else:
+                before = after = None
             row = base.copy()
-            row["row_index"] = i
-            bmap = None if before is None else _image_map(before, cols)
-            amap = None if after is None else _image_map(after, cols)
-            row["before"] = bmap
-            row["after"] = amap
-            row["before_json"] = None if before is None else dumps(before)
-            row["after_json"] = None if after is None else dumps(after)
+            row[8] = i
+            if before is None:
+                bmap = None
+            else:
+                bmap = row[18] = image_map(before, cols)
+                row[20] = dumps(before)
+            if after is None:
+                amap = None
+            else:
+                amap = row[19] = image_map(after, cols)
+                row[21] = dumps(after)
             if pk_labels:
                 src = dict(amap if amap is not None else (bmap or []))
-                row["pk"] = [(k, src.get(k)) for k in pk_labels if k in src] or None
-            else:
-                row["pk"] = None
+                row[23] = [(k, src.get(k)) for k in pk_labels if k in src] or None
             pending.append(("rows", part, row))
         trx.rows += len(rows)
         self.rows += len(rows)
@@ -513,9 +794,11 @@ class TableMapper:
         cts = None if commit_ts is None else commit_ts * 1_000_000
         emit = self.emit
         for table, part, row in trx.pending:
-            row["xid"] = xid
             if table == "rows":
-                row["commit_timestamp"] = cts
+                row[_ROW_XID] = xid
+                row[_ROW_COMMIT] = cts
+            else:
+                row[_EV_XID] = xid
             emit(table, part, row)
         trx.pending.clear()
 
@@ -527,6 +810,14 @@ class TableMapper:
             self.emit(table, part, row)
         trx.pending.clear()
         trx.rows = 0
+
+
+def _as_dicts(emit: Emit) -> EmitValues:
+    """Adapt a dict-taking ``emit`` to the mapper's lists of values."""
+    def emit_values(table: str, part: tuple[str, ...], values: list[Any]) -> None:
+        emit(table, part, dict(zip(COLUMNS[table], values, strict=True)))
+
+    return emit_values
 
 
 def _is_rows(body: Any) -> bool:
