@@ -44,6 +44,10 @@ def _pure_python(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         m.setenv("BINLOGSCOPE_PURE_PYTHON", "1")  # row plans compiled in Python
         m.setattr(stream, "fast_event_c", None)
         m.setattr(decode, "fast_event_c", None)
+        m.setattr(decode, "_record_event", None)  # whole recorded events
+        m.setattr(decode, "_record_header", None)  # recorded headers
+        m.setattr(decode, "_make_event", DecodedEvent)
+        m.setattr(decode, "_c_crc32", None)
         m.setattr(rows, "_c_decode_rows", None)
         m.setattr(rows, "_CReader", type(None))  # recorded images: the Python code
         m.setattr(table_map, "_crows", None)  # repeated TABLE_MAP nodes shifted in Python
@@ -137,6 +141,26 @@ def test_c_covers_the_hot_events(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(stream, "fast_event_c", spy)
     _decode(data, len(data))
+    assert {"GTID_EVENT", "ANNOTATE_ROWS_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT_V1",
+            "UPDATE_ROWS_EVENT_V1", "DELETE_ROWS_EVENT_V1", "XID_EVENT"} <= seen
+
+
+def test_c_tree_covers_the_hot_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In record mode the C tree builder takes the same hot events (so the tree comparison
+    above compares C-built trees, not Python with Python)."""
+    data = read_all(CAPTURES / "mariadb-10.11-workload.000001")
+    seen: set[str] = set()
+    real = decode._record_event
+    assert real is not None
+
+    def spy(buf: bytes, pos: int, base: int, ctx: Any) -> DecodedEvent | None:
+        ev = real(buf, pos, base, ctx)
+        if ev is not None:
+            seen.add(ev.type_name)
+        return ev
+
+    monkeypatch.setattr(decode, "_record_event", spy)
+    _decode(data, len(data), record=True)
     assert {"GTID_EVENT", "ANNOTATE_ROWS_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT_V1",
             "UPDATE_ROWS_EVENT_V1", "DELETE_ROWS_EVENT_V1", "XID_EVENT"} <= seen
 

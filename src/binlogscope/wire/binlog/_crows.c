@@ -1792,6 +1792,609 @@ make_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return make(L_DEC, (PyObject **)args, 10);
 }
 
+/* ====================================================================== recorded events
+ * record_event(buf, pos, base, ctx) -> DecodedEvent with its full tree, or None: decode_event
+ * in record mode, in C, for the hot types in their common shapes (XID, ANNOTATE_ROWS, the
+ * MariaDB GTID without commit id / XA / extra flags, a repeated TABLE_MAP whose nodes the
+ * context keeps, WRITE/UPDATE/DELETE_ROWS v1/v2 without extra data) with a verified CRC32 or
+ * no checksum. Every name, doc, wire type and display comes from the Python decoders (handed
+ * over by configure_record_event); tests compare the trees with the Python ones. */
+static PyObject *re_meta, *re_body_doc, *re_crc_doc_fn, *re_xid_doc, *re_ann_doc, *re_gtid_docs,
+    *re_gtid_f2, *re_rows_docs, *re_flags_text_fn, *re_image_names, *re_unparsed_doc;
+static PyObject *n_nodes, *n_nodes_offset, *n_checksum_source, *s_event, *s_body, *s_checksum,
+    *w_int8, *w_int6, *w_int4, *w_int2, *w_int1, *w_eof, *w_packed;
+static int record_event_ready;
+
+static PyObject *
+configure_record_event(PyObject *module, PyObject *args)
+{
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!UOUUO!O!O!OO!U:configure_record_event", &PyDict_Type,
+                          &re_meta, &re_body_doc, &re_crc_doc_fn, &re_xid_doc, &re_ann_doc,
+                          &PyTuple_Type, &re_gtid_docs, &PyTuple_Type, &re_gtid_f2,
+                          &PyTuple_Type, &re_rows_docs, &re_flags_text_fn, &PyTuple_Type,
+                          &re_image_names, &re_unparsed_doc))
+        return NULL;
+    if (PyTuple_GET_SIZE(re_gtid_docs) != 4 || PyTuple_GET_SIZE(re_gtid_f2) != 256 ||
+        PyTuple_GET_SIZE(re_rows_docs) != 6 || PyTuple_GET_SIZE(re_image_names) != 3) {
+        PyErr_SetString(PyExc_ValueError, "configure_record_event: bad tables");
+        return NULL;
+    }
+    PyObject *objs[] = {re_meta, re_body_doc, re_crc_doc_fn, re_xid_doc, re_ann_doc,
+                        re_gtid_docs, re_gtid_f2, re_rows_docs, re_flags_text_fn,
+                        re_image_names, re_unparsed_doc};
+    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+        Py_INCREF(objs[i]);
+#define IN(v, s) if ((v = PyUnicode_InternFromString(s)) == NULL) return NULL
+    IN(n_nodes, "nodes");
+    IN(n_nodes_offset, "nodes_offset");
+    IN(n_checksum_source, "checksum_source");
+    IN(s_event, "event");
+    IN(s_body, "body");
+    IN(s_checksum, "checksum");
+    IN(w_int8, "int<8>");
+    IN(w_int6, "int<6>");
+    IN(w_int4, "int<4>");
+    IN(w_int2, "int<2>");
+    IN(w_int1, "int<1>");
+    IN(w_eof, "string<EOF>");
+    IN(w_packed, "packed_int");
+#undef IN
+    record_event_ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* append a new leaf to list kids (steals nothing; value borrowed) */
+static int
+add_leaf(PyObject *kids, const char *name, Py_ssize_t off, Py_ssize_t len, PyObject *value,
+         PyObject *wire, PyObject *display, PyObject *doc)
+{
+    PyObject *nm = PyUnicode_InternFromString(name);
+    if (nm == NULL)
+        return -1;
+    PyObject *leaf = leaf_node(nm, off, len, value, wire, display, doc);
+    Py_DECREF(nm);
+    if (leaf == NULL)
+        return -1;
+    int rc = PyList_Append(kids, leaf);
+    Py_DECREF(leaf);
+    return rc;
+}
+
+static int
+add_int_leaf(PyObject *kids, const char *name, Py_ssize_t off, Py_ssize_t len,
+             unsigned long long v, PyObject *wire, PyObject *display, PyObject *doc)
+{
+    PyObject *val = PyLong_FromUnsignedLongLong(v);
+    if (val == NULL)
+        return -1;
+    int rc = add_leaf(kids, name, off, len, val, wire, display, doc);
+    Py_DECREF(val);
+    return rc;
+}
+
+static PyObject *
+bits_display(const unsigned char *bits, int ncols, const char *suffix)
+{
+    char stack[512];
+    size_t sl = strlen(suffix);
+    size_t dl = (size_t)ncols + sl;
+    if (dl > sizeof stack)
+        return NULL;
+    for (int i = 0; i < ncols; i++)
+        stack[i] = bits[i >> 3] & (1 << (i & 7)) ? '1' : '0';
+    memcpy(stack + ncols, suffix, sl);
+    return ascii_str(stack, (Py_ssize_t)dl);
+}
+
+/* the rows-event body: leaves into kids, the RowsEvent as *out; 0 = not the common case */
+static int
+record_rows_body(PyObject *ctx, PyObject *bobj, const unsigned char *b, Py_ssize_t p,
+                 Py_ssize_t end, Py_ssize_t base, int code, PyObject *kids, PyObject **out)
+{
+    int version = code >= 30 ? 2 : 1;
+    int kind = (code == 23 || code == 30) ? 0 : (code == 24 || code == 31) ? 1 : 2;
+    long long v;
+    if (attr_int(ctx, n_decode_rows, &v) < 0 || !v)
+        return -1;
+    PyObject *phl = PyObject_GetAttr(ctx, n_post_header_len);
+    if (phl == NULL)
+        return -1;
+    long plen = -1;
+    if (PyTuple_Check(phl) && code - 1 < PyTuple_GET_SIZE(phl))
+        plen = PyLong_AsLong(PyTuple_GET_ITEM(phl, code - 1));
+    Py_DECREF(phl);
+    if (plen != 8 && plen != 10)
+        return -1;
+    Py_ssize_t need = 6 + 2 + (version == 2 ? 2 : 0) + 1;
+    if (end - p < need)
+        return -1;
+    unsigned long long table_id = 0;
+    for (int i = 5; i >= 0; i--)
+        table_id = table_id << 8 | b[p + i];
+    Py_ssize_t q = p + 6;
+    long flags = b[q] | b[q + 1] << 8;
+    q += 2;
+    if (version == 2) {
+        if (b[q] != 2 || b[q + 1] != 0)
+            return -1;
+        q += 2;
+    }
+    int ncols = b[q];
+    if (ncols >= 251)
+        return -1;
+    q += 1;
+    int nb = (ncols + 7) / 8;
+    const unsigned char *present = b + q, *present_after = b + q;
+    q += nb;
+    if (kind == 1) {
+        present_after = b + q;
+        q += nb;
+    }
+    if (q > end)
+        return -1;
+    PyObject *tables = PyObject_GetAttr(ctx, n_tables);
+    if (tables == NULL)
+        return -1;
+    PyObject *key = PyLong_FromUnsignedLongLong(table_id);
+    PyObject *tm = key == NULL ? NULL : PyDict_GetItemWithError(tables, key);
+    Py_XDECREF(key);
+    Py_XINCREF(tm);
+    Py_DECREF(tables);
+    if (tm == NULL)
+        return -1;
+    int rc = -1;
+    PyObject *cols = NULL, *hr = NULL, *rb = NULL, *lb = NULL, *ra = NULL, *la = NULL,
+             *ib = NULL, *ia = NULL, *res = NULL, *schema = NULL, *table = NULL,
+             *ftext = NULL, *disp = NULL, *disp2 = NULL, *bits = NULL, *bits2 = NULL,
+             *wire = NULL, *colsb = NULL, *colsa = NULL;
+    cols = PyObject_GetAttr(tm, n_columns);
+    if (cols == NULL || !PyList_Check(cols) || PyList_GET_SIZE(cols) != ncols)
+        goto done;
+    hr = PyObject_GetAttr(tm, n_hires_resolved);
+    if (hr == NULL || (hr == Py_None && is_mariadb(ctx) != 0))
+        goto done;
+    if (plan_for(tm, present, nb, &rb, &lb) <= 0)
+        goto done;
+    if (kind == 1 && plan_for(tm, present_after, nb, &ra, &la) <= 0)
+        goto done;
+    /* the recorded-image info: plan.recorded_c, found through the plan's reader owner */
+    {
+        PyObject *compiled = PyObject_GetAttr(tm, n_compiled);
+        if (compiled == NULL)
+            goto done;
+        PyObject *k1 = _PyLong_FromByteArray(present, (size_t)nb, 1, 0);
+        PyObject *plan = k1 ? PyDict_GetItemWithError(compiled, k1) : NULL;
+        ib = plan ? PyObject_GetAttrString(plan, "recorded_c") : NULL;
+        Py_XDECREF(k1);
+        if (ib != NULL && kind == 1) {
+            PyObject *k2 = _PyLong_FromByteArray(present_after, (size_t)nb, 1, 0);
+            PyObject *plan2 = k2 ? PyDict_GetItemWithError(compiled, k2) : NULL;
+            ia = plan2 ? PyObject_GetAttrString(plan2, "recorded_c") : NULL;
+            Py_XDECREF(k2);
+        }
+        Py_DECREF(compiled);
+        if (ib == NULL || (kind == 1 && ia == NULL))
+            goto done;
+    }
+    {
+        PyObject *a[10];
+        PyObject *kcode = PyLong_FromLong(kind), *ppos = PyLong_FromSsize_t(q),
+                 *pend = PyLong_FromSsize_t(end), *pbase = PyLong_FromSsize_t(base);
+        if (kcode && ppos && pend && pbase) {
+            a[0] = kcode; a[1] = rb; a[2] = ib; a[3] = ra ? ra : Py_None;
+            a[4] = ia ? ia : Py_None; a[5] = bobj; a[6] = ppos; a[7] = pend; a[8] = pbase;
+            a[9] = PyTuple_GET_ITEM(re_image_names, kind);
+            res = record_rows(NULL, a, 10);
+        }
+        Py_XDECREF(kcode);
+        Py_XDECREF(ppos);
+        Py_XDECREF(pend);
+        Py_XDECREF(pbase);
+        if (res == NULL) {
+            PyErr_Clear();
+            goto done;
+        }
+        if (PyLong_AsSsize_t(PyTuple_GET_ITEM(res, 2)) != end)
+            goto done;
+    }
+    /* the post-header leaves */
+    PyObject *rd = re_rows_docs;
+    if (add_int_leaf(kids, "table_id", base + p, 6, table_id, w_int6, s_empty,
+                     PyTuple_GET_ITEM(rd, 0)) < 0)
+        goto fail;
+    {
+        PyObject *fl = PyLong_FromLong(flags);
+        ftext = fl ? PyObject_CallOneArg(re_flags_text_fn, fl) : NULL;
+        int r2 = ftext ? add_leaf(kids, "flags", base + p + 6, 2, fl, w_int2, ftext,
+                                  PyTuple_GET_ITEM(rd, 1)) : -1;
+        Py_XDECREF(fl);
+        if (r2 < 0)
+            goto fail;
+    }
+    Py_ssize_t at = p + 8;
+    if (version == 2) {
+        if (add_int_leaf(kids, "extra_data_length", base + at, 2, 2, w_int2, s_empty,
+                         PyTuple_GET_ITEM(rd, 2)) < 0)
+            goto fail;
+        at += 2;
+    }
+    if (add_int_leaf(kids, "column_count", base + at, 1, (unsigned long long)ncols, w_packed,
+                     s_empty, PyTuple_GET_ITEM(rd, 3)) < 0)
+        goto fail;
+    at += 1;
+    wire = PyUnicode_FromFormat("bitmap<%d>", nb);
+    bits = _PyLong_FromByteArray(present, (size_t)nb, 1, 0);
+    disp = bits_display(present, ncols, " (column 1 first)");
+    if (!wire || !bits || !disp ||
+        add_leaf(kids, "columns_present_bitmap", base + at, nb, bits, wire, disp,
+                 PyTuple_GET_ITEM(rd, 4)) < 0)
+        goto fail;
+    at += nb;
+    if (kind == 1) {
+        bits2 = _PyLong_FromByteArray(present_after, (size_t)nb, 1, 0);
+        disp2 = bits_display(present_after, ncols, " (column 1 first)");
+        if (!bits2 || !disp2 ||
+            add_leaf(kids, "columns_present_bitmap_after", base + at, nb, bits2, wire, disp2,
+                     PyTuple_GET_ITEM(rd, 5)) < 0)
+            goto fail;
+    }
+    {
+        PyObject *nodes = PyTuple_GET_ITEM(res, 1);
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(nodes); i++)
+            if (PyList_Append(kids, PyList_GET_ITEM(nodes, i)) < 0)
+                goto fail;
+    }
+    schema = PyObject_GetAttr(tm, n_schema);
+    table = schema ? PyObject_GetAttr(tm, n_table) : NULL;
+    colsb = PyList_GetSlice(lb, 0, PyList_GET_SIZE(lb));
+    colsa = kind == 1 ? PyList_GetSlice(la, 0, PyList_GET_SIZE(la)) : (Py_INCREF(Py_None), Py_None);
+    if (!table || !colsb || !colsa)
+        goto fail;
+    {
+        PyObject *tid = PyLong_FromUnsignedLongLong(table_id);
+        PyObject *fl = PyLong_FromLong(flags);
+        PyObject *ver = PyLong_FromLong(version);
+        if (tid && fl && ver) {
+            PyObject *vals[9] = {tid, schema, table, kind_names[kind], PyTuple_GET_ITEM(res, 0),
+                                 fl, ver, colsb, colsa};
+            *out = make(L_ROWS, vals, 9);
+        }
+        Py_XDECREF(tid);
+        Py_XDECREF(fl);
+        Py_XDECREF(ver);
+        if (*out == NULL)
+            goto fail;
+    }
+    rc = 1;
+    goto done;
+fail:
+    rc = -2;
+done:
+    if (rc == -1 && PyErr_Occurred())
+        PyErr_Clear();
+    Py_XDECREF(cols); Py_XDECREF(hr); Py_XDECREF(rb); Py_XDECREF(lb); Py_XDECREF(ra);
+    Py_XDECREF(la); Py_XDECREF(ib); Py_XDECREF(ia); Py_XDECREF(res); Py_XDECREF(schema);
+    Py_XDECREF(table); Py_XDECREF(ftext); Py_XDECREF(disp); Py_XDECREF(disp2);
+    Py_XDECREF(bits); Py_XDECREF(bits2); Py_XDECREF(wire); Py_XDECREF(colsb);
+    Py_XDECREF(colsa);
+    Py_DECREF(tm);
+    return rc == 1 ? 1 : rc == -2 ? -2 : 0;
+}
+
+static PyObject *
+record_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "record_event(buf, pos, base, ctx)");
+        return NULL;
+    }
+    PyObject *bobj = args[0], *ctx = args[3];
+    if (!record_event_ready || !events_ready || !node_ready || !PyBytes_Check(bobj))
+        Py_RETURN_NONE;
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t base = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
+    Py_ssize_t n = PyBytes_GET_SIZE(bobj);
+    if (pos < 0 || n - pos < 19)
+        Py_RETURN_NONE;
+    const unsigned char *h = b + pos;
+    uint32_t size = u32le(h + 9);
+    int code = h[4];
+    if (size < 23 || (Py_ssize_t)size > n - pos)
+        Py_RETURN_NONE;
+    switch (code) {
+    case 16: case 19: case 23: case 24: case 25: case 30: case 31: case 32: case 160: case 162:
+        break;
+    default:
+        Py_RETURN_NONE;
+    }
+    PyObject *meta;
+    PyObject *codeobj = PyLong_FromLong(code);
+    if (codeobj == NULL)
+        return NULL;
+    meta = PyDict_GetItemWithError(re_meta, codeobj);
+    Py_DECREF(codeobj);
+    if (meta == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    PyObject *tmap = PyObject_GetAttr(ctx, n_type_map);
+    if (tmap == NULL)
+        return NULL;
+    int has_map = PyObject_IsTrue(tmap);
+    Py_DECREF(tmap);
+    if (has_map != 0) {
+        if (has_map < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    long long alg, verify = 0;
+    if (attr_int(ctx, n_checksum_alg, &alg) < 0)
+        return NULL;
+    int trailer = alg == 1;
+    if (trailer) {
+        if (attr_int(ctx, n_verify_checksums, &verify) < 0)
+            return NULL;
+        if (!verify)
+            Py_RETURN_NONE;
+    }
+    Py_ssize_t body = pos + 19, body_end = pos + size - (trailer ? 4 : 0);
+    uint32_t stored = 0;
+    if (trailer) {
+        stored = u32le(b + body_end);
+        if (crc32_of(b + pos, body_end - pos) != stored)
+            Py_RETURN_NONE;
+    }
+    PyObject *bkids = PyList_New(0);
+    if (bkids == NULL)
+        return NULL;
+    PyObject *ev = NULL, *out = NULL, *hdr_pair = NULL;
+    int handled = 0;
+    Py_ssize_t used = body;  /* end of the bytes the body leaves cover */
+    switch (code) {
+    case 16: {
+        if (body_end - body < 8)
+            break;
+        unsigned long long x = (unsigned long long)u32le(b + body) |
+                               (unsigned long long)u32le(b + body + 4) << 32;
+        PyObject *xv = PyLong_FromUnsignedLongLong(x);
+        if (xv == NULL || add_leaf(bkids, "xid", base + body, 8, xv, w_int8, s_empty,
+                                   re_xid_doc) < 0) {
+            Py_XDECREF(xv);
+            goto fail;
+        }
+        ev = make(L_XID, &xv, 1);
+        Py_DECREF(xv);
+        if (ev == NULL)
+            goto fail;
+        used = body + 8;
+        handled = 1;
+        break;
+    }
+    case 160: {
+        PyObject *q = PyUnicode_DecodeUTF8((const char *)b + body, body_end - body, "replace");
+        if (q == NULL || add_leaf(bkids, "query", base + body, body_end - body, q, w_eof,
+                                  s_empty, re_ann_doc) < 0) {
+            Py_XDECREF(q);
+            goto fail;
+        }
+        ev = make(L_ANN, &q, 1);
+        Py_DECREF(q);
+        if (ev == NULL)
+            goto fail;
+        used = body_end;
+        handled = 1;
+        break;
+    }
+    case 162: {
+        if (body_end - body < 13 || (b[body + 12] & gtid_slow_flags))
+            break;
+        int zero = 1;
+        for (Py_ssize_t i = body + 13; i < body_end; i++)
+            if (b[i]) {
+                zero = 0;
+                break;
+            }
+        if (!zero)
+            break;
+        uint32_t sid = u32le(h + 5);
+        unsigned long long seq = (unsigned long long)u32le(b + body) |
+                                 (unsigned long long)u32le(b + body + 4) << 32;
+        uint32_t dom = u32le(b + body + 8);
+        int f2 = b[body + 12];
+        PyObject *gd = re_gtid_docs;
+        if (add_int_leaf(bkids, "seq_no", base + body, 8, seq, w_int8, s_empty,
+                         PyTuple_GET_ITEM(gd, 0)) < 0 ||
+            add_int_leaf(bkids, "domain_id", base + body + 8, 4, dom, w_int4, s_empty,
+                         PyTuple_GET_ITEM(gd, 1)) < 0 ||
+            add_int_leaf(bkids, "flags2", base + body + 12, 1, (unsigned long long)f2, w_int1,
+                         PyTuple_GET_ITEM(re_gtid_f2, f2), PyTuple_GET_ITEM(gd, 2)) < 0)
+            goto fail;
+        if (body_end > body + 13) {
+            PyObject *pad = PyBytes_FromStringAndSize((const char *)b + body + 13,
+                                                      body_end - body - 13);
+            if (pad == NULL || add_leaf(bkids, "padding", base + body + 13,
+                                        body_end - body - 13, pad, w_eof, s_empty,
+                                        PyTuple_GET_ITEM(gd, 3)) < 0) {
+                Py_XDECREF(pad);
+                goto fail;
+            }
+            Py_DECREF(pad);
+        }
+        char txt[64];
+        snprintf(txt, sizeof txt, "%u-%u-%llu", dom, sid, seq);
+        PyObject *v[5] = {PyUnicode_FromString(txt), PyLong_FromUnsignedLongLong(seq),
+                          PyLong_FromUnsignedLong(dom), PyLong_FromUnsignedLong(sid),
+                          PyLong_FromLong(f2)};
+        if (v[0] && v[1] && v[2] && v[3] && v[4])
+            ev = make(L_GTID, v, 5);
+        for (int i = 0; i < 5; i++)
+            Py_XDECREF(v[i]);
+        if (ev == NULL)
+            goto fail;
+        used = body_end;
+        handled = 1;
+        break;
+    }
+    case 19: {
+        PyObject *tmev = fast_table_map(ctx, b, body, body_end);
+        if (tmev == NULL) {
+            if (PyErr_Occurred())
+                goto fail;
+            break;
+        }
+        PyObject *tm = *(PyObject **)((char *)tmev + layouts[L_TMEV].off[5]);
+        PyObject *nodes = PyObject_GetAttr(tm, n_nodes);
+        PyObject *noff = nodes ? PyObject_GetAttr(tm, n_nodes_offset) : NULL;
+        if (nodes == NULL || noff == NULL || !PyTuple_Check(nodes)) {
+            Py_XDECREF(nodes);
+            Py_XDECREF(noff);
+            Py_DECREF(tmev);
+            PyErr_Clear();
+            break;
+        }
+        PyObject *delta = PyLong_FromSsize_t(base + body - PyLong_AsSsize_t(noff));
+        PyObject *sargs = delta ? PyTuple_Pack(2, nodes, delta) : NULL;
+        PyObject *shifted = sargs ? shift_nodes(NULL, sargs) : NULL;
+        Py_XDECREF(sargs);
+        Py_XDECREF(delta);
+        Py_DECREF(nodes);
+        Py_DECREF(noff);
+        if (shifted == NULL) {
+            Py_DECREF(tmev);
+            goto fail;
+        }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shifted); i++)
+            if (PyList_Append(bkids, PyTuple_GET_ITEM(shifted, i)) < 0) {
+                Py_DECREF(shifted);
+                Py_DECREF(tmev);
+                goto fail;
+            }
+        Py_DECREF(shifted);
+        ev = tmev;
+        used = body_end;
+        handled = 1;
+        break;
+    }
+    default: {
+        int r = record_rows_body(ctx, bobj, b, body, body_end, base, code, bkids, &ev);
+        if (r == -2)
+            goto fail;
+        if (r == 1) {
+            used = body_end;
+            handled = 1;
+        }
+    }
+    }
+    if (!handled) {
+        Py_DECREF(bkids);
+        Py_RETURN_NONE;
+    }
+    if (used < body_end) {
+        PyObject *rest = PyBytes_FromStringAndSize((const char *)b + used, body_end - used);
+        if (rest == NULL || add_leaf(bkids, "unparsed", base + used, body_end - used, rest,
+                                     w_eof, s_empty, re_unparsed_doc) < 0) {
+            Py_XDECREF(rest);
+            goto fail;
+        }
+        Py_DECREF(rest);
+    }
+    {
+        PyObject *hargs[3] = {bobj, args[1], args[2]};
+        hdr_pair = record_header(NULL, hargs, 3);
+        if (hdr_pair == NULL || hdr_pair == Py_None)
+            goto fail;
+    }
+    {
+        PyObject *bk = PyList_AsTuple(bkids);
+        PyObject *boff = PyLong_FromSsize_t(base + body);
+        PyObject *blen = PyLong_FromSsize_t(body_end - body);
+        PyObject *bnode = NULL;
+        if (bk && boff && blen) {
+            PyObject *a[9] = {s_body, boff, blen, Py_None, s_empty, s_empty, re_body_doc, bk,
+                              Py_None};
+            bnode = make(L_NODE, a, 9);
+        }
+        Py_XDECREF(bk);
+        Py_XDECREF(boff);
+        Py_XDECREF(blen);
+        if (bnode == NULL)
+            goto fail;
+        PyObject *ek = PyTuple_New(trailer ? 3 : 2);
+        if (ek == NULL) {
+            Py_DECREF(bnode);
+            goto fail;
+        }
+        PyObject *hn = PyTuple_GET_ITEM(hdr_pair, 0);
+        Py_INCREF(hn);
+        PyTuple_SET_ITEM(ek, 0, hn);
+        PyTuple_SET_ITEM(ek, 1, bnode);
+        PyObject *st = NULL, *okdisp = NULL;
+        if (trailer) {
+            PyObject *src = PyObject_GetAttr(ctx, n_checksum_source);
+            PyObject *key = NULL;
+            if (src != NULL)
+                key = src == Py_None ? PyLong_FromLong(-2) : (Py_INCREF(src), src);
+            Py_XDECREF(src);
+            PyObject *cdoc = key ? PyObject_CallOneArg(re_crc_doc_fn, key) : NULL;
+            Py_XDECREF(key);
+            char tmp[32];
+            snprintf(tmp, sizeof tmp, "0x%08x ok", stored);
+            okdisp = PyUnicode_FromString(tmp);
+            st = PyLong_FromUnsignedLong(stored);
+            PyObject *cl = (cdoc && okdisp && st) ? leaf_node(s_checksum, base + body_end, 4, st,
+                                                             w_int4, okdisp, cdoc) : NULL;
+            Py_XDECREF(cdoc);
+            Py_XDECREF(okdisp);
+            if (cl == NULL) {
+                Py_XDECREF(st);
+                Py_DECREF(ek);
+                goto fail;
+            }
+            PyTuple_SET_ITEM(ek, 2, cl);
+        }
+        PyObject *off = PyLong_FromSsize_t(base + pos);
+        PyObject *sz = PyLong_FromUnsignedLong(size);
+        PyObject *enode = NULL;
+        if (off && sz) {
+            PyObject *a[9] = {s_event, off, sz, PyTuple_GET_ITEM(meta, 0),
+                              s_empty, PyTuple_GET_ITEM(meta, 1), PyTuple_GET_ITEM(meta, 2), ek,
+                              Py_None};
+            enode = make(L_NODE, a, 9);
+        }
+        Py_DECREF(ek);
+        PyObject *raw = enode ? PyBytes_FromStringAndSize((const char *)b + pos, size) : NULL;
+        if (raw != NULL) {
+            PyObject *ok = trailer ? Py_True : Py_None;
+            PyObject *stv = trailer ? st : Py_None;
+            PyObject *dv[10] = {off, PyTuple_GET_ITEM(hdr_pair, 1), ev, enode, ok, stv, stv,
+                                Py_None, sz, raw};
+            out = make(L_DEC, dv, 10);
+        }
+        Py_XDECREF(st);
+        Py_XDECREF(off);
+        Py_XDECREF(sz);
+        Py_XDECREF(enode);
+        Py_XDECREF(raw);
+    }
+    Py_DECREF(hdr_pair);
+    Py_DECREF(ev);
+    Py_DECREF(bkids);
+    return out;
+fail:
+    Py_XDECREF(hdr_pair);
+    Py_XDECREF(ev);
+    Py_DECREF(bkids);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 fast_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1942,6 +2545,10 @@ static PyMethodDef module_methods[] = {
      "decode_rows(data, kind, reader_b, reader_a) -> list of {'before', 'after'} dicts"},
     {"configure_events", configure_events, METH_VARARGS,
      "configure_events(layouts, list_marker, kinds, gtid_slow_flags): the event classes"},
+    {"configure_record_event", configure_record_event, METH_VARARGS,
+     "configure_record_event(...): the docs and displays of the recorded hot events"},
+    {"record_event", (PyCFunction)(void (*)(void))record_event, METH_FASTCALL,
+     "record_event(buf, pos, base, ctx) -> DecodedEvent with its tree, or None"},
     {"make_event", (PyCFunction)(void (*)(void))make_event, METH_FASTCALL,
      "make_event(offset, header, body, node, ok, stored, computed, error, size, raw)"},
     {"configure_header", configure_header, METH_VARARGS,

@@ -32,3 +32,9 @@ def record_rows(kind: int, reader_b: ImageReader, info_b: tuple[Any, ...],
 def make_event(offset: int, header: Any, body: Any, node: Any, checksum_ok: bool | None,
                stored: int | None, computed: int | None, error: str | None, size: int,
                raw: bytes | None, /) -> Any: ...
+def configure_record_event(meta: dict[int, tuple[str, str, str]], body_doc: str, crc_doc: Any,
+                           xid_doc: str, annotate_doc: str, gtid_docs: tuple[str, ...],
+                           gtid_flags2: tuple[str, ...], rows_docs: tuple[str, ...],
+                           flags_text: Any, image_names: tuple[tuple[str, str, str, str], ...],
+                           unparsed_doc: str, /) -> None: ...
+def record_event(buf: bytes, pos: int, base: int, ctx: Any, /) -> Any: ...

@@ -132,6 +132,11 @@ class StartEventV3:
     create_timestamp: int
 
 
+XID_DOC = ("the storage engine's transaction id; recovery matches it against prepared InnoDB "
+           "transactions after a crash")
+ANNOTATE_QUERY_DOC = "the original SQL statement"
+
+
 @dataclass(slots=True)
 class XidEvent:
     xid: int
@@ -265,8 +270,7 @@ def decode_start_v3(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> StartE
          doc="XID: COMMIT of a transaction on a transactional engine (InnoDB); ends the "
          "transaction's event group")
 def decode_xid(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> XidEvent:
-    xid = r.u64("xid", doc="the storage engine's transaction id; recovery matches it against "
-                "prepared InnoDB transactions after a crash")
+    xid = r.u64("xid", doc=XID_DOC)
     return XidEvent(xid)
 
 
@@ -452,7 +456,7 @@ def decode_ignorable(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Ignor
          "(binlog_rows_query_log_events=ON); informational")
 def decode_rows_query(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> RowsQueryEvent:
     r.u8("length", doc="length of the text, capped at 255 - ignored: the text runs to the end")
-    q = r.rest_str("query", doc="the original SQL statement")
+    q = r.rest_str("query", doc=ANNOTATE_QUERY_DOC)
     return RowsQueryEvent(q)
 
 
@@ -460,7 +464,7 @@ def decode_rows_query(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
          doc="ANNOTATE_ROWS (MariaDB): the statement text of the following row events "
          "(binlog_annotate_row_events)")
 def decode_annotate_rows(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> AnnotateRowsEvent:
-    q = r.rest_str("query", doc="the original SQL statement")
+    q = r.rest_str("query", doc=ANNOTATE_QUERY_DOC)
     return AnnotateRowsEvent(q)
 
 

@@ -70,6 +70,11 @@ def _fde_checksum_layout(buf: Any, start: int, size: int) -> tuple[bool, int]:
     return True, buf[start + size - 5]
 
 
+_UNPARSED_DOC = "bytes after the last field binlogscope knows"
+_BODY_DOC = "post-header and payload of the event"
+_record_event: Callable[..., DecodedEvent | None] | None = None  # set at the end
+
+
 def decode_event(
     buf: bytes | bytearray | memoryview,
     ctx: DecodeContext,
@@ -93,6 +98,10 @@ def decode_event(
         h0 = EventHeader(*_HEADER.unpack_from(buf, start))
         if HEADER_LEN + 4 <= h0.event_size <= avail:
             return decode_event_fast(buf, None, ctx, start, base, h0, None)
+    if record and _record_event is not None and type(buf) is bytes:
+        ev = _record_event(buf, start, base, ctx)  # the hot event types, tree and all, in C
+        if ev is not None:
+            return ev
     r = ByteReader(buf, base=base, record=record, start=start)
     abs_off = base + start
     got = None
@@ -144,7 +153,7 @@ def decode_event(
     error: str | None = None
     decoder = EVENT_DECODERS.get(h.type_code)
     if r.record:
-        r.begin("body", doc="post-header and payload of the event")
+        r.begin("body", doc=_BODY_DOC)
     r.end = body_end
     try:
         if truncated:
@@ -156,7 +165,7 @@ def decode_event(
         else:
             body = decoder(r, ctx, h)
             if r.pos < r.end:
-                r.rest("unparsed", doc="bytes after the last field binlogscope knows")
+                r.rest("unparsed", doc=_UNPARSED_DOC)
     except Exception as exc:
         error = _err(exc, r)
         if r.record:
@@ -300,3 +309,20 @@ def _error_node(r: ByteReader, message: str) -> Node:
 def _close_groups_to(r: ByteReader, depth: int) -> None:
     while len(r._stack) > depth:
         r.end_group()
+
+
+# ----- the C tree builder of the hot events (``_crows.record_event``), with the Python docs
+if _crows is not None:
+    _codes = (EventType.XID_EVENT, EventType.ANNOTATE_ROWS_EVENT, EventType.GTID_EVENT,
+              EventType.TABLE_MAP_EVENT, *(23, 24, 25, 30, 31, 32))
+    _crows.configure_record_event(
+        {int(c): (event_type_name(c), type_display(c),
+                  EVENT_DOCS.get(c, "an event type binlogscope has no decoder for"))
+         for c in _codes},
+        _BODY_DOC, _crc_doc, control_events.XID_DOC, control_events.ANNOTATE_QUERY_DOC,
+        gtid_events.GTID_DOCS,
+        tuple(gtid_events._bits(i, gtid_events.MARIADB_FLAGS2) for i in range(256)),
+        rows.ROWS_DOCS, rows._flags_text,
+        tuple(rows._IMAGE_NAMES[k] for k in (rows.INSERT, rows.UPDATE, rows.DELETE)),
+        _UNPARSED_DOC)
+    _record_event = _crows.record_event

@@ -442,6 +442,18 @@ def decode_previous_gtids(
     return PreviousGtidsEvent(format_gtid_set(entries), entries, tagged)
 
 
+#: docs of the MariaDB GTID fields seq_no, domain_id, flags2 and the zero padding (the C tree
+#: builder, ``_crows.record_event``, shows the same)
+GTID_DOCS = (
+    "sequence number: increases by one per event group in a domain",
+    "replication domain (gtid_domain_id): independent streams of transactions",
+    "FL_STANDALONE (no COMMIT follows: DDL), FL_GROUP_COMMIT_ID, FL_TRANSACTIONAL, "
+    "FL_ALLOW_PARALLEL, FL_WAITED, FL_DDL, FL_PREPARED_XA, FL_COMPLETED_XA",
+    "zero bytes padding the event to its 19-byte minimum (the server reads the first as "
+    "flags_extra = 0)",
+)
+
+
 # ============================================================================ MariaDB
 @decodes(EventType.GTID_EVENT,
          doc="GTID (MariaDB): starts an event group and names it domain-server-seq; replaces "
@@ -459,12 +471,9 @@ def decode_mariadb_gtid(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Ma
                 seq, dom, f2 = _GTID_HEAD.unpack_from(buf, p)
                 r.pos = r.end
                 return MariadbGtidEvent(f"{dom}-{h.server_id}-{seq}", seq, dom, h.server_id, f2)
-    seq = r.u64("seq_no", doc="sequence number: increases by one per event group in a domain")
-    dom = r.u32("domain_id", doc="replication domain (gtid_domain_id): independent streams "
-                "of transactions")
-    f2 = r.u8("flags2", doc="FL_STANDALONE (no COMMIT follows: DDL), FL_GROUP_COMMIT_ID, "
-              "FL_TRANSACTIONAL, FL_ALLOW_PARALLEL, FL_WAITED, FL_DDL, FL_PREPARED_XA, "
-              "FL_COMPLETED_XA",
+    seq = r.u64("seq_no", doc=GTID_DOCS[0])
+    dom = r.u32("domain_id", doc=GTID_DOCS[1])
+    f2 = r.u8("flags2", doc=GTID_DOCS[2],
               display=_bits(r.peek_u8() or 0, MARIADB_FLAGS2) if r.record else "")
     ev = MariadbGtidEvent(f"{dom}-{h.server_id}-{seq}", seq, dom, h.server_id, f2)
     if f2 & FL_GROUP_COMMIT_ID:
@@ -481,8 +490,7 @@ def decode_mariadb_gtid(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Ma
     if r.remaining > 0:
         rest = r.peek(r.remaining)
         if not any(rest):
-            r.rest("padding", doc="zero bytes padding the event to its 19-byte minimum "
-                   "(the server reads the first as flags_extra = 0)")
+            r.rest("padding", doc=GTID_DOCS[3])
         else:
             fx = r.u8("flags_extra", doc="extra flags (MariaDB 10.8+): multi-engine "
                       "transaction, split ALTER TABLE phases",

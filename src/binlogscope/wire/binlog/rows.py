@@ -73,6 +73,17 @@ _COMPRESSED_V2 = {E.WRITE_ROWS_COMPRESSED_EVENT, E.UPDATE_ROWS_COMPRESSED_EVENT,
                   E.DELETE_ROWS_COMPRESSED_EVENT}
 _PARTIAL = E.PARTIAL_UPDATE_ROWS_EVENT
 
+#: docs of the rows-event fields table_id, flags, extra_data_length, column_count,
+#: columns_present_bitmap, columns_present_bitmap_after (the C tree builder shows the same)
+ROWS_DOCS = (
+    "the TABLE_MAP this event's rows belong to",
+    "STMT_END_F marks the last row event of a statement (table maps can be freed)",
+    "bytes of extra row info including these 2 (2 = none)",
+    "number of columns of the table (packed integer)",
+    "one bit per column: set = the column is in the (before) image "
+    "(binlog_row_image FULL sets all; MINIMAL/NOBLOB leave some out)",
+    "one bit per column: set = the column is in the after image",
+)
 #: rows-event flags
 STMT_END_F = 0x1
 _FLAG_NAMES = {0x1: "STMT_END_F", 0x2: "NO_FOREIGN_KEY_CHECKS_F",
@@ -250,12 +261,11 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
             return fast
 
     # ---- post-header
-    table_id = r.uint("table_id", id_len, doc="the TABLE_MAP this event's rows belong to")
+    table_id = r.uint("table_id", id_len, doc=ROWS_DOCS[0])
     if rec:
         p = r.pos
         flags = int.from_bytes(r.take(2, "flags"), "little")
-        r.leaf("flags", p, flags, wire="int<2>", display=_flags_text(flags),
-               doc="STMT_END_F marks the last row event of a statement (table maps can be freed)")
+        r.leaf("flags", p, flags, wire="int<2>", display=_flags_text(flags), doc=ROWS_DOCS[1])
     else:
         flags = r.u16("flags")
     ev = RowsEvent(table_id, "", "", kind, [], flags=flags, version=version,
@@ -264,15 +274,12 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
         _extra_data(r, ev)
 
     # ---- column count and bitmaps
-    ncols = r.packed_int("column_count", doc="number of columns of the table (packed integer)")
+    ncols = r.packed_int("column_count", doc=ROWS_DOCS[3])
     nb = (ncols + 7) // 8
-    present = _bitmap(r, "columns_present_bitmap", nb, ncols,
-                      "one bit per column: set = the column is in the (before) image "
-                      "(binlog_row_image FULL sets all; MINIMAL/NOBLOB leave some out)")
+    present = _bitmap(r, "columns_present_bitmap", nb, ncols, ROWS_DOCS[4])
     present_after = present
     if kind == UPDATE and version != 0:
-        present_after = _bitmap(r, "columns_present_bitmap_after", nb, ncols,
-                                "one bit per column: set = the column is in the after image")
+        present_after = _bitmap(r, "columns_present_bitmap_after", nb, ncols, ROWS_DOCS[5])
 
     tm = ctx.tables.get(table_id)
     if tm is None:
@@ -424,8 +431,7 @@ def _bitmap(r: ByteReader, name: str, nb: int, ncols: int, doc: str) -> int:
 
 
 def _extra_data(r: ByteReader, ev: RowsEvent) -> None:
-    length = r.u16("extra_data_length",
-                   doc="bytes of extra row info including these 2 (2 = none)")
+    length = r.u16("extra_data_length", doc=ROWS_DOCS[2])
     if length < 2:
         raise ValueError(f"extra_data_length {length} is less than 2")
     if length == 2:
