@@ -91,10 +91,16 @@ async def _live_ack_event(pilot: Any) -> None:
     scr.events.cursor = row
     await wait_for(lambda: scr.detail_row == row and scr.field is not None)
     flag = scr.detail.node.find("binlog_event.semi_sync_header.semi_sync_flag")
-    scr.query_one(FieldTree).select_field(flag)
+    tree = scr.query_one(FieldTree)
+    tree.select_field(flag)
     await wait_for(lambda: scr.field is flag)
+    # on a loaded machine the tree's expansion and cursor land a few refreshes later: wait
+    # for them (not a fixed pause) before the screenshot
+    await wait_for(lambda: tree.cursor_node is not None and tree.cursor_node.data is flag)
     scr.events.focus()
+    await pilot.wait_for_scheduled_animations()
     await pilot.pause(0.5)
+    await wait_for(lambda: tree.cursor_node is not None and tree.cursor_node.data is flag)
 
 
 def test_live_main_screen(snap_compare: Any) -> None:
