@@ -390,69 +390,61 @@ def _hex(values: Sequence[bytes | None], none: bool) -> pa.Array:
     return pa.array(hexes, _STR)
 
 
-def _column_texts(values: Sequence[Any], key: str, cols: _Columns | None) -> pa.Array:
-    """The map items of one image column (as :func:`_image_map` writes them)."""
+def _column_arrays(values: Sequence[Any], key: str, cols: _Columns | None
+                   ) -> tuple[pa.Array, pa.Array]:
+    """One image column of a group: its map items (the text :func:`_image_map` writes) and
+    its JSON literals (never null: None is ``null``; what ``_JSON`` writes inside an object).
+    A column of one Python type (plus None) is converted to Arrow once for both."""
     types = set(map(type, values))
     none = type(None) in types
     types.discard(type(None))
-    if cols is not None and len(types) == 1:
-        typ = next(iter(types))
-        try:
-            if typ is str:
-                return pa.array(values, _STR)
-            if typ is int and key not in cols.special:
-                arr = _int_text(values)
-                if arr is not None:
-                    return arr
-            elif typ is bytes:
-                return pc.binary_join_element_wise(_HEX_PREFIX, _hex(values, none), "")
-            elif typ is float:
-                col = cols.by_label.get(key)
-                if col is not None and col.type == T.MYSQL_TYPE_DOUBLE:
-                    # _float_text: repr without a trailing ".0" where MySQL prints fixed
-                    # notation too (1e-4 <= |v| < 1e15); other magnitudes: per value below
-                    nums = pa.array(values, pa.float64())
-                    mag = pc.abs(nums)
-                    fixed = pc.and_(pc.greater_equal(mag, 1e-4), pc.less(mag, 1e15))
-                    if pc.all(pc.fill_null(fixed, True)).as_py():
-                        texts = pa.array(list(map(repr, values)), _STR)
-                        texts = pc.replace_substring_regex(texts, r"\.0$", "")
-                        return pc.if_else(pc.is_null(nums), pa.scalar(None, _STR), texts)
-        except (OverflowError, UnicodeError, pa.ArrowInvalid, pa.ArrowTypeError):
-            pass
-    return pa.array([_value_text(v, key, cols) for v in values], _STR)
-
-
-def _column_json(values: Sequence[Any]) -> pa.Array:
-    """JSON literals (never null: None is ``null``) of one image column, as ``_JSON`` writes
-    them inside an object."""
-    types = set(map(type, values))
-    none = type(None) in types
-    types.discard(type(None))
+    texts: pa.Array | None = None
+    lits: pa.Array | None = None
     if len(types) == 1:
         typ = next(iter(types))
         try:
             if typ is str:
                 arr = pa.array(values, _STR)
-                escape = pc.match_substring_regex(arr, _NEEDS_ESCAPE)
-                if not pc.any(escape).as_py():
-                    quoted = pc.binary_join_element_wise(_QUOTE, arr, _QUOTE, "")
-                    return pc.fill_null(quoted, _NULL_TEXT)
+                if cols is not None:
+                    texts = arr
+                if not pc.any(pc.match_substring_regex(arr, _NEEDS_ESCAPE)).as_py():
+                    lits = pc.fill_null(pc.binary_join_element_wise(_QUOTE, arr, _QUOTE, ""),
+                                        _NULL_TEXT)
             elif typ is int:
                 arr = _int_text(values)
                 if arr is not None:
-                    return pc.fill_null(arr, _NULL_TEXT)
-            elif typ is bytes:  # json_value: the hex digits, as a JSON string
-                quoted = pc.binary_join_element_wise(_QUOTE, _hex(values, none), _QUOTE, "")
-                return pc.fill_null(quoted, _NULL_TEXT)
-            elif typ is float:  # finite floats: float.__repr__, as the encoder writes them
+                    if cols is not None and key not in cols.special:
+                        texts = arr
+                    lits = pc.fill_null(arr, _NULL_TEXT)
+            elif typ is bytes:  # map: 0x + hex; JSON (json_value): the hex digits, quoted
+                hexes = _hex(values, none)
+                if cols is not None:
+                    texts = pc.binary_join_element_wise(_HEX_PREFIX, hexes, "")
+                lits = pc.fill_null(pc.binary_join_element_wise(_QUOTE, hexes, _QUOTE, ""),
+                                    _NULL_TEXT)
+            elif typ is float:
                 nums = pa.array(values, pa.float64())
+                reprs: pa.Array | None = None
                 if pc.all(pc.fill_null(pc.is_finite(nums), True)).as_py():
-                    texts = pa.array(list(map(repr, values)), _STR)
-                    return pc.if_else(pc.is_null(nums), _NULL_TEXT, texts)
+                    # JSON: float.__repr__, as the encoder writes finite floats
+                    reprs = pa.array(list(map(repr, values)), _STR)
+                    lits = pc.if_else(pc.is_null(nums), _NULL_TEXT, reprs)
+                col = cols.by_label.get(key) if cols is not None else None
+                if reprs is not None and col is not None and col.type == T.MYSQL_TYPE_DOUBLE:
+                    # _float_text: repr without a trailing ".0" where MySQL prints fixed
+                    # notation too (1e-4 <= |v| < 1e15); other magnitudes: per value below
+                    mag = pc.abs(nums)
+                    fixed = pc.and_(pc.greater_equal(mag, 1e-4), pc.less(mag, 1e15))
+                    if pc.all(pc.fill_null(fixed, True)).as_py():
+                        texts = pc.if_else(pc.is_null(nums), pa.scalar(None, _STR),
+                                           pc.replace_substring_regex(reprs, r"\.0$", ""))
         except (OverflowError, UnicodeError, pa.ArrowInvalid, pa.ArrowTypeError):
             pass
-    return pa.array(["null" if v is None else _JSON(v) for v in values], _STR)
+    if texts is None:
+        texts = pa.array([_value_text(v, key, cols) for v in values], _STR)
+    if lits is None:
+        lits = pa.array(["null" if v is None else _JSON(v) for v in values], _STR)
+    return texts, lits
 
 
 def _row_major(k: int, n: int) -> pa.Array:
@@ -494,10 +486,10 @@ def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
                                                  pa.array([], _STR), pa.array([], _STR)), idx))
             jsons.append((pa.array(["{}"] * n, _STR), idx))
             continue
-        columns = list(zip(*(col[i][0].values() for i in idx), strict=True))  # type: ignore[index]
+        columns = zip(*(col[i][0].values() for i in idx), strict=True)  # type: ignore[index]
+        converted = [_column_arrays(c, key, cols) for c, key in zip(columns, keys, strict=True)]
         # the map: offsets k apart, keys repeated, items taken row by row
-        items = pa.concat_arrays([_column_texts(c, key, cols)
-                                  for c, key in zip(columns, keys, strict=True)])
+        items = pa.concat_arrays([texts for texts, _ in converted])
         if n > 1:
             order = _row_major(k, n)
             if k > 1:
@@ -507,13 +499,14 @@ def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
             names = pa.array(keys, _STR)
         offsets = pa.array(range(0, n * k + 1, k), pa.int32())
         maps.append((pa.MapArray.from_arrays(offsets, names, items), idx))
-        # the JSON object: '{"k1": lit1, "k2": lit2}'
-        pieces = [pc.binary_join_element_wise(
-            pa.scalar(json.encoder.encode_basestring(key) + ": "), _column_json(c), "")
-            for c, key in zip(columns, keys, strict=True)]
-        body = pc.binary_join_element_wise(*pieces, ", ")
-        jsons.append((pc.binary_join_element_wise(pa.scalar("{"), body, pa.scalar("}"), ""),
-                      idx))
+        # the JSON object '{"k1": lit1, "k2": lit2}' in one join: the constant pieces between
+        # the literals are scalars
+        pieces: list[Any] = []
+        for j, ((_, lits), key) in enumerate(zip(converted, keys, strict=True)):
+            lead = "{" if j == 0 else ", "
+            pieces += [pa.scalar(lead + json.encoder.encode_basestring(key) + ": "), lits]
+        pieces.append(pa.scalar("}"))
+        jsons.append((pc.binary_join_element_wise(*pieces, ""), idx))
     if not maps:
         return pa.nulls(len(col), _MAP_TYPE), pa.nulls(len(col), _STR)
     return (_assemble(maps, nulls, len(col), _MAP_TYPE),
