@@ -1,21 +1,37 @@
 /*
- * binlogscope.wire.binlog._crows: the row-image reader of the fast path, in C.
+ * binlogscope.wire.binlog._crows: the decoder's hot paths, in C.
  *
- * Why C (see _rowcode.py): the fast decode path spends most of its time turning row images
- * into Python values; CPython's per-bytecode cost keeps the generated Python readers at
- * ~10 us per 13-column image, where C does the same in well under 1 us. This module is an
- * accelerator only: it is sans-IO (bytes in, values out), it computes nothing the Python code
- * does not also compute (the same caches of formatted temporal pieces, the same codecs, the
- * same fallback reader closures for rare types), and the pure-Python readers stay the
- * reference: tests compare the two on every fixture and on random images, and
- * BINLOGSCOPE_PURE_PYTHON=1 turns this module off.
+ * Why C (the architecture's exception, see also _rowcode.py and _cfast.py): CPython's cost per
+ * bytecode and per object kept the pure-Python decoder at ~19 us per event without a tree and
+ * ~240 us with one, far from the issue's targets (mariadb-binlog's speed; 5x
+ * python-mysql-replication with the full tree). This module is an accelerator of the same
+ * sans-IO decoder, not a second one:
+ *   - bytes in, the same Python values and Node trees out; no sockets, no files;
+ *   - it computes nothing the Python decoders do not also compute: every name, doc, wire type
+ *     and display text is handed over from the Python modules at import (configure_*), rare
+ *     column types call the Python column readers, and anything outside the common shapes
+ *     returns None so that the caller runs the Python path (which also makes every error
+ *     message);
+ *   - the pure-Python path stays the reference: tests compare the two on every fixture binlog,
+ *     on the shipped captures (whole and chunked, with and without the tree), on damaged copies
+ *     and on random row images; BINLOGSCOPE_PURE_PYTHON=1 turns this module off, and the
+ *     install works without a compiler (the extension is optional).
+ *
+ * Parts:
+ *   ImageReader / decode_rows      row images without a tree (the fast path)
+ *   fast_event                     a whole hot event without a tree (XID, MariaDB GTID,
+ *                                  ANNOTATE_ROWS, repeated TABLE_MAP, row events v1/v2)
+ *   make_node / make_event         Node and DecodedEvent without their dataclass __init__
+ *   record_image / record_rows     row images with their Nodes
+ *   record_header / record_event   the event header / a whole hot event with its tree
+ *   shift_nodes                    a repeated TABLE_MAP's nodes at the new offsets
+ *   crc32                          CRC-32 as zlib computes it, without slicing the buffer
  *
  * ImageReader(specs, labels): one reader per (TABLE_MAP, columns-present bitmap). Each spec is
  * a tuple (kind, a, b, c, d, e, f, obj) describing one present column (kinds below). Calling
  * reader(b, p) reads the NULL bitmap and the values of one image from bytes ``b`` at ``p`` and
- * returns ({label: value}, new p). decode_rows(data, kind, reader_b, reader_a) reads all rows of
- * a rows event body. Any read past the end of ``b`` raises ValueError (the caller then takes the
- * recording path, which reports the exact offset).
+ * returns ({label: value}, new p). Any read past the end raises ValueError (the caller then
+ * takes the recording path, which reports the exact offset).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1792,6 +1808,72 @@ make_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return make(L_DEC, (PyObject **)args, 10);
 }
 
+/* ---- what fast_event and record_event check first */
+typedef struct {
+    PyObject *bobj;
+    const unsigned char *b;
+    Py_ssize_t pos, base, body, body_end;
+    uint32_t size, stored;
+    int code, trailer, verify;
+} HotEvent;
+
+/* 1: a complete event of a hot type, no type map, checksum verified if it is to be (e filled);
+ * 0: not for the C path (None); -1: an error is set */
+static int
+hot_event(PyObject *const *args, Py_ssize_t nargs, const char *usage, HotEvent *e)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    PyObject *ctx = args[3];
+    e->bobj = args[0];
+    if (!events_ready || !PyBytes_Check(e->bobj))
+        return 0;
+    e->pos = PyLong_AsSsize_t(args[1]);
+    e->base = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred())
+        return -1;
+    e->b = (const unsigned char *)PyBytes_AS_STRING(e->bobj);
+    Py_ssize_t n = PyBytes_GET_SIZE(e->bobj);
+    if (e->pos < 0 || n - e->pos < 19)
+        return 0;
+    const unsigned char *h = e->b + e->pos;
+    e->size = u32le(h + 9);
+    e->code = h[4];
+    if (e->size < 23 || (Py_ssize_t)e->size > n - e->pos)
+        return 0;
+    switch (e->code) {
+    case 16: case 19: case 23: case 24: case 25: case 30: case 31: case 32: case 160: case 162:
+        break;
+    default:
+        return 0;
+    }
+    PyObject *tmap = PyObject_GetAttr(ctx, n_type_map);
+    if (tmap == NULL)
+        return -1;
+    int has_map = PyObject_IsTrue(tmap);
+    Py_DECREF(tmap);
+    if (has_map != 0)
+        return has_map < 0 ? -1 : 0;
+    long long alg, verify = 0;
+    if (attr_int(ctx, n_checksum_alg, &alg) < 0)
+        return -1;
+    e->trailer = alg == 1;
+    if (e->trailer && attr_int(ctx, n_verify_checksums, &verify) < 0)
+        return -1;
+    e->verify = (int)verify;
+    e->body = e->pos + 19;
+    e->body_end = e->pos + e->size - (e->trailer ? 4 : 0);
+    e->stored = 0;
+    if (e->trailer) {
+        e->stored = u32le(e->b + e->body_end);
+        if (e->verify && crc32_of(h, e->body_end - e->pos) != e->stored)
+            return 0;  /* the Python path reports the mismatch */
+    }
+    return 1;
+}
+
 /* ====================================================================== recorded events
  * record_event(buf, pos, base, ctx) -> DecodedEvent with its full tree, or None: decode_event
  * in record mode, in C, for the hot types in their common shapes (XID, ANNOTATE_ROWS, the
@@ -2086,69 +2168,29 @@ static PyObject *
 record_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "record_event(buf, pos, base, ctx)");
-        return NULL;
-    }
-    PyObject *bobj = args[0], *ctx = args[3];
-    if (!record_event_ready || !events_ready || !node_ready || !PyBytes_Check(bobj))
-        Py_RETURN_NONE;
-    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t base = PyLong_AsSsize_t(args[2]);
-    if (PyErr_Occurred())
-        return NULL;
-    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
-    Py_ssize_t n = PyBytes_GET_SIZE(bobj);
-    if (pos < 0 || n - pos < 19)
-        Py_RETURN_NONE;
-    const unsigned char *h = b + pos;
-    uint32_t size = u32le(h + 9);
-    int code = h[4];
-    if (size < 23 || (Py_ssize_t)size > n - pos)
-        Py_RETURN_NONE;
-    switch (code) {
-    case 16: case 19: case 23: case 24: case 25: case 30: case 31: case 32: case 160: case 162:
-        break;
-    default:
+    HotEvent e;
+    int go = hot_event(args, nargs, "record_event(buf, pos, base, ctx)", &e);
+    if (go <= 0) {
+        if (go < 0)
+            return NULL;
         Py_RETURN_NONE;
     }
-    PyObject *meta;
+    if (!record_event_ready || !node_ready || (e.trailer && !e.verify))
+        Py_RETURN_NONE;
+    PyObject *bobj = e.bobj, *ctx = args[3];
+    const unsigned char *b = e.b, *h = b + e.pos;
+    Py_ssize_t pos = e.pos, base = e.base, body = e.body, body_end = e.body_end;
+    uint32_t size = e.size, stored = e.stored;
+    int code = e.code, trailer = e.trailer;
     PyObject *codeobj = PyLong_FromLong(code);
     if (codeobj == NULL)
         return NULL;
-    meta = PyDict_GetItemWithError(re_meta, codeobj);
+    PyObject *meta = PyDict_GetItemWithError(re_meta, codeobj);
     Py_DECREF(codeobj);
     if (meta == NULL) {
         if (PyErr_Occurred())
             return NULL;
         Py_RETURN_NONE;
-    }
-    PyObject *tmap = PyObject_GetAttr(ctx, n_type_map);
-    if (tmap == NULL)
-        return NULL;
-    int has_map = PyObject_IsTrue(tmap);
-    Py_DECREF(tmap);
-    if (has_map != 0) {
-        if (has_map < 0)
-            return NULL;
-        Py_RETURN_NONE;
-    }
-    long long alg, verify = 0;
-    if (attr_int(ctx, n_checksum_alg, &alg) < 0)
-        return NULL;
-    int trailer = alg == 1;
-    if (trailer) {
-        if (attr_int(ctx, n_verify_checksums, &verify) < 0)
-            return NULL;
-        if (!verify)
-            Py_RETURN_NONE;
-    }
-    Py_ssize_t body = pos + 19, body_end = pos + size - (trailer ? 4 : 0);
-    uint32_t stored = 0;
-    if (trailer) {
-        stored = u32le(b + body_end);
-        if (crc32_of(b + pos, body_end - pos) != stored)
-            Py_RETURN_NONE;
     }
     PyObject *bkids = PyList_New(0);
     if (bkids == NULL)
@@ -2399,59 +2441,21 @@ static PyObject *
 fast_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "fast_event(buf, pos, base, ctx)");
-        return NULL;
-    }
-    PyObject *bobj = args[0], *ctx = args[3];
-    if (!events_ready || !PyBytes_Check(bobj))
-        Py_RETURN_NONE;
-    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t base = PyLong_AsSsize_t(args[2]);
-    if ((pos == -1 || base == -1) && PyErr_Occurred())
-        return NULL;
-    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
-    Py_ssize_t n = PyBytes_GET_SIZE(bobj);
-    if (pos < 0 || n - pos < 19)
-        Py_RETURN_NONE;
-    const unsigned char *h = b + pos;
-    uint32_t ts = u32le(h), sid = u32le(h + 5), size = u32le(h + 9), log_pos = u32le(h + 13);
-    int code = h[4];
-    unsigned flags = h[17] | h[18] << 8;
-    if (size < 23 || (Py_ssize_t)size > n - pos)
-        Py_RETURN_NONE;
-    switch (code) {
-    case 16: case 19: case 23: case 24: case 25: case 30: case 31: case 32: case 160: case 162:
-        break;
-    default:
-        Py_RETURN_NONE;
-    }
-    PyObject *tmap = PyObject_GetAttr(ctx, n_type_map);
-    if (tmap == NULL)
-        return NULL;
-    int has_map = PyObject_IsTrue(tmap);
-    Py_DECREF(tmap);
-    if (has_map != 0) {
-        if (has_map < 0)
+    HotEvent e;
+    int go = hot_event(args, nargs, "fast_event(buf, pos, base, ctx)", &e);
+    if (go <= 0) {
+        if (go < 0)
             return NULL;
         Py_RETURN_NONE;
     }
-    long long alg, verify = 0;
-    if (attr_int(ctx, n_checksum_alg, &alg) < 0)
-        return NULL;
-    int trailer = alg == 1;
-    if (trailer && attr_int(ctx, n_verify_checksums, &verify) < 0)
-        return NULL;
-    Py_ssize_t body = pos + 19, body_end = pos + size - (trailer ? 4 : 0);
-    uint32_t stored = 0, computed = 0;
-    if (trailer) {
-        stored = u32le(b + body_end);
-        if (verify) {
-            computed = crc32_of(b + pos, body_end - pos);
-            if (computed != stored)
-                Py_RETURN_NONE;  /* the Python path reports the mismatch */
-        }
-    }
+    PyObject *bobj = e.bobj, *ctx = args[3];
+    const unsigned char *b = e.b, *h = b + e.pos;
+    Py_ssize_t pos = e.pos, base = e.base, body = e.body, body_end = e.body_end;
+    uint32_t ts = u32le(h), sid = u32le(h + 5), size = e.size, log_pos = u32le(h + 13);
+    uint32_t stored = e.stored, computed = e.stored;  /* verified equal when verify is on */
+    unsigned flags = h[17] | h[18] << 8;
+    int code = e.code, trailer = e.trailer;
+    long long verify = e.verify;
     PyObject *ev = NULL;
     switch (code) {
     case 16: {  /* XID */

@@ -601,16 +601,7 @@ def _server_float_text(s: str) -> str:
     stripped = all_digits.lstrip("0")
     # decimal exponent of the first significant digit
     e = len(ip) - 1 - (len(all_digits) - len(stripped)) + (int(exp_text) if exp_text else 0)
-    digits = stripped.rstrip("0") or "0"
-    n = len(digits)
-    if e in _FIXED_EXPONENTS:
-        if e < 0:
-            return f"{neg}0.{'0' * (-e - 1)}{digits}"
-        if n <= e + 1:
-            return f"{neg}{digits}{'0' * (e + 1 - n)}"
-        return f"{neg}{digits[: e + 1]}.{digits[e + 1:]}"
-    mant = digits[0] + ("." + digits[1:] if n > 1 else "")
-    return f"{neg}{mant}e{e}"
+    return _float_layout(neg, stripped.rstrip("0") or "0", e)
 
 
 def _server_float_text_reference(s: str) -> str:
@@ -622,8 +613,13 @@ def _server_float_text_reference(s: str) -> str:
         n -= 1
         exp += 1
     digits = "".join(map(str, digs[:n]))
-    e = n - 1 + exp  # decimal exponent of the first digit
-    neg = "-" if sign else ""
+    return _float_layout("-" if sign else "", digits, n - 1 + exp)
+
+
+def _float_layout(neg: str, digits: str, e: int) -> str:
+    """Significant ``digits`` whose first has decimal exponent ``e``, as the server writes
+    them: fixed notation for exponents -15..14, else ``d.ddde<e>``."""
+    n = len(digits)
     if e in _FIXED_EXPONENTS:
         if e < 0:
             return f"{neg}0.{'0' * (-e - 1)}{digits}"
