@@ -9,6 +9,7 @@ terminal without an output option the TUI opens when it has a pcap source; other
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import re
 import signal
@@ -17,8 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from binlogscope.drivers.pcap import CaptureError, CaptureItem, Flow, read_capture
+from binlogscope.drivers.pcap import CaptureError, CaptureItem, Flow, read_capture_batches
 from binlogscope.events import DecodeError, PacketDecoded, Peer, SequenceMismatch
+from binlogscope.render import json_lines as jl
 from binlogscope.render.packets import event_json, event_text
 from binlogscope.summary import event_table
 from binlogscope.wire.replication import SemiSyncAck
@@ -112,6 +114,96 @@ def item_json(item: CaptureItem) -> dict[str, Any] | None:
         out["semi_sync"] = obj.pop("semi_sync")
     out.update(obj)
     return out
+
+
+class JsonLines:
+    """``json.dumps(item_json(item), ensure_ascii=False)``, fast for packets (see
+    :mod:`binlogscope.render.json_lines`): the text of every item, without the dicts."""
+
+    def __init__(self) -> None:
+        self._heads: dict[Flow, str] = {}  # per flow: '{"flow": ..., "flow_id": N, "frame": '
+        self._type_names: dict[int, str] = {}  # event type code -> its JSON string
+
+    def line(self, item: CaptureItem) -> str | None:
+        ev = item.event
+        if type(ev) is not PacketDecoded or item.kind != "event":
+            obj = item_json(item)
+            return None if obj is None else jl.dumps(obj)
+        bev = ev.binlog_event
+        if bev is None and ev.node is not None:  # record mode: the payload's fields too
+            return jl.dumps(item_json(item))
+        flow = item.flow
+        head = self._heads.get(flow)
+        if head is None:
+            head = self._heads[flow] = (f'{{"flow": {jl.string(flow.name)}, "flow_id": '
+                                        f'{jl.scalar(flow.id)}, "frame": ')
+        semi = ev.semi_sync
+        semi_text = "null" if semi is None else _SEMI_JSON[bool(semi.flag & 0x01)]
+        frame: Any = item.frame  # an int is written as is, anything else as JSON
+        seq: Any = ev.seq
+        plen: Any = ev.payload_length
+        at: Any = ev.offset
+        error = ev.error
+        if not type(frame) is type(seq) is type(plen) is type(at) is int:
+            frame, seq, plen, at = (jl.scalar(frame), jl.scalar(seq), jl.scalar(plen),
+                                    jl.scalar(at))
+        direction = _DIRECTION_JSON.get(ev.direction) or jl.string(ev.direction.value)
+        if bev is None:
+            return (f'{head}{frame}, "timestamp": {jl.scalar(item.timestamp)}, "direction": '
+                    f'{direction}, "seq": {seq}, "payload_length": {plen}, "semi_sync": '
+                    f'{semi_text}, "kind": {jl.string(ev.kind)}, "packet_offset": {at}, '
+                    f'"error": {"null" if error is None else jl.scalar(error)}}}')
+        # event_json's binlog keys (summary.event_summary); the event header's timestamp
+        # replaces the capture's in "timestamp", as the dict merge in item_json does
+        h = bev.header
+        ts: Any
+        code: Any
+        sid: Any
+        size: Any
+        pos: Any
+        flags: Any
+        name: str | None
+        if h is None:
+            ts = code = sid = size = pos = flags = "null"
+            name = jl.scalar(bev.type_name)
+        else:
+            ts, code, sid, size, pos, flags = (h.timestamp, h.type_code, h.server_id,
+                                               h.event_size, h.log_pos, h.flags)
+            if not type(ts) is type(code) is type(sid) is type(size) is type(pos) \
+                    is type(flags) is int:
+                ts, sid, size, pos, flags = (jl.scalar(ts), jl.scalar(sid), jl.scalar(size),
+                                             jl.scalar(pos), jl.scalar(flags))
+                name = jl.scalar(bev.type_name)
+                code = jl.scalar(code)
+            else:
+                name = self._type_names.get(code)
+                if name is None:
+                    name = self._type_names[code] = jl.scalar(bev.type_name)
+        body = bev.body
+        if body is None:
+            tail = '"schema": null, "table": null, "rows": null, "gtid": null, "query": null}'
+        else:
+            schema = getattr(body, "schema", None)
+            table = getattr(body, "table", None)
+            rows = getattr(body, "rows", None)
+            gtid = getattr(body, "gtid", None)
+            query = getattr(body, "query", None)
+            tail = (f'"schema": {jl.string(schema) if isinstance(schema, str) else "null"}, '
+                    f'"table": {jl.string(table) if isinstance(table, str) else "null"}, '
+                    f'"rows": {"null" if rows is None else jl.rows(rows)}, '
+                    f'"gtid": {jl.string(gtid) if isinstance(gtid, str) else "null"}, '
+                    f'"query": {jl.string(query) if isinstance(query, str) else "null"}}}')
+        ok = bev.checksum_ok
+        return (f'{head}{frame}, "timestamp": {ts}, "direction": {direction}, "seq": {seq}, '
+                f'"payload_length": {plen}, "semi_sync": {semi_text}, "kind": "binlog_event", '
+                f'"packet_offset": {at}, "error": {"null" if error is None else jl.scalar(error)}'
+                f', "offset": {jl.scalar(bev.offset)}, "event_type": {name}, "type_code": '
+                f'{code}, "server_id": {sid}, "event_size": {size}, "log_pos": {pos}, "flags": '
+                f'{flags}, "checksum_ok": {"true" if ok is True else jl.scalar(ok)}, {tail}')
+
+
+_SEMI_JSON = {False: '{"ack_requested": false}', True: '{"ack_requested": true}'}
+_DIRECTION_JSON = {p: jl.string(p.value) for p in Peer}
 
 
 def item_text(item: CaptureItem, brief: bool) -> list[str]:
@@ -286,29 +378,54 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if hasattr(signal, "SIGPIPE") and out is sys.stdout:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     write = out.write
-    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    filtering = bool(flt.flows or flt.table is not None or flt.types)
+    fast_json = args.json and not args.summary and not filtering
+    json_line = JsonLines().line
+    pending: list[str] = []  # JSON lines not written yet: written in batches
+    add = pending.append
+    batch = 1 if out.isatty() else 256
+    gc_was = gc.get_threshold()
+    gc.freeze()  # what is alive now lives to the end: no collection needs to scan it again
+    gc.set_threshold(max(gc_was[0], 20_000), gc_was[1], gc_was[2])  # fewer young collections
     try:
-        for item in read_capture(args.file, ports, record=record):
-            if item.kind == "error" or isinstance(item.event, DecodeError):
-                errors += 1
-            if args.summary:
-                if flt.flow_ok(item.flow):
-                    st = stats.get(item.flow.id)
-                    if st is None:
-                        st = stats[item.flow.id] = _FlowStats(item.flow)
-                    st.add(item)
-                continue
-            if not flt.item_ok(item):
-                continue
-            if args.json:
-                obj = item_json(item)
-                if obj is not None:
-                    write(dumps(obj) + "\n")
-            else:
-                for line in item_text(item, args.brief):
-                    write(line + "\n")
-                if not args.brief and isinstance(item.event, PacketDecoded):
-                    write("\n")
+        try:
+            for items in read_capture_batches(args.file, ports, record=record):
+                for item in items:
+                    if fast_json and type(item.event) is PacketDecoded:
+                        text = json_line(item)  # (a packet is never an error item)
+                        if text is not None:
+                            add(text)
+                        continue
+                    if item.kind == "error" or isinstance(item.event, DecodeError):
+                        errors += 1
+                    if args.summary:
+                        if flt.flow_ok(item.flow):
+                            st = stats.get(item.flow.id)
+                            if st is None:
+                                st = stats[item.flow.id] = _FlowStats(item.flow)
+                            st.add(item)
+                        continue
+                    if filtering and not flt.item_ok(item):
+                        continue
+                    if args.json:
+                        text = json_line(item)
+                        if text is not None:
+                            add(text)
+                    else:
+                        for line in item_text(item, args.brief):
+                            write(line + "\n")
+                        if not args.brief and isinstance(item.event, PacketDecoded):
+                            write("\n")
+                if len(pending) >= batch:
+                    write("\n".join(pending) + "\n")
+                    pending.clear()
+        finally:
+            gc.set_threshold(*gc_was)
+            gc.unfreeze()
+            if pending:
+                text = "\n".join(pending) + "\n"
+                pending.clear()
+                write(text)
     except CaptureError as exc:
         _print_summary(args, stats, out)
         print(f"{PROG}: error: {exc}", file=err)
@@ -336,4 +453,4 @@ def _print_summary(args: argparse.Namespace, stats: dict[int, _FlowStats], out: 
             out.write("\n".join(st.text()) + "\n\n")
 
 
-__all__ = ["add_pcap_parser", "cmd_pcap", "item_json", "item_text"]
+__all__ = ["JsonLines", "add_pcap_parser", "cmd_pcap", "item_json", "item_text"]

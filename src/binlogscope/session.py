@@ -348,9 +348,9 @@ class Session:
         if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED):
             self.opaque_bytes[peer] += len(data)
             return
-        if peer is Peer.SERVER and self.phase is Phase.BINLOG_STREAM and not self.record \
-                and not buf.pending:
-            used = self._stream_direct(buf.offset, data)
+        if self.phase is Phase.BINLOG_STREAM and not self.record and not buf.pending:
+            used = (self._stream_direct(buf.offset, data) if peer is Peer.SERVER
+                    else self._ack_direct(buf.offset, data))
             if used:
                 buf.drain()  # empty: moves nothing, makes skip() below exact
                 buf.skip(used)  # those bytes were consumed straight from ``data``
@@ -488,6 +488,41 @@ class Session:
                 break
             if not self._stream_event(offset + i, data[i + 3], data[i + HEADER_LEN:j], None):
                 break
+            i = j
+        return i
+
+    def _ack_direct(self, offset: int, data: bytes) -> int:
+        """The replica's side of the stream: complete single-fragment semi-sync ACKs at the
+        start of ``data`` (nothing buffered), decoded as :meth:`_packet` does for an ACK,
+        without building the :class:`Packet`. Returns how many bytes it consumed; anything
+        else (and the rest) goes the buffered way."""
+        i = 0
+        end = len(data)
+        out = self._out
+        client = Peer.CLIENT
+        decoder = KINDS["semi_sync_ack"][0]
+        while i + HEADER_LEN <= end:
+            n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
+            j = i + HEADER_LEN + n
+            if n >= MAX_PAYLOAD or j > end or n < 9 \
+                    or data[i + HEADER_LEN] != SEMI_SYNC_INDICATOR:  # is_semi_sync_ack
+                break
+            payload = data[i + HEADER_LEN : j]
+            at = offset + i
+            seq = data[i + 3]
+            self._auth_data_next = False
+            self._after_ack = True
+            if seq != 0:
+                out.append(SequenceMismatch(client, at, 0, seq))
+            d = run_decoder("semi_sync_ack", decoder, payload, caps=self.capabilities,
+                            base=at + HEADER_LEN, record=False)
+            error = d.error
+            out.append(_packet_decoded(client, at, seq, n, d.kind, d.value, None,
+                                       Phase.BINLOG_STREAM, None, None, error, n + HEADER_LEN,
+                                       payload))
+            if error is not None:
+                out.append(DecodeError(client, d.error_offset if d.error_offset is not None
+                                       else at, error, None))
             i = j
         return i
 

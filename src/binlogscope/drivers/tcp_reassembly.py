@@ -130,6 +130,24 @@ class StreamReassembler:
         self._drain(out)
         return out
 
+    def in_order(self, seq: int, data: bytes) -> int:
+        """:meth:`segment` for the common case, without the :class:`Chunk`.
+
+        When ``data`` (not empty) is exactly the next bytes and nothing is held behind a hole,
+        take it and return the stream offset of its first byte (the Chunk's offset); otherwise
+        change nothing and return -1 (call :meth:`segment`).
+        """
+        if seq != self.next_seq or self._pending:
+            return -1
+        n = len(data)
+        st = self.stats
+        st.segments += 1
+        st.bytes += n
+        offset = self.offset
+        self.offset = offset + n
+        self.next_seq = (seq + n) % _MOD
+        return offset
+
     def acked(self, ack: int, frame: int, timestamp: float) -> list[Delivered]:
         """The peer acknowledged up to ``ack``: bytes it has but the capture lacks are lost.
 

@@ -1,0 +1,271 @@
+"""The pcap fast paths give exactly what the general paths give.
+
+- the pcap record reader (struct) == scapy's reader: frames, timestamps, link types, and the
+  same error on truncated files, for both byte orders and nanosecond captures;
+- ``CaptureReader.record_frame``'s in-order shortcut == the general segment path (reassembly,
+  resync, flows), on every shipped capture and on damaged copies (dropped, reordered and
+  duplicated frames);
+- the session's direct ACK path == the general packet path;
+- the ``--json`` writer (:class:`JsonLines`) == ``json.dumps(item_json(item))`` on every item.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from binlogscope.cli_pcap import JsonLines, item_json, item_text
+from binlogscope.drivers import pcap as pcap_mod
+from binlogscope.drivers.pcap import (
+    CaptureError,
+    CaptureItem,
+    CaptureReader,
+    Flow,
+    iter_records,
+    read_capture,
+)
+from binlogscope.drivers.tcp_reassembly import StreamReassembler
+from binlogscope.events import PacketDecoded, Peer, Phase
+from binlogscope.render import json_lines as jl
+from binlogscope.session import Session
+from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.header import EventHeader
+
+CAPTURES = Path(__file__).resolve().parents[2] / "captures"
+ALL = sorted(p for p in CAPTURES.iterdir() if p.suffix in (".pcap", ".pcapng"))
+PCAPS = [p for p in ALL if p.suffix == ".pcap"]
+PORTS = [39041]
+
+
+def _records(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+    out, pos = [], 24
+    while pos < len(data):
+        n = struct.unpack_from("<I", data, pos + 8)[0]
+        out.append((data[pos : pos + 16], data[pos + 16 : pos + 16 + n]))
+        pos += 16 + n
+    return data[:24], out
+
+
+def _scapy(path: str) -> list[tuple[int, float, int, bytes]] | str:
+    try:
+        return list(pcap_mod._iter_records_scapy(path))
+    except CaptureError as exc:
+        return str(exc)
+
+
+def _fast(path: str) -> list[tuple[int, float, int, bytes]] | str:
+    try:
+        return list(pcap_mod._iter_records_pcap(path, *_fmt(path)))
+    except CaptureError as exc:
+        return str(exc)
+
+
+def _fmt(path: str) -> tuple[str, bool, int]:
+    head = Path(path).read_bytes()[:24]
+    endian, nano = pcap_mod._PCAP_MAGIC[head[:4]]
+    return endian, nano, struct.unpack_from(endian + "I", head, 20)[0]
+
+
+def _variants(tmp_path: Path, src: Path) -> list[Path]:
+    """The capture as written, big-endian, nanosecond, and cut in a few places."""
+    head, recs = _records(src.read_bytes())
+    out = []
+    big = tmp_path / "big.pcap"
+    with big.open("wb") as fh:
+        fh.write(b"\xa1\xb2\xc3\xd4" + struct.pack(">HHIIII", *struct.unpack("<HHIIII",
+                                                                                head[4:24])))
+        for rh, f in recs:
+            fh.write(struct.pack(">IIII", *struct.unpack("<IIII", rh)) + f)
+    nano = tmp_path / "nano.pcap"
+    with nano.open("wb") as fh:
+        fh.write(b"\x4d\x3c\xb2\xa1" + head[4:24])
+        for rh, f in recs:
+            sec, usec, a, b = struct.unpack("<IIII", rh)
+            fh.write(struct.pack("<IIII", sec, usec % 1_000_000 * 1000 + 7, a, b) + f)
+    out += [big, nano]
+    data = src.read_bytes()
+    for i, cut in enumerate([25, 24 + 16 + 3, 24 + 10, len(data) - 1, len(data) - 20]):
+        p = tmp_path / f"cut{i}.pcap"
+        p.write_bytes(data[:cut])
+        out.append(p)
+    huge = bytearray(data)
+    struct.pack_into("<I", huge, 24 + 8, 1 << 20)  # a corrupt caplen (> what scapy reads)
+    p = tmp_path / "caplen.pcap"
+    p.write_bytes(bytes(huge))
+    out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("src", PCAPS, ids=lambda p: p.name)
+def test_record_reader_equals_scapy(tmp_path: Path, src: Path) -> None:
+    for path in [src, *_variants(tmp_path, src)]:
+        assert _fast(str(path)) == _scapy(str(path)), path.name
+    assert list(iter_records(str(src))) == _scapy(str(src))
+
+
+# ---------------------------------------------------------------------------- the driver
+def _items(path: str, *, general: bool, record: bool = False,
+           monkeypatch: pytest.MonkeyPatch | None = None) -> list[tuple[Any, ...]]:
+    assert monkeypatch is not None
+    with monkeypatch.context() as m:
+        if general:
+            m.setattr(CaptureReader, "_in_order", lambda *a: None)
+            m.setattr(Session, "_ack_direct", lambda *a: 0)
+        try:
+            items = list(read_capture(path, PORTS, record=record))
+            tail = ""
+        except CaptureError as exc:
+            items, tail = [], str(exc)
+    # what is shown of each item (the event objects themselves may share caches between runs)
+    return [(i.flow.id, i.flow.name, i.kind, i.frame, i.timestamp, i.text, _reference(i),
+             item_text(i, False), getattr(i.event, "payload", None)) for i in items] + [tail]
+
+
+def _damaged(tmp_path: Path, src: Path, seed: int) -> Path:
+    """A copy with frames dropped, swapped and duplicated (a fixed random pattern)."""
+    head, recs = _records(src.read_bytes())
+    rnd = random.Random(seed)
+    out: list[tuple[bytes, bytes]] = []
+    i = 0
+    while i < len(recs):
+        r = rnd.random()
+        if r < 0.04:
+            i += 1  # dropped
+            continue
+        if r < 0.08 and i + 1 < len(recs):
+            out += [recs[i + 1], recs[i]]  # swapped
+            i += 2
+            continue
+        out.append(recs[i])
+        if r < 0.11:
+            out.append(recs[i])  # duplicated
+        i += 1
+    p = tmp_path / f"damaged-{seed}.pcap"
+    p.write_bytes(head + b"".join(rh + f for rh, f in out))
+    return p
+
+
+@pytest.mark.parametrize("src", ALL, ids=lambda p: p.name)
+def test_fast_paths_equal_general_paths(monkeypatch: pytest.MonkeyPatch, src: Path) -> None:
+    for record in (False, True):
+        fast = _items(str(src), general=False, record=record, monkeypatch=monkeypatch)
+        assert fast == _items(str(src), general=True, record=record, monkeypatch=monkeypatch)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fast_paths_equal_general_paths_on_damaged_captures(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    src = PCAPS[seed % len(PCAPS)]
+    path = str(_damaged(tmp_path, src, seed))
+    fast = _items(path, general=False, monkeypatch=monkeypatch)
+    assert fast == _items(path, general=True, monkeypatch=monkeypatch)
+    assert len(fast) > 10
+
+
+def test_the_fast_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = {"in_order": 0, "ack": 0}
+    real, real_ack = CaptureReader._in_order, Session._ack_direct
+
+    def spy(self: CaptureReader, *a: Any) -> Any:
+        res = real(self, *a)
+        calls["in_order"] += res is not None
+        return res
+
+    def spy_ack(self: Session, offset: int, data: bytes) -> int:
+        used = real_ack(self, offset, data)
+        calls["ack"] += used > 0
+        return used
+
+    monkeypatch.setattr(CaptureReader, "_in_order", spy)
+    monkeypatch.setattr(Session, "_ack_direct", spy_ack)
+    list(read_capture(str(CAPTURES / "pcap-semisync.pcap"), PORTS))
+    assert calls["in_order"] > 50 and calls["ack"] >= 6
+
+
+def test_in_order_shortcut_of_the_reassembler() -> None:
+    a, b = StreamReassembler(), StreamReassembler()
+    for r in (a, b):
+        r.syn(999)
+    assert a.in_order(1000, b"abc") == 0 and a.in_order(1003, b"de") == 3
+    assert [c.offset for c in b.segment(1000, b"abc", 1, 0.0)] == [0]
+    b.segment(1003, b"de", 2, 0.0)
+    assert (a.offset, a.next_seq, a.stats) == (b.offset, b.next_seq, b.stats)
+    assert a.in_order(1010, b"x") == -1 and a.offset == 5  # a hole: nothing taken
+    a.segment(1010, b"x", 3, 0.0)
+    assert a.in_order(1005, b"12345") == -1  # something is held: the general path
+    fresh = StreamReassembler()
+    assert fresh.in_order(5, b"x") == -1  # no SYN, no data yet
+
+
+# ---------------------------------------------------------------------------- JSON text
+def _reference(item: CaptureItem) -> str | None:
+    obj = item_json(item)
+    return None if obj is None else json.dumps(obj, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("src", ALL, ids=lambda p: p.name)
+def test_json_lines_equal_json_dumps(src: Path) -> None:
+    for record in (False, True):
+        lines = JsonLines()
+        n = 0
+        for item in read_capture(str(src), PORTS, record=record):
+            assert lines.line(item) == _reference(item)
+            n += 1
+        assert n > 10
+
+
+class _Body:
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+
+
+def _item(bev: Any, **kw: Any) -> CaptureItem:
+    ev = PacketDecoded(kw.get("direction", Peer.SERVER), 17, kw.get("seq", 3), 90,
+                       "binlog_event" if bev is not None else "ok", None, None,
+                       Phase.BINLOG_STREAM, kw.get("semi"), bev, kw.get("error"), 94, b"")
+    flow = kw.get("flow") or Flow(2, '10.0.0.1:5 -> "x"\\é', "y", 1, 0.0)
+    return CaptureItem(flow, "event", kw.get("frame", 5), kw.get("ts", 1.25), ev)
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_json_lines_unusual_values(case: int) -> None:
+    from binlogscope.wire.replication import SemiSyncHeader
+
+    h = EventHeader(1700000000, 30, 7, 90, 1234, 0)
+    rows = [{"before": {"a": b"\x00\xff", "b": None, "c": 1.5, "d": float("nan"),
+                        "e": [1, b"x", {"k": "v"}], "f": True, "g": -(2 ** 70),
+                        "h": "é\"\\\n\u2028"},
+             "after": None},
+            {"before": None, "after": {1: "int key", "x": 2}},
+            {"before": None, "after": {}}, "not a dict"]
+    cases: list[CaptureItem] = [
+        _item(DecodedEvent(21, h, _Body(schema="s", table="t", rows=rows), None, True)),
+        _item(DecodedEvent(21, None, None, None, None, error="bad \"header\""),
+              error="bad \"header\"", semi=SemiSyncHeader(1)),
+        _item(DecodedEvent(21, EventHeader(True, 2, 3, 4, 5, 6), _Body(gtid="0-1-2",
+                                                                    query=7), None, False)),
+        _item(DecodedEvent(21, h, _Body(schema=3, query="select 'é'"), None, None),
+              semi=SemiSyncHeader(0), direction=Peer.CLIENT),
+        _item(None, ts=float("inf")),
+        _item(None, ts=3, frame=True, seq=2 ** 65),
+        _item(DecodedEvent(21, EventHeader(1, 999, 3, 4, 5, 6), _Body(rows=[]), None, 1)),
+        _item(DecodedEvent(21, h, _Body(schema=None, table="t", rows=()), None, True),
+              frame=1.5),
+        _item(DecodedEvent(21, h, None, None, True)),
+    ]
+    item = cases[case]
+    assert JsonLines().line(item) == _reference(item)
+
+
+def test_json_scalars() -> None:
+    class Str(str):
+        pass
+
+    for v in [None, True, False, 0, -5, 2 ** 80, 1.5, -0.0, float("nan"), float("-inf"), "",
+              "é\x00\"", Str("sub"), [1, "a"], {"k": None}]:
+        assert jl.scalar(v) == json.dumps(v, ensure_ascii=False), v
