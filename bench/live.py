@@ -150,25 +150,61 @@ def _semisync_replica(host: str, port: int) -> None:
     finally:
         rep.stop()
         rep.join(5)
-    print(json.dumps({"acks_sent": rep.acks_sent, "error": rep.error}), flush=True)
+    delays = sorted(d * 1e6 for d in rep.ack_delays)
+    print(json.dumps({"acks_sent": rep.acks_sent, "error": rep.error, "ack_delays_us": delays}),
+          flush=True)
 
 
-def _wait_semisync_clients(server: mariadb_server.MariaDB, want: int, timeout: float = 20
-                           ) -> None:
+def _semisync_clients(server: mariadb_server.MariaDB) -> int:
+    c = server.connect()
+    with c.cursor() as cur:
+        cur.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")
+        row = cur.fetchone()
+    c.close()
+    return int(row[1]) if row else 0
+
+
+def _wait_semisync_clients(server: mariadb_server.MariaDB, want: int, *, exactly: bool = False,
+                           timeout: float = 30) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
-        c = server.connect()
-        with c.cursor() as cur:
-            cur.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")
-            row = cur.fetchone()
-        c.close()
-        if row and int(row[1]) >= want:
+        n = _semisync_clients(server)
+        if n == want or (not exactly and n >= want):
             return
         time.sleep(0.1)
 
 
-def run_semisync(server: mariadb_server.MariaDB, n: int = 300, in_process: bool = False
-                 ) -> dict[str, Any]:
+class _Samples:
+    """Commit latencies and semi-sync counter deltas of one ACKing replica, over rounds."""
+
+    def __init__(self) -> None:
+        self.lat: list[float] = []
+        self.round_means: list[float] = []
+        self.yes_tx = self.no_tx = 0
+        self.extra: dict[str, Any] = {}
+
+    def measure(self, server: mariadb_server.MariaDB, n: int) -> None:
+        before = _semisync_status(server)
+        lat = _commit_latencies(server, n)
+        after = _semisync_status(server)
+        self.lat += lat
+        self.round_means.append(statistics.fmean(lat) * 1000)
+        for key in ("yes", "no"):
+            name = f"Rpl_semi_sync_master_{key}_tx"
+            setattr(self, f"{key}_tx", getattr(self, f"{key}_tx")
+                    + after.get(name, 0) - before.get(name, 0))
+
+    def stats(self) -> dict[str, Any]:
+        out = _lat_stats(self.lat, {}, {})
+        out.update(yes_tx=self.yes_tx, no_tx=self.no_tx,
+                   round_means_ms=[round(x, 3) for x in self.round_means], **self.extra)
+        return out
+
+
+def run_semisync(server: mariadb_server.MariaDB, n: int = 300, in_process: bool = False,
+                 rounds: int = 3) -> dict[str, Any]:
+    """Commit latency with each ACKing replica, in alternating rounds (binlogscope, the real
+    replica, binlogscope, ...) so that the shared machine's load drifts over both alike."""
     from binlogscope.drivers.live import LiveReplica, LiveSettings
     from binlogscope.drivers.options import ConnectionOptions
 
@@ -178,24 +214,61 @@ def run_semisync(server: mariadb_server.MariaDB, n: int = 300, in_process: bool 
         cur.execute("SET GLOBAL rpl_semi_sync_master_enabled = ON")
         cur.execute("SET GLOBAL rpl_semi_sync_master_timeout = 10000")
     c.close()
-    # (a) binlogscope in its own process (as the real replica below is)
-    proc = subprocess.Popen([sys.executable, __file__, "--child", "semisync-replica",
-                             "--host", server.host, "--port", str(server.port)],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        _wait_semisync_clients(server, 1)
-        time.sleep(1)
-        before = _semisync_status(server)
-        lat = _commit_latencies(server, n)
-        after = _semisync_status(server)
-    finally:
-        proc.terminate()
-        child_out = proc.communicate(timeout=20)[0]
-    out["binlogscope"] = _lat_stats(lat, before, after)
-    lines = child_out.strip().splitlines()
-    if lines:
-        out["binlogscope"].update(json.loads(lines[-1]))
-    time.sleep(1)
+    ours, theirs = _Samples(), _Samples()
+    acks = 0
+    delays: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="bench-replica-") as d:
+        replica = mariadb_server.start(Path(d))
+        try:
+            rc = replica.connect()
+            with rc.cursor() as cur:
+                cur.execute("SET GLOBAL rpl_semi_sync_slave_enabled = ON")
+                cur.execute("SET GLOBAL server_id = 7777")
+                cur.execute(f"CHANGE MASTER TO MASTER_HOST='{server.host}', "
+                            f"MASTER_PORT={server.port}, MASTER_USER='repl', "
+                            "MASTER_PASSWORD='replpass', MASTER_USE_GTID=current_pos")
+            for _ in range(rounds):
+                # (a) binlogscope in its own process (as the real replica is)
+                proc = subprocess.Popen([sys.executable, __file__, "--child",
+                                         "semisync-replica", "--host", server.host,
+                                         "--port", str(server.port)],
+                                        stdout=subprocess.PIPE, text=True)
+                try:
+                    _wait_semisync_clients(server, 1)
+                    time.sleep(1)
+                    ours.measure(server, n)
+                finally:
+                    proc.terminate()
+                    child_out = proc.communicate(timeout=20)[0]
+                lines = child_out.strip().splitlines()
+                if lines:
+                    res = json.loads(lines[-1])
+                    acks += int(res.get("acks_sent") or 0)
+                    delays += res.get("ack_delays_us") or []
+                    if res.get("error"):
+                        ours.extra["error"] = res["error"]
+                _wait_semisync_clients(server, 0, exactly=True)
+                # (b) the real MariaDB replica (its IO thread ACKs after the relay log write;
+                # the first round it first catches up with the whole benchmark binlog)
+                with rc.cursor() as cur:
+                    cur.execute("START SLAVE")
+                _wait_semisync_clients(server, 1)
+                time.sleep(3)
+                theirs.measure(server, n)
+                with rc.cursor() as cur:
+                    cur.execute("STOP SLAVE")
+                _wait_semisync_clients(server, 0, exactly=True)
+            rc.close()
+        finally:
+            mariadb_server.stop(Path(d))
+    ours.extra["acks_sent"] = acks
+    if delays:
+        delays.sort()
+        ours.extra["ack_delay_us"] = {
+            "mean": round(statistics.fmean(delays), 1),
+            "median": round(statistics.median(delays), 1),
+            "p99": round(delays[int(len(delays) * 0.99) - 1], 1)}
+    out["binlogscope"] = ours.stats()
     if in_process:
         # (a') the same replica threads inside the benchmark process: the committing client
         # then shares the GIL with the replica's fetcher and consumer
@@ -212,35 +285,12 @@ def run_semisync(server: mariadb_server.MariaDB, n: int = 300, in_process: bool 
         t.start()
         _wait_semisync_clients(server, 1)
         time.sleep(1)
-        before = _semisync_status(server)
-        lat = _commit_latencies(server, n)
-        after = _semisync_status(server)
+        inproc = _Samples()
+        inproc.measure(server, n)
         rep.stop()
         rep.join(5)
-        out["binlogscope_inproc"] = _lat_stats(lat, before, after)
-        time.sleep(1)
-    # (b) a real MariaDB replica
-    with tempfile.TemporaryDirectory(prefix="bench-replica-") as d:
-        replica = mariadb_server.start(Path(d))
-        try:
-            rc = replica.connect()
-            with rc.cursor() as cur:
-                cur.execute("SET GLOBAL rpl_semi_sync_slave_enabled = ON")
-                cur.execute("SET GLOBAL server_id = 7777")
-                cur.execute(f"CHANGE MASTER TO MASTER_HOST='{server.host}', "
-                            f"MASTER_PORT={server.port}, MASTER_USER='repl', "
-                            "MASTER_PASSWORD='replpass', MASTER_USE_GTID=current_pos")
-                cur.execute("START SLAVE")
-            time.sleep(3)
-            before = _semisync_status(server)
-            lat = _commit_latencies(server, n)
-            after = _semisync_status(server)
-            with rc.cursor() as cur:
-                cur.execute("STOP SLAVE")
-            rc.close()
-            out["mariadb_replica"] = _lat_stats(lat, before, after)
-        finally:
-            mariadb_server.stop(Path(d))
+        out["binlogscope_inproc"] = inproc.stats()
+    out["mariadb_replica"] = theirs.stats()
     return out
 
 
@@ -290,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=decode.DATA)
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--commits", type=int, default=300, help="semi-sync latency sample size")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="semi-sync: alternating rounds per replica (each --commits commits)")
     ap.add_argument("--semisync-inprocess", action="store_true",
                     help="also measure binlogscope's replica inside the benchmark process (the "
                     "committing client then shares its GIL)")
@@ -313,12 +365,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for mode in [x.strip() for x in args.modes.split(",") if x.strip()]:
             if mode == "semisync":
-                results[mode] = run_semisync(server, args.commits, args.semisync_inprocess)
+                results[mode] = run_semisync(server, args.commits, args.semisync_inprocess,
+                                             args.rounds)
                 for who, r in results[mode].items():
                     print(f"  semisync/{who:16s} mean {r['mean_ms']:.2f} ms  median "
                           f"{r['median_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  "
                           f"(yes_tx +{r['yes_tx']}, no_tx +{r['no_tx']})"
                           + (f"  ACKs sent {r['acks_sent']}" if "acks_sent" in r else "")
+                          + (f"  round means {r['round_means_ms']}" if "round_means_ms" in r
+                             else "")
+                          + (f"\n    read -> ACK written in the replica: {r['ack_delay_us']} us"
+                             if "ack_delay_us" in r else "")
                           + (f"  ERROR {r['error']}" if r.get("error") else ""))
                 continue
             r = results[mode] = _spawn(mode, data, server.host, server.port)

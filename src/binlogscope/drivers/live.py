@@ -22,6 +22,7 @@ import socket
 import ssl
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,6 +150,9 @@ class LiveReplica:
         self.error: str | None = None
         self.reconnects = 0
         self.acks_sent = 0
+        #: seconds from the read that brought an ACK-requesting event to the ACK written to
+        #: the socket (the replica's share of the source's commit latency), recent ones
+        self.ack_delays: deque[float] = deque(maxlen=10_000)
         self.heartbeats = 0
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
@@ -631,6 +635,7 @@ class LiveReplica:
                     rd.send(SemiSyncAck(h.log_pos, tracker.log_file or ""))
                     self.store.wake()
                     self.acks_sent += 1
+                    self.ack_delays.append(rd.sent_at - rd.read_at)
                 elif len(batch) >= 256:
                     self._flush()
 
@@ -673,6 +678,8 @@ class _Reader:
         self.sock: socket.socket = sock
         self.session = session
         self._pending: list[SessionEvent] = []
+        self.read_at = 0.0  # perf_counter() when the last read returned
+        self.sent_at = 0.0  # perf_counter() when the last send was written
         #: reads go into one reused buffer: ``recv(1 MiB)`` would allocate (mmap) a 1 MiB
         #: object per read, ~10 us on every small packet of a semi-sync commit
         self._rbuf = memoryview(bytearray(1 << 20))
@@ -682,6 +689,7 @@ class _Reader:
         if self.owner.recorder is not None:
             self.owner.recorder.data(Peer.CLIENT, data)
         self.sock.sendall(data)
+        self.sent_at = time.perf_counter()
         self._drain()
 
     def start_tls(self, ctx: ssl.SSLContext, server_hostname: str) -> None:
@@ -728,6 +736,7 @@ class _Reader:
         self.owner._flush()  # everything decoded so far reaches the consumer first
         try:
             n = self.sock.recv_into(self._rbuf)
+            self.read_at = time.perf_counter()
         except TimeoutError as exc:
             raise TimeoutError("no data from the source within the read timeout "
                                "(net_read_timeout / missed heartbeats)") from exc
