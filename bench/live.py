@@ -150,7 +150,7 @@ def _semisync_replica(host: str, port: int) -> None:
     finally:
         rep.stop()
         rep.join(5)
-    delays = sorted(d * 1e6 for d in rep.ack_delays)
+    delays = sorted(d * 1e6 for d in getattr(rep, "ack_delays", ()))  # older drivers: none
     print(json.dumps({"acks_sent": rep.acks_sent, "error": rep.error, "ack_delays_us": delays}),
           flush=True)
 
