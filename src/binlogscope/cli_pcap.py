@@ -138,7 +138,7 @@ class JsonLines:
             head = self._heads[flow] = (f'{{"flow": {jl.string(flow.name)}, "flow_id": '
                                         f'{jl.scalar(flow.id)}, "frame": ')
         semi = ev.semi_sync
-        semi_text = "null" if semi is None else _SEMI_JSON[bool(semi.flag & 0x01)]
+        semi_text = "null" if semi is None else _SEMI_JSON[semi.flag & 0x01]
         frame: Any = item.frame  # an int is written as is, anything else as JSON
         seq: Any = ev.seq
         plen: Any = ev.payload_length
@@ -147,7 +147,9 @@ class JsonLines:
         if not type(frame) is type(seq) is type(plen) is type(at) is int:
             frame, seq, plen, at = (jl.scalar(frame), jl.scalar(seq), jl.scalar(plen),
                                     jl.scalar(at))
-        direction = _DIRECTION_JSON.get(ev.direction) or jl.string(ev.direction.value)
+        d = ev.direction  # (identity tests: hashing an Enum runs Python code)
+        direction = ('"server"' if d is Peer.SERVER else '"client"' if d is Peer.CLIENT
+                     else jl.string(d.value))
         if bev is None:
             return (f'{head}{frame}, "timestamp": {jl.scalar(item.timestamp)}, "direction": '
                     f'{direction}, "seq": {seq}, "payload_length": {plen}, "semi_sync": '
@@ -202,8 +204,7 @@ class JsonLines:
                 f'{flags}, "checksum_ok": {"true" if ok is True else jl.scalar(ok)}, {tail}')
 
 
-_SEMI_JSON = {False: '{"ack_requested": false}', True: '{"ack_requested": true}'}
-_DIRECTION_JSON = {p: jl.string(p.value) for p in Peer}
+_SEMI_JSON = ('{"ack_requested": false}', '{"ack_requested": true}')
 
 
 def item_text(item: CaptureItem, brief: bool) -> list[str]:
