@@ -112,8 +112,13 @@ def item_json(item: CaptureItem) -> dict[str, Any] | None:
         out["seq"] = obj.pop("seq")
         out["payload_length"] = obj.pop("payload_length")
         out["semi_sync"] = obj.pop("semi_sync")
-    out.update(obj)
+    # "timestamp" is the capture time of the frame; a binlog event's own header timestamp
+    # (when the statement began on the source) is "event_timestamp", in its place
+    out.update((_EVENT_KEYS.get(k, k), v) for k, v in obj.items())
     return out
+
+
+_EVENT_KEYS = {"timestamp": "event_timestamp"}
 
 
 class JsonLines:
@@ -155,8 +160,8 @@ class JsonLines:
                     f'{direction}, "seq": {seq}, "payload_length": {plen}, "semi_sync": '
                     f'{semi_text}, "kind": {jl.string(ev.kind)}, "packet_offset": {at}, '
                     f'"error": {"null" if error is None else jl.scalar(error)}}}')
-        # event_json's binlog keys (summary.event_summary); the event header's timestamp
-        # replaces the capture's in "timestamp", as the dict merge in item_json does
+        # event_json's binlog keys (summary.event_summary); the event header's timestamp is
+        # "event_timestamp", as in item_json ("timestamp" stays the capture time)
         h = bev.header
         ts: Any
         code: Any
@@ -196,11 +201,13 @@ class JsonLines:
                     f'"gtid": {jl.string(gtid) if isinstance(gtid, str) else "null"}, '
                     f'"query": {jl.string(query) if isinstance(query, str) else "null"}}}')
         ok = bev.checksum_ok
-        return (f'{head}{frame}, "timestamp": {ts}, "direction": {direction}, "seq": {seq}, '
+        return (f'{head}{frame}, "timestamp": {jl.scalar(item.timestamp)}, "direction": '
+                f'{direction}, "seq": {seq}, '
                 f'"payload_length": {plen}, "semi_sync": {semi_text}, "kind": "binlog_event", '
                 f'"packet_offset": {at}, "error": {"null" if error is None else jl.scalar(error)}'
                 f', "offset": {jl.scalar(bev.offset)}, "event_type": {name}, "type_code": '
-                f'{code}, "server_id": {sid}, "event_size": {size}, "log_pos": {pos}, "flags": '
+                f'{code}, "event_timestamp": {ts}, "server_id": {sid}, "event_size": {size}, '
+                f'"log_pos": {pos}, "flags": '
                 f'{flags}, "checksum_ok": {"true" if ok is True else jl.scalar(ok)}, {tail}')
 
 

@@ -295,6 +295,14 @@ def test_json_fields_and_filters() -> None:
     assert o["flow"].endswith("-> 127.0.0.1:39041") and o["direction"] == "server"
     assert o["semi_sync"] == {"ack_requested": False} and o["table"] == "orders_semi"
     assert o["rows"][0]["after"]["customer"] == "cust0"
+    # "timestamp" is the frame's capture time (seconds, with the fraction the capture keeps);
+    # the event header's own second is "event_timestamp"
+    from scapy.utils import rdpcap
+
+    assert o["timestamp"] == pytest.approx(float(rdpcap(str(SEMI))[o["frame"] - 1].time))
+    assert isinstance(o["event_timestamp"], int) and o["event_timestamp"] > 1_600_000_000
+    assert abs(o["timestamp"] - o["event_timestamp"]) < 3600
+    assert o["timestamp"] != o["event_timestamp"]
     p2 = run("--json", "--table", r"shop\.orders_semi", "--flow", "1", str(SEMI))
     types = {json.loads(x)["event_type"] for x in p2.stdout.splitlines()}
     assert types == {"TABLE_MAP_EVENT", "WRITE_ROWS_EVENT_V1", "UPDATE_ROWS_EVENT_V1",
