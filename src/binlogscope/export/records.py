@@ -447,12 +447,13 @@ def _column_arrays(values: Sequence[Any], key: str, cols: _Columns | None
     return texts, lits
 
 
-def _row_major(k: int, n: int) -> pa.Array:
-    """Take indices that turn k column-major blocks of n values into n rows of k values."""
+def _row_major(k: int, n: int) -> tuple[pa.Array, pa.Array]:
+    """Take indices that turn k column-major blocks of n values into n rows of k values, and
+    the column index (0..k-1, repeated n times) of each value in that row-major order."""
     i = pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n * k)), 1)
     row = pc.divide(i, k)
     col = pc.subtract(i, pc.multiply(row, k))
-    return pc.add(pc.multiply(col, n), row)
+    return pc.add(pc.multiply(col, n), row), col
 
 
 def _assemble(parts: list[tuple[pa.Array, list[int]]], nulls: list[int], total: int,
@@ -491,10 +492,10 @@ def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
         # the map: offsets k apart, keys repeated, items taken row by row
         items = pa.concat_arrays([texts for texts, _ in converted])
         if n > 1:
-            order = _row_major(k, n)
+            order, column = _row_major(k, n)
             if k > 1:
                 items = items.take(order)
-            names = pa.array(keys * n, _STR)
+            names = pa.array(keys, _STR).take(column)
         else:
             names = pa.array(keys, _STR)
         offsets = pa.array(range(0, n * k + 1, k), pa.int32())
