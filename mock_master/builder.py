@@ -30,6 +30,7 @@ from decimal import Decimal
 from typing import Any
 
 from binlogscope.wire.binlog.header import HEADER_LEN
+from binlogscope.wire.fields import lenenc_int
 from mock_master.sources import BinlogFile, EventStream, with_checksum
 
 # post-header lengths of real FORMAT_DESCRIPTION events (MariaDB 10.11 and MySQL 8.0)
@@ -134,16 +135,6 @@ def parse_column(name: str, sql: str) -> Column:
 
 
 # ------------------------------------------------------------------------------- value encoders
-def _lenenc(n: int) -> bytes:
-    if n < 251:
-        return bytes([n])
-    if n < 1 << 16:
-        return b"\xfc" + struct.pack("<H", n)
-    if n < 1 << 24:
-        return b"\xfd" + n.to_bytes(3, "little")
-    return b"\xfe" + struct.pack("<Q", n)
-
-
 def _to_bytes(v: Any) -> bytes:
     if isinstance(v, bytes | bytearray):
         return bytes(v)
@@ -398,7 +389,7 @@ class EventBuilder:
         s, n = t.schema.encode(), t.name.encode()
         body = t.table_id.to_bytes(6, "little") + struct.pack("<H", 1) \
             + bytes([len(s)]) + s + b"\0" + bytes([len(n)]) + n + b"\0" \
-            + _lenenc(len(cols)) + types + _lenenc(len(meta)) + meta + bytes(null_bits)
+            + lenenc_int(len(cols)) + types + lenenc_int(len(meta)) + meta + bytes(null_bits)
         # optional metadata (binlog_row_metadata=FULL)
         numeric = [c for c in cols if c.type_code in (1, 2, 3, 4, 5, 8, 9, 246)]
         if numeric:
@@ -406,14 +397,14 @@ class EventBuilder:
             for i, c in enumerate(numeric):
                 if c.unsigned:
                     bits[i // 8] |= 0x80 >> (i % 8)
-            body += b"\x01" + _lenenc(len(bits)) + bytes(bits)
+            body += b"\x01" + lenenc_int(len(bits)) + bytes(bits)
         if any(c.charset is not None for c in cols):
-            body += b"\x02" + _lenenc(1) + bytes([_UTF8MB4])
-        names = b"".join(_lenenc(len(c.name.encode())) + c.name.encode() for c in cols)
-        body += b"\x04" + _lenenc(len(names)) + names
+            body += b"\x02" + lenenc_int(1) + bytes([_UTF8MB4])
+        names = b"".join(lenenc_int(len(c.name.encode())) + c.name.encode() for c in cols)
+        body += b"\x04" + lenenc_int(len(names)) + names
         if t.primary_key:
-            pk = b"".join(_lenenc(i) for i in t.primary_key)
-            body += b"\x08" + _lenenc(len(pk)) + pk
+            pk = b"".join(lenenc_int(i) for i in t.primary_key)
+            body += b"\x08" + lenenc_int(len(pk)) + pk
         self._event(19, body)
 
     def _row_image(self, t: Table, row: tuple[Any, ...] | list[Any]) -> bytes:
@@ -443,7 +434,7 @@ class EventBuilder:
         head = t.table_id.to_bytes(6, "little") + struct.pack("<H", _STMT_END_F)
         if v2:
             head += struct.pack("<H", 2)
-        head += _lenenc(ncols) + bitmap + (bitmap if kind == 1 else b"")
+        head += lenenc_int(ncols) + bitmap + (bitmap if kind == 1 else b"")
         self._event(code, head + b"".join(images))
 
     def insert(self, t: Table, rows: list[tuple[Any, ...]]) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from binlogscope.wire.binlog.header import HEADER_LEN
+from binlogscope.wire.fields import lenenc_int
 from mock_master.sources import (
     EventStream,
     SourceError,
@@ -157,19 +158,9 @@ def ignorable_event(size: int, checksum: bool, server_id: int) -> bytes:
     return with_checksum(ev) if checksum else ev
 
 
-def _packed(n: int) -> bytes:
-    if n < 251:
-        return bytes([n])
-    if n < 1 << 16:
-        return b"\xfc" + struct.pack("<H", n)
-    if n < 1 << 24:
-        return b"\xfd" + n.to_bytes(3, "little")
-    return b"\xfe" + struct.pack("<Q", n)
-
-
 def _tlv_int(code: int, value: int) -> bytes:
-    v = _packed(value)
-    return _packed(code) + _packed(len(v)) + v
+    v = lenenc_int(value)
+    return lenenc_int(code) + lenenc_int(len(v)) + v
 
 
 def compress_transactions(stream: EventStream) -> None:
