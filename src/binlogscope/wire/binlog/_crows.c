@@ -977,11 +977,13 @@ fast_table_map(PyObject *ctx, const unsigned char *b, Py_ssize_t p, Py_ssize_t e
     return out;
 }
 
-/* the ImageReader of the compiled plan for `present` (new refs: reader, labels), or 0 */
+/* the compiled plan for `present` and its ImageReader and labels (new refs), 1; 0 when there
+ * is none yet or its reader is not the C one; -1 on error */
 static int
-plan_for(PyObject *tm, const unsigned char *bits, int nb, PyObject **reader, PyObject **labels)
+plan_for(PyObject *tm, const unsigned char *bits, int nb, PyObject **plan_out,
+         PyObject **reader, PyObject **labels)
 {
-    *reader = *labels = NULL;
+    *plan_out = *reader = *labels = NULL;
     PyObject *compiled = PyObject_GetAttr(tm, n_compiled);
     if (compiled == NULL)
         return -1;
@@ -998,16 +1000,18 @@ plan_for(PyObject *tm, const unsigned char *bits, int nb, PyObject **reader, PyO
         return PyErr_Occurred() ? -1 : 0;
     PyObject *img = PyObject_GetAttr(plan, n_image);
     PyObject *lab = img ? PyObject_GetAttr(plan, n_labels) : NULL;
-    Py_DECREF(plan);
     if (lab == NULL) {
         Py_XDECREF(img);
+        Py_DECREF(plan);
         return -1;
     }
     if (!Py_IS_TYPE(img, &ImageReaderType)) {
         Py_DECREF(img);
         Py_DECREF(lab);
+        Py_DECREF(plan);
         return 0;
     }
+    *plan_out = plan;
     *reader = img;
     *labels = lab;
     return 1;
@@ -1030,101 +1034,137 @@ is_mariadb(PyObject *ctx)
     return r;
 }
 
+/* ---- the post-header of a WRITE/UPDATE/DELETE_ROWS v1/v2 event and what it refers to */
+typedef struct {
+    int kind, version, ncols, nb;   /* kind: 0 INSERT, 1 UPDATE, 2 DELETE */
+    unsigned long long table_id;
+    long flags;
+    const unsigned char *present, *present_after;
+    Py_ssize_t rows_at;             /* first byte of the row images */
+    PyObject *tm, *plan_b, *rb, *lb, *plan_a, *ra, *la;  /* new refs (the _a ones: UPDATE) */
+} RowsHead;
+
+static void
+rows_head_clear(RowsHead *r)
+{
+    Py_CLEAR(r->tm);
+    Py_CLEAR(r->plan_b);
+    Py_CLEAR(r->rb);
+    Py_CLEAR(r->lb);
+    Py_CLEAR(r->plan_a);
+    Py_CLEAR(r->ra);
+    Py_CLEAR(r->la);
+}
+
+/* The common shape rows.decode_rows_event / rows._fast_event take without Nodes: rows
+ * decoded, a 8/10-byte post-header (6-byte table id), no extra data, < 251 columns, the
+ * table map known with that many columns and its hi-res temporals resolved, compiled C plans
+ * for the bitmaps. 1: r filled (rows_head_clear it); 0: not that shape (no error set). */
+static int
+rows_head(PyObject *ctx, const unsigned char *b, Py_ssize_t p, Py_ssize_t end, int code,
+          RowsHead *r)
+{
+    memset(r, 0, sizeof *r);
+    r->version = code >= 30 ? 2 : 1;
+    r->kind = (code == 23 || code == 30) ? 0 : (code == 24 || code == 31) ? 1 : 2;
+    long long v;
+    if (attr_int(ctx, n_decode_rows, &v) < 0 || !v)
+        goto no;
+    PyObject *phl = PyObject_GetAttr(ctx, n_post_header_len);
+    if (phl == NULL)
+        goto no;
+    long plen = -1;
+    if (PyTuple_Check(phl) && code - 1 < PyTuple_GET_SIZE(phl))
+        plen = PyLong_AsLong(PyTuple_GET_ITEM(phl, code - 1));
+    Py_DECREF(phl);
+    if (plen != 8 && plen != 10)
+        goto no;
+    if (end - p < 6 + 2 + (r->version == 2 ? 2 : 0) + 1)
+        goto no;
+    for (int i = 5; i >= 0; i--)
+        r->table_id = r->table_id << 8 | b[p + i];
+    p += 6;
+    r->flags = b[p] | b[p + 1] << 8;
+    p += 2;
+    if (r->version == 2) {
+        if (b[p] != 2 || b[p + 1] != 0)
+            goto no;
+        p += 2;
+    }
+    r->ncols = b[p];
+    p += 1;
+    if (r->ncols >= 251)
+        goto no;
+    r->nb = (r->ncols + 7) / 8;
+    r->present = r->present_after = b + p;
+    p += r->nb;
+    if (r->kind == 1) {
+        r->present_after = b + p;
+        p += r->nb;
+    }
+    if (p > end)
+        goto no;
+    r->rows_at = p;
+    PyObject *tables = PyObject_GetAttr(ctx, n_tables);
+    if (tables == NULL)
+        goto no;
+    PyObject *key = PyLong_FromUnsignedLongLong(r->table_id);
+    r->tm = key == NULL ? NULL : PyDict_GetItemWithError(tables, key);
+    Py_XDECREF(key);
+    Py_XINCREF(r->tm);
+    Py_DECREF(tables);
+    if (r->tm == NULL)
+        goto no;
+    PyObject *cols = PyObject_GetAttr(r->tm, n_columns);
+    int ok = cols != NULL && PyList_Check(cols) && PyList_GET_SIZE(cols) == r->ncols;
+    Py_XDECREF(cols);
+    if (!ok)
+        goto no;
+    PyObject *hr = PyObject_GetAttr(r->tm, n_hires_resolved);
+    if (hr == NULL)
+        goto no;
+    int unresolved = hr == Py_None;
+    Py_DECREF(hr);
+    if (unresolved && is_mariadb(ctx) != 0)
+        goto no;  /* MariaDB's old hi-res temporals are resolved by the Python path */
+    if (plan_for(r->tm, r->present, r->nb, &r->plan_b, &r->rb, &r->lb) <= 0)
+        goto no;
+    if (r->kind == 1 &&
+        plan_for(r->tm, r->present_after, r->nb, &r->plan_a, &r->ra, &r->la) <= 0)
+        goto no;
+    return 1;
+no:
+    PyErr_Clear();
+    rows_head_clear(r);
+    return 0;
+}
+
 /* WRITE/UPDATE/DELETE_ROWS v1/v2: rows._fast_event in C */
 static PyObject *
 fast_rows(PyObject *ctx, PyObject *bobj, const unsigned char *b, Py_ssize_t p, Py_ssize_t end,
           int code)
 {
-    int version = code >= 30 ? 2 : 1;
-    int kind = (code == 23 || code == 30) ? 0 : (code == 24 || code == 31) ? 1 : 2;
-    long long v;
-    if (attr_int(ctx, n_decode_rows, &v) < 0)
+    RowsHead r;
+    if (!rows_head(ctx, b, p, end, code, &r))
         return NULL;
-    if (!v)
-        return NULL;
-    /* post-header length 8 or 10 (6-byte table id); anything else: the Python path */
-    PyObject *phl = PyObject_GetAttr(ctx, n_post_header_len);
-    if (phl == NULL)
-        return NULL;
-    long plen = -1;
-    if (PyTuple_Check(phl) && code - 1 < PyTuple_GET_SIZE(phl))
-        plen = PyLong_AsLong(PyTuple_GET_ITEM(phl, code - 1));
-    Py_DECREF(phl);
-    if (plen != 8 && plen != 10) {
-        PyErr_Clear();
-        return NULL;
-    }
-    if (p + 6 + 5 > end)
-        return NULL;
-    unsigned long long table_id = 0;
-    for (int i = 5; i >= 0; i--)
-        table_id = table_id << 8 | b[p + i];
-    p += 6;
-    long flags = b[p] | b[p + 1] << 8;
-    p += 2;
-    if (version == 2) {
-        if (b[p] != 2 || b[p + 1] != 0)
-            return NULL;
-        p += 2;
-    }
-    int ncols = b[p];
-    p += 1;
-    if (ncols >= 251)
-        return NULL;
-    PyObject *tables = PyObject_GetAttr(ctx, n_tables);
-    if (tables == NULL)
-        return NULL;
-    PyObject *key = PyLong_FromUnsignedLongLong(table_id);
-    PyObject *tm = key == NULL ? NULL : PyDict_GetItemWithError(tables, key);
-    Py_XDECREF(key);
-    Py_XINCREF(tm);
-    Py_DECREF(tables);
-    if (tm == NULL)
-        return NULL;
-    PyObject *out = NULL, *cols = NULL, *hr = NULL, *rb = NULL, *lb = NULL, *ra = NULL,
-             *la = NULL, *rows = NULL, *schema = NULL, *table = NULL;
-    cols = PyObject_GetAttr(tm, n_columns);
-    if (cols == NULL || !PyList_Check(cols) || PyList_GET_SIZE(cols) != ncols)
-        goto done;
-    int nb = (ncols + 7) / 8;
-    const unsigned char *present = b + p, *present_after = b + p;
-    p += nb;
-    if (kind == 1) {
-        present_after = b + p;
-        p += nb;
-    }
-    if (p > end)
-        goto done;
-    hr = PyObject_GetAttr(tm, n_hires_resolved);
-    if (hr == NULL)
-        goto done;
-    if (hr == Py_None) {
-        int m = is_mariadb(ctx);
-        if (m != 0) {
-            PyErr_Clear();
-            goto done;  /* MariaDB's old hi-res temporals are resolved by the Python path */
-        }
-    }
-    if (plan_for(tm, present, nb, &rb, &lb) <= 0)
-        goto done;
-    if (kind == 1 && plan_for(tm, present_after, nb, &ra, &la) <= 0)
-        goto done;
-    rows = rows_between(bobj, p, end, kind, (ImageReader *)rb, (ImageReader *)ra);
+    PyObject *out = NULL, *schema = NULL, *table = NULL;
+    PyObject *rows = rows_between(bobj, r.rows_at, end, r.kind, (ImageReader *)r.rb,
+                                  (ImageReader *)r.ra);
     if (rows == NULL) {
         PyErr_Clear();  /* damaged: the Python path finds the exact offset */
         goto done;
     }
-    schema = PyObject_GetAttr(tm, n_schema);
-    table = schema ? PyObject_GetAttr(tm, n_table) : NULL;
+    schema = PyObject_GetAttr(r.tm, n_schema);
+    table = schema ? PyObject_GetAttr(r.tm, n_table) : NULL;
     if (table == NULL)
         goto done;
     {
-        PyObject *tid = PyLong_FromUnsignedLongLong(table_id);
-        PyObject *fl = PyLong_FromLong(flags);
-        PyObject *ver = PyLong_FromLong(version);
+        PyObject *tid = PyLong_FromUnsignedLongLong(r.table_id);
+        PyObject *fl = PyLong_FromLong(r.flags);
+        PyObject *ver = PyLong_FromLong(r.version);
         if (tid && fl && ver) {
-            PyObject *vals[9] = {tid, schema, table, kind_names[kind], rows, fl, ver, lb,
-                                 la ? la : Py_None};
+            PyObject *vals[9] = {tid, schema, table, kind_names[r.kind], rows, fl, ver, r.lb,
+                                 r.la ? r.la : Py_None};
             out = make(L_ROWS, vals, 9);
         }
         Py_XDECREF(tid);
@@ -1132,16 +1172,10 @@ fast_rows(PyObject *ctx, PyObject *bobj, const unsigned char *b, Py_ssize_t p, P
         Py_XDECREF(ver);
     }
 done:
-    Py_XDECREF(cols);
-    Py_XDECREF(hr);
-    Py_XDECREF(rb);
-    Py_XDECREF(lb);
-    Py_XDECREF(ra);
-    Py_XDECREF(la);
     Py_XDECREF(rows);
     Py_XDECREF(schema);
     Py_XDECREF(table);
-    Py_DECREF(tm);
+    rows_head_clear(&r);
     return out;
 }
 
@@ -1969,96 +2003,31 @@ bits_display(const unsigned char *bits, int ncols, const char *suffix)
     return ascii_str(stack, (Py_ssize_t)dl);
 }
 
-/* the rows-event body: leaves into kids, the RowsEvent as *out; 0 = not the common case */
+/* the rows-event body: leaves into kids, the RowsEvent as *out; 1 done, 0 not the common
+ * case, -2 error */
 static int
 record_rows_body(PyObject *ctx, PyObject *bobj, const unsigned char *b, Py_ssize_t p,
                  Py_ssize_t end, Py_ssize_t base, int code, PyObject *kids, PyObject **out)
 {
-    int version = code >= 30 ? 2 : 1;
-    int kind = (code == 23 || code == 30) ? 0 : (code == 24 || code == 31) ? 1 : 2;
-    long long v;
-    if (attr_int(ctx, n_decode_rows, &v) < 0 || !v)
-        return -1;
-    PyObject *phl = PyObject_GetAttr(ctx, n_post_header_len);
-    if (phl == NULL)
-        return -1;
-    long plen = -1;
-    if (PyTuple_Check(phl) && code - 1 < PyTuple_GET_SIZE(phl))
-        plen = PyLong_AsLong(PyTuple_GET_ITEM(phl, code - 1));
-    Py_DECREF(phl);
-    if (plen != 8 && plen != 10)
-        return -1;
-    Py_ssize_t need = 6 + 2 + (version == 2 ? 2 : 0) + 1;
-    if (end - p < need)
-        return -1;
-    unsigned long long table_id = 0;
-    for (int i = 5; i >= 0; i--)
-        table_id = table_id << 8 | b[p + i];
-    Py_ssize_t q = p + 6;
-    long flags = b[q] | b[q + 1] << 8;
-    q += 2;
-    if (version == 2) {
-        if (b[q] != 2 || b[q + 1] != 0)
-            return -1;
-        q += 2;
-    }
-    int ncols = b[q];
-    if (ncols >= 251)
-        return -1;
-    q += 1;
-    int nb = (ncols + 7) / 8;
-    const unsigned char *present = b + q, *present_after = b + q;
-    q += nb;
-    if (kind == 1) {
-        present_after = b + q;
-        q += nb;
-    }
-    if (q > end)
-        return -1;
-    PyObject *tables = PyObject_GetAttr(ctx, n_tables);
-    if (tables == NULL)
-        return -1;
-    PyObject *key = PyLong_FromUnsignedLongLong(table_id);
-    PyObject *tm = key == NULL ? NULL : PyDict_GetItemWithError(tables, key);
-    Py_XDECREF(key);
-    Py_XINCREF(tm);
-    Py_DECREF(tables);
-    if (tm == NULL)
-        return -1;
+    RowsHead r;
+    if (!rows_head(ctx, b, p, end, code, &r))
+        return 0;
+    int kind = r.kind, version = r.version, ncols = r.ncols, nb = r.nb;
+    unsigned long long table_id = r.table_id;
+    long flags = r.flags;
+    const unsigned char *present = r.present, *present_after = r.present_after;
+    Py_ssize_t q = r.rows_at;
+    PyObject *tm = r.tm, *rb = r.rb, *lb = r.lb, *ra = r.ra, *la = r.la;
     int rc = -1;
-    PyObject *cols = NULL, *hr = NULL, *rb = NULL, *lb = NULL, *ra = NULL, *la = NULL,
-             *ib = NULL, *ia = NULL, *res = NULL, *schema = NULL, *table = NULL,
+    PyObject *ib = NULL, *ia = NULL, *res = NULL, *schema = NULL, *table = NULL,
              *ftext = NULL, *disp = NULL, *disp2 = NULL, *bits = NULL, *bits2 = NULL,
              *wire = NULL, *colsb = NULL, *colsa = NULL;
-    cols = PyObject_GetAttr(tm, n_columns);
-    if (cols == NULL || !PyList_Check(cols) || PyList_GET_SIZE(cols) != ncols)
+    /* what record_image needs per column: plan.recorded_c */
+    ib = PyObject_GetAttrString(r.plan_b, "recorded_c");
+    if (ib != NULL && kind == 1)
+        ia = PyObject_GetAttrString(r.plan_a, "recorded_c");
+    if (ib == NULL || (kind == 1 && ia == NULL))
         goto done;
-    hr = PyObject_GetAttr(tm, n_hires_resolved);
-    if (hr == NULL || (hr == Py_None && is_mariadb(ctx) != 0))
-        goto done;
-    if (plan_for(tm, present, nb, &rb, &lb) <= 0)
-        goto done;
-    if (kind == 1 && plan_for(tm, present_after, nb, &ra, &la) <= 0)
-        goto done;
-    /* the recorded-image info: plan.recorded_c, found through the plan's reader owner */
-    {
-        PyObject *compiled = PyObject_GetAttr(tm, n_compiled);
-        if (compiled == NULL)
-            goto done;
-        PyObject *k1 = _PyLong_FromByteArray(present, (size_t)nb, 1, 0);
-        PyObject *plan = k1 ? PyDict_GetItemWithError(compiled, k1) : NULL;
-        ib = plan ? PyObject_GetAttrString(plan, "recorded_c") : NULL;
-        Py_XDECREF(k1);
-        if (ib != NULL && kind == 1) {
-            PyObject *k2 = _PyLong_FromByteArray(present_after, (size_t)nb, 1, 0);
-            PyObject *plan2 = k2 ? PyDict_GetItemWithError(compiled, k2) : NULL;
-            ia = plan2 ? PyObject_GetAttrString(plan2, "recorded_c") : NULL;
-            Py_XDECREF(k2);
-        }
-        Py_DECREF(compiled);
-        if (ib == NULL || (kind == 1 && ia == NULL))
-            goto done;
-    }
     {
         PyObject *a[10];
         PyObject *kcode = PyLong_FromLong(kind), *ppos = PyLong_FromSsize_t(q),
@@ -2155,12 +2124,11 @@ fail:
 done:
     if (rc == -1 && PyErr_Occurred())
         PyErr_Clear();
-    Py_XDECREF(cols); Py_XDECREF(hr); Py_XDECREF(rb); Py_XDECREF(lb); Py_XDECREF(ra);
-    Py_XDECREF(la); Py_XDECREF(ib); Py_XDECREF(ia); Py_XDECREF(res); Py_XDECREF(schema);
+    Py_XDECREF(ib); Py_XDECREF(ia); Py_XDECREF(res); Py_XDECREF(schema);
     Py_XDECREF(table); Py_XDECREF(ftext); Py_XDECREF(disp); Py_XDECREF(disp2);
     Py_XDECREF(bits); Py_XDECREF(bits2); Py_XDECREF(wire); Py_XDECREF(colsb);
     Py_XDECREF(colsa);
-    Py_DECREF(tm);
+    rows_head_clear(&r);
     return rc == 1 ? 1 : rc == -2 ? -2 : 0;
 }
 
