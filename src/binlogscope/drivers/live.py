@@ -724,12 +724,20 @@ class _Reader:
                 out = self._pending
                 self._pending = []
                 return out
-            if not self._read():
-                self._drain()
-                if not self._pending:
-                    if allow_close:
-                        return None
-                    raise ConnectionError("the server closed the connection")
+            if not self._more(allow_close):
+                return None
+
+    def _more(self, allow_close: bool) -> bool:
+        """One read. False when the server closed with nothing left to hand out and
+        ``allow_close``; without it that raises ConnectionError."""
+        if self._read():
+            return True
+        self._drain()
+        if self._pending:
+            return True
+        if allow_close:
+            return False
+        raise ConnectionError("the server closed the connection")
 
     def _read(self) -> bool:
         """Hand what was decoded to the consumer, then one read into the session (False: EOF)."""
@@ -763,12 +771,8 @@ class _Reader:
                 if isinstance(ev, ResultSetComplete):
                     return ev
                 self.owner._put(LiveItem("packet", event=ev))
-            if not self._read():
-                self._drain()
-                if not self._pending:
-                    if allow_close:
-                        return None
-                    raise ConnectionError("the server closed the connection")
+            if not self._more(allow_close):
+                return None
 
     def next_packet(self) -> PacketDecoded:
         while True:
