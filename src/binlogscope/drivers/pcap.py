@@ -257,15 +257,9 @@ class TcpSegment:
 def parse_frame(linktype: int, data: bytes) -> TcpSegment | None:
     """The TCP segment in a frame, or None (not IPv4/IPv6 TCP, an IP fragment, too short)."""
     try:
-        if linktype == LINKTYPE_ETHERNET:
-            etype = _U16.unpack_from(data, 12)[0]
-            off = 14
-            while etype in _ETH_VLAN:
-                etype = _U16.unpack_from(data, off + 2)[0]
-                off += 4
-        elif linktype == LINKTYPE_LINUX_SLL:
-            etype = _U16.unpack_from(data, 14)[0]
-            off = 16
+        if linktype in (LINKTYPE_ETHERNET, LINKTYPE_LINUX_SLL):
+            off = 14 if linktype == LINKTYPE_ETHERNET else 16  # the protocol type ends there
+            etype = _U16.unpack_from(data, off - 2)[0]
             while etype in _ETH_VLAN:
                 etype = _U16.unpack_from(data, off + 2)[0]
                 off += 4
