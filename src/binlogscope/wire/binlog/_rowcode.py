@@ -101,39 +101,61 @@ def _prefixed(v: str, o: int, prefix: int, codec: str | None) -> Code:
     return [f"e = {_at(o + prefix)} + {length}", f"{v} = {value}", "p = e"], None
 
 
-def _column_code(gen: _Gen, col: ColumnInfo, v: str, mariadb: bool, o: int = 0) -> Code:
-    """Statements that read one non-NULL column at ``p + o`` into ``v``."""
+#: how one column is read, for both readers (generated Python and C): ("struct", struct
+#: code), ("prefixed", (length prefix bytes, codec or None)), ("enum1", 256-tuple byte ->
+#: value), ("temporal2", None) for DATETIME2/TIMESTAMP2, ("decimal", (size, integer groups,
+#: fraction groups)) for a DECIMAL of one group each, or ("reader", the column's reader)
+ColumnPlan = tuple[str, Any]
+
+
+def column_plan(col: ColumnInfo, mariadb: bool) -> ColumnPlan:
     t = col.type
     st = _struct_code(col)
     if st is not None:
-        s = struct.Struct("<" + st)
-        return [f"{v} = {gen.const(s.unpack_from)}(b, {_at(o)})[0]"], s.size
+        return "struct", st
     if t in (T.MYSQL_TYPE_VARCHAR, T.MYSQL_TYPE_VAR_STRING):
-        return _prefixed(v, o, 2 if col.meta > 255 else 1, codec_for(col.charset))
+        return "prefixed", (2 if col.meta > 255 else 1, codec_for(col.charset))
     if t in BLOB_TYPES:
         size = col.meta or 2
         if size in (1, 2, 3, 4):
-            codec = codec_for(col.charset) if col.charset is not None else None
-            return _prefixed(v, o, size, codec)
+            return "prefixed", (size, codec_for(col.charset) if col.charset is not None else None)
     if t == T.MYSQL_TYPE_STRING:
         real = effective_type(col)
         if real == T.MYSQL_TYPE_ENUM and (col.meta & 0xFF) == 1 and col.enum_values is not None:
             names = col.enum_values
-            table = ("", *names[:255], *range(len(names) + 1, 256))
-            return [f"{v} = {gen.const(table)}[b[{_at(o)}]]"], 1
+            return "enum1", ("", *names[:255], *range(len(names) + 1, 256))
         if real not in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
             codec = codec_for(col.charset)
             max_len = string_max_length(col)
             if not (codec is None and col.charset == 63 and max_len):  # BINARY pads: reader
-                return _prefixed(v, o, 2 if max_len > 255 else 1, codec)
+                return "prefixed", (2 if max_len > 255 else 1, codec)
     if t in (T.MYSQL_TYPE_DATETIME2, T.MYSQL_TYPE_TIMESTAMP2) and 0 <= col.meta <= 6:
-        return _temporal2(gen, col, v, o)
+        return "temporal2", None
     if t == T.MYSQL_TYPE_NEWDECIMAL:
-        code = _decimal(gen, col, v, o)
-        if code is not None:
-            return code
-    rd = gen.const(make_reader(col, mariadb=mariadb))
-    return [f"{v}, p = {rd}(b, {_at(o)})"], None
+        # at most 9 integer and 9 fraction digits: two shifts and a format (else the reader)
+        precision, scale = col.meta >> 8, col.meta & 0xFF
+        if 0 < precision <= 65 and scale <= precision:
+            size, gi, gf = decimal_layout(precision, scale)
+            if len(gi) <= 1 and len(gf) <= 1 and size:
+                return "decimal", (size, gi, gf)
+    return "reader", make_reader(col, mariadb=mariadb)
+
+
+def _column_code(gen: _Gen, col: ColumnInfo, v: str, mariadb: bool, o: int = 0) -> Code:
+    """Statements that read one non-NULL column at ``p + o`` into ``v``."""
+    kind, arg = column_plan(col, mariadb)
+    if kind == "struct":
+        s = struct.Struct("<" + arg)
+        return [f"{v} = {gen.const(s.unpack_from)}(b, {_at(o)})[0]"], s.size
+    if kind == "prefixed":
+        return _prefixed(v, o, *arg)
+    if kind == "enum1":
+        return [f"{v} = {gen.const(arg)}[b[{_at(o)}]]"], 1
+    if kind == "temporal2":
+        return _temporal2(gen, col, v, o)
+    if kind == "decimal":
+        return _decimal(v, o, *arg)
+    return [f"{v}, p = {gen.const(arg)}(b, {_at(o)})"], None
 
 
 def _frac_expr(gen: _Gen, fsp: int, raw: str) -> str:
@@ -170,18 +192,13 @@ def _temporal2(gen: _Gen, col: ColumnInfo, v: str, o: int) -> Code:
     return lines, 4 + nf
 
 
-def _decimal(gen: _Gen, col: ColumnInfo, v: str, o: int) -> Code | None:
-    """DECIMAL with at most 9 integer and 9 fraction digits (else None: the reader).
+def _decimal(v: str, o: int, size: int, gi: list[tuple[int, int]],
+             gf: list[tuple[int, int, int]]) -> Code:
+    """DECIMAL with at most one group of integer and of fraction digits.
 
     A value cut short by the end of the image gives a wrong text here, but the position then
     ends past the image, which the caller reports as a ShortRead.
     """
-    precision, scale = col.meta >> 8, col.meta & 0xFF
-    if not 0 < precision <= 65 or scale > precision:
-        return None
-    size, gi, gf = decimal_layout(precision, scale)
-    if len(gi) > 1 or len(gf) > 1 or size == 0:
-        return None
     sign = 1 << (size * 8 - 1)
     full = (1 << (size * 8)) - 1
 
@@ -227,48 +244,28 @@ def _frac_spec(fsp: int) -> tuple[int, Any]:
     return _F_CALL, frac_texts(fsp)
 
 
-def _prefixed_spec(prefix: int, codec: str | None) -> CSpec:
-    return _spec(_K_PREFIXED, codec, prefix)
-
-
 def column_spec(col: ColumnInfo, mariadb: bool) -> CSpec:
-    """How ``_crows.c`` reads one column: the same decisions as :func:`_column_code`."""
-    t = col.type
-    st = _struct_code(col)
-    if st is not None:
-        return _spec(_K_STRUCT[st])
-    if t in (T.MYSQL_TYPE_VARCHAR, T.MYSQL_TYPE_VAR_STRING):
-        return _prefixed_spec(2 if col.meta > 255 else 1, codec_for(col.charset))
-    if t in BLOB_TYPES:
-        size = col.meta or 2
-        if size in (1, 2, 3, 4):
-            codec = codec_for(col.charset) if col.charset is not None else None
-            return _prefixed_spec(size, codec)
-    if t == T.MYSQL_TYPE_STRING:
-        real = effective_type(col)
-        if real == T.MYSQL_TYPE_ENUM and (col.meta & 0xFF) == 1 and col.enum_values is not None:
-            names = col.enum_values
-            return _spec(_K_ENUM1, ("", *names[:255], *range(len(names) + 1, 256)))
-        if real not in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
-            codec = codec_for(col.charset)
-            max_len = string_max_length(col)
-            if not (codec is None and col.charset == 63 and max_len):  # BINARY pads: reader
-                return _prefixed_spec(2 if max_len > 255 else 1, codec)
-    if t in (T.MYSQL_TYPE_DATETIME2, T.MYSQL_TYPE_TIMESTAMP2) and 0 <= col.meta <= 6:
+    """How ``_crows.c`` reads one column (from the same :func:`column_plan`)."""
+    kind, arg = column_plan(col, mariadb)
+    if kind == "struct":
+        return _spec(_K_STRUCT[arg])
+    if kind == "prefixed":
+        prefix, codec = arg
+        return _spec(_K_PREFIXED, codec, prefix)
+    if kind == "enum1":
+        return _spec(_K_ENUM1, arg)
+    if kind == "temporal2":
         mode, frac = _frac_spec(col.meta)
-        if t == T.MYSQL_TYPE_DATETIME2:
+        if col.type == T.MYSQL_TYPE_DATETIME2:
             return _spec(_K_DT2, (YMD_TEXT, HMS_TEXT, frac), col.meta, mode)
         zero = timestamp2_formatter(col.meta)(0, 0)
         return _spec(_K_TS2, (DAY_TEXT, TOD_TEXT, frac, zero), col.meta, mode)
-    if t == T.MYSQL_TYPE_NEWDECIMAL:
-        precision, scale = col.meta >> 8, col.meta & 0xFF
-        if 0 < precision <= 65 and scale <= precision:
-            size, gi, gf = decimal_layout(precision, scale)
-            if len(gi) <= 1 and len(gf) <= 1 and 0 < size <= 8:
-                ishift, imask = gi[0] if gi else (0, 0)
-                fshift, fmask, fdigits = gf[0] if gf else (0, 0, -1)
-                return _spec(_K_DEC, None, size, ishift, imask, fshift, fmask, fdigits)
-    return _spec(_K_PY, make_reader(col, mariadb=mariadb))
+    if kind == "decimal":
+        size, gi, gf = arg
+        ishift, imask = gi[0] if gi else (0, 0)
+        fshift, fmask, fdigits = gf[0] if gf else (0, 0, -1)
+        return _spec(_K_DEC, None, size, ishift, imask, fshift, fmask, fdigits)
+    return _spec(_K_PY, arg)
 
 
 def c_module() -> ModuleType | None:
