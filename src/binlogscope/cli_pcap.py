@@ -128,20 +128,32 @@ class JsonLines:
     def __init__(self) -> None:
         self._heads: dict[Flow, str] = {}  # per flow: '{"flow": ..., "flow_id": N, "frame": '
         self._type_names: dict[int, str] = {}  # event type code -> its JSON string
+        self._c_line = jl.c_packet_line()  # the same text from C (None: not built/turned off)
 
     def line(self, item: CaptureItem) -> str | None:
         ev = item.event
         if type(ev) is not PacketDecoded or item.kind != "event":
             obj = item_json(item)
             return None if obj is None else jl.dumps(obj)
-        bev = ev.binlog_event
-        if bev is None and ev.node is not None:  # record mode: the payload's fields too
-            return jl.dumps(item_json(item))
         flow = item.flow
         head = self._heads.get(flow)
         if head is None:
             head = self._heads[flow] = (f'{{"flow": {jl.string(flow.name)}, "flow_id": '
                                         f'{jl.scalar(flow.id)}, "frame": ')
+        c_line = self._c_line
+        if c_line is not None:
+            text = c_line(head, item.frame, item.timestamp, ev, self._type_names)
+            if text is not None:
+                return text
+        return self.python_line(head, item)
+
+    def python_line(self, head: str, item: CaptureItem) -> str:
+        """:meth:`line` for a packet, in Python: the definition the C writer follows."""
+        ev = item.event
+        assert type(ev) is PacketDecoded
+        bev = ev.binlog_event
+        if bev is None and ev.node is not None:  # record mode: the payload's fields too
+            return jl.dumps(item_json(item))
         semi = ev.semi_sync
         semi_text = "null" if semi is None else _SEMI_JSON[semi.flag & 0x01]
         frame: Any = item.frame  # an int is written as is, anything else as JSON

@@ -6,7 +6,8 @@
   resync, flows), on every shipped capture and on damaged copies (dropped, reordered and
   duplicated frames);
 - the session's direct ACK path == the general packet path;
-- the ``--json`` writer (:class:`JsonLines`) == ``json.dumps(item_json(item))`` on every item.
+- the ``--json`` writer (:class:`JsonLines`) == ``json.dumps(item_json(item))`` on every item,
+  and its C writer (``render/_cjson.c``) == its Python writer wherever the C one writes.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from binlogscope.render import json_lines as jl
 from binlogscope.session import Session
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import EventHeader
+from tests.ci_support import unavailable
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 ALL = sorted(p for p in CAPTURES.iterdir() if p.suffix in (".pcap", ".pcapng"))
@@ -219,6 +221,50 @@ def test_json_lines_equal_json_dumps(src: Path) -> None:
         assert n > 10
 
 
+def _c_line() -> jl.PacketLine:
+    c = jl.c_packet_line()
+    if c is None:
+        unavailable("the C JSON writer (binlogscope.render._cjson) is not built")
+    return c
+
+
+@pytest.mark.parametrize("src", ALL, ids=lambda p: p.name)
+def test_c_json_line_equals_python_line(src: Path) -> None:
+    """The C writer writes the ordinary packets itself (it does not just decline), and what it
+    writes is the Python writer's text."""
+    c_line = _c_line()
+    lines = JsonLines()
+    written = packets = 0
+    for item in read_capture(str(src), PORTS, record=False):
+        ev = item.event
+        if type(ev) is not PacketDecoded or item.kind != "event":
+            continue
+        packets += 1
+        head = lines.line(item)  # fills the flow head and the event type names
+        assert head is not None
+        prefix = lines._heads[item.flow]
+        text = c_line(prefix, item.frame, item.timestamp, ev, lines._type_names)
+        if text is not None:
+            written += 1
+            assert text == lines.python_line(prefix, item) == _reference(item)
+    assert packets > 10
+    assert written == packets  # every packet of a real capture is an ordinary one
+
+
+def test_c_json_line_declines_what_it_does_not_write() -> None:
+    c_line = _c_line()
+    h = EventHeader(1700000000, 30, 7, 90, 1234, 0)
+    item = _item(DecodedEvent(21, h, _Body(schema="s"), None, True))
+    head = '{"flow": "f", "flow_id": 1, "frame": '
+    assert c_line(head, 5, 1.25, item.event, {}) is None  # event type name not known yet
+    text = c_line(head, 5, 1.25, item.event, {30: '"WRITE_ROWS_EVENT_V1"'})
+    assert text is not None and json.loads(text)["event_type"] == "WRITE_ROWS_EVENT_V1"
+    assert c_line(head, 5.0, 1.25, item.event, {30: '"W"'}) is None  # a frame that is no int
+    assert c_line(head, 5, 1.25, "not a packet", {}) is None
+    lone = _item(DecodedEvent(21, h, _Body(query="\ud800"), None, True))
+    assert c_line(head, 5, 1.25, lone.event, {30: '"W"'}) is None  # no UTF-8 form
+
+
 class _Body:
     def __init__(self, **kw: Any) -> None:
         self.__dict__.update(kw)
@@ -259,7 +305,9 @@ def test_json_lines_unusual_values(case: int) -> None:
         _item(DecodedEvent(21, h, None, None, True)),
     ]
     item = cases[case]
-    assert JsonLines().line(item) == _reference(item)
+    lines = JsonLines()
+    assert lines.line(item) == _reference(item)
+    assert lines.line(item) == _reference(item)  # again, with the event type name known (C)
 
 
 def test_json_scalars() -> None:

@@ -6,12 +6,17 @@ key dominates a large capture's output time. The helpers here write the same tex
 piece (f-strings for the fixed keys, the C string escaper for strings) and fall back to the
 encoder itself for any value that is not a plain ``None``/``bool``/``int``/``float``/``str``, so
 the text is byte for byte what ``json.dumps(..., ensure_ascii=False)`` gives for the dict.
+
+:func:`c_packet_line` is the same text for a whole decoded packet, written by the optional C
+module ``_cjson`` (built with the package; off with ``BINLOGSCOPE_PURE_PYTHON``). It declines
+(None) whatever is not an ordinary packet, and the Python writer - the definition - runs.
 """
 
 from __future__ import annotations
 
 import json
 import json.encoder
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -112,4 +117,37 @@ def rows(rs: Any) -> str:
     return "[" + ", ".join(out) + "]"
 
 
-__all__ = ["dumps", "image", "rows", "scalar", "string", "value"]
+#: packet_line(head, frame, timestamp, ev, type_names) -> str | None, see c_packet_line
+PacketLine = Callable[[str, Any, Any, Any, dict[int, str]], "str | None"]
+_c_line: PacketLine | None = None
+_c_loaded = False
+
+
+def c_packet_line() -> PacketLine | None:
+    """The C writer of a packet's ``--json`` line, or None (not built, or turned off).
+
+    ``packet_line(head, frame, timestamp, ev, type_names)``: for the
+    :class:`~binlogscope.events.PacketDecoded` ``ev`` of a capture item, the text of
+    ``binlogscope.cli_pcap.JsonLines.line`` (``head``: the flow's '{"flow": ..., "frame": '
+    prefix; ``type_names``: event type code -> its JSON string, filled by the Python writer),
+    or None when the Python writer must do it. Row values other than str/int/None go through
+    :func:`value`, so they are written by the same code either way.
+    """
+    global _c_line, _c_loaded
+    if not _c_loaded:
+        _c_loaded = True
+        if not os.environ.get("BINLOGSCOPE_PURE_PYTHON"):
+            try:
+                from binlogscope.render import _cjson  # type: ignore[attr-defined]
+            except ImportError:
+                _cjson = None
+            if _cjson is not None:
+                from binlogscope.events import PacketDecoded, Peer
+
+                _cjson.configure(value, scalar, image, PacketDecoded, Peer.SERVER, Peer.CLIENT)
+                _c_line = _cjson.packet_line
+    return _c_line
+
+
+__all__ = ["PacketLine", "c_packet_line", "dumps", "image", "rows", "scalar", "string",
+           "value"]
