@@ -43,6 +43,7 @@ from binlogscope.events import (
     TlsStarted,
 )
 from binlogscope.wire import commands, handshake, replication, results
+from binlogscope._cstream import decode_plain, stream_run_c
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.constants import (
@@ -91,6 +92,8 @@ def _positional_maker(cls: type[_T]) -> Callable[..., _T]:
 _packet_decoded: Callable[..., PacketDecoded] = _positional_maker(PacketDecoded)
 #: the two usual semi-sync headers (immutable, shared by every event that carries them)
 _SEMI_HEADERS = (replication.SemiSyncHeader(0), replication.SemiSyncHeader(1))
+#: the C loop of _stream_direct (None: not built, or BINLOGSCOPE_PURE_PYTHON)
+_stream_run_c = stream_run_c(_SEMI_HEADERS)
 
 
 class ProtocolViolation(Exception):  # noqa: N818  (the name h11 and the design use)
@@ -478,9 +481,19 @@ class Session:
     def _stream_direct(self, offset: int, data: bytes) -> int:
         """:meth:`_stream_run` over a read that starts on a packet boundary with nothing
         buffered (the usual case: a server writes whole packets), without copying it into the
-        buffer first. Returns how many bytes it consumed; the rest goes the buffered way."""
+        buffer first. Returns how many bytes it consumed; the rest goes the buffered way.
+
+        The C loop (:mod:`binlogscope._cstream`) goes first when it is there: the same objects
+        for the same packets; it stops where this loop has something to say."""
         i = 0
         end = len(data)
+        run = _stream_run_c
+        if run is not None and self.semi_sync is not None and type(data) is bytes:
+            got: list[SessionEvent] = []
+            i, self._seq, self._after_ack = run(data, offset, self.ctx, self.semi_sync,
+                                                self._seq, self._after_ack, got, decode_plain)
+            if got:
+                self._out.extend(got)
         while i + HEADER_LEN <= end:
             n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
             j = i + HEADER_LEN + n

@@ -1,17 +1,22 @@
 """The no-tree stream path of the Session gives the same packets, values and errors as the
-general path (which builds trees), on a whole conversation with semi-sync, damage included."""
+general path (which builds trees), on a whole conversation with semi-sync, damage included;
+with its C loop (``_crows.stream_run``) and without it."""
 
 from __future__ import annotations
 
 import struct
 from typing import Any
 
+import pytest
+
+from binlogscope import session as session_mod
 from binlogscope.events import DecodeError, PacketDecoded, Peer, Role, SequenceMismatch
 from binlogscope.session import BinlogEventData, Session
 from binlogscope.summary import event_summary
 from binlogscope.wire import commands as cm
 from binlogscope.wire import handshake as hs
 from binlogscope.wire import replication as rp
+from tests.ci_support import unavailable
 from tests.session.test_session import (
     ConnectionPair,
     artificial_rotate,
@@ -78,6 +83,16 @@ def _conversation() -> tuple[list[tuple[Peer, bytes]], list[Any], int]:
     return wire, pair.log["observer"], len(events)
 
 
+@pytest.fixture(params=["c_loop", "python_loop"])
+def loop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "python_loop":
+        monkeypatch.setattr(session_mod, "_stream_run_c", None)
+    elif session_mod._stream_run_c is None:
+        unavailable("the C stream loop (binlogscope.wire.binlog._crows) is not built")
+    return str(request.param)
+
+
+@pytest.mark.usefixtures("loop")
 def test_fast_stream_path_equals_general_path() -> None:
     wire, slow, n_sent = _conversation()
     fast = Session(Role.OBSERVER, record=False)
@@ -92,6 +107,7 @@ def test_fast_stream_path_equals_general_path() -> None:
     assert n_events == n_sent
 
 
+@pytest.mark.usefixtures("loop")
 def test_fast_stream_path_any_read_boundaries() -> None:
     """Reads that hold several packets, or end inside a header or a payload: the direct path
     (a read on a packet boundary) and the buffered one hand over without a byte lost."""
@@ -134,3 +150,57 @@ def test_replica_ack_bytes_first_decoded_in_order() -> None:
     assert got[0].direction == Peer.CLIENT and got[0].value == ack
     assert got[1].direction == Peer.SERVER and got[1].binlog_event is not None
     assert not [e for e in evs if isinstance(e, SequenceMismatch | DecodeError)]
+
+
+def _damaged_seq_wire() -> list[tuple[Peer, bytes]]:
+    """The conversation with a server packet's sequence id wrong and one after an ACK reset to 1
+    (MariaDB's NET counter), so the sequence checks of the loop have something to report."""
+    wire, _, _ = _conversation()
+    out = list(wire)
+    server_events = [i for i, (peer, data) in enumerate(out)
+                     if peer == Peer.SERVER and data[4:5] == b"\x00" and len(data) > 30]
+    i = server_events[len(server_events) // 2]
+    bad = bytearray(out[i][1])
+    bad[3] = (bad[3] + 5) & 0xFF
+    out[i] = (Peer.SERVER, bytes(bad))
+    return out
+
+
+def test_c_stream_loop_gives_the_python_loops_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Object for object (dataclass equality: every field of every packet, event, body and
+    row), the C loop's output is the Python loop's, sequence mismatches and errors included;
+    and the C loop does take the packets (it does not just decline)."""
+    run = session_mod._stream_run_c
+    if run is None:
+        unavailable("the C stream loop (binlogscope.wire.binlog._crows) is not built")
+    wire = _damaged_seq_wire()
+    calls = {"packets": 0}
+
+    def counting(data: bytes, offset: int, *rest: Any) -> Any:
+        got = run(data, offset, *rest)
+        calls["packets"] += sum(1 for e in rest[4] if isinstance(e, PacketDecoded))
+        return got
+
+    results = []
+    for c_loop in (counting, None):
+        monkeypatch.setattr(session_mod, "_stream_run_c", c_loop)
+        s = Session(Role.OBSERVER, record=False)
+        for peer, data in wire:
+            s.receive_data(data, peer)
+        results.append(list(s.events()))
+    c_out, py_out = results
+    for out in results:  # each run compiled its own row readers (a cache, no value)
+        for e in out:
+            tm = getattr(getattr(getattr(e, "binlog_event", None), "body", None), "table_map",
+                         None)
+            if tm is not None:
+                tm.compiled = None
+    assert len(c_out) == len(py_out)
+    for a, b in zip(c_out, py_out, strict=True):
+        assert a == b
+    assert any(isinstance(e, SequenceMismatch) for e in c_out)
+    assert any(isinstance(e, DecodeError) for e in c_out)
+    n_events = sum(1 for e in c_out if isinstance(e, PacketDecoded) and e.kind == "binlog_event")
+    # all but the ROTATE and the FORMAT_DESCRIPTION that come before any FORMAT_DESCRIPTION
+    # was seen (the Python loop's business)
+    assert calls["packets"] == n_events - 2

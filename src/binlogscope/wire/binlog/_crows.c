@@ -716,8 +716,9 @@ typedef struct {
     PyObject *defaults[24];   /* NULL: required; list_marker: a new empty list */
 } Layout;
 
-enum { L_DEC, L_HDR, L_XID, L_ANN, L_GTID, L_TMEV, L_ROWS, L_COUNT, L_NODE = L_COUNT };
-static Layout layouts[L_COUNT + 1];
+enum { L_DEC, L_HDR, L_XID, L_ANN, L_GTID, L_TMEV, L_ROWS, L_COUNT, L_NODE = L_COUNT, L_PKT,
+       L_BPKT, L_ALL };
+static Layout layouts[L_ALL];
 static int node_ready;
 static PyObject *empty_tuple;
 static PyObject *list_marker;
@@ -2512,6 +2513,221 @@ fast_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* ====================================================================== the stream loop
+ * stream_run(data, offset, ctx, semi, seq, after_ack, out, decode) -> (used, seq, after_ack)
+ *
+ * Session._stream_direct's loop in C: the complete single-fragment binlog event packets at the
+ * start of ``data`` (the server's bytes in the BINLOG_STREAM phase, no tree, nothing buffered;
+ * ``offset`` is the stream offset of data[0]). For each: the semi-sync header when ``semi``
+ * (True/False: negotiated or not), the sequence id check (a SequenceMismatch appended to ``out``
+ * as Session._stream_event does, including MariaDB's reset to 1 after an ACK), the event decoded
+ * (fast_event, else the Python ``decode(payload, ctx, start, base)``), and the same
+ * PacketDecoded(BinlogPacket(...)) Session._stream_event appends, plus a DecodeError when the
+ * event has an error. It stops, with nothing of that packet done, at anything else (a partial
+ * or multi-fragment packet, EOF/ERR, a missing semi-sync magic, an unusual semi-sync flag,
+ * before the FORMAT_DESCRIPTION): the Python path takes it from there. ``used``: bytes
+ * consumed; ``seq``/``after_ack``: the session's new values (seq None: not learnt yet). */
+static PyObject *st_server, *st_phase, *st_kind, *st_semi[2], *st_mismatch, *st_decode_error,
+    *st_fde_seen, *st_error;
+static int stream_ready;
+
+/* configure_stream(PacketDecoded layout, BinlogPacket layout, Peer.SERVER,
+ * Phase.BINLOG_STREAM, "binlog_event", (SemiSyncHeader(0), SemiSyncHeader(1)),
+ * SequenceMismatch, DecodeError); a layout is (class, (offset, ...), (default|required, ...)) */
+static PyObject *
+configure_stream(PyObject *module, PyObject *args)
+{
+    PyObject *lp, *lb, *server, *phase, *kind, *semi, *mismatch, *derr, *required;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!O!OOUO!OOO:configure_stream", &PyTuple_Type, &lp,
+                          &PyTuple_Type, &lb, &server, &phase, &kind, &PyTuple_Type, &semi,
+                          &mismatch, &derr, &required))
+        return NULL;
+    if (PyTuple_GET_SIZE(semi) != 2) {
+        PyErr_SetString(PyExc_ValueError, "configure_stream: two semi-sync headers");
+        return NULL;
+    }
+    PyObject *ls[2] = {lp, lb};
+    int which[2] = {L_PKT, L_BPKT};
+    Py_ssize_t want[2] = {13, 3};
+    for (int i = 0; i < 2; i++) {
+        PyObject *cls, *offs, *defs;
+        if (!PyArg_ParseTuple(ls[i], "O!O!O!", &PyType_Type, &cls, &PyTuple_Type, &offs,
+                              &PyTuple_Type, &defs))
+            return NULL;
+        Py_ssize_t n = PyTuple_GET_SIZE(offs);
+        if (n != want[i] || PyTuple_GET_SIZE(defs) != n) {
+            PyErr_SetString(PyExc_ValueError, "configure_stream: unexpected fields");
+            return NULL;
+        }
+        Layout *L = &layouts[which[i]];
+        for (Py_ssize_t k = 0; k < n; k++) {
+            L->off[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offs, k));
+            if (L->off[k] < (Py_ssize_t)sizeof(PyObject) ||
+                L->off[k] + (Py_ssize_t)sizeof(PyObject *) > ((PyTypeObject *)cls)->tp_basicsize) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "configure_stream: bad slot offset");
+                return NULL;
+            }
+            PyObject *d = PyTuple_GET_ITEM(defs, k);
+            L->defaults[k] = d == required ? NULL : d;
+            Py_XINCREF(L->defaults[k]);
+        }
+        Py_INCREF(cls);
+        L->type = (PyTypeObject *)cls;
+        L->n = n;
+    }
+    PyObject **dst[] = {&st_server, &st_phase, &st_kind, &st_semi[0], &st_semi[1],
+                        &st_mismatch, &st_decode_error};
+    PyObject *src[] = {server, phase, kind, PyTuple_GET_ITEM(semi, 0), PyTuple_GET_ITEM(semi, 1),
+                       mismatch, derr};
+    for (int i = 0; i < 7; i++) {
+        Py_INCREF(src[i]);
+        Py_XSETREF(*dst[i], src[i]);
+    }
+    if (!st_fde_seen && (st_fde_seen = PyUnicode_InternFromString("fde_seen")) == NULL)
+        return NULL;
+    if (!st_error && (st_error = PyUnicode_InternFromString("error")) == NULL)
+        return NULL;
+    stream_ready = 1;
+    Py_RETURN_NONE;
+}
+
+static int
+append_call(PyObject *out, PyObject *cls, PyObject **vals, Py_ssize_t n)
+{
+    PyObject *o = PyObject_Vectorcall(cls, vals, (size_t)n, NULL);
+    if (o == NULL)
+        return -1;
+    int r = PyList_Append(out, o);
+    Py_DECREF(o);
+    return r;
+}
+
+static PyObject *
+stream_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8 || !PyBytes_Check(args[0]) || !PyList_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError, "stream_run(data: bytes, offset, ctx, semi, seq, "
+                        "after_ack, out: list, decode)");
+        return NULL;
+    }
+    if (!stream_ready || !events_ready) {
+        PyErr_SetString(PyExc_RuntimeError, "stream_run: configure_stream() was not called");
+        return NULL;
+    }
+    PyObject *data = args[0], *ctx = args[2], *out = args[6], *decode = args[7];
+    Py_ssize_t offset = PyLong_AsSsize_t(args[1]);
+    if (offset == -1 && PyErr_Occurred())
+        return NULL;
+    int semi = PyObject_IsTrue(args[3]);
+    int after_ack = PyObject_IsTrue(args[5]);
+    if (semi < 0 || after_ack < 0)
+        return NULL;
+    long seq = -1;  /* -1: not learnt (None) */
+    if (args[4] != Py_None) {
+        seq = PyLong_AsLong(args[4]);
+        if (seq == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(data);
+    Py_ssize_t end = PyBytes_GET_SIZE(data), i = 0;
+    while (i + 4 <= end) {
+        Py_ssize_t n = d[i] | d[i + 1] << 8 | d[i + 2] << 16, j = i + 4 + n;
+        if (n >= 0xFFFFFF || j > end || n == 0 || d[i + 4] != 0)
+            break;
+        PyObject *semi_hdr = Py_None;
+        Py_ssize_t off = 1;
+        if (semi) {
+            if (n < 3 || d[i + 5] != 0xEF || d[i + 6] >= 2)
+                break;  /* no magic (the Python path reports it), or an unusual flag */
+            semi_hdr = st_semi[d[i + 6]];
+            off = 3;
+        }
+        long long fde;
+        if (attr_int(ctx, st_fde_seen, &fde) < 0)
+            return NULL;
+        if (!fde)
+            break;
+        long sq = d[i + 3], expected = seq;
+        if (after_ack && sq == 1)
+            expected = 1;
+        after_ack = 0;
+        Py_ssize_t at = offset + i;
+        if (expected >= 0 && sq != expected) {
+            PyObject *a = PyLong_FromSsize_t(at), *e = PyLong_FromLong(expected),
+                     *g = PyLong_FromLong(sq);
+            int r = -1;
+            if (a && e && g) {
+                PyObject *vals[4] = {st_server, a, e, g};
+                r = append_call(out, st_mismatch, vals, 4);
+            }
+            Py_XDECREF(a);
+            Py_XDECREF(e);
+            Py_XDECREF(g);
+            if (r < 0)
+                return NULL;
+        }
+        seq = (sq + 1) & 0xFF;
+        PyObject *payload = PyBytes_FromStringAndSize((const char *)d + i + 4, n);
+        PyObject *po = PyLong_FromSsize_t(off), *bo = PyLong_FromSsize_t(at + 4);
+        PyObject *ev = NULL, *err = NULL, *bp = NULL, *pkt = NULL, *ao = NULL, *so = NULL,
+                 *no = NULL, *wo = NULL;
+        int r = -1;
+        if (payload && po && bo) {
+            PyObject *fa[4] = {payload, po, bo, ctx};
+            ev = fast_event(module, fa, 4);
+            if (ev == Py_None) {
+                PyObject *da[4] = {payload, ctx, po, bo};
+                Py_DECREF(ev);
+                ev = PyObject_Vectorcall(decode, da, 4, NULL);
+            }
+        }
+        if (ev)
+            err = PyObject_GetAttr(ev, st_error);
+        if (err) {
+            PyObject *bv[3] = {ev, semi_hdr, Py_None};
+            bp = make(L_BPKT, bv, 3);
+        }
+        if (bp) {
+            ao = PyLong_FromSsize_t(at);
+            so = PyLong_FromLong(sq);
+            no = PyLong_FromSsize_t(n);
+            wo = PyLong_FromSsize_t(n + 4);
+        }
+        if (wo && ao && so && no) {
+            PyObject *pv[13] = {st_server, ao, so, no, st_kind, bp, Py_None, st_phase, semi_hdr,
+                                ev, err, wo, payload};
+            pkt = make(L_PKT, pv, 13);
+        }
+        if (pkt && PyList_Append(out, pkt) == 0) {
+            r = 0;
+            if (err != Py_None) {
+                PyObject *vals[4] = {st_server, ao, err, Py_None};
+                r = append_call(out, st_decode_error, vals, 4);
+            }
+        }
+        Py_XDECREF(payload);
+        Py_XDECREF(po);
+        Py_XDECREF(bo);
+        Py_XDECREF(ev);
+        Py_XDECREF(err);
+        Py_XDECREF(bp);
+        Py_XDECREF(pkt);
+        Py_XDECREF(ao);
+        Py_XDECREF(so);
+        Py_XDECREF(no);
+        Py_XDECREF(wo);
+        if (r < 0)
+            return NULL;
+        i = j;
+    }
+    PyObject *seq_o = seq < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(seq);
+    if (seq_o == NULL)
+        return NULL;
+    return Py_BuildValue("(nNO)", i, seq_o, after_ack ? Py_True : Py_False);
+}
+
 static PyMethodDef module_methods[] = {
     {"decode_rows", decode_rows, METH_VARARGS,
      "decode_rows(data, kind, reader_b, reader_a) -> list of {'before', 'after'} dicts"},
@@ -2538,6 +2754,12 @@ static PyMethodDef module_methods[] = {
     {"make_node", (PyCFunction)(void (*)(void))make_node, METH_FASTCALL,
      "make_node(name, offset, length, value, wire, display, doc, children, error) -> Node"},
     {"slot_offset", slot_offset, METH_O, "slot_offset(member_descriptor) -> byte offset"},
+    {"configure_stream", configure_stream, METH_VARARGS,
+     "configure_stream(packet layout, binlog packet layout, server, phase, kind, semi "
+     "headers, SequenceMismatch, DecodeError, required)"},
+    {"stream_run", (PyCFunction)(void (*)(void))stream_run, METH_FASTCALL,
+     "stream_run(data, offset, ctx, semi, seq, after_ack, out, decode) -> (used, seq, "
+     "after_ack)"},
     {"fast_event", (PyCFunction)(void (*)(void))fast_event, METH_FASTCALL,
      "fast_event(buf, pos, base, ctx) -> DecodedEvent, or None for the Python path"},
     {"crc32", crc32_py, METH_VARARGS, "crc32(bytes, start, end) -> CRC-32 (as zlib.crc32)"},

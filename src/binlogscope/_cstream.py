@@ -1,0 +1,53 @@
+"""Glue for the C loop over a read of binlog event packets (``_crows.stream_run``).
+
+``Session._stream_direct`` is the per-packet loop of the BINLOG_STREAM phase without trees:
+header, semi-sync header, sequence id check, event decode, one ``PacketDecoded`` per packet.
+``stream_run(data, offset, ctx, semi, seq, after_ack, out, decode)`` is that loop in C: it
+appends to ``out`` exactly the objects the Python loop appends (the same dataclasses, their
+slots filled directly from the offsets read here) and stops, with nothing of that packet done,
+at anything the Python loop should handle. ``decode`` is the Python decoder for the events the
+C fast path does not take.
+
+``stream_run_c`` is None when the C module is not built or ``BINLOGSCOPE_PURE_PYTHON`` is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from binlogscope.events import DecodeError, PacketDecoded, Peer, Phase, SequenceMismatch
+from binlogscope.wire.binlog import _cfast
+from binlogscope.wire.binlog._rowcode import c_module
+from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.replication import BinlogPacket, SemiSyncHeader
+
+StreamRun = Callable[[bytes, int, DecodeContext, bool, "int | None", bool, list[Any],
+                      Callable[..., DecodedEvent]], tuple[int, "int | None", bool]]
+
+
+def decode_plain(payload: bytes, ctx: DecodeContext, start: int, base: int) -> DecodedEvent:
+    """``decode_event`` without a tree, positional (what the C loop calls back)."""
+    return decode_event(payload, ctx, start=start, base=base, record=False)
+
+
+def _configure(semi_headers: tuple[SemiSyncHeader, SemiSyncHeader]) -> StreamRun | None:
+    crows = c_module()
+    if crows is None or _cfast.fast_event_c is None:
+        return None
+    crows.configure_stream(_cfast._layout(crows, PacketDecoded, 13),
+                           _cfast._layout(crows, BinlogPacket, 3), Peer.SERVER,
+                           Phase.BINLOG_STREAM, "binlog_event", semi_headers, SequenceMismatch,
+                           DecodeError, _cfast._REQUIRED)
+    fn: StreamRun = crows.stream_run
+    return fn
+
+
+def stream_run_c(semi_headers: tuple[SemiSyncHeader, SemiSyncHeader]) -> StreamRun | None:
+    """The C loop, configured to hand out ``semi_headers`` (the session's shared
+    ``SemiSyncHeader(0)`` and ``(1)``), or None."""
+    return _configure(semi_headers)
+
+
+__all__ = ["StreamRun", "decode_plain", "stream_run_c"]
