@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from binlogscope._cstream import decode_plain, stream_run_c
 from binlogscope.events import (
     ConnectionClosed,
     DecodeError,
@@ -43,7 +44,6 @@ from binlogscope.events import (
     TlsStarted,
 )
 from binlogscope.wire import commands, handshake, replication, results
-from binlogscope._cstream import decode_plain, stream_run_c
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.constants import (
