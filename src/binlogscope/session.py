@@ -147,6 +147,16 @@ class BinlogEventData:
         self.ack_requested = ack_requested
 
 
+def _completes(buf: PacketBuffer, pending: int, more: int) -> bool:
+    """Do ``more`` new bytes complete the packet whose first ``pending`` bytes are buffered?
+    (Only then are the buffered bytes worth joining to the new ones: a big packet arriving in
+    many reads stays in the buffer instead of being copied again at every read.)"""
+    if pending < HEADER_LEN:
+        return True
+    head = buf.peek(HEADER_LEN)
+    return HEADER_LEN + (head[0] | head[1] << 8 | head[2] << 16) <= pending + more
+
+
 class Session:
     """One MySQL connection seen from one side (or from the wire)."""
 
@@ -351,9 +361,17 @@ class Session:
         if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED):
             self.opaque_bytes[peer] += len(data)
             return
-        if self.phase is Phase.BINLOG_STREAM and not self.record and not buf.pending:
-            used = (self._stream_direct(buf.offset, data) if peer is Peer.SERVER
-                    else self._ack_direct(buf.offset, data))
+        if self.phase is Phase.BINLOG_STREAM and not self.record:
+            pending = buf.pending
+            if pending and _completes(buf, pending, len(data)):
+                # the start of a packet is buffered and this read completes it: the direct
+                # loop takes both (a socket read rarely ends on a packet boundary)
+                _, head = buf.take_pending()
+                data = head + data
+                pending = 0
+            used = 0 if pending else (self._stream_direct(buf.offset, data)
+                                      if peer is Peer.SERVER
+                                      else self._ack_direct(buf.offset, data))
             if used:
                 buf.drain()  # empty: moves nothing, makes skip() below exact
                 buf.skip(used)  # those bytes were consumed straight from ``data``

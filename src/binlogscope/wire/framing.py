@@ -169,6 +169,20 @@ class PacketBuffer:
         self._pos = self._cur = len(self._buf)
         return off, data
 
+    def peek(self, n: int) -> bytes:
+        """The first ``n`` uncommitted bytes (fewer when fewer are there), not consumed."""
+        return bytes(self._buf[self._pos : self._pos + n])
+
+    def take_pending(self) -> tuple[int, bytes]:
+        """Remove every uncommitted byte and return it with the offset of its first byte; the
+        buffer is then empty at that offset, as if those bytes had not been received yet."""
+        off = self.offset
+        data = bytes(self._buf[self._pos :])
+        self._base = off
+        self._buf = bytearray()
+        self._pos = self._cur = 0
+        return off, data
+
     def skip(self, n: int) -> None:
         """Jump ``n`` bytes ahead in the stream without data (bytes lost in a capture).
 
