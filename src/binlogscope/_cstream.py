@@ -1,4 +1,4 @@
-"""Glue for the C loop over a read of binlog event packets (``_crows.stream_run``).
+"""Glue for the C loops of the binlog stream (``_crows.stream_run`` and ``_crows.fetch_run``).
 
 ``Session._stream_direct`` is the per-packet loop of the BINLOG_STREAM phase without trees:
 header, semi-sync header, sequence id check, event decode, one ``PacketDecoded`` per packet.
@@ -8,7 +8,12 @@ slots filled directly from the offsets read here) and stops, with nothing of tha
 at anything the Python loop should handle. ``decode`` is the Python decoder for the events the
 C fast path does not take.
 
-``stream_run_c`` is None when the C module is not built or ``BINLOGSCOPE_PURE_PYTHON`` is set.
+``fetch_run(evs, i, tracker, batch) -> (i, ack)`` is the replica fetcher's loop
+(``drivers.live.LiveReplica._stream``) for the ordinary events of a read: the same
+``PositionTracker`` moves and the same ``LiveItem``/``RestartPoint`` objects (see the C source
+for where it stops and hands over to the Python loop).
+
+Both are None when the C module is not built or ``BINLOGSCOPE_PURE_PYTHON`` is set.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from binlogscope.events import DecodeError, PacketDecoded, Peer, Phase, SequenceMismatch
+from binlogscope.pipeline.position import PositionTracker, RestartPoint
 from binlogscope.wire.binlog import _cfast
 from binlogscope.wire.binlog._rowcode import c_module
 from binlogscope.wire.binlog.context import DecodeContext
@@ -44,10 +50,29 @@ def _configure(semi_headers: tuple[SemiSyncHeader, SemiSyncHeader]) -> StreamRun
     return fn
 
 
+_stream_configured: StreamRun | None = None
+
+
 def stream_run_c(semi_headers: tuple[SemiSyncHeader, SemiSyncHeader]) -> StreamRun | None:
     """The C loop, configured to hand out ``semi_headers`` (the session's shared
     ``SemiSyncHeader(0)`` and ``(1)``), or None."""
-    return _configure(semi_headers)
+    global _stream_configured
+    _stream_configured = _configure(semi_headers)
+    return _stream_configured
 
 
-__all__ = ["StreamRun", "decode_plain", "stream_run_c"]
+FetchRun = Callable[[list[Any], int, PositionTracker, list[Any]], tuple[int, bool]]
+
+
+def fetch_run_c(live_item: type) -> FetchRun | None:
+    """The C fetcher loop, configured to build ``live_item`` objects (``LiveItem``), or None."""
+    crows = c_module()
+    if crows is None or _cfast.fast_event_c is None or _stream_configured is None:
+        return None
+    crows.configure_fetch(_cfast._layout(crows, live_item, 6),
+                          _cfast._layout(crows, RestartPoint, 4), _cfast._REQUIRED)
+    fn: FetchRun = crows.fetch_run
+    return fn
+
+
+__all__ = ["FetchRun", "StreamRun", "decode_plain", "fetch_run_c", "stream_run_c"]

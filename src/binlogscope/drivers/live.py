@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from binlogscope._cstream import fetch_run_c
 from binlogscope.drivers.live_setup import QUERY_WHY, SetupStep, setup_steps
 from binlogscope.drivers.options import ConnectionOptions
 from binlogscope.drivers.recorder import SessionRecorder
@@ -91,6 +92,10 @@ class LiveItem:
     text: str = ""
     restart: RestartPoint | None = None  # for packets: the resume point once this is acked
     deliver: bool = True  # False: a replay of an already delivered event (skipped on resume)
+
+
+#: the fetcher loop in C for the ordinary events (None: not built, or BINLOGSCOPE_PURE_PYTHON)
+_fetch_run_c = fetch_run_c(LiveItem)
 
 
 @dataclass
@@ -587,6 +592,7 @@ class LiveReplica:
             rd.session.record = False
         filt = self.s.table_filter
         batch = self._batch
+        fetch = _fetch_run_c
         timeout = max(self.s.net_read_timeout, (self.s.heartbeat or 0) * 3 + 1)
         rd.sock.settimeout(timeout)
         while not self.stop_event.is_set():
@@ -594,7 +600,22 @@ class LiveReplica:
             if evs is None:
                 self._closed(rd)
                 return
-            for ev in evs:
+            i, n = 0, len(evs)
+            while i < n:
+                if fetch is not None and skip <= 0 and not filt.active:
+                    # the ordinary events of the read, in C (the same items, the same tracker
+                    # moves); it stops at anything else, after an ACK request, at 256 items
+                    i, ack = fetch(evs, i, tracker, batch)
+                    if ack:
+                        done = evs[i - 1]
+                        assert isinstance(done, PacketDecoded)
+                        self._ack(rd, done)
+                    elif len(batch) >= 256:
+                        self._flush()
+                    if ack or i >= n or len(batch) >= 256:
+                        continue
+                ev = evs[i]
+                i += 1
                 if not isinstance(ev, PacketDecoded):
                     self._put(LiveItem("packet", ev))
                     if isinstance(ev, ConnectionClosed):
@@ -628,16 +649,23 @@ class LiveReplica:
                 batch.append(LiveItem("packet", ev, None, "", restart_point(), deliver))
                 semi = ev.semi_sync
                 if semi is not None and semi.flag & 0x01 and h is not None:
-                    # the event is safely in the store before it is acknowledged; the consumer
-                    # is woken after the ACK is out (its wake-up costs a syscall, and its
-                    # thread would then compete for the GIL with this one)
-                    self._flush(wake=False)
-                    rd.send(SemiSyncAck(h.log_pos, tracker.log_file or ""))
-                    self.store.wake()
-                    self.acks_sent += 1
-                    self.ack_delays.append(rd.sent_at - rd.read_at)
+                    self._ack(rd, ev)
                 elif len(batch) >= 256:
                     self._flush()
+
+    def _ack(self, rd: _Reader, ev: PacketDecoded) -> None:
+        """The semi-sync ACK for ``ev`` (its item is the last one in the batch).
+
+        The event is safely in the store before it is acknowledged; the consumer is woken
+        after the ACK is out (its wake-up costs a syscall, and its thread would then compete
+        for the GIL with this one)."""
+        bev = ev.binlog_event
+        assert bev is not None and bev.header is not None
+        self._flush(wake=False)
+        rd.send(SemiSyncAck(bev.header.log_pos, self.fetch_pos.log_file or ""))
+        self.store.wake()
+        self.acks_sent += 1
+        self.ack_delays.append(rd.sent_at - rd.read_at)
 
     def _closed(self, rd: _Reader) -> None:
         if rd.session.phase == Phase.COMMAND:

@@ -717,7 +717,7 @@ typedef struct {
 } Layout;
 
 enum { L_DEC, L_HDR, L_XID, L_ANN, L_GTID, L_TMEV, L_ROWS, L_COUNT, L_NODE = L_COUNT, L_PKT,
-       L_BPKT, L_ALL };
+       L_BPKT, L_ITEM, L_RP, L_ALL };
 static Layout layouts[L_ALL];
 static int node_ready;
 static PyObject *empty_tuple;
@@ -2728,6 +2728,264 @@ stream_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nNO)", i, seq_o, after_ack ? Py_True : Py_False);
 }
 
+/* ====================================================================== the fetch loop
+ * fetch_run(evs, i, tracker, batch) -> (i, ack)
+ *
+ * The replica's fetcher loop (drivers.live.LiveReplica._stream) in C for the ordinary binlog
+ * events of a read: from evs[i], each PacketDecoded carrying an undamaged, non-artificial event
+ * of the hot types (GTID 162, ANNOTATE_ROWS 160, TABLE_MAP 19, WRITE/UPDATE/DELETE_ROWS v1/v2,
+ * XID 16) moves the PositionTracker as PositionTracker.update does (its slots read and written;
+ * at a commit its own _commit_gtid() is called) and gets its LiveItem("packet", ev, None, "",
+ * tracker.restart_point(), True) appended to ``batch``. The caller uses it only when nothing is
+ * being skipped and no table filter is on. It stops AT anything else (evs[i] is then the
+ * Python loop's) and right AFTER an event whose semi-sync header asks for an ACK (ack True:
+ * the caller sends it for evs[i - 1]) or that fills the batch to 256 items. */
+static PyObject *fr_empty, *fr_packet, *fr_log_file, *fr_next_pos, *fr_txn_start, *fr_txn_events,
+    *fr_in_txn, *fr_pending_gtid, *fr_gtid_set, *fr_commit_gtid, *fr_gtid;
+static int fetch_ready;
+
+static int
+layout_from(PyObject *spec, int which, Py_ssize_t want, PyObject *required)
+{
+    PyObject *cls, *offs, *defs;
+    if (!PyArg_ParseTuple(spec, "O!O!O!", &PyType_Type, &cls, &PyTuple_Type, &offs,
+                          &PyTuple_Type, &defs))
+        return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(offs);
+    if (n != want || PyTuple_GET_SIZE(defs) != n) {
+        PyErr_SetString(PyExc_ValueError, "configure: unexpected fields");
+        return -1;
+    }
+    Layout *L = &layouts[which];
+    for (Py_ssize_t k = 0; k < n; k++) {
+        L->off[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offs, k));
+        if (L->off[k] < (Py_ssize_t)sizeof(PyObject) ||
+            L->off[k] + (Py_ssize_t)sizeof(PyObject *) > ((PyTypeObject *)cls)->tp_basicsize) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "configure: bad slot offset");
+            return -1;
+        }
+        PyObject *d = PyTuple_GET_ITEM(defs, k);
+        L->defaults[k] = d == required ? NULL : d;
+        Py_XINCREF(L->defaults[k]);
+    }
+    Py_INCREF(cls);
+    L->type = (PyTypeObject *)cls;
+    L->n = n;
+    return 0;
+}
+
+/* configure_fetch(LiveItem layout, RestartPoint layout, required) (after configure_stream) */
+static PyObject *
+configure_fetch(PyObject *module, PyObject *args)
+{
+    PyObject *li, *rp, *required;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!O!O:configure_fetch", &PyTuple_Type, &li, &PyTuple_Type,
+                          &rp, &required))
+        return NULL;
+    if (layout_from(li, L_ITEM, 6, required) < 0 || layout_from(rp, L_RP, 4, required) < 0)
+        return NULL;
+    struct { PyObject **dst; const char *name; } names[] = {
+        {&fr_empty, ""}, {&fr_packet, "packet"}, {&fr_log_file, "log_file"}, {&fr_next_pos, "next_pos"},
+        {&fr_txn_start, "txn_start"}, {&fr_txn_events, "txn_events"}, {&fr_in_txn, "in_txn"},
+        {&fr_pending_gtid, "_pending_gtid"}, {&fr_gtid_set, "gtid_set"},
+        {&fr_commit_gtid, "_commit_gtid"}, {&fr_gtid, "gtid"},
+    };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        if (*names[k].dst == NULL &&
+            (*names[k].dst = PyUnicode_InternFromString(names[k].name)) == NULL)
+            return NULL;
+    }
+    fetch_ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* getattr(o, name, None) without raising AttributeError: 1 found, 0 absent, -1 error */
+static inline int
+lookup_attr(PyObject *o, PyObject *name, PyObject **out)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyObject_GetOptionalAttr(o, name, out);
+#else
+    return _PyObject_LookupAttr(o, name, out);
+#endif
+}
+
+static inline PyObject *
+slot(PyObject *o, int which, int k)
+{
+    return *(PyObject **)((char *)o + layouts[which].off[k]);
+}
+
+/* an int slot of the tracker: 0 ok (*v set; *none when it holds None), -1 error */
+static int
+tracker_int(PyObject *t, PyObject *name, long long *v, int *none)
+{
+    PyObject *o = PyObject_GetAttr(t, name);
+    if (o == NULL)
+        return -1;
+    *none = o == Py_None;
+    *v = *none ? 0 : PyLong_AsLongLong(o);
+    Py_DECREF(o);
+    return (!*none && *v == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int
+tracker_set_int(PyObject *t, PyObject *name, long long v)
+{
+    PyObject *o = PyLong_FromLongLong(v);
+    if (o == NULL)
+        return -1;
+    int r = PyObject_SetAttr(t, name, o);
+    Py_DECREF(o);
+    return r;
+}
+
+static PyObject *
+fetch_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 4 || !PyList_Check(args[0]) || !PyList_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "fetch_run(evs: list, i, tracker, batch: list)");
+        return NULL;
+    }
+    if (!fetch_ready || !stream_ready || !events_ready) {
+        PyErr_SetString(PyExc_RuntimeError, "fetch_run: configure_fetch() was not called");
+        return NULL;
+    }
+    PyObject *evs = args[0], *tracker = args[2], *batch = args[3];
+    Py_ssize_t i = PyLong_AsSsize_t(args[1]);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    int ack = 0;
+    while (i < PyList_GET_SIZE(evs)) {
+        PyObject *ev = PyList_GET_ITEM(evs, i);
+        if (Py_TYPE(ev) != layouts[L_PKT].type)
+            break;
+        PyObject *bev = slot(ev, L_PKT, 9), *semi = slot(ev, L_PKT, 8);
+        if (bev == NULL || Py_TYPE(bev) != layouts[L_DEC].type || semi == NULL)
+            break;
+        PyObject *h = slot(bev, L_DEC, 1), *body = slot(bev, L_DEC, 2),
+                 *err = slot(bev, L_DEC, 7);
+        if (h == NULL || Py_TYPE(h) != layouts[L_HDR].type || err != Py_None || body == NULL)
+            break;
+        PyObject *o_code = slot(h, L_HDR, 1), *o_size = slot(h, L_HDR, 3),
+                 *o_pos = slot(h, L_HDR, 4), *o_flags = slot(h, L_HDR, 5);
+        if (!o_code || !o_size || !o_pos || !o_flags || !PyLong_CheckExact(o_code) ||
+            !PyLong_CheckExact(o_size) || !PyLong_CheckExact(o_pos) ||
+            !PyLong_CheckExact(o_flags))
+            break;
+        long code = PyLong_AsLong(o_code), flags = PyLong_AsLong(o_flags);
+        long long log_pos = PyLong_AsLongLong(o_pos), size = PyLong_AsLongLong(o_size);
+        if (PyErr_Occurred())
+            return NULL;
+        switch (code) {
+        case 16: case 19: case 23: case 24: case 25: case 30: case 31: case 32: case 160:
+        case 162:
+            break;
+        default:
+            goto stop;
+        }
+        if ((flags & 0x20) || log_pos == 0)
+            break;  /* the dump's artificial events: Python */
+        int is_ack = 0;
+        if (semi != Py_None) {
+            if (semi == st_semi[1]) {
+                is_ack = 1;
+            } else if (semi != st_semi[0]) {
+                break;  /* another flag value: Python */
+            }
+        }
+        /* PositionTracker.update */
+        long long v, txn_start, txn_events;
+        int none, start_none, in_txn;
+        if (code == 162) {
+            PyObject *g;
+            int found = lookup_attr(body, fr_gtid, &g);
+            if (found < 0)
+                return NULL;
+            PyObject *pend = found && PyUnicode_Check(g) ? g : Py_None;
+            int r = PyObject_SetAttr(tracker, fr_in_txn, Py_True);
+            if (r == 0)
+                r = tracker_set_int(tracker, fr_txn_start, log_pos - size);
+            if (r == 0)
+                r = tracker_set_int(tracker, fr_txn_events, 0);
+            if (r == 0)
+                r = PyObject_SetAttr(tracker, fr_pending_gtid, pend);
+            Py_XDECREF(g);
+            if (r < 0)
+                return NULL;
+        }
+        if (tracker_set_int(tracker, fr_next_pos, log_pos) < 0)
+            return NULL;
+        PyObject *it = PyObject_GetAttr(tracker, fr_in_txn);
+        if (it == NULL)
+            return NULL;
+        in_txn = PyObject_IsTrue(it);
+        Py_DECREF(it);
+        if (in_txn < 0)
+            return NULL;
+        if (in_txn) {
+            if (tracker_int(tracker, fr_txn_events, &v, &none) < 0 ||
+                tracker_set_int(tracker, fr_txn_events, v + 1) < 0)
+                return NULL;
+            if (code == 16) {
+                if (PyObject_SetAttr(tracker, fr_in_txn, Py_False) < 0 ||
+                    tracker_set_int(tracker, fr_txn_events, 0) < 0)
+                    return NULL;
+                PyObject *r = PyObject_CallMethodNoArgs(tracker, fr_commit_gtid);
+                if (r == NULL)
+                    return NULL;
+                Py_DECREF(r);
+                in_txn = 0;
+            }
+        }
+        /* PositionTracker.restart_point */
+        if (tracker_int(tracker, fr_txn_start, &txn_start, &start_none) < 0 ||
+            tracker_int(tracker, fr_txn_events, &txn_events, &none) < 0)
+            return NULL;
+        PyObject *lf = PyObject_GetAttr(tracker, fr_log_file);
+        PyObject *gs = lf ? PyObject_GetAttr(tracker, fr_gtid_set) : NULL;
+        PyObject *pos = NULL, *skip = NULL, *rp = NULL, *item = NULL;
+        if (gs) {
+            if (in_txn && !start_none) {
+                pos = PyLong_FromLongLong(txn_start);
+                skip = PyLong_FromLongLong(txn_events);
+            } else {
+                pos = PyObject_GetAttr(tracker, fr_next_pos);
+                skip = PyLong_FromLong(0);
+            }
+        }
+        if (pos && skip) {
+            PyObject *rv[4] = {lf, pos, skip, gs};
+            rp = make(L_RP, rv, 4);
+        }
+        if (rp) {
+            PyObject *iv[6] = {fr_packet, ev, Py_None, fr_empty, rp, Py_True};
+            item = make(L_ITEM, iv, 6);
+        }
+        int r = item ? PyList_Append(batch, item) : -1;
+        Py_XDECREF(lf);
+        Py_XDECREF(gs);
+        Py_XDECREF(pos);
+        Py_XDECREF(skip);
+        Py_XDECREF(rp);
+        Py_XDECREF(item);
+        if (r < 0)
+            return NULL;
+        i++;
+        if (is_ack) {
+            ack = 1;
+            break;
+        }
+        if (PyList_GET_SIZE(batch) >= 256)
+            break;
+    }
+stop:
+    return Py_BuildValue("(nO)", i, ack ? Py_True : Py_False);
+}
+
 static PyMethodDef module_methods[] = {
     {"decode_rows", decode_rows, METH_VARARGS,
      "decode_rows(data, kind, reader_b, reader_a) -> list of {'before', 'after'} dicts"},
@@ -2760,6 +3018,10 @@ static PyMethodDef module_methods[] = {
     {"stream_run", (PyCFunction)(void (*)(void))stream_run, METH_FASTCALL,
      "stream_run(data, offset, ctx, semi, seq, after_ack, out, decode) -> (used, seq, "
      "after_ack)"},
+    {"configure_fetch", configure_fetch, METH_VARARGS,
+     "configure_fetch(LiveItem layout, RestartPoint layout, required)"},
+    {"fetch_run", (PyCFunction)(void (*)(void))fetch_run, METH_FASTCALL,
+     "fetch_run(evs, i, tracker, batch) -> (i, ack)"},
     {"fast_event", (PyCFunction)(void (*)(void))fast_event, METH_FASTCALL,
      "fast_event(buf, pos, base, ctx) -> DecodedEvent, or None for the Python path"},
     {"crc32", crc32_py, METH_VARARGS, "crc32(bytes, start, end) -> CRC-32 (as zlib.crc32)"},
