@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bytecode import ensure_bytecode
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path[:0] = [str(REPO / "src"), str(REPO / "tests"), str(REPO / "tests" / "mysql")]
@@ -243,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host", default="", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    ensure_bytecode()  # as an installed copy has it (see bench/bytecode.py)
     data = args.data.resolve()
     if args.scale is not None and args.scale != 1.0 and args.data == DATA:
         data = DATA / f"scale-{args.scale:g}"  # keep the full-size binlog when trying small ones

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import ensure_bytecode
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
@@ -73,6 +75,7 @@ def main() -> int:
     ap.add_argument("--no-analyze", action="store_true", help="skip the Spark part")
     ap.add_argument("--master", default="local[*]")
     args = ap.parse_args()
+    ensure_bytecode()  # as an installed copy has it (see bench/bytecode.py)
 
     tmp = Path(tempfile.mkdtemp(prefix="binlogscope-bench-"))
     try:

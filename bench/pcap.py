@@ -36,6 +36,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bytecode import ensure_bytecode
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
@@ -238,6 +240,7 @@ def main() -> int:
                     help="run binlogscope and tshark alternately N times; the ratio uses each "
                     "one's fastest run (the machine is shared: noise only ever adds time)")
     args = ap.parse_args()
+    ensure_bytecode()  # as an installed copy has it (see bench/bytecode.py)
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     cap, port, written = capture(d, args.packets, args.regenerate)
