@@ -190,6 +190,12 @@ class LiveReplica:
         Items are taken from the store in batches; what was acked is released to the store
         (making room for the fetcher) before the next batch is taken.
         """
+        for batch in self.batches(timeout):
+            yield from batch
+
+    def batches(self, timeout: float = 0.2) -> Iterator[list[tuple[int, LiveItem]]]:
+        """:meth:`items` a store batch at a time (up to 512 items; never an empty list), for
+        consumers that ack a whole batch at once (:meth:`ack_upto`)."""
         while True:
             self._release()
             batch = self.store.get_many(512, timeout)
@@ -202,16 +208,21 @@ class LiveReplica:
                         return
                 else:
                     continue
-            yield from batch
+            yield batch
 
     def ack(self, cursor: int, item: LiveItem) -> None:
         """The consumer is done with ``item``: its position becomes the restart point."""
+        self.ack_upto(cursor, item.restart)
+
+    def ack_upto(self, cursor: int, restart: RestartPoint | None) -> None:
+        """:meth:`ack` of every item up to ``cursor`` at once; ``restart``: the restart point
+        of the last of them that has one (None: none has)."""
         self._acked_cursor = cursor
         if cursor - self._released >= self._release_every or (
                 self._thread is not None and not self._thread.is_alive()):
             self._release()
-        if item.restart is not None:
-            self.acked_pos = item.restart
+        if restart is not None:
+            self.acked_pos = restart
             self._state_dirty = True
             if self.s.state_path and (self.s.state_interval <= 0 or time.monotonic()
                                       - self._state_saved >= self.s.state_interval):
@@ -814,26 +825,52 @@ class _Reader:
                 raise ConnectionError("the server closed the connection")
 
 
+def _is_real_event(item: LiveItem) -> bool:
+    """A binlog event with a position in the source's file (not one of the dump's artificial
+    events: flag 0x20 or log_pos 0): what ``count`` counts."""
+    if item.kind != "packet" or item.restart is None:
+        return False
+    ev = item.event
+    if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:
+        return False
+    h = ev.binlog_event.header
+    return h is not None and not h.flags & 0x20 and h.log_pos != 0
+
+
 def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
              count: int | None = None) -> LiveReplica:
     """Run a replica until the dump ends, ``count`` delivered events, or an error."""
     rep = LiveReplica(settings)
     rep.start()
     delivered = 0
+    # acked a batch at a time (one ack per store batch instead of one per item), unless the
+    # state file is to be written after every item (--state-interval 0)
+    per_item = bool(settings.state_path) and settings.state_interval <= 0
     try:
-        for cursor, item in rep.items():
-            if item.deliver:
-                consume(item)
-            rep.ack(cursor, item)
-            if item.kind == "packet" and item.restart is not None and item.deliver:
-                ev = item.event
-                if isinstance(ev, PacketDecoded) and ev.binlog_event is not None \
-                        and ev.binlog_event.header is not None \
-                        and not ev.binlog_event.header.flags & 0x20 \
-                        and ev.binlog_event.header.log_pos != 0:
-                    delivered += 1
-                    if count is not None and delivered >= count:
-                        break
+        for batch in rep.batches():
+            last: int | None = None
+            restart: RestartPoint | None = None
+            done = False
+            try:
+                for cursor, item in batch:
+                    if item.deliver:
+                        consume(item)
+                    if per_item:
+                        rep.ack(cursor, item)
+                    else:
+                        last = cursor
+                        if item.restart is not None:
+                            restart = item.restart
+                    if count is not None and item.deliver and _is_real_event(item):
+                        delivered += 1
+                        if delivered >= count:
+                            done = True
+                            break
+            finally:  # what was consumed is acked, also when consume() raised
+                if last is not None:
+                    rep.ack_upto(last, restart)
+            if done:
+                break
     finally:
         rep.stop()
         rep.join(5)
