@@ -9,7 +9,6 @@ terminal without an output option the TUI opens when it has a pcap source; other
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import re
 import signal
@@ -20,6 +19,7 @@ from typing import Any, TextIO
 
 from binlogscope.drivers.pcap import CaptureError, CaptureItem, Flow, read_capture_batches
 from binlogscope.events import DecodeError, PacketDecoded, Peer, SequenceMismatch
+from binlogscope.gc_tuning import fewer_gc_passes
 from binlogscope.render import json_lines as jl
 from binlogscope.render.packets import event_json, event_text
 from binlogscope.summary import event_table
@@ -404,44 +404,40 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     pending: list[str] = []  # JSON lines not written yet: written in batches
     add = pending.append
     batch = 1 if out.isatty() else 256
-    gc_was = gc.get_threshold()
-    gc.freeze()  # what is alive now lives to the end: no collection needs to scan it again
-    gc.set_threshold(max(gc_was[0], 20_000), gc_was[1], gc_was[2])  # fewer young collections
     try:
         try:
-            for items in read_capture_batches(args.file, ports, record=record):
-                for item in items:
-                    if fast_json and type(item.event) is PacketDecoded:
-                        text = json_line(item)  # (a packet is never an error item)
-                        if text is not None:
-                            add(text)
-                        continue
-                    if item.kind == "error" or isinstance(item.event, DecodeError):
-                        errors += 1
-                    if args.summary:
-                        if flt.flow_ok(item.flow):
-                            st = stats.get(item.flow.id)
-                            if st is None:
-                                st = stats[item.flow.id] = _FlowStats(item.flow)
-                            st.add(item)
-                        continue
-                    if filtering and not flt.item_ok(item):
-                        continue
-                    if args.json:
-                        text = json_line(item)
-                        if text is not None:
-                            add(text)
-                    else:
-                        for line in item_text(item, args.brief):
-                            write(line + "\n")
-                        if not args.brief and isinstance(item.event, PacketDecoded):
-                            write("\n")
-                if len(pending) >= batch:
-                    write("\n".join(pending) + "\n")
-                    pending.clear()
+            with fewer_gc_passes():  # (gc_tuning: ~25 % less CPU on big captures)
+                for items in read_capture_batches(args.file, ports, record=record):
+                    for item in items:
+                        if fast_json and type(item.event) is PacketDecoded:
+                            text = json_line(item)  # (a packet is never an error item)
+                            if text is not None:
+                                add(text)
+                            continue
+                        if item.kind == "error" or isinstance(item.event, DecodeError):
+                            errors += 1
+                        if args.summary:
+                            if flt.flow_ok(item.flow):
+                                st = stats.get(item.flow.id)
+                                if st is None:
+                                    st = stats[item.flow.id] = _FlowStats(item.flow)
+                                st.add(item)
+                            continue
+                        if filtering and not flt.item_ok(item):
+                            continue
+                        if args.json:
+                            text = json_line(item)
+                            if text is not None:
+                                add(text)
+                        else:
+                            for line in item_text(item, args.brief):
+                                write(line + "\n")
+                            if not args.brief and isinstance(item.event, PacketDecoded):
+                                write("\n")
+                    if len(pending) >= batch:
+                        write("\n".join(pending) + "\n")
+                        pending.clear()
         finally:
-            gc.set_threshold(*gc_was)
-            gc.unfreeze()
             if pending:
                 text = "\n".join(pending) + "\n"
                 pending.clear()

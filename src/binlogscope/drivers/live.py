@@ -40,6 +40,7 @@ from binlogscope.events import (
     Role,
     SessionEvent,
 )
+from binlogscope.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.filter import TableFilter
 from binlogscope.pipeline.position import PositionTracker, RestartPoint
 from binlogscope.pipeline.state import ReplicaState
@@ -839,8 +840,17 @@ def _is_real_event(item: LiveItem) -> bool:
 
 def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
              count: int | None = None) -> LiveReplica:
-    """Run a replica until the dump ends, ``count`` delivered events, or an error."""
+    """Run a replica until the dump ends, ``count`` delivered events, or an error.
+
+    While it runs, the cyclic garbage collector runs less often (``gc_tuning``: the thresholds
+    are process-wide, and put back when it returns)."""
     rep = LiveReplica(settings)
+    with fewer_gc_passes():  # the process streams for a while: see binlogscope.gc_tuning
+        return _run(rep, settings, consume, count)
+
+
+def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[LiveItem], None],
+         count: int | None) -> LiveReplica:
     rep.start()
     delivered = 0
     # acked a batch at a time (one ack per store batch instead of one per item), unless the
