@@ -242,13 +242,57 @@ def test_c_json_line_equals_python_line(src: Path) -> None:
         packets += 1
         head = lines.line(item)  # fills the flow head and the event type names
         assert head is not None
-        prefix = lines._heads[item.flow]
-        text = c_line(prefix, item.frame, item.timestamp, ev, lines._type_names)
+        prefix = lines.heads[item.flow]
+        text = c_line(prefix, item.frame, item.timestamp, ev, lines.type_names)
         if text is not None:
             written += 1
             assert text == lines.python_line(prefix, item) == _reference(item)
     assert packets > 10
     assert written == packets  # every packet of a real capture is an ordinary one
+
+
+@pytest.mark.parametrize("src", ALL, ids=lambda p: p.name)
+def test_cli_json_output_equals_json_dumps(src: Path) -> None:
+    """``binlogscope pcap --json``: the C batch writer (``packet_lines``, a frame's packets at
+    once) and the per-item path around it print exactly ``json.dumps(item_json(item))`` for
+    every item, in order."""
+    import io
+
+    from binlogscope.cli import main
+
+    if jl.c_packet_lines() is None:
+        unavailable("the C JSON writer (binlogscope.render._cjson) is not built")
+    out, err = io.StringIO(), io.StringIO()
+    rc = main(["pcap", str(src), "--json", "--port", str(PORTS[0])], out, err)
+    assert rc in (0, 1), err.getvalue()  # (1: a damaged capture, reported after its items)
+    want = [t for t in (_reference(i) for i in read_capture_tolerant(src)) if t is not None]
+    assert out.getvalue().splitlines() == want
+
+
+def read_capture_tolerant(src: Path) -> list[CaptureItem]:
+    items: list[CaptureItem] = []
+    try:
+        for item in read_capture(str(src), PORTS):
+            items.append(item)
+    except CaptureError:
+        pass
+    return items
+
+
+def test_c_json_lines_batch_stops_where_python_must_write() -> None:
+    lines = jl.c_packet_lines()
+    if lines is None:
+        unavailable("the C JSON writer (binlogscope.render._cjson) is not built")
+    h = EventHeader(1700000000, 30, 7, 90, 1234, 0)
+    a = _item(DecodedEvent(21, h, _Body(schema="s"), None, True))
+    b = _item(DecodedEvent(21, h, _Body(schema="s"), None, True),
+              flow=Flow(3, "other", "y", 1, 0.0))
+    heads = {a.flow: '{"flow": "f", "flow_id": 2, "frame": '}
+    out: list[str] = []
+    assert lines([a, a, b, a], 0, heads, {30: '"W"'}, out) == 2  # b's flow has no head yet
+    assert len(out) == 2 and json.loads(out[0])["event_type"] == "W"
+    assert lines([a, a], 1, heads, {}, out) == 1  # the event type name is not known yet
+    assert len(out) == 2
 
 
 def test_c_json_line_declines_what_it_does_not_write() -> None:

@@ -113,6 +113,97 @@ lookup(PyObject *o, PyObject *name, PyObject **out)
 #endif
 }
 
+/* ------------------------------------------------------------------ direct slot reads
+ * The dataclasses read here (PacketDecoded, DecodedEvent, EventHeader, CaptureItem) use
+ * __slots__: configure_slots() finds each field's offset (from its member descriptor) so a
+ * field of an object of exactly that type is read without the attribute machinery; any other
+ * object goes through getattr. */
+#include <structmember.h>
+
+enum { P_DIRECTION, P_OFFSET, P_SEQ, P_PAYLOAD_LENGTH, P_KIND, P_SEMI_SYNC, P_BINLOG_EVENT,
+       P_ERROR, P_NODE, P_COUNT };
+enum { D_OFFSET, D_HEADER, D_BODY, D_CHECKSUM_OK, D_COUNT };
+enum { H_TIMESTAMP, H_TYPE_CODE, H_SERVER_ID, H_EVENT_SIZE, H_LOG_POS, H_FLAGS, H_COUNT };
+enum { I_FLOW, I_KIND, I_FRAME, I_TIMESTAMP, I_EVENT, I_COUNT };
+
+typedef struct {
+    PyTypeObject *type;  /* NULL: not configured (getattr always) */
+    Py_ssize_t off[10];
+    PyObject *names[10];
+} Slots;
+
+static Slots sl_pkt, sl_dec, sl_hdr, sl_item;
+static int slots_ready;
+static PyObject *s_event_kind;  /* "event" */
+
+/* a new reference to field k of o (NULL with an error set when it has none) */
+static inline PyObject *
+field_of(PyObject *o, const Slots *s, int k)
+{
+    if (Py_TYPE(o) == s->type) {
+        PyObject *v = *(PyObject **)((char *)o + s->off[k]);
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
+        }
+    }
+    return PyObject_GetAttr(o, s->names[k]);
+}
+
+static int
+slots_setup(Slots *s, PyObject *type, const char *const *names, int n)
+{
+    if (!PyType_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "configure_slots: a class expected");
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        PyObject *name = PyUnicode_InternFromString(names[k]);
+        if (name == NULL)
+            return -1;
+        Py_XSETREF(s->names[k], name);
+        PyObject *d = PyObject_GetAttr(type, name);
+        if (d == NULL)
+            return -1;
+        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+                 ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+        if (ok)
+            s->off[k] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "configure_slots: %R.%s is not a slot",
+                         type, names[k]);
+            return -1;
+        }
+    }
+    Py_INCREF(type);
+    Py_XSETREF(s->type, (PyTypeObject *)type);
+    return 0;
+}
+
+/* configure_slots(PacketDecoded, DecodedEvent, EventHeader, CaptureItem) */
+static PyObject *
+configure_slots(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *p, *d, *h, *i;
+    if (!PyArg_ParseTuple(args, "OOOO", &p, &d, &h, &i))
+        return NULL;
+    static const char *const pn[] = {"direction", "offset", "seq", "payload_length", "kind",
+                                     "semi_sync", "binlog_event", "error", "node"};
+    static const char *const dn[] = {"offset", "header", "body", "checksum_ok"};
+    static const char *const hn[] = {"timestamp", "type_code", "server_id", "event_size",
+                                     "log_pos", "flags"};
+    static const char *const in[] = {"flow", "kind", "frame", "timestamp", "event"};
+    if (slots_setup(&sl_pkt, p, pn, P_COUNT) < 0 || slots_setup(&sl_dec, d, dn, D_COUNT) < 0 ||
+        slots_setup(&sl_hdr, h, hn, H_COUNT) < 0 || slots_setup(&sl_item, i, in, I_COUNT) < 0)
+        return NULL;
+    if (!s_event_kind && !(s_event_kind = PyUnicode_InternFromString("event")))
+        return NULL;
+    slots_ready = 1;
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------ values */
 /* the string as json.encoder.encode_basestring writes it (ensure_ascii=False): 0 ok,
  * -1 error (a Python error is set; a str that has no UTF-8 form - lone surrogates - is one) */
@@ -190,6 +281,31 @@ put_call(Buf *b, PyObject *fn, PyObject *v)
     const char *u = PyUnicode_AsUTF8AndSize(s, &n);
     int r = u ? put(b, u, n) : -1;
     Py_DECREF(s);
+    return r;
+}
+
+/* a float as float.__repr__ (finite): the packets of one frame share their timestamp, so
+ * the last text is kept */
+static double last_float;
+static char last_float_text[40];
+static Py_ssize_t last_float_len = -1;
+
+static int
+put_float(Buf *b, double d)
+{
+    if (last_float_len >= 0 && memcmp(&d, &last_float, sizeof d) == 0)
+        return put(b, last_float_text, last_float_len);
+    char *t = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (!t)
+        return -1;
+    Py_ssize_t n = (Py_ssize_t)strlen(t);
+    int r = put(b, t, n);
+    if (n < (Py_ssize_t)sizeof last_float_text) {
+        memcpy(last_float_text, t, (size_t)n);
+        last_float = d;
+        last_float_len = n;
+    }
+    PyMem_Free(t);
     return r;
 }
 
@@ -274,11 +390,11 @@ fail:
 /* ------------------------------------------------------------------ the line */
 enum { OK = 0, ERR = -1, DECLINE = 1 };
 
-/* an attribute that must be an exact int, written as such; DECLINE when it is not */
+/* a field that must be an exact int, written as such; DECLINE when it is not */
 static int
-put_int_attr(Buf *b, PyObject *o, PyObject *name)
+put_int_field(Buf *b, PyObject *o, const Slots *s, int k)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = field_of(o, s, k);
     if (!v) return ERR;
     int r = PyLong_CheckExact(v) ? put_int(b, v) : DECLINE;
     Py_DECREF(v);
@@ -286,9 +402,9 @@ put_int_attr(Buf *b, PyObject *o, PyObject *name)
 }
 
 static int
-put_attr_scalar(Buf *b, PyObject *o, PyObject *name)
+put_scalar_field(Buf *b, PyObject *o, const Slots *s, int k)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = field_of(o, s, k);
     if (!v) return ERR;
     int r = put_scalar(b, v);
     Py_DECREF(v);
@@ -319,11 +435,11 @@ write_line(Buf *b, PyObject *head, PyObject *frame, PyObject *ts, PyObject *ev,
     int r;
 
     /* record mode (a tree on a packet with no event): the Python writer */
-    v = PyObject_GetAttr(ev, s_binlog_event);
+    v = field_of(ev, &sl_pkt, P_BINLOG_EVENT);
     if (!v) return ERR;
     PyObject *bev = v;  /* owned below */
     if (bev == Py_None) {
-        PyObject *node = PyObject_GetAttr(ev, s_node);
+        PyObject *node = field_of(ev, &sl_pkt, P_NODE);
         if (!node) { Py_DECREF(bev); return ERR; }
         int has = node != Py_None;
         Py_DECREF(node);
@@ -340,16 +456,12 @@ write_line(Buf *b, PyObject *head, PyObject *frame, PyObject *ts, PyObject *ev,
         if (PyFloat_CheckExact(ts)) {
             double d = PyFloat_AS_DOUBLE(ts);
             if (!(d > -Py_HUGE_VAL && d < Py_HUGE_VAL)) { r = DECLINE; break; }
-            char *s = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-            if (!s) { r = ERR; break; }
-            r = put(b, s, (Py_ssize_t)strlen(s));
-            PyMem_Free(s);
-            if (r) break;
+            if ((r = put_float(b, d))) break;
         } else if ((r = put_scalar(b, ts))) {
             break;
         }
         if ((r = PUTS(b, ", \"direction\": "))) break;
-        v = PyObject_GetAttr(ev, s_direction);
+        v = field_of(ev, &sl_pkt, P_DIRECTION);
         if (!v) { r = ERR; break; }
         if (v == peer_server) r = PUTS(b, "\"server\"");
         else if (v == peer_client) r = PUTS(b, "\"client\"");
@@ -357,11 +469,11 @@ write_line(Buf *b, PyObject *head, PyObject *frame, PyObject *ts, PyObject *ev,
         Py_DECREF(v);
         if (r) break;
         if ((r = PUTS(b, ", \"seq\": "))) break;
-        if ((r = put_int_attr(b, ev, s_seq))) break;
+        if ((r = put_int_field(b, ev, &sl_pkt, P_SEQ))) break;
         if ((r = PUTS(b, ", \"payload_length\": "))) break;
-        if ((r = put_int_attr(b, ev, s_payload_length))) break;
+        if ((r = put_int_field(b, ev, &sl_pkt, P_PAYLOAD_LENGTH))) break;
         if ((r = PUTS(b, ", \"semi_sync\": "))) break;
-        v = PyObject_GetAttr(ev, s_semi_sync);
+        v = field_of(ev, &sl_pkt, P_SEMI_SYNC);
         if (!v) { r = ERR; break; }
         if (v == Py_None) {
             r = PUTS(b, "null");
@@ -382,22 +494,22 @@ write_line(Buf *b, PyObject *head, PyObject *frame, PyObject *ts, PyObject *ev,
         if (r) break;
         if (bev == Py_None) {
             if ((r = PUTS(b, ", \"kind\": "))) break;
-            if ((r = put_attr_scalar(b, ev, s_kind))) break;
+            if ((r = put_scalar_field(b, ev, &sl_pkt, P_KIND))) break;
         } else if ((r = PUTS(b, ", \"kind\": \"binlog_event\""))) {
             break;
         }
         if ((r = PUTS(b, ", \"packet_offset\": "))) break;
-        if ((r = put_int_attr(b, ev, s_offset))) break;
+        if ((r = put_int_field(b, ev, &sl_pkt, P_OFFSET))) break;
         if ((r = PUTS(b, ", \"error\": "))) break;
-        if ((r = put_attr_scalar(b, ev, s_error))) break;
+        if ((r = put_scalar_field(b, ev, &sl_pkt, P_ERROR))) break;
         if (bev == Py_None) {
             r = PUTS(b, "}");
             break;
         }
         if ((r = PUTS(b, ", \"offset\": "))) break;
-        if ((r = put_attr_scalar(b, bev, s_offset))) break;
+        if ((r = put_scalar_field(b, bev, &sl_dec, D_OFFSET))) break;
         if ((r = PUTS(b, ", \"event_type\": "))) break;
-        PyObject *h = PyObject_GetAttr(bev, s_header);
+        PyObject *h = field_of(bev, &sl_dec, D_HEADER);
         if (!h) { r = ERR; break; }
         if (h == Py_None) {
             Py_DECREF(h);
@@ -405,7 +517,7 @@ write_line(Buf *b, PyObject *head, PyObject *frame, PyObject *ts, PyObject *ev,
             break;
         }
         do {
-            PyObject *code = PyObject_GetAttr(h, s_type_code);
+            PyObject *code = field_of(h, &sl_hdr, H_TYPE_CODE);
             if (!code) { r = ERR; break; }
             PyObject *name = PyLong_CheckExact(code)
                 ? PyDict_GetItemWithError(type_names, code) : NULL;
@@ -422,21 +534,21 @@ write_line(Buf *b, PyObject *head, PyObject *frame, PyObject *ts, PyObject *ev,
             Py_DECREF(code);
             if (r) break;
             if ((r = PUTS(b, ", \"event_timestamp\": "))) break;
-            if ((r = put_int_attr(b, h, s_timestamp))) break;
+            if ((r = put_int_field(b, h, &sl_hdr, H_TIMESTAMP))) break;
             if ((r = PUTS(b, ", \"server_id\": "))) break;
-            if ((r = put_int_attr(b, h, s_server_id))) break;
+            if ((r = put_int_field(b, h, &sl_hdr, H_SERVER_ID))) break;
             if ((r = PUTS(b, ", \"event_size\": "))) break;
-            if ((r = put_int_attr(b, h, s_event_size))) break;
+            if ((r = put_int_field(b, h, &sl_hdr, H_EVENT_SIZE))) break;
             if ((r = PUTS(b, ", \"log_pos\": "))) break;
-            if ((r = put_int_attr(b, h, s_log_pos))) break;
+            if ((r = put_int_field(b, h, &sl_hdr, H_LOG_POS))) break;
             if ((r = PUTS(b, ", \"flags\": "))) break;
-            r = put_int_attr(b, h, s_flags);
+            r = put_int_field(b, h, &sl_hdr, H_FLAGS);
         } while (0);
         Py_DECREF(h);
         if (r) break;
         if ((r = PUTS(b, ", \"checksum_ok\": "))) break;
-        if ((r = put_attr_scalar(b, bev, s_checksum_ok))) break;
-        PyObject *body = PyObject_GetAttr(bev, s_body);
+        if ((r = put_scalar_field(b, bev, &sl_dec, D_CHECKSUM_OK))) break;
+        PyObject *body = field_of(bev, &sl_dec, D_BODY);
         if (!body) { r = ERR; break; }
         if (body == Py_None) {
             Py_DECREF(body);
@@ -476,7 +588,7 @@ packet_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "packet_line(head, frame, timestamp, ev, type_names)");
         return NULL;
     }
-    if (!ready) {
+    if (!ready || !slots_ready) {
         PyErr_SetString(PyExc_RuntimeError, "_cjson.configure() was not called");
         return NULL;
     }
@@ -499,9 +611,91 @@ packet_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* packet_lines(items, i, heads, type_names, out) -> index
+ * packet_line for items[i:], appended to ``out``, while each is a CaptureItem of kind "event"
+ * holding a PacketDecoded whose flow has its head in ``heads`` and that packet_line writes;
+ * returns the index of the first item it did not write (len(items): all of them). */
+static PyObject *
+packet_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 5 || !PyList_Check(args[0]) || !PyDict_Check(args[2]) ||
+        !PyDict_Check(args[3]) || !PyList_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "packet_lines(items: list, i, heads: dict, type_names: dict, out: list)");
+        return NULL;
+    }
+    if (!ready || !slots_ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_cjson.configure() was not called");
+        return NULL;
+    }
+    PyObject *items = args[0], *heads = args[2], *type_names = args[3], *out = args[4];
+    Py_ssize_t i = PyLong_AsSsize_t(args[1]);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    Buf b;
+    buf_init(&b);
+    for (; i < PyList_GET_SIZE(items); i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (Py_TYPE(item) != sl_item.type)
+            break;
+        PyObject *kind = *(PyObject **)((char *)item + sl_item.off[I_KIND]);
+        PyObject *ev = *(PyObject **)((char *)item + sl_item.off[I_EVENT]);
+        PyObject *flow = *(PyObject **)((char *)item + sl_item.off[I_FLOW]);
+        PyObject *frame = *(PyObject **)((char *)item + sl_item.off[I_FRAME]);
+        PyObject *ts = *(PyObject **)((char *)item + sl_item.off[I_TIMESTAMP]);
+        if (!kind || !ev || !flow || !frame || !ts || Py_TYPE(ev) != sl_pkt.type)
+            break;
+        if (kind != s_event_kind) {
+            int eq = PyUnicode_Check(kind) ? PyUnicode_Compare(kind, s_event_kind) : 1;
+            if (eq == -1 && PyErr_Occurred()) {
+                buf_free(&b);
+                return NULL;
+            }
+            if (eq != 0)
+                break;
+        }
+        PyObject *head = PyDict_GetItemWithError(heads, flow);
+        if (head == NULL) {
+            if (PyErr_Occurred()) {
+                buf_free(&b);
+                return NULL;
+            }
+            break;
+        }
+        if (!PyUnicode_Check(head))
+            break;
+        b.n = 0;
+        int r = write_line(&b, head, frame, ts, ev, type_names);
+        if (r == ERR) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+                buf_free(&b);
+                return NULL;
+            }
+            PyErr_Clear();
+            r = DECLINE;
+        }
+        if (r == DECLINE)
+            break;
+        PyObject *line = PyUnicode_DecodeUTF8(b.p, b.n, NULL);
+        if (line == NULL || PyList_Append(out, line) < 0) {
+            Py_XDECREF(line);
+            buf_free(&b);
+            return NULL;
+        }
+        Py_DECREF(line);
+    }
+    buf_free(&b);
+    return PyLong_FromSsize_t(i);
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(value, scalar, image, PacketDecoded, Peer.SERVER, Peer.CLIENT)"},
+    {"configure_slots", configure_slots, METH_VARARGS,
+     "configure_slots(PacketDecoded, DecodedEvent, EventHeader, CaptureItem)"},
+    {"packet_lines", (PyCFunction)(void (*)(void))packet_lines, METH_FASTCALL,
+     "packet_lines(items, i, heads, type_names, out) -> index of the first item not written"},
     {"packet_line", (PyCFunction)(void (*)(void))packet_line, METH_FASTCALL,
      "packet_line(head, frame, timestamp, ev, type_names) -> str | None"},
     {NULL, NULL, 0, NULL},

@@ -142,12 +142,36 @@ def c_packet_line() -> PacketLine | None:
             except ImportError:
                 _cjson = None
             if _cjson is not None:
+                from binlogscope.drivers.pcap import CaptureItem
                 from binlogscope.events import PacketDecoded, Peer
+                from binlogscope.wire.binlog.decoded import DecodedEvent
+                from binlogscope.wire.binlog.header import EventHeader
 
                 _cjson.configure(value, scalar, image, PacketDecoded, Peer.SERVER, Peer.CLIENT)
+                _cjson.configure_slots(PacketDecoded, DecodedEvent, EventHeader, CaptureItem)
                 _c_line = _cjson.packet_line
+                global _c_lines
+                _c_lines = _cjson.packet_lines
     return _c_line
 
 
-__all__ = ["PacketLine", "c_packet_line", "dumps", "image", "rows", "scalar", "string",
-           "value"]
+#: packet_lines(items, i, heads, type_names, out) -> index, see c_packet_lines
+PacketLines = Callable[[list[Any], int, dict[Any, str], dict[int, str], list[str]], int]
+_c_lines: PacketLines | None = None
+
+
+def c_packet_lines() -> PacketLines | None:
+    """:func:`c_packet_line` over a list of capture items at once, or None.
+
+    ``packet_lines(items, i, heads, type_names, out)`` appends to ``out`` the line of each of
+    ``items[i:]`` in turn while it can (a ``CaptureItem`` of kind "event" holding a
+    ``PacketDecoded`` whose flow's head is in ``heads``, and a packet the C writer writes) and
+    returns the index of the first item it did not write: the caller writes that one its own
+    way (filling ``heads``/``type_names``) and may call again after it.
+    """
+    c_packet_line()
+    return _c_lines
+
+
+__all__ = ["PacketLine", "PacketLines", "c_packet_line", "c_packet_lines", "dumps", "image",
+           "rows", "scalar", "string", "value"]
