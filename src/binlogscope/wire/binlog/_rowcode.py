@@ -103,9 +103,18 @@ def _prefixed(v: str, o: int, prefix: int, codec: str | None) -> Code:
 
 #: how one column is read, for both readers (generated Python and C): ("struct", struct
 #: code), ("prefixed", (length prefix bytes, codec or None)), ("enum1", 256-tuple byte ->
-#: value), ("temporal2", None) for DATETIME2/TIMESTAMP2, ("decimal", (size, integer groups,
-#: fraction groups)) for a DECIMAL of one group each, or ("reader", the column's reader)
+#: value: a one-byte ENUM or SET), ("temporal2", None) for DATETIME2/TIMESTAMP2,
+#: ("decimal", (size, integer groups, fraction groups)) for a DECIMAL of one group each, or
+#: ("reader", the column's reader)
 ColumnPlan = tuple[str, Any]
+
+
+def _set1_table(members: list[str]) -> tuple[Any, ...]:
+    """A one-byte SET's value for each mask byte: what ``values``' SET reader returns (the
+    member names joined with ",", or the mask itself when it has bits beyond the members)."""
+    n = len(members)
+    return tuple(",".join(m for i, m in enumerate(members) if mask >> i & 1)
+                 if mask < (1 << n) else mask for mask in range(256))
 
 
 def column_plan(col: ColumnInfo, mariadb: bool) -> ColumnPlan:
@@ -124,6 +133,8 @@ def column_plan(col: ColumnInfo, mariadb: bool) -> ColumnPlan:
         if real == T.MYSQL_TYPE_ENUM and (col.meta & 0xFF) == 1 and col.enum_values is not None:
             names = col.enum_values
             return "enum1", ("", *names[:255], *range(len(names) + 1, 256))
+        if real == T.MYSQL_TYPE_SET and (col.meta & 0xFF) == 1 and col.set_values is not None:
+            return "enum1", _set1_table(col.set_values)
         if real not in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
             codec = codec_for(col.charset)
             max_len = string_max_length(col)
