@@ -8,7 +8,8 @@ slots filled directly from the offsets read here) and stops, with nothing of tha
 at anything the Python loop should handle. ``decode`` is the Python decoder for the events the
 C fast path does not take.
 
-``fetch_run(evs, i, tracker, batch) -> (i, ack)`` is the replica fetcher's loop
+``ack_run(data, offset, out) -> used`` is ``Session._ack_direct``'s loop over the replica's
+semi-sync ACKs. ``fetch_run(evs, i, tracker, batch) -> (i, ack)`` is the replica fetcher's loop
 (``drivers.live.LiveReplica._stream``) for the ordinary events of a read: the same
 ``PositionTracker`` moves and the same ``LiveItem``/``RestartPoint`` objects (see the C source
 for where it stops and hands over to the Python loop).
@@ -27,7 +28,7 @@ from binlogscope.wire.binlog import _cfast
 from binlogscope.wire.binlog._rowcode import c_module
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
-from binlogscope.wire.replication import BinlogPacket, SemiSyncHeader
+from binlogscope.wire.replication import BinlogPacket, SemiSyncAck, SemiSyncHeader
 
 StreamRun = Callable[[bytes, int, DecodeContext, bool, "int | None", bool, list[Any],
                       Callable[..., DecodedEvent]], tuple[int, "int | None", bool]]
@@ -46,7 +47,22 @@ def _configure(semi_headers: tuple[SemiSyncHeader, SemiSyncHeader]) -> StreamRun
                            _cfast._layout(crows, BinlogPacket, 3), Peer.SERVER,
                            Phase.BINLOG_STREAM, "binlog_event", semi_headers, SequenceMismatch,
                            DecodeError, _cfast._REQUIRED)
+    crows.configure_acks(_cfast._layout(crows, SemiSyncAck, 2), Peer.CLIENT, "semi_sync_ack",
+                         _cfast._REQUIRED)
     fn: StreamRun = crows.stream_run
+    return fn
+
+
+#: ack_run(data, offset, out) -> bytes used: Session._ack_direct's loop in C
+AckRun = Callable[[bytes, int, list[Any]], int]
+
+
+def ack_run_c() -> AckRun | None:
+    """The C loop over the replica's semi-sync ACKs (after :func:`stream_run_c`), or None."""
+    crows = c_module()
+    if crows is None or _stream_configured is None:
+        return None
+    fn: AckRun = crows.ack_run
     return fn
 
 
@@ -75,4 +91,5 @@ def fetch_run_c(live_item: type) -> FetchRun | None:
     return fn
 
 
-__all__ = ["FetchRun", "StreamRun", "decode_plain", "fetch_run_c", "stream_run_c"]
+__all__ = ["AckRun", "FetchRun", "StreamRun", "ack_run_c", "decode_plain", "fetch_run_c",
+           "stream_run_c"]

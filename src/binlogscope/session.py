@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from binlogscope._cstream import decode_plain, stream_run_c
+from binlogscope._cstream import ack_run_c, decode_plain, stream_run_c
 from binlogscope.events import (
     ConnectionClosed,
     DecodeError,
@@ -94,6 +94,8 @@ _packet_decoded: Callable[..., PacketDecoded] = _positional_maker(PacketDecoded)
 _SEMI_HEADERS = (replication.SemiSyncHeader(0), replication.SemiSyncHeader(1))
 #: the C loop of _stream_direct (None: not built, or BINLOGSCOPE_PURE_PYTHON)
 _stream_run_c = stream_run_c(_SEMI_HEADERS)
+#: the C loop of _ack_direct (None: not built, or BINLOGSCOPE_PURE_PYTHON)
+_ack_run_c = ack_run_c()
 
 
 class ProtocolViolation(Exception):  # noqa: N818  (the name h11 and the design use)
@@ -530,6 +532,14 @@ class Session:
         i = 0
         end = len(data)
         out = self._out
+        run = _ack_run_c
+        if run is not None and type(data) is bytes:  # the same loop in C, first
+            got: list[SessionEvent] = []
+            i = run(data, offset, got)
+            if i:
+                self._auth_data_next = False
+                self._after_ack = True
+                out.extend(got)
         client = Peer.CLIENT
         decoder = KINDS["semi_sync_ack"][0]
         while i + HEADER_LEN <= end:

@@ -87,6 +87,7 @@ def _conversation() -> tuple[list[tuple[Peer, bytes]], list[Any], int]:
 def loop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "python_loop":
         monkeypatch.setattr(session_mod, "_stream_run_c", None)
+        monkeypatch.setattr(session_mod, "_ack_run_c", None)
     elif session_mod._stream_run_c is None:
         unavailable("the C stream loop (binlogscope.wire.binlog._crows) is not built")
     return str(request.param)
@@ -163,13 +164,19 @@ def _damaged_seq_wire() -> list[tuple[Peer, bytes]]:
     bad = bytearray(out[i][1])
     bad[3] = (bad[3] + 5) & 0xFF
     out[i] = (Peer.SERVER, bytes(bad))
+    acks = [k for k, (peer, data) in enumerate(out) if peer == Peer.CLIENT
+            and data[4:5] == b"\xef"]
+    k = acks[len(acks) // 2]
+    bad = bytearray(out[k][1])
+    bad[3] = 3  # an ACK goes out with sequence id 0
+    out[k] = (Peer.CLIENT, bytes(bad))
     return out
 
 
 def test_c_stream_loop_gives_the_python_loops_objects(monkeypatch: pytest.MonkeyPatch) -> None:
     """Object for object (dataclass equality: every field of every packet, event, body and
-    row), the C loop's output is the Python loop's, sequence mismatches and errors included;
-    and the C loop does take the packets (it does not just decline)."""
+    row), the C loops' output (events and semi-sync ACKs) is the Python loops', sequence
+    mismatches and errors included; and the C loops do take the packets (not just decline)."""
     run = session_mod._stream_run_c
     if run is None:
         unavailable("the C stream loop (binlogscope.wire.binlog._crows) is not built")
@@ -181,9 +188,19 @@ def test_c_stream_loop_gives_the_python_loops_objects(monkeypatch: pytest.Monkey
         calls["packets"] += sum(1 for e in rest[4] if isinstance(e, PacketDecoded))
         return got
 
+    acks = session_mod._ack_run_c
+    assert acks is not None
+    calls["acks"] = 0
+
+    def counting_acks(data: bytes, offset: int, out: list[Any]) -> int:
+        used = acks(data, offset, out)
+        calls["acks"] += sum(1 for e in out if isinstance(e, PacketDecoded))
+        return used
+
     results = []
-    for c_loop in (counting, None):
+    for c_loop, c_acks in ((counting, counting_acks), (None, None)):
         monkeypatch.setattr(session_mod, "_stream_run_c", c_loop)
+        monkeypatch.setattr(session_mod, "_ack_run_c", c_acks)
         s = Session(Role.OBSERVER, record=False)
         for peer, data in wire:
             s.receive_data(data, peer)
@@ -204,3 +221,6 @@ def test_c_stream_loop_gives_the_python_loops_objects(monkeypatch: pytest.Monkey
     # all but the ROTATE and the FORMAT_DESCRIPTION that come before any FORMAT_DESCRIPTION
     # was seen (the Python loop's business)
     assert calls["packets"] == n_events - 2
+    n_acks = sum(1 for e in c_out if isinstance(e, PacketDecoded) and e.kind == "semi_sync_ack")
+    assert calls["acks"] == n_acks > 0
+    assert any(isinstance(e, SequenceMismatch) and e.direction == Peer.CLIENT for e in c_out)

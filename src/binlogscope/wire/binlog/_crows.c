@@ -717,7 +717,7 @@ typedef struct {
 } Layout;
 
 enum { L_DEC, L_HDR, L_XID, L_ANN, L_GTID, L_TMEV, L_ROWS, L_COUNT, L_NODE = L_COUNT, L_PKT,
-       L_BPKT, L_ITEM, L_RP, L_ALL };
+       L_BPKT, L_ITEM, L_RP, L_ACK, L_ALL };
 static Layout layouts[L_ALL];
 static int node_ready;
 static PyObject *empty_tuple;
@@ -2728,6 +2728,106 @@ stream_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nNO)", i, seq_o, after_ack ? Py_True : Py_False);
 }
 
+/* ack_run(data, offset, out) -> used
+ *
+ * Session._ack_direct in C: the complete single-fragment semi-sync ACKs (0xEF, 8-byte
+ * position, file name) at the start of ``data`` (the replica's bytes in the BINLOG_STREAM
+ * phase, nothing buffered), each as the SequenceMismatch (sequence id not 0) and
+ * PacketDecoded(SemiSyncAck(...)) the Python path appends. An ACK always decodes (the name is
+ * UTF-8 with replacement), so this stops only at a packet that is no complete ACK. */
+static PyObject *st_client, *st_ack_kind, *st_zero;
+static int ack_ready;
+static int layout_from(PyObject *spec, int which, Py_ssize_t want, PyObject *required);
+
+/* configure_acks(SemiSyncAck layout, Peer.CLIENT, "semi_sync_ack", required) */
+static PyObject *
+configure_acks(PyObject *module, PyObject *args)
+{
+    PyObject *la, *client, *kind, *required;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!OUO:configure_acks", &PyTuple_Type, &la, &client, &kind,
+                          &required))
+        return NULL;
+    if (layout_from(la, L_ACK, 2, required) < 0)
+        return NULL;
+    Py_INCREF(client);
+    Py_XSETREF(st_client, client);
+    Py_INCREF(kind);
+    Py_XSETREF(st_ack_kind, kind);
+    if (!st_zero && !(st_zero = PyLong_FromLong(0)))
+        return NULL;
+    ack_ready = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+ack_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 3 || !PyBytes_Check(args[0]) || !PyList_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "ack_run(data: bytes, offset, out: list)");
+        return NULL;
+    }
+    if (!ack_ready || !stream_ready) {
+        PyErr_SetString(PyExc_RuntimeError, "ack_run: configure_acks() was not called");
+        return NULL;
+    }
+    PyObject *out = args[2];
+    Py_ssize_t offset = PyLong_AsSsize_t(args[1]);
+    if (offset == -1 && PyErr_Occurred())
+        return NULL;
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+    Py_ssize_t end = PyBytes_GET_SIZE(args[0]), i = 0;
+    while (i + 4 <= end) {
+        Py_ssize_t n = d[i] | d[i + 1] << 8 | d[i + 2] << 16, j = i + 4 + n;
+        if (n >= 0xFFFFFF || j > end || n < 9 || d[i + 4] != 0xEF)
+            break;
+        const unsigned char *pl = d + i + 4;
+        long sq = d[i + 3];
+        Py_ssize_t at = offset + i;
+        PyObject *ao = PyLong_FromSsize_t(at), *so = PyLong_FromLong(sq);
+        PyObject *payload = PyBytes_FromStringAndSize((const char *)pl, n);
+        unsigned long long pos = 0;
+        for (int k = 8; k >= 1; k--)
+            pos = pos << 8 | pl[k];
+        PyObject *po = PyLong_FromUnsignedLongLong(pos);
+        PyObject *name = PyUnicode_DecodeUTF8((const char *)pl + 9, n - 9, "replace");
+        PyObject *no = PyLong_FromSsize_t(n), *wo = PyLong_FromSsize_t(n + 4);
+        PyObject *ack = NULL, *pkt = NULL;
+        int r = -1;
+        if (ao && so && payload && po && name && no && wo) {
+            r = 0;
+            if (sq != 0) {
+                PyObject *vals[4] = {st_client, ao, st_zero, so};
+                r = append_call(out, st_mismatch, vals, 4);
+            }
+            if (r == 0) {
+                PyObject *av[2] = {po, name};
+                ack = make(L_ACK, av, 2);
+            }
+            if (r == 0 && ack) {
+                PyObject *pv[13] = {st_client, ao, so, no, st_ack_kind, ack, Py_None, st_phase,
+                                    Py_None, Py_None, Py_None, wo, payload};
+                pkt = make(L_PKT, pv, 13);
+            }
+            r = pkt ? PyList_Append(out, pkt) : -1;
+        }
+        Py_XDECREF(ao);
+        Py_XDECREF(so);
+        Py_XDECREF(payload);
+        Py_XDECREF(po);
+        Py_XDECREF(name);
+        Py_XDECREF(no);
+        Py_XDECREF(wo);
+        Py_XDECREF(ack);
+        Py_XDECREF(pkt);
+        if (r < 0)
+            return NULL;
+        i = j;
+    }
+    return PyLong_FromSsize_t(i);
+}
+
 /* ====================================================================== the fetch loop
  * fetch_run(evs, i, tracker, batch) -> (i, ack)
  *
@@ -3018,6 +3118,10 @@ static PyMethodDef module_methods[] = {
     {"stream_run", (PyCFunction)(void (*)(void))stream_run, METH_FASTCALL,
      "stream_run(data, offset, ctx, semi, seq, after_ack, out, decode) -> (used, seq, "
      "after_ack)"},
+    {"configure_acks", configure_acks, METH_VARARGS,
+     "configure_acks(SemiSyncAck layout, Peer.CLIENT, kind, required)"},
+    {"ack_run", (PyCFunction)(void (*)(void))ack_run, METH_FASTCALL,
+     "ack_run(data, offset, out) -> bytes used"},
     {"configure_fetch", configure_fetch, METH_VARARGS,
      "configure_fetch(LiveItem layout, RestartPoint layout, required)"},
     {"fetch_run", (PyCFunction)(void (*)(void))fetch_run, METH_FASTCALL,
