@@ -826,6 +826,39 @@ slot_offset(PyObject *module, PyObject *d)
     return PyLong_FromSsize_t(m->offset);
 }
 
+/* layouts[which] from (class, (offset, ...), (default or ``required``, ...)): ``want`` fields
+ * exactly (any number up to 24 when negative) */
+static int
+layout_from(PyObject *spec, int which, Py_ssize_t want, PyObject *required)
+{
+    PyObject *cls, *offs, *defs;
+    if (!PyArg_ParseTuple(spec, "O!O!O!", &PyType_Type, &cls, &PyTuple_Type, &offs,
+                          &PyTuple_Type, &defs))
+        return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(offs);
+    if ((want >= 0 ? n != want : n > 24) || PyTuple_GET_SIZE(defs) != n) {
+        PyErr_SetString(PyExc_ValueError, "configure: unexpected fields");
+        return -1;
+    }
+    Layout *L = &layouts[which];
+    for (Py_ssize_t k = 0; k < n; k++) {
+        L->off[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offs, k));
+        if (L->off[k] < (Py_ssize_t)sizeof(PyObject) ||
+            L->off[k] + (Py_ssize_t)sizeof(PyObject *) > ((PyTypeObject *)cls)->tp_basicsize) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "configure: bad slot offset");
+            return -1;
+        }
+        PyObject *d = PyTuple_GET_ITEM(defs, k);
+        L->defaults[k] = d == required ? NULL : d;
+        Py_XINCREF(L->defaults[k]);
+    }
+    Py_INCREF(cls);
+    L->type = (PyTypeObject *)cls;
+    L->n = n;
+    return 0;
+}
+
 /* configure_events((layout, ...) in L_* order, list_marker, (INSERT, UPDATE, DELETE), flags)
  * where layout = (class, (offset, ...), (default or required_marker, ...)) */
 static PyObject *
@@ -842,32 +875,8 @@ configure_events(PyObject *module, PyObject *args)
         return NULL;
     }
     for (int i = 0; i < L_COUNT; i++) {
-        PyObject *t = PyTuple_GET_ITEM(ls, i);
-        PyObject *cls, *offs, *defs;
-        if (!PyArg_ParseTuple(t, "O!O!O!", &PyType_Type, &cls, &PyTuple_Type, &offs,
-                              &PyTuple_Type, &defs))
+        if (layout_from(PyTuple_GET_ITEM(ls, i), i, -1, required) < 0)
             return NULL;
-        Py_ssize_t n = PyTuple_GET_SIZE(offs);
-        if (n > 24 || PyTuple_GET_SIZE(defs) != n) {
-            PyErr_SetString(PyExc_ValueError, "configure_events: bad layout");
-            return NULL;
-        }
-        Layout *L = &layouts[i];
-        Py_INCREF(cls);
-        L->type = (PyTypeObject *)cls;
-        L->n = n;
-        for (Py_ssize_t k = 0; k < n; k++) {
-            L->off[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offs, k));
-            if (L->off[k] < (Py_ssize_t)sizeof(PyObject) ||
-                L->off[k] + (Py_ssize_t)sizeof(PyObject *) > L->type->tp_basicsize) {
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_ValueError, "configure_events: bad slot offset");
-                return NULL;
-            }
-            PyObject *d = PyTuple_GET_ITEM(defs, k);
-            L->defaults[k] = d == required ? NULL : d;
-            Py_XINCREF(L->defaults[k]);
-        }
     }
     Py_INCREF(marker);
     list_marker = marker;
@@ -2547,36 +2556,8 @@ configure_stream(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "configure_stream: two semi-sync headers");
         return NULL;
     }
-    PyObject *ls[2] = {lp, lb};
-    int which[2] = {L_PKT, L_BPKT};
-    Py_ssize_t want[2] = {13, 3};
-    for (int i = 0; i < 2; i++) {
-        PyObject *cls, *offs, *defs;
-        if (!PyArg_ParseTuple(ls[i], "O!O!O!", &PyType_Type, &cls, &PyTuple_Type, &offs,
-                              &PyTuple_Type, &defs))
-            return NULL;
-        Py_ssize_t n = PyTuple_GET_SIZE(offs);
-        if (n != want[i] || PyTuple_GET_SIZE(defs) != n) {
-            PyErr_SetString(PyExc_ValueError, "configure_stream: unexpected fields");
-            return NULL;
-        }
-        Layout *L = &layouts[which[i]];
-        for (Py_ssize_t k = 0; k < n; k++) {
-            L->off[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offs, k));
-            if (L->off[k] < (Py_ssize_t)sizeof(PyObject) ||
-                L->off[k] + (Py_ssize_t)sizeof(PyObject *) > ((PyTypeObject *)cls)->tp_basicsize) {
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_ValueError, "configure_stream: bad slot offset");
-                return NULL;
-            }
-            PyObject *d = PyTuple_GET_ITEM(defs, k);
-            L->defaults[k] = d == required ? NULL : d;
-            Py_XINCREF(L->defaults[k]);
-        }
-        Py_INCREF(cls);
-        L->type = (PyTypeObject *)cls;
-        L->n = n;
-    }
+    if (layout_from(lp, L_PKT, 13, required) < 0 || layout_from(lb, L_BPKT, 3, required) < 0)
+        return NULL;
     PyObject **dst[] = {&st_server, &st_phase, &st_kind, &st_semi[0], &st_semi[1],
                         &st_mismatch, &st_decode_error};
     PyObject *src[] = {server, phase, kind, PyTuple_GET_ITEM(semi, 0), PyTuple_GET_ITEM(semi, 1),
@@ -2737,7 +2718,6 @@ stream_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * UTF-8 with replacement), so this stops only at a packet that is no complete ACK. */
 static PyObject *st_client, *st_ack_kind, *st_zero;
 static int ack_ready;
-static int layout_from(PyObject *spec, int which, Py_ssize_t want, PyObject *required);
 
 /* configure_acks(SemiSyncAck layout, Peer.CLIENT, "semi_sync_ack", required) */
 static PyObject *
@@ -2844,36 +2824,6 @@ static PyObject *fr_empty, *fr_packet, *fr_log_file, *fr_next_pos, *fr_txn_start
     *fr_in_txn, *fr_pending_gtid, *fr_gtid_set, *fr_commit_gtid, *fr_gtid;
 static int fetch_ready;
 
-static int
-layout_from(PyObject *spec, int which, Py_ssize_t want, PyObject *required)
-{
-    PyObject *cls, *offs, *defs;
-    if (!PyArg_ParseTuple(spec, "O!O!O!", &PyType_Type, &cls, &PyTuple_Type, &offs,
-                          &PyTuple_Type, &defs))
-        return -1;
-    Py_ssize_t n = PyTuple_GET_SIZE(offs);
-    if (n != want || PyTuple_GET_SIZE(defs) != n) {
-        PyErr_SetString(PyExc_ValueError, "configure: unexpected fields");
-        return -1;
-    }
-    Layout *L = &layouts[which];
-    for (Py_ssize_t k = 0; k < n; k++) {
-        L->off[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offs, k));
-        if (L->off[k] < (Py_ssize_t)sizeof(PyObject) ||
-            L->off[k] + (Py_ssize_t)sizeof(PyObject *) > ((PyTypeObject *)cls)->tp_basicsize) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "configure: bad slot offset");
-            return -1;
-        }
-        PyObject *d = PyTuple_GET_ITEM(defs, k);
-        L->defaults[k] = d == required ? NULL : d;
-        Py_XINCREF(L->defaults[k]);
-    }
-    Py_INCREF(cls);
-    L->type = (PyTypeObject *)cls;
-    L->n = n;
-    return 0;
-}
 
 /* configure_fetch(LiveItem layout, RestartPoint layout, required) (after configure_stream) */
 static PyObject *
