@@ -8,6 +8,8 @@ import struct
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from binlogscope import session as session_mod
 from binlogscope.events import DecodeError, PacketDecoded, Peer, Role, SequenceMismatch
@@ -224,3 +226,32 @@ def test_c_stream_loop_gives_the_python_loops_objects(monkeypatch: pytest.Monkey
     n_acks = sum(1 for e in c_out if isinstance(e, PacketDecoded) and e.kind == "semi_sync_ack")
     assert calls["acks"] == n_acks > 0
     assert any(isinstance(e, SequenceMismatch) and e.direction == Peer.CLIENT for e in c_out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_c_loops_on_damaged_streams_equal_python_loops(data: st.DataObject) -> None:
+    """Random byte damage in the stream (headers, lengths, semi-sync bytes, event bodies,
+    ACKs): the C loops never crash or raise, and give what the Python loops give."""
+    if session_mod._stream_run_c is None or session_mod._ack_run_c is None:
+        unavailable("the C stream loops (binlogscope.wire.binlog._crows) are not built")
+    wire = list(_conversation()[0])
+    for _ in range(data.draw(st.integers(1, 4))):
+        k = data.draw(st.integers(len(wire) // 2, len(wire) - 1))
+        peer, chunk = wire[k]
+        if not chunk:
+            continue
+        b = bytearray(chunk)
+        b[data.draw(st.integers(0, len(b) - 1))] = data.draw(st.integers(0, 255))
+        wire[k] = (peer, bytes(b))
+    outs = []
+    for c_on in (True, False):
+        with pytest.MonkeyPatch.context() as m:
+            if not c_on:
+                m.setattr(session_mod, "_stream_run_c", None)
+                m.setattr(session_mod, "_ack_run_c", None)
+            s = Session(Role.OBSERVER, record=False)
+            for peer, chunk in wire:
+                s.receive_data(chunk, peer)
+            outs.append([_key(e) for e in s.events()])
+    assert outs[0] == outs[1]

@@ -79,6 +79,15 @@ past_end(void)
     return -1;
 }
 
+/* a row whose images hold no columns reads no bytes: more rows data after it would loop
+ * forever (a damaged columns-present bitmap); the Python path names the offset */
+static int
+no_progress(void)
+{
+    PyErr_SetString(PyExc_ValueError, "a row of no columns: the rows data cannot advance");
+    return -1;
+}
+
 static inline unsigned long long
 be_uint(const unsigned char *s, int n)
 {
@@ -640,6 +649,7 @@ rows_between(PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind, ImageRe
     if (rows == NULL)
         return NULL;
     while (p < end) {
+        Py_ssize_t start_p = p;
         PyObject *before = Py_None, *after = Py_None;
         Py_INCREF(Py_None);
         Py_INCREF(Py_None);
@@ -672,6 +682,11 @@ rows_between(PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind, ImageRe
         Py_DECREF(row);
         Py_DECREF(before);
         Py_DECREF(after);
+        if (p == start_p) {
+            no_progress();
+            Py_DECREF(rows);
+            return NULL;
+        }
     }
     return rows;
 }
@@ -1650,6 +1665,10 @@ record_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto fail;
         }
         Py_DECREF(node);
+        if (p == start) {
+            no_progress();
+            goto fail;
+        }
     }
     return Py_BuildValue("(NNn)", rows, nodes, p);
 fail:

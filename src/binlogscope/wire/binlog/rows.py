@@ -47,7 +47,7 @@ from binlogscope.wire.binlog.values import (
     type_name,
 )
 from binlogscope.wire.node import Node
-from binlogscope.wire.reader import ByteReader, ShortRead
+from binlogscope.wire.reader import ByteReader, DecodeError, ShortRead
 
 INSERT, UPDATE, DELETE = "INSERT", "UPDATE", "DELETE"
 
@@ -187,6 +187,11 @@ def _image_fast(data: bytes, p: int, plan: _Plan) -> tuple[dict[str, Any], int]:
     return row, p
 
 
+def _no_progress(offset: int) -> None:
+    raise DecodeError(offset, "a row of no columns (empty columns-present bitmap) reads no "
+                      "bytes, yet rows data follows: the row images cannot be read")
+
+
 def decode_rows_fast(data: bytes, kind: str, plan_b: _Plan, plan_a: _Plan | None
                      ) -> list[dict[str, Any]]:
     """All rows of a (non-partial) rows event body, no Nodes."""
@@ -201,6 +206,8 @@ def decode_rows_fast(data: bytes, kind: str, plan_b: _Plan, plan_a: _Plan | None
     append = rows.append
     n = len(data)
     p = 0
+    if n and not plan_b.labels and (plan_a is None or not plan_a.labels):
+        _no_progress(0)  # images of no columns are 0 bytes: the loop could not advance
     if kind == UPDATE:
         assert plan_a is not None
         image_a = plan_a.image
@@ -525,6 +532,7 @@ def _rows_recorded(sub: ByteReader, ev: RowsEvent, tm: TableMap, plan_b: _Plan,
             return
     i = 0
     while not sub.at_end():
+        start = sub.pos
         sub.begin(f"row[{i}]", doc=f"row {i + 1} of the event")
         if kind == UPDATE:
             assert plan_a is not None
@@ -541,6 +549,8 @@ def _rows_recorded(sub: ByteReader, ev: RowsEvent, tm: TableMap, plan_b: _Plan,
             before = _image_recorded(sub, plan_b, *_IMAGE_NAMES[DELETE][:2])
             ev.rows.append({"before": before, "after": None})
         sub.end_group()
+        if sub.pos == start:
+            _no_progress(sub.base + start)
         i += 1
 
 
