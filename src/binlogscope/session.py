@@ -257,6 +257,17 @@ class Session:
         SemiSyncAck...), SOURCE sends server packets (HandshakeV10, OkPacket, ErrPacket,
         EofPacket, ColumnCount, ColumnDefinition41, TextRow, BinlogEventData...).
         """
+        if (type(value) is replication.SemiSyncAck and not sequence_id
+                and self.role is Role.REPLICA and self.phase is Phase.BINLOG_STREAM):
+            # the ACK is on the commit path of the source: its bytes go out first; the session
+            # decodes them (for the log) at the next events() call, still in stream order
+            # (after everything received before, before anything received after). An ACK
+            # changes no state a later send depends on (sequence id 0, no reply expected).
+            # (The checks below all pass for it; an ACK is far below MAX_PAYLOAD.)
+            payload = replication.encode_semi_sync_ack(value)
+            data = len(payload).to_bytes(3, "little") + b"\x00" + payload
+            self._chunks.append((Peer.CLIENT, data))
+            return data
         if self.role == Role.OBSERVER:
             raise ProtocolViolation("an OBSERVER session cannot send")
         me = Peer.CLIENT if self.role == Role.REPLICA else Peer.SERVER
@@ -265,11 +276,7 @@ class Session:
             raise ProtocolViolation(f"a {self.role.value} cannot send {type(value).__name__}")
         if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
             raise ProtocolViolation(f"cannot send in phase {self.phase.value}")
-        if type(value) is replication.SemiSyncAck and not sequence_id:
-            # the ACK is on the commit path of the source: its bytes go out first; the session
-            # decodes them (for the log) at the next events() call, still in stream order
-            # (after everything received before, before anything received after). An ACK
-            # changes no state a later send depends on (sequence id 0, no reply expected).
+        if type(value) is replication.SemiSyncAck and not sequence_id:  # (as above)
             data = encode_packet(replication.encode_semi_sync_ack(value), 0)
             self._chunks.append((me, data))
             return data
