@@ -60,46 +60,12 @@ put(Buf *b, const char *s, Py_ssize_t n)
 static PyObject *value_fn;      /* render.json_lines.value: any row value -> its JSON text */
 static PyObject *scalar_fn;     /* render.json_lines.scalar */
 static PyObject *image_fn;      /* render.json_lines.image (images with non-str keys) */
-static PyObject *packet_type;   /* events.PacketDecoded */
 static PyObject *peer_server, *peer_client;
-static PyObject *s_direction, *s_offset, *s_seq, *s_payload_length, *s_kind, *s_semi_sync,
-    *s_binlog_event, *s_error, *s_node, *s_flag, *s_header, *s_body, *s_checksum_ok,
-    *s_timestamp, *s_type_code, *s_server_id, *s_event_size, *s_log_pos, *s_flags, *s_schema,
-    *s_table, *s_rows, *s_gtid, *s_query, *s_before, *s_after;
+/* the names read with getattr (the semi-sync flag, a body's optional fields, a row's images)
+ * and the kind of a packet item */
+static PyObject *s_flag, *s_schema, *s_table, *s_rows, *s_gtid, *s_query, *s_before, *s_after,
+    *s_event_kind;
 static int ready;
-
-static PyObject *
-configure(PyObject *self, PyObject *args)
-{
-    PyObject *v, *sc, *im, *pt, *ps, *pc;
-    if (!PyArg_ParseTuple(args, "OOOOOO", &v, &sc, &im, &pt, &ps, &pc)) return NULL;
-    PyObject **slots[] = {&value_fn, &scalar_fn, &image_fn, &packet_type, &peer_server,
-                          &peer_client};
-    PyObject *vals[] = {v, sc, im, pt, ps, pc};
-    for (int i = 0; i < 6; i++) {
-        Py_INCREF(vals[i]);
-        Py_XSETREF(*slots[i], vals[i]);
-    }
-    if (!s_direction) {
-        struct { PyObject **dst; const char *name; } names[] = {
-            {&s_direction, "direction"}, {&s_offset, "offset"}, {&s_seq, "seq"},
-            {&s_payload_length, "payload_length"}, {&s_kind, "kind"},
-            {&s_semi_sync, "semi_sync"}, {&s_binlog_event, "binlog_event"}, {&s_error, "error"},
-            {&s_node, "node"}, {&s_flag, "flag"}, {&s_header, "header"}, {&s_body, "body"},
-            {&s_checksum_ok, "checksum_ok"}, {&s_timestamp, "timestamp"},
-            {&s_type_code, "type_code"}, {&s_server_id, "server_id"},
-            {&s_event_size, "event_size"}, {&s_log_pos, "log_pos"}, {&s_flags, "flags"},
-            {&s_schema, "schema"}, {&s_table, "table"}, {&s_rows, "rows"}, {&s_gtid, "gtid"},
-            {&s_query, "query"}, {&s_before, "before"}, {&s_after, "after"},
-        };
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-            *names[i].dst = PyUnicode_InternFromString(names[i].name);
-            if (!*names[i].dst) return NULL;
-        }
-    }
-    ready = 1;
-    Py_RETURN_NONE;
-}
 
 /* getattr(o, name, None) without raising (and clearing) AttributeError: 1 found, 0 absent,
  * -1 error */
@@ -115,7 +81,7 @@ lookup(PyObject *o, PyObject *name, PyObject **out)
 
 /* ------------------------------------------------------------------ direct slot reads
  * The dataclasses read here (PacketDecoded, DecodedEvent, EventHeader, CaptureItem) use
- * __slots__: configure_slots() finds each field's offset (from its member descriptor) so a
+ * __slots__: configure() finds each field's offset (from its member descriptor) so a
  * field of an object of exactly that type is read without the attribute machinery; any other
  * object goes through getattr. */
 #include <structmember.h>
@@ -133,8 +99,6 @@ typedef struct {
 } Slots;
 
 static Slots sl_pkt, sl_dec, sl_hdr, sl_item;
-static int slots_ready;
-static PyObject *s_event_kind;  /* "event" */
 
 /* a new reference to field k of o (NULL with an error set when it has none) */
 static inline PyObject *
@@ -154,7 +118,7 @@ static int
 slots_setup(Slots *s, PyObject *type, const char *const *names, int n)
 {
     if (!PyType_Check(type)) {
-        PyErr_SetString(PyExc_TypeError, "configure_slots: a class expected");
+        PyErr_SetString(PyExc_TypeError, "configure: a class expected");
         return -1;
     }
     for (int k = 0; k < n; k++) {
@@ -171,7 +135,7 @@ slots_setup(Slots *s, PyObject *type, const char *const *names, int n)
             s->off[k] = ((PyMemberDescrObject *)d)->d_member->offset;
         Py_DECREF(d);
         if (!ok) {
-            PyErr_Format(PyExc_TypeError, "configure_slots: %R.%s is not a slot",
+            PyErr_Format(PyExc_TypeError, "configure: %R.%s is not a slot",
                          type, names[k]);
             return -1;
         }
@@ -181,14 +145,30 @@ slots_setup(Slots *s, PyObject *type, const char *const *names, int n)
     return 0;
 }
 
-/* configure_slots(PacketDecoded, DecodedEvent, EventHeader, CaptureItem) */
+/* configure(value, scalar, image, Peer.SERVER, Peer.CLIENT, PacketDecoded, DecodedEvent,
+ * EventHeader, CaptureItem) */
 static PyObject *
-configure_slots(PyObject *self, PyObject *args)
+configure(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *p, *d, *h, *i;
-    if (!PyArg_ParseTuple(args, "OOOO", &p, &d, &h, &i))
+    PyObject *v, *sc, *im, *ps, *pc, *p, *d, *h, *i;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &v, &sc, &im, &ps, &pc, &p, &d, &h, &i))
         return NULL;
+    PyObject **dst[] = {&value_fn, &scalar_fn, &image_fn, &peer_server, &peer_client};
+    PyObject *vals[] = {v, sc, im, ps, pc};
+    for (int k = 0; k < 5; k++) {
+        Py_INCREF(vals[k]);
+        Py_XSETREF(*dst[k], vals[k]);
+    }
+    struct { PyObject **dst; const char *name; } names[] = {
+        {&s_flag, "flag"}, {&s_schema, "schema"}, {&s_table, "table"}, {&s_rows, "rows"},
+        {&s_gtid, "gtid"}, {&s_query, "query"}, {&s_before, "before"}, {&s_after, "after"},
+        {&s_event_kind, "event"},
+    };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        if (!*names[k].dst && !(*names[k].dst = PyUnicode_InternFromString(names[k].name)))
+            return NULL;
+    }
     static const char *const pn[] = {"direction", "offset", "seq", "payload_length", "kind",
                                      "semi_sync", "binlog_event", "error", "node"};
     static const char *const dn[] = {"offset", "header", "body", "checksum_ok"};
@@ -198,9 +178,7 @@ configure_slots(PyObject *self, PyObject *args)
     if (slots_setup(&sl_pkt, p, pn, P_COUNT) < 0 || slots_setup(&sl_dec, d, dn, D_COUNT) < 0 ||
         slots_setup(&sl_hdr, h, hn, H_COUNT) < 0 || slots_setup(&sl_item, i, in, I_COUNT) < 0)
         return NULL;
-    if (!s_event_kind && !(s_event_kind = PyUnicode_InternFromString("event")))
-        return NULL;
-    slots_ready = 1;
+    ready = 1;
     Py_RETURN_NONE;
 }
 
@@ -580,6 +558,23 @@ write_line(Buf *b, PyObject *head, PyObject *frame, PyObject *ts, PyObject *ev,
     return r;
 }
 
+/* the line as a new str (``b`` emptied first), None (new ref) when it declines, NULL on error;
+ * a string with no UTF-8 form (lone surrogates) declines too */
+static PyObject *
+line_text(Buf *b, PyObject *head, PyObject *frame, PyObject *ts, PyObject *ev,
+          PyObject *type_names)
+{
+    b->n = 0;
+    int r = write_line(b, head, frame, ts, ev, type_names);
+    if (r == OK)
+        return PyUnicode_DecodeUTF8(b->p, b->n, NULL);
+    if (r == DECLINE || PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+        PyErr_Clear();
+        return Py_NewRef(Py_None);
+    }
+    return NULL;
+}
+
 static PyObject *
 packet_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -588,25 +583,17 @@ packet_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "packet_line(head, frame, timestamp, ev, type_names)");
         return NULL;
     }
-    if (!ready || !slots_ready) {
+    if (!ready) {
         PyErr_SetString(PyExc_RuntimeError, "_cjson.configure() was not called");
         return NULL;
     }
     PyObject *head = args[0], *ev = args[3], *type_names = args[4];
     if (!PyUnicode_Check(head) || !PyDict_Check(type_names)
-            || Py_TYPE(ev) != (PyTypeObject *)packet_type)
+            || Py_TYPE(ev) != sl_pkt.type)
         Py_RETURN_NONE;
     Buf b;
     buf_init(&b);
-    int r = write_line(&b, head, args[1], args[2], ev, type_names);
-    PyObject *out = NULL;
-    if (r == OK) {
-        out = PyUnicode_DecodeUTF8(b.p, b.n, NULL);
-    } else if (r == DECLINE
-               || PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {  /* lone surrogates */
-        PyErr_Clear();
-        out = Py_NewRef(Py_None);
-    }
+    PyObject *out = line_text(&b, head, args[1], args[2], ev, type_names);
     buf_free(&b);
     return out;
 }
@@ -625,7 +612,7 @@ packet_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "packet_lines(items: list, i, heads: dict, type_names: dict, out: list)");
         return NULL;
     }
-    if (!ready || !slots_ready) {
+    if (!ready) {
         PyErr_SetString(PyExc_RuntimeError, "_cjson.configure() was not called");
         return NULL;
     }
@@ -665,19 +652,11 @@ packet_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
         if (!PyUnicode_Check(head))
             break;
-        b.n = 0;
-        int r = write_line(&b, head, frame, ts, ev, type_names);
-        if (r == ERR) {
-            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
-                buf_free(&b);
-                return NULL;
-            }
-            PyErr_Clear();
-            r = DECLINE;
-        }
-        if (r == DECLINE)
+        PyObject *line = line_text(&b, head, frame, ts, ev, type_names);
+        if (line == Py_None) {
+            Py_DECREF(line);
             break;
-        PyObject *line = PyUnicode_DecodeUTF8(b.p, b.n, NULL);
+        }
         if (line == NULL || PyList_Append(out, line) < 0) {
             Py_XDECREF(line);
             buf_free(&b);
@@ -691,9 +670,8 @@ packet_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(value, scalar, image, PacketDecoded, Peer.SERVER, Peer.CLIENT)"},
-    {"configure_slots", configure_slots, METH_VARARGS,
-     "configure_slots(PacketDecoded, DecodedEvent, EventHeader, CaptureItem)"},
+     "configure(value, scalar, image, Peer.SERVER, Peer.CLIENT, PacketDecoded, DecodedEvent, "
+     "EventHeader, CaptureItem)"},
     {"packet_lines", (PyCFunction)(void (*)(void))packet_lines, METH_FASTCALL,
      "packet_lines(items, i, heads, type_names, out) -> index of the first item not written"},
     {"packet_line", (PyCFunction)(void (*)(void))packet_line, METH_FASTCALL,

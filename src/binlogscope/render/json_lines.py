@@ -147,8 +147,8 @@ def c_packet_line() -> PacketLine | None:
                 from binlogscope.wire.binlog.decoded import DecodedEvent
                 from binlogscope.wire.binlog.header import EventHeader
 
-                _cjson.configure(value, scalar, image, PacketDecoded, Peer.SERVER, Peer.CLIENT)
-                _cjson.configure_slots(PacketDecoded, DecodedEvent, EventHeader, CaptureItem)
+                _cjson.configure(value, scalar, image, Peer.SERVER, Peer.CLIENT, PacketDecoded,
+                                 DecodedEvent, EventHeader, CaptureItem)
                 _c_line = _cjson.packet_line
                 global _c_lines
                 _c_lines = _cjson.packet_lines
