@@ -14,7 +14,7 @@ semi-sync ACKs. ``fetch_run(evs, i, tracker, batch) -> (i, ack)`` is the replica
 ``PositionTracker`` moves and the same ``LiveItem``/``RestartPoint`` objects (see the C source
 for where it stops and hands over to the Python loop).
 
-Both are None when the C module is not built or ``BINLOGSCOPE_PURE_PYTHON`` is set.
+Each is None when the C module is not built or ``BINLOGSCOPE_PURE_PYTHON`` is set.
 """
 
 from __future__ import annotations
@@ -39,7 +39,15 @@ def decode_plain(payload: bytes, ctx: DecodeContext, start: int, base: int) -> D
     return decode_event(payload, ctx, start=start, base=base, record=False)
 
 
-def _configure(semi_headers: tuple[SemiSyncHeader, SemiSyncHeader]) -> StreamRun | None:
+#: ack_run(data, offset, out) -> bytes used: Session._ack_direct's loop in C
+AckRun = Callable[[bytes, int, list[Any]], int]
+
+
+def stream_loops_c(semi_headers: tuple[SemiSyncHeader, SemiSyncHeader]
+                   ) -> tuple[StreamRun, AckRun] | None:
+    """The two C loops of the session (events from the source, ACKs from the replica),
+    configured to hand out ``semi_headers`` (the session's shared ``SemiSyncHeader(0)`` and
+    ``(1)``), or None."""
     crows = c_module()
     if crows is None or _cfast.fast_event_c is None:
         return None
@@ -49,41 +57,18 @@ def _configure(semi_headers: tuple[SemiSyncHeader, SemiSyncHeader]) -> StreamRun
                            DecodeError, _cfast._REQUIRED)
     crows.configure_acks(_cfast._layout(crows, SemiSyncAck, 2), Peer.CLIENT, "semi_sync_ack",
                          _cfast._REQUIRED)
-    fn: StreamRun = crows.stream_run
-    return fn
-
-
-#: ack_run(data, offset, out) -> bytes used: Session._ack_direct's loop in C
-AckRun = Callable[[bytes, int, list[Any]], int]
-
-
-def ack_run_c() -> AckRun | None:
-    """The C loop over the replica's semi-sync ACKs (after :func:`stream_run_c`), or None."""
-    crows = c_module()
-    if crows is None or _stream_configured is None:
-        return None
-    fn: AckRun = crows.ack_run
-    return fn
-
-
-_stream_configured: StreamRun | None = None
-
-
-def stream_run_c(semi_headers: tuple[SemiSyncHeader, SemiSyncHeader]) -> StreamRun | None:
-    """The C loop, configured to hand out ``semi_headers`` (the session's shared
-    ``SemiSyncHeader(0)`` and ``(1)``), or None."""
-    global _stream_configured
-    _stream_configured = _configure(semi_headers)
-    return _stream_configured
+    return crows.stream_run, crows.ack_run
 
 
 FetchRun = Callable[[list[Any], int, PositionTracker, list[Any]], tuple[int, bool]]
 
 
 def fetch_run_c(live_item: type) -> FetchRun | None:
-    """The C fetcher loop, configured to build ``live_item`` objects (``LiveItem``), or None."""
+    """The C fetcher loop, configured to build ``live_item`` objects (``LiveItem``), or None.
+    (It runs on the session's events: :func:`stream_loops_c` must have configured those; the
+    C code says so if not.)"""
     crows = c_module()
-    if crows is None or _cfast.fast_event_c is None or _stream_configured is None:
+    if crows is None or _cfast.fast_event_c is None:
         return None
     crows.configure_fetch(_cfast._layout(crows, live_item, 6),
                           _cfast._layout(crows, RestartPoint, 4), _cfast._REQUIRED)
@@ -91,5 +76,4 @@ def fetch_run_c(live_item: type) -> FetchRun | None:
     return fn
 
 
-__all__ = ["AckRun", "FetchRun", "StreamRun", "ack_run_c", "decode_plain", "fetch_run_c",
-           "stream_run_c"]
+__all__ = ["AckRun", "FetchRun", "StreamRun", "decode_plain", "fetch_run_c", "stream_loops_c"]

@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from binlogscope._cstream import ack_run_c, decode_plain, stream_run_c
+from binlogscope._cstream import decode_plain, stream_loops_c
 from binlogscope.events import (
     ConnectionClosed,
     DecodeError,
@@ -92,10 +92,11 @@ def _positional_maker(cls: type[_T]) -> Callable[..., _T]:
 _packet_decoded: Callable[..., PacketDecoded] = _positional_maker(PacketDecoded)
 #: the two usual semi-sync headers (immutable, shared by every event that carries them)
 _SEMI_HEADERS = (replication.SemiSyncHeader(0), replication.SemiSyncHeader(1))
-#: the C loop of _stream_direct (None: not built, or BINLOGSCOPE_PURE_PYTHON)
-_stream_run_c = stream_run_c(_SEMI_HEADERS)
-#: the C loop of _ack_direct (None: not built, or BINLOGSCOPE_PURE_PYTHON)
-_ack_run_c = ack_run_c()
+#: phases in which send() refuses
+_NO_SEND_PHASES = (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED)
+#: the C loops of _stream_direct and _ack_direct (None: not built, or BINLOGSCOPE_PURE_PYTHON)
+_c_loops = stream_loops_c(_SEMI_HEADERS)
+_stream_run_c, _ack_run_c = _c_loops if _c_loops is not None else (None, None)
 
 
 class ProtocolViolation(Exception):  # noqa: N818  (the name h11 and the design use)
@@ -258,14 +259,13 @@ class Session:
         EofPacket, ColumnCount, ColumnDefinition41, TextRow, BinlogEventData...).
         """
         if (type(value) is replication.SemiSyncAck and not sequence_id
-                and self.role is Role.REPLICA and self.phase is Phase.BINLOG_STREAM):
-            # the ACK is on the commit path of the source: its bytes go out first; the session
-            # decodes them (for the log) at the next events() call, still in stream order
-            # (after everything received before, before anything received after). An ACK
-            # changes no state a later send depends on (sequence id 0, no reply expected).
-            # (The checks below all pass for it; an ACK is far below MAX_PAYLOAD.)
-            payload = replication.encode_semi_sync_ack(value)
-            data = len(payload).to_bytes(3, "little") + b"\x00" + payload
+                and self.role is Role.REPLICA and self.phase not in _NO_SEND_PHASES):
+            # the ACK is on the commit path of the source: its bytes go out first (before the
+            # general checks below, which a replica's ACK passes); the session decodes them
+            # (for the log) at the next events() call, still in stream order (after everything
+            # received before, before anything received after). An ACK changes no state a
+            # later send depends on (sequence id 0, no reply expected).
+            data = encode_packet(replication.encode_semi_sync_ack(value), 0)
             self._chunks.append((Peer.CLIENT, data))
             return data
         if self.role == Role.OBSERVER:
@@ -274,12 +274,8 @@ class Session:
         is_client_value = isinstance(value, _CLIENT_TYPES)
         if is_client_value != (me == Peer.CLIENT):
             raise ProtocolViolation(f"a {self.role.value} cannot send {type(value).__name__}")
-        if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
+        if self.phase in _NO_SEND_PHASES:
             raise ProtocolViolation(f"cannot send in phase {self.phase.value}")
-        if type(value) is replication.SemiSyncAck and not sequence_id:  # (as above)
-            data = encode_packet(replication.encode_semi_sync_ack(value), 0)
-            self._chunks.append((me, data))
-            return data
         payload = self._encode(value)
         if sequence_id is None:
             if isinstance(value, _COMMAND_TYPES):
@@ -378,9 +374,10 @@ class Session:
                 _, head = buf.take_pending()
                 data = head + data
                 pending = 0
-            used = 0 if pending else (self._stream_direct(buf.offset, data)
-                                      if peer is Peer.SERVER
-                                      else self._ack_direct(buf.offset, data))
+            used = 0
+            if not pending:
+                direct = self._stream_direct if peer is Peer.SERVER else self._ack_direct
+                used = direct(buf.offset, data)
             if used:
                 buf.drain()  # empty: moves nothing, makes skip() below exact
                 buf.skip(used)  # those bytes were consumed straight from ``data``

@@ -622,10 +622,12 @@ class LiveReplica:
                         done = evs[i - 1]
                         assert isinstance(done, PacketDecoded)
                         self._ack(rd, done)
-                    elif len(batch) >= 256:
-                        self._flush()
-                    if ack or i >= n or len(batch) >= 256:
                         continue
+                    if len(batch) >= 256:  # it stopped with a full batch: hand it on, go on
+                        self._flush()
+                        continue
+                    if i >= n:
+                        break
                 ev = evs[i]
                 i += 1
                 if not isinstance(ev, PacketDecoded):
