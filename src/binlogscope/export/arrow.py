@@ -26,6 +26,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from binlogscope.export import native
+
 #: bump when a column is added, removed, renamed or changes type (also in docs/export-schema.md)
 SCHEMA_VERSION = 1
 
@@ -290,8 +292,9 @@ class DatasetWriter:
 
     ``add_values(table, partition_values, values)`` takes the data columns' values in schema
     order (:func:`data_schema`); ``add(table, partition_values, row)`` a dict of them. A full
-    buffer becomes one Arrow array per column (``pa.array`` over the transposed rows: no
-    per-row dict lookups) and one row group. Parquet encoding and compression run on one
+    buffer becomes one Arrow array per column (written in C from the buffered rows by
+    :mod:`binlogscope.export.native`, or ``pa.array`` over the column's values) and one row
+    group. Parquet encoding and compression run on one
     background thread (``background=True``; pyarrow releases the GIL there), in order, while
     the caller decodes on. Part files are hidden until :meth:`checkpoint` (which waits for the
     writes) renames them; :meth:`abort` removes unfinished ones.
@@ -300,7 +303,8 @@ class DatasetWriter:
     def __init__(self, root: str | Path, *, checkpoint_no: int = 1, row_group_size: int = 65536,
                  max_open: int = 32, compression: str = "zstd", background: bool = True,
                  builders: dict[str, list[tuple[str, tuple[str, ...],
-                                                Callable[[Sequence[Any]], tuple[pa.Array, ...]]]]]
+                                                Callable[[list[list[Any]], int],
+                                                         tuple[pa.Array, ...]]]]]
                  | None = None) -> None:
         self.root = Path(root)
         self.checkpoint_no = checkpoint_no
@@ -312,9 +316,9 @@ class DatasetWriter:
         self._seq = 0
         self._schemas = {t: data_schema(t) for t in TABLES}
         self._names = {t: tuple(self._schemas[t].names) for t in TABLES}
-        #: per table: (input column, output columns, builder): the builder makes the output
-        #: columns from a row group's values of the input column (the mapper's lazy row
-        #: images); other columns are ``pa.array(values, type)``
+        #: per table: (input column, output columns, builder): ``builder(rows, index)`` makes
+        #: the output columns from a row group's rows and the input column's index (the
+        #: mapper's lazy row images); other columns are ``pa.array(values, type)``
         self._builders = builders or {}
         self.rows_written: dict[str, int] = dict.fromkeys(TABLES, 0)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="parquet-writer") \
@@ -356,16 +360,19 @@ class DatasetWriter:
         if not n:
             return
         schema = self._schemas[table]
-        columns = list(zip(*part.buffer, strict=True))
+        rows = part.buffer
         names = self._names[table]
         built: dict[str, pa.Array] = {}
         for source, outputs, build in self._builders.get(table, ()):
-            built.update(zip(outputs, build(columns[names.index(source)]), strict=True))
+            built.update(zip(outputs, build(rows, names.index(source)), strict=True))
+        fast = native.arrays(rows, [None if f.name in built else f.type for f in schema])
         arrays = []
-        for col, f in zip(columns, schema, strict=True):
+        for j, f in enumerate(schema):
             arr = built.get(f.name)
             if arr is None:
-                arr = _column(col, f.type)
+                arr = fast[j]
+            if arr is None:
+                arr = _column([row[j] for row in rows], f.type)
             elif arr.type != f.type:
                 arr = arr.cast(f.type)
             arrays.append(arr)

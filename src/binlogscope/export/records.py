@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from binlogscope.drivers.binlog_file import BinlogFileError, looks_like_binlog, read_binlog_file
+from binlogscope.export import native
 from binlogscope.export.arrow import SCHEMA_VERSION, data_schema
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import DecodedEvent
@@ -300,6 +301,8 @@ class _Columns:
     pk: list[str] | None
     #: labels whose int values need value_to_text (BIT, YEAR)
     special: frozenset[str] = frozenset()
+    #: labels of DOUBLE columns (their floats print as repr in MySQL's fixed-notation range)
+    doubles: frozenset[str] = frozenset()
 
 
 def _image_map(image: dict[str, Any], cols: _Columns | None) -> list[tuple[str, str | None]]:
@@ -514,12 +517,23 @@ def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
             _assemble(jsons, nulls, len(col), _STR))
 
 
+def image_columns_of(rows: list[list[Any]], index: int) -> tuple[pa.Array, pa.Array]:
+    """:func:`image_columns` of the image slot ``index`` of a row group's buffered rows: built
+    by the C column builder when it is there and takes the column (same arrays), else here."""
+    built = native.image_arrays(rows, index, _value_text, _JSON)
+    if built is not None:
+        return built
+    return image_columns([row[index] for row in rows])
+
+
 #: per table: (the mapper's lazy input column, the columns built from it, the builder): the
-#: writer calls the builder once per row group with that column's values
+#: writer calls ``builder(rows, index)`` once per row group with its buffered rows and the
+#: input column's index
 COLUMN_BUILDERS: dict[str, list[tuple[str, tuple[str, ...],
-                                      Callable[[Sequence[Any]], tuple[pa.Array, ...]]]]] = {
-    "rows": [("before", ("before", "before_json"), image_columns),
-             ("after", ("after", "after_json"), image_columns)],
+                                      Callable[[list[list[Any]], int],
+                                               tuple[pa.Array, ...]]]]] = {
+    "rows": [("before", ("before", "before_json"), image_columns_of),
+             ("after", ("after", "after_json"), image_columns_of)],
 }
 
 
@@ -774,7 +788,9 @@ class TableMapper:
         named = pk and all(tm.columns[i].name is not None for i in tm.primary_key
                            if 0 <= i < len(tm.columns))
         special = frozenset(c.label for c in tm.columns if effective_type(c) in _INT_SPECIAL)
-        cols = _Columns(by_label, pk if named else None, special)
+        doubles = frozenset(label for label, c in by_label.items()
+                            if c.type == T.MYSQL_TYPE_DOUBLE)
+        cols = _Columns(by_label, pk if named else None, special, doubles)
         if len(self._columns) > 4096:
             self._columns.clear()
         self._columns[id(tm)] = (tm, cols)
