@@ -176,3 +176,22 @@ def test_captures_export_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert len(fast["packets"]) > 500 and len(fast["events"]) > 100
     for t in TABLES:
         assert fast[t] == slow[t], t
+
+
+def test_pk_column_equals_the_python_pairs() -> None:
+    from binlogscope.export.records import _pk_pairs
+
+    ims = _images()
+    nopk = _Columns(COLS.by_label, None, COLS.special)
+    two = _Columns(COLS.by_label, ["id", "name", "absent"], COLS.special, frozenset({"d"}))
+    pairs = [(None, (ims[0], COLS)), ((ims[1], COLS), None), (None, None),
+             ((ims[2], COLS), ({}, COLS)), ((ims[3], None), None), ((ims[4], nopk), None),
+             (None, ({"name": "x"}, COLS)), (None, (ims[5], two)), ((ims[0], two), None),
+             (None, ({"id": 2**70}, two)), (None, ({"id": 1.5e20, "name": b"\x01"}, two))]
+    rows = [[b, a] for b, a in pairs]
+    got = native.pk_array(rows, 0, 1, _value_text, _JSON)
+    assert got is not None
+    got.validate(full=True)
+    want = pa.array([_pk_pairs(b, a) for b, a in pairs], MAP)
+    assert got.equals(want), (got.to_pylist(), want.to_pylist())
+    assert native.pk_array([[None, ["bad"]]], 0, 1, _value_text, _JSON) is None

@@ -597,7 +597,7 @@ set_columns(Images *im, PyObject *cols)
 static inline int
 in_set(PyObject *set, PyObject *key)
 {
-    return set == NULL ? 0 : PySet_Contains(set, key);
+    return set == NULL || PySet_GET_SIZE(set) == 0 ? 0 : PySet_Contains(set, key);
 }
 
 /* the map text of a value from value_text(v, k, cols) */
@@ -808,7 +808,117 @@ done:
     return res;
 }
 
+/* the ``pk`` map of each row: (key, text) of the primary key labels (columns.pk) present in
+ * the after image, or the before image when there is no after; None when the columns name no
+ * key or the image is empty or holds none of them (the mapper's ``... or None``) */
+static int
+pk_row(Images *im, Map *m, Buf *scratch, PyObject *before, PyObject *after, PyObject *pk_name)
+{
+    PyObject *ref = after != Py_None ? after : before;
+    if (ref == Py_None)
+        return map_end(m, 0, 0);
+    if (!PyTuple_CheckExact(ref) || PyTuple_GET_SIZE(ref) != 2 ||
+        !PyDict_CheckExact(PyTuple_GET_ITEM(ref, 0)))
+        return DECLINE;
+    PyObject *image = PyTuple_GET_ITEM(ref, 0), *cols = PyTuple_GET_ITEM(ref, 1);
+    if (cols == Py_None || PyDict_GET_SIZE(image) == 0)
+        return map_end(m, 0, 0);
+    if (set_columns(im, cols) < 0)
+        return -1;
+    PyObject *labels = PyObject_GetAttr(cols, pk_name);
+    if (labels == NULL)
+        return -1;
+    int rc = 0;
+    Py_ssize_t count = 0;
+    if (labels != Py_None && !PyList_CheckExact(labels))
+        rc = DECLINE;
+    for (Py_ssize_t j = 0; rc == 0 && labels != Py_None && j < PyList_GET_SIZE(labels); j++) {
+        PyObject *k = PyList_GET_ITEM(labels, j);
+        if (!PyUnicode_CheckExact(k)) {
+            rc = DECLINE;
+            break;
+        }
+        PyObject *v = PyDict_GetItemWithError(image, k);
+        if (v == NULL) {
+            rc = PyErr_Occurred() ? -1 : 0;
+            continue;
+        }
+        Py_ssize_t n;
+        const char *p = utf8_of(k, &n);
+        if (p == NULL) {
+            rc = DECLINE;
+            break;
+        }
+        rc = strs_add(&m->keys, p, n);
+        if (rc == 0) {
+            Py_INCREF(v);
+            scratch->n = 0; /* the JSON literal image_value writes too is not wanted here */
+            rc = image_value(im, &m->items, scratch, k, v);
+            Py_DECREF(v);
+        }
+        count++;
+    }
+    Py_DECREF(labels);
+    if (rc)
+        return rc;
+    return map_end(m, count, count > 0);
+}
+
+static PyObject *
+pk(PyObject *module, PyObject *args)
+{
+    PyObject *rows;
+    Py_ssize_t bi, ai;
+    Images im = {0};
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!nnOO:pk", &PyList_Type, &rows, &bi, &ai, &im.value_text,
+                          &im.json_text))
+        return NULL;
+    Py_ssize_t top = bi > ai ? bi : ai;
+    im.special_name = PyUnicode_InternFromString("special");
+    im.doubles_name = PyUnicode_InternFromString("doubles");
+    PyObject *pk_name = PyUnicode_InternFromString("pk");
+    Map m;
+    Buf scratch = {0};
+    PyObject *res = NULL;
+    int mi = im.special_name != NULL && im.doubles_name != NULL && pk_name != NULL &&
+             map_init(&m) == 0;
+    if (!mi)
+        goto done;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows); i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        if (!PyList_CheckExact(row) || PyList_GET_SIZE(row) <= top)
+            goto decline;
+        PyObject *b = PyList_GET_ITEM(row, bi), *a = PyList_GET_ITEM(row, ai);
+        Py_INCREF(b);
+        Py_INCREF(a);
+        int rc = pk_row(&im, &m, &scratch, b, a, pk_name);
+        Py_DECREF(b);
+        Py_DECREF(a);
+        if (rc < 0)
+            goto done;
+        if (rc == DECLINE)
+            goto decline;
+    }
+    res = map_tuple(&m);
+    goto done;
+decline:
+    res = Py_NewRef(Py_None);
+done:
+    if (mi)
+        map_free(&m);
+    PyMem_Free(scratch.p);
+    Py_XDECREF(im.special);
+    Py_XDECREF(im.doubles);
+    Py_XDECREF(im.special_name);
+    Py_XDECREF(im.doubles_name);
+    Py_XDECREF(pk_name);
+    return res;
+}
+
 static PyMethodDef methods[] = {
+    {"pk", pk, METH_VARARGS,
+     "pk(rows, before_index, after_index, value_text, json_text) -> map buffers, or None"},
     {"columns", columns, METH_VARARGS,
      "columns(rows, kinds) -> per column: its Arrow buffers, or None (skipped or declined)"},
     {"images", images, METH_VARARGS,

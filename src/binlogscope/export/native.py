@@ -103,3 +103,14 @@ def image_arrays(rows: list[list[Any]], index: int,
         return None
     n = len(rows)
     return _map(n, parts[0]), _strings(n, parts[1])
+
+
+def pk_array(rows: list[list[Any]], before: int, after: int,
+             value_text: Callable[[Any, str, Any], str | None],
+             json_text: Callable[[Any], str]) -> pa.Array | None:
+    """The ``pk`` map column of the lazy image pairs at ``row[before]``/``row[after]`` (the key
+    columns' text from the after image, else the before image), built in C, or None."""
+    if _ccolumns is None:
+        return None
+    parts = _ccolumns.pk(rows, before, after, value_text, json_text)
+    return None if parts is None else _map(len(rows), parts)

@@ -526,6 +526,33 @@ def image_columns_of(rows: list[list[Any]], index: int) -> tuple[pa.Array, pa.Ar
     return image_columns([row[index] for row in rows])
 
 
+def _pk_pairs(before: ImageRef | None, after: ImageRef | None
+              ) -> list[tuple[str, str | None]] | None:
+    """The ``pk`` value of a row: the key columns' text from the after image, else the
+    before image (what the eager mapper writes)."""
+    ref = after if after is not None else before
+    if ref is None:
+        return None
+    src, cols = ref
+    if cols is None or not cols.pk or not src:
+        return None
+    return [(k, _value_text(src[k], k, cols)) for k in cols.pk if k in src] or None
+
+
+_ROW_BEFORE = data_schema("rows").names.index("before")
+_ROW_AFTER = data_schema("rows").names.index("after")
+
+
+def pk_column_of(rows: list[list[Any]], index: int) -> tuple[pa.Array]:
+    """The ``pk`` column of a row group, from its lazy before/after image pairs (``index``:
+    the pk slot, which the lazy mapper leaves empty): C when it takes the column, else here."""
+    built = native.pk_array(rows, _ROW_BEFORE, _ROW_AFTER, _value_text, _JSON)
+    if built is None:
+        built = pa.array([_pk_pairs(row[_ROW_BEFORE], row[_ROW_AFTER]) for row in rows],
+                         _MAP_TYPE)
+    return (built,)
+
+
 #: per table: (the mapper's lazy input column, the columns built from it, the builder): the
 #: writer calls ``builder(rows, index)`` once per row group with its buffered rows and the
 #: input column's index
@@ -533,7 +560,8 @@ COLUMN_BUILDERS: dict[str, list[tuple[str, tuple[str, ...],
                                       Callable[[list[list[Any]], int],
                                                tuple[pa.Array, ...]]]]] = {
     "rows": [("before", ("before", "before_json"), image_columns_of),
-             ("after", ("after", "after_json"), image_columns_of)],
+             ("after", ("after", "after_json"), image_columns_of),
+             ("pk", ("pk",), pk_column_of)],
 }
 
 
@@ -736,12 +764,7 @@ class TableMapper:
                 if before is not None:
                     row[18] = (before, cols)  # before_json (20) is built from it too
                 if after is not None:
-                    row[19] = (after, cols)  # and after_json (21)
-                if pk_labels:
-                    src = after if after is not None else before
-                    if src:
-                        row[23] = [(k, _value_text(src[k], k, cols)) for k in pk_labels
-                                   if k in src] or None
+                    row[19] = (after, cols)  # and after_json (21), and pk (23)
                 pending.append(("rows", part, row))
             trx.rows += len(rows)
             self.rows += len(rows)
