@@ -342,6 +342,28 @@ class DatasetWriter:
         if len(buf) >= self.row_group_size:
             self._flush(table, part)
 
+    def add_many(self, items: list[tuple[str, tuple[str, ...], list[Any]]]) -> None:
+        """``add_values`` of each ``(table, partition, values)`` in order, with one part lookup
+        per run of items bound for the same part (a transaction's events and rows)."""
+        last_table: str | None = None
+        last_partition: tuple[str, ...] | None = None
+        buf: list[list[Any]] = []
+        part: _Part | None = None
+        size = self.row_group_size
+        for table, partition, values in items:
+            if table is not last_table or partition is not last_partition or part is None \
+                    or part.buffer is not buf:
+                key = (table, partition)
+                part = self._open.get(key)
+                if part is None:
+                    part = self._new_part(table, partition)
+                elif len(self._open) > 1:
+                    self._open.move_to_end(key)
+                last_table, last_partition, buf = table, partition, part.buffer
+            buf.append(values)
+            if len(buf) >= size:
+                self._flush(table, part)
+
     def _new_part(self, table: str, partition: tuple[str, ...]) -> _Part:
         if len(self._open) >= self.max_open:
             (old_table, _), old = self._open.popitem(last=False)

@@ -579,6 +579,9 @@ Emit = Callable[[str, tuple[str, ...], dict[str, Any]], None]
 #: ``emit_values(table, partition, values)``: ``values`` in :data:`COLUMNS` order
 EmitValues = Callable[[str, tuple[str, ...], list[Any]], None]
 
+#: ``emit_many([(table, partition, values), ...])``
+EmitMany = Callable[[list[tuple[str, tuple[str, ...], list[Any]]]], None]
+
 #: the data columns of each table, in the order rows are built (the writer's schema order)
 COLUMNS: dict[str, tuple[str, ...]] = {
     t: tuple(data_schema(t).names) for t in ("packets", "events", "rows")}
@@ -597,13 +600,16 @@ class TableMapper:
 
     def __init__(self, emit: Emit | None = None, *, no_raw: bool = False,
                  max_pending_rows: int = 200_000, emit_values: EmitValues | None = None,
-                 lazy_images: bool = False) -> None:
+                 lazy_images: bool = False, emit_many: EmitMany | None = None) -> None:
         if emit_values is None:
             if emit is None:
                 raise TypeError("TableMapper needs emit or emit_values")
             emit_values = _as_dicts(emit)
             lazy_images = False
         self.emit = emit_values
+        #: a transaction's held rows go out in one call when this is given (the writer's
+        #: ``add_many``: same rows, in the same order, as one ``emit_values`` call each)
+        self.emit_many = emit_many
         #: ``rows`` values carry each image as an ``(image, columns)`` pair in the before/after
         #: and *_json slots; the writer builds those columns for a whole row group at once
         #: (:data:`COLUMN_BUILDERS`) instead of one text map and one JSON text per row here
@@ -825,6 +831,17 @@ class TableMapper:
         if trx is None:
             return
         cts = None if commit_ts is None else commit_ts * 1_000_000
+        emit_many = self.emit_many
+        if emit_many is not None:
+            for table, _, row in trx.pending:
+                if table == "rows":
+                    row[_ROW_XID] = xid
+                    row[_ROW_COMMIT] = cts
+                else:
+                    row[_EV_XID] = xid
+            emit_many(trx.pending)
+            trx.pending.clear()
+            return
         emit = self.emit
         for table, part, row in trx.pending:
             if table == "rows":
@@ -839,8 +856,11 @@ class TableMapper:
         """A huge transaction: emit what is held (without XID/commit time) to keep memory flat."""
         trx = self.trx
         assert trx is not None
-        for table, part, row in trx.pending:
-            self.emit(table, part, row)
+        if self.emit_many is not None:
+            self.emit_many(trx.pending)
+        else:
+            for table, part, row in trx.pending:
+                self.emit(table, part, row)
         trx.pending.clear()
         trx.rows = 0
 
