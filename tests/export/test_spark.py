@@ -105,9 +105,11 @@ def known(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def reports(spark: Any, known: Path) -> dict[str, Any]:
-    from binlogscope.export.spark import register_tables, run_reports
+    from binlogscope.export.spark import REPORT_COLUMNS, register_tables, run_reports
 
-    register_tables(spark, known)
+    frames = register_tables(spark, known, reports_only=True)  # as analyze runs the reports
+    for name in ("packets", "events", "rows"):
+        assert tuple(frames[name].columns) == REPORT_COLUMNS[name]
     return {r.name: r for r in run_reports(spark)}
 
 
@@ -174,7 +176,7 @@ def test_file_source_reports_say_not_applicable(spark: Any, tmp_path: Path) -> N
 
     assert main(["export", str(CRC32), "--out", str(tmp_path / "x")], out=io.StringIO(),
                 err=io.StringIO()) == 0
-    register_tables(spark, tmp_path / "x")
+    register_tables(spark, tmp_path / "x", reports_only=True)
     reps = {r.name: r for r in run_reports(spark)}
     for name in ("heartbeat_gaps", "semi_sync_ack_latency", "replication_delay"):
         assert reps[name].rows == []

@@ -107,8 +107,27 @@ def spark_schema(table: str) -> Any:
     return st.StructType([st.StructField(c.name, spark_type(c.type), True) for c in ordered])
 
 
-def register_tables(spark: Any, root: str | Path, *, cache: bool = True) -> dict[str, Any]:
-    """Register ``packets``, ``events``, ``rows`` and ``transactions`` as temp views."""
+#: the columns the built-in reports read, per view (``register_tables(reports_only=True)``)
+REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "packets": ("source_kind", "session_id", "time", "direction", "kind", "ack_request",
+                "binlog_file", "log_pos"),
+    "events": ("source_kind", "source", "session_id", "binlog_file", "offset", "event_size",
+               "timestamp", "event_type", "gtid", "xid", "trx_offset", "query", "rows",
+               "capture_time", "schema"),
+    "rows": ("schema", "table", "operation"),
+}
+
+
+def register_tables(spark: Any, root: str | Path, *, reports_only: bool = False
+                    ) -> dict[str, Any]:
+    """Register ``packets``, ``events``, ``rows`` and ``transactions`` as temp views.
+
+    By default the views hold every column, read from the files when a query runs (``--sql``).
+    ``reports_only``: each view holds just the columns the built-in reports read
+    (:data:`REPORT_COLUMNS`) and is cached, since the reports scan ``events`` again and again.
+    Caching whole tables does not fit: the row images and their JSON are most of an export
+    (a 1.6 M-event export's ``rows`` ran a default 1 GB driver out of heap).
+    """
     base = Path(root)
     if not (base / "events").is_dir() and not (base / "rows").is_dir():
         raise AnalyzeError(f"{base} is not a binlogscope export (no events/ or rows/ directory)")
@@ -119,16 +138,16 @@ def register_tables(spark: Any, root: str | Path, *, cache: bool = True) -> dict
         if path.is_dir() and any(path.rglob("*.parquet")):
             df = (spark.read.schema(schema).option("basePath", str(path))
                   .parquet(str(path)))
-            # Spark reads a NULL partition back as NULL already; keep the documented order
-            df = df.select(*[c.name for c in schema.fields])
         else:
             df = spark.createDataFrame([], schema)
-        if cache:  # every report scans events/rows again: read the files once
-            df = df.cache()
+        if reports_only:
+            df = df.select(*[f"`{c}`" for c in REPORT_COLUMNS[name]]).cache()
+        else:  # Spark reads a NULL partition back as NULL already; keep the documented order
+            df = df.select(*[f"`{c.name}`" for c in schema.fields])
         df.createOrReplaceTempView(name)
         frames[name] = df
     trx = spark.sql(_TRANSACTIONS_SQL)
-    (trx.cache() if cache else trx).createOrReplaceTempView("transactions")
+    (trx.cache() if reports_only else trx).createOrReplaceTempView("transactions")
     frames["transactions"] = spark.table("transactions")
     return frames
 
@@ -545,7 +564,7 @@ def analyze(root: str | Path, *, master: str = "local[*]", conf: Sequence[tuple[
     spark = existing if existing is not None else spark_session(master, conf)
     startup = time.monotonic() - t0
     try:
-        register_tables(spark, base, cache=sql is None)
+        register_tables(spark, base, reports_only=sql is None)
         reports = [run_sql(spark, sql)] if sql is not None else run_reports(spark, limit)
         written: list[Path] = []
         for rep in reports:
@@ -563,5 +582,5 @@ def analyze(root: str | Path, *, master: str = "local[*]", conf: Sequence[tuple[
     return AnalyzeResult(reports, startup, time.monotonic() - t0, written)
 
 
-__all__ = ["NULL_PARTITION", "AnalyzeError", "Report", "analyze", "register_tables",
-           "run_reports", "run_sql", "spark_schema", "spark_session"]
+__all__ = ["NULL_PARTITION", "REPORT_COLUMNS", "AnalyzeError", "Report", "analyze",
+           "register_tables", "run_reports", "run_sql", "spark_schema", "spark_session"]
