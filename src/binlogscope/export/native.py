@@ -5,14 +5,15 @@ of them into the Arrow array ``pa.array(values, type)`` gives (all columns in on
 rows), and :func:`image_arrays` one lazy image slot into the ``before``/``after`` map and its
 ``*_json`` text, as :func:`binlogscope.export.records.image_columns` builds them; both write
 the buffers in C and wrap them with ``pa.Array.from_buffers``. A column comes back None when
-the C module is missing or declines it (a value type it has no fast case for, text that is not
-valid UTF-8, a column too big for int32 offsets, an int out of the column's range): the caller
-then takes the Python path, which stays the definition (``tests/export/test_native_columns.py``
-compares the two).
+the C module is missing (or ``BINLOGSCOPE_PURE_PYTHON`` is set) or declines the column (a
+value type it has no fast case for, text that is not valid UTF-8, a column too big for int32
+offsets, an int out of the column's range): the caller then takes the Python path, which stays
+the definition (``tests/export/test_native_columns.py`` compares the two).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +22,8 @@ import pyarrow as pa
 try:
     from binlogscope.export import _ccolumns  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - built by setup.py when a compiler is there
+    _ccolumns = None
+if os.environ.get("BINLOGSCOPE_PURE_PYTHON"):  # every C path off, as elsewhere
     _ccolumns = None
 
 _STR = pa.string()
