@@ -408,12 +408,21 @@ add_int(Col *c, PyObject *v, int width)
     return 0;
 }
 
+/* the length of a list cell (0 for None); -1 when it is neither */
+static inline Py_ssize_t
+list_len(PyObject *v)
+{
+    if (v == Py_None)
+        return 0;
+    return PyList_CheckExact(v) ? PyList_GET_SIZE(v) : -1;
+}
+
 static int
 add_pairs(Map *m, PyObject *v)
 {
-    if (v != Py_None && !PyList_CheckExact(v))
+    Py_ssize_t k = list_len(v);
+    if (k < 0)
         return DECLINE;
-    Py_ssize_t k = v == Py_None ? 0 : PyList_GET_SIZE(v);
     for (Py_ssize_t j = 0; j < k; j++) {
         PyObject *pair = PyList_GET_ITEM(v, j);
         if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 ||
@@ -431,9 +440,9 @@ add_pairs(Map *m, PyObject *v)
 static int
 add_strlist(Col *c, PyObject *v)
 {
-    if (v != Py_None && !PyList_CheckExact(v))
+    Py_ssize_t k = list_len(v);
+    if (k < 0)
         return DECLINE;
-    Py_ssize_t k = v == Py_None ? 0 : PyList_GET_SIZE(v);
     for (Py_ssize_t j = 0; j < k; j++) {
         int rc = add_str_or_none(&c->s, PyList_GET_ITEM(v, j));
         if (rc)
@@ -570,6 +579,23 @@ typedef struct {
     PyObject *doubles;    /* cols.doubles: labels of DOUBLE columns */
     PyObject *special_name, *doubles_name;
 } Images;
+
+static int
+images_init(Images *im)
+{
+    im->special_name = PyUnicode_InternFromString("special");
+    im->doubles_name = PyUnicode_InternFromString("doubles");
+    return im->special_name != NULL && im->doubles_name != NULL ? 0 : -1;
+}
+
+static void
+images_clear(Images *im)
+{
+    Py_CLEAR(im->special);
+    Py_CLEAR(im->doubles);
+    Py_CLEAR(im->special_name);
+    Py_CLEAR(im->doubles_name);
+}
 
 static int
 set_columns(Images *im, PyObject *cols)
@@ -762,13 +788,10 @@ images(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!nOO:images", &PyList_Type, &rows, &index, &im.value_text,
                           &im.json_text))
         return NULL;
-    im.special_name = PyUnicode_InternFromString("special");
-    im.doubles_name = PyUnicode_InternFromString("doubles");
     Map m;
     Strs js;
     PyObject *res = NULL;
-    int ok = im.special_name != NULL && im.doubles_name != NULL;
-    int mi = ok && map_init(&m) == 0, ji = mi && strs_init(&js) == 0;
+    int mi = images_init(&im) == 0 && map_init(&m) == 0, ji = mi && strs_init(&js) == 0;
     if (!ji)
         goto done;
     Py_ssize_t n = PyList_GET_SIZE(rows);
@@ -801,10 +824,7 @@ done:
         map_free(&m);
     if (ji)
         strs_free(&js);
-    Py_XDECREF(im.special);
-    Py_XDECREF(im.doubles);
-    Py_XDECREF(im.special_name);
-    Py_XDECREF(im.doubles_name);
+    images_clear(&im);
     return res;
 }
 
@@ -875,14 +895,11 @@ pk(PyObject *module, PyObject *args)
                           &im.json_text))
         return NULL;
     Py_ssize_t top = bi > ai ? bi : ai;
-    im.special_name = PyUnicode_InternFromString("special");
-    im.doubles_name = PyUnicode_InternFromString("doubles");
     PyObject *pk_name = PyUnicode_InternFromString("pk");
     Map m;
     Buf scratch = {0};
     PyObject *res = NULL;
-    int mi = im.special_name != NULL && im.doubles_name != NULL && pk_name != NULL &&
-             map_init(&m) == 0;
+    int mi = images_init(&im) == 0 && pk_name != NULL && map_init(&m) == 0;
     if (!mi)
         goto done;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows); i++) {
@@ -908,10 +925,7 @@ done:
     if (mi)
         map_free(&m);
     PyMem_Free(scratch.p);
-    Py_XDECREF(im.special);
-    Py_XDECREF(im.doubles);
-    Py_XDECREF(im.special_name);
-    Py_XDECREF(im.doubles_name);
+    images_clear(&im);
     Py_XDECREF(pk_name);
     return res;
 }

@@ -331,16 +331,21 @@ class DatasetWriter:
         self.add_values(table, partition, [row.get(n) for n in self._names[table]])
 
     def add_values(self, table: str, partition: tuple[str, ...], values: list[Any]) -> None:
-        key = (table, partition)
-        part = self._open.get(key)
-        if part is None:
-            part = self._new_part(table, partition)
-        elif len(self._open) > 1:
-            self._open.move_to_end(key)
+        part = self._part_for(table, partition)
         buf = part.buffer
         buf.append(values)
         if len(buf) >= self.row_group_size:
             self._flush(table, part)
+
+    def _part_for(self, table: str, partition: tuple[str, ...]) -> _Part:
+        """The open part of (table, partition), made the most recently used (or a new one)."""
+        key = (table, partition)
+        part = self._open.get(key)
+        if part is None:
+            return self._new_part(table, partition)
+        if len(self._open) > 1:
+            self._open.move_to_end(key)
+        return part
 
     def add_many(self, items: list[tuple[str, tuple[str, ...], list[Any]]]) -> None:
         """``add_values`` of each ``(table, partition, values)`` in order, with one part lookup
@@ -353,12 +358,7 @@ class DatasetWriter:
         for table, partition, values in items:
             if table is not last_table or partition is not last_partition or part is None \
                     or part.buffer is not buf:
-                key = (table, partition)
-                part = self._open.get(key)
-                if part is None:
-                    part = self._new_part(table, partition)
-                elif len(self._open) > 1:
-                    self._open.move_to_end(key)
+                part = self._part_for(table, partition)
                 last_table, last_partition, buf = table, partition, part.buffer
             buf.append(values)
             if len(buf) >= size:

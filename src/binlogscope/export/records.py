@@ -831,37 +831,29 @@ class TableMapper:
         if trx is None:
             return
         cts = None if commit_ts is None else commit_ts * 1_000_000
-        emit_many = self.emit_many
-        if emit_many is not None:
-            for table, _, row in trx.pending:
-                if table == "rows":
-                    row[_ROW_XID] = xid
-                    row[_ROW_COMMIT] = cts
-                else:
-                    row[_EV_XID] = xid
-            emit_many(trx.pending)
-            trx.pending.clear()
-            return
-        emit = self.emit
-        for table, part, row in trx.pending:
+        for table, _, row in trx.pending:
             if table == "rows":
                 row[_ROW_XID] = xid
                 row[_ROW_COMMIT] = cts
             else:
                 row[_EV_XID] = xid
-            emit(table, part, row)
-        trx.pending.clear()
+        self._emit_pending(trx.pending)
+
+    def _emit_pending(self, pending: list[tuple[str, tuple[str, ...], list[Any]]]) -> None:
+        """Hand a transaction's held rows to the writer, in order, and forget them."""
+        if self.emit_many is not None:
+            self.emit_many(pending)
+        else:
+            emit = self.emit
+            for table, part, row in pending:
+                emit(table, part, row)
+        pending.clear()
 
     def _flush_pending(self) -> None:
         """A huge transaction: emit what is held (without XID/commit time) to keep memory flat."""
         trx = self.trx
         assert trx is not None
-        if self.emit_many is not None:
-            self.emit_many(trx.pending)
-        else:
-            for table, part, row in trx.pending:
-                self.emit(table, part, row)
-        trx.pending.clear()
+        self._emit_pending(trx.pending)
         trx.rows = 0
 
 
