@@ -19,6 +19,7 @@ Each is None when the C module is not built or ``BINLOGSCOPE_PURE_PYTHON`` is se
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +62,9 @@ def stream_loops_c(semi_headers: tuple[SemiSyncHeader, SemiSyncHeader]
 
 
 FetchRun = Callable[[list[Any], int, PositionTracker, list[Any]], tuple[int, bool]]
+#: PositionTracker's fields in the order _crows.c's T_* slot indices name them
+_TRACKER_FIELDS = ("log_file", "next_pos", "txn_start", "txn_events", "in_txn", "maria_gtid",
+                   "mysql_gtid", "_pending_gtid", "_gtid_text", "_gtid_stale")
 
 
 def fetch_run_c(live_item: type) -> FetchRun | None:
@@ -70,8 +74,13 @@ def fetch_run_c(live_item: type) -> FetchRun | None:
     crows = c_module()
     if crows is None or _cfast.fast_event_c is None:
         return None
+    names = tuple(f.name for f in dataclasses.fields(PositionTracker))
+    if names != _TRACKER_FIELDS:  # the C code reads and writes these slots by position
+        raise TypeError(f"PositionTracker fields changed: {names}")
     crows.configure_fetch(_cfast._layout(crows, live_item, 6),
-                          _cfast._layout(crows, RestartPoint, 4), _cfast._REQUIRED)
+                          _cfast._layout(crows, RestartPoint, 4), _cfast._REQUIRED,
+                          PositionTracker,
+                          tuple(crows.slot_offset(PositionTracker.__dict__[n]) for n in names))
     fn: FetchRun = crows.fetch_run
     return fn
 

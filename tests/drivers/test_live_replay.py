@@ -68,19 +68,21 @@ class _ReplaySocket:
         pass
 
 
-def _run(monkeypatch: pytest.MonkeyPatch, c_loop: bool, skip: int = 0, **settings: Any
+def _run(monkeypatch: pytest.MonkeyPatch, c_loop: bool, skip: int = 0,
+         gtids: str | None = None, **settings: Any
          ) -> tuple[list[LiveItem], _ReplaySocket, LiveReplica]:
     sock = _ReplaySocket(_server_segments())
     with monkeypatch.context() as m:
         m.setattr(LiveReplica, "_connect", lambda self: sock)
         if not c_loop:
             m.setattr(live_mod, "_fetch_run_c", None)
-        if skip:  # as after a restart from a state file: the first real events were delivered
-            dump = LiveReplica._register_and_dump
+        if skip or gtids:  # as after a restart from a state file: the first real events
+            dump = LiveReplica._register_and_dump  # were delivered, the GTID set is known
 
             def dump_then_skip(self: LiveReplica, rd: Any) -> None:
                 dump(self, rd)
                 self.resume_skip = skip
+                self.fetch_pos.seed_gtid(gtids)
 
             m.setattr(LiveReplica, "_register_and_dump", dump_then_skip)
         conn = ConnectionOptions(host="127.0.0.1", port=SERVER_PORT, user="repl",
@@ -111,7 +113,12 @@ def _comparable(item: LiveItem) -> tuple[Any, ...]:
             item.deliver)
 
 
-@pytest.mark.parametrize("case", ["plain", "resume-skip", "table-filter"])
+#: executed GTID sets the tracker starts from: the capture's domain 0 (the C loop records its
+#: commits itself) and another domain besides (the tracker's Python _commit_gtid does)
+SEEDS = {"same-domain": "0-1-3", "two-domains": "0-1-3,5-9-100"}
+
+
+@pytest.mark.parametrize("case", ["plain", "resume-skip", "table-filter", *SEEDS])
 def test_c_fetch_loop_equals_python_loop(monkeypatch: pytest.MonkeyPatch, case: str) -> None:
     if live_mod._fetch_run_c is None:
         unavailable("the C fetcher loop (binlogscope.wire.binlog._crows) is not built")
@@ -129,8 +136,9 @@ def test_c_fetch_loop_equals_python_loop(monkeypatch: pytest.MonkeyPatch, case: 
         return got
 
     monkeypatch.setattr(live_mod, "_fetch_run_c", counting)
-    c_items, c_sock, c_rep = _run(monkeypatch, True, skip, **extra)
-    p_items, p_sock, p_rep = _run(monkeypatch, False, skip, **extra)
+    gtids = SEEDS.get(case)
+    c_items, c_sock, c_rep = _run(monkeypatch, True, skip, gtids, **extra)
+    p_items, p_sock, p_rep = _run(monkeypatch, False, skip, gtids, **extra)
     assert not c_rep.error or "closed" in c_rep.error
     assert c_rep.error == p_rep.error
     assert [_comparable(i) for i in c_items] == [_comparable(i) for i in p_items]
@@ -143,6 +151,10 @@ def test_c_fetch_loop_equals_python_loop(monkeypatch: pytest.MonkeyPatch, case: 
     assert len(events) > 40
     if case == "resume-skip":
         assert sum(1 for i in events if not i.deliver) == skip
+    if gtids:  # the capture's commits moved domain 0 on; the other domain stayed
+        final = c_rep.fetch_pos.gtid_set
+        assert final is not None and final.startswith("0-1-") and final != "0-1-3"
+        assert final.endswith(",5-9-100") == (case == "two-domains")
     if case == "table-filter":
         assert calls["n"] == 0  # a filter on: the Python loop decides what is delivered
         assert any(not i.deliver for i in events)

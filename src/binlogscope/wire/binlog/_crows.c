@@ -2833,32 +2833,55 @@ ack_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * The replica's fetcher loop (drivers.live.LiveReplica._stream) in C for the ordinary binlog
  * events of a read: from evs[i], each PacketDecoded carrying an undamaged, non-artificial event
  * of the hot types (GTID 162, ANNOTATE_ROWS 160, TABLE_MAP 19, WRITE/UPDATE/DELETE_ROWS v1/v2,
- * XID 16) moves the PositionTracker as PositionTracker.update does (its slots read and written;
- * at a commit its own _commit_gtid() is called) and gets its LiveItem("packet", ev, None, "",
+ * XID 16) moves the PositionTracker as PositionTracker.update does (its slots read and written
+ * directly; at a commit commit_maria_gtid() records a MariaDB GTID of the one domain the set
+ * holds, and the tracker's own _commit_gtid() does anything else) and gets its
+ * LiveItem("packet", ev, None, "",
  * tracker.restart_point(), True) appended to ``batch``. The caller uses it only when nothing is
  * being skipped and no table filter is on. It stops AT anything else (evs[i] is then the
  * Python loop's) and right AFTER an event whose semi-sync header asks for an ACK (ack True:
  * the caller sends it for evs[i - 1]) or that fills the batch to 256 items. */
-static PyObject *fr_empty, *fr_packet, *fr_log_file, *fr_next_pos, *fr_txn_start, *fr_txn_events,
-    *fr_in_txn, *fr_pending_gtid, *fr_gtid_set, *fr_commit_gtid, *fr_gtid;
+static PyObject *fr_empty, *fr_packet, *fr_gtid_set, *fr_commit_gtid, *fr_gtid, *fr_zero;
 static int fetch_ready;
 
+/* PositionTracker's slots, in its field order (configure_fetch checks the names) */
+enum { T_LOG_FILE, T_NEXT_POS, T_TXN_START, T_TXN_EVENTS, T_IN_TXN, T_MARIA, T_MYSQL, T_PENDING,
+       T_TEXT, T_STALE, T_COUNT };
+static PyTypeObject *trk_type;
+static Py_ssize_t trk_off[T_COUNT];
 
-/* configure_fetch(LiveItem layout, RestartPoint layout, required) (after configure_stream) */
+
+/* configure_fetch(LiveItem layout, RestartPoint layout, required, PositionTracker class,
+ * its slot offsets in field order) (after configure_stream) */
 static PyObject *
 configure_fetch(PyObject *module, PyObject *args)
 {
-    PyObject *li, *rp, *required;
+    PyObject *li, *rp, *required, *tcls, *toffs;
     (void)module;
-    if (!PyArg_ParseTuple(args, "O!O!O:configure_fetch", &PyTuple_Type, &li, &PyTuple_Type,
-                          &rp, &required))
+    if (!PyArg_ParseTuple(args, "O!O!OO!O!:configure_fetch", &PyTuple_Type, &li, &PyTuple_Type,
+                          &rp, &required, &PyType_Type, &tcls, &PyTuple_Type, &toffs))
         return NULL;
     if (layout_from(li, L_ITEM, 6, required) < 0 || layout_from(rp, L_RP, 4, required) < 0)
         return NULL;
+    if (PyTuple_GET_SIZE(toffs) != T_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "configure_fetch: PositionTracker has other fields");
+        return NULL;
+    }
+    for (int k = 0; k < T_COUNT; k++) {
+        trk_off[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(toffs, k));
+        if (trk_off[k] < (Py_ssize_t)sizeof(PyObject) ||
+            trk_off[k] + (Py_ssize_t)sizeof(PyObject *) > ((PyTypeObject *)tcls)->tp_basicsize) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "configure_fetch: bad slot offset");
+            return NULL;
+        }
+    }
+    Py_INCREF(tcls);
+    Py_XSETREF(trk_type, (PyTypeObject *)tcls);
+    if (fr_zero == NULL && (fr_zero = PyLong_FromLong(0)) == NULL)
+        return NULL;
     struct { PyObject **dst; const char *name; } names[] = {
-        {&fr_empty, ""}, {&fr_packet, "packet"}, {&fr_log_file, "log_file"}, {&fr_next_pos, "next_pos"},
-        {&fr_txn_start, "txn_start"}, {&fr_txn_events, "txn_events"}, {&fr_in_txn, "in_txn"},
-        {&fr_pending_gtid, "_pending_gtid"}, {&fr_gtid_set, "gtid_set"},
+        {&fr_empty, ""}, {&fr_packet, "packet"}, {&fr_gtid_set, "gtid_set"},
         {&fr_commit_gtid, "_commit_gtid"}, {&fr_gtid, "gtid"},
     };
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
@@ -2887,28 +2910,88 @@ slot(PyObject *o, int which, int k)
     return *(PyObject **)((char *)o + layouts[which].off[k]);
 }
 
-/* an int slot of the tracker: 0 ok (*v set; *none when it holds None), -1 error */
-static int
-tracker_int(PyObject *t, PyObject *name, long long *v, int *none)
+/* the tracker's slot k (borrowed; NULL when unset) and setting it (steals v) */
+#define TRK(t, k) (*(PyObject **)((char *)(t) + trk_off[k]))
+
+static inline void
+trk_set(PyObject *t, int k, PyObject *v)
 {
-    PyObject *o = PyObject_GetAttr(t, name);
-    if (o == NULL)
-        return -1;
-    *none = o == Py_None;
-    *v = *none ? 0 : PyLong_AsLongLong(o);
-    Py_DECREF(o);
-    return (!*none && *v == -1 && PyErr_Occurred()) ? -1 : 0;
+    PyObject *old = TRK(t, k);
+    TRK(t, k) = v;
+    Py_XDECREF(old);
 }
 
-static int
-tracker_set_int(PyObject *t, PyObject *name, long long v)
+/* an int value into slot k: 0, or -1 with an error set */
+static inline int
+trk_set_int(PyObject *t, int k, long long v)
 {
     PyObject *o = PyLong_FromLongLong(v);
     if (o == NULL)
         return -1;
-    int r = PyObject_SetAttr(t, name, o);
-    Py_DECREF(o);
-    return r;
+    trk_set(t, k, o);
+    return 0;
+}
+
+/* ASCII digits [p, q) -> *v (at most 18 of them): 1, else 0 */
+static int
+small_digits(const char *p, const char *q, long long *v)
+{
+    if (q <= p || q - p > 18)
+        return 0;
+    long long x = 0;
+    for (; p < q; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        x = x * 10 + (*p - '0');
+    }
+    *v = x;
+    return 1;
+}
+
+/* PositionTracker._commit_gtid for a MariaDB "domain-server-seq" GTID when the executed set is
+ * that one domain (or empty) and there is no MySQL set: maria_gtid[d] = (s, n) and the cached
+ * gtid_set text made fresh, as _format_gtid would write it. 1 done, 0 not this case (the
+ * caller calls the Python method), -1 error */
+static int
+commit_maria_gtid(PyObject *t)
+{
+    PyObject *g = TRK(t, T_PENDING), *maria = TRK(t, T_MARIA), *mysql = TRK(t, T_MYSQL);
+    if (g == NULL || maria == NULL || mysql == NULL || !PyUnicode_CheckExact(g) ||
+        !PyUnicode_IS_ASCII(g) || !PyDict_CheckExact(maria) || !PyDict_CheckExact(mysql) ||
+        PyDict_GET_SIZE(mysql) != 0 || PyDict_GET_SIZE(maria) > 1)
+        return 0;
+    const char *p = (const char *)PyUnicode_DATA(g), *end = p + PyUnicode_GET_LENGTH(g);
+    const char *a = memchr(p, '-', (size_t)(end - p));
+    const char *b = a ? memchr(a + 1, '-', (size_t)(end - a - 1)) : NULL;
+    long long d, sv, n;
+    if (b == NULL || !small_digits(p, a, &d) || !small_digits(a + 1, b, &sv) ||
+        !small_digits(b + 1, end, &n))
+        return 0;
+    PyObject *key = PyLong_FromLongLong(d);
+    if (key == NULL)
+        return -1;
+    if (PyDict_GET_SIZE(maria) == 1) {
+        int has = PyDict_Contains(maria, key);
+        if (has <= 0) { /* a second domain (or an error): the Python code */
+            Py_DECREF(key);
+            return has;
+        }
+    }
+    PyObject *val = Py_BuildValue("(LL)", sv, n);
+    char text[64];
+    int k = snprintf(text, sizeof text, "%lld-%lld-%lld", d, sv, n);
+    PyObject *txt = val ? PyUnicode_FromStringAndSize(text, k) : NULL;
+    int r = txt ? PyDict_SetItem(maria, key, val) : -1;
+    Py_DECREF(key);
+    Py_XDECREF(val);
+    if (r < 0) {
+        Py_XDECREF(txt);
+        return -1;
+    }
+    trk_set(t, T_PENDING, Py_NewRef(Py_None));
+    trk_set(t, T_TEXT, txt);
+    trk_set(t, T_STALE, Py_NewRef(Py_False));
+    return 1;
 }
 
 static PyObject *
@@ -2928,6 +3011,12 @@ fetch_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (i == -1 && PyErr_Occurred())
         return NULL;
     int ack = 0;
+    if (Py_TYPE(tracker) != trk_type)
+        goto stop; /* not the PositionTracker configured: the Python loop */
+    for (int k = 0; k < T_COUNT; k++) {
+        if (TRK(tracker, k) == NULL)
+            goto stop; /* a slot never set: let Python raise its AttributeError */
+    }
     while (i < PyList_GET_SIZE(evs)) {
         PyObject *ev = PyList_GET_ITEM(evs, i);
         if (Py_TYPE(ev) != layouts[L_PKT].type)
@@ -2966,68 +3055,57 @@ fetch_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 break;  /* another flag value: Python */
             }
         }
-        /* PositionTracker.update */
-        long long v, txn_start, txn_events;
-        int none, start_none, in_txn;
+        /* PositionTracker.update, on its slots */
         if (code == 162) {
             PyObject *g;
             int found = lookup_attr(body, fr_gtid, &g);
             if (found < 0)
                 return NULL;
-            PyObject *pend = found && PyUnicode_Check(g) ? g : Py_None;
-            int r = PyObject_SetAttr(tracker, fr_in_txn, Py_True);
-            if (r == 0)
-                r = tracker_set_int(tracker, fr_txn_start, log_pos - size);
-            if (r == 0)
-                r = tracker_set_int(tracker, fr_txn_events, 0);
-            if (r == 0)
-                r = PyObject_SetAttr(tracker, fr_pending_gtid, pend);
-            Py_XDECREF(g);
-            if (r < 0)
+            if (trk_set_int(tracker, T_TXN_START, log_pos - size) < 0) {
+                Py_XDECREF(g);
                 return NULL;
+            }
+            trk_set(tracker, T_IN_TXN, Py_NewRef(Py_True));
+            trk_set(tracker, T_TXN_EVENTS, Py_NewRef(fr_zero));
+            trk_set(tracker, T_PENDING, found && PyUnicode_Check(g) ? g : Py_NewRef(Py_None));
+            if (found && !PyUnicode_Check(g))
+                Py_DECREF(g);
         }
-        if (tracker_set_int(tracker, fr_next_pos, log_pos) < 0)
-            return NULL;
-        PyObject *it = PyObject_GetAttr(tracker, fr_in_txn);
-        if (it == NULL)
-            return NULL;
-        in_txn = PyObject_IsTrue(it);
-        Py_DECREF(it);
+        trk_set(tracker, T_NEXT_POS, Py_NewRef(o_pos));
+        int in_txn = PyObject_IsTrue(TRK(tracker, T_IN_TXN));
         if (in_txn < 0)
             return NULL;
         if (in_txn) {
-            if (tracker_int(tracker, fr_txn_events, &v, &none) < 0 ||
-                tracker_set_int(tracker, fr_txn_events, v + 1) < 0)
+            long long events = PyLong_AsLongLong(TRK(tracker, T_TXN_EVENTS));
+            if ((events == -1 && PyErr_Occurred()) ||
+                trk_set_int(tracker, T_TXN_EVENTS, events + 1) < 0)
                 return NULL;
             if (code == 16) {
-                if (PyObject_SetAttr(tracker, fr_in_txn, Py_False) < 0 ||
-                    tracker_set_int(tracker, fr_txn_events, 0) < 0)
+                trk_set(tracker, T_IN_TXN, Py_NewRef(Py_False));
+                trk_set(tracker, T_TXN_EVENTS, Py_NewRef(fr_zero));
+                int done = commit_maria_gtid(tracker);
+                if (done < 0)
                     return NULL;
-                PyObject *r = PyObject_CallMethodNoArgs(tracker, fr_commit_gtid);
-                if (r == NULL)
-                    return NULL;
-                Py_DECREF(r);
+                if (!done) {
+                    PyObject *r = PyObject_CallMethodNoArgs(tracker, fr_commit_gtid);
+                    if (r == NULL)
+                        return NULL;
+                    Py_DECREF(r);
+                }
                 in_txn = 0;
             }
         }
         /* PositionTracker.restart_point */
-        if (tracker_int(tracker, fr_txn_start, &txn_start, &start_none) < 0 ||
-            tracker_int(tracker, fr_txn_events, &txn_events, &none) < 0)
-            return NULL;
-        PyObject *lf = PyObject_GetAttr(tracker, fr_log_file);
-        PyObject *gs = lf ? PyObject_GetAttr(tracker, fr_gtid_set) : NULL;
-        PyObject *pos = NULL, *skip = NULL, *rp = NULL, *item = NULL;
+        PyObject *start = TRK(tracker, T_TXN_START);
+        PyObject *gs = TRK(tracker, T_STALE) == Py_False ? Py_NewRef(TRK(tracker, T_TEXT))
+                                                        : PyObject_GetAttr(tracker, fr_gtid_set);
+        PyObject *rp = NULL, *item = NULL;
         if (gs) {
-            if (in_txn && !start_none) {
-                pos = PyLong_FromLongLong(txn_start);
-                skip = PyLong_FromLongLong(txn_events);
-            } else {
-                pos = PyObject_GetAttr(tracker, fr_next_pos);
-                skip = PyLong_FromLong(0);
+            PyObject *rv[4] = {TRK(tracker, T_LOG_FILE), TRK(tracker, T_NEXT_POS), fr_zero, gs};
+            if (in_txn && start != Py_None) {
+                rv[1] = start;
+                rv[2] = TRK(tracker, T_TXN_EVENTS);
             }
-        }
-        if (pos && skip) {
-            PyObject *rv[4] = {lf, pos, skip, gs};
             rp = make(L_RP, rv, 4);
         }
         if (rp) {
@@ -3035,10 +3113,7 @@ fetch_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             item = make(L_ITEM, iv, 6);
         }
         int r = item ? PyList_Append(batch, item) : -1;
-        Py_XDECREF(lf);
         Py_XDECREF(gs);
-        Py_XDECREF(pos);
-        Py_XDECREF(skip);
         Py_XDECREF(rp);
         Py_XDECREF(item);
         if (r < 0)
