@@ -43,7 +43,14 @@ COLUMNS = [
          set_values=[f"n{i}" for i in range(11)]),
     *[_col(T.MYSQL_TYPE_DATETIME2, fsp) for fsp in range(7)],
     *[_col(T.MYSQL_TYPE_TIMESTAMP2, fsp) for fsp in range(7)],
-    _col(T.MYSQL_TYPE_TIME2, 3), _col(T.MYSQL_TYPE_DATE), _col(T.MYSQL_TYPE_YEAR),
+    *[_col(T.MYSQL_TYPE_TIME2, fsp) for fsp in range(7)],
+    _col(T.MYSQL_TYPE_STRING, 0xF808, real_type=T.MYSQL_TYPE_SET,
+         set_values=[f"s{i:02d}" for i in range(64)]),
+    _col(T.MYSQL_TYPE_STRING, 0xF803, real_type=T.MYSQL_TYPE_SET,
+         set_values=[f"ü{i}" * 9 for i in range(20)]),
+    _col(T.MYSQL_TYPE_STRING, 0xF808, real_type=T.MYSQL_TYPE_SET,
+         set_values=[f"{i:02d}" + "x" * 40 for i in range(64)]),  # joined: over 1 KB
+    _col(T.MYSQL_TYPE_DATE), _col(T.MYSQL_TYPE_YEAR),
     _col(T.MYSQL_TYPE_BIT, 1 << 8 | 3), _col(T.MYSQL_TYPE_JSON, 4),
 ]
 
@@ -116,6 +123,43 @@ def test_c_temporal_text_equals_the_python_readers(t: int, fsp: int) -> None:
     samples += [rnd.randbytes(width) for _ in range(3000)]
     for raw in samples:
         assert c_image(b"\x00" + raw, 0) == ({"@1": ref(raw, 0)[0]}, 1 + width), raw.hex()
+
+
+@pytest.mark.parametrize("fsp", range(7))
+def test_c_time2_text_equals_the_python_reader(fsp: int) -> None:
+    """The C reader writes TIME2 text itself: compare it value by value, negative times and
+    the edges of the fraction's borrow included."""
+    _require_c()
+    import random
+
+    rnd = random.Random(fsp)
+    col = ColumnInfo(0, T.MYSQL_TYPE_TIME2, fsp)
+    c_image = compile_image([col], mariadb=False)
+    ref = make_reader(col)
+    width = 3 + (fsp + 1) // 2
+    samples = [bytes(width), b"\xff" * width, b"\x80" + bytes(width - 1),
+               b"\x7f" + b"\xff" * (width - 1), b"\x7f\xff\xff" + bytes(width - 3)]
+    samples += [rnd.randbytes(width) for _ in range(3000)]
+    for raw in samples:
+        assert c_image(b"\x00" + raw, 0) == ({"@1": ref(raw, 0)[0]}, 1 + width), raw.hex()
+
+
+@pytest.mark.parametrize("names", [0, 1, 5, 63, 64])
+def test_c_set_text_equals_the_python_reader(names: int) -> None:
+    _require_c()
+    import random
+
+    rnd = random.Random(names)
+    for size in range(2, 9):
+        col = ColumnInfo(0, T.MYSQL_TYPE_STRING, 0xF800 | size, real_type=T.MYSQL_TYPE_SET,
+                         set_values=[f"v{i}" for i in range(names)])
+        c_image = compile_image([col], mariadb=False)
+        ref = make_reader(col)
+        samples = [bytes(size), b"\xff" * size] + [rnd.randbytes(size) for _ in range(500)]
+        samples += [(1 << rnd.randrange(min(names, 8 * size) or 1)).to_bytes(size, "little")
+                    for _ in range(100)]
+        for raw in samples:
+            assert c_image(b"\x00" + raw, 0) == ({"@1": ref(raw, 0)[0]}, 1 + size), raw.hex()
 
 
 def _recorded(plan: Any, b: bytes, use_c: bool) -> Any:

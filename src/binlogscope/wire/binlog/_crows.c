@@ -47,6 +47,8 @@ enum {
     K_DT2,         /* a: fsp, b: frac mode, obj: (ymd cache, hms cache, frac obj) */
     K_TS2,         /* a: fsp, b: frac mode, obj: (day cache, tod cache, frac obj, zero text) */
     K_DEC,         /* a: size, b: ishift, c: imask, d: fshift, e: fmask, f: fdigits (-1: none) */
+    K_TIME2,       /* a: fsp (0-6) */
+    K_SET,         /* a: size (2-8 bytes), obj: the member names (a tuple of str, at most 64) */
 };
 
 /* fraction modes of K_DT2/K_TS2 */
@@ -315,6 +317,79 @@ read_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, P
         Py_INCREF(v);
         return v;
     }
+    case K_TIME2: { /* values._time2_reader and _format_time_packed */
+        int fsp = (int)c->a, nf = (fsp + 1) / 2;
+        if (left < 3 + nf) goto short_read;
+        long long packed;
+        if (nf == 3) {
+            packed = (long long)be_uint(s, 6) - 0x800000000000LL;
+        } else {
+            long long ip = (long long)be_uint(s, 3) - 0x800000LL;
+            long long fr = nf ? (long long)be_uint(s + 3, nf) : 0;
+            if (nf && ip < 0 && fr) {
+                ip += 1;
+                fr -= nf == 1 ? 0x100 : 0x10000;
+            }
+            packed = ip * (1LL << 24) + fr * (nf == 1 ? 10000 : nf == 2 ? 100 : 0);
+        }
+        *pp = p + 3 + nf;
+        int neg = packed < 0;
+        unsigned long long u = neg ? (unsigned long long)(-packed) : (unsigned long long)packed;
+        unsigned long long hms = u >> 24, us = u & 0xFFFFFF;
+        char out[48];
+        int k = snprintf(out, 32, "%s%02llu:%02llu:%02llu", neg ? "-" : "", (hms >> 12) % 1024,
+                         (hms >> 6) % 64, hms % 64);
+        if (fsp) {
+            char digits[16];
+            snprintf(digits, sizeof digits, "%06llu", us);
+            out[k++] = '.';
+            memcpy(out + k, digits, (size_t)fsp);
+            k += fsp;
+        }
+        return ascii_str(out, k);
+    }
+    case K_SET: { /* values._string_reader's SET: member names joined by ",", or the mask */
+        int size = (int)c->a;
+        if (left < size) goto short_read;
+        *pp = p + size;
+        unsigned long long mask = le_uint(s, size);
+        Py_ssize_t nm = PyTuple_GET_SIZE(c->obj);
+        if (nm < 64 && mask >> nm)
+            return PyLong_FromUnsignedLongLong(mask);
+        char buf[1024];
+        Py_ssize_t k = 0;
+        PyObject *joined = NULL;
+        for (Py_ssize_t i = 0; i < nm && i < 64; i++) {
+            if (!(mask >> i & 1))
+                continue;
+            Py_ssize_t len;
+            const char *m = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(c->obj, i), &len);
+            if (m == NULL)
+                return NULL;
+            if (k + len + 1 > (Py_ssize_t)sizeof buf) { /* long names: Python joins them */
+                PyObject *names = PyList_New(0);
+                if (names == NULL)
+                    return NULL;
+                for (Py_ssize_t j = 0; j < nm && j < 64; j++) {
+                    if ((mask >> j & 1) &&
+                        PyList_Append(names, PyTuple_GET_ITEM(c->obj, j)) < 0) {
+                        Py_DECREF(names);
+                        return NULL;
+                    }
+                }
+                PyObject *comma = PyUnicode_FromString(",");
+                joined = comma ? PyUnicode_Join(comma, names) : NULL;
+                Py_XDECREF(comma);
+                Py_DECREF(names);
+                return joined;
+            }
+            if (k)
+                buf[k++] = ',';
+            memcpy(buf + k, m, (size_t)len);
+            k += len;
+        }
+        return PyUnicode_DecodeUTF8(buf, k, NULL);
+    }
     case K_DT2: {
         int nf = (int)(c->a + 1) / 2;
         if (left < 5 + nf) goto short_read;
@@ -553,6 +628,24 @@ parse_spec(Col *c, PyObject *spec)
             return -1;
         }
         break;
+    case K_TIME2:
+        if (c->a < 0 || c->a > 6) {
+            PyErr_SetString(PyExc_ValueError, "TIME2 fsp must be 0-6");
+            return -1;
+        }
+        break;
+    case K_SET:
+        if (c->a < 2 || c->a > 8 || !PyTuple_Check(c->obj) || PyTuple_GET_SIZE(c->obj) > 64) {
+            PyErr_SetString(PyExc_TypeError, "a SET spec is 2-8 bytes and at most 64 names");
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(c->obj); i++) {
+            if (!PyUnicode_Check(PyTuple_GET_ITEM(c->obj, i))) {
+                PyErr_SetString(PyExc_TypeError, "SET member names must be str");
+                return -1;
+            }
+        }
+        break;
     case K_PY:
         if (!PyCallable_Check(c->obj)) {
             PyErr_SetString(PyExc_TypeError, "K_PY needs a callable reader");
@@ -560,7 +653,7 @@ parse_spec(Col *c, PyObject *spec)
         }
         break;
     default:
-        if (c->kind < K_PY || c->kind > K_DEC) {
+        if (c->kind < K_PY || c->kind > K_SET) {
             PyErr_Format(PyExc_ValueError, "unknown column kind %d", c->kind);
             return -1;
         }

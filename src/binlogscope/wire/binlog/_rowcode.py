@@ -104,7 +104,9 @@ def _prefixed(v: str, o: int, prefix: int, codec: str | None) -> Code:
 #: how one column is read, for both readers (generated Python and C): ("struct", struct
 #: code), ("prefixed", (length prefix bytes, codec or None)), ("enum1", 256-tuple byte ->
 #: value: a one-byte ENUM or SET), ("temporal2", None) for DATETIME2/TIMESTAMP2,
-#: ("decimal", (size, integer groups, fraction groups)) for a DECIMAL of one group each, or
+#: ("decimal", (size, integer groups, fraction groups)) for a DECIMAL of one group each,
+#: ("time2", reader) for TIME2 and ("set", reader) for a SET of 2-8 bytes with its member
+#: names (the C reader has its own code for those, generated Python calls the reader), or
 #: ("reader", the column's reader)
 ColumnPlan = tuple[str, Any]
 
@@ -135,6 +137,10 @@ def column_plan(col: ColumnInfo, mariadb: bool) -> ColumnPlan:
             return "enum1", ("", *names[:255], *range(len(names) + 1, 256))
         if real == T.MYSQL_TYPE_SET and (col.meta & 0xFF) == 1 and col.set_values is not None:
             return "enum1", _set1_table(col.set_values)
+        if real == T.MYSQL_TYPE_SET and 2 <= (col.meta & 0xFF) <= 8 and \
+                col.set_values is not None and len(col.set_values) <= 64 and \
+                all(isinstance(m, str) for m in col.set_values):
+            return "set", make_reader(col, mariadb=mariadb)
         if real not in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
             codec = codec_for(col.charset)
             max_len = string_max_length(col)
@@ -142,6 +148,8 @@ def column_plan(col: ColumnInfo, mariadb: bool) -> ColumnPlan:
                 return "prefixed", (2 if max_len > 255 else 1, codec)
     if t in (T.MYSQL_TYPE_DATETIME2, T.MYSQL_TYPE_TIMESTAMP2) and 0 <= col.meta <= 6:
         return "temporal2", None
+    if t == T.MYSQL_TYPE_TIME2 and 0 <= col.meta <= 6:
+        return "time2", make_reader(col, mariadb=mariadb)
     if t == T.MYSQL_TYPE_NEWDECIMAL:
         # at most 9 integer and 9 fraction digits: two shifts and a format (else the reader)
         precision, scale = col.meta >> 8, col.meta & 0xFF
@@ -231,7 +239,8 @@ def _decimal(v: str, o: int, size: int, gi: list[tuple[int, int]],
 
 # ----------------------------------------------------------------------------- the C reader
 # Column kinds of ``_crows.c`` (keep in step with its enum).
-_K_PY, _K_PREFIXED, _K_ENUM1, _K_DT2, _K_TS2, _K_DEC = 0, 11, 12, 13, 14, 15
+_K_PY, _K_PREFIXED, _K_ENUM1, _K_DT2, _K_TS2, _K_DEC, _K_TIME2, _K_SET = (
+    0, 11, 12, 13, 14, 15, 16, 17)
 _K_STRUCT = {"b": 1, "B": 2, "h": 3, "H": 4, "i": 5, "I": 6, "q": 7, "Q": 8, "f": 9, "d": 10}
 _F_NONE, _F_SIX, _F_ITEM, _F_CALL = 0, 1, 2, 3
 
@@ -276,6 +285,11 @@ def column_spec(col: ColumnInfo, mariadb: bool) -> CSpec:
         ishift, imask = gi[0] if gi else (0, 0)
         fshift, fmask, fdigits = gf[0] if gf else (0, 0, -1)
         return _spec(_K_DEC, None, size, ishift, imask, fshift, fmask, fdigits)
+    if kind == "time2":
+        return _spec(_K_TIME2, None, col.meta)
+    if kind == "set":
+        assert col.set_values is not None
+        return _spec(_K_SET, tuple(col.set_values), col.meta & 0xFF)
     return _spec(_K_PY, arg)
 
 
