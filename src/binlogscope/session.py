@@ -29,7 +29,6 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from binlogscope._cstream import decode_plain, stream_loops_c
 from binlogscope.events import (
     ConnectionClosed,
     DecodeError,
@@ -94,9 +93,6 @@ _packet_decoded: Callable[..., PacketDecoded] = _positional_maker(PacketDecoded)
 _SEMI_HEADERS = (replication.SemiSyncHeader(0), replication.SemiSyncHeader(1))
 #: phases in which send() refuses
 _NO_SEND_PHASES = (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED)
-#: the C loops of _stream_direct and _ack_direct (None: not built, or BINLOGSCOPE_PURE_PYTHON)
-_c_loops = stream_loops_c(_SEMI_HEADERS)
-_stream_run_c, _ack_run_c = _c_loops if _c_loops is not None else (None, None)
 
 
 class ProtocolViolation(Exception):  # noqa: N818  (the name h11 and the design use)
@@ -505,19 +501,9 @@ class Session:
     def _stream_direct(self, offset: int, data: bytes) -> int:
         """:meth:`_stream_run` over a read that starts on a packet boundary with nothing
         buffered (the usual case: a server writes whole packets), without copying it into the
-        buffer first. Returns how many bytes it consumed; the rest goes the buffered way.
-
-        The C loop (:mod:`binlogscope._cstream`) goes first when it is there: the same objects
-        for the same packets; it stops where this loop has something to say."""
+        buffer first. Returns how many bytes it consumed; the rest goes the buffered way."""
         i = 0
         end = len(data)
-        run = _stream_run_c
-        if run is not None and self.semi_sync is not None and type(data) is bytes:
-            got: list[SessionEvent] = []
-            i, self._seq, self._after_ack = run(data, offset, self.ctx, self.semi_sync,
-                                                self._seq, self._after_ack, got, decode_plain)
-            if got:
-                self._out.extend(got)
         while i + HEADER_LEN <= end:
             n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
             j = i + HEADER_LEN + n
@@ -536,14 +522,6 @@ class Session:
         i = 0
         end = len(data)
         out = self._out
-        run = _ack_run_c
-        if run is not None and type(data) is bytes:  # the same loop in C, first
-            got: list[SessionEvent] = []
-            i = run(data, offset, got)
-            if i:
-                self._auth_data_next = False
-                self._after_ack = True
-                out.extend(got)
         client = Peer.CLIENT
         decoder = KINDS["semi_sync_ack"][0]
         while i + HEADER_LEN <= end:

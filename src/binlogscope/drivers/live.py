@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from binlogscope._cstream import fetch_run_c
 from binlogscope.drivers.live_setup import QUERY_WHY, SetupStep, setup_steps
 from binlogscope.drivers.options import ConnectionOptions
 from binlogscope.drivers.recorder import SessionRecorder
@@ -93,10 +92,6 @@ class LiveItem:
     text: str = ""
     restart: RestartPoint | None = None  # for packets: the resume point once this is acked
     deliver: bool = True  # False: a replay of an already delivered event (skipped on resume)
-
-
-#: the fetcher loop in C for the ordinary events (None: not built, or BINLOGSCOPE_PURE_PYTHON)
-_fetch_run_c = fetch_run_c(LiveItem)
 
 
 @dataclass
@@ -604,7 +599,6 @@ class LiveReplica:
             rd.session.record = False
         filt = self.s.table_filter
         batch = self._batch
-        fetch = _fetch_run_c
         timeout = max(self.s.net_read_timeout, (self.s.heartbeat or 0) * 3 + 1)
         rd.sock.settimeout(timeout)
         while not self.stop_event.is_set():
@@ -612,24 +606,7 @@ class LiveReplica:
             if evs is None:
                 self._closed(rd)
                 return
-            i, n = 0, len(evs)
-            while i < n:
-                if fetch is not None and skip <= 0 and not filt.active:
-                    # the ordinary events of the read, in C (the same items, the same tracker
-                    # moves); it stops at anything else, after an ACK request, at 256 items
-                    i, ack = fetch(evs, i, tracker, batch)
-                    if ack:
-                        done = evs[i - 1]
-                        assert isinstance(done, PacketDecoded)
-                        self._ack(rd, done)
-                        continue
-                    if len(batch) >= 256:  # it stopped with a full batch: hand it on, go on
-                        self._flush()
-                        continue
-                    if i >= n:
-                        break
-                ev = evs[i]
-                i += 1
+            for ev in evs:
                 if not isinstance(ev, PacketDecoded):
                     self._put(LiveItem("packet", ev))
                     if isinstance(ev, ConnectionClosed):
