@@ -835,7 +835,7 @@ class _Dump:
     def _error(self, code: int, msg: str) -> None:
         self.c.log.errors.append(f"ERR {code}: {msg}")
         self.packet(b"\xff" + struct.pack("<H", code) + b"#HY000" + msg.encode())
-        self.c.session.phase = Phase.COMMAND
+        self.c.session.end_dump()
 
     def _find_start(self) -> bool:
         stream = self.m.stream
@@ -928,7 +928,7 @@ class _Dump:
                 self._error(1236, "Slave can not handle replication events with the checksum "
                             "that master is configured to log; the first event 'x' at 4")
                 await self.flush()
-                c.session.phase = Phase.COMMAND
+                c.session.end_dump()
                 return
         if not self._find_start():
             await self.flush()
@@ -1176,7 +1176,7 @@ class _Dump:
                 await self._wait_pending_acks()
                 self.packet(b"\xfe\x00\x00" + struct.pack("<H", 0x02))
                 await self.flush()
-                self.c.session.phase = Phase.COMMAND
+                self.c.session.end_dump()
                 self.c.log.closed_by = self.c.log.closed_by or None
                 return "eof"
             await self._idle(f)

@@ -27,6 +27,7 @@ import dataclasses
 import re
 from collections import deque
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from binlogscope.events import (
@@ -42,6 +43,7 @@ from binlogscope.events import (
     SessionEvent,
     TlsStarted,
 )
+from binlogscope.session.resync import greeting_plausible
 from binlogscope.wire import commands, handshake, replication, results
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import decode_event
@@ -123,17 +125,19 @@ _COMMAND_TYPES = (commands.ComQuery, commands.SimpleCommand, commands.ComRegiste
                   commands.ComBinlogDump, commands.ComBinlogDumpGtid)
 
 
-class _Resync(bytes):
-    """Queued marker for :meth:`Session.resync` (a bytes subclass so it rides in _chunks)."""
+@dataclass(slots=True)
+class _Resync:
+    """Queued with the received bytes: :meth:`Session.resync` (bytes missing here)."""
 
     skip: int
     reason: str
 
-    def __new__(cls, skip: int, reason: str) -> _Resync:
-        obj = super().__new__(cls, b"")
-        obj.skip = skip
-        obj.reason = reason
-        return obj
+
+@dataclass(slots=True)
+class _JoinStream:
+    """Queued with the received bytes: :meth:`Session.join_stream`."""
+
+    reason: str
 
 
 class BinlogEventData:
@@ -173,7 +177,7 @@ class Session:
         max_result_rows: int = 10_000,
     ) -> None:
         self.role = role
-        self.phase = start_phase
+        self._phase = start_phase
         self.record = record
         self.ctx = ctx if ctx is not None else DecodeContext()
         self.handshake: handshake.HandshakeV10 | None = None
@@ -190,7 +194,7 @@ class Session:
         self._buffers = {Peer.CLIENT: PacketBuffer(client_offset),
                          Peer.SERVER: PacketBuffer(server_offset)}
         self._closed: set[Peer] = set()
-        self._chunks: deque[tuple[Peer, bytes]] = deque()
+        self._chunks: deque[tuple[Peer, bytes | _Resync | _JoinStream]] = deque()
         self._out: deque[SessionEvent] = deque()
         # sequence ids: None = not known yet (joined mid-way)
         self._seq: int | None = 0 if start_phase == Phase.CONNECT else None
@@ -206,6 +210,12 @@ class Session:
         self._result_offset = 0
 
     # ------------------------------------------------------------------ public API
+    @property
+    def phase(self) -> Phase:
+        """Where the connection is (read-only: the session moves it; see :meth:`join_stream`
+        and :meth:`end_dump` for what a driver may tell it)."""
+        return self._phase
+
     @property
     def capabilities(self) -> int:
         """The capability flags in force (client's request limited to what the server has)."""
@@ -237,6 +247,21 @@ class Session:
         """
         self._chunks.append((sender, _Resync(skip, reason)))
 
+    def join_stream(self, reason: str = "joined mid-connection: the server's packets are a "
+                    "binlog stream") -> None:
+        """OBSERVER joined mid-connection: the resync point found on the server's side is a
+        binlog stream packet, so the connection is in BINLOG_STREAM (semi-sync headers detected
+        packet by packet). Queued in order with :meth:`receive_data`; only from COMMAND."""
+        self._chunks.append((Peer.SERVER, _JoinStream(reason)))
+
+    def end_dump(self, reason: str = "the source ended the dump") -> None:
+        """SOURCE: the driver ended the binlog stream with packets it framed itself (an EOF of
+        a non-blocking dump, an ERR): the connection is back in COMMAND."""
+        while self._chunks:
+            self._feed(*self._chunks.popleft())
+        if self._phase == Phase.BINLOG_STREAM:
+            self._set_phase(Phase.COMMAND, reason)
+
     def events(self) -> Iterator[SessionEvent]:
         """Yield events for everything received so far; stops when more bytes are needed."""
         while True:
@@ -255,7 +280,7 @@ class Session:
         EofPacket, ColumnCount, ColumnDefinition41, TextRow, BinlogEventData...).
         """
         if (type(value) is replication.SemiSyncAck and not sequence_id
-                and self.role is Role.REPLICA and self.phase not in _NO_SEND_PHASES):
+                and self.role is Role.REPLICA and self._phase not in _NO_SEND_PHASES):
             # the ACK is on the commit path of the source: its bytes go out first (before the
             # general checks below, which a replica's ACK passes); the session decodes them
             # (for the log) at the next events() call, still in stream order (after everything
@@ -270,8 +295,8 @@ class Session:
         is_client_value = isinstance(value, _CLIENT_TYPES)
         if is_client_value != (me == Peer.CLIENT):
             raise ProtocolViolation(f"a {self.role.value} cannot send {type(value).__name__}")
-        if self.phase in _NO_SEND_PHASES:
-            raise ProtocolViolation(f"cannot send in phase {self.phase.value}")
+        if self._phase in _NO_SEND_PHASES:
+            raise ProtocolViolation(f"cannot send in phase {self._phase.value}")
         payload = self._encode(value)
         if sequence_id is None:
             if isinstance(value, _COMMAND_TYPES):
@@ -287,7 +312,7 @@ class Session:
         HandshakeResponse follows with the next sequence id), so decoding resumes in AUTH. An
         OBSERVER never sees plaintext and stays in ENCRYPTED.
         """
-        if self.role == Role.OBSERVER or self.phase != Phase.ENCRYPTED:
+        if self.role == Role.OBSERVER or self._phase != Phase.ENCRYPTED:
             return
         self._response_seen = False
         self._set_phase(Phase.AUTH, "TLS established: decoding the decrypted bytes")
@@ -322,13 +347,13 @@ class Session:
     def _encode(self, v: Any) -> bytes:
         caps = self.capabilities
         if isinstance(v, handshake.EofPacket):
-            if caps & CAP.CLIENT_DEPRECATE_EOF and self.phase != Phase.AUTH:
+            if caps & CAP.CLIENT_DEPRECATE_EOF and self._phase != Phase.AUTH:
                 return handshake.encode_ok(
                     handshake.OkPacket(status_flags=v.status_flags, warnings=v.warnings,
                                        header=0xFE), caps)
             return handshake.encode_eof(v, caps)
         if isinstance(v, BinlogEventData):
-            if self.phase != Phase.BINLOG_STREAM:
+            if self._phase != Phase.BINLOG_STREAM:
                 raise ProtocolViolation("binlog events are sent only after COM_BINLOG_DUMP")
             flag = (SEMI_SYNC_ACK_REQ if v.ack_requested else 0) \
                 if self.semi_sync else None
@@ -346,23 +371,27 @@ class Session:
         self._out.append(ev)
 
     def _set_phase(self, new: Phase, reason: str) -> None:
-        if new != self.phase:
-            old = self.phase
-            self.phase = new
+        if new != self._phase:
+            old = self._phase
+            self._phase = new
             self._emit(PhaseChanged(old, new, reason))
 
-    def _feed(self, peer: Peer, data: bytes) -> None:
+    def _feed(self, peer: Peer, data: bytes | _Resync | _JoinStream) -> None:
         buf = self._buffers[peer]
-        if isinstance(data, _Resync):
-            self._resync(peer, data)
+        if isinstance(data, _Resync | _JoinStream):
+            if isinstance(data, _Resync):
+                self._resync(peer, data)
+            elif isinstance(data, _JoinStream) and self._phase == Phase.COMMAND:
+                self.semi_sync = None
+                self._set_phase(Phase.BINLOG_STREAM, data.reason)
             return
         if not data:
             self._close(peer)
             return
-        if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED):
+        if self._phase in (Phase.ENCRYPTED, Phase.COMPRESSED):
             self.opaque_bytes[peer] += len(data)
             return
-        if self.phase is Phase.BINLOG_STREAM and not self.record:
+        if self._phase is Phase.BINLOG_STREAM and not self.record:
             pending = buf.pending
             if pending and _completes(buf, pending, len(data)):
                 # the start of a packet is buffered and this read completes it: the direct
@@ -381,8 +410,8 @@ class Session:
                 if not data:
                     return
         buf.receive_data(data)
-        while self.phase not in (Phase.ENCRYPTED, Phase.COMPRESSED):
-            if peer is Peer.SERVER and self.phase is Phase.BINLOG_STREAM and not self.record:
+        while self._phase not in (Phase.ENCRYPTED, Phase.COMPRESSED):
+            if peer is Peer.SERVER and self._phase is Phase.BINLOG_STREAM and not self.record:
                 self._stream_run(buf)
             pkt = buf.next_packet()
             if pkt is None:
@@ -397,7 +426,7 @@ class Session:
         off, rest = buf.drain()
         buf.skip(gap.skip)
         self._seq = None
-        if self.phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
+        if self._phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
             return
         dropped = f"; the {len(rest)} bytes of the packet in progress are dropped" if rest else ""
         msg = (f"at offset {off + len(rest)}: {gap.reason}{dropped}; "
@@ -412,7 +441,7 @@ class Session:
         if peer in self._closed:
             return
         self._closed.add(peer)
-        if buf.pending and self.phase not in (Phase.ENCRYPTED, Phase.COMPRESSED):
+        if buf.pending and self._phase not in (Phase.ENCRYPTED, Phase.COMPRESSED):
             off, rest = buf.drain()
             msg = (f"at offset {off}: connection closed in the middle of a packet "
                    f"({len(rest)} bytes left over)")
@@ -434,17 +463,17 @@ class Session:
 
     def _packet(self, peer: Peer, pkt: Packet) -> None:
         payload = pkt.payload
-        phase = self.phase
+        phase = self._phase
         if (peer is Peer.SERVER and phase is Phase.BINLOG_STREAM and not self.record
                 and payload[:1] == b"\x00" and self._stream_fast(pkt)):
             return
         ack = (peer == Peer.CLIENT and phase == Phase.BINLOG_STREAM
                and replication.is_semi_sync_ack(payload))
-        if phase == Phase.CONNECT and not self._greeting_plausible(peer, payload):
+        if phase == Phase.CONNECT and not greeting_plausible(peer, payload):
             self._set_phase(Phase.COMMAND, "no server greeting: joined mid-connection?")
             self._seq = None
             self._response_seen = True
-            phase = self.phase
+            phase = self._phase
         is_command = (peer == Peer.CLIENT and not ack and not self._auth_data_next
                       and phase in (Phase.COMMAND, Phase.BINLOG_STREAM, Phase.CLOSED))
         if peer == Peer.CLIENT:
@@ -594,12 +623,6 @@ class Session:
             self._emit(DecodeError(Peer.SERVER, offset, error, None))
         return True
 
-    def _greeting_plausible(self, peer: Peer, payload: bytes) -> bool:
-        """In CONNECT: is this the start of a connection (a greeting or a refusal)?"""
-        if peer == Peer.CLIENT or not payload:
-            return False
-        return payload[0] in (0x0A, 0xFF)
-
     def _decode(self, pkt: Packet, kind: str, fn: Any = None) -> DecodedPayload:
         decoder = fn if fn is not None else KINDS[kind][0]
         return run_decoder(kind, decoder, pkt.payload, caps=self.capabilities,
@@ -639,7 +662,7 @@ class Session:
     # ------------------------------------------------------------------ client side
     def _client_connection_phase(self, pkt: Packet) -> DecodedPayload:
         payload = pkt.payload
-        if self.phase == Phase.CONNECT:
+        if self._phase == Phase.CONNECT:
             d = self._decode(pkt, "raw")
             d.error = d.error or (f"at offset {pkt.offset}: client packet before the server's "
                                   "greeting")
@@ -674,7 +697,7 @@ class Session:
         self.last_command = code
         self._semi_sync_pending = False
         self._reset_result()
-        if self.phase == Phase.BINLOG_STREAM:
+        if self._phase == Phase.BINLOG_STREAM:
             self._set_phase(Phase.COMMAND, f"{command_name(code)} during the binlog stream")
         if code == Command.COM_QUERY:
             d = self._decode(pkt, "com_query")
@@ -709,7 +732,7 @@ class Session:
     def _server_packet(self, pkt: Packet) -> DecodedPayload:
         payload = pkt.payload
         first = payload[0] if payload else -1
-        if self.phase == Phase.CONNECT:
+        if self._phase == Phase.CONNECT:
             if first == 0xFF:
                 d = self._decode(pkt, "err")
                 self._set_phase(Phase.CLOSED, "the server refused the connection")
@@ -720,9 +743,9 @@ class Session:
                 self.server_capabilities = d.value.capability_flags
             self._set_phase(Phase.AUTH, "server greeting received")
             return d
-        if self.phase == Phase.AUTH:
+        if self._phase == Phase.AUTH:
             return self._auth_reply(pkt, first, in_command=False)
-        if self.phase == Phase.BINLOG_STREAM:
+        if self._phase == Phase.BINLOG_STREAM:
             return self._stream_packet(pkt, first)
         return self._command_reply(pkt, first)
 
