@@ -8,7 +8,7 @@
 #   - a Java runtime for pyspark (openjdk-17-jre-headless, only when `java -version` fails)
 #   - a C compiler and the Python headers (gcc, python3-dev) for the C accelerator
 #     (binlogscope.wire.binlog._crows), only when missing
-#   - pip install -e '.[test]'
+#   - pip install -e '.[test,spark]' (every extra: the spark tests run too)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -70,5 +70,5 @@ if ! mariadbd --no-defaults --verbose --help 2>/dev/null \
 fi
 
 cd "$REPO"
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test]' </dev/null
+python3 -m pip install --quiet --disable-pip-version-check -e '.[test,spark]' </dev/null
 echo "install-deps.sh: done"

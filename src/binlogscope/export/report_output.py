@@ -1,0 +1,217 @@
+"""The reports of ``binlogscope analyze`` as output: :class:`Report` (a small collected
+aggregate), printed as a text table (:func:`format_report`), written as Parquet and CSV
+(:func:`write_report`) and drawn as PNG charts with matplotlib (:func:`write_plots`).
+
+Spark-free: :mod:`binlogscope.export.spark` computes the reports, this module shows them.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+
+@dataclass(slots=True)
+class Report:
+    name: str
+    title: str
+    columns: list[str] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    note: str | None = None
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, r, strict=True)) for r in self.rows]
+
+
+# ----------------------------------------------------------------------------- output
+
+def _cell(v: Any, width: int) -> str:
+    if v is None:
+        s = "NULL"
+    elif isinstance(v, float):
+        s = f"{v:.6g}"
+    elif isinstance(v, _dt.datetime):
+        s = v.isoformat(sep=" ")
+    elif isinstance(v, bytes | bytearray):
+        s = "0x" + bytes(v).hex()
+    elif isinstance(v, dict | list):
+        s = json.dumps(_plain(v), ensure_ascii=False)
+    else:
+        s = str(v)
+    s = " ".join(s.split())
+    return s if len(s) <= width else s[: width - 3] + "..."
+
+
+def format_report(rep: Report, limit: int = 20, width: int = 60) -> list[str]:
+    lines = [f"== {rep.title}"]
+    if rep.note and not rep.rows:
+        return [*lines, f"   {rep.note}", ""]
+    if not rep.rows:
+        return [*lines, "   (no rows)", ""]
+    shown = [[_cell(v, width) for v in r] for r in rep.rows[:limit]]
+    widths = [max([len(c)] + [len(r[i]) for r in shown]) for i, c in enumerate(rep.columns)]
+    lines.append("  ".join(c.ljust(w) for c, w in zip(rep.columns, widths, strict=True)))
+    lines.append("  ".join("-" * w for w in widths))
+    for r in shown:
+        lines.append("  ".join(c.rjust(w) if _numeric(c) else c.ljust(w)
+                               for c, w in zip(r, widths, strict=True)))
+    if len(rep.rows) > limit:
+        lines.append(f"   ... {len(rep.rows) - limit} more rows (see the written report)")
+    if rep.note:
+        lines.append(f"   {rep.note}")
+    lines.append("")
+    return lines
+
+
+def _numeric(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_plain(x) for x in v]
+    if isinstance(v, bytes | bytearray):
+        return "0x" + bytes(v).hex()
+    if isinstance(v, _dt.datetime | _dt.date):
+        return v.isoformat()
+    if hasattr(v, "asDict"):
+        return _plain(v.asDict())
+    return v
+
+
+def report_table(rep: Report) -> pa.Table:
+    """The report as an Arrow table (nested values as JSON text so CSV can hold them)."""
+    arrays: dict[str, pa.Array] = {}
+    for i, col in enumerate(rep.columns):
+        values = [r[i] for r in rep.rows]
+        if any(isinstance(v, dict | list | tuple) or hasattr(v, "asDict") for v in values):
+            values = [None if v is None else json.dumps(_plain(v), ensure_ascii=False)
+                      for v in values]
+        try:
+            arrays[col] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            arrays[col] = pa.array([None if v is None else str(v) for v in values])
+    if not rep.columns:
+        return pa.table({})
+    return pa.table(arrays)
+
+
+def write_report(rep: Report, out_dir: str | Path) -> list[Path]:
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = report_table(rep)
+    pq_path = out / f"{rep.name}.parquet"
+    csv_path = out / f"{rep.name}.csv"
+    pq.write_table(table, pq_path)
+    csv_table = table
+    for i, fld in enumerate(table.schema):
+        if pa.types.is_binary(fld.type):
+            hexed = [None if v is None else "0x" + v.hex() for v in table.column(i).to_pylist()]
+            csv_table = csv_table.set_column(i, fld.name, pa.array(hexed, pa.string()))
+    pcsv.write_csv(csv_table, csv_path)
+    written = [pq_path, csv_path]
+    if rep.note and not rep.rows:
+        note = out / f"{rep.name}.note.txt"
+        note.write_text(rep.note + "\n", encoding="utf-8")
+        written.append(note)
+    return written
+
+
+# ----------------------------------------------------------------------------- plots
+
+def write_plots(reports: list[Report], out_dir: str | Path) -> list[Path]:
+    """PNG charts for the reports that have data."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    by = {r.name: r for r in reports}
+    written: list[Path] = []
+
+    def save(fig: Any, name: str) -> None:
+        fig.tight_layout()
+        p = out / f"{name}.png"
+        fig.savefig(p, dpi=100)
+        plt.close(fig)
+        written.append(p)
+
+    rep = by.get("changes_per_table")
+    if rep and rep.rows:
+        totals: dict[str, dict[str, int]] = {}
+        for schema, table, op, n in rep.rows:
+            totals.setdefault(f"{schema}.{table}", {})[op] = int(n)
+        names = sorted(totals, key=lambda k: -sum(totals[k].values()))[:25][::-1]
+        fig, ax = plt.subplots(figsize=(9, max(2.5, 0.35 * len(names) + 1)))
+        left = [0] * len(names)
+        for op in ("INSERT", "UPDATE", "DELETE"):
+            vals = [totals[n].get(op, 0) for n in names]
+            ax.barh(names, vals, left=left, label=op)
+            left = [a + b for a, b in zip(left, vals, strict=True)]
+        ax.set_xlabel("row changes")
+        ax.set_title("Changes per schema.table and operation")
+        ax.legend()
+        save(fig, "changes_per_table")
+
+    rep = by.get("transaction_sizes")
+    if rep and rep.rows:
+        fig, ax = plt.subplots(figsize=(8, 4))
+        ax.bar([str(r[0]) for r in rep.rows], [int(r[1]) for r in rep.rows])
+        ax.set_xlabel("rows per transaction")
+        ax.set_ylabel("transactions")
+        ax.set_title("Transaction sizes")
+        save(fig, "transaction_sizes")
+
+    rep = by.get("events_per_second")
+    if rep and rep.rows:
+        fig, ax = plt.subplots(figsize=(10, 4))
+        ax.plot([r[0] for r in rep.rows], [int(r[1]) for r in rep.rows], marker=".")
+        ax.set_ylabel("events/s")
+        ax.set_title("Events per second")
+        fig.autofmt_xdate()
+        save(fig, "events_per_second")
+
+    rep = by.get("largest_transactions")
+    if rep and rep.rows:
+        fig, ax = plt.subplots(figsize=(9, 4))
+        labels = [f"{r[2]}:{r[3]}" for r in rep.rows][::-1]
+        ax.barh(labels, [int(r[4]) for r in rep.rows][::-1])
+        ax.set_xlabel("rows")
+        ax.set_title("Largest transactions")
+        save(fig, "largest_transactions")
+
+    rep = by.get("ddl_timeline")
+    if rep and rep.rows:
+        fig, ax = plt.subplots(figsize=(10, 4))
+        kinds = sorted({str(r[5]) for r in rep.rows})
+        ax.scatter([r[0] for r in rep.rows], [kinds.index(str(r[5])) for r in rep.rows])
+        ax.set_yticks(range(len(kinds)), kinds)
+        ax.set_title("DDL timeline")
+        fig.autofmt_xdate()
+        save(fig, "ddl_timeline")
+
+    for name, label in (("heartbeat_gaps", "gap (s)"),):
+        rep = by.get(name)
+        if rep and rep.rows:
+            fig, ax = plt.subplots(figsize=(8, 4))
+            ax.hist([float(r[3]) for r in rep.rows], bins=30)
+            ax.set_xlabel(label)
+            ax.set_title("Heartbeat gaps")
+            save(fig, name)
+    return written
