@@ -18,6 +18,8 @@ import base64
 import json
 import struct
 
+from binlogscope.wire.binlog.values_numeric import decimal_size, decode_decimal
+
 SMALL_OBJECT = 0x00
 LARGE_OBJECT = 0x01
 SMALL_ARRAY = 0x02
@@ -195,8 +197,6 @@ def _packed_datetime(v: int) -> tuple[str, int, int, int, int, int, int, int]:
 def opaque_text(ftype: int, data: bytes) -> str:
     """An opaque JSON value: DECIMAL as a number, temporal values as strings, else base64."""
     if ftype == _OPAQUE_DECIMAL and len(data) >= 2:
-        from binlogscope.wire.binlog.values import decimal_size, decode_decimal
-
         precision, scale = data[0], data[1]
         if scale > precision or decimal_size(precision, scale) > len(data) - 2:
             raise ValueError("JSON: malformed DECIMAL opaque value")
