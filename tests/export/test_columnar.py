@@ -1,8 +1,8 @@
 """The exporter's columnar path builds exactly what the per-row path builds.
 
 ``image_columns`` turns a row group's images into the ``before``/``after`` text maps and the
-``*_json`` texts in a few Arrow calls per table column; ``_image_map`` and ``_JSON`` do it one row
-at a time. Every value kind the decoder produces (and the awkward ones: quotes, control
+``*_json`` texts in a few Arrow calls per table column; ``image_map`` and ``json_text`` do it one
+row at a time. Every value kind the decoder produces (and the awkward ones: quotes, control
 characters, non-ASCII, unsigned 64-bit, NaN/inf, magnitudes outside MySQL's fixed notation,
 BIT/YEAR, mixed types in one column, missing column metadata, empty images) must come out the
 same.
@@ -14,14 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from binlogscope.export.records import (
-    _JSON,
-    COLUMNS,
-    TableMapper,
-    _Columns,
-    _image_map,
-    image_columns,
-)
+from binlogscope.export.images import ImageColumns, image_columns, image_map, json_text
+from binlogscope.export.mapper import COLUMNS, TableMapper
 from binlogscope.wire.binlog.context import ColumnInfo
 from binlogscope.wire.binlog.types import ColumnType as T
 
@@ -35,7 +29,7 @@ _COLS = {
     "y": ColumnInfo(6, T.MYSQL_TYPE_YEAR),
     "mixed": ColumnInfo(7, T.MYSQL_TYPE_VARCHAR, 200),
 }
-COLS = _Columns(_COLS, ["id"], frozenset({"bit", "y"}))
+COLS = ImageColumns(_COLS, ["id"], frozenset({"bit", "y"}))
 
 VALUES: dict[str, list[Any]] = {
     "id": [1, 0, -5, 2**64 - 1, None, 2**63],
@@ -53,10 +47,10 @@ def _images() -> list[dict[str, Any]]:
     return [{k: v[i] for k, v in VALUES.items()} for i in range(6)]
 
 
-def _same(refs: list[tuple[dict[str, Any], _Columns | None] | None]) -> None:
+def _same(refs: list[tuple[dict[str, Any], ImageColumns | None] | None]) -> None:
     maps, jsons = image_columns(refs)
-    want_maps = [None if r is None else _image_map(r[0], r[1]) for r in refs]
-    want_json = [None if r is None else _JSON(r[0]) for r in refs]
+    want_maps = [None if r is None else image_map(r[0], r[1]) for r in refs]
+    want_json = [None if r is None else json_text(r[0]) for r in refs]
     assert maps.to_pylist() == want_maps
     assert jsons.to_pylist() == want_json
     assert maps.type == pa.map_(pa.string(), pa.string())
@@ -70,8 +64,8 @@ def test_nan_infinity_and_magnitudes() -> None:
     floats = [float("nan"), float("inf"), -float("inf"), 1e20, 1e-7, 123.0]
     refs: list[Any] = [({"d": x, "id": 1}, COLS) for x in floats]
     maps, jsons = image_columns(refs)
-    assert [m[0][1] for m in maps.to_pylist()] == [_image_map(r[0], COLS)[0][1] for r in refs]
-    assert jsons.to_pylist() == [_JSON(r[0]) for r in refs]
+    assert [m[0][1] for m in maps.to_pylist()] == [image_map(r[0], COLS)[0][1] for r in refs]
+    assert jsons.to_pylist() == [json_text(r[0]) for r in refs]
 
 
 def test_fixed_notation_doubles_and_plain_columns_take_the_vector_path() -> None:

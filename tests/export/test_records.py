@@ -8,15 +8,9 @@ from typing import Any
 
 import pytest
 
-from binlogscope.export.records import (
-    BinlogFileSource,
-    EventRecord,
-    PacketRecord,
-    SourceError,
-    TableMapper,
-    _statement_kind,
-    redact_payload,
-)
+from binlogscope.export.mapper import TableMapper, _statement_kind
+from binlogscope.export.packets import redact_payload
+from binlogscope.export.records import BinlogFileSource, EventRecord, PacketRecord, SourceError
 
 FIX = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 CRC32 = FIX / "osheroff__mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-crc32"

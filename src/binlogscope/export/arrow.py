@@ -13,6 +13,7 @@ the note records are removed by ``--resume`` (they belong to a checkpoint that n
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 import re
@@ -25,8 +26,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-from binlogscope.export import native
 
 #: bump when a column is added, removed, renamed or changes type (also in docs/export-schema.md)
 SCHEMA_VERSION = 1
@@ -153,6 +152,20 @@ _TABLE_DOCS = {
     "events": "one row per binlog event. Partitioned by `date` and `schema`.",
     "rows": "one row per row change: the Canal entry model. Partitioned by `date` and `schema`.",
 }
+
+
+_DAYS: dict[int, str] = {}
+_EPOCH = _dt.date(1970, 1, 1)
+
+
+def partition_date(ts: int) -> str:
+    """The ``date`` partition value (UTC, YYYY-MM-DD) of a timestamp in seconds."""
+    day = ts // 86400
+    s = _DAYS.get(day)
+    if s is None:
+        s = (_EPOCH + _dt.timedelta(days=day)).isoformat()
+        _DAYS[day] = s
+    return s
 
 
 def partition_columns(table: str) -> list[str]:
@@ -292,12 +305,12 @@ class DatasetWriter:
 
     ``add_values(table, partition_values, values)`` takes the data columns' values in schema
     order (:func:`data_schema`); ``add(table, partition_values, row)`` a dict of them. A full
-    buffer becomes one Arrow array per column (written in C from the buffered rows by
-    :mod:`binlogscope.export.native`, or ``pa.array`` over the column's values) and one row
-    group. Parquet encoding and compression run on one
-    background thread (``background=True``; pyarrow releases the GIL there), in order, while
-    the caller decodes on. Part files are hidden until :meth:`checkpoint` (which waits for the
-    writes) renames them; :meth:`abort` removes unfinished ones.
+    buffer becomes one Arrow array per column (``pa.array`` over the column's values, or the
+    table's column builders for the lazy row images) and one row group. Parquet encoding and
+    compression run on one background thread (``background=True``; pyarrow releases the GIL
+    there), in order, while the caller decodes on. Part files are hidden until
+    :meth:`checkpoint` (which waits for the writes) renames them; :meth:`abort` removes
+    unfinished ones.
     """
 
     def __init__(self, root: str | Path, *, checkpoint_no: int = 1, row_group_size: int = 65536,
@@ -387,17 +400,16 @@ class DatasetWriter:
         built: dict[str, pa.Array] = {}
         for source, outputs, build in self._builders.get(table, ()):
             built.update(zip(outputs, build(rows, names.index(source)), strict=True))
-        fast = native.arrays(rows, [None if f.name in built else f.type for f in schema])
+        columns = list(zip(*rows, strict=True))  # column-major: one tuple per column
         arrays = []
         for j, f in enumerate(schema):
             arr = built.get(f.name)
             if arr is None:
-                arr = fast[j]
-            if arr is None:
-                arr = _column([row[j] for row in rows], f.type)
+                arr = _column(columns[j], f.type)
             elif arr.type != f.type:
                 arr = arr.cast(f.type)
             arrays.append(arr)
+        del columns
         batch = pa.Table.from_arrays(arrays, schema=schema)
         part.buffer = []
         self.rows_written[table] += n

@@ -28,14 +28,14 @@ from binlogscope.export.arrow import (
     read_state,
     write_state,
 )
+from binlogscope.export.images import COLUMN_BUILDERS
+from binlogscope.export.mapper import TableMapper
 from binlogscope.export.records import (
-    COLUMN_BUILDERS,
     EventRecord,
     InputDone,
     PacketRecord,
     RecordSource,
     ResumePoint,
-    TableMapper,
 )
 
 STATE_FORMAT = "binlogscope-export"

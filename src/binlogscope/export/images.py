@@ -1,0 +1,369 @@
+"""Row images -> the ``rows`` table's image columns: ``before``/``after`` (column -> text, as
+SELECT prints it), ``before_json``/``after_json`` (typed JSON) and ``pk``.
+
+The mapper leaves each image in its row as an ``(image, columns)`` pair (:data:`ImageRef`); the
+writer hands a whole row group's column of them to :data:`COLUMN_BUILDERS`, which build the
+Arrow arrays with a few pyarrow calls per table column (:func:`image_columns`).
+:func:`image_map` and :func:`json_text` give the same text for one image (the definition the
+tests compare the columnar path with, and what the dict-emitting mapper writes).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from binlogscope.export.arrow import data_schema
+from binlogscope.wire.binlog.context import ColumnInfo, TableMap
+from binlogscope.wire.binlog.types import ColumnType as T
+from binlogscope.wire.binlog.values import effective_type, value_to_text
+from binlogscope.wire.node import json_value
+
+
+def _json_encoder() -> Callable[[Any], str]:
+    """``json.dumps(v, ensure_ascii=False, default=json_value)`` for the row images.
+
+    ``JSONEncoder.encode`` builds a new C encoder on every call; this builds it once (without
+    the circular-reference check, which plain row images never need). Same text."""
+    encoder = json.JSONEncoder(ensure_ascii=False, default=json_value)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has the C accelerator
+        return encoder.encode
+    it = make(None, json_value, json.encoder.encode_basestring, None, ": ", ", ", False,
+              False, True)
+    join = "".join
+
+    def encode(value: Any) -> str:
+        return join(it(value, 0))
+
+    return encode
+
+
+#: one encoder for every row
+json_text = _json_encoder()
+#: column types whose int values do not print as plain decimal (BIT: bytes, YEAR: 0000)
+_INT_SPECIAL = frozenset({T.MYSQL_TYPE_BIT, T.MYSQL_TYPE_YEAR})
+_FLOAT_TYPES = frozenset({T.MYSQL_TYPE_FLOAT, T.MYSQL_TYPE_DOUBLE})
+
+
+_F32 = struct.Struct("<f").pack
+
+
+def _float_text(v: float, col: ColumnInfo) -> str:
+    """value_to_text for FLOAT/DOUBLE, fast where Python's text already is MySQL's.
+
+    Both print fixed notation for 1e-4 <= |v| < 1e15 and the shortest round-trip digits; only
+    outside that range (exponent notation differs) the general formatter is needed.
+    """
+    a = abs(v)
+    if 1e-4 <= a < 1e15:
+        if col.type == T.MYSQL_TYPE_FLOAT:
+            target = _F32(v)
+            for digits in range(1, 10):
+                s = f"{v:.{digits}g}"
+                if _F32(float(s)) == target:
+                    if "e" not in s:
+                        return s
+                    break
+        else:
+            s = repr(v)
+            if "e" not in s:
+                return s[:-2] if s.endswith(".0") else s
+    t = value_to_text(v, col)
+    assert isinstance(t, str)
+    return t
+
+
+def _text(value: Any, col: ColumnInfo | None) -> str | None:
+    if value is None:
+        return None
+    if type(value) is float and col is not None and col.type in _FLOAT_TYPES:
+        return _float_text(value, col)
+    t = value_to_text(value, col) if col is not None else (
+        value if isinstance(value, str | bytes) else str(value))
+    if isinstance(t, bytes):
+        return "0x" + t.hex()
+    return t
+
+
+@dataclass(slots=True)
+class ImageColumns:
+    """Per-TABLE_MAP lookups: label -> ColumnInfo and the primary key labels."""
+
+    by_label: dict[str, ColumnInfo]
+    pk: list[str] | None
+    #: labels whose int values need value_to_text (BIT, YEAR)
+    special: frozenset[str] = frozenset()
+    #: labels of DOUBLE columns (their floats print as repr in MySQL's fixed-notation range)
+    doubles: frozenset[str] = frozenset()
+
+
+def columns_of(tm: TableMap) -> ImageColumns:
+    """The lookups of one TABLE_MAP's images (the mapper caches them per TABLE_MAP)."""
+    by_label = {c.label: c for c in tm.columns}
+    pk = [tm.columns[i].label for i in tm.primary_key if 0 <= i < len(tm.columns)]
+    named = pk and all(tm.columns[i].name is not None for i in tm.primary_key
+                       if 0 <= i < len(tm.columns))
+    special = frozenset(c.label for c in tm.columns if effective_type(c) in _INT_SPECIAL)
+    doubles = frozenset(label for label, c in by_label.items()
+                        if c.type == T.MYSQL_TYPE_DOUBLE)
+    return ImageColumns(by_label, pk if named else None, special, doubles)
+
+
+def image_map(image: dict[str, Any], cols: ImageColumns | None) -> list[tuple[str, str | None]]:
+    """A row image as (column, text) pairs; the common str/int/None/bytes cases inline (the
+    same text :func:`_text` gives: value_to_text returns str and bytes values unchanged)."""
+    if cols is None:
+        return [(k, _text(v, None)) for k, v in image.items()]
+    out: list[tuple[str, str | None]] = []
+    add = out.append
+    special = cols.special
+    get = cols.by_label.get
+    for k, v in image.items():
+        tv = type(v)
+        if tv is str or v is None:
+            add((k, v))
+        elif tv is int and k not in special:
+            add((k, str(v)))
+        elif tv is bytes:
+            add((k, "0x" + v.hex()))
+        else:
+            add((k, _text(v, get(k))))
+    return out
+
+
+def value_text(v: Any, k: str, cols: ImageColumns | None) -> str | None:
+    """One value of an image as :func:`image_map` gives it."""
+    if cols is None:
+        return _text(v, None)
+    tv = type(v)
+    if tv is str or v is None:
+        return v  # type: ignore[no-any-return]
+    if tv is int and k not in cols.special:
+        return str(v)
+    if tv is bytes:
+        return "0x" + v.hex()  # type: ignore[no-any-return]
+    return _text(v, cols.by_label.get(k))
+
+
+# ----------------------------------------------------------------------------- columnar images
+#
+# The writer hands the builders below a whole row group's column of ``(image, columns)`` pairs
+# (or None). Rows whose images have the same columns (one TABLE_MAP, one column bitmap) are
+# built together, one Arrow array per table column: the text of str values is the value
+# itself, ints become text in one cast, and only floats, bytes and rarer types take a Python
+# call per value. The results equal :func:`image_map` and ``json_text`` row by row (a test checks
+# this on every fixture).
+
+ImageRef = tuple[dict[str, Any], ImageColumns | None]
+_STR = pa.string()
+_MAP_TYPE = pa.map_(pa.string(), pa.string())
+_NEEDS_ESCAPE = r'[\x00-\x1f"\\]'
+_QUOTE = pa.scalar('"')
+_NULL_TEXT = pa.scalar("null")
+_HEX_PREFIX = pa.scalar("0x")
+
+
+def _groups(col: Sequence[ImageRef | None]
+            ) -> tuple[list[tuple[tuple[str, ...], ImageColumns | None, list[int]]], list[int]]:
+    """Row indices grouped by (columns, image keys); the indices of the null rows."""
+    groups: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, ...], ImageColumns | None,
+                                                    list[int]]] = {}
+    nulls: list[int] = []
+    for i, ref in enumerate(col):
+        if ref is None:
+            nulls.append(i)
+            continue
+        image, cols = ref
+        keys = tuple(image)
+        g = groups.get((id(cols), keys))
+        if g is None:
+            g = groups[(id(cols), keys)] = (keys, cols, [])
+        g[2].append(i)
+    return list(groups.values()), nulls
+
+
+def _int_text(values: Sequence[Any]) -> pa.Array | None:
+    for typ in (pa.int64(), pa.uint64()):
+        try:
+            return pa.array(values, typ).cast(_STR)
+        except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
+            continue
+    return None
+
+
+def _hex(values: Sequence[bytes | None], none: bool) -> pa.Array:
+    hexes = [None if v is None else v.hex() for v in values] if none \
+        else list(map(bytes.hex, values))  # type: ignore[arg-type]
+    return pa.array(hexes, _STR)
+
+
+def _column_arrays(values: Sequence[Any], key: str, cols: ImageColumns | None
+                   ) -> tuple[pa.Array, pa.Array]:
+    """One image column of a group: its map items (the text :func:`image_map` writes) and
+    its JSON literals (never null: None is ``null``; what ``json_text`` writes inside an object).
+    A column of one Python type (plus None) is converted to Arrow once for both."""
+    types = set(map(type, values))
+    none = type(None) in types
+    types.discard(type(None))
+    texts: pa.Array | None = None
+    lits: pa.Array | None = None
+    if len(types) == 1:
+        typ = next(iter(types))
+        try:
+            if typ is str:
+                arr = pa.array(values, _STR)
+                if cols is not None:
+                    texts = arr
+                if not pc.any(pc.match_substring_regex(arr, _NEEDS_ESCAPE)).as_py():
+                    lits = pc.fill_null(pc.binary_join_element_wise(_QUOTE, arr, _QUOTE, ""),
+                                        _NULL_TEXT)
+            elif typ is int:
+                arr = _int_text(values)
+                if arr is not None:
+                    if cols is not None and key not in cols.special:
+                        texts = arr
+                    lits = pc.fill_null(arr, _NULL_TEXT)
+            elif typ is bytes:  # map: 0x + hex; JSON (json_value): the hex digits, quoted
+                hexes = _hex(values, none)
+                if cols is not None:
+                    texts = pc.binary_join_element_wise(_HEX_PREFIX, hexes, "")
+                lits = pc.fill_null(pc.binary_join_element_wise(_QUOTE, hexes, _QUOTE, ""),
+                                    _NULL_TEXT)
+            elif typ is float:
+                nums = pa.array(values, pa.float64())
+                reprs: pa.Array | None = None
+                if pc.all(pc.fill_null(pc.is_finite(nums), True)).as_py():
+                    # JSON: float.__repr__, as the encoder writes finite floats
+                    reprs = pa.array(list(map(repr, values)), _STR)
+                    lits = pc.if_else(pc.is_null(nums), _NULL_TEXT, reprs)
+                col = cols.by_label.get(key) if cols is not None else None
+                if reprs is not None and col is not None and col.type == T.MYSQL_TYPE_DOUBLE:
+                    # _float_text: repr without a trailing ".0" where MySQL prints fixed
+                    # notation too (1e-4 <= |v| < 1e15); other magnitudes: per value below
+                    mag = pc.abs(nums)
+                    fixed = pc.and_(pc.greater_equal(mag, 1e-4), pc.less(mag, 1e15))
+                    if pc.all(pc.fill_null(fixed, True)).as_py():
+                        texts = pc.if_else(pc.is_null(nums), pa.scalar(None, _STR),
+                                           pc.replace_substring_regex(reprs, r"\.0$", ""))
+        except (OverflowError, UnicodeError, pa.ArrowInvalid, pa.ArrowTypeError):
+            pass
+    if texts is None:
+        texts = pa.array([value_text(v, key, cols) for v in values], _STR)
+    if lits is None:
+        lits = pa.array(["null" if v is None else json_text(v) for v in values], _STR)
+    return texts, lits
+
+
+def _row_major(k: int, n: int) -> tuple[pa.Array, pa.Array]:
+    """Take indices that turn k column-major blocks of n values into n rows of k values, and
+    the column index (0..k-1, repeated n times) of each value in that row-major order."""
+    i = pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n * k)), 1)
+    row = pc.divide(i, k)
+    col = pc.subtract(i, pc.multiply(row, k))
+    return pc.add(pc.multiply(col, n), row), col
+
+
+def _assemble(parts: list[tuple[pa.Array, list[int]]], nulls: list[int], total: int,
+              typ: pa.DataType) -> pa.Array:
+    """Put each group's rows back at their indices (null rows as nulls)."""
+    if len(parts) == 1 and not nulls:
+        return parts[0][0]
+    arrays = [a for a, _ in parts]
+    where: list[int] = []
+    for _, idx in parts:
+        where.extend(idx)
+    if nulls:
+        arrays.append(pa.nulls(len(nulls), typ))
+        where.extend(nulls)
+    order = [0] * total
+    for pos, i in enumerate(where):
+        order[i] = pos
+    return pa.concat_arrays(arrays).take(pa.array(order, pa.int64()))
+
+
+def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
+    """The text-map column (``before``/``after``, map<string,string>) and the typed-JSON
+    column (``before_json``/``after_json``) of one image slot of a row group."""
+    groups, nulls = _groups(col)
+    maps: list[tuple[pa.Array, list[int]]] = []
+    jsons: list[tuple[pa.Array, list[int]]] = []
+    for keys, cols, idx in groups:
+        n, k = len(idx), len(keys)
+        if not k:
+            maps.append((pa.MapArray.from_arrays(pa.array([0] * (n + 1), pa.int32()),
+                                                 pa.array([], _STR), pa.array([], _STR)), idx))
+            jsons.append((pa.array(["{}"] * n, _STR), idx))
+            continue
+        columns = zip(*(col[i][0].values() for i in idx), strict=True)  # type: ignore[index]
+        converted = [_column_arrays(c, key, cols) for c, key in zip(columns, keys, strict=True)]
+        # the map: offsets k apart, keys repeated, items taken row by row
+        items = pa.concat_arrays([texts for texts, _ in converted])
+        if n > 1:
+            order, column = _row_major(k, n)
+            if k > 1:
+                items = items.take(order)
+            names = pa.array(keys, _STR).take(column)
+        else:
+            names = pa.array(keys, _STR)
+        offsets = pa.array(range(0, n * k + 1, k), pa.int32())
+        maps.append((pa.MapArray.from_arrays(offsets, names, items), idx))
+        # the JSON object '{"k1": lit1, "k2": lit2}' in one join: the constant pieces between
+        # the literals are scalars
+        pieces: list[Any] = []
+        for j, ((_, lits), key) in enumerate(zip(converted, keys, strict=True)):
+            lead = "{" if j == 0 else ", "
+            pieces += [pa.scalar(lead + json.encoder.encode_basestring(key) + ": "), lits]
+        pieces.append(pa.scalar("}"))
+        jsons.append((pc.binary_join_element_wise(*pieces, ""), idx))
+    if not maps:
+        return pa.nulls(len(col), _MAP_TYPE), pa.nulls(len(col), _STR)
+    return (_assemble(maps, nulls, len(col), _MAP_TYPE),
+            _assemble(jsons, nulls, len(col), _STR))
+
+
+def image_columns_of(rows: list[list[Any]], index: int) -> tuple[pa.Array, pa.Array]:
+    """:func:`image_columns` of the image slot ``index`` of a row group's buffered rows."""
+    return image_columns([row[index] for row in rows])
+
+
+def _pk_pairs(before: ImageRef | None, after: ImageRef | None
+              ) -> list[tuple[str, str | None]] | None:
+    """The ``pk`` value of a row: the key columns' text from the after image, else the
+    before image (what the eager mapper writes)."""
+    ref = after if after is not None else before
+    if ref is None:
+        return None
+    src, cols = ref
+    if cols is None or not cols.pk or not src:
+        return None
+    return [(k, value_text(src[k], k, cols)) for k in cols.pk if k in src] or None
+
+
+_ROW_BEFORE = data_schema("rows").names.index("before")
+_ROW_AFTER = data_schema("rows").names.index("after")
+
+
+def pk_column_of(rows: list[list[Any]], index: int) -> tuple[pa.Array]:
+    """The ``pk`` column of a row group, from its lazy before/after image pairs (``index``:
+    the pk slot, which the lazy mapper leaves empty)."""
+    return (pa.array([_pk_pairs(row[_ROW_BEFORE], row[_ROW_AFTER]) for row in rows],
+                     _MAP_TYPE),)
+
+
+#: per table: (the mapper's lazy input column, the columns built from it, the builder): the
+#: writer calls ``builder(rows, index)`` once per row group with its buffered rows and the
+#: input column's index
+COLUMN_BUILDERS: dict[str, list[tuple[str, tuple[str, ...],
+                                      Callable[[list[list[Any]], int],
+                                               tuple[pa.Array, ...]]]]] = {
+    "rows": [("before", ("before", "before_json"), image_columns_of),
+             ("after", ("after", "after_json"), image_columns_of),
+             ("pk", ("pk",), pk_column_of)],
+}

@@ -1,0 +1,380 @@
+"""Records -> rows of the ``events``, ``rows`` and ``packets`` tables: the transaction
+(Canal entry) mapper.
+
+:class:`TableMapper` holds the rows and events of a transaction until it commits (XID, COMMIT,
+or the single statement after a GTID) so that every one of them carries the transaction's GTID,
+XID and commit timestamp, as Canal entries do; a transaction that grows beyond the in-memory
+limits is written as it goes (NULL XID and commit time). Row images stay ``(image, columns)``
+pairs for :mod:`binlogscope.export.images` to turn into columns. Pure: no files; the exporter
+hands the rows to a writer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from binlogscope.export.arrow import SCHEMA_VERSION, data_schema, partition_date
+from binlogscope.export.images import ImageColumns, columns_of, image_map, json_text
+from binlogscope.export.packets import packet_row
+from binlogscope.export.records import EventRecord, PacketRecord
+from binlogscope.wire.binlog.context import DecodeContext, TableMap
+from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.types import EventType as E
+from binlogscope.wire.binlog.types import event_type_name
+
+_GTID_TYPES = frozenset({E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT, E.GTID_TAGGED_LOG_EVENT,
+                         E.GTID_EVENT})
+_INSIDE_TYPES = frozenset({E.TABLE_MAP_EVENT, E.ANNOTATE_ROWS_EVENT, E.ROWS_QUERY_LOG_EVENT,
+                           E.INTVAR_EVENT, E.USER_VAR_EVENT, E.RAND_EVENT,
+                           E.BEGIN_LOAD_QUERY_EVENT, E.APPEND_BLOCK_EVENT})
+_OPS = {"INSERT", "UPDATE", "DELETE"}
+# plain ints for the per-event checks (an IntEnum member lookup costs more than the check)
+_QUERY_TYPES = frozenset({int(E.QUERY_EVENT), int(E.QUERY_COMPRESSED_EVENT)})
+_XID = int(E.XID_EVENT)
+_XA_PREPARE = int(E.XA_PREPARE_LOG_EVENT)
+_MARIADB_GTID = int(E.GTID_EVENT)
+_TYPE_NAMES: dict[int, str] = {}
+
+
+def _type_name(code: int) -> str:
+    name = _TYPE_NAMES.get(code)
+    if name is None:
+        name = _TYPE_NAMES[code] = event_type_name(code)
+    return name
+
+_MAX_INT64 = (1 << 63) - 1
+def _i64(v: Any) -> int | None:
+    return v if isinstance(v, int) and -_MAX_INT64 - 1 <= v <= _MAX_INT64 else None
+
+
+
+@dataclass(slots=True)
+class _Trx:
+    offset: int
+    binlog_file: str
+    gtid: str | None
+    open: bool  # BEGIN seen (or a MariaDB GTID that opens a group): statements stay inside
+    pending: list[tuple[str, tuple[str, ...], list[Any]]] = field(default_factory=list)
+    rows: int = 0
+
+
+Emit = Callable[[str, tuple[str, ...], dict[str, Any]], None]
+#: ``emit_values(table, partition, values)``: ``values`` in :data:`COLUMNS` order
+EmitValues = Callable[[str, tuple[str, ...], list[Any]], None]
+
+#: ``emit_many([(table, partition, values), ...])``
+EmitMany = Callable[[list[tuple[str, tuple[str, ...], list[Any]]]], None]
+
+#: the data columns of each table, in the order rows are built (the writer's schema order)
+COLUMNS: dict[str, tuple[str, ...]] = {
+    t: tuple(data_schema(t).names) for t in ("packets", "events", "rows")}
+_EV_XID = COLUMNS["events"].index("xid")
+_ROW_XID = COLUMNS["rows"].index("xid")
+_ROW_COMMIT = COLUMNS["rows"].index("commit_timestamp")
+
+
+class TableMapper:
+    """Records -> rows of ``packets``/``events``/``rows``.
+
+    Rows go to ``emit(table, partition, row_dict)``, or, cheaper, as lists of values in
+    :data:`COLUMNS` order to ``emit_values(table, partition, values)`` when that is given (the
+    exporter's path: no dict per row, the writer builds columns straight from the lists).
+    """
+
+    def __init__(self, emit: Emit | None = None, *, no_raw: bool = False,
+                 max_pending_rows: int = 200_000, emit_values: EmitValues | None = None,
+                 lazy_images: bool = False, emit_many: EmitMany | None = None) -> None:
+        if emit_values is None:
+            if emit is None:
+                raise TypeError("TableMapper needs emit or emit_values")
+            emit_values = _as_dicts(emit)
+            lazy_images = False
+        self.emit = emit_values
+        #: a transaction's held rows go out in one call when this is given (the writer's
+        #: ``add_many``: same rows, in the same order, as one ``emit_values`` call each)
+        self.emit_many = emit_many
+        #: ``rows`` values carry each image as an ``(image, columns)`` pair in the before/after
+        #: and *_json slots; the writer builds those columns for a whole row group at once
+        #: (:data:`COLUMN_BUILDERS`) instead of one text map and one JSON text per row here
+        self.lazy_images = lazy_images
+        self.no_raw = no_raw
+        self.max_pending_rows = max_pending_rows
+        self.trx: _Trx | None = None
+        self._columns: dict[int, tuple[TableMap, ImageColumns]] = {}
+        self.events = 0
+        self.rows = 0
+        self.packets = 0
+
+    @property
+    def at_boundary(self) -> bool:
+        """No transaction is open: everything seen so far has been emitted."""
+        return self.trx is None
+
+    # ---- packets
+    def packet(self, rec: PacketRecord) -> None:
+        part, row = packet_row(rec, self.no_raw)
+        self.packets += 1
+        self.emit("packets", part, row)
+
+    # ---- events
+    def event(self, rec: EventRecord) -> None:
+        self._event(rec, rec.event, None)
+        inner = getattr(rec.event.body, "events", None)
+        if rec.event.header is not None and rec.event.header.type_code == \
+                E.TRANSACTION_PAYLOAD_EVENT and isinstance(inner, list):
+            for i, iev in enumerate(inner):
+                if isinstance(iev, DecodedEvent):
+                    self._event(rec, iev, i)
+
+    def _event(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None) -> None:
+        h = ev.header
+        body = ev.body
+        code = h.type_code if h is not None else -1
+        trx = self.trx
+        ends = False
+        xid: int | None = None
+        is_rows = _is_rows(body)
+
+        if code in _GTID_TYPES:
+            if trx is not None:
+                self._finish(None, None)
+            gtid = getattr(body, "gtid", None)
+            gtid = gtid if isinstance(gtid, str) and gtid.upper() != "ANONYMOUS" else None
+            opens = code == _MARIADB_GTID and not _mariadb_standalone(body)
+            trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, gtid, opens)
+        elif code in _QUERY_TYPES:
+            q = _statement_kind(getattr(body, "query", None))
+            if q == "BEGIN":
+                if trx is None:
+                    trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, True)
+                trx.open = True
+            elif q == "END":
+                if trx is None:
+                    trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, True)
+                ends = True
+            elif trx is None:  # an autocommitted statement (DDL): its own transaction
+                trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, False)
+                ends = True
+            elif not trx.open:  # the single statement after a GTID
+                ends = True
+        elif code == _XID:
+            if trx is None:
+                trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, True)
+            xid = _i64(getattr(body, "xid", None))
+            ends = True
+        elif code == _XA_PREPARE:
+            if trx is not None:
+                ends = True
+        elif trx is not None and not trx.open and (code in _INSIDE_TYPES or is_rows):
+            trx.open = True  # MariaDB: a GTID without BEGIN opens a group of row events
+
+        if is_rows and trx is None:
+            # rows outside any transaction (damaged or partial input): a transaction of its own
+            trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, True)
+        self._add_event(rec, ev, inner_index, trx, is_rows)
+        if ends:
+            ts = h.timestamp if h is not None else None
+            self._finish(xid, ts)
+        elif trx is not None and trx.rows > self.max_pending_rows:
+            self._flush_pending()
+
+    def input_done(self) -> None:
+        """An input ended: a transaction still open will never commit here; emit it as is."""
+        if self.trx is not None:
+            self._finish(None, None)
+
+    # ---- internals
+    def _add_event(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None,
+                   trx: _Trx | None, is_rows: bool) -> None:
+        outer = rec.event
+        h = ev.header
+        oh = outer.header
+        body = ev.body
+        schema = getattr(body, "schema", None)
+        schema = schema if isinstance(schema, str) and schema else None
+        table = getattr(body, "table", None)
+        query = getattr(body, "query", None)
+        rows = getattr(body, "rows", None) if is_rows else None
+        ts = h.timestamp if h is not None else 0
+        date = partition_date(ts)
+        cap = rec.capture_time
+        row: list[Any] = [  # COLUMNS["events"] order
+            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, rec.binlog_file,
+            outer.offset, oh.log_pos if oh else None, h.event_size if h else ev.size,
+            inner_index, ts * 1_000_000 if h else None, h.server_id if h else None,
+            _type_name(h.type_code) if h else ev.type_name, h.type_code if h else None,
+            h.flags if h else None,
+            ev.checksum_ok, ev.error, trx.gtid if trx else None, None,
+            trx.offset if trx else None, table if isinstance(table, str) else None,
+            query if isinstance(query, str) else None,
+            len(rows) if isinstance(rows, list) else None,
+            None if cap is None else round(cap * 1_000_000),
+        ]
+        self.events += 1
+        part = (date, schema or "")
+        if trx is None:
+            self.emit("events", part, row)
+        else:
+            trx.pending.append(("events", part, row))
+        if isinstance(rows, list) and rows:
+            assert trx is not None
+            self._add_rows(rec, ev, body, rows, row, part, trx)
+
+    def _add_rows(self, rec: EventRecord, ev: DecodedEvent, body: Any, rows: list[Any],
+                  ev_row: list[Any], part: tuple[str, str], trx: _Trx) -> None:
+        op = getattr(body, "kind", None)
+        if op not in _OPS:
+            op = _op_from_type(ev.type_name)
+        cols = self._columns_for(rec.ctx, body)
+        pk_labels = cols.pk if cols else None
+        # COLUMNS["rows"] order; row_index, images, json and pk are set per row
+        base: list[Any] = [
+            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, rec.binlog_file,
+            ev_row[5], ev_row[6], ev_row[8], None, ev_row[11], ev_row[19], op, ev_row[9],
+            None, ev_row[10], trx.gtid, None, trx.offset, None, None, None, None, pk_labels,
+            None, ev_row[22],
+        ]
+        pending = trx.pending
+        if self.lazy_images:
+            for i, change in enumerate(rows):
+                if isinstance(change, dict):
+                    before = change.get("before")
+                    after = change.get("after")
+                else:
+                    before = after = None
+                row = base.copy()
+                row[8] = i
+                if before is not None:
+                    row[18] = (before, cols)  # before_json (20) is built from it too
+                if after is not None:
+                    row[19] = (after, cols)  # and after_json (21), and pk (23)
+                pending.append(("rows", part, row))
+            trx.rows += len(rows)
+            self.rows += len(rows)
+            return
+        dumps = json_text
+        to_map = image_map
+        for i, change in enumerate(rows):
+            if isinstance(change, dict):
+                before = change.get("before")
+                after = change.get("after")
+            else:
+                before = after = None
+            row = base.copy()
+            row[8] = i
+            if before is None:
+                bmap = None
+            else:
+                bmap = row[18] = to_map(before, cols)
+                row[20] = dumps(before)
+            if after is None:
+                amap = None
+            else:
+                amap = row[19] = to_map(after, cols)
+                row[21] = dumps(after)
+            if pk_labels:
+                src = dict(amap if amap is not None else (bmap or []))
+                row[23] = [(k, src.get(k)) for k in pk_labels if k in src] or None
+            pending.append(("rows", part, row))
+        trx.rows += len(rows)
+        self.rows += len(rows)
+
+    def _columns_for(self, ctx: DecodeContext, body: Any) -> ImageColumns | None:
+        tm = getattr(body, "table_map", None)
+        if not isinstance(tm, TableMap):
+            table_id = getattr(body, "table_id", None)
+            tm = ctx.tables.get(table_id) if isinstance(table_id, int) else None
+        if tm is None:
+            return None
+        cached = self._columns.get(id(tm))
+        if cached is not None and cached[0] is tm:
+            return cached[1]
+        cols = columns_of(tm)
+        if len(self._columns) > 4096:
+            self._columns.clear()
+        self._columns[id(tm)] = (tm, cols)
+        return cols
+
+    def _finish(self, xid: int | None, commit_ts: int | None) -> None:
+        trx = self.trx
+        self.trx = None
+        if trx is None:
+            return
+        cts = None if commit_ts is None else commit_ts * 1_000_000
+        for table, _, row in trx.pending:
+            if table == "rows":
+                row[_ROW_XID] = xid
+                row[_ROW_COMMIT] = cts
+            else:
+                row[_EV_XID] = xid
+        self._emit_pending(trx.pending)
+
+    def _emit_pending(self, pending: list[tuple[str, tuple[str, ...], list[Any]]]) -> None:
+        """Hand a transaction's held rows to the writer, in order, and forget them."""
+        if self.emit_many is not None:
+            self.emit_many(pending)
+        else:
+            emit = self.emit
+            for table, part, row in pending:
+                emit(table, part, row)
+        pending.clear()
+
+    def _flush_pending(self) -> None:
+        """A huge transaction: emit what is held (without XID/commit time) to keep memory flat."""
+        trx = self.trx
+        assert trx is not None
+        self._emit_pending(trx.pending)
+        trx.rows = 0
+
+
+def _as_dicts(emit: Emit) -> EmitValues:
+    """Adapt a dict-taking ``emit`` to the mapper's lists of values."""
+    def emit_values(table: str, part: tuple[str, ...], values: list[Any]) -> None:
+        emit(table, part, dict(zip(COLUMNS[table], values, strict=True)))
+
+    return emit_values
+
+
+def _is_rows(body: Any) -> bool:
+    return body is not None and getattr(body, "kind", None) in _OPS and hasattr(body, "rows")
+
+
+def _op_from_type(name: str) -> str:
+    if "WRITE" in name:
+        return "INSERT"
+    if "DELETE" in name:
+        return "DELETE"
+    return "UPDATE"
+
+
+def _mariadb_standalone(body: Any) -> bool:
+    """MariaDB GTID_EVENT flag FL_STANDALONE (0x01): a single statement, no BEGIN/COMMIT."""
+    v = getattr(body, "standalone", None)
+    if isinstance(v, bool):
+        return v
+    flags = getattr(body, "flags2", getattr(body, "flags", None))
+    return isinstance(flags, int) and bool(flags & 0x01)
+
+
+_WORD = re.compile(r"\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.S)
+
+
+def _statement_kind(query: Any) -> str:
+    """BEGIN (opens a transaction), END (commits/rolls back one) or OTHER."""
+    if not isinstance(query, str):
+        return "OTHER"
+    m = _WORD.match(query)
+    if not m:
+        return "OTHER"
+    w1 = m.group(1).upper()
+    w2 = (m.group(2) or "").upper()
+    if w1 == "BEGIN" or (w1 == "START" and w2 == "TRANSACTION") or (w1 == "XA" and w2 in (
+            "START", "BEGIN")):
+        return "BEGIN"
+    if w1 == "COMMIT" or (w1 == "ROLLBACK" and w2 != "TO") or (
+            w1 == "XA" and w2 in ("COMMIT", "ROLLBACK", "PREPARE")):
+        return "END"
+    return "OTHER"
