@@ -65,9 +65,9 @@ def make_big_binlog(path: Path, n_events: int, fixture: Path = FIXTURE) -> int:
 
 
 async def _measure(path: Path, pcap: bool = False) -> dict[str, float]:
+    from binlogscope.inspector.sources.binlog_file import BinlogFileSource
+    from binlogscope.inspector.sources.pcap import PcapSource
     from binlogscope.tui.app import BinlogScopeApp
-    from binlogscope.tui.sources.binlog_file import BinlogFileSource
-    from binlogscope.tui.sources.pcap import PcapSource
     from binlogscope.tui.widgets.event_list import EventList
 
     t0 = time.perf_counter()

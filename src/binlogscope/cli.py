@@ -194,8 +194,8 @@ def _run_tui(args: argparse.Namespace, err: TextIO) -> int:
     if not looks_like_binlog(path):
         print(f"{PROG}: error: {path} is not a binlog file (no fe 62 69 6e magic)", file=err)
         return 1
+    from binlogscope.inspector.sources.binlog_file import BinlogFileSource
     from binlogscope.tui import run_tui
-    from binlogscope.tui.sources.binlog_file import BinlogFileSource
 
     source = BinlogFileSource(path, start_position=args.start_position,
                               stop_position=args.stop_position)

@@ -130,8 +130,8 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 2
 
     if wants_tui(args, out):
+        from binlogscope.inspector.sources.live import LiveSource
         from binlogscope.tui import run_tui
-        from binlogscope.tui.sources.live import LiveSource
 
         try:
             return run_tui(LiveSource(settings, count=args.count))

@@ -370,7 +370,7 @@ def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
 def _run_tui(args: argparse.Namespace, err: TextIO) -> int | None:
     """Open the TUI when a pcap source exists for it (None: not available, print instead)."""
     try:
-        from binlogscope.tui.sources.pcap import PcapSource  # type: ignore[import-not-found]
+        from binlogscope.inspector.sources.pcap import PcapSource
     except ImportError:
         return None
     from binlogscope.tui import run_tui

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from binlogscope.drivers.binlog_file import read_binlog_file
+from binlogscope.inspector.sources.binlog_file import BinlogFileSource
 from binlogscope.tui.app import BinlogScopeApp
 from binlogscope.tui.screens.help import HelpScreen
 from binlogscope.tui.screens.main import MainScreen
-from binlogscope.tui.sources.binlog_file import BinlogFileSource
 from binlogscope.tui.widgets.event_list import EventList
 from binlogscope.tui.widgets.field_help import FieldHelp
 from binlogscope.tui.widgets.field_tree import FieldTree
@@ -343,7 +343,7 @@ def test_export_view_to_parquet(tmp_path: Path) -> None:
     """``x`` with a .parquet name writes the rows in view as a Parquet dataset."""
     import pyarrow.parquet as pq
 
-    from binlogscope.tui.parquet_export import export_view_parquet
+    from binlogscope.inspector.parquet_export import export_view_parquet
 
     src = BinlogFileSource(CRC)
     src.run(lambda: False)

@@ -18,10 +18,10 @@ import pytest
 
 from binlogscope.drivers.live import LiveSettings
 from binlogscope.drivers.options import ConnectionOptions
+from binlogscope.inspector.sources.live import LiveSource
+from binlogscope.inspector.view import RowFilter
 from binlogscope.tui.app import BinlogScopeApp
 from binlogscope.tui.screens.main import MainScreen
-from binlogscope.tui.sources.live import LiveSource
-from binlogscope.tui.view import RowFilter
 from binlogscope.tui.widgets.field_tree import FieldTree
 from binlogscope.tui.widgets.hex_pane import HexPane
 from binlogscope.tui.widgets.phase_strip import PhaseStrip

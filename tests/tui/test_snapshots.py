@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from binlogscope.inspector.sources.binlog_file import BinlogFileSource
 from binlogscope.tui.app import BinlogScopeApp
 from binlogscope.tui.screens.help import HelpScreen
 from binlogscope.tui.screens.main import MainScreen
-from binlogscope.tui.sources.binlog_file import BinlogFileSource
 from binlogscope.tui.widgets.field_tree import FieldTree
 from tests.tui.conftest import CRC, wait_for
 
@@ -59,7 +59,7 @@ def test_help_screen(snap_compare: Any) -> None:
 # ----------------------------------------------------------------------------- live session
 def _live_app() -> tuple[BinlogScopeApp, Any]:
     """The live TUI over the mock master, with everything that varies pinned (times, ids)."""
-    from binlogscope.tui.sources.live import LiveSource
+    from binlogscope.inspector.sources.live import LiveSource
     from mock_master.scenarios import BinlogSource, Scenario
     from mock_master.server import ThreadedMockMaster
     from tests.tui.test_live import CAPTURE, _settings

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from binlogscope.drivers.binlog_file import read_binlog_file
-from binlogscope.tui.source import RowSource
-from binlogscope.tui.sources import binlog_file as bf
-from binlogscope.tui.sources.binlog_file import BinlogFileSource
+from binlogscope.inspector.source import RowSource
+from binlogscope.inspector.sources import binlog_file as bf
+from binlogscope.inspector.sources.binlog_file import BinlogFileSource
 from binlogscope.wire.node import check_tiling
 from tests.helpers import FIXTURES
 from tests.tui.conftest import CRC, TRUNC

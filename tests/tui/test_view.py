@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from binlogscope.tui.sources.binlog_file import BinlogFileSource
-from binlogscope.tui.view import RowFilter, View
+from binlogscope.inspector.sources.binlog_file import BinlogFileSource
+from binlogscope.inspector.view import RowFilter, View
 from tests.tui.conftest import CRC
 
 

@@ -1,8 +1,11 @@
-"""The Textual inspector (the only package besides cli.py that may import textual)."""
+"""The Textual inspector: only Textual code (app, screens, widgets, messages, app.tcss).
+
+What it shows comes from :mod:`binlogscope.inspector` (sources, view, exports), which has no UI.
+"""
 
 from __future__ import annotations
 
-from binlogscope.tui.source import Detail, Row, RowSource, SourceInfo
+from binlogscope.inspector.source import Detail, Row, RowSource, SourceInfo
 
 __all__ = ["Detail", "Row", "RowSource", "SourceInfo", "run_tui"]
 
@@ -14,8 +17,8 @@ def run_tui(source: RowSource, *, table_regex: str | None = None) -> int:
     """
     import re
 
+    from binlogscope.inspector.view import RowFilter
     from binlogscope.tui.app import BinlogScopeApp
-    from binlogscope.tui.view import RowFilter
 
     flt = RowFilter(table=re.compile(f"^(?:{table_regex})$")) if table_regex else None
     app = BinlogScopeApp(source, flt)

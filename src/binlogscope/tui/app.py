@@ -7,9 +7,9 @@ from typing import ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
+from binlogscope.inspector.source import RowSource
+from binlogscope.inspector.view import RowFilter
 from binlogscope.tui.screens.main import MainScreen
-from binlogscope.tui.source import RowSource
-from binlogscope.tui.view import RowFilter
 
 
 class BinlogScopeApp(App[None]):

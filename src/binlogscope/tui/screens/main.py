@@ -15,6 +15,8 @@ from textual.screen import Screen
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
+from binlogscope.inspector.source import Detail, RowSource, SessionSource
+from binlogscope.inspector.view import RowFilter, View
 from binlogscope.tui.messages import (
     FieldSelected,
     FollowRequested,
@@ -24,8 +26,6 @@ from binlogscope.tui.messages import (
     RowHighlighted,
 )
 from binlogscope.tui.screens.help import HelpScreen
-from binlogscope.tui.source import Detail, RowSource, SessionSource
-from binlogscope.tui.view import RowFilter, View
 from binlogscope.tui.widgets.event_list import EventList
 from binlogscope.tui.widgets.field_help import FieldHelp
 from binlogscope.tui.widgets.field_tree import FieldTree
@@ -361,7 +361,7 @@ class MainScreen(Screen[None]):
         worker = get_current_worker()
         path = Path(name).expanduser()
         if not tree and (name.endswith(("/", ".parquet"))):
-            from binlogscope.tui.parquet_export import export_view_parquet
+            from binlogscope.inspector.parquet_export import export_view_parquet
 
             try:
                 msg = export_view_parquet(self.source, rows, path,

@@ -16,9 +16,9 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from binlogscope.inspector.source import KINDS, Row, format_time
+from binlogscope.inspector.view import View
 from binlogscope.tui.messages import FollowRequested, RowHighlighted
-from binlogscope.tui.source import KINDS, Row, format_time
-from binlogscope.tui.view import View
 from binlogscope.tui.widgets.styled import StyledScrollView
 
 _COLS_NARROW = 100

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.widgets import Static
 
-from binlogscope.tui.source import PHASE_DOCS, PHASES
+from binlogscope.inspector.source import PHASE_DOCS, PHASES
 
 
 class PhaseStrip(Static):

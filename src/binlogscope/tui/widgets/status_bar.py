@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from binlogscope.tui.source import SourceInfo
+from binlogscope.inspector.source import SourceInfo
 
 
 class StatusBar(Static):

@@ -1,8 +1,9 @@
-"""What the TUI shows, independent of where it comes from: rows, details and a source protocol.
+"""What the inspector shows, independent of where it comes from: rows, details, a source protocol.
 
-A :class:`RowSource` is the one interface between the TUI and a driver. Binlog files implement it
-now (:mod:`binlogscope.tui.sources.binlog_file`); live sessions and pcap captures plug in later by
-implementing the same few methods. Rules for implementers:
+A :class:`RowSource` is the one interface between a driver and its consumers (the Textual TUI,
+the CLI's exports). Binlog files (:mod:`binlogscope.inspector.sources.binlog_file`), live sessions
+and pcap captures (:mod:`binlogscope.inspector.sources.packets`) implement the same few methods.
+Rules for implementers:
 
 - ``run()`` is called once, in a worker thread; it produces rows until the input ends (or forever
   for a live stream) and must return soon after ``cancelled()`` turns true.

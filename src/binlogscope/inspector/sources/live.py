@@ -20,8 +20,8 @@ from typing import Any
 from binlogscope.drivers.live import LiveItem, LiveReplica, LiveSettings
 from binlogscope.drivers.recorder import SessionRecorder
 from binlogscope.events import PacketDecoded, Peer, SessionEvent
-from binlogscope.tui.source import SourceInfo
-from binlogscope.tui.sources.packets import PacketStreamSource, StreamItem
+from binlogscope.inspector.source import SourceInfo
+from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
 
 
 class _Direction:

@@ -1,7 +1,8 @@
 """A pcap/pcapng capture (``binlogscope pcap FILE``) as a :class:`RowSource`.
 
 A thin adapter: :func:`~binlogscope.drivers.pcap.read_capture` items become
-:class:`~binlogscope.tui.sources.packets.StreamItem` objects (flow number, frame, capture time).
+:class:`~binlogscope.inspector.sources.packets.StreamItem` objects (flow number, frame,
+capture time).
 Capture items carry no packet bytes, so the hex pane shows a binlog event's own bytes (the packet
 header and the semi-sync bytes have a tree but no hex) and other packets' trees without hex.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from binlogscope.drivers.pcap import CaptureError, read_capture
 from binlogscope.events import PacketDecoded
-from binlogscope.tui.sources.packets import PacketStreamSource, StreamItem
+from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
 
 
 def _wire(ev: object) -> bytes | None:

@@ -4,8 +4,8 @@ Generic on purpose: a producer yields :class:`StreamItem` objects - a
 :class:`~binlogscope.events.SessionEvent` with optional connection/flow number, capture frame,
 timestamp and the packet's wire bytes, or a setup step / note / error - and
 :class:`PacketStreamSource` turns them into rows. ``binlogscope live`` feeds it from the replica's
-store (:mod:`binlogscope.tui.sources.live`), ``binlogscope pcap`` from ``read_capture``
-(:mod:`binlogscope.tui.sources.pcap`); any other driver plugs in with a generator.
+store (:mod:`binlogscope.inspector.sources.live`), ``binlogscope pcap`` from ``read_capture``
+(:mod:`binlogscope.inspector.sources.pcap`); any other driver plugs in with a generator.
 
 Memory stays bounded for long sessions: per row only compact columns, the summary text and the
 packet's bytes are kept; the decoded Node tree is kept for the last :data:`TREE_WINDOW` rows and
@@ -39,11 +39,19 @@ from binlogscope.events import (
     SessionEvent,
     TlsStarted,
 )
+from binlogscope.inspector.source import (
+    KINDS,
+    PHASE_DOCS,
+    PHASES,
+    Detail,
+    Row,
+    SourceInfo,
+    event_kind,
+)
+from binlogscope.inspector.sources.binlog_file import _alg_name, row_summary
+from binlogscope.inspector.text_column import TextColumn
 from binlogscope.render.packets import event_json
 from binlogscope.summary import event_table
-from binlogscope.tui.source import KINDS, PHASE_DOCS, PHASES, Detail, Row, SourceInfo, event_kind
-from binlogscope.tui.sources.binlog_file import _alg_name, row_summary
-from binlogscope.tui.text_column import TextColumn
 from binlogscope.wire import replication
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import decode_event

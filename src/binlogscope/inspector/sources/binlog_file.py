@@ -1,4 +1,4 @@
-"""Binlog files as a :class:`~binlogscope.tui.source.RowSource`.
+"""Binlog files as a :class:`~binlogscope.inspector.source.RowSource`.
 
 ``run()`` walks the file once with the fast decoder (``record=False``: no Node trees) and keeps a
 few compact columns per event (offset, size, type, timestamp, log_pos, table, summary) plus a
@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
+from binlogscope.inspector.source import Detail, Row, SourceInfo, event_kind
+from binlogscope.inspector.text_column import TextColumn
 from binlogscope.summary import event_summary, event_table
-from binlogscope.tui.source import Detail, Row, SourceInfo, event_kind
-from binlogscope.tui.text_column import TextColumn
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder

@@ -19,7 +19,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from binlogscope.tui.source import RowSource
+from binlogscope.inspector.source import RowSource
 
 _DIRECTIONS = {d: "->" for d in ("->", "client", "c", "replica", "sent", "out")}
 _DIRECTIONS.update({d: "<-" for d in ("<-", "server", "s", "source", "received", "in")})
