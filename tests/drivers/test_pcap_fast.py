@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from binlogscope.cli_pcap import JsonLines, item_json, item_text
-from binlogscope.drivers import pcap as pcap_mod
+from binlogscope.drivers import pcap_files as pcap_mod
 from binlogscope.drivers.pcap import (
     CaptureError,
     CaptureItem,
