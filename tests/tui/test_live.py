@@ -201,19 +201,18 @@ async def test_walking_a_live_rows_event_highlights_each_fields_bytes(
 
 
 def test_redecoded_tree_equals_the_sessions_tree(master: ThreadedMockMaster) -> None:
-    """Rows past the tree window are re-decoded from bytes: the same tree the session built."""
+    """Rows past the tree window are re-decoded from their payload: the session's tree."""
     src = _source(_settings(master), tree_window=100_000)
     src.run(lambda: False)
     compared = 0
     for i in range(len(src)):
         ev = src._recent.get(i)
-        raw = src._raw[i]
-        if ev is None or ev.node is None or raw is None:
+        if ev is None or ev.node is None:
             continue
-        again = src._redecode(i, raw)
+        again = src.redecoded(i)
         assert again is not None
         assert again.node is not None and again.node.to_dict() == ev.node.to_dict(), i
-        assert len(raw) == ev.node.length
+        assert src.detail(i).raw == src.detail(i).slice(ev.node)  # the wire bytes, rebuilt
         compared += 1
     assert compared > 300
 

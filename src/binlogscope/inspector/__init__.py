@@ -7,6 +7,9 @@ through the one wire decoder (:mod:`binlogscope.inspector.redecode`).
 - :mod:`~binlogscope.inspector.source` - rows, details and the source protocols;
 - :mod:`~binlogscope.inspector.sources` - the sources: ``binlog_file``, ``packets`` (any stream of
   session events), ``live`` and ``pcap`` (producers for ``packets``);
+- :mod:`~binlogscope.inspector.redecode` - one packet or event decoded again with its tree, and
+  the decode contexts a stream's packets were read in;
+- :mod:`~binlogscope.inspector.packet_text` - what the list says about a packet;
 - :mod:`~binlogscope.inspector.view` - the filtered view and the filter language;
 - :mod:`~binlogscope.inspector.text_column` - compact storage of one string per row;
 - :mod:`~binlogscope.inspector.parquet_export` - the rows in view as a Parquet dataset.

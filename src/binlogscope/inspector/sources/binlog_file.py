@@ -4,14 +4,14 @@
 few compact columns per event (offset, size, type, timestamp, log_pos, table, summary) plus a
 :class:`DecodeContext` checkpoint every few hundred events. ``detail(i)`` re-reads from the
 nearest checkpoint, replays the events in between without trees (they only update the context:
-FORMAT_DESCRIPTION, TABLE_MAP, ROTATE) and decodes event ``i`` with its tree. Memory is a few tens
+FORMAT_DESCRIPTION, TABLE_MAP, ROTATE) and decodes event ``i`` with its tree
+(:func:`~binlogscope.inspector.redecode.redecode_event`). Memory is a few tens
 of bytes per event plus its summary text.
 """
 
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import gzip
 import json
 import threading
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
+from binlogscope.inspector.redecode import copy_context, redecode_event
 from binlogscope.inspector.source import Detail, Row, SourceInfo, event_kind
 from binlogscope.inspector.text_column import TextColumn
 from binlogscope.summary import event_summary, event_table
@@ -73,10 +74,6 @@ def _alg_name(alg: int) -> str:
         return ChecksumAlg(alg).name.removeprefix("BINLOG_CHECKSUM_ALG_")
     except ValueError:
         return str(alg)
-
-
-def _clone(ctx: DecodeContext) -> DecodeContext:
-    return dataclasses.replace(ctx, tables=dict(ctx.tables))
 
 
 class BinlogFileSource:
@@ -184,7 +181,7 @@ class BinlogFileSource:
         size = self._sizes[index]
         k = bisect.bisect_right(self._cp_offsets, offset) - 1
         cp_off = self._cp_offsets[k]
-        ctx = _clone(self._cp_ctx[k])
+        ctx = copy_context(self._cp_ctx[k])
         with self._lock, self._open() as f:
             if cp_off <= 4:
                 f.seek(0)
@@ -196,18 +193,12 @@ class BinlogFileSource:
                                           expect_magic=False)
                 prefix = f.read(offset - cp_off)
             event_bytes = f.read(size)
-        dec.receive_data(prefix)
+        dec.receive_data(prefix)  # the events before it only update the context
         for _ in dec.events():
             pass
         if dec.offset != offset:
             raise RuntimeError(f"could not re-read the event at {offset} (stopped at {dec.offset})")
-        dec.record = True
-        dec.receive_data(event_bytes)
-        got = list(dec.events())
-        if not got:
-            dec.receive_data(b"")
-            got = list(dec.events())
-        ev = got[0]
+        ev = redecode_event(event_bytes, ctx, base=offset)
         node = ev.node
         if node is None:
             node = Node("event", offset, len(event_bytes), error=ev.error or "no tree")
@@ -253,7 +244,7 @@ class BinlogFileSource:
     def _add_checkpoint(self, offset: int, ctx: DecodeContext) -> None:
         if self._cp_offsets and self._cp_offsets[-1] >= offset:
             return
-        self._cp_ctx.append(_clone(ctx))
+        self._cp_ctx.append(copy_context(ctx))
         self._cp_offsets.append(offset)
 
     def _table_of(self, ev: DecodedEvent, ctx: DecodeContext) -> int:

@@ -6,91 +6,20 @@ into rows and acks them. Pausing simply stops taking items: the store fills up a
 backpressure holds the fetcher, so nothing is lost. Nothing here ever runs on the UI thread, and
 :meth:`stop` unblocks a fetcher stuck on a silent socket.
 
-The packet bytes for the hex pane come from a tap on the replica's recorder hook (every byte
-sent and received, cut into packets by offset); a ``--record`` file still gets written.
+The hex pane's bytes are each decoded packet's own payload (no tap on the socket); a ``--record``
+file is written by the replica itself.
 """
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from binlogscope.drivers.live import LiveItem, LiveReplica, LiveSettings
-from binlogscope.drivers.recorder import SessionRecorder
-from binlogscope.events import PacketDecoded, Peer, SessionEvent
+from binlogscope.events import PacketDecoded
 from binlogscope.inspector.source import SourceInfo
 from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
-
-
-class _Direction:
-    """One direction's bytes since the last packet cut out of it."""
-
-    def __init__(self) -> None:
-        self.buf = bytearray()
-        self.base = 0  # stream offset of buf[0]
-
-    def cut(self, start: int, end: int) -> bytes | None:
-        lo, hi = start - self.base, end - self.base
-        if lo < 0 or hi > len(self.buf):
-            return None
-        out = bytes(self.buf[lo:hi])
-        del self.buf[:hi]
-        self.base = end
-        return out
-
-
-class ByteTap:
-    """Recorder-shaped (``data``/``packet``/``close``): keeps each packet's wire bytes.
-
-    Called from the fetcher thread; :meth:`take` hands the bytes of an event to the consumer.
-    """
-
-    def __init__(self, inner: SessionRecorder | None = None) -> None:
-        self.inner = inner
-        self._dirs = {Peer.CLIENT: _Direction(), Peer.SERVER: _Direction()}
-        self._raw: dict[int, tuple[PacketDecoded, bytes]] = {}
-
-    def reset(self) -> None:
-        """A new connection: byte offsets start at 0 again."""
-        self._dirs = {Peer.CLIENT: _Direction(), Peer.SERVER: _Direction()}
-
-    def data(self, direction: Peer, data: bytes) -> None:
-        if self.inner is not None:
-            self.inner.data(direction, data)
-        self._dirs[direction].buf += data
-
-    def packet(self, ev: PacketDecoded) -> None:
-        if self.inner is not None:
-            self.inner.packet(ev)
-        raw = self._dirs[ev.direction].cut(ev.offset, ev.end)
-        if raw is not None:
-            self._raw[id(ev)] = (ev, raw)  # the key stays unique while ev is held here
-
-    def take(self, ev: SessionEvent | None) -> bytes | None:
-        got = self._raw.pop(id(ev), None)
-        return got[1] if got is not None and got[0] is ev else None
-
-    def close(self) -> None:
-        if self.inner is not None:
-            self.inner.close()
-        self._raw.clear()
-
-
-class _TapReplica(LiveReplica):
-    """The replica with a :class:`ByteTap` as its recorder, reset on every (re)connect."""
-
-    def __init__(self, settings: LiveSettings, tap: ByteTap) -> None:
-        super().__init__(settings)
-        self.tap = tap
-        self.recorder = tap  # type: ignore[assignment]  # duck-typed: data/packet/close
-        self.connections = 0
-
-    def _connect(self) -> socket.socket:
-        self.tap.reset()
-        self.connections += 1
-        return super()._connect()
 
 
 class LiveSource(PacketStreamSource):
@@ -103,12 +32,7 @@ class LiveSource(PacketStreamSource):
         super().__init__(label=settings.conn.describe(), **kw)
         self.settings = settings
         self.count = count
-        inner = None
-        if settings.record_path:
-            inner = SessionRecorder(settings.record_path, server_port=settings.conn.port,
-                                    raw=settings.record_raw)
-        self.tap = ByteTap(inner)
-        self.replica: LiveReplica = replica or _TapReplica(settings, self.tap)
+        self.replica: LiveReplica = replica or LiveReplica(settings)
         self.paused = False
         self.ended: str | None = None
         self._stopped = False
@@ -145,9 +69,8 @@ class LiveSource(PacketStreamSource):
                     else:
                         continue
                 cursor, item = got
-                raw = self.tap.take(item.event) if item.kind == "packet" else None
                 if item.deliver:
-                    yield self._item(item, raw)
+                    yield self._item(item)
                 rep.ack(cursor, item)
                 if self.count is not None and _is_event(item):
                     delivered += 1
@@ -156,14 +79,13 @@ class LiveSource(PacketStreamSource):
                         return
         finally:
             self.stop()
-            self.tap.close()
 
-    def _item(self, item: LiveItem, raw: bytes | None) -> StreamItem:
+    def _item(self, item: LiveItem) -> StreamItem:
         if item.kind == "step" and item.step is not None and item.step.phase == "connect":
             self._conn_no += 1
         conn = max(self._conn_no - 1, 0)  # 0 for the first connection, 1 after a reconnect...
         if item.kind == "packet":
-            return StreamItem(event=item.event, raw=raw, conn=conn)
+            return StreamItem(event=item.event, conn=conn)
         return StreamItem(kind=item.kind, text=item.text, step=item.step, conn=conn)
 
     # ----- status
@@ -206,4 +128,4 @@ def _is_event(item: LiveItem) -> bool:
     return h is not None and not h.flags & 0x20 and h.log_pos != 0
 
 
-__all__ = ["ByteTap", "LiveSource"]
+__all__ = ["LiveSource"]

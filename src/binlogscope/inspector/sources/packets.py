@@ -1,22 +1,22 @@
 """A stream of session events (live replica, pcap flows) as a :class:`RowSource`.
 
 Generic on purpose: a producer yields :class:`StreamItem` objects - a
-:class:`~binlogscope.events.SessionEvent` with optional connection/flow number, capture frame,
-timestamp and the packet's wire bytes, or a setup step / note / error - and
-:class:`PacketStreamSource` turns them into rows. ``binlogscope live`` feeds it from the replica's
-store (:mod:`binlogscope.inspector.sources.live`), ``binlogscope pcap`` from ``read_capture``
-(:mod:`binlogscope.inspector.sources.pcap`); any other driver plugs in with a generator.
+:class:`~binlogscope.events.SessionEvent` with optional connection/flow number, capture frame and
+timestamp, or a setup step / note / error - and :class:`PacketStreamSource` turns them into rows.
+``binlogscope live`` feeds it from the replica's store (:mod:`binlogscope.inspector.sources.live`),
+``binlogscope pcap`` from ``read_capture`` (:mod:`binlogscope.inspector.sources.pcap`); any other
+driver plugs in with a generator.
 
-Memory stays bounded for long sessions: per row only compact columns, the summary text and the
-packet's bytes are kept; the decoded Node tree is kept for the last :data:`TREE_WINDOW` rows and
-re-decoded from the bytes on demand for older ones (binlog events with the FORMAT_DESCRIPTION and
-TABLE_MAP context they had). Raw bytes are capped at ``max_raw_bytes``: the oldest rows lose
-theirs first and say so in their detail.
+Memory stays bounded for long sessions: per row only compact columns, the summary text, the
+packet's payload (kept on every decoded packet) and the id of its decode context
+(:class:`~binlogscope.inspector.redecode.ContextLog`) are kept; the decoded Node tree is kept for
+the last :data:`TREE_WINDOW` rows and re-decoded on demand for older ones
+(:func:`~binlogscope.inspector.redecode.redecode_packet`). Payloads are capped at
+``max_raw_bytes``: the oldest rows lose theirs first and say so in their detail.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import threading
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from binlogscope.drivers.live_setup import QUERY_WHY, SetupStep, setup_steps
+from binlogscope.drivers.live_setup import SetupStep
 from binlogscope.events import (
     ConnectionClosed,
     DecodeError,
@@ -39,43 +39,29 @@ from binlogscope.events import (
     SessionEvent,
     TlsStarted,
 )
-from binlogscope.inspector.source import (
-    KINDS,
-    PHASE_DOCS,
-    PHASES,
-    Detail,
-    Row,
-    SourceInfo,
-    event_kind,
+from binlogscope.inspector.packet_text import (
+    fit,
+    packet_kind,
+    packet_summary,
+    type_name,
+    why_for_query,
 )
+from binlogscope.inspector.redecode import ContextLog, redecode_packet
+from binlogscope.inspector.source import KINDS, PHASE_DOCS, PHASES, Detail, Row, SourceInfo
 from binlogscope.inspector.sources.binlog_file import _alg_name, row_summary
 from binlogscope.inspector.text_column import TextColumn
 from binlogscope.render.packets import event_json
 from binlogscope.summary import event_table
-from binlogscope.wire import replication
-from binlogscope.wire.binlog.context import DecodeContext, TableMap
-from binlogscope.wire.binlog.decode import decode_event
-from binlogscope.wire.framing import PacketBuffer, packet_node
-from binlogscope.wire.handshake import DEFAULT_CAPABILITIES
+from binlogscope.wire.framing import encode_packet
 from binlogscope.wire.node import Node
-from binlogscope.wire.packet import KIND_DOCS, run_decoder
-from binlogscope.wire.packet import KINDS as PACKET_KINDS
-from binlogscope.wire.results import decode_text_row
 
 #: rows whose session-built tree is kept; older rows are re-decoded from their bytes
 TREE_WINDOW = 2000
 #: default cap on the packet bytes kept (the oldest rows lose theirs first)
 MAX_RAW_BYTES = 256 << 20
-_SUMMARY_MAX = 120
 
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
-_HANDSHAKE = {"handshake_v10", "ssl_request", "handshake_response41", "handshake_response320",
-              "auth_switch_request", "auth_more_data", "auth_switch_response"}
-_RESULT = {"ok", "eof", "column_count", "column_definition41", "text_row",
-           "local_infile_request"}
-_DUMP = {"com_register_slave", "com_binlog_dump", "com_binlog_dump_gtid"}
-_FDE = 15
-_TABLE_MAP = 19
+_FDE = 15  # FORMAT_DESCRIPTION_EVENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,126 +75,6 @@ class StreamItem:
     time: float | None = None  # seconds since the epoch (capture time); None: now
     conn: int = 0  # connection / flow number (a live reconnect or a pcap flow)
     frame: int | None = None  # capture frame the packet starts in
-    raw: bytes | None = None  # the packet's bytes on the wire (headers included)
-
-
-def _why_table() -> list[tuple[str, str, str]]:
-    """(SQL prefix, phase, why) of every query a replica sends during setup."""
-    out: list[tuple[str, str, str]] = []
-    for mariadb in (False, True):
-        for st in setup_steps(slave_uuid="x", heartbeat=1.0, semi_sync=True, mariadb=mariadb,
-                              gtid="0-1-1", net_read_timeout=60):
-            if st.sql:
-                out.append((st.sql.split("=")[0].strip().lower()[:24], st.what, st.why))
-    out += [("select @@global.binlog_checksum", "checksum", QUERY_WHY["checksum"]),
-            ("select @@server_id", "server_id", QUERY_WHY["server_id"]),
-            ("select @@version", "version", QUERY_WHY["version"]),
-            ("show master status", "position", QUERY_WHY["position"]),
-            ("show binary log status", "position", QUERY_WHY["position"])]
-    return out
-
-
-_WHY = _why_table()
-
-
-def why_for_query(sql: str) -> tuple[str, str] | None:
-    """(what, why) for a setup query a replica sends (captures have no SetupStep items)."""
-    q = " ".join(sql.split()).lower()
-    for prefix, what, why in _WHY:
-        if q.startswith(prefix):
-            return what, why
-    return None
-
-
-def _fit(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _SUMMARY_MAX else text[: _SUMMARY_MAX - 3] + "..."
-
-
-def packet_summary(ev: PacketDecoded) -> str:
-    """The list's summary of a non-binlog packet."""
-    v = ev.value
-    if v is None:
-        return f"ERROR {ev.error}" if ev.error else ""
-    name = type(v).__name__
-    parts: list[str] = []
-    if name == "HandshakeV10":
-        parts.append(f"{v.server_version} conn {v.connection_id} {v.auth_plugin_name or ''}")
-    elif name in ("HandshakeResponse41", "HandshakeResponse320"):
-        parts.append(f"user {v.username} {getattr(v, 'client_plugin_name', '') or ''}")
-    elif name == "ComQuery":
-        parts.append(v.query)
-    elif name == "ErrPacket":
-        parts.append(f"ERR {v.error_code} ({v.sql_state}) {v.error_message}")
-    elif name == "OkPacket":
-        parts.append(f"OK affected={v.affected_rows} status=0x{v.status_flags:04x}"
-                     + (f" {v.info}" if v.info else ""))
-    elif name in ("ComBinlogDump", "ComBinlogDumpGtid"):
-        parts.append(f"from {v.binlog_filename or '(gtid)'}:{v.binlog_pos} "
-                     f"server_id={v.server_id} flags=0x{v.flags:x}")
-    elif name == "ComRegisterSlave":
-        parts.append(f"server_id={v.server_id} host={v.hostname}")
-    elif name == "ColumnCount":
-        parts.append(f"{v.column_count} column(s)")
-    elif name == "ColumnDefinition41":
-        parts.append(f"column {v.name} type={v.type}")
-    elif name == "TextRow":
-        parts.append(" | ".join("NULL" if x is None else x.decode("utf-8", "replace")
-                                for x in v.values))
-    elif name == "SemiSyncAck":
-        parts.append(f"ACK {v.binlog_filename}:{v.binlog_pos}")
-    elif name == "AuthSwitchRequest":
-        parts.append(f"switch to {v.plugin_name}")
-    if ev.error:
-        parts.append(f"ERROR {ev.error}")
-    return _fit(" ".join(parts))
-
-
-def packet_kind(ev: PacketDecoded) -> str:
-    """Colour class of a packet."""
-    if ev.error or ev.kind == "err":
-        return "error"
-    if ev.binlog_event is not None:
-        return event_kind(ev.binlog_event.type_name, bool(ev.binlog_event.error))
-    k = ev.kind
-    if k in _HANDSHAKE:
-        return "handshake"
-    if k == "com_query":
-        return "query"
-    if k in _RESULT:
-        return "result"
-    if k in _DUMP:
-        return "dump"
-    if k == "semi_sync_ack":
-        return "ack"
-    return "other"
-
-
-def _type_name(ev: PacketDecoded) -> str:
-    if ev.binlog_event is not None:
-        return ev.binlog_event.type_name
-    if ev.kind == "err" and ev.value is not None:
-        return "ERR"
-    if ev.kind == "command" and ev.value is not None:
-        return str(getattr(ev.value, "name", "COMMAND")).upper()
-    return ev.kind.upper()
-
-
-def _event_bytes(raw: bytes, semi: bool) -> bytes:
-    """The binlog event inside a one-fragment stream packet's wire bytes."""
-    return raw[4 + 1 + (2 if semi else 0):]
-
-
-def _clone(ctx: DecodeContext) -> DecodeContext:
-    return dataclasses.replace(ctx, tables={})
-
-
-def _table_key(tm: TableMap) -> tuple[Any, ...]:
-    raw = getattr(tm, "raw", None)
-    if isinstance(raw, bytes):
-        return (tm.table_id, raw)
-    return (tm.table_id, tm.schema, tm.table, tm.flags,
-            tuple((c.type, c.meta, c.name, c.unsigned, c.charset) for c in tm.columns))
 
 
 def info_node(name: str, value: str, doc: str, error: str | None = None) -> Node:
@@ -218,18 +84,11 @@ def info_node(name: str, value: str, doc: str, error: str | None = None) -> Node
 
 @dataclass(slots=True)
 class _Conn:
-    """What one connection's rows depend on (phase, setup step, binlog file, context)."""
+    """What one connection's rows show besides the packet (phase, setup step, binlog file)."""
 
-    fdei: int  # index of the context (in _fde_ctx) its binlog events decode with
     phase: int = 0
     step: int = -1  # index into steps
     file: int = -1  # current binlog file (index into _files)
-    server_caps: int | None = None
-    client_caps: int | None = None
-    ctx: DecodeContext = dataclasses.field(default_factory=DecodeContext)
-    tmaps: dict[int, int] = dataclasses.field(default_factory=dict)  # table_id -> _tmaps index
-    columns: list[str] = dataclasses.field(default_factory=list)  # of the current result set
-    names: int = -1  # their index in _names once a row uses them
 
 
 class PacketStreamSource:
@@ -270,11 +129,9 @@ class PacketStreamSource:
         self._phase = array("b")
         self._stepi = array("i")  # -1 none
         self._file = array("i")  # binlog file at that row, -1 none
-        self._caps = array("B")
-        self._fdei = array("i")  # -1: not a binlog event
-        self._tmapi = array("i")
+        self._ctx = array("i")  # decode context id (in _contexts), -1: not a packet
         self._summaries = TextColumn()
-        self._raw: list[bytes | None] = []
+        self._payload: list[bytes | None] = []  # the packet's payload (re-decoding, hex pane)
         self._errors: set[int] = set()
         self._ack_pos: dict[int, int] = {}
         self._info: dict[int, Node] = {}  # non-packet rows: their (tiny) detail node
@@ -288,14 +145,10 @@ class PacketStreamSource:
         self._files: list[str] = []
         self._file_index: dict[str, int] = {}
         self._pkind = array("H")  # the session's packet kind (interned in _type_names)
-        self._caps_list: list[int] = [DEFAULT_CAPABILITIES]
         self.steps: list[SetupStep] = []
-        # consumer-side decode context (for re-decoding binlog events without their tree)
-        self._fde_ctx: list[DecodeContext] = []
-        self._tmaps: list[TableMap] = []
-        self._tmap_index: dict[tuple[Any, ...], int] = {}
-        self._names: list[tuple[str, ...]] = []  # column names of text rows (re-decoding)
-        # per connection (pcap flows interleave): session state as the rows went by
+        #: the decode context of every packet (re-decoding rows without their tree)
+        self._contexts = ContextLog()
+        # per connection (pcap flows interleave): phase, step and file as the rows went by
         self._conns: dict[int, _Conn] = {}
         self._c = self._conn_state(0)
         self.server_version = ""
@@ -371,9 +224,7 @@ class PacketStreamSource:
 
     # ------------------------------------------------------------------ ingest helpers
     def _conn_state(self, conn: int) -> _Conn:
-        c = _Conn(fdei=len(self._fde_ctx))
-        self._fde_ctx.append(_clone(c.ctx))
-        self._conns[conn] = c
+        c = self._conns[conn] = _Conn()
         return c
 
     @property
@@ -397,21 +248,10 @@ class PacketStreamSource:
             names.append(name)
         return i
 
-    def _caps_index(self) -> int:
-        caps = self._c.server_caps if self._c.server_caps is not None else DEFAULT_CAPABILITIES
-        if self._c.client_caps is not None:
-            caps &= self._c.client_caps
-        try:
-            return self._caps_list.index(caps)
-        except ValueError:
-            self._caps_list.append(caps)
-            return len(self._caps_list) - 1
-
     def _append(self, ts: float, item: StreamItem, type_name: str, kind: str, summary: str, *,
                 length: int = 0, direction: Peer | None = None, seq: int = -1, semi: int = 0,
-                table: int = -1, log_pos: int = -1, offset: int = 0, fdei: int = -1,
-                tmapi: int = -1, raw: bytes | None = None, error: bool = False,
-                pkind: str = "") -> int:
+                table: int = -1, log_pos: int = -1, offset: int = 0, ctx: int = -1,
+                payload: bytes | None = None, error: bool = False, pkind: str = "") -> int:
         """Store every column of a new row, then publish it (the length changes last)."""
         n = self._n
         self._time.append(ts)
@@ -430,13 +270,11 @@ class PacketStreamSource:
         self._phase.append(self.phase)
         self._stepi.append(self._c.step)
         self._file.append(self._c.file)
-        self._caps.append(self._caps_index() if raw is not None else 0)
-        self._fdei.append(fdei)
-        self._tmapi.append(tmapi)
+        self._ctx.append(ctx)
         self._summaries.append(summary)
-        self._raw.append(raw)
-        if raw is not None:
-            self._raw_bytes += len(raw)
+        self._payload.append(payload)
+        if payload is not None:
+            self._raw_bytes += len(payload)
             self._trim_raw()
         if error:
             self._errors.add(n)
@@ -445,33 +283,27 @@ class PacketStreamSource:
 
     def _trim_raw(self) -> None:
         while self._raw_bytes > self.max_raw_bytes and self._raw_dropped < self._n:
-            old = self._raw[self._raw_dropped]
+            old = self._payload[self._raw_dropped]
             if old is not None:
                 self._raw_bytes -= len(old)
-                self._raw[self._raw_dropped] = None
+                self._payload[self._raw_dropped] = None
             self._raw_dropped += 1
 
     def _add_info(self, ts: float, item: StreamItem, type_name: str, kind: str, summary: str,
                   node: Node, *, error: bool = False, direction: Peer | None = None,
                   offset: int = 0) -> None:
-        n = self._append(ts, item, type_name, kind, _fit(summary), direction=direction,
+        n = self._append(ts, item, type_name, kind, fit(summary), direction=direction,
                          offset=offset, error=error)
         self._info[n] = node
 
     def _add_packet(self, ts: float, item: StreamItem, ev: PacketDecoded) -> None:
         v = ev.value
         k = ev.kind
+        contexts = self._contexts
+        cid = contexts.observe(ev, item.conn)
         if k == "handshake_v10" and v is not None:
             self._c.phase = 0
-            self._c.server_caps = v.capability_flags
             self.server_version = self.server_version or v.server_version
-        elif k in ("handshake_response41", "ssl_request") and v is not None:
-            self._c.client_caps = v.capability_flags
-        elif k == "column_count":
-            self._c.columns = []
-            self._c.names = -1
-        elif k == "column_definition41" and v is not None:
-            self._c.columns.append(v.name)
         elif k == "com_register_slave":
             self._c.phase = 3
         elif k in ("com_binlog_dump", "com_binlog_dump_gtid"):
@@ -484,79 +316,46 @@ class PacketStreamSource:
         semi = 0
         if ev.semi_sync is not None:
             semi = 2 if ev.semi_sync.ack_requested else 1
-        table = log_pos = fdei = tmapi = -1
+        table = log_pos = -1
         bev = ev.binlog_event
         if bev is not None:
             self._c.phase = 5
             self.binlog_events += 1
             h = bev.header
-            fdei = self._c.fdei
             if h is not None:
                 log_pos = h.log_pos
-                code = h.type_code
-                if code == _FDE:
-                    self._learn_fde(bev, item.raw, ev.semi_sync is not None)
-                    fdei = self._c.fdei
-                elif code == _TABLE_MAP:
-                    tm = getattr(bev.body, "table_map", None)
-                    if isinstance(tm, TableMap):
-                        self._learn_table(tm)
+                if h.type_code == _FDE:
+                    if contexts.server_version:
+                        self.server_version = contexts.server_version
+                    if contexts.checksum_alg is not None:
+                        self.checksum = _alg_name(contexts.checksum_alg)
                 nxt = getattr(bev.body, "next_log_name", None)
                 if isinstance(nxt, str) and nxt:
                     self._c.file = self._intern(self._files, self._file_index, nxt)
-            tid = getattr(bev.body, "table_id", None)
-            if isinstance(tid, int) and tid in self._c.tmaps:
-                tmapi = self._c.tmaps[tid]
             schema, name = event_table(bev)
-            if name is None and tmapi >= 0:
-                tm = self._tmaps[tmapi]
-                schema, name = tm.schema, tm.table
+            if name is None:
+                tm = contexts.table(cid)
+                if tm is not None:
+                    schema, name = tm.schema, tm.table
             if name is not None:
                 table = self._intern(self._tables, self._table_index, f"{schema}.{name}")
             summary = row_summary(bev)
             if ev.error and ev.error != bev.error:
-                summary = _fit(f"{summary} ERROR {ev.error}")
+                summary = fit(f"{summary} ERROR {ev.error}")
         else:
             summary = packet_summary(ev)
-            if k == "text_row" and self._c.columns:
-                if self._c.names < 0:
-                    self._c.names = len(self._names)
-                    self._names.append(tuple(self._c.columns))
-                tmapi = self._c.names
         if k == "semi_sync_ack" and v is not None:
             semi = 3
-        n = self._append(ts, item, _type_name(ev), packet_kind(ev), summary,
+        n = self._append(ts, item, type_name(ev), packet_kind(ev), summary,
                          length=ev.payload_length, direction=ev.direction, seq=ev.seq, semi=semi,
-                         table=table, log_pos=log_pos, offset=ev.offset, fdei=fdei, tmapi=tmapi,
-                         raw=item.raw, error=bool(ev.error) or k == "err", pkind=k)
+                         table=table, log_pos=log_pos, offset=ev.offset, ctx=cid,
+                         payload=ev.payload, error=bool(ev.error) or k == "err", pkind=k)
         if semi == 3:
             self._ack_pos[n] = v.binlog_pos
-        if ev.node is not None or item.raw is None:
+        if ev.node is not None:
             self._recent[n] = ev
             while len(self._recent) > self.tree_window:
                 self._recent.popitem(last=False)
-
-    def _learn_fde(self, bev: Any, raw: bytes | None, semi: bool) -> None:
-        data = bev.raw if bev.raw is not None else (
-            _event_bytes(raw, semi) if raw is not None else None)
-        if data is not None:
-            decode_event(data, self._c.ctx, base=bev.offset, record=False)
-        else:
-            self._c.ctx.fde_seen = True
-        self._c.fdei = len(self._fde_ctx)
-        self._fde_ctx.append(_clone(self._c.ctx))
-        self._c.tmaps = {}
-        if self._c.ctx.server_version:
-            self.server_version = self._c.ctx.server_version
-        self.checksum = _alg_name(self._c.ctx.checksum_alg)
-
-    def _learn_table(self, tm: TableMap) -> None:
-        key = _table_key(tm)
-        i = self._tmap_index.get(key)
-        if i is None:
-            i = self._tmap_index[key] = len(self._tmaps)
-            self._tmaps.append(tm)
-        self._c.tmaps[tm.table_id] = i
 
     # ------------------------------------------------------------------ RowSource
     def __len__(self) -> int:
@@ -652,81 +451,32 @@ class PacketStreamSource:
         if info is not None:
             return Detail(node=info, raw=b"", base=info.offset, error=info.error)
         ev = self.packet(index)
-        raw = self._raw[index]
         if ev is None or ev.node is None:
             msg = ("decoded tree dropped to bound memory and no bytes kept: only the last "
                    f"{self.tree_window:,} packets keep their tree")
             node = Node("packet", self._offset[index], 0, None, "", "(no tree)", msg, (), msg)
-            return Detail(node=node, raw=raw or b"", base=self._offset[index], error=msg)
-        if raw is None:
-            bev = ev.binlog_event
-            if bev is not None and bev.raw is not None:
-                return Detail(node=ev.node, raw=bev.raw, base=bev.offset, error=ev.error)
-            return Detail(node=ev.node, raw=b"", base=ev.offset, error=ev.error)
-        return Detail(node=ev.node, raw=raw, base=ev.offset, error=ev.error)
+            return Detail(node=node, raw=b"", base=self._offset[index], error=msg)
+        # the packet as it was on the wire: the framing is rebuilt from the payload
+        return Detail(node=ev.node, raw=encode_packet(ev.payload, ev.seq), base=ev.offset,
+                      error=ev.error)
 
     def packet(self, index: int) -> PacketDecoded | None:
-        """The decoded packet of row ``index``: the kept one, else re-decoded from its bytes."""
+        """The decoded packet of row ``index`` with its tree: the kept one, else re-decoded."""
         ev = self._recent.get(index)
         if ev is not None and ev.node is not None:
             return ev
-        raw = self._raw[index]
-        if raw is None:
-            return ev
-        return self._redecode(index, raw) or ev
+        return self.redecoded(index) or ev
 
-    def _redecode(self, index: int, raw: bytes) -> PacketDecoded | None:
-        buf = PacketBuffer(self._offset[index])
-        buf.receive_data(raw)
-        pkt = buf.next_packet()
-        if pkt is None:
+    def redecoded(self, index: int) -> PacketDecoded | None:
+        """Row ``index`` decoded again from its payload, with its tree (None: no bytes kept)."""
+        payload = self._payload[index]
+        cid = self._ctx[index]
+        if payload is None or cid < 0:
             return None
-        kind = self._type_names[self._pkind[index]]
-        caps = self._caps_list[self._caps[index]]
-        peer = Peer.CLIENT if self._dir[index] == 1 else Peer.SERVER
-        fdei = self._fdei[index]
-        if fdei >= 0:
-            ctx = _clone(self._fde_ctx[fdei])
-            ti = self._tmapi[index]
-            if ti >= 0:
-                tm = self._tmaps[ti]
-                ctx.tables[tm.table_id] = tm
-            semi = self._semi[index] in (1, 2)
-
-            def fn(r: Any, c: int) -> replication.BinlogPacket:
-                return replication.decode_binlog_packet(r, c, ctx, semi_sync=semi)
-
-            kind = "binlog_event"
-            d = run_decoder(kind, fn, pkt.payload, caps=caps, base=pkt.payload_offset)
-        else:
-            pk = kind
-            if pk == "text_row":
-                ni = self._tmapi[index]
-                names = self._names[ni] if ni >= 0 else None
-
-                def fn2(r: Any, c: int) -> Any:
-                    return decode_text_row(r, c, names)
-
-                d = run_decoder(pk, fn2, pkt.payload, caps=caps, base=pkt.payload_offset)
-            else:
-                fn3, _ = PACKET_KINDS.get(pk, PACKET_KINDS["raw"])
-                d = run_decoder(pk if pk in KIND_DOCS else "raw", fn3, pkt.payload, caps=caps,
-                                base=pkt.payload_offset)
-            kind = d.kind
-        semi_h = bev = None
-        error = d.error
-        if isinstance(d.value, replication.BinlogPacket):
-            semi_h, bev = d.value.semi_sync, d.value.event
-            error = error or d.value.error or bev.error
-        if d.node is None:
-            return None
-        what = f"binlog_event {bev.type_name}" if bev is not None else kind
-        node = packet_node(pkt, d.node, value=kind,
-                           display=f"{what} (seq {pkt.sequence_id}, {len(pkt.payload)} bytes)",
-                           doc=d.node.doc, error=error)
-        return PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), kind,
-                             d.value, node, Phase.BINLOG_STREAM if bev else Phase.COMMAND,
-                             semi_h, bev, error, pkt.wire_length)
+        return redecode_packet(payload, self._type_names[self._pkind[index]],
+                               self._contexts.context(cid),
+                               direction=Peer.CLIENT if self._dir[index] == 1 else Peer.SERVER,
+                               offset=self._offset[index], seq=self._seq[index])
 
     # ------------------------------------------------------------------ export
     def row_json(self, index: int, tree: bool = False) -> dict[str, Any]:

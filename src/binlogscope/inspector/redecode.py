@@ -1,0 +1,270 @@
+"""Re-decoding one packet or binlog event with its Node tree: the inspector's detail on demand.
+
+The inspector indexes a source without trees (``record=False``: fast and small) and decodes the
+tree of a row only when it is shown or exported with ``--tree``. This module is that one service.
+It needs no byte tap and no second session:
+
+- the bytes are kept by the decoders themselves: a :class:`~binlogscope.events.PacketDecoded`
+  carries its joined ``payload`` (the wire framing is rebuilt from it with
+  :func:`~binlogscope.wire.framing.encode_packet`), a
+  :class:`~binlogscope.wire.binlog.decode.DecodedEvent` its ``raw`` event bytes;
+- the decode context that was in force is a :class:`PacketContext` (capabilities, the format
+  description and the event's table map, the semi-sync header, a result set's column names).
+  :class:`ContextLog` learns it from the decoded packets of each connection while a stream is
+  indexed and stores it compactly (one entry per distinct context, an ``int`` per row);
+- the bytes go through the wire decoders (:func:`~binlogscope.wire.packet.run_decoder`,
+  :func:`~binlogscope.wire.replication.decode_binlog_packet`,
+  :func:`~binlogscope.wire.binlog.decode.decode_event`) in recording mode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from binlogscope.events import PacketDecoded, Peer, Phase
+from binlogscope.wire import commands, handshake, replication
+from binlogscope.wire.binlog.context import DecodeContext, TableMap
+from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.framing import Packet, PacketBuffer, encode_packet, packet_node
+from binlogscope.wire.handshake import DEFAULT_CAPABILITIES
+from binlogscope.wire.packet import KIND_DOCS, KINDS, DecodedPayload, run_decoder
+from binlogscope.wire.results import decode_text_row
+
+_FDE = 15
+_TABLE_MAP = 19
+
+
+@dataclass(slots=True)
+class PacketContext:
+    """What decoding one packet depended on besides its bytes and its kind."""
+
+    caps: int = DEFAULT_CAPABILITIES  # the connection's capabilities (server & client)
+    binlog: DecodeContext | None = None  # binlog events: the FDE context + the event's table map
+    semi_sync: bool = False  # binlog events: the 0xEF semi-sync header precedes the event
+    columns: tuple[str, ...] | None = None  # text rows: the result set's column names
+
+
+def copy_context(ctx: DecodeContext) -> DecodeContext:
+    """A context a decode may change without touching ``ctx`` (its table maps copied too)."""
+    return dataclasses.replace(ctx, tables=dict(ctx.tables))
+
+
+def redecode_event(raw: bytes, ctx: DecodeContext, *, base: int) -> DecodedEvent:
+    """The binlog event in ``raw`` (one whole event, at absolute offset ``base``) with its tree,
+    decoded in ``ctx`` (the context before it; not changed)."""
+    return decode_event(raw, copy_context(ctx), base=base, record=True)
+
+
+def wire_packet(payload: bytes, *, offset: int, seq: int) -> Packet | None:
+    """The packet of ``payload`` framed as on the wire (header at ``offset``, sequence ``seq``)."""
+    buf = PacketBuffer(offset)
+    buf.receive_data(encode_packet(payload, seq))
+    return buf.next_packet()
+
+
+def redecode_payload(payload: bytes, kind: str, pc: PacketContext, *, base: int
+                     ) -> DecodedPayload:
+    """A packet's payload (first byte at ``base``) with its tree, as the session decoded it."""
+    if kind == "binlog_event" and pc.binlog is not None:
+        ctx = copy_context(pc.binlog)
+        semi = pc.semi_sync
+
+        def binlog(r: Any, caps: int) -> replication.BinlogPacket:
+            return replication.decode_binlog_packet(r, caps, ctx, semi_sync=semi)
+
+        return run_decoder(kind, binlog, payload, caps=pc.caps, base=base)
+    if kind == "text_row":
+        names = pc.columns
+
+        def text_row(r: Any, caps: int) -> Any:
+            return decode_text_row(r, caps, names)
+
+        return run_decoder(kind, text_row, payload, caps=pc.caps, base=base)
+    fn, _ = KINDS.get(kind, KINDS["raw"])
+    return run_decoder(kind if kind in KIND_DOCS else "raw", fn, payload, caps=pc.caps, base=base)
+
+
+def redecode_packet(payload: bytes, kind: str, pc: PacketContext, *, direction: Peer,
+                    offset: int, seq: int) -> PacketDecoded:
+    """A packet decoded again with its tree, from its ``payload`` (``PacketDecoded.payload``),
+    the session's ``kind`` for it, its context, and where it was (header at ``offset``)."""
+    pkt = wire_packet(payload, offset=offset, seq=seq)
+    if pkt is None:  # cannot happen for a payload framed by encode_packet
+        raise ValueError(f"packet at {offset}: its payload does not frame")
+    return packet_decoded(direction, pkt, kind, pc)
+
+
+def packet_decoded(direction: Peer, pkt: Packet, kind: str, pc: PacketContext) -> PacketDecoded:
+    """Decode ``pkt`` as ``kind`` with its tree: the packet node (header(s) + payload tree)."""
+    d = redecode_payload(pkt.payload, kind, pc, base=pkt.payload_offset)
+    semi = bev = None
+    error = d.error
+    if isinstance(d.value, replication.BinlogPacket):
+        semi, bev = d.value.semi_sync, d.value.event
+        error = error or d.value.error or bev.error
+    node = None
+    if d.node is not None:
+        node = packet_node(pkt, d.node, value=d.kind, doc=d.node.doc, error=error,
+                           display=_display(d, pkt))
+    return PacketDecoded(direction, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
+                         d.value, node, Phase.BINLOG_STREAM if bev else Phase.COMMAND, semi,
+                         bev, error, pkt.wire_length, pkt.payload)
+
+
+def _display(d: DecodedPayload, pkt: Packet) -> str:
+    """The packet node's display text, as the session writes it (``Session._display``)."""
+    v = d.value
+    what = d.kind
+    if isinstance(v, replication.BinlogPacket):
+        what = f"binlog_event {v.event.type_name}"
+    elif isinstance(v, commands.SimpleCommand):
+        what = v.name
+    elif isinstance(v, handshake.ErrPacket):
+        what = f"err {v.error_code}"
+    return f"{what} (seq {pkt.sequence_id}, {len(pkt.payload)} bytes)"
+
+
+# ---------------------------------------------------------------------------- contexts
+def _table_key(tm: TableMap) -> tuple[Any, ...]:
+    if tm.raw:
+        return (tm.table_id, tm.raw)
+    return (tm.table_id, tm.schema, tm.table, tm.flags,
+            tuple((c.type, c.meta, c.name, c.unsigned, c.charset) for c in tm.columns))
+
+
+@dataclass(slots=True)
+class _Conn:
+    """Per connection: what the next packets decode with."""
+
+    fde: int  # index into ContextLog._fdes
+    ctx: DecodeContext = field(default_factory=DecodeContext)
+    server_caps: int | None = None
+    client_caps: int | None = None
+    tables: dict[int, int] = field(default_factory=dict)  # table_id -> ContextLog._tables index
+    columns: list[str] = field(default_factory=list)  # of the current result set
+    names: int = -1  # their index in ContextLog._names once a row uses them
+
+
+class ContextLog:
+    """The decode contexts of a stream's packets, learnt from the decoded packets themselves.
+
+    :meth:`observe` is called with each packet of a connection in order and returns an id
+    (``int``) of the context the packet was decoded in; :meth:`context` turns the id back into a
+    :class:`PacketContext`. What changes a context: the greeting and the handshake response
+    (capabilities), a FORMAT_DESCRIPTION event (decoded again from its bytes into the
+    connection's context, like the session did), TABLE_MAP events, a result set's column
+    definitions. Identical contexts share one id; table maps are stored once.
+    """
+
+    def __init__(self) -> None:
+        self._conns: dict[int, _Conn] = {}
+        self._fdes: list[DecodeContext] = []
+        self._tables: list[TableMap] = []
+        self._table_index: dict[tuple[Any, ...], int] = {}
+        self._names: list[tuple[str, ...]] = []
+        self._caps: list[int] = []
+        self._keys: list[tuple[int, int, int, int, bool]] = []  # caps, fde, table, names, semi
+        self._key_index: dict[tuple[int, int, int, int, bool], int] = {}
+        self.server_version = ""
+        self.checksum_alg: int | None = None
+
+    def _conn(self, conn: int) -> _Conn:
+        c = self._conns.get(conn)
+        if c is None:
+            c = self._conns[conn] = _Conn(fde=len(self._fdes))
+            self._fdes.append(copy_context(c.ctx))
+        return c
+
+    def observe(self, ev: PacketDecoded, conn: int = 0) -> int:
+        """Learn from packet ``ev`` of connection ``conn``; the id of its decode context."""
+        c = self._conn(conn)
+        v = ev.value
+        k = ev.kind
+        table = names = -1
+        fde = -1
+        if k == "handshake_v10" and v is not None:
+            c.server_caps = v.capability_flags
+        elif k in ("handshake_response41", "handshake_response320", "ssl_request") and v:
+            c.client_caps = v.capability_flags
+        elif k == "column_count":
+            c.columns = []
+            c.names = -1
+        elif k == "column_definition41" and v is not None:
+            c.columns.append(v.name)
+        elif k == "text_row" and c.columns:
+            if c.names < 0:
+                c.names = len(self._names)
+                self._names.append(tuple(c.columns))
+            names = c.names
+        bev = ev.binlog_event
+        if bev is not None:
+            h = bev.header
+            if h is not None and h.type_code == _FDE:
+                self._learn_fde(c, bev, ev)
+            elif h is not None and h.type_code == _TABLE_MAP:
+                tm = getattr(bev.body, "table_map", None)
+                if isinstance(tm, TableMap):
+                    self._learn_table(c, tm)
+            fde = c.fde
+            tid = getattr(bev.body, "table_id", None)
+            if isinstance(tid, int):
+                table = c.tables.get(tid, -1)
+        caps = c.server_caps if c.server_caps is not None else DEFAULT_CAPABILITIES
+        if c.client_caps is not None:
+            caps &= c.client_caps
+        try:
+            capsi = self._caps.index(caps)
+        except ValueError:
+            capsi = len(self._caps)
+            self._caps.append(caps)
+        key = (capsi, fde, table, names, ev.semi_sync is not None)
+        i = self._key_index.get(key)
+        if i is None:
+            i = self._key_index[key] = len(self._keys)
+            self._keys.append(key)
+        return i
+
+    def context(self, cid: int) -> PacketContext:
+        capsi, fde, table, names, semi = self._keys[cid]
+        binlog = None
+        if fde >= 0:
+            binlog = dataclasses.replace(self._fdes[fde], tables={})
+            if table >= 0:
+                tm = self._tables[table]
+                binlog.tables[tm.table_id] = tm
+        return PacketContext(self._caps[capsi], binlog, semi,
+                             self._names[names] if names >= 0 else None)
+
+    def table(self, cid: int) -> TableMap | None:
+        """The table map the packet of context ``cid`` refers to (rows events), if known."""
+        table = self._keys[cid][2]
+        return self._tables[table] if table >= 0 else None
+
+    def _learn_fde(self, c: _Conn, bev: DecodedEvent, ev: PacketDecoded) -> None:
+        data = bev.raw
+        if data is None and ev.payload:
+            data = ev.payload[1 + (2 if ev.semi_sync is not None else 0):]
+        if data is not None:
+            decode_event(data, c.ctx, base=bev.offset, record=False)
+        else:
+            c.ctx.fde_seen = True
+        c.fde = len(self._fdes)
+        self._fdes.append(dataclasses.replace(c.ctx, tables={}))
+        c.tables = {}
+        if c.ctx.server_version:
+            self.server_version = c.ctx.server_version
+        self.checksum_alg = c.ctx.checksum_alg
+
+    def _learn_table(self, c: _Conn, tm: TableMap) -> None:
+        key = _table_key(tm)
+        i = self._table_index.get(key)
+        if i is None:
+            i = self._table_index[key] = len(self._tables)
+            self._tables.append(tm)
+        c.tables[tm.table_id] = i
+
+
+__all__ = ["ContextLog", "PacketContext", "copy_context", "packet_decoded", "redecode_event",
+           "redecode_packet", "redecode_payload", "wire_packet"]
