@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from binlogscope.events import PacketDecoded, Peer, Phase
-from binlogscope.wire import commands, handshake, replication
+from binlogscope.wire import replication
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
-from binlogscope.wire.framing import Packet, PacketBuffer, encode_packet, packet_node
+from binlogscope.wire.framing import Packet, PacketBuffer, encode_packet
 from binlogscope.wire.handshake import DEFAULT_CAPABILITIES
-from binlogscope.wire.packet import KIND_DOCS, KINDS, DecodedPayload, run_decoder
+from binlogscope.wire.packet import KIND_DOCS, KINDS, DecodedPayload, packet_tree, run_decoder
 from binlogscope.wire.results import decode_text_row
 
 _FDE = 15
@@ -104,26 +104,10 @@ def packet_decoded(direction: Peer, pkt: Packet, kind: str, pc: PacketContext) -
     if isinstance(d.value, replication.BinlogPacket):
         semi, bev = d.value.semi_sync, d.value.event
         error = error or d.value.error or bev.error
-    node = None
-    if d.node is not None:
-        node = packet_node(pkt, d.node, value=d.kind, doc=d.node.doc, error=error,
-                           display=_display(d, pkt))
+    node = packet_tree(pkt, d, error)
     return PacketDecoded(direction, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
                          d.value, node, Phase.BINLOG_STREAM if bev else Phase.COMMAND, semi,
                          bev, error, pkt.wire_length, pkt.payload)
-
-
-def _display(d: DecodedPayload, pkt: Packet) -> str:
-    """The packet node's display text, as the session writes it (``Session._display``)."""
-    v = d.value
-    what = d.kind
-    if isinstance(v, replication.BinlogPacket):
-        what = f"binlog_event {v.event.type_name}"
-    elif isinstance(v, commands.SimpleCommand):
-        what = v.name
-    elif isinstance(v, handshake.ErrPacket):
-        what = f"err {v.error_code}"
-    return f"{what} (seq {pkt.sequence_id}, {len(pkt.payload)} bytes)"
 
 
 # ---------------------------------------------------------------------------- contexts

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from binlogscope.wire import commands, handshake, replication, results
+from binlogscope.wire.framing import Packet, packet_node
 from binlogscope.wire.node import Node
 from binlogscope.wire.reader import ByteReader, DecodeError, ShortRead
 
@@ -117,3 +118,21 @@ def _message(exc: BaseException, r: ByteReader) -> str:
     if text.startswith("at offset "):
         return text
     return f"at offset {r.offset}: {text}"
+
+
+def packet_tree(pkt: Packet, d: DecodedPayload, error: str | None) -> Node | None:
+    """The root Node of a decoded packet: its header(s) and ``d``'s payload tree (None when
+    ``d`` was decoded without a tree). The session and the inspector's re-decoder both build
+    a packet's tree here, so a re-decoded packet shows what the session showed."""
+    if d.node is None:
+        return None
+    v = d.value
+    what = d.kind
+    if isinstance(v, replication.BinlogPacket):
+        what = f"binlog_event {v.event.type_name}"
+    elif isinstance(v, commands.SimpleCommand):
+        what = v.name
+    elif isinstance(v, handshake.ErrPacket):
+        what = f"err {v.error_code}"
+    return packet_node(pkt, d.node, name="packet", value=d.kind, doc=d.node.doc, error=error,
+                       display=f"{what} (seq {pkt.sequence_id}, {len(pkt.payload)} bytes)")
