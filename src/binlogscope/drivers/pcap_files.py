@@ -29,7 +29,7 @@ class CaptureError(Exception):
 
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Frame:
     number: int  # 1-based, as Wireshark counts
     timestamp: float

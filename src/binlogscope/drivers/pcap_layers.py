@@ -37,7 +37,7 @@ TCP_RST = 0x04
 TCP_ACK = 0x10
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TcpSegment:
     src: bytes  # packed IP address (4 or 16 bytes)
     sport: int

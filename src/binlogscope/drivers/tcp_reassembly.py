@@ -31,7 +31,7 @@ def seq_diff(a: int, b: int) -> int:
     return d - _MOD if d >= _HALF else d
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Chunk:
     """In-order stream bytes and where they came from."""
 
@@ -41,7 +41,7 @@ class Chunk:
     timestamp: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Gap:
     """``length`` stream bytes are missing at ``offset`` (lost in the capture)."""
 

@@ -47,7 +47,7 @@ PHASE_DOCS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Row:
     """One line of the packet/event list."""
 

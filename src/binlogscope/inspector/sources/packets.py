@@ -64,7 +64,7 @@ _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 _FDE = 15  # FORMAT_DESCRIPTION_EVENT
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StreamItem:
     """One thing a producer hands to :class:`PacketStreamSource`."""
 
