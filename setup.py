@@ -3,10 +3,8 @@
 Metadata lives in pyproject.toml. ``binlogscope.wire.binlog._crows`` (the row-image reader of
 the fast decode path, written in C) is built when a C compiler and the Python headers are
 there; it is ``optional``: without them the install still succeeds and the pure-Python readers
-are used (same values, slower). ``binlogscope.render._cjson`` writes the ``--json`` line of a
-decoded packet (same text as the Python writer, which stays the definition), also optional.
-``scripts/install-deps.sh`` installs gcc and the headers, and the test suite fails under CI
-when the accelerator is missing.
+are used (same values, slower). ``scripts/install-deps.sh`` installs gcc and the headers, and
+the test suite fails under CI when the accelerator is missing.
 """
 
 from __future__ import annotations
@@ -19,8 +17,6 @@ setup(
     package_dir={"binlogscope": "src/binlogscope", "mock_master": "mock_master"},
     ext_modules=[
         Extension("binlogscope.wire.binlog._crows", ["src/binlogscope/wire/binlog/_crows.c"],
-                  optional=True, extra_compile_args=["-O2"]),
-        Extension("binlogscope.render._cjson", ["src/binlogscope/render/_cjson.c"],
                   optional=True, extra_compile_args=["-O2"]),
     ],
 )

@@ -8,7 +8,7 @@ import sys
 
 CODE = """
 import sys
-import binlogscope.wire.binlog.decode, binlogscope.wire.binlog.stream, binlogscope.summary
+import binlogscope.wire.binlog.decode, binlogscope.wire.binlog.stream, binlogscope.render.shapes
 bad = [m for m in ("textual", "scapy", "pymysql", "pyarrow", "pyspark", "socket",
                    "binlogscope.drivers", "binlogscope.cli")
        if m in sys.modules]

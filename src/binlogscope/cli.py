@@ -10,7 +10,6 @@ on stderr and a non-zero exit (1: the input is damaged or missing, 2: usage).
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -21,8 +20,11 @@ from binlogscope import __version__
 from binlogscope.cli_live import add_live_connection_options, add_live_parser, cmd_live
 from binlogscope.cli_pcap import add_pcap_parser, cmd_pcap
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
-from binlogscope.render.text import render_node
-from binlogscope.summary import event_summary, event_table, short_summary
+from binlogscope.gc_tuning import fewer_gc_passes
+from binlogscope.pipeline.filter import event_table
+from binlogscope.render.json_out import LineWriter, dumps_line
+from binlogscope.render.shapes import binlog_event_json
+from binlogscope.render.text import event_line, render_node
 from binlogscope.wire.binlog.decode import DecodedEvent
 
 PROG = "binlogscope"
@@ -132,46 +134,89 @@ def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return 2
     record = not (args.json or args.summary)
     status = 0
-    for path in args.paths:
-        info = FileEvents(path)
-        try:
-            events = read_binlog_file(path, record=record, start_position=args.start_position,
-                                      stop_position=args.stop_position, info=info)
-            first = True
+    lines = LineWriter(out, interactive=out.isatty())
+    with fewer_gc_passes():  # (gc_tuning: a long stream of short-lived objects)
+        for path in args.paths:
+            info = FileEvents(path)
             errors: list[str] = []
-            for ev in _filter_table(events, pattern):
-                if ev.error:
-                    errors.append(ev.error)
+            try:
+                events: Iterable[DecodedEvent] = read_binlog_file(
+                    path, record=record, start_position=args.start_position,
+                    stop_position=args.stop_position, info=info)
+                if pattern is not None:
+                    events = _filter_table(events, pattern)
                 if args.json:
-                    out.write(json.dumps(event_summary(ev, file=path), ensure_ascii=False) + "\n")
+                    _write_json(events, path, lines, errors)
                 elif args.tree:
-                    assert ev.node is not None
-                    obj = {"file": path, **ev.node.to_dict()}
-                    out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+                    for ev in events:
+                        if ev.error:
+                            errors.append(ev.error)
+                        assert ev.node is not None
+                        lines.write({"file": path, **ev.node.to_dict()})
                 elif args.summary:
-                    out.write(f"{ev.offset:>10}  {short_summary(ev)}\n")
+                    _write_summary(events, out, errors)
                 else:
-                    if first and info.magic_node is None and args.start_position is None:
-                        out.write(f"# {path}\n")
-                    first = False
-                    assert ev.node is not None
-                    for line in render_node(ev.node, ev.raw, base=ev.offset,
-                                            explain=not args.brief):
-                        out.write(line + "\n")
-                    out.write("\n")
-            if info.fatal:
-                errors.append(info.fatal)
-        except BinlogFileError as exc:
-            print(f"{PROG}: error: {exc}", file=err)
-            status = 1
-            continue
-        except BrokenPipeError:
-            return 0
-        if errors:
-            status = 1
-            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-            print(f"{PROG}: {path}: damaged: {errors[0]}{more}", file=err)
+                    _write_text(events, path, info, args, out, errors)
+                lines.flush()
+                if info.fatal:
+                    errors.append(info.fatal)
+            except BinlogFileError as exc:
+                lines.flush()
+                print(f"{PROG}: error: {exc}", file=err)
+                status = 1
+                continue
+            except BrokenPipeError:
+                return 0
+            if errors:
+                status = 1
+                more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+                print(f"{PROG}: {path}: damaged: {errors[0]}{more}", file=err)
     return status
+
+
+def _write_json(events: Iterable[DecodedEvent], path: str, lines: LineWriter,
+                errors: list[str]) -> None:
+    """``file --json``: one :func:`binlog_event_json` line per event."""
+    add = lines.add
+    for ev in events:
+        if ev.error:
+            errors.append(ev.error)
+        add(dumps_line(binlog_event_json(ev, path)))
+    lines.flush()
+
+
+def _write_summary(events: Iterable[DecodedEvent], out: TextIO, errors: list[str]) -> None:
+    """``file --summary``: one :func:`event_line` per event, written in chunks."""
+    chunk: list[str] = []
+    add = chunk.append
+    size = 1 if out.isatty() else 2048
+    n = 0
+    for ev in events:
+        if ev.error:
+            errors.append(ev.error)
+        add(f"{ev.offset:>10}  {event_line(ev)}\n")
+        n += 1
+        if n >= size:
+            out.write("".join(chunk))
+            chunk.clear()
+            n = 0
+    out.write("".join(chunk))
+
+
+def _write_text(events: Iterable[DecodedEvent], path: str, info: FileEvents,
+                args: argparse.Namespace, out: TextIO, errors: list[str]) -> None:
+    """The annotated dump of every event (``--plain``, ``--brief``)."""
+    first = True
+    for ev in events:
+        if ev.error:
+            errors.append(ev.error)
+        if first and info.magic_node is None and args.start_position is None:
+            out.write(f"# {path}\n")
+        first = False
+        assert ev.node is not None
+        out.write("\n".join(render_node(ev.node, ev.raw, base=ev.offset,
+                                         explain=not args.brief)))
+        out.write("\n\n")
 
 
 def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:

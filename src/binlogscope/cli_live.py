@@ -1,20 +1,20 @@
 """``binlogscope live``: the command-line side of the live replica (plain and JSON output).
 
 Kept apart from cli.py so each subcommand's options and printing live in one small module.
+The driver is imported when the command runs (``binlogscope file`` does not pay for it).
+Output: :func:`binlogscope.render.shapes.live_item_json` through the one serializer, or
+:func:`binlogscope.render.text.live_item_text`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from binlogscope.drivers.live import LiveError, LiveItem, LiveSettings, run_live
-from binlogscope.drivers.options import OptionFileError, resolve_options
-from binlogscope.pipeline.filter import TableFilter
-from binlogscope.render.packets import event_json, event_text
+if TYPE_CHECKING:
+    from binlogscope.drivers.live import LiveItem, LiveSettings
 
 PROG = "binlogscope"
 
@@ -74,26 +74,6 @@ def add_live_parser(sub: Any) -> None:
                    help="drop row events of matching tables (repeatable)")
 
 
-def item_json(item: LiveItem) -> dict[str, Any] | None:
-    if item.kind == "step" and item.step is not None:
-        s = item.step
-        return {"kind": "step", "phase": s.phase, "what": s.what, "why": s.why, "sql": s.sql}
-    if item.kind in ("note", "error"):
-        return {"kind": item.kind, "text": item.text}
-    return event_json(item.event)
-
-
-def item_text(item: LiveItem, brief: bool) -> list[str]:
-    if item.kind == "step" and item.step is not None:
-        s = item.step
-        return [f"== [{s.phase}] {s.what}", f"   why: {s.why}"]
-    if item.kind == "note":
-        return [f"-- {item.text}"]
-    if item.kind == "error":
-        return [f"!! {item.text}"]
-    return event_text(item.event, brief)
-
-
 def wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
     """The TUI opens on a terminal unless an output format was asked for (else --plain)."""
     if args.json or args.plain or out is not sys.stdout:
@@ -103,6 +83,10 @@ def wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
 
 def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
     """LiveSettings from the parsed options (None after printing a one-line error)."""
+    from binlogscope.drivers.live import LiveSettings
+    from binlogscope.drivers.options import OptionFileError, resolve_options
+    from binlogscope.pipeline.filter import TableFilter
+
     port = args.port[0] if isinstance(args.port, list) and args.port else args.port
     try:
         conn = resolve_options(defaults_file=args.defaults_file, cli={
@@ -125,6 +109,11 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
 
 
 def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from binlogscope.drivers.live import LiveError, run_live
+    from binlogscope.render.json_out import LineWriter
+    from binlogscope.render.shapes import live_item_json
+    from binlogscope.render.text import live_item_text
+
     settings = live_settings(args, err)
     if settings is None:
         return 2
@@ -139,15 +128,18 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"{PROG}: error: {exc}", file=err)
             return 1
 
+    lines = LineWriter(out, interactive=True)  # (a live stream: every item at once)
+
     def consume(item: LiveItem) -> None:
         if args.json:
-            obj = item_json(item)
+            obj = live_item_json(item)
             if obj is not None:
-                out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+                lines.write(obj)
         else:
-            for line in item_text(item, args.brief):
-                out.write(line + "\n")
-        out.flush()
+            text = live_item_text(item, args.brief)
+            if text:
+                out.write("\n".join(text) + "\n")
+            out.flush()
 
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)

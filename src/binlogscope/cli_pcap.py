@@ -4,26 +4,31 @@ Plain text (the annotated packets), ``--json`` (one object per packet: flow, dir
 timestamp, seq, payload_length, semi_sync and the decoded fields) or ``--summary`` (per flow:
 packets, bytes, events by type, semi-sync ACKs and their latency, heartbeats, errors). On a
 terminal without an output option the TUI opens when it has a pcap source; otherwise plain text.
+Output: :func:`binlogscope.render.shapes.capture_item_json` through the one serializer, or
+:func:`binlogscope.render.text.capture_item_text`. The capture reader is imported when the
+command runs (``binlogscope file`` does not pay for it).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import signal
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from binlogscope.drivers.pcap import CaptureError, CaptureItem, Flow, read_capture_batches
 from binlogscope.events import DecodeError, PacketDecoded, Peer, SequenceMismatch
 from binlogscope.gc_tuning import fewer_gc_passes
-from binlogscope.render import json_lines as jl
-from binlogscope.render.packets import event_json, event_text
-from binlogscope.summary import event_table
+from binlogscope.pipeline.filter import event_table
+from binlogscope.render.json_out import LineWriter, dumps_line
+from binlogscope.render.shapes import capture_item_json
+from binlogscope.render.text import capture_item_text
 from binlogscope.wire.replication import SemiSyncAck
+
+if TYPE_CHECKING:
+    from binlogscope.drivers.pcap import CaptureItem, Flow
 
 PROG = "binlogscope"
 
@@ -94,147 +99,6 @@ class _Filter:
 
 def _norm_type(t: str) -> str:
     return t.strip().lower()
-
-
-# ---------------------------------------------------------------------------- output
-def item_json(item: CaptureItem) -> dict[str, Any] | None:
-    head: dict[str, Any] = {"flow": item.flow.name, "flow_id": item.flow.id,
-                            "frame": item.frame, "timestamp": item.timestamp}
-    if item.kind != "event":
-        return {**head, "kind": item.kind, "text": item.text}
-    obj = event_json(item.event)
-    if obj is None:
-        return None
-    ev = item.event
-    direction = obj.pop("direction", None)
-    out = {**head, "direction": direction}
-    if isinstance(ev, PacketDecoded):
-        out["seq"] = obj.pop("seq")
-        out["payload_length"] = obj.pop("payload_length")
-        out["semi_sync"] = obj.pop("semi_sync")
-    # "timestamp" is the capture time of the frame; a binlog event's own header timestamp
-    # (when the statement began on the source) is "event_timestamp", in its place
-    out.update((_EVENT_KEYS.get(k, k), v) for k, v in obj.items())
-    return out
-
-
-_EVENT_KEYS = {"timestamp": "event_timestamp"}
-
-
-class JsonLines:
-    """``json.dumps(item_json(item), ensure_ascii=False)``, fast for packets (see
-    :mod:`binlogscope.render.json_lines`): the text of every item, without the dicts."""
-
-    def __init__(self) -> None:
-        self.heads: dict[Flow, str] = {}  # per flow: '{"flow": ..., "flow_id": N, "frame": '
-        self.type_names: dict[int, str] = {}  # event type code -> its JSON string
-        self._c_line = jl.c_packet_line()  # the same text from C (None: not built/turned off)
-
-    def line(self, item: CaptureItem) -> str | None:
-        ev = item.event
-        if type(ev) is not PacketDecoded or item.kind != "event":
-            obj = item_json(item)
-            return None if obj is None else jl.dumps(obj)
-        flow = item.flow
-        head = self.heads.get(flow)
-        if head is None:
-            head = self.heads[flow] = (f'{{"flow": {jl.string(flow.name)}, "flow_id": '
-                                        f'{jl.scalar(flow.id)}, "frame": ')
-        c_line = self._c_line
-        if c_line is not None:
-            text = c_line(head, item.frame, item.timestamp, ev, self.type_names)
-            if text is not None:
-                return text
-        return self.python_line(head, item)
-
-    def python_line(self, head: str, item: CaptureItem) -> str:
-        """:meth:`line` for a packet, in Python: the definition the C writer follows."""
-        ev = item.event
-        assert type(ev) is PacketDecoded
-        bev = ev.binlog_event
-        if bev is None and ev.node is not None:  # record mode: the payload's fields too
-            return jl.dumps(item_json(item))
-        semi = ev.semi_sync
-        semi_text = "null" if semi is None else _SEMI_JSON[semi.flag & 0x01]
-        frame: Any = item.frame  # an int is written as is, anything else as JSON
-        seq: Any = ev.seq
-        plen: Any = ev.payload_length
-        at: Any = ev.offset
-        error = ev.error
-        if not type(frame) is type(seq) is type(plen) is type(at) is int:
-            frame, seq, plen, at = (jl.scalar(frame), jl.scalar(seq), jl.scalar(plen),
-                                    jl.scalar(at))
-        d = ev.direction  # (identity tests: hashing an Enum runs Python code)
-        direction = ('"server"' if d is Peer.SERVER else '"client"' if d is Peer.CLIENT
-                     else jl.string(d.value))
-        if bev is None:
-            return (f'{head}{frame}, "timestamp": {jl.scalar(item.timestamp)}, "direction": '
-                    f'{direction}, "seq": {seq}, "payload_length": {plen}, "semi_sync": '
-                    f'{semi_text}, "kind": {jl.string(ev.kind)}, "packet_offset": {at}, '
-                    f'"error": {"null" if error is None else jl.scalar(error)}}}')
-        # event_json's binlog keys (summary.event_summary); the event header's timestamp is
-        # "event_timestamp", as in item_json ("timestamp" stays the capture time)
-        h = bev.header
-        ts: Any
-        code: Any
-        sid: Any
-        size: Any
-        pos: Any
-        flags: Any
-        name: str | None
-        if h is None:
-            ts = code = sid = size = pos = flags = "null"
-            name = jl.scalar(bev.type_name)
-        else:
-            ts, code, sid, size, pos, flags = (h.timestamp, h.type_code, h.server_id,
-                                               h.event_size, h.log_pos, h.flags)
-            if not type(ts) is type(code) is type(sid) is type(size) is type(pos) \
-                    is type(flags) is int:
-                ts, sid, size, pos, flags = (jl.scalar(ts), jl.scalar(sid), jl.scalar(size),
-                                             jl.scalar(pos), jl.scalar(flags))
-                name = jl.scalar(bev.type_name)
-                code = jl.scalar(code)
-            else:
-                name = self.type_names.get(code)
-                if name is None:
-                    name = self.type_names[code] = jl.scalar(bev.type_name)
-        body = bev.body
-        if body is None:
-            tail = '"schema": null, "table": null, "rows": null, "gtid": null, "query": null}'
-        else:
-            schema = getattr(body, "schema", None)
-            table = getattr(body, "table", None)
-            rows = getattr(body, "rows", None)
-            gtid = getattr(body, "gtid", None)
-            query = getattr(body, "query", None)
-            tail = (f'"schema": {jl.string(schema) if isinstance(schema, str) else "null"}, '
-                    f'"table": {jl.string(table) if isinstance(table, str) else "null"}, '
-                    f'"rows": {"null" if rows is None else jl.rows(rows)}, '
-                    f'"gtid": {jl.string(gtid) if isinstance(gtid, str) else "null"}, '
-                    f'"query": {jl.string(query) if isinstance(query, str) else "null"}}}')
-        ok = bev.checksum_ok
-        return (f'{head}{frame}, "timestamp": {jl.scalar(item.timestamp)}, "direction": '
-                f'{direction}, "seq": {seq}, '
-                f'"payload_length": {plen}, "semi_sync": {semi_text}, "kind": "binlog_event", '
-                f'"packet_offset": {at}, "error": {"null" if error is None else jl.scalar(error)}'
-                f', "offset": {jl.scalar(bev.offset)}, "event_type": {name}, "type_code": '
-                f'{code}, "event_timestamp": {ts}, "server_id": {sid}, "event_size": {size}, '
-                f'"log_pos": {pos}, "flags": '
-                f'{flags}, "checksum_ok": {"true" if ok is True else jl.scalar(ok)}, {tail}')
-
-
-_SEMI_JSON = ('{"ack_requested": false}', '{"ack_requested": true}')
-
-
-def item_text(item: CaptureItem, brief: bool) -> list[str]:
-    where = f"[{item.flow.id}] #{item.frame} "
-    if item.kind == "flow":
-        return [f"== flow {item.flow.id}: {item.flow.name} (frame {item.frame}): {item.text}"]
-    if item.kind == "note":
-        return [f"{where}-- {item.text}"]
-    if item.kind == "error":
-        return [f"{where}!! {item.text}"]
-    return event_text(item.event, brief, prefix=where)
 
 
 # ---------------------------------------------------------------------------- summary
@@ -379,6 +243,8 @@ def _run_tui(args: argparse.Namespace, err: TextIO) -> int | None:
 
 
 def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from binlogscope.drivers.pcap import CaptureError, read_capture_batches
+
     table = None
     if args.table:
         try:
@@ -397,36 +263,21 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     errors = 0
     if hasattr(signal, "SIGPIPE") and out is sys.stdout:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    write = out.write
     filtering = bool(flt.flows or flt.table is not None or flt.types)
-    fast_json = args.json and not args.summary and not filtering
-    json_lines = JsonLines()
-    json_line = json_lines.line
-    c_lines = jl.c_packet_lines() if fast_json else None  # a frame's packets at once, in C
-    heads, type_names = json_lines.heads, json_lines.type_names
-    pending: list[str] = []  # JSON lines not written yet: written in batches
-    add = pending.append
-    batch = 1 if out.isatty() else 256
+    summary, as_json, brief = args.summary, args.json, args.brief
+    interactive = out.isatty()
+    lines = LineWriter(out, interactive=interactive)
+    add = lines.add
+    text: list[str] = []  # --plain/--brief lines not written yet
     try:
         try:
             with fewer_gc_passes():  # (gc_tuning: ~25 % less CPU on big captures)
                 for items in read_capture_batches(args.file, ports, record=record):
-                    i, n = 0, len(items)
-                    while i < n:
-                        if c_lines is not None:
-                            i = c_lines(items, i, heads, type_names, pending)
-                            if i >= n:
-                                break
-                        item = items[i]
-                        i += 1
-                        if fast_json and type(item.event) is PacketDecoded:
-                            text = json_line(item)  # (a packet is never an error item)
-                            if text is not None:
-                                add(text)
-                            continue
-                        if item.kind == "error" or isinstance(item.event, DecodeError):
+                    for item in items:
+                        ev = item.event
+                        if item.kind == "error" or type(ev) is DecodeError:
                             errors += 1
-                        if args.summary:
+                        if summary:
                             if flt.flow_ok(item.flow):
                                 st = stats.get(item.flow.id)
                                 if st is None:
@@ -435,23 +286,24 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                             continue
                         if filtering and not flt.item_ok(item):
                             continue
-                        if args.json:
-                            text = json_line(item)
-                            if text is not None:
-                                add(text)
+                        if as_json:
+                            obj = capture_item_json(item)
+                            if obj is not None:
+                                add(dumps_line(obj))
                         else:
-                            for line in item_text(item, args.brief):
-                                write(line + "\n")
-                            if not args.brief and isinstance(item.event, PacketDecoded):
-                                write("\n")
-                    if len(pending) >= batch:
-                        write("\n".join(pending) + "\n")
-                        pending.clear()
+                            text.extend(capture_item_text(item, brief))
+                            if not brief and type(ev) is PacketDecoded:
+                                text.append("")
+                    if text:
+                        out.write("\n".join(text) + "\n")
+                        text.clear()
+                    if interactive:
+                        lines.flush()
+                        out.flush()
         finally:
-            if pending:
-                text = "\n".join(pending) + "\n"
-                pending.clear()
-                write(text)
+            if text:
+                out.write("\n".join(text) + "\n")
+            lines.flush()
     except CaptureError as exc:
         _print_summary(args, stats, out)
         print(f"{PROG}: error: {exc}", file=err)
@@ -472,11 +324,13 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _print_summary(args: argparse.Namespace, stats: dict[int, _FlowStats], out: TextIO) -> None:
     if not args.summary:
         return
+    lines = LineWriter(out)
     for st in stats.values():
         if args.json:
-            out.write(json.dumps(st.to_json(), ensure_ascii=False) + "\n")
+            lines.write(st.to_json())
         else:
             out.write("\n".join(st.text()) + "\n\n")
+    lines.flush()
 
 
-__all__ = ["JsonLines", "add_pcap_parser", "cmd_pcap", "item_json", "item_text"]
+__all__ = ["add_pcap_parser", "cmd_pcap"]

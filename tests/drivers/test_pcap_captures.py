@@ -19,7 +19,7 @@ from ci_support import unavailable
 from binlogscope.drivers.binlog_file import read_binlog_file
 from binlogscope.drivers.pcap import read_capture
 from binlogscope.events import DecodeError, PacketDecoded
-from binlogscope.summary import event_summary
+from binlogscope.render.shapes import binlog_event_json
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
@@ -81,7 +81,7 @@ def test_framing_matches_tshark(name: str) -> None:
 def _file_events(binlog: Path) -> dict[int, tuple[bytes, dict[str, object]]]:
     out = {}
     for ev in read_binlog_file(str(binlog), record=True):
-        s = event_summary(ev)
+        s = binlog_event_json(ev)
         s.pop("file")
         assert ev.raw is not None
         out[ev.offset] = (ev.raw, s)
@@ -107,7 +107,7 @@ def _stream_events(path: Path) -> list[tuple[int, bytes, dict[str, object]]]:
             continue
         if h.log_pos == 0 or h.flags & ARTIFICIAL or "HEARTBEAT" in bev.type_name:
             continue
-        s = event_summary(bev)
+        s = binlog_event_json(bev)
         s.pop("file")
         assert bev.raw is not None
         res.append((h.log_pos - h.event_size, bev.raw, s))

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from binlogscope.events import DecodeError, PacketDecoded, Peer, Role, SequenceMismatch
+from binlogscope.render.shapes import binlog_event_json
 from binlogscope.session import BinlogEventData, Session
-from binlogscope.summary import event_summary
 from binlogscope.wire import commands as cm
 from binlogscope.wire import handshake as hs
 from binlogscope.wire import replication as rp
@@ -26,7 +26,7 @@ from tests.session.test_session import (
 def _key(e: Any) -> tuple[Any, ...]:
     if isinstance(e, PacketDecoded):
         semi = None if e.semi_sync is None else e.semi_sync.flag
-        summary = event_summary(e.binlog_event) if e.binlog_event is not None else None
+        summary = binlog_event_json(e.binlog_event) if e.binlog_event is not None else None
         return ("packet", e.direction, e.offset, e.seq, e.payload_length, e.kind, semi, e.error,
                 e.wire_length, e.payload, summary)
     if isinstance(e, DecodeError):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.summary import event_summary
+from binlogscope.render.shapes import binlog_event_json
 from tests.helpers import (
     DAMAGED_FIXTURES,
     FIXTURES,
@@ -54,4 +54,4 @@ def test_fast_path_equals_tree_path(path: Path) -> None:
     data = read_all(path)
     tree, _ = decode_bytes(data, record=True)
     fast, _ = decode_bytes(data, record=False)
-    assert [event_summary(e) for e in fast] == [event_summary(e) for e in tree]
+    assert [binlog_event_json(e) for e in fast] == [binlog_event_json(e) for e in tree]

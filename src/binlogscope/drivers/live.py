@@ -40,12 +40,11 @@ from binlogscope.events import (
     SessionEvent,
 )
 from binlogscope.gc_tuning import fewer_gc_passes
-from binlogscope.pipeline.filter import TableFilter
+from binlogscope.pipeline.filter import TableFilter, event_table
 from binlogscope.pipeline.position import PositionTracker, RestartPoint
 from binlogscope.pipeline.state import ReplicaState
 from binlogscope.pipeline.store import EventStore, StoreClosed
 from binlogscope.session import Session
-from binlogscope.summary import event_table
 from binlogscope.wire import auth
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, ComQuery, ComRegisterSlave
 from binlogscope.wire.constants import BinlogDumpFlag, CapabilityFlag

@@ -11,6 +11,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from binlogscope.wire.binlog.decode import DecodedEvent
+
+
+def event_table(ev: DecodedEvent) -> tuple[str | None, str | None]:
+    """(schema, table) of a decoded binlog event that names one (TABLE_MAP, row events), else
+    the schema only (QUERY) or (None, None). Reads the body's names only, never its rows."""
+    body = ev.body
+    if body is None:
+        return None, None
+    schema = getattr(body, "schema", None)
+    table = getattr(body, "table", None)
+    return (schema if isinstance(schema, str) else None,
+            table if isinstance(table, str) else None)
+
 
 def _compile(patterns: Iterable[str]) -> list[re.Pattern[str]]:
     out = []

@@ -1,6 +1,13 @@
-"""Annotated plain-text dump of a Node tree: offset | hex | field = value  -- what it means.
+"""The one text renderer: every ``--plain``/``--brief``/``--summary`` line the commands print.
 
-Used by the CLI's default output and as teaching text. Reads only the Node tree.
+* :func:`render_node`: the annotated dump of a Node tree (offset | hex | field = value  -- what
+  it means), the CLI's default output and teaching text; reads only the tree;
+* :func:`event_line`: the one-line summary of a binlog event (``file --summary``, the head
+  line of a streamed event); reads the event's names and row count, never its row values;
+* :func:`session_event_text`: a session event (a packet with its dump, an error, a phase);
+* :func:`live_item_text`, :func:`capture_item_text`: the items of ``live`` and ``pcap``.
+
+The JSON shapes of the same items are in :mod:`binlogscope.render.shapes`.
 
 Example::
 
@@ -11,9 +18,24 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
+from binlogscope.events import (
+    DecodeError,
+    PacketDecoded,
+    PhaseChanged,
+    SequenceMismatch,
+    SessionEvent,
+    TlsStarted,
+)
+from binlogscope.wire.fields import redact, redact_bytes
 from binlogscope.wire.node import Node
+
+if TYPE_CHECKING:
+    from binlogscope.drivers.live import LiveItem
+    from binlogscope.drivers.pcap import CaptureItem
+    from binlogscope.wire.binlog.decode import DecodedEvent
 
 HEX_PER_LINE = 16
 MAX_HEX_LINES = 4
@@ -94,3 +116,190 @@ def _render_children(node: Node, source: bytes | None, base: int, explain: bool,
             yield f"{'':>10}  {more}"
         if bits:
             yield from _render_children(child, source, base, explain, prefix=path + ".")
+
+
+# ---------------------------------------------------------------------------- one-line summary
+#: the body attributes a summary line reads, in the order it shows them
+_LINE_KEYS = ("schema", "table", "rows", "gtid", "query", "next_log_name")
+#: per body class: the function giving the line's text after the event type (per class, so a
+#: body costs no failing getattr; see _tail_for)
+_tails: dict[type, Callable[[Any], str]] = {}
+#: type code -> event type name
+_type_names: dict[int, str] = {}
+#: a query is shown with its whitespace runs as one space, cut to this many characters
+_QUERY_WIDTH = 80
+
+
+def event_line(ev: DecodedEvent) -> str:
+    """One line for lists: ``WRITE_ROWS_EVENT db.t 3 rows`` / ``ROTATE mysql-bin.000002:4``."""
+    h = ev.header
+    if h is None:
+        name = ev.type_name
+    else:
+        name = _type_names.get(h.type_code)  # type: ignore[assignment]
+        if name is None:
+            name = _type_names[h.type_code] = h.type_name
+    body = ev.body
+    tail = _tails.get(type(body))
+    if tail is None:
+        tail = _tails[type(body)] = _tail_for(type(body))
+    text = name + tail(body)
+    return f"{text} ERROR {ev.error}" if ev.error else text
+
+
+def _no_tail(body: Any) -> str:
+    return ""
+
+
+def _query_text(query: str) -> str:
+    """The query on one line: whitespace runs as one space, at most _QUERY_WIDTH characters."""
+    # only a prefix is normalised when that is enough: its first characters are the whole
+    # query's, and the whole query is at least as long
+    q = " ".join(query[:4 * _QUERY_WIDTH].split())
+    if len(q) <= _QUERY_WIDTH and len(query) > 4 * _QUERY_WIDTH:
+        q = " ".join(query.split())
+    return q if len(q) <= _QUERY_WIDTH else q[:_QUERY_WIDTH - 3] + "..."
+
+
+def _gtid_tail(body: Any) -> str:
+    gtid = body.gtid
+    return " " + gtid if isinstance(gtid, str) else ""
+
+
+def _query_tail(body: Any) -> str:
+    query = body.query
+    return " " + _query_text(query) if isinstance(query, str) else ""
+
+
+def _table_text(body: Any) -> str:
+    table = body.table
+    if isinstance(table, str) and table:
+        schema = body.schema
+        return f" {schema if isinstance(schema, str) else None}.{table}"
+    return ""
+
+
+def _rows_tail(body: Any) -> str:
+    n = row_count(body)
+    rows = "" if n is None else f" {n} row{'s' if n != 1 else ''}"
+    return _table_text(body) + rows
+
+
+def _generic_tail(body: Any, keys: tuple[str, ...] | None = None) -> str:
+    if keys is None:
+        keys = tuple(k for k in _LINE_KEYS if hasattr(body, k))
+    parts = []
+    if "table" in keys:
+        table = body.table
+        if isinstance(table, str) and table:
+            schema = body.schema if "schema" in keys else None
+            parts.append(f"{schema if isinstance(schema, str) else None}.{table}")
+    if "rows" in keys:
+        n = row_count(body)
+        if n is not None:
+            parts.append(f"{n} row{'s' if n != 1 else ''}")
+    gtid = body.gtid if "gtid" in keys else None
+    if isinstance(gtid, str):
+        parts.append(gtid)
+    query = body.query if "query" in keys else None
+    if isinstance(query, str):
+        parts.append(_query_text(query))
+    log = body.next_log_name if "next_log_name" in keys else None
+    if isinstance(log, str):
+        parts.append(f"{log}:{getattr(body, 'position', '')}")
+    return "".join(" " + p for p in parts)
+
+
+def _tail_for(cls: type) -> Callable[[Any], str]:
+    """The tail function of a body class. A slotted class (no instance ``__dict__``) has a
+    fixed set of attributes: its function reads only those."""
+    if cls is type(None):
+        return _no_tail
+    if cls.__dictoffset__:
+        return _generic_tail
+    keys = tuple(k for k in _LINE_KEYS if hasattr(cls, k))
+    special: dict[tuple[str, ...], Callable[[Any], str]] = {
+        (): _no_tail, ("gtid",): _gtid_tail, ("query",): _query_tail,
+        ("schema", "table"): _table_text, ("schema", "table", "rows"): _rows_tail}
+    return special.get(keys) or (lambda body: _generic_tail(body, keys))
+
+
+def row_count(body: Any) -> int | None:
+    """How many rows a rows event holds, without decoding their values where the body can
+    count them (``row_count``); else ``len(body.rows)``; None for a body without rows."""
+    count = getattr(body, "row_count", None)
+    if isinstance(count, int):
+        return count
+    rows = getattr(body, "rows", None)
+    return None if rows is None else len(rows)
+
+
+# ---------------------------------------------------------------------------- packets, items
+def wire_bytes(ev: PacketDecoded) -> bytes | None:
+    """The packet as it was on the wire (header + payload), secrets masked with ``*``.
+
+    None for a packet that came in several fragments (their headers are not kept).
+    """
+    if ev.node is None or ev.wire_length != len(ev.payload) + 4 or not ev.payload:
+        return None
+    raw = len(ev.payload).to_bytes(3, "little") + bytes([ev.seq & 0xFF]) + ev.payload
+    return redact_bytes(ev.node, raw)
+
+
+def session_event_text(ev: SessionEvent | None, brief: bool, prefix: str = "") -> list[str]:
+    """The text lines of one session event (the head line, then the field dump)."""
+    if isinstance(ev, PacketDecoded):
+        arrow = "->" if ev.direction.value == "client" else "<-"
+        title = ev.node.display if ev.node is not None else ev.kind
+        semi = ""
+        if ev.semi_sync is not None:
+            semi = " [semi-sync" + (" ACK requested]" if ev.semi_sync.flag & 1 else "]")
+        head = f"{prefix}{arrow} {ev.direction.value} {title}{semi}"
+        if ev.binlog_event is not None:
+            head += f"  {event_line(ev.binlog_event)}"
+        if ev.error:
+            head += f"  !! {ev.error}"
+        if brief or ev.node is None:
+            return [head]
+        lines = [head]
+        lines.extend(list(render_node(redact(ev.node), wire_bytes(ev), base=ev.offset,
+                                      explain=True))[1:])
+        return lines
+    if isinstance(ev, PhaseChanged):
+        return [f"{prefix}-- phase {ev.old.value} -> {ev.new.value}: {ev.reason}"]
+    if isinstance(ev, DecodeError):
+        return [f"{prefix}!! {ev.direction.value} at {ev.offset}: {ev.message}"]
+    if isinstance(ev, SequenceMismatch):
+        return [f"{prefix}!! {ev.direction.value} at {ev.offset}: sequence id {ev.got}, "
+                f"expected {ev.expected}"]
+    if isinstance(ev, TlsStarted):
+        return [f"{prefix}-- TLS: the rest of this connection is encrypted"]
+    return []
+
+
+def live_item_text(item: LiveItem, brief: bool) -> list[str]:
+    """The text lines of an item of the live replica."""
+    if item.kind == "step" and item.step is not None:
+        s = item.step
+        return [f"== [{s.phase}] {s.what}", f"   why: {s.why}"]
+    if item.kind == "note":
+        return [f"-- {item.text}"]
+    if item.kind == "error":
+        return [f"!! {item.text}"]
+    return session_event_text(item.event, brief)
+
+
+def capture_item_text(item: CaptureItem, brief: bool) -> list[str]:
+    """The text lines of an item of a capture (prefixed with its flow and frame)."""
+    where = f"[{item.flow.id}] #{item.frame} "
+    if item.kind == "flow":
+        return [f"== flow {item.flow.id}: {item.flow.name} (frame {item.frame}): {item.text}"]
+    if item.kind == "note":
+        return [f"{where}-- {item.text}"]
+    if item.kind == "error":
+        return [f"{where}!! {item.text}"]
+    return session_event_text(item.event, brief, prefix=where)
+
+
+__all__ = ["capture_item_text", "event_line", "live_item_text", "render_node", "row_count",
+           "session_event_text", "wire_bytes"]

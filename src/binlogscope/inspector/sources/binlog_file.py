@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import gzip
-import json
 import threading
 from array import array
 from collections.abc import Callable, Sequence
@@ -24,7 +23,9 @@ from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_bi
 from binlogscope.inspector.redecode import copy_context, redecode_event
 from binlogscope.inspector.source import Detail, Row, SourceInfo, event_kind
 from binlogscope.inspector.text_column import TextColumn
-from binlogscope.summary import event_summary, event_table
+from binlogscope.pipeline.filter import event_table
+from binlogscope.render.json_out import dumps_line
+from binlogscope.render.shapes import binlog_event_json
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
@@ -213,8 +214,7 @@ class BinlogFileSource:
                 if cancelled():
                     break
                 d = self.detail(i)
-                out.write(json.dumps({"file": str(self.path), **d.node.to_dict()},
-                                     ensure_ascii=False) + "\n")
+                out.write(dumps_line({"file": str(self.path), **d.node.to_dict()}).decode())
                 written += 1
             return written
         wanted = [self._offsets[i] for i in indices]
@@ -228,8 +228,7 @@ class BinlogFileSource:
             while k < len(wanted) and wanted[k] < ev.offset:
                 k += 1
             if k < len(wanted) and wanted[k] == ev.offset:
-                out.write(json.dumps(event_summary(ev, file=str(self.path)),
-                                     ensure_ascii=False) + "\n")
+                out.write(dumps_line(binlog_event_json(ev, str(self.path))).decode())
                 written += 1
                 k += 1
         return written

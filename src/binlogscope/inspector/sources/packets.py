@@ -17,7 +17,6 @@ the last :data:`TREE_WINDOW` rows and re-decoded on demand for older ones
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
@@ -50,8 +49,9 @@ from binlogscope.inspector.redecode import ContextLog, redecode_packet
 from binlogscope.inspector.source import KINDS, PHASE_DOCS, PHASES, Detail, Row, SourceInfo
 from binlogscope.inspector.sources.binlog_file import _alg_name, row_summary
 from binlogscope.inspector.text_column import TextColumn
-from binlogscope.render.packets import event_json
-from binlogscope.summary import event_table
+from binlogscope.pipeline.filter import event_table
+from binlogscope.render.json_out import dumps_line
+from binlogscope.render.shapes import session_event_json
 from binlogscope.wire.framing import encode_packet
 from binlogscope.wire.node import Node
 
@@ -499,7 +499,7 @@ class PacketStreamSource:
         if tree:
             d = self.detail(index)
             return {**head, **d.node.to_dict()}
-        obj = event_json(ev) if ev is not None else None
+        obj = session_event_json(ev) if ev is not None else None
         if obj is None:
             obj = {"kind": r.event_type.lower(), "summary": r.summary}
         return {**head, **obj}
@@ -510,8 +510,7 @@ class PacketStreamSource:
         for i in indices:
             if cancelled():
                 break
-            out.write(json.dumps(self.row_json(i, tree), ensure_ascii=False, default=str)
-                      + "\n")
+            out.write(dumps_line(self.row_json(i, tree)).decode())
             n += 1
         return n
 

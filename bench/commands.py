@@ -1,0 +1,167 @@
+"""Command against command: the commands users run, each against the reference tool's, in one run.
+
+    python bench/commands.py                       # the full benchmark set (bench/make_binlog.py)
+    python bench/commands.py --files 1             # the first file only (a quick iteration)
+    python bench/commands.py --pairs file-json,file-summary --repeat 3
+    python bench/commands.py --json                # the figures as one JSON object too
+
+Pairs (each side in its own child process, stdout to /dev/null, alternated ``--repeat`` times;
+a ratio uses each side's fastest run, since noise on a shared machine only ever adds time):
+
+  file-json     binlogscope file --json FILES          mariadb-binlog --base64-output=DECODE-ROWS
+                                                       --verbose FILES              target <= 1.0
+  file-summary  binlogscope file --summary FILES       the same mariadb-binlog      target <= 0.5
+  export        binlogscope export FILES --out TMP     the same mariadb-binlog      target <= 2.0
+  pcap-json     binlogscope pcap --json CAPTURE        tshark -r CAPTURE -d tcp.port==PORT,mysql
+                                                       -T fields -e mysql.packet_length
+                                                                                    target <= 1.0
+
+The capture is bench/pcap.py's (1,000,000 MySQL packets by default, made once into
+bench/data/pcap). The live replica's pair (``live --json --non-blocking`` against
+``mariadb-binlog --read-from-remote-server``) needs the benchmark server: bench/live.py.
+
+Each line shows both sides' wall and CPU seconds (user + system of the child) and peak RSS,
+and the ratios of wall time and of CPU time. The CPU ratio is the steadier one on a machine
+shared with other work. Benchmarks are not tests: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bytecode import ensure_bytecode
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+DATA = HERE / "data"
+
+#: pair -> the target ratio (binlogscope / reference)
+TARGETS = {"file-json": 1.0, "file-summary": 0.5, "export": 2.0, "pcap-json": 1.0}
+
+
+def child(cmd: list[str]) -> dict[str, Any]:
+    """Run cmd with stdout to /dev/null: wall time, CPU time (user + system) and peak RSS."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert p.stderr is not None
+    errors = p.stderr.read().decode(errors="replace").strip().splitlines()
+    _, status, usage = os.wait4(p.pid, 0)
+    secs = time.perf_counter() - t0
+    rc = os.waitstatus_to_exitcode(status)
+    out: dict[str, Any] = {"seconds": round(secs, 2),
+                           "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+                           "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "rc": rc}
+    if rc and errors:
+        out["stderr"] = errors[-1][:200]
+    return out
+
+
+def benchmark_files(data: Path, count: int | None) -> list[str]:
+    manifest = data / "manifest.json"
+    if not manifest.exists():
+        raise SystemExit(f"{manifest} is missing: run python bench/make_binlog.py first")
+    files = [str(data / f) for f in json.loads(manifest.read_text())["files"]]
+    return files[:count] if count else files
+
+
+def pairs(names: list[str], files: list[str], packets: int, data: Path, tmp: Path
+          ) -> dict[str, tuple[list[str], list[str] | None, str]]:
+    """name -> (binlogscope command, reference command or None, what the pair compares)."""
+    py = [sys.executable, "-m", "binlogscope"]
+    mariadb = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    ref = [mariadb, "--base64-output=DECODE-ROWS", "--verbose", *files] if mariadb else None
+    out: dict[str, tuple[list[str], list[str] | None, str]] = {}
+    for name in names:
+        if name == "file-json":
+            out[name] = ([*py, "file", "--json", *files], ref, "file --json / mariadb-binlog")
+        elif name == "file-summary":
+            out[name] = ([*py, "file", "--summary", *files], ref,
+                         "file --summary / mariadb-binlog")
+        elif name == "export":
+            out[name] = ([*py, "export", *files, "--out", str(tmp / "export")], ref,
+                         "export / mariadb-binlog")
+        elif name == "pcap-json":
+            sys.path.insert(0, str(HERE))
+            from pcap import capture  # (bench/pcap.py: the generated capture, made once)
+
+            cap, port, _ = capture(data / "pcap", packets, False)
+            tshark = shutil.which("tshark")
+            out[name] = ([*py, "pcap", "--json", str(cap)],
+                         [tshark, "-r", str(cap), "-d", f"tcp.port=={port},mysql", "-T",
+                          "fields", "-e", "mysql.packet_length"] if tshark else None,
+                         "pcap --json / tshark fields")
+        else:
+            raise SystemExit(f"unknown pair {name!r} (known: {', '.join(TARGETS)})")
+    return out
+
+
+def fastest(runs: list[dict[str, Any]]) -> tuple[float, float, float]:
+    """(fastest wall, fastest CPU, largest peak RSS) of a side's runs."""
+    return (min(r["seconds"] for r in runs), min(r["cpu_seconds"] for r in runs),
+            max(r["peak_rss_mb"] for r in runs))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", default=",".join(TARGETS),
+                    help=f"comma-separated pairs (default: {','.join(TARGETS)})")
+    ap.add_argument("--data", default=str(DATA), help="benchmark data (default bench/data)")
+    ap.add_argument("--files", type=int, metavar="N", help="only the first N benchmark files")
+    ap.add_argument("--packets", type=int, default=1_000_000,
+                    help="MySQL packets in the pcap pair's capture (default 1,000,000)")
+    ap.add_argument("--repeat", type=int, default=1, help="alternate each pair's sides N times")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = ap.parse_args(argv)
+    ensure_bytecode()  # as an installed copy has it (see bench/bytecode.py)
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO)])
+    files = benchmark_files(Path(args.data), args.files)
+    size = sum(Path(f).stat().st_size for f in files)
+    print(f"{len(files)} binlog file(s), {size / 1e6:.0f} MB; load average "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-commands-") as tmp:
+        todo = pairs(args.pairs.split(","), files, args.packets, Path(args.data), Path(tmp))
+        for name, (ours, ref, what) in todo.items():
+            runs: dict[str, list[dict[str, Any]]] = {"binlogscope": [], "reference": []}
+            for _ in range(args.repeat):
+                shutil.rmtree(Path(tmp) / "export", ignore_errors=True)
+                runs["binlogscope"].append(child(ours))
+                if ref is not None:
+                    runs["reference"].append(child(ref))
+            b_wall, b_cpu, b_rss = fastest(runs["binlogscope"])
+            res: dict[str, Any] = {"what": what, "target": TARGETS[name], "runs": runs,
+                                   "binlogscope": {"seconds": b_wall, "cpu_seconds": b_cpu,
+                                                   "peak_rss_mb": b_rss}}
+            line = f"{name:13} binlogscope {b_wall:6.2f} s ({b_cpu:6.2f} cpu, {b_rss:5.0f} MB)"
+            if runs["reference"]:
+                r_wall, r_cpu, r_rss = fastest(runs["reference"])
+                res["reference"] = {"seconds": r_wall, "cpu_seconds": r_cpu,
+                                    "peak_rss_mb": r_rss}
+                res["ratio_wall"] = round(b_wall / r_wall, 2)
+                res["ratio_cpu"] = round(b_cpu / r_cpu, 2)
+                line += (f"  reference {r_wall:6.2f} s ({r_cpu:6.2f} cpu, {r_rss:5.0f} MB)  "
+                         f"ratio {res['ratio_wall']:.2f} wall, {res['ratio_cpu']:.2f} cpu "
+                         f"(target <= {TARGETS[name]})")
+            else:
+                line += "  (reference tool not installed)"
+            bad = [r for r in runs["binlogscope"] + runs["reference"] if r["rc"]]
+            if bad:
+                line += f"  !! exit {bad[0]['rc']}: {bad[0].get('stderr', '')}"
+            print(line, flush=True)
+            results[name] = res
+    if args.json:
+        print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

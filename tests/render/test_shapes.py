@@ -1,0 +1,113 @@
+"""The item shapes (render/shapes.py) and the summary line (render/text.py): keys in order,
+every body class, and no row value decoded where none is shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from binlogscope.drivers.live import LiveItem
+from binlogscope.drivers.live_setup import SetupStep
+from binlogscope.events import DecodeError, PacketDecoded, Peer, Phase, PhaseChanged, TlsStarted
+from binlogscope.pipeline.filter import event_table
+from binlogscope.render.shapes import (
+    binlog_event_json,
+    live_item_json,
+    session_event_json,
+)
+from binlogscope.render.text import event_line
+from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.header import EventHeader
+from binlogscope.wire.node import Node
+
+EVENT_KEYS = ["offset", "event_type", "type_code", "timestamp", "server_id", "event_size",
+              "log_pos", "flags", "checksum_ok", "schema", "table", "rows", "gtid", "query"]
+H = EventHeader(1700000000, 30, 7, 90, 1234, 0)
+
+
+@dataclass(slots=True)
+class LazyRows:
+    """A rows event body whose rows are decoded on first access (counted)."""
+
+    schema: str
+    table: str
+    row_count: int
+    reads: int = 0
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        self.reads += 1
+        return [{"before": None, "after": {"a": b"\x01"}}] * self.row_count
+
+
+class Plain:  # a body class with an instance __dict__ (any attribute)
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+
+
+def test_binlog_event_keys_in_order() -> None:
+    d = binlog_event_json(DecodedEvent(21, H, None, None, True), "f")
+    assert list(d) == ["file", *EVENT_KEYS, "error"]
+    assert d["event_type"] == "WRITE_ROWS_EVENT" and d["file"] == "f"
+    d = binlog_event_json(DecodedEvent(21, None, None, None, None, error="x"))
+    assert list(d) == ["file", *EVENT_KEYS, "error"]
+    assert d["event_type"] == "UNKNOWN_EVENT" and d["type_code"] is None and d["error"] == "x"
+
+
+def test_rows_are_read_once_for_json_and_never_for_the_line_or_filter() -> None:
+    body = LazyRows("s", "t", 3)
+    ev = DecodedEvent(21, H, body, None, True)
+    assert event_line(ev) == "WRITE_ROWS_EVENT s.t 3 rows"
+    assert event_table(ev) == ("s", "t")
+    assert body.reads == 0
+    d = binlog_event_json(ev)
+    assert body.reads == 1 and len(d["rows"]) == 3
+
+
+def test_slotted_and_plain_bodies_give_the_same_shape() -> None:
+    for body in (Plain(schema="s", table="t", rows=[], gtid=5, query="q"),
+                 Plain(gtid="0-1-2"), Plain(next_log_name="b.2", position=4), Plain()):
+        ev = DecodedEvent(21, H, body, None, True)
+        d = binlog_event_json(ev)
+        assert (d["schema"], d["table"], d["rows"], d["gtid"], d["query"]) == (
+            getattr(body, "schema", None), getattr(body, "table", None),
+            getattr(body, "rows", None), body.gtid if isinstance(getattr(body, "gtid", None),
+                                                              str) else None,
+            getattr(body, "query", None))
+    line = event_line(DecodedEvent(21, H, Plain(next_log_name="b.2", position=4), None, True))
+    assert line == "WRITE_ROWS_EVENT b.2:4"
+    long = "select   1,\n" + "x" * 500
+    line = event_line(DecodedEvent(21, H, Plain(query=long), None, True, error="bad"))
+    assert line == "WRITE_ROWS_EVENT select 1, " + "x" * 67 + "... ERROR bad"
+    spaced = "a" + " " * 1000 + "b"  # more than the normalised prefix
+    assert event_line(DecodedEvent(21, H, Plain(query=spaced), None, True)).endswith(" a b")
+
+
+def _packet(bev: DecodedEvent | None, kind: str = "ok") -> PacketDecoded:
+    return PacketDecoded(Peer.SERVER, 17, 3, 90, "binlog_event" if bev else kind, None, None,
+                         Phase.BINLOG_STREAM, None, bev, None, 94, b"")
+
+
+def test_session_event_shapes() -> None:
+    d = session_event_json(_packet(DecodedEvent(21, H, None, None, True)))
+    assert d is not None
+    assert list(d) == ["kind", "direction", "seq", "payload_length", "semi_sync",
+                       "packet_offset", "error", *EVENT_KEYS]
+    assert d["kind"] == "binlog_event"
+    d = session_event_json(_packet(None, "com_query"))
+    assert d == {"kind": "com_query", "direction": "server", "seq": 3, "payload_length": 90,
+                 "semi_sync": None, "packet_offset": 17, "error": None}
+    assert session_event_json(DecodeError(Peer.CLIENT, 5, "bad")) == {
+        "kind": "decode_error", "direction": "client", "offset": 5, "error": "bad"}
+    assert session_event_json(PhaseChanged(Phase.AUTH, Phase.COMMAND, "ok")) == {
+        "kind": "phase", "from": "auth", "to": "command", "why": "ok"}
+    tls = TlsStarted(Peer.CLIENT, 9, Node("encrypted", 9, 0))
+    assert session_event_json(tls) == {"kind": "tls", "offset": 9}
+    assert session_event_json(None) is None
+
+
+def test_live_item_shapes() -> None:
+    step = SetupStep("setup", "SET @a", "why", "SET @a=1")
+    assert live_item_json(LiveItem("step", step=step)) == {
+        "kind": "step", "phase": "setup", "what": "SET @a", "why": "why", "sql": "SET @a=1"}
+    assert live_item_json(LiveItem("note", text="n")) == {"kind": "note", "text": "n"}
