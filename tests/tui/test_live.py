@@ -369,3 +369,21 @@ def test_live_falls_back_to_plain_text_when_not_a_terminal(master: ThreadedMockM
     assert rc == 0, err.getvalue()
     text = out.getvalue()
     assert "== [connect] TCP connect" in text and "<- server handshake_v10" in text
+
+
+def test_record_path_is_written_by_the_replica(master: ThreadedMockMaster,
+                                               tmp_path: Path) -> None:
+    """``live --record`` in the TUI: the replica writes the capture itself (no byte tap), and
+    the capture reads back with the packets the TUI showed."""
+    from binlogscope.drivers.pcap import read_capture
+    from binlogscope.events import PacketDecoded
+
+    rec = tmp_path / "s.pcapng"
+    src = _source(_settings(master, record_path=str(rec)))
+    src.run(lambda: False)  # returns once the recording is closed
+    assert rec.exists() and rec.read_bytes()[:4] == b"\x0a\x0d\x0d\x0a"
+    shown = [src.row(i).event_type for i in range(len(src)) if src._ctx[i] >= 0]
+    read = [it.event for it in read_capture(str(rec), [master.port])
+            if isinstance(it.event, PacketDecoded)]
+    assert len(read) == len(shown) > 300
+    assert PASSWORD.encode() not in rec.read_bytes()

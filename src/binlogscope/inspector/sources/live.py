@@ -79,6 +79,10 @@ class LiveSource(PacketStreamSource):
                         return
         finally:
             self.stop()
+            rec = rep.recorder
+            if rec is not None:  # --record: the fetcher's last bytes, then the file's end
+                rep.join(5)
+                rec.close()
 
     def _item(self, item: LiveItem) -> StreamItem:
         if item.kind == "step" and item.step is not None and item.step.phase == "connect":
