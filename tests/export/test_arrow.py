@@ -129,3 +129,46 @@ def test_many_partitions_stay_bounded(tmp_path: Path) -> None:
     t = read_table(tmp_path, "events")
     assert sorted(t.column("offset").to_pylist()) == list(range(20))
     assert {s for s in t.column("schema").to_pylist()} == {f"db{i}" for i in range(7)}
+
+
+def test_row_groups_are_cut_by_bytes_too(tmp_path: Path) -> None:
+    """A huge row (its weight: the bytes it stands for) closes its row group at once, so it is
+    written without waiting in memory for row_group_size rows; add_many consumes its items."""
+    w = DatasetWriter(tmp_path, row_group_size=1000, row_group_bytes=100)
+    names = data_schema("events").names
+    part = ("2024-01-02", "a")
+
+    def values(offset: int) -> list[object]:
+        row = _event_row(offset)
+        return [row.get(n) for n in names]
+
+    items = [("events", part, values(1), 10), ("events", part, values(2), 500),
+             ("events", part, values(3), 0), ("events", part, values(4), 0)]
+    w.add_many(items)
+    assert items == []
+    w.add_values("events", part, values(5), 99)
+    w.checkpoint()
+    files = list((tmp_path / "events").rglob("*.parquet"))
+    assert len(files) == 1
+    sizes = [pq.ParquetFile(files[0]).metadata.row_group(i).num_rows
+             for i in range(pq.ParquetFile(files[0]).metadata.num_row_groups)]
+    assert sizes == [2, 3]
+    assert read_table(tmp_path, "events").column("offset").to_pylist() == [1, 2, 3, 4, 5]
+
+
+def test_huge_texts_are_written_plain(tmp_path: Path) -> None:
+    """Statements and image JSON get no dictionary and no min/max statistics (each would copy
+    a huge value a few times); the small columns keep both."""
+    w = DatasetWriter(tmp_path)
+    row = _event_row(1)
+    row["query"] = "INSERT " + "x" * 1000
+    w.add("events", ("2024-01-02", "a"), row)
+    w.checkpoint()
+    meta = pq.ParquetFile(next((tmp_path / "events").rglob("*.parquet"))).metadata
+    cols = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i)
+            for i in range(meta.num_columns)}
+    assert not cols["query"].is_stats_set
+    assert cols["offset"].is_stats_set
+    assert "PLAIN_DICTIONARY" in cols["event_type"].encodings or \
+        "RLE_DICTIONARY" in cols["event_type"].encodings
+    assert not any("DICTIONARY" in e for e in cols["query"].encodings)

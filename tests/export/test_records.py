@@ -158,3 +158,16 @@ def test_source_resolves_directories_and_reports_missing(tmp_path: Path) -> None
     assert [Path(p).name for p in src.inputs()] == ["a.000001", "b.000002"]
     with pytest.raises(SourceError, match="no such file"):
         BinlogFileSource([str(tmp_path / "missing")])
+
+
+def test_a_transaction_over_the_byte_limit_is_written_as_it_goes() -> None:
+    """Held rows stand for their events' bytes: a transaction holding more than
+    max_pending_bytes goes to the writer at once (its rows then lack the XID, as documented)."""
+    out: dict[str, list[dict[str, Any]]] = {"events": [], "rows": [], "packets": []}
+    mapper = TableMapper(lambda t, p, r: out[t].append(r), max_pending_bytes=1)
+    for rec in BinlogFileSource([str(CRC32)]).records():
+        if isinstance(rec, EventRecord):
+            mapper.event(rec)
+    assert len(out["rows"]) == 63
+    assert all(r["xid"] is None for r in out["rows"])
+    assert all(e["xid"] is not None for e in out["events"] if e["event_type"] == "XID_EVENT")

@@ -13,6 +13,8 @@ the note records are removed by ``--resume`` (they belong to a checkpoint that n
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import datetime as _dt
 import json
 import os
@@ -290,13 +292,14 @@ def escape_partition(value: str | None) -> str:
 class _Part:
     """One open part file: buffered rows for one (table, partition), flushed as row groups."""
 
-    __slots__ = ("buffer", "final", "rows", "temp", "writer")
+    __slots__ = ("buffer", "bytes", "final", "rows", "temp", "writer")
 
     def __init__(self, temp: Path, final: Path) -> None:
         self.temp = temp
         self.final = final
         self.writer: pq.ParquetWriter | None = None  # used on the writer thread only
         self.buffer: list[list[Any]] = []  # rows as lists of values in schema order
+        self.bytes = 0  # what the buffered rows stand for (their weights)
         self.rows = 0
 
 
@@ -314,7 +317,8 @@ class DatasetWriter:
     """
 
     def __init__(self, root: str | Path, *, checkpoint_no: int = 1, row_group_size: int = 65536,
-                 max_open: int = 32, compression: str = "zstd", background: bool = True,
+                 row_group_bytes: int = 16 << 20, max_open: int = 32, compression: str = "zstd",
+                 background: bool = True,
                  builders: dict[str, list[tuple[str, tuple[str, ...],
                                                 Callable[[list[list[Any]], int],
                                                          tuple[pa.Array, ...]]]]]
@@ -322,6 +326,9 @@ class DatasetWriter:
         self.root = Path(root)
         self.checkpoint_no = checkpoint_no
         self.row_group_size = row_group_size
+        #: a row group is also cut when its rows' weights (bytes) reach this: a few huge rows
+        #: (a 17 MB BLOB) are written on their own instead of waiting in memory for more
+        self.row_group_bytes = row_group_bytes
         self.max_open = max_open
         self.compression = compression
         self._open: OrderedDict[tuple[str, tuple[str, ...]], _Part] = OrderedDict()
@@ -343,11 +350,14 @@ class DatasetWriter:
     def add(self, table: str, partition: tuple[str, ...], row: dict[str, Any]) -> None:
         self.add_values(table, partition, [row.get(n) for n in self._names[table]])
 
-    def add_values(self, table: str, partition: tuple[str, ...], values: list[Any]) -> None:
+    def add_values(self, table: str, partition: tuple[str, ...], values: list[Any],
+                   weight: int = 0) -> None:
+        """Buffer one row (``weight``: the bytes it stands for, see ``row_group_bytes``)."""
         part = self._part_for(table, partition)
         buf = part.buffer
         buf.append(values)
-        if len(buf) >= self.row_group_size:
+        part.bytes += weight
+        if len(buf) >= self.row_group_size or part.bytes >= self.row_group_bytes:
             self._flush(table, part)
 
     def _part_for(self, table: str, partition: tuple[str, ...]) -> _Part:
@@ -360,20 +370,32 @@ class DatasetWriter:
             self._open.move_to_end(key)
         return part
 
-    def add_many(self, items: list[tuple[str, tuple[str, ...], list[Any]]]) -> None:
-        """``add_values`` of each ``(table, partition, values)`` in order, with one part lookup
-        per run of items bound for the same part (a transaction's events and rows)."""
+    def add_many(self, items: list[tuple[str, tuple[str, ...], list[Any], int]]) -> None:
+        """``add_values`` of each ``(table, partition, values, weight)`` in order, with one part
+        lookup per run of items bound for the same part (a transaction's events and rows).
+        Consumes ``items`` (it is empty afterwards): a row written out is no longer held
+        here, so a huge value goes as soon as its row group is written."""
         last_table: str | None = None
         last_partition: tuple[str, ...] | None = None
         buf: list[list[Any]] = []
         part: _Part | None = None
         size = self.row_group_size
-        for table, partition, values in items:
+        max_bytes = self.row_group_bytes
+        items.reverse()
+        pop = items.pop
+        while items:
+            table, partition, values, weight = pop()
             if table is not last_table or partition is not last_partition or part is None \
                     or part.buffer is not buf:
                 part = self._part_for(table, partition)
                 last_table, last_partition, buf = table, partition, part.buffer
             buf.append(values)
+            del values
+            if weight:
+                part.bytes += weight
+                if part.bytes >= max_bytes:
+                    self._flush(table, part)
+                    continue
             if len(buf) >= size:
                 self._flush(table, part)
 
@@ -391,35 +413,58 @@ class DatasetWriter:
         return part
 
     def _flush(self, table: str, part: _Part) -> None:
-        n = len(part.buffer)
+        rows = part.buffer
+        n = len(rows)
         if not n:
             return
+        # a big row group (huge values: a 17 MB BLOB, a 35 MB statement) is built and written
+        # alone: converting and encoding it takes a few times its size, which must not add up
+        # with the row groups queued for the writer thread, and the memory goes back after it
+        big = part.bytes >= self.row_group_bytes
+        if big:
+            self._wait()
+            release_memory()
+        part.buffer = []
+        part.bytes = 0
         schema = self._schemas[table]
-        rows = part.buffer
         names = self._names[table]
         built: dict[str, pa.Array] = {}
         for source, outputs, build in self._builders.get(table, ()):
             built.update(zip(outputs, build(rows, names.index(source)), strict=True))
-        columns = list(zip(*rows, strict=True))  # column-major: one tuple per column
+        columns: list[tuple[Any, ...] | None] = list(zip(*rows, strict=True))  # column-major
+        del rows  # the row images are referenced by their built columns' slots only now
+        for j, f in enumerate(schema):
+            if f.name in built:
+                columns[j] = None
         arrays = []
         for j, f in enumerate(schema):
-            arr = built.get(f.name)
+            arr = built.pop(f.name, None)
             if arr is None:
-                arr = _column(columns[j], f.type)
+                values = columns[j]
+                assert values is not None
+                arr = _column(values, f.type)
+                columns[j] = None
             elif arr.type != f.type:
                 arr = arr.cast(f.type)
             arrays.append(arr)
-        del columns
         batch = pa.Table.from_arrays(arrays, schema=schema)
-        part.buffer = []
+        del arrays
         self.rows_written[table] += n
         part.rows += n
+        if big:
+            release_memory()  # what building the arrays left behind
         self._submit(self._write, part, batch)
+        if big:
+            del batch
+            self._wait()
+            release_memory()
 
     def _write(self, part: _Part, batch: pa.Table) -> None:
         if part.writer is None:
             part.temp.parent.mkdir(parents=True, exist_ok=True)
-            part.writer = pq.ParquetWriter(part.temp, batch.schema, compression=self.compression)
+            small = _small_value_columns(batch.schema)
+            part.writer = pq.ParquetWriter(part.temp, batch.schema, compression=self.compression,
+                                           use_dictionary=small, write_statistics=small)
         part.writer.write_table(batch)
 
     @staticmethod
@@ -494,6 +539,29 @@ class DatasetWriter:
             self._pool = None
 
 
+#: columns whose values are rarely repeated and may be huge (a statement, an image, a
+#: payload): no dictionary encoding and no min/max statistics (each would copy a 34 MB value
+#: a few times: writing one such value took ~300 MB with them, ~60 MB without)
+_PLAIN = frozenset({"query", "payload", "before_json", "after_json"})
+
+
+def _small_value_columns(schema: pa.Schema) -> list[str]:
+    """The Parquet column paths to dictionary-encode and keep statistics for: the small
+    values (names, types, offsets, times) and the image maps' keys (column names), not the
+    texts in :data:`_PLAIN` nor the maps' values."""
+    out: list[str] = []
+    for f in schema:
+        if f.name in _PLAIN:
+            continue
+        if pa.types.is_map(f.type):
+            out.append(f"{f.name}.key_value.key")
+        elif pa.types.is_list(f.type):
+            out.append(f"{f.name}.list.element")
+        else:
+            out.append(f.name)
+    return out
+
+
 def _column(values: Sequence[Any], typ: pa.DataType) -> pa.Array:
     """``pa.array(values, typ)``; a column holding one value throughout (the source, the
     file name, a NULL column...) is built without converting every row."""
@@ -505,6 +573,26 @@ def _column(values: Sequence[Any], typ: pa.DataType) -> pa.Array:
 
 #: value types whose equality (``tuple.count``) is also sameness of the converted value
 _SCALARS = frozenset({str, int, bytes})
+
+
+def release_memory() -> None:
+    """Give freed memory back to the system after a huge value: Arrow's pool and the C heap
+    keep it otherwise (a 17 MB row left the process ~130 MB bigger for good)."""
+    pa.default_memory_pool().release_unused()
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+
+
+def _libc_malloc_trim() -> Callable[[int], int] | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim: Callable[[int], int] = libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    return trim
+
+
+_malloc_trim = _libc_malloc_trim()
 
 
 def clean_incomplete(root: str | Path, committed_checkpoint: int) -> int:

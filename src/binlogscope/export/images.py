@@ -14,6 +14,7 @@ import json
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -301,10 +302,26 @@ def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
                                                  pa.array([], _STR), pa.array([], _STR)), idx))
             jsons.append((pa.array(["{}"] * n, _STR), idx))
             continue
-        columns = zip(*(col[i][0].values() for i in idx), strict=True)  # type: ignore[index]
-        converted = [_column_arrays(c, key, cols) for c, key in zip(columns, keys, strict=True)]
+        images = [col[i][0] for i in idx]  # type: ignore[index]
+        # one pass per key with a C getter (zip(*rows) over many short rows is slower)
+        converted = [_column_arrays(list(map(itemgetter(key), images)), key, cols)
+                     for key in keys]
+        del images
+        # the JSON object '{"k1": lit1, "k2": lit2}' in one join: the constant pieces between
+        # the literals are scalars (built first, so the literals go before the map is built)
+        pieces: list[Any] = []
+        for j, key in enumerate(keys):
+            lead = "{" if j == 0 else ", "
+            pieces += [pa.scalar(lead + json.encoder.encode_basestring(key) + ": "),
+                       converted[j][1]]
+        pieces.append(pa.scalar("}"))
+        jsons.append((pc.binary_join_element_wise(*pieces, ""), idx))
+        del pieces
+        texts = [t for t, _ in converted]
+        del converted
         # the map: offsets k apart, keys repeated, items taken row by row
-        items = pa.concat_arrays([texts for texts, _ in converted])
+        items = pa.concat_arrays(texts)
+        del texts
         if n > 1:
             order, column = _row_major(k, n)
             if k > 1:
@@ -314,14 +331,6 @@ def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
             names = pa.array(keys, _STR)
         offsets = pa.array(range(0, n * k + 1, k), pa.int32())
         maps.append((pa.MapArray.from_arrays(offsets, names, items), idx))
-        # the JSON object '{"k1": lit1, "k2": lit2}' in one join: the constant pieces between
-        # the literals are scalars
-        pieces: list[Any] = []
-        for j, ((_, lits), key) in enumerate(zip(converted, keys, strict=True)):
-            lead = "{" if j == 0 else ", "
-            pieces += [pa.scalar(lead + json.encoder.encode_basestring(key) + ": "), lits]
-        pieces.append(pa.scalar("}"))
-        jsons.append((pc.binary_join_element_wise(*pieces, ""), idx))
     if not maps:
         return pa.nulls(len(col), _MAP_TYPE), pa.nulls(len(col), _STR)
     return (_assemble(maps, nulls, len(col), _MAP_TYPE),

@@ -57,16 +57,19 @@ class _Trx:
     binlog_file: str
     gtid: str | None
     open: bool  # BEGIN seen (or a MariaDB GTID that opens a group): statements stay inside
-    pending: list[tuple[str, tuple[str, ...], list[Any]]] = field(default_factory=list)
+    pending: list[Held] = field(default_factory=list)
     rows: int = 0
+    bytes: int = 0  # estimated size of the held rows (their events' bytes)
 
 
 Emit = Callable[[str, tuple[str, ...], dict[str, Any]], None]
-#: ``emit_values(table, partition, values)``: ``values`` in :data:`COLUMNS` order
-EmitValues = Callable[[str, tuple[str, ...], list[Any]], None]
-
-#: ``emit_many([(table, partition, values), ...])``
-EmitMany = Callable[[list[tuple[str, tuple[str, ...], list[Any]]]], None]
+#: ``emit_values(table, partition, values, weight)``: ``values`` in :data:`COLUMNS` order,
+#: ``weight`` the bytes they stand for (the writer cuts row groups by rows and by bytes)
+EmitValues = Callable[[str, tuple[str, ...], list[Any], int], None]
+#: one row held for the writer: (table, partition, values, weight)
+Held = tuple[str, tuple[str, ...], list[Any], int]
+#: ``emit_many([(table, partition, values, weight), ...])``
+EmitMany = Callable[[list[Held]], None]
 
 #: the data columns of each table, in the order rows are built (the writer's schema order)
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -85,8 +88,9 @@ class TableMapper:
     """
 
     def __init__(self, emit: Emit | None = None, *, no_raw: bool = False,
-                 max_pending_rows: int = 200_000, emit_values: EmitValues | None = None,
-                 lazy_images: bool = False, emit_many: EmitMany | None = None) -> None:
+                 max_pending_rows: int = 200_000, max_pending_bytes: int = 64 << 20,
+                 emit_values: EmitValues | None = None, lazy_images: bool = False,
+                 emit_many: EmitMany | None = None) -> None:
         if emit_values is None:
             if emit is None:
                 raise TypeError("TableMapper needs emit or emit_values")
@@ -102,6 +106,8 @@ class TableMapper:
         self.lazy_images = lazy_images
         self.no_raw = no_raw
         self.max_pending_rows = max_pending_rows
+        #: a transaction holding more (estimated bytes of its events) goes out as it is
+        self.max_pending_bytes = max_pending_bytes
         self.trx: _Trx | None = None
         self._columns: dict[int, tuple[TableMap, ImageColumns]] = {}
         self.events = 0
@@ -117,7 +123,7 @@ class TableMapper:
     def packet(self, rec: PacketRecord) -> None:
         part, row = packet_row(rec, self.no_raw)
         self.packets += 1
-        self.emit("packets", part, row)
+        self.emit("packets", part, row, rec.payload_length)
 
     # ---- events
     def event(self, rec: EventRecord) -> None:
@@ -178,7 +184,8 @@ class TableMapper:
         if ends:
             ts = h.timestamp if h is not None else None
             self._finish(xid, ts)
-        elif trx is not None and trx.rows > self.max_pending_rows:
+        elif trx is not None and (trx.rows > self.max_pending_rows
+                                  or trx.bytes > self.max_pending_bytes):
             self._flush_pending()
 
     def input_done(self) -> None:
@@ -215,10 +222,13 @@ class TableMapper:
         ]
         self.events += 1
         part = (date, schema or "")
+        # what the row stands for in memory: the statement text (queries can be huge)
+        weight = len(query) if isinstance(query, str) else 0
         if trx is None:
-            self.emit("events", part, row)
+            self.emit("events", part, row, weight)
         else:
-            trx.pending.append(("events", part, row))
+            trx.pending.append(("events", part, row, weight))
+            trx.bytes += weight
         if isinstance(rows, list) and rows:
             assert trx is not None
             self._add_rows(rec, ev, body, rows, row, part, trx)
@@ -238,6 +248,10 @@ class TableMapper:
             None, ev_row[22],
         ]
         pending = trx.pending
+        # each row change stands for its share of the event's bytes (its images)
+        size = ev.header.event_size if ev.header is not None else ev.size
+        weight = size // len(rows)
+        trx.bytes += size
         if self.lazy_images:
             for i, change in enumerate(rows):
                 if isinstance(change, dict):
@@ -251,7 +265,7 @@ class TableMapper:
                     row[18] = (before, cols)  # before_json (20) is built from it too
                 if after is not None:
                     row[19] = (after, cols)  # and after_json (21), and pk (23)
-                pending.append(("rows", part, row))
+                pending.append(("rows", part, row, weight))
             trx.rows += len(rows)
             self.rows += len(rows)
             return
@@ -278,7 +292,7 @@ class TableMapper:
             if pk_labels:
                 src = dict(amap if amap is not None else (bmap or []))
                 row[23] = [(k, src.get(k)) for k in pk_labels if k in src] or None
-            pending.append(("rows", part, row))
+            pending.append(("rows", part, row, weight))
         trx.rows += len(rows)
         self.rows += len(rows)
 
@@ -304,7 +318,7 @@ class TableMapper:
         if trx is None:
             return
         cts = None if commit_ts is None else commit_ts * 1_000_000
-        for table, _, row in trx.pending:
+        for table, _, row, _ in trx.pending:
             if table == "rows":
                 row[_ROW_XID] = xid
                 row[_ROW_COMMIT] = cts
@@ -312,14 +326,14 @@ class TableMapper:
                 row[_EV_XID] = xid
         self._emit_pending(trx.pending)
 
-    def _emit_pending(self, pending: list[tuple[str, tuple[str, ...], list[Any]]]) -> None:
+    def _emit_pending(self, pending: list[Held]) -> None:
         """Hand a transaction's held rows to the writer, in order, and forget them."""
         if self.emit_many is not None:
             self.emit_many(pending)
         else:
             emit = self.emit
-            for table, part, row in pending:
-                emit(table, part, row)
+            for table, part, row, weight in pending:
+                emit(table, part, row, weight)
         pending.clear()
 
     def _flush_pending(self) -> None:
@@ -327,12 +341,12 @@ class TableMapper:
         trx = self.trx
         assert trx is not None
         self._emit_pending(trx.pending)
-        trx.rows = 0
+        trx.rows = trx.bytes = 0
 
 
 def _as_dicts(emit: Emit) -> EmitValues:
     """Adapt a dict-taking ``emit`` to the mapper's lists of values."""
-    def emit_values(table: str, part: tuple[str, ...], values: list[Any]) -> None:
+    def emit_values(table: str, part: tuple[str, ...], values: list[Any], weight: int) -> None:
         emit(table, part, dict(zip(COLUMNS[table], values, strict=True)))
 
     return emit_values
