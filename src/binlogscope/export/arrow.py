@@ -317,7 +317,9 @@ class DatasetWriter:
     """
 
     def __init__(self, root: str | Path, *, checkpoint_no: int = 1, row_group_size: int = 65536,
-                 row_group_bytes: int = 16 << 20, max_open: int = 32, compression: str = "zstd",
+                 row_group_bytes: int = 24 << 20, buffer_bytes: int = 48 << 20,
+                 huge_row_bytes: int = 4 << 20,
+                 max_open: int = 32, compression: str = "zstd",
                  background: bool = True,
                  builders: dict[str, list[tuple[str, tuple[str, ...],
                                                 Callable[[list[list[Any]], int],
@@ -326,9 +328,17 @@ class DatasetWriter:
         self.root = Path(root)
         self.checkpoint_no = checkpoint_no
         self.row_group_size = row_group_size
-        #: a row group is also cut when its rows' weights (bytes) reach this: a few huge rows
-        #: (a 17 MB BLOB) are written on their own instead of waiting in memory for more
+        #: a row group is also cut when its rows' weights (their memory, estimated) reach
+        #: this: a few huge rows (a 17 MB BLOB) are written on their own instead of waiting
+        #: in memory for more
         self.row_group_bytes = row_group_bytes
+        #: and the weights buffered in all open parts together stay under this (the biggest
+        #: part is written when they reach it)
+        self.buffer_bytes = buffer_bytes
+        #: a row holding this much (a 17 MB BLOB, a 35 MB statement) is written at once, in a
+        #: row group of its own, alone (see :meth:`_flush_huge`)
+        self.huge_row_bytes = huge_row_bytes
+        self._buffered = 0
         self.max_open = max_open
         self.compression = compression
         self._open: OrderedDict[tuple[str, tuple[str, ...]], _Part] = OrderedDict()
@@ -352,13 +362,45 @@ class DatasetWriter:
 
     def add_values(self, table: str, partition: tuple[str, ...], values: list[Any],
                    weight: int = 0) -> None:
-        """Buffer one row (``weight``: the bytes it stands for, see ``row_group_bytes``)."""
+        """Buffer one row (``weight``: the memory it holds, estimated; see
+        ``row_group_bytes``, ``buffer_bytes`` and ``huge_row_bytes``)."""
         part = self._part_for(table, partition)
+        if weight >= self.huge_row_bytes:
+            self._flush_huge(table, part, values, weight)
+            return
         buf = part.buffer
         buf.append(values)
-        part.bytes += weight
-        if len(buf) >= self.row_group_size or part.bytes >= self.row_group_bytes:
+        if weight:
+            part.bytes += weight
+            self._buffered += weight
+            if part.bytes >= self.row_group_bytes:
+                self._flush(table, part)
+                return
+            if self._buffered >= self.buffer_bytes:
+                self._flush_biggest()
+                return
+        if len(buf) >= self.row_group_size:
             self._flush(table, part)
+
+    def _flush_huge(self, table: str, part: _Part, values: list[Any], weight: int) -> None:
+        """Write a huge row in a row group of its own, alone: converting and encoding it takes
+        a few times its size, which must not add up with the row groups queued for the writer
+        thread, and the memory goes back to the system after it."""
+        self._flush(table, part)
+        self._wait()
+        release_memory()
+        part.buffer.append(values)
+        del values
+        self._buffered += weight
+        part.bytes += weight
+        self._flush(table, part, release=True)
+        self._wait()
+        release_memory()
+
+    def _flush_biggest(self) -> None:
+        """Write the open part holding the most (the buffers together reached buffer_bytes)."""
+        (table, _), part = max(self._open.items(), key=lambda kv: kv[1].bytes)
+        self._flush(table, part)
 
     def _part_for(self, table: str, partition: tuple[str, ...]) -> _Part:
         """The open part of (table, partition), made the most recently used (or a new one)."""
@@ -389,12 +431,19 @@ class DatasetWriter:
                     or part.buffer is not buf:
                 part = self._part_for(table, partition)
                 last_table, last_partition, buf = table, partition, part.buffer
+            if weight >= self.huge_row_bytes:
+                self._flush_huge(table, part, values, weight)
+                continue
             buf.append(values)
             del values
             if weight:
                 part.bytes += weight
+                self._buffered += weight
                 if part.bytes >= max_bytes:
                     self._flush(table, part)
+                    continue
+                if self._buffered >= self.buffer_bytes:
+                    self._flush_biggest()
                     continue
             if len(buf) >= size:
                 self._flush(table, part)
@@ -412,19 +461,15 @@ class DatasetWriter:
         self._open[(table, partition)] = part
         return part
 
-    def _flush(self, table: str, part: _Part) -> None:
+    def _flush(self, table: str, part: _Part, *, release: bool = False) -> None:
+        """Write the buffered rows of ``part`` as a row group (``release``: give the memory
+        the conversion used back before the write)."""
         rows = part.buffer
         n = len(rows)
         if not n:
             return
-        # a big row group (huge values: a 17 MB BLOB, a 35 MB statement) is built and written
-        # alone: converting and encoding it takes a few times its size, which must not add up
-        # with the row groups queued for the writer thread, and the memory goes back after it
-        big = part.bytes >= self.row_group_bytes
-        if big:
-            self._wait()
-            release_memory()
         part.buffer = []
+        self._buffered -= part.bytes
         part.bytes = 0
         schema = self._schemas[table]
         names = self._names[table]
@@ -451,13 +496,9 @@ class DatasetWriter:
         del arrays
         self.rows_written[table] += n
         part.rows += n
-        if big:
+        if release:
             release_memory()  # what building the arrays left behind
         self._submit(self._write, part, batch)
-        if big:
-            del batch
-            self._wait()
-            release_memory()
 
     def _write(self, part: _Part, batch: pa.Table) -> None:
         if part.writer is None:
@@ -531,6 +572,7 @@ class DatasetWriter:
                 pass
         self._open.clear()
         self._closed.clear()
+        self._buffered = 0
 
     def close(self) -> None:
         """Stop the writer thread (after :meth:`checkpoint` or :meth:`abort`)."""

@@ -64,8 +64,13 @@ class _Trx:
 
 Emit = Callable[[str, tuple[str, ...], dict[str, Any]], None]
 #: ``emit_values(table, partition, values, weight)``: ``values`` in :data:`COLUMNS` order,
-#: ``weight`` the bytes they stand for (the writer cuts row groups by rows and by bytes)
+#: ``weight`` the memory they hold, estimated (the writer bounds its buffers by it)
 EmitValues = Callable[[str, tuple[str, ...], list[Any], int], None]
+#: estimated memory of an events/packets row and of a rows row without its images, and what
+#: one value of a row image costs as a Python object (beyond its bytes in the event)
+EVENT_WEIGHT = 400
+ROW_WEIGHT = 300
+VALUE_WEIGHT = 100
 #: one row held for the writer: (table, partition, values, weight)
 Held = tuple[str, tuple[str, ...], list[Any], int]
 #: ``emit_many([(table, partition, values, weight), ...])``
@@ -88,7 +93,7 @@ class TableMapper:
     """
 
     def __init__(self, emit: Emit | None = None, *, no_raw: bool = False,
-                 max_pending_rows: int = 200_000, max_pending_bytes: int = 64 << 20,
+                 max_pending_rows: int = 200_000, max_pending_bytes: int = 128 << 20,
                  emit_values: EmitValues | None = None, lazy_images: bool = False,
                  emit_many: EmitMany | None = None) -> None:
         if emit_values is None:
@@ -123,7 +128,7 @@ class TableMapper:
     def packet(self, rec: PacketRecord) -> None:
         part, row = packet_row(rec, self.no_raw)
         self.packets += 1
-        self.emit("packets", part, row, rec.payload_length)
+        self.emit("packets", part, row, EVENT_WEIGHT + rec.payload_length)
 
     # ---- events
     def event(self, rec: EventRecord) -> None:
@@ -222,8 +227,8 @@ class TableMapper:
         ]
         self.events += 1
         part = (date, schema or "")
-        # what the row stands for in memory: the statement text (queries can be huge)
-        weight = len(query) if isinstance(query, str) else 0
+        # the memory the row holds: its values and the statement text (can be huge)
+        weight = EVENT_WEIGHT + (len(query) if isinstance(query, str) else 0)
         if trx is None:
             self.emit("events", part, row, weight)
         else:
@@ -248,10 +253,12 @@ class TableMapper:
             None, ev_row[22],
         ]
         pending = trx.pending
-        # each row change stands for its share of the event's bytes (its images)
+        # each row change holds its images: its share of the event's bytes, and an object
+        # per value (one image, two for an UPDATE)
         size = ev.header.event_size if ev.header is not None else ev.size
-        weight = size // len(rows)
-        trx.bytes += size
+        values = (len(cols.by_label) if cols is not None else 8) * (2 if op == "UPDATE" else 1)
+        weight = ROW_WEIGHT + VALUE_WEIGHT * values + size // len(rows)
+        trx.bytes += weight * len(rows)
         if self.lazy_images:
             for i, change in enumerate(rows):
                 if isinstance(change, dict):
