@@ -3,6 +3,12 @@
     python bench/export.py                      # the binlog from bench/make_binlog.py
     python bench/export.py --files 1            # only the first binlog file (quicker)
     python bench/export.py --fixture-copies 300 # no generated binlog: repeat a fixture
+    python bench/export.py --commands           # command against command (issue 14 target)
+
+``--commands`` times ``binlogscope export FILES --out DIR`` against ``mariadb-binlog
+--base64-output=DECODE-ROWS --verbose FILES > /dev/null`` (target: at most 2.0x the wall time)
+with ``/usr/bin/time``, in alternating order, and reports the exporter's peak RSS (target: under
+300 MB), also on the one-huge-row file of ``bench/make_big_row.py`` when it is there.
 
 Reports: decode-only rate (events/s, row images decoded), export rate and the ratio (target:
 export >= 50% of decode-only), Parquet size against the binlog size, and ``analyze`` wall time on
@@ -14,11 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bytecode import ensure_bytecode
 
@@ -63,6 +72,55 @@ def _decode_only(files: list[Path]) -> tuple[int, int, float]:
     return events, rows, time.perf_counter() - t0
 
 
+def _timed(cmd: list[str], stdout: Any = None) -> tuple[float, float, int]:
+    """(wall s, CPU s, peak RSS KB) of one command run under /usr/bin/time."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+        subprocess.run(["/usr/bin/time", "-o", tf.name, "-f", "%e %U %S %M", *cmd],
+                       check=True, stdout=stdout, stderr=subprocess.DEVNULL, env=env)
+        wall, user, system, rss = tf.read().split()[-4:]
+    return float(wall), float(user) + float(system), int(rss)
+
+
+def _commands(files: list[Path], tmp: Path, repeat: int) -> dict[str, object]:
+    """binlogscope export against mariadb-binlog --verbose, same files, alternating order."""
+    env_cmd = [sys.executable, "-m", "binlogscope", "export"]
+    names = [str(f) for f in files]
+    ref = ["mariadb-binlog", "--base64-output=DECODE-ROWS", "--verbose", *names]
+    best: dict[str, tuple[float, float, int]] = {}
+    for i in range(repeat):
+        out = tmp / f"cmd-{i}"
+        runs = [("mariadb-binlog", ref, subprocess.DEVNULL),
+                ("export", [*env_cmd, *names, "--out", str(out)], subprocess.DEVNULL)]
+        for name, cmd, stdout in (runs if i % 2 == 0 else runs[::-1]):
+            got = _timed(cmd, stdout)
+            if name not in best or got[0] < best[name][0]:
+                best[name] = got
+        shutil.rmtree(out, ignore_errors=True)
+    ratio = best["export"][0] / best["mariadb-binlog"][0]
+    print(f"mariadb-binlog --verbose: {best['mariadb-binlog'][0]:.1f} s wall, "
+          f"{best['mariadb-binlog'][1]:.1f} s CPU")
+    print(f"binlogscope export:       {best['export'][0]:.1f} s wall, {best['export'][1]:.1f} s "
+          f"CPU, peak RSS {best['export'][2] / 1024:.0f} MB")
+    print(f"export / mariadb-binlog = {ratio:.2f}x wall (target <= 2.0: "
+          f"{'PASS' if ratio <= 2.0 else 'FAIL'}), peak RSS "
+          f"{'PASS' if best['export'][2] < 300 * 1024 else 'FAIL'} (< 300 MB)")
+    result: dict[str, object] = {
+        "mariadb_binlog_s": best["mariadb-binlog"][0], "export_s": best["export"][0],
+        "export_cpu_s": round(best["export"][1], 2), "export_rss_mb": best["export"][2] // 1024,
+        "export_over_mariadb_binlog": round(ratio, 2)}
+    big = HERE / "data" / "big_row" / "mysql-bin.big"
+    if big.exists():
+        out = tmp / "cmd-big"
+        wall, _, rss = _timed([*env_cmd, str(big), "--out", str(out)], subprocess.DEVNULL)
+        shutil.rmtree(out, ignore_errors=True)
+        print(f"one-huge-row file ({big.stat().st_size / 1e6:.0f} MB): {wall:.1f} s, peak RSS "
+              f"{rss / 1024:.0f} MB ({'PASS' if rss < 300 * 1024 else 'FAIL'} < 300 MB)")
+        result["big_row_rss_mb"] = rss // 1024
+    return result
+
+
 def _du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*.parquet"))
 
@@ -74,6 +132,9 @@ def main() -> int:
                     help="benchmark N copies of a small fixture instead of the generated binlog")
     ap.add_argument("--no-analyze", action="store_true", help="skip the Spark part")
     ap.add_argument("--master", default="local[*]")
+    ap.add_argument("--commands", action="store_true",
+                    help="time the export command against mariadb-binlog --verbose instead")
+    ap.add_argument("--repeat", type=int, default=1, help="with --commands: runs of each")
     args = ap.parse_args()
     ensure_bytecode()  # as an installed copy has it (see bench/bytecode.py)
 
@@ -82,6 +143,9 @@ def main() -> int:
         files = _inputs(args, tmp)
         size = sum(f.stat().st_size for f in files)
         print(f"input: {len(files)} file(s), {size / 1e6:.1f} MB")
+        if args.commands:
+            print(json.dumps(_commands(files, tmp, args.repeat)))
+            return 0
         events, rows, t_dec = _decode_only(files)
         print(f"decode only: {events:,} events, {rows:,} rows in {t_dec:.1f} s "
               f"= {events / t_dec:,.0f} events/s")
