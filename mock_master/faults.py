@@ -11,20 +11,26 @@ counts the events of the source stream (1 = its first event).
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from binlogscope.wire.binlog.header import HEADER_LEN
-from binlogscope.wire.fields import lenenc_int
+from binlogscope.wire.binlog.control_events import RowsQueryEvent
+from binlogscope.wire.binlog.encode_events import (
+    encode_event,
+    encode_header,
+    encode_rows_query,
+    encode_transaction_payload,
+)
+from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
+from binlogscope.wire.binlog.types import EventType
 from mock_master.sources import (
     EventStream,
     SourceError,
+    decode_stored,
     insert_event,
     locate,
     rebase,
     split_file,
-    with_checksum,
 )
 
 #: action name -> (argument names with defaults, what it does)
@@ -130,7 +136,7 @@ def apply_stream_actions(stream: EventStream, actions: list[Action], flavor: str
 
 
 def _server_id(ev: bytes) -> int:
-    return int(struct.unpack_from("<I", ev, 5)[0])
+    return peek_header(ev).server_id
 
 
 def _next_name(stream: EventStream) -> str:
@@ -150,24 +156,24 @@ def ignorable_event(size: int, checksum: bool, server_id: int) -> bytes:
     fixed = HEADER_LEN + 1 + (4 if checksum else 0)
     if size < fixed + 1:
         raise SourceError(f"split_packet: size {size} is too small")
-    text = b"/* mock master: a big ignorable event */ "
+    text = "/* mock master: a big ignorable event */ "
     text = (text * (size // len(text) + 1))[:size - fixed]
-    body = bytes([min(255, len(text))]) + text
-    hdr = struct.pack("<IBIIIH", 0, 29, server_id, size, 0, 0x80)
-    ev = hdr + body
-    return with_checksum(ev) if checksum else ev
+    return encode_event(EventType.ROWS_QUERY_LOG_EVENT, encode_rows_query(RowsQueryEvent(text)),
+                        server_id=server_id, flags=0x80, checksum=checksum)
 
 
-def _tlv_int(code: int, value: int) -> bytes:
-    v = lenenc_int(value)
-    return lenenc_int(code) + lenenc_int(len(v)) + v
+def _is_commit(ev: bytes, checksum: bool) -> bool:
+    """Does this event end a transaction (XID, or a QUERY other than BEGIN)?"""
+    if ev[4] == EventType.XID_EVENT:
+        return True
+    if ev[4] != EventType.QUERY_EVENT:
+        return False
+    body = decode_stored(ev, checksum).body
+    return body is not None and body.query.strip().upper() != "BEGIN"
 
 
 def compress_transactions(stream: EventStream) -> None:
     """Wrap every GTID transaction's events (after the GTID) into a TRANSACTION_PAYLOAD."""
-    import zstandard
-
-    cctx = zstandard.ZstdCompressor()
     for f in stream.files:
         out: list[bytes] = []
         txn: list[bytes] | None = None
@@ -180,21 +186,16 @@ def compress_transactions(stream: EventStream) -> None:
             if txn is None:
                 out.append(ev)
                 continue
-            inner = ev[:-4] if f.checksum else ev
-            b = bytearray(inner)
-            struct.pack_into("<I", b, 9, len(b))
-            struct.pack_into("<I", b, 13, 0)
-            txn.append(bytes(b))
-            if t == 16 or (t == 2 and b"BEGIN" not in ev[HEADER_LEN:HEADER_LEN + 64]):
-                raw = b"".join(txn)
-                comp = cctx.compress(raw)
-                head = _tlv_int(1, len(comp)) + _tlv_int(2, 0) + _tlv_int(3, len(raw)) + b"\0"
-                body = head + comp
-                size = HEADER_LEN + len(body) + (4 if f.checksum else 0)
-                hdr = struct.pack("<IBIIIH", struct.unpack_from("<I", ev, 0)[0], 40,
-                                  _server_id(ev), size, 0, 0)
-                pe = hdr + body
-                out.append(with_checksum(pe) if f.checksum else pe)
+            # inside the payload: no checksum, log_pos 0
+            h = peek_header(ev)
+            body = ev[HEADER_LEN:len(ev) - 4 if f.checksum else len(ev)]
+            h.event_size, h.log_pos = HEADER_LEN + len(body), 0
+            txn.append(encode_header(h) + body)
+            if _is_commit(ev, f.checksum):
+                out.append(encode_event(EventType.TRANSACTION_PAYLOAD_EVENT,
+                                        encode_transaction_payload(b"".join(txn)),
+                                        timestamp=h.timestamp, server_id=h.server_id,
+                                        checksum=f.checksum))
                 txn = None
         if txn:
             out.extend(txn)

@@ -20,20 +20,28 @@ from __future__ import annotations
 
 import bisect
 import gzip
-import json
-import struct
+import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, crc32
-from binlogscope.wire.binlog.types import EventType
-from mock_master.framing import event_types, index_events, max_event_size
+import orjson
 
-_HDR = struct.Struct("<IBIIIH")
-_U32 = struct.Struct("<I")
-_U64 = struct.Struct("<Q")
+from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.control_events import RotateEvent
+from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.binlog.dump_frames import event_types, index_events, max_event_size
+from binlogscope.wire.binlog.encode_events import (
+    add_crc32,
+    encode_event,
+    encode_header,
+    encode_rotate,
+)
+from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
+from binlogscope.wire.binlog.types import ChecksumAlg, EventType
+from mock_master.runlog import dumps_json
 
 FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 ROTATE = int(EventType.ROTATE_EVENT)
@@ -51,64 +59,65 @@ class SourceError(Exception):
 
 
 # ------------------------------------------------------------------------------- event helpers
+def decode_stored(ev: bytes, checksum: bool) -> DecodedEvent:
+    """One stored event through binlogscope's decoder (no tree; a TABLE_MAP or FDE in its own
+    context): the mock master reads events only this way."""
+    ctx = DecodeContext(checksum_alg=ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32 if checksum
+                        else ChecksumAlg.BINLOG_CHECKSUM_ALG_OFF, fde_seen=True,
+                        verify_checksums=False)
+    return decode_event(ev, ctx, record=False)
+
+
 def event_type(ev: bytes) -> int:
     return ev[4]
 
 
 def event_log_pos(ev: bytes) -> int:
-    return int(_U32.unpack_from(ev, 13)[0])
+    return peek_header(ev).log_pos
 
 
 def fde_checksum(fde: bytes) -> bool:
-    """Does this FORMAT_DESCRIPTION announce CRC32 (alg byte before the trailer)?"""
-    ver = fde[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\0", 1)[0].decode("ascii", "replace")
-    if not _has_alg_byte(ver):
-        return False
-    return fde[-5] == 1
-
-
-def _has_alg_byte(server_version: str) -> bool:
-    """Servers from MySQL 5.6.1 / MariaDB 5.3 put a checksum-alg byte at the end of the FDE."""
-    nums: list[int] = []
-    for part in server_version.split("-")[0].split(".")[:3]:
-        digits = "".join(c for c in part if c.isdigit())
-        nums.append(int(digits) if digits else 0)
-    while len(nums) < 3:
-        nums.append(0)
-    if "mariadb" in server_version.lower():
-        return tuple(nums) >= (5, 3, 0)
-    return tuple(nums) >= (5, 6, 1)
+    """Does this FORMAT_DESCRIPTION announce CRC32?"""
+    body = decode_stored(fde, False).body
+    return body is not None and body.checksum_alg == ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32
 
 
 def with_checksum(body_and_header: bytes | bytearray) -> bytes:
     """Append the CRC32 of ``body_and_header`` (whose event_size must already count it)."""
-    return bytes(body_and_header) + _U32.pack(crc32(body_and_header))
+    return add_crc32(body_and_header)
+
+
+def rewrite_header(ev: bytes, checksum: bool, *, log_pos: int | None = None,
+                   flags: int | None = None, strip: bool = False) -> bytes:
+    """A copy of a stored event with another header ``log_pos``/``flags`` (the header
+    re-encoded, the CRC32 recomputed when there is one); ``strip``: without the CRC32."""
+    h = peek_header(ev)
+    body = ev[HEADER_LEN:len(ev) - 4 if checksum else len(ev)]
+    if log_pos is not None:
+        h.log_pos = log_pos
+    if flags is not None:
+        h.flags = flags
+    if strip:
+        checksum = False
+        if h.type_code == FDE:
+            body = body[:-1] + b"\0"  # checksum alg byte: OFF
+    h.event_size = HEADER_LEN + len(body) + (4 if checksum else 0)
+    out = encode_header(h) + body
+    return add_crc32(out) if checksum else out
 
 
 def set_log_pos(ev: bytes, log_pos: int, checksum: bool, *, flags: int | None = None) -> bytes:
     """A copy with another ``log_pos`` (and flags), the CRC32 recomputed when there is one."""
-    b = bytearray(ev)
-    _U32.pack_into(b, 13, log_pos)
-    if flags is not None:
-        struct.pack_into("<H", b, 17, flags)
-    if checksum:
-        _U32.pack_into(b, len(b) - 4, crc32(b[:-4]))
-    return bytes(b)
+    return rewrite_header(ev, checksum, log_pos=log_pos, flags=flags)
 
 
 def strip_checksum(ev: bytes) -> bytes:
-    """The event without its 4-byte CRC32 (event_size adjusted)."""
-    b = bytearray(ev[:-4])
-    _U32.pack_into(b, 9, len(b))
-    if b[4] == FDE:
-        b[-1] = 0  # checksum alg byte: OFF
-    return bytes(b)
+    """The event without its 4-byte CRC32 (event_size adjusted; an FDE says OFF)."""
+    return rewrite_header(ev, True, strip=True)
 
 
 def recompute_checksum(ev: bytes | bytearray) -> bytes:
-    b = bytearray(ev)
-    _U32.pack_into(b, len(b) - 4, crc32(b[:-4]))
-    return bytes(b)
+    return add_crc32(bytes(ev[:-4]))
 
 
 def corrupt_checksum(ev: bytes) -> bytes:
@@ -122,7 +131,7 @@ class BinlogFile:
     """One binlog file: its name and events (exact bytes), in file order starting at offset 4.
 
     A file read from disk stays the file's bytes (``data``) plus the start offset of every event
-    (``starts``, found once by :func:`~mock_master.framing.index_events`): dumps frame events
+    (``starts``, found once by ``wire.binlog.dump_frames.index_events``): dumps frame events
     straight from it, nothing is copied or decoded. ``events`` (a list of bytes) is built from
     it the first time someone asks for it, e.g. a transform that changes events; from then on
     the list is the file (``data`` is dropped).
@@ -324,20 +333,17 @@ class EventStream:
     def gtids(self) -> list[GtidMark]:
         """Where each transaction starts (MariaDB and MySQL GTID events), in stream order."""
         if self._gtids is None:
-            import uuid
-
             out: list[GtidMark] = []
             for fi, f in enumerate(self.files):
                 for ei, ev in f.select((MARIA_GTID, MYSQL_GTID)):
+                    g: Any = decode_stored(ev, f.checksum).body
+                    if g is None:
+                        continue
                     if ev[4] == MARIA_GTID:
-                        seq, dom = struct.unpack_from("<QI", ev, HEADER_LEN)
-                        sid = int(_U32.unpack_from(ev, 5)[0])
-                        out.append(GtidMark(fi, ei, f"{dom}-{sid}-{seq}", dom, sid, seq))
-                    elif len(ev) >= HEADER_LEN + 25:
-                        sid_b = ev[HEADER_LEN + 1:HEADER_LEN + 17]
-                        gno = int(_U64.unpack_from(ev, HEADER_LEN + 17)[0])
-                        out.append(GtidMark(fi, ei, f"{uuid.UUID(bytes=sid_b)}:{gno}",
-                                            seq=gno))
+                        out.append(GtidMark(fi, ei, g.gtid, g.domain_id, g.server_id,
+                                            g.seq_no))
+                    else:
+                        out.append(GtidMark(fi, ei, g.gtid, seq=g.gno))
             self._gtids = out
         return self._gtids
 
@@ -365,15 +371,12 @@ class EventStream:
             seen: dict[bytes, tuple[tuple[str, str], list[tuple[str, int]]] | None] = {}
             for f in self.files:
                 for _ei, ev in f.select((int(EventType.TABLE_MAP_EVENT),)):
-                    # the same table map again (its table id on): parsed once
+                    # the same table map again (its table id on): decoded once
                     body = ev[HEADER_LEN + 6:len(ev) - 4 if f.checksum else len(ev)]
                     if body in seen:
                         names = seen[body]
                     else:
-                        try:
-                            names = table_map_names(ev, f.checksum)
-                        except (IndexError, ValueError, struct.error):
-                            names = None
+                        names = table_map_names(ev, f.checksum)
                         seen[body] = names
                     if names is not None:
                         tables[names[0]] = names[1]
@@ -394,15 +397,16 @@ class EventStream:
     def server_id(self) -> int | None:
         for f in self.files:
             if f.count:
-                return int(_U32.unpack_from(f.event(0), 5)[0])
+                return peek_header(f.event(0)).server_id
         return None
 
     @property
     def server_version(self) -> str | None:
         for f in self.files:
             fde = f.fde
-            if fde is not None:
-                return fde[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\0", 1)[0].decode()
+            body = decode_stored(fde, False).body if fde is not None else None
+            if body is not None:
+                return str(body.server_version)
         return None
 
     @property
@@ -430,63 +434,23 @@ class EventStream:
 
 
 def _query_text(ev: bytes, checksum: bool) -> str:
-    try:
-        db_len = ev[HEADER_LEN + 8]
-        sv_len = struct.unpack_from("<H", ev, HEADER_LEN + 11)[0]
-        start = HEADER_LEN + 13 + sv_len + db_len + 1
-        end = len(ev) - (4 if checksum else 0)
-        return ev[start:end].decode("utf-8", "replace")
-    except (IndexError, struct.error):
-        return ""
-
-
-def _lenenc(b: bytes, p: int) -> tuple[int, int]:
-    c = b[p]
-    if c < 251:
-        return c, p + 1
-    if c == 252:
-        return int.from_bytes(b[p + 1:p + 3], "little"), p + 3
-    if c == 253:
-        return int.from_bytes(b[p + 1:p + 4], "little"), p + 4
-    return int.from_bytes(b[p + 1:p + 9], "little"), p + 9
-
-
-_META_LEN = {4: 1, 5: 1, 15: 2, 16: 2, 246: 2, 247: 2, 248: 2, 252: 1, 253: 2, 254: 2,
-             17: 1, 18: 1, 19: 1, 245: 1, 255: 1}
+    body = decode_stored(ev, checksum).body
+    return str(body.query) if body is not None else ""
 
 
 def table_map_names(ev: bytes, checksum: bool
                     ) -> tuple[tuple[str, str], list[tuple[str, int]]] | None:
     """(schema, table) and the columns of a TABLE_MAP: (name, type code); names come from FULL
     row metadata (``col_N`` without it)."""
-    end = len(ev) - (4 if checksum else 0)
-    p = HEADER_LEN + 8
-    n = ev[p]
-    schema = ev[p + 1:p + 1 + n].decode("utf-8", "replace")
-    p += n + 2
-    n = ev[p]
-    table = ev[p + 1:p + 1 + n].decode("utf-8", "replace")
-    p += n + 2
-    ncols, p = _lenenc(ev, p)
-    types = list(ev[p:p + ncols])
-    p += ncols
-    mlen, p = _lenenc(ev, p)
-    p += mlen
-    p += (ncols + 7) // 8
-    names: list[str] = []
-    while p < end:
-        t = ev[p]
-        ln, q = _lenenc(ev, p + 1)
-        if t == 4:  # COLUMN_NAME
-            r = q
-            while r < q + ln:
-                k, r = _lenenc(ev, r)
-                names.append(ev[r:r + k].decode("utf-8", "replace"))
-                r += k
-        p = q + ln
-    if len(names) != ncols:
-        names = [f"col_{i + 1}" for i in range(ncols)]
-    return (schema, table), list(zip(names, types, strict=True))
+    d = decode_stored(ev, checksum)
+    tm = d.body
+    if tm is None or d.error is not None:
+        return None
+    cols = tm.columns
+    names = [c.name for c in cols]
+    if any(n is None for n in names):
+        names = [f"col_{i + 1}" for i in range(len(cols))]
+    return (tm.schema, tm.table), [(str(n), c.type) for n, c in zip(names, cols, strict=True)]
 
 
 def split_events(data: bytes, name: str) -> BinlogFile:
@@ -598,7 +562,7 @@ def stream_from_dump(events: Iterable[bytes]) -> EventStream:
     cur: list[bytes] | None = None
     for ev in events:
         t = ev[4]
-        flags = struct.unpack_from("<H", ev, 17)[0]
+        flags = peek_header(ev).flags
         if t in (int(EventType.HEARTBEAT_LOG_EVENT), int(EventType.HEARTBEAT_LOG_EVENT_V2)):
             continue
         if t == ROTATE:
@@ -622,20 +586,20 @@ def stream_from_dump(events: Iterable[bytes]) -> EventStream:
     for f in files:
         fde = f.fde
         f.checksum = fde_checksum(fde) if fde is not None else False
-        fix = bytearray(f.events[0])
-        struct.pack_into("<H", fix, 17, struct.unpack_from("<H", fix, 17)[0] & ~FLAG_IN_USE)
-        f.events[0] = bytes(fix)
+        first = f.events[0]
+        f.events[0] = rewrite_header(first, f.checksum,
+                                     flags=peek_header(first).flags & ~FLAG_IN_USE)
     stream = EventStream(files)
     rebase(stream)
     return stream
 
 
 def _rotate_name(ev: bytes) -> str:
-    body = ev[HEADER_LEN + 8:]
-    # the trailer may be a CRC32 (MariaDB checksums the fake ROTATE too): drop it if it matches
-    if len(ev) >= HEADER_LEN + 12 and crc32(ev[:-4]) == _U32.unpack_from(ev, len(ev) - 4)[0]:
-        body = ev[HEADER_LEN + 8:-4]
-    return body.decode("utf-8", "replace")
+    # the trailer may be a CRC32 (MariaDB checksums the fake ROTATE too): it is one if it matches
+    crc = (len(ev) >= HEADER_LEN + 12
+           and zlib.crc32(ev[:-4]) == int.from_bytes(ev[-4:], "little"))
+    body = decode_stored(ev, crc).body
+    return str(body.next_log_name) if body is not None else ""
 
 
 # ------------------------------------------------------------------------------- recordings
@@ -644,12 +608,12 @@ RECORDING_FORMAT = "binlogscope-mock-master-recording/1"
 
 def save_recording(stream: EventStream, path: str | Path) -> None:
     """Write a stream as a JSON-lines recording (header line, then one line per event)."""
-    with Path(path).open("w", encoding="utf-8") as out:
-        out.write(json.dumps({"format": RECORDING_FORMAT,
-                              "files": [f.name for f in stream.files]}) + "\n")
+    with Path(path).open("wb") as out:
+        out.write(dumps_json({"format": RECORDING_FORMAT,
+                              "files": [f.name for f in stream.files]}) + b"\n")
         for f in stream.files:
             for ev in f.events:
-                out.write(json.dumps({"file": f.name, "hex": ev.hex()}) + "\n")
+                out.write(dumps_json({"file": f.name, "hex": ev.hex()}) + b"\n")
 
 
 def load_recording(path: str | Path) -> EventStream:
@@ -671,8 +635,8 @@ def load_recording(path: str | Path) -> EventStream:
     if not lines:
         raise SourceError(f"{p}: empty recording")
     try:
-        head = json.loads(lines[0])
-    except json.JSONDecodeError:
+        head = orjson.loads(lines[0])
+    except orjson.JSONDecodeError:
         head = {}
     if head.get("format") != RECORDING_FORMAT:
         raise SourceError(f"{p}: not a mock-master recording (first line must name "
@@ -683,10 +647,10 @@ def load_recording(path: str | Path) -> EventStream:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = orjson.loads(line)
             ev = bytes.fromhex(obj["hex"])
             name = str(obj["file"])
-        except (json.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
+        except (orjson.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
             raise SourceError(f"{p}:{n}: bad recording line: {exc}") from None
         if name not in by_name:
             by_name[name] = []
@@ -756,11 +720,8 @@ def split_file(stream: EventStream, file_index: int, event_index: int, new_name:
     if fde is None:
         raise SourceError(f"{f.name}: no FORMAT_DESCRIPTION to start the new file with")
     head, tail = f.events[:event_index], f.events[event_index:]
-    sid = int(_U32.unpack_from(fde, 5)[0])
-    rot_body = _U64.pack(4) + new_name.encode()
-    size = HEADER_LEN + len(rot_body) + (4 if f.checksum else 0)
-    rot = _HDR.pack(0, ROTATE, sid, size, 0, 0) + rot_body
-    rot = with_checksum(rot) if f.checksum else rot
+    rot = encode_event(ROTATE, encode_rotate(RotateEvent(4, new_name)),
+                       server_id=peek_header(fde).server_id, checksum=f.checksum)
     f.events = [*head, rot]
     new = BinlogFile(new_name, [fde, *tail], f.checksum)
     stream.files.insert(file_index + 1, new)

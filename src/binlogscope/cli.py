@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from binlogscope import __version__
 from binlogscope.cli_live import add_live_connection_options, add_live_parser, cmd_live
 from binlogscope.cli_pcap import add_pcap_parser, cmd_pcap
+from binlogscope.cli_plugins import add_plugin_parsers, run_demo, run_plugin
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
 from binlogscope.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.filter import event_table
@@ -43,13 +44,6 @@ def _bundled_capture() -> Path | None:
             if files:
                 return files[0]
     return None
-
-
-def _has_mock_master() -> bool:
-    """``binlogscope demo`` opens the live TUI over the in-process mock master when it exists."""
-    import importlib.util
-
-    return importlib.util.find_spec("mock_master") is not None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,23 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_export_parsers(sub)
 
     add_live_parser(sub)
-    _add_mock_parser(sub)
+    add_plugin_parsers(sub)  # subcommands of installed packages (mock-master)
     add_pcap_parser(sub)
 
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"{what} - not built yet")
         sp.add_argument("args", nargs=argparse.REMAINDER)
     return p
-
-
-def _add_mock_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    try:
-        from binlogscope.cli_mock import add_mock_parser
-    except ImportError:  # the mock_master package is not installed
-        sp = sub.add_parser("mock-master", help="a scriptable mock primary (not installed)")
-        sp.add_argument("args", nargs=argparse.REMAINDER)
-        return
-    add_mock_parser(sub)
 
 
 def _filter_table(events: Iterable[DecodedEvent], pattern: re.Pattern[str] | None
@@ -430,11 +414,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
                 brief=getattr(args, "brief", False), start_position=None, stop_position=None,
                 table=None, plain=getattr(args, "plain", False))
             tui = _wants_tui(ns, out)
-            if not getattr(args, "file", False) and _has_mock_master():
-                from binlogscope.cli_mock import demo_session
-
-                return demo_session(cap, out, err, plain=not tui, json_output=ns.json,
-                                    brief=ns.brief)
+            if not getattr(args, "file", False):  # the live demo, when one is installed
+                rc = run_demo(cap, out, err, plain=not tui, json_output=ns.json, brief=ns.brief)
+                if rc is not None:
+                    return rc
             if tui:
                 return _run_tui(ns, err)
             return _cmd_file(ns, out, err)
@@ -444,14 +427,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return _cmd_analyze(args, out, err)
         if args.command == "live":
             return cmd_live(args, out, err)
-        if args.command == "mock-master":
-            if not hasattr(args, "binlog"):
-                print(f"{PROG}: mock-master: the mock_master package is not installed",
-                      file=err)
-                return 2
-            from binlogscope.cli_mock import cmd_mock
-
-            return cmd_mock(args, out, err)
+        rc = run_plugin(args.command, args, out, err)
+        if rc is not None:
+            return rc
         if args.command == "pcap":
             return cmd_pcap(args, out, err)
         if args.command in _PENDING:

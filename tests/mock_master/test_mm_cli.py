@@ -26,7 +26,8 @@ def test_port_zero_prints_the_port_and_serves(cmd: list[str], tmp_path: Path) ->
     log = tmp_path / "run.json"
     proc = subprocess.Popen([*cmd, "--binlog", str(CAPTURE), "--port", "0", "--log", str(log)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+                            cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{REPO}"})
     try:
         assert proc.stdout is not None
         head = proc.stdout.readline()
@@ -82,3 +83,26 @@ def test_the_pytest_fixture(mock_master: object, tmp_path: Path) -> None:
     assert c.get_server_info() == "8.0.45"
     c.close()
     assert mm.log.clients[0].queries[-1] == "SELECT @@server_id"
+
+
+def test_binlogscope_never_imports_the_mock_master() -> None:
+    """The mock master plugs its commands into binlogscope (entry points), never the reverse."""
+    import ast
+
+    src = Path(__file__).resolve().parents[2] / "src" / "binlogscope"
+    offenders = []
+    for path in src.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == "mock_master" or n.startswith("mock_master.") for n in names):
+                offenders.append(f"{path.relative_to(src)}:{node.lineno}")
+    assert not offenders
+
+
+def test_mock_master_registers_its_commands() -> None:
+    from binlogscope.cli_plugins import command_plugins, demo_runner
+    from mock_master.cli import MOCK_MASTER, demo_session
+
+    assert command_plugins()["mock-master"] is MOCK_MASTER
+    assert demo_runner() is demo_session

@@ -1,5 +1,5 @@
-"""The serving hot path (mock_master.framing): the event index and the dump framing, numpy paths
-against the plain sequential ones, and a big binlog file served straight from its bytes."""
+"""The serving hot path (``wire.binlog.dump_frames``): the event index and the dump framing
+against their definitions, and a big binlog file served straight from its bytes."""
 
 from __future__ import annotations
 
@@ -12,12 +12,11 @@ from typing import Any
 import pytest
 from test_mm_server import _raw_dump
 
-from mock_master import framing
+from binlogscope.wire.binlog import dump_frames
+from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
 from mock_master.builder import EventBuilder
 from mock_master.scenarios import BinlogSource, Scenario
 from mock_master.sources import load_binlog_files
-
-needs_numpy = pytest.mark.skipif(not framing.have_numpy(), reason="numpy paths only")
 
 
 def _binlog(sizes: list[int], *, sid: int = 1, other_sid_every: int = 0,
@@ -41,10 +40,17 @@ def _binlog(sizes: list[int], *, sid: int = 1, other_sid_every: int = 0,
     return bytes(out + tail)
 
 
-def _check_index(data: bytes) -> None:
-    got = framing.index_events(data)
-    want = framing.index_events(data, vectorized=False)
-    assert list(got[0]) == list(want[0]) and got[1] == want[1]
+def _walk(data: bytes) -> tuple[list[int], int]:
+    """The event starts by reading one header after the other (the definition)."""
+    out: list[int] = []
+    pos = 4
+    while pos + 19 <= len(data):
+        size = struct.unpack_from("<I", data, pos + 9)[0]
+        if size < 19 or pos + size > len(data):
+            break
+        out.append(pos)
+        pos += size
+    return out, pos
 
 
 def _sizes(n: int, seed: int = 1) -> list[int]:
@@ -53,43 +59,55 @@ def _sizes(n: int, seed: int = 1) -> list[int]:
             for _ in range(n)]
 
 
-@needs_numpy
 @pytest.mark.parametrize("kw", [
     {},
     {"other_sid_every": 7},
-    {"other_sid_every": 500},  # a server id the first events do not have: walked one by one
     {"zero_log_pos_every": 5},
     {"fake_header_in": 3},
     {"tail": b"\x01\x02\x03"},  # a torn last header
     {"tail": struct.pack("<IBIIIH", 0, 2, 1, 500, 0, 0) + b"x" * 100},  # event past the end
 ])
-def test_index_matches_the_sequential_walk(kw: dict[str, Any]) -> None:
+def test_index_is_the_chain_of_event_sizes(kw: dict[str, Any]) -> None:
     sizes = _sizes(2000)
     if "fake_header_in" in kw:
         sizes[3] = 400
-    _check_index(_binlog(sizes, **kw))
+    data = _binlog(sizes, **kw)
+    starts, end = dump_frames.index_events(data)
+    assert (list(starts), end) == _walk(data)
+    assert len(starts) == len(sizes)
 
 
-@needs_numpy
 def test_index_of_a_real_binlog() -> None:
     data = (Path(__file__).resolve().parents[2] / "captures"
             / "mariadb-10.11-workload.000001").read_bytes()
-    got = framing.index_events(data + bytes(1 << 16), vectorized=True)  # long enough for numpy
-    want = framing.index_events(data, vectorized=False)
-    assert list(got[0]) == list(want[0]) and got[1] == want[1] == len(data)
+    starts, end = dump_frames.index_events(data)
+    assert (list(starts), end) == _walk(data)
+    assert end == len(data)
+    assert dump_frames.event_types(data, starts) == bytes(data[p + 4] for p in starts)
+    assert dump_frames.max_event_size(starts, end) == max(
+        b - a for a, b in zip(starts, [*starts[1:], end], strict=True))
 
 
-@needs_numpy
 @pytest.mark.parametrize("seq", [0, 1, 200])
-def test_numpy_framing_equals_the_plain_loop(seq: int) -> None:
+def test_framing_is_one_packet_per_event(seq: int) -> None:
     data = _binlog(_sizes(3000, seed=seq), tail=b"\0" * 3)
-    starts, end = framing.index_events(data)
-    assert framing._ordered_assignment()
+    starts, end = dump_frames.index_events(data)
+    bounds = [*starts[1:], end]
     for lo, hi in [(0, len(starts)), (0, 1), (5, 1200), (len(starts) - 3, len(starts))]:
-        got, s1 = framing.frame_events(data, starts, lo, hi, end, seq)
-        stop = starts[hi] if hi < len(starts) else end
-        want, s2 = framing._frame_python(data, starts, lo, hi, stop, seq)
-        assert bytes(got) == bytes(want) and s1 == s2 == (seq + hi - lo) & 0xFF
+        got, s1 = dump_frames.frame_events(data, starts, lo, hi, end, seq)
+        want = b"".join(encode_packet(b"\x00" + data[starts[k]:bounds[k]], (seq + k - lo) & 0xFF)
+                        for k in range(lo, hi))
+        assert got == want and s1 == (seq + hi - lo) & 0xFF
+        evs = [data[starts[k]:bounds[k]] for k in range(lo, hi)]
+        assert dump_frames.frame_event_list(evs, seq) == (want, hi - lo, s1)
+
+
+def test_an_event_of_16_mib_is_split() -> None:
+    ev = struct.pack("<IBIIIH", 0, 29, 1, MAX_PAYLOAD + 10, 0, 0) + bytes(MAX_PAYLOAD + 10 - 19)
+    data = b"\xfebin" + ev
+    starts, end = dump_frames.index_events(data)
+    got, seq = dump_frames.frame_events(data, starts, 0, 1, end, 7)
+    assert got == encode_packet(b"\x00" + ev, 7) and seq == 9
 
 
 def _big_stream_file(tmp: Path) -> Path:

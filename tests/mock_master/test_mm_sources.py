@@ -78,7 +78,7 @@ def test_builder_values_round_trip_through_the_decoder() -> None:
     assert rows[0]["after"] == {
         "id": 1, "u": 18446744073709551615, "v": "héllo", "c": "abc", "d": "-12345678.91",
         "f": 1.5, "at": "2024-01-02 03:04:05.678", "tm": "-01:02:03.45", "dd": "2024-02-29",
-        "y": 2024, "bl": "\x00\x01", "s": -32768, "m": -8388608, "ti": 255, "fl": 0.25}
+        "y": 2024, "bl": b"\x00\x01", "s": -32768, "m": -8388608, "ti": 255, "fl": 0.25}
     assert set(rows[1]["after"].values()) == {2, None}
 
 

@@ -336,3 +336,17 @@ def test_event_sizes_and_positions(checksum: bool) -> None:
                              checksum=checksum)
     ev = decode_event(raw, context(checksum=checksum))
     assert ev.header == EventHeader(5, EventType.XID_EVENT, 9, len(raw), 1234, 0)
+
+
+@pytest.mark.parametrize("ctype", [0, 255])
+def test_transaction_payload(ctype: int) -> None:
+    from binlogscope.wire.binlog.encode_events import encode_transaction_payload
+
+    ctx = context(MYSQL, checksum=False)
+    inner = (encode_value_event(XidEvent(1), checksum=False)
+             + encode_value_event(XidEvent(2), checksum=False))
+    ev = decode_event(encode_event(EventType.TRANSACTION_PAYLOAD_EVENT,
+                                   encode_transaction_payload(inner, ctype), checksum=False), ctx)
+    assert ev.error is None, ev.error
+    assert ev.body.uncompressed == inner
+    assert [e.body for e in ev.body.events] == [XidEvent(1), XidEvent(2)]

@@ -301,6 +301,27 @@ def encode_previous_gtids(v: PreviousGtidsEvent) -> bytes:
     return out
 
 
+def encode_transaction_payload(uncompressed: bytes, compression_type: int = 0) -> bytes:
+    """TRANSACTION_PAYLOAD body (MySQL 8.0.20+) holding the events ``uncompressed`` (each
+    without a checksum, log_pos 0): payload_size, compression_type, uncompressed_size TLVs,
+    the end mark, then the payload (zstd for type 0, as is for 255 NONE)."""
+    if compression_type == 0:
+        import zstandard
+
+        payload = zstandard.ZstdCompressor().compress(uncompressed)
+    elif compression_type == 255:
+        payload = uncompressed
+    else:
+        raise ValueError(f"compression type {compression_type} has no encoder")
+
+    def tlv(code: int, value: int) -> bytes:
+        v = lenenc_int(value)
+        return lenenc_int(code) + lenenc_int(len(v)) + v
+
+    return (tlv(1, len(payload)) + tlv(2, compression_type) + tlv(3, len(uncompressed))
+            + b"\x00" + payload)
+
+
 #: value type -> (event type code, body encoder) for the events whose code the value decides
 EVENT_ENCODERS: dict[type, tuple[int, Callable[[Any], bytes]]] = {
     FormatDescriptionEvent: (EventType.FORMAT_DESCRIPTION_EVENT, encode_format_description),

@@ -49,9 +49,11 @@ def _int_le(v: int, size: int, unsigned: bool) -> bytes:
 
 
 def _text_bytes(v: Any, collation: int | None) -> bytes:
+    """Bytes of a character value: bytes as they are, text in the collation's charset (UTF-8
+    for the binary charset)."""
     if isinstance(v, bytes | bytearray | memoryview):
         return bytes(v)
-    codec = codec_for(collation) or "latin1"
+    codec = codec_for(collation) or "utf-8"
     return str(v).encode(codec, "surrogateescape")
 
 
@@ -88,7 +90,7 @@ def _datetime_parts(v: Any) -> tuple[int, int, int, int, int, int, int]:
         return v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond
     if isinstance(v, dt.date):
         return v.year, v.month, v.day, 0, 0, 0, 0
-    day, _, tod = str(v).partition(" ")
+    day, _, tod = str(v).replace("T", " ").partition(" ")
     y, m, d = _date_parts(day)
     whole, us = _split_frac(tod or "00:00:00")
     hh, mi, ss = (int(x) for x in whole.split(":"))
@@ -102,6 +104,8 @@ def _time_parts(v: Any) -> tuple[bool, int, int]:
         neg = total < 0
         secs, us = divmod(abs(total), 1_000_000)
         return neg, secs, us
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return _time_parts(dt.timedelta(seconds=v))
     text = str(v)
     neg = text.startswith("-")
     whole, us = _split_frac(text.lstrip("-"))
@@ -341,7 +345,7 @@ def encode_value(col: ColumnInfo, v: Any, *, mariadb: bool = False) -> bytes:
     if t in (T.MYSQL_TYPE_VARCHAR, T.MYSQL_TYPE_VAR_STRING):
         return _length_prefixed(_text_bytes(v, col.charset), 2 if col.meta > 255 else 1)
     if t in BLOB_TYPES:
-        data = bytes(v) if col.charset is None else _text_bytes(v, col.charset)
+        data = _text_bytes(v, col.charset)
         return _length_prefixed(data, col.meta or 2)
     if t == T.MYSQL_TYPE_JSON:
         if mariadb:

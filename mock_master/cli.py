@@ -1,7 +1,10 @@
-"""``binlogscope mock-master`` and the in-process demo session (``binlogscope demo``).
+"""The mock master's subcommands in the ``binlogscope`` command line.
 
-The mock master lives in the top-level ``mock_master`` package, which depends on binlogscope;
-it is imported lazily here so binlogscope itself never needs it.
+``binlogscope`` finds them through entry points (see :mod:`binlogscope.cli_plugins`), declared
+in pyproject.toml: :data:`MOCK_MASTER` (group ``binlogscope.commands``) is
+``binlogscope mock-master`` - the same options as ``mock-master serve`` - and
+:func:`demo_session` (group ``binlogscope.demo``) is what ``binlogscope demo`` runs. Importing
+this module is cheap: the server is imported when a command runs.
 """
 
 from __future__ import annotations
@@ -9,25 +12,32 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 PROG = "binlogscope"
 
 
-def add_mock_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "mock-master", help="a scriptable mock primary that replays binlogs to real clients",
-        description="Serve binlog files, captures or recordings to real replication clients "
-        "(replicas, CDC connectors), with scripted faults. Same as `python -m mock_master`.")
-    from mock_master.__main__ import add_serve_arguments
+class MockMasterCommand:
+    """``binlogscope mock-master``: serve a scenario (``mock-master serve`` options)."""
 
-    add_serve_arguments(p)
+    name = "mock-master"
+    help = "a scriptable mock primary that replays binlogs to real clients"
+    description = ("Serve binlog files, captures or recordings to real replication clients "
+                   "(replicas, CDC connectors), with scripted faults. Same as "
+                   "`python -m mock_master`.")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from mock_master.__main__ import add_serve_arguments
+
+        add_serve_arguments(parser)
+
+    def run(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        from mock_master.__main__ import run_serve
+
+        return run_serve(args, out, err, prog=f"{PROG} mock-master")
 
 
-def cmd_mock(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mock_master.__main__ import run_serve
-
-    return run_serve(args, out, err, prog=f"{PROG} mock-master")
+MOCK_MASTER = MockMasterCommand()
 
 
 def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | None = None,

@@ -1,0 +1,462 @@
+"""One mock-master client connection: handshake, authentication, commands, queries.
+
+Each connection is a loop around binlogscope's sans-IO :class:`~binlogscope.session.Session`
+(role SOURCE): the client's bytes go in, its packets come out decoded (handshake response,
+queries, COM_REGISTER_SLAVE, COM_BINLOG_DUMP(_GTID), semi-sync ACKs), and the answers are
+encoded by ``Session.send``. A dump is served by :class:`mock_master.dump.Dump`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import ssl
+import time
+from typing import TYPE_CHECKING, Any
+
+from binlogscope.events import PacketDecoded, Peer, Phase, Role, SequenceMismatch
+from binlogscope.session import Session
+from binlogscope.wire import auth
+from binlogscope.wire.commands import (
+    ComBinlogDump,
+    ComBinlogDumpGtid,
+    ComQuery,
+    ComRegisterSlave,
+    SimpleCommand,
+)
+from binlogscope.wire.constants import CapabilityFlag, Command, MariaDbCapability, StatusFlag
+from binlogscope.wire.framing import MAX_PAYLOAD
+from binlogscope.wire.handshake import (
+    AuthMoreData,
+    AuthSwitchRequest,
+    AuthSwitchResponse,
+    ErrPacket,
+    HandshakeResponse41,
+    HandshakeV10,
+    OkPacket,
+    SslRequest,
+)
+from binlogscope.wire.replication import SemiSyncAck
+from mock_master.answers import Answer, QueryContext
+from mock_master.faults import Action
+from mock_master.runlog import ClientLog, Closed
+from mock_master.scenarios import User
+
+if TYPE_CHECKING:
+    from mock_master.server import MockMaster
+
+CAP = CapabilityFlag
+# what a real MariaDB 10.11 greeting advertises (compression left out: not spoken here)
+_MARIADB_CAPS = 0x81FFF7FE & ~int(CAP.CLIENT_COMPRESS)
+_MYSQL_CAPS = (0xFFFFFFFF & ~int(CAP.CLIENT_COMPRESS) & ~int(CAP.CLIENT_SSL)
+               & ~(1 << 26)  # CLIENT_ZSTD_COMPRESSION_ALGORITHM
+               & ~(1 << 25)  # CLIENT_OPTIONAL_RESULTSET_METADATA
+               & ~(1 << 27)  # CLIENT_QUERY_ATTRIBUTES
+               & ~(1 << 28)  # MULTI_FACTOR_AUTHENTICATION
+               & ~(1 << 29) & ~(1 << 30) & ~(1 << 31))
+_MARIADB_EXT = int(MariaDbCapability.MARIADB_CLIENT_PROGRESS
+                   | MariaDbCapability.MARIADB_CLIENT_STMT_BULK_OPERATIONS)
+ER_ACCESS_DENIED = 1045
+
+
+class Connection:
+    """One client connection: its IO (TLS too), handshake and authentication, commands and
+    queries, and the semi-sync ACKs read while a dump streams."""
+
+    def __init__(self, master: MockMaster, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter, clog: ClientLog, host: str) -> None:
+        self.m = master
+        self.reader = reader
+        self.writer = writer
+        self.log = clog
+        self.host = host
+        self.session = Session(Role.SOURCE, record=False)
+        self.buf = bytearray()
+        self.tls: ssl.SSLObject | None = None
+        self._tls_in: ssl.MemoryBIO | None = None
+        self._tls_out: ssl.MemoryBIO | None = None
+        self.nonce = os.urandom(20).replace(b"\0", b"\x01")
+        self.ctx = QueryContext(host=host)
+        self.registered = False
+        self.closed = False
+        self.queue: asyncio.Queue[PacketDecoded | None] = asyncio.Queue()
+        self._reader_task: asyncio.Task[None] | None = None
+        self.actions: list[Action] = []
+        self.pending_acks: dict[tuple[str, int], float] = {}
+        self.ack_event = asyncio.Event()
+        self.semi_fallback = False
+        self.ack_timeout = master.scenario.ack_timeout
+
+    # ---------------------------------------------------------------- raw IO
+    async def _recv(self) -> bytes:
+        if self.tls is None:
+            return await self.reader.read(65536)
+        assert self._tls_in is not None
+        while True:
+            try:
+                return self.tls.read(65536)
+            except ssl.SSLWantReadError:
+                self._tls_flush()
+                data = await self.reader.read(65536)
+                if not data:
+                    return b""
+                self._tls_in.write(data)
+            except ssl.SSLZeroReturnError:
+                return b""
+
+    def _tls_flush(self) -> None:
+        assert self._tls_out is not None
+        out = self._tls_out.read()
+        if out:
+            self.writer.write(out)
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self.closed:
+            raise Closed("closed")
+        if self.tls is not None:
+            self.tls.write(data)
+            self._tls_flush()
+        else:
+            self.writer.write(data)
+        self.log.bytes_sent += len(data)
+
+    async def drain(self) -> None:
+        try:
+            await self.writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            raise Closed(str(exc)) from None
+
+    def close(self, why: str) -> None:
+        if self.log.closed_by is None:
+            self.log.closed_by = why
+        self.closed = True
+        with contextlib.suppress(Exception):
+            self.writer.close()
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+
+    def finish(self) -> None:
+        now = time.monotonic()
+        for (name, pos), t in list(self.pending_acks.items()):
+            if now - t > 1.0:
+                self.log.violations.append(f"missing ACK: the client never acknowledged "
+                                           f"{name}:{pos}")
+        self.pending_acks.clear()
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+
+    async def _read_frames(self) -> bytes:
+        """The bytes of the next whole logical packet (all its 16 MiB fragments)."""
+        pos = 0
+        while True:
+            while len(self.buf) < pos + 4:
+                data = await self._recv()
+                if not data:
+                    raise Closed("the client closed the connection")
+                self.buf += data
+            n = int.from_bytes(self.buf[pos:pos + 3], "little")
+            while len(self.buf) < pos + 4 + n:
+                data = await self._recv()
+                if not data:
+                    raise Closed("the client closed the connection mid-packet")
+                self.buf += data
+            pos += 4 + n
+            if n < MAX_PAYLOAD:
+                out = bytes(self.buf[:pos])
+                del self.buf[:pos]
+                return out
+
+    async def next_packet(self) -> PacketDecoded:
+        """Feed the next client packet to the session; its PacketDecoded."""
+        while True:
+            frames = await self._read_frames()
+            self.session.receive_data(frames, Peer.CLIENT)
+            got: PacketDecoded | None = None
+            for ev in self.session.events():
+                if isinstance(ev, SequenceMismatch) and ev.direction == Peer.CLIENT:
+                    self.log.violations.append(
+                        f"bad sequence id at client offset {ev.offset}: got {ev.got}, "
+                        f"expected {ev.expected}")
+                elif isinstance(ev, PacketDecoded) and ev.direction == Peer.CLIENT:
+                    got = ev
+            if got is not None:
+                return got
+
+    def send(self, value: Any) -> None:
+        self.write(self.session.send(value))
+
+    # ---------------------------------------------------------------- connection phase
+    async def run(self) -> None:
+        m = self.m
+        caps = _MARIADB_CAPS if m.flavor == "mariadb" else _MYSQL_CAPS
+        if m.ssl_context is None:
+            caps &= ~int(CAP.CLIENT_SSL)
+        else:
+            caps |= int(CAP.CLIENT_SSL)
+        version = m.version
+        if m.flavor == "mariadb" and not version.startswith("5.5.5-") \
+                and version.split(".")[0].isdigit() and int(version.split(".")[0]) >= 10:
+            version = "5.5.5-" + version
+        default_plugin = "mysql_native_password" if m.flavor == "mariadb" \
+            else "caching_sha2_password"
+        self.send(HandshakeV10(version, self.log.id, self.nonce, caps, 45,
+                               int(StatusFlag.SERVER_STATUS_AUTOCOMMIT), default_plugin,
+                               _MARIADB_EXT if m.flavor == "mariadb" else 0))
+        await self.drain()
+        await self._authenticate(default_plugin)
+        await self._command_loop()
+
+    async def _authenticate(self, default_plugin: str) -> None:
+        p = await self.next_packet()
+        v = p.value
+        if isinstance(v, SslRequest) or (p.kind == "ssl_request"):
+            if self.m.ssl_context is None:
+                raise Closed("SSLRequest but TLS is not offered")
+            await self._start_tls()
+            p = await self.next_packet()
+            v = p.value
+        if not isinstance(v, HandshakeResponse41):
+            self.log.violations.append(f"expected a HandshakeResponse41, got {p.kind}")
+            self._deny(None, bool(getattr(v, "auth_response", b"")))
+            raise Closed("bad handshake response")
+        self.log.user = v.username
+        self.ctx.user = v.username
+        self.ctx.database = v.database
+        self.ctx.charset = v.character_set if v.character_set in (8, 33, 45, 46, 63, 83, 224,
+                                                                   255) else 45
+        user = self.m.users.get(v.username)
+        plugin = v.client_plugin_name or default_plugin
+        response = v.auth_response
+        nonce = self.nonce
+        if user is not None and plugin != user.plugin:
+            nonce = os.urandom(20).replace(b"\0", b"\x01")
+            self.send(AuthSwitchRequest(user.plugin, nonce + b"\0"))
+            await self.drain()
+            p = await self.next_packet()
+            if not isinstance(p.value, AuthSwitchResponse):
+                raise Closed("expected an auth switch response")
+            response = p.value.data
+            plugin = user.plugin
+        self.log.auth_plugin = plugin
+        if user is None:
+            self._deny(v.username, bool(response))
+            raise Closed("unknown user")
+        if plugin == "mysql_native_password":
+            ok = response == auth.scramble_native(user.password.encode(), nonce)
+        else:
+            ok = await self._sha2(user, response, nonce)
+        if not ok:
+            self._deny(v.username, bool(response))
+            raise Closed("wrong password")
+        self.log.authenticated = True
+        self.send(OkPacket())
+        await self.drain()
+
+    async def _sha2(self, user: User, response: bytes, nonce: bytes) -> bool:
+        pw = user.password.encode()
+        if not pw:
+            return response in (b"", b"\0")
+        fast = response == auth.scramble_caching_sha2(pw, nonce)
+        if user.name in self.m.sha2_cache:
+            if not fast:
+                return False
+            self.send(AuthMoreData(b"\x03"))
+            return True
+        self.send(AuthMoreData(b"\x04"))  # perform full authentication
+        await self.drain()
+        p = await self.next_packet()
+        data = p.value.data if isinstance(p.value, AuthSwitchResponse) else b""
+        if self.tls is not None:
+            clear = data.rstrip(b"\0")
+        else:
+            if data == b"\x02":
+                from cryptography.hazmat.primitives import serialization
+
+                pem = self.m.rsa_key().public_key().public_bytes(
+                    serialization.Encoding.PEM,
+                    serialization.PublicFormat.SubjectPublicKeyInfo)
+                self.send(AuthMoreData(pem))
+                await self.drain()
+                p = await self.next_packet()
+                data = p.value.data if isinstance(p.value, AuthSwitchResponse) else b""
+            clear = self._rsa_decrypt(data, nonce)
+        if clear != pw:
+            return False
+        self.m.sha2_cache.add(user.name)
+        return True
+
+    def _rsa_decrypt(self, data: bytes, nonce: bytes) -> bytes:
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+
+        try:
+            plain = self.m.rsa_key().decrypt(data, padding.OAEP(
+                mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA1(), label=None))
+        except ValueError:
+            return b"\xff"
+        n = nonce[:20]
+        pw = bytes(c ^ n[i % len(n)] for i, c in enumerate(plain))
+        return pw.rstrip(b"\0")
+
+    def _deny(self, user: str | None, with_password: bool) -> None:
+        msg = (f"Access denied for user '{user or ''}'@'{self.host}' (using password: "
+               f"{'YES' if with_password else 'NO'})")
+        self.log.errors.append(f"ERR {ER_ACCESS_DENIED}: {msg}")
+        with contextlib.suppress(Exception):
+            self.send(ErrPacket(ER_ACCESS_DENIED, msg, "28000"))
+
+    async def _start_tls(self) -> None:
+        assert self.m.ssl_context is not None
+        self._tls_in, self._tls_out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = self.m.ssl_context.wrap_bio(self._tls_in, self._tls_out, server_side=True)
+        if self.buf:  # TLS bytes that arrived with the SSLRequest
+            self._tls_in.write(bytes(self.buf))
+            self.buf.clear()
+        while True:
+            try:
+                tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                out = self._tls_out.read()
+                if out:
+                    self.writer.write(out)
+                    await self.drain()
+                data = await self.reader.read(65536)
+                if not data:
+                    raise Closed("the client closed the connection during TLS") from None
+                self._tls_in.write(data)
+        out = self._tls_out.read()
+        if out:
+            self.writer.write(out)
+        self.tls = tls
+        self.log.tls = True
+        self.session.tls_established()
+
+    # ---------------------------------------------------------------- commands
+    async def _command_loop(self) -> None:
+        while True:
+            p = await self.next_packet()
+            v = p.value
+            if isinstance(v, ComQuery):
+                self._query(v.query)
+            elif isinstance(v, ComRegisterSlave):
+                self.registered = True
+                self.log.register = {"server_id": v.server_id, "hostname": v.hostname,
+                                     "user": v.user, "port": v.port}
+                self.send(OkPacket())
+            elif isinstance(v, ComBinlogDump | ComBinlogDumpGtid):
+                await self._dump(v)
+                if self.session.phase != Phase.COMMAND:
+                    return
+                continue
+            elif isinstance(v, SimpleCommand) and v.command == 0xEF \
+                    and len(v.arguments) >= 8:
+                # a semi-sync ACK that arrived after the dump ended: no reply, as in the stream
+                self.on_ack(SemiSyncAck(int.from_bytes(v.arguments[:8], "little"),
+                                        v.arguments[8:].decode("utf-8", "replace")))
+                continue
+            elif isinstance(v, SimpleCommand):
+                if v.command == Command.COM_QUIT:
+                    self.close("client (COM_QUIT)")
+                    return
+                if v.command in (Command.COM_PING, Command.COM_INIT_DB,
+                                 Command.COM_RESET_CONNECTION):
+                    if v.command == Command.COM_INIT_DB:
+                        self.ctx.database = v.arguments.decode("utf-8", "replace")
+                    self.send(OkPacket(status_flags=self._status()))
+                else:
+                    self.send(ErrPacket(1047, "Unknown command", "08S01"))
+            else:
+                self.log.violations.append(f"unexpected client packet {p.kind} in the command "
+                                           "phase")
+                self.send(ErrPacket(1047, "Unknown command", "08S01"))
+            await self.drain()
+
+    def _status(self, extra: int = 0) -> int:
+        return (int(StatusFlag.SERVER_STATUS_AUTOCOMMIT) if self.ctx.autocommit else 0) | extra
+
+    def _kill(self, q: str) -> Answer | None:
+        m = re.fullmatch(r"\s*KILL\s+(?:CONNECTION\s+|QUERY\s+)?(\d+)\s*;?\s*", q,
+                         re.IGNORECASE)
+        if m is None:
+            return None
+        target = int(m.group(1))
+        for other in list(self.m._conns):
+            if other.log.id == target:
+                other.close(f"KILL from client {self.log.id}")
+                return Answer(ok=OkPacket())
+        return Answer(err=ErrPacket(1094, f"Unknown thread id: {target}", "HY000"))
+
+    def _query(self, q: str) -> None:
+        self.log.queries.append(q)
+        ans: Answer | None = self._kill(q) or self.m.answerer.answer(q, self.ctx)
+        if ans is None:
+            self.log.unknown_queries.append(q)
+            self.m.log.notes.append(f"client {self.log.id}: unknown query {q!r}")
+            self.send(ErrPacket(1105, f"mock master: no answer for this query: {q[:200]!r}; "
+                                "add one to the scenario's [[answers]]", "HY000"))
+            return
+        if ans.err is not None:
+            self.send(ans.err)
+        elif ans.ok is not None:
+            ok = ans.ok
+            self.send(OkPacket(ok.affected_rows, ok.last_insert_id, self._status(),
+                               ok.warnings, ok.info))
+        else:
+            self.write(self.session.send_result_set(ans.columns, ans.rows,
+                                                    status_flags=self._status(
+                                                        ans.extra_status)))
+        self.log.user_vars = {k: (v.decode() if isinstance(v, bytes) else v)
+                              for k, v in self.ctx.user_vars.items()}
+
+    # ---------------------------------------------------------------- the dump
+    async def _dump(self, cmd: ComBinlogDump | ComBinlogDumpGtid) -> None:
+        from mock_master.dump import Dump
+
+        d = Dump(self, cmd)
+        try:
+            await d.run()
+        finally:
+            if self._reader_task is not None:
+                self._reader_task.cancel()
+                self._reader_task = None
+
+    async def read_during_stream(self) -> None:
+        """Reader task while streaming: ACKs, COM_QUIT, anything else is a violation."""
+        try:
+            while True:
+                p = await self.next_packet()
+                v = p.value
+                if isinstance(v, SemiSyncAck):
+                    self.on_ack(v)
+                elif p.kind == "semi_sync_ack":
+                    self.log.violations.append(f"malformed semi-sync ACK: {p.error}")
+                elif isinstance(v, SimpleCommand) and v.command == Command.COM_QUIT:
+                    self.close("client (COM_QUIT)")
+                    return
+                else:
+                    self.log.violations.append(f"client sent {p.kind} during the binlog "
+                                               "stream")
+        except (Closed, ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
+            self.closed = True
+            with contextlib.suppress(Exception):
+                self.writer.close()
+
+    def on_ack(self, ack: SemiSyncAck) -> None:
+        key = (ack.binlog_filename, ack.binlog_pos)
+        self.log.acks.append([ack.binlog_filename, ack.binlog_pos])
+        if not self.session.semi_sync:
+            self.log.violations.append(f"ACK {key[0]}:{key[1]} although semi-sync was not "
+                                       "negotiated")
+        elif key in self.pending_acks:
+            # an ACK also covers every earlier pending position of the same file
+            for k in list(self.pending_acks):
+                if k[0] == key[0] and k[1] <= key[1]:
+                    del self.pending_acks[k]
+        elif [key[0], key[1]] not in self.log.acks_requested:
+            self.log.violations.append(
+                f"ACK {key[0]}:{key[1]} does not match any event the source asked to be "
+                f"acknowledged (pending: {sorted(self.pending_acks) or 'none'})")
+        self.ack_event.set()

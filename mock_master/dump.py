@@ -1,0 +1,627 @@
+"""One binlog dump (COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID) of a mock-master connection.
+
+:class:`Dump` finds where to start (:mod:`mock_master.positions`), then sends each file: the fake
+ROTATE and FORMAT_DESCRIPTION that open it, its events (framed straight from the file's bytes
+and cached as a wire image when no fault or per-client change applies), semi-sync headers and
+ACK bookkeeping, heartbeats while idle, and the fault actions that fire on given events. Every
+event and packet it makes is written by binlogscope's wire encoders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent, UserVarEvent
+from binlogscope.wire.binlog.dump_frames import frame_event_list, frame_events
+from binlogscope.wire.binlog.encode_events import (
+    LOG_EVENT_ARTIFICIAL_F,
+    encode_event,
+    encode_header,
+    encode_heartbeat,
+    encode_rotate,
+    encode_user_var,
+)
+from binlogscope.wire.binlog.encode_query import encode_query
+from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
+from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid
+from binlogscope.wire.constants import SEMI_SYNC_INDICATOR, StatusFlag
+from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet, fragment_count
+from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_err
+from binlogscope.wire.replication import encode_binlog_packet
+from mock_master.faults import Action
+from mock_master.positions import StartError, find_start, in_gtid_set
+from mock_master.runlog import Closed
+from mock_master.sources import (
+    FDE,
+    FLAG_IN_USE,
+    MYSQL_GTID,
+    ROTATE,
+    corrupt_checksum,
+    rewrite_header,
+    strip_checksum,
+    with_checksum,
+)
+
+if TYPE_CHECKING:
+    from mock_master.connection import Connection
+
+HEARTBEAT = int(EventType.HEARTBEAT_LOG_EVENT)
+BATCH_BYTES = 1 << 20
+#: how much framed wire image the server keeps for fast replays
+IMAGE_CACHE_BYTES = 2 << 30
+#: events framed per step (a few MB of a typical binlog)
+CHUNK_EVENTS = 1 << 14
+#: actions that act before their event is sent (the others change how it is sent)
+_FIRED_BEFORE = frozenset({"delay", "heartbeat", "heartbeat_storm", "send_error", "restart",
+                           "stall", "heartbeat_gap", "slow_drip", "semisync_without_negotiation",
+                           "ack_timeout", "mariadb_dummy_events"})
+DUMMY_TEXT = "# Dummy event replacing event type {} that slave cannot handle."
+
+
+class Dump:
+    """One COM_BINLOG_DUMP(_GTID): where to start, then the event loop with faults."""
+
+    def __init__(self, conn: Connection, cmd: ComBinlogDump | ComBinlogDumpGtid) -> None:
+        self.c = conn
+        self.m = conn.m
+        self.cmd = cmd
+        self.seq = 1
+        self.sent = 0  # events sent on this connection (for 'at')
+        self.out = bytearray()
+        self.file_index = 0
+        self.event_index = 0
+        self.pos = 4
+        self.started = time.monotonic()
+        uv = conn.ctx.user_vars
+        ck = uv.get("master_binlog_checksum", uv.get("source_binlog_checksum"))
+        self.checksum_announced = ck is not None
+        self.client_crc = str(ck).upper() == "CRC32" if ck is not None else False
+        self.strip = (self.m.stream.checksum and self.checksum_announced and not self.client_crc
+                      and self.m.scenario.strip_for_none)
+        try:
+            self.capability = int(uv.get("mariadb_slave_capability") or 0)
+        except (TypeError, ValueError):
+            self.capability = 0
+        hb = uv.get("master_heartbeat_period", uv.get("source_heartbeat_period"))
+        try:
+            self.heartbeat = float(hb) / 1e9 if hb is not None else 0.0
+        except (TypeError, ValueError):
+            self.heartbeat = 0.0
+        self.flags = cmd.flags
+        self.annotate = bool(self.flags & 0x02)
+        self.non_block = bool(self.flags & 0x01) or (
+            isinstance(cmd, ComBinlogDump) and cmd.server_id == 0)
+        self.semi = bool(conn.session.semi_sync) and self.m.scenario.semi_sync
+        self.actions = self.m.actions_for(conn.log.id)
+        self.dummy_types: set[int] = set()
+        self.drip: float | None = None
+        self.stall_until: float | None = None
+        self.no_heartbeat_until = 0.0
+        self.force_semi = False
+        self.bad_magic_at: set[int] = set()
+        for a in self.actions:
+            if a.at is None and a.after_seconds is None:
+                conn.log.faults.append(f"{a.kind} {a.args or ''}".strip()
+                                       + " (whole connection)")
+            if a.kind == "mariadb_dummy_events":
+                self.dummy_types |= {int(t) for t in a.arg("types")}
+            elif a.kind == "ack_timeout":
+                conn.ack_timeout = float(a.arg("seconds"))
+            elif a.kind == "heartbeat_gap" and a.at is None and a.after_seconds is None:
+                self.no_heartbeat_until = time.monotonic() + float(a.arg("seconds"))
+            elif a.kind == "semisync_without_negotiation" and a.at is None:
+                self.force_semi = True
+            elif a.kind == "slow_drip" and a.at is None and a.after_seconds is None:
+                self.drip = float(a.arg("bytes_per_second"))
+        self.fast = not self.actions and not self.semi
+        self.skip_gtids: list[tuple[str, int, int]] | None = None
+        self._held: tuple[bytes, int, int, bool] | None = None
+
+    # ---------------------------------------------------------------- framing
+    def packet(self, payload: bytes) -> None:
+        """Queue one packet (several when 16 MiB or more), the sequence id counting on."""
+        self.out += encode_packet(payload, self.seq)
+        self.seq = (self.seq + fragment_count(len(payload))) & 0xFF
+
+    async def flush(self) -> None:
+        if self.out:
+            data = self.out
+            self.out = bytearray()
+            if self.drip:
+                await self._drip(bytes(data))
+            else:
+                self.c.write(data)
+                await self.c.drain()
+
+    async def _drip(self, data: bytes) -> None:
+        assert self.drip is not None
+        step = max(1, int(self.drip / 10))
+        for i in range(0, len(data), step):
+            self.c.write(data[i:i + step])
+            await self.c.drain()
+            await asyncio.sleep(step / self.drip)
+
+    def send_event(self, ev: bytes, *, ack: bool = False, magic: int = 0xEF) -> None:
+        semi = (self.semi and not self.c.semi_fallback) or self.force_semi
+        if semi and magic != SEMI_SYNC_INDICATOR:  # a deliberately wrong semi-sync header
+            self.packet(b"\x00" + bytes((magic, 1 if ack else 0)) + ev)
+        else:
+            self.packet(encode_binlog_packet(ev, (1 if ack else 0) if semi else None))
+        self.c.log.events_sent += 1
+
+    # ---------------------------------------------------------------- start position
+    def _error(self, code: int, msg: str) -> None:
+        self.c.log.errors.append(f"ERR {code}: {msg}")
+        self.packet(encode_err(ErrPacket(code, msg, "HY000")))
+        self.c.session.end_dump()
+
+    def _find_start(self) -> bool:
+        try:
+            start = find_start(self.m.stream, self.cmd, self.c.ctx.user_vars, self.m.flavor)
+        except StartError as exc:
+            self._error(exc.code, str(exc))
+            return False
+        self.c.log.dump = start.log
+        self.file_index, self.event_index = start.file_index, start.event_index
+        self.skip_gtids = start.skip_gtids
+        return True
+
+    # ---------------------------------------------------------------- the loop
+    async def run(self) -> None:
+        c = self.c
+        stream = self.m.stream
+        if self.m.scenario.require_register and not c.registered:
+            c.log.violations.append("dump without COM_REGISTER_SLAVE")
+        if stream.checksum and not self.checksum_announced:
+            c.log.violations.append("checksum setting not announced: the source's binlog has "
+                                    "CRC32 checksums but the client never set "
+                                    "@master_binlog_checksum")
+            if self.m.flavor == "mysql":
+                self._error(1236, "Slave can not handle replication events with the checksum "
+                            "that master is configured to log; the first event 'x' at 4")
+                await self.flush()
+                c.session.end_dump()
+                return
+        if not self._find_start():
+            await self.flush()
+            return
+        c._reader_task = asyncio.create_task(c.read_during_stream())
+        fi, ei = self.file_index, self.event_index
+        first = True
+        try:
+            while True:
+                f = stream.files[fi]
+                start_pos = f.offsets[ei] if ei < f.count else f.size
+                await self._file_start(fi, start_pos if not first else
+                                       (start_pos if ei else 4), first, ei)
+                first = False
+                done = await self._serve_file(fi, ei)
+                if done == "next":
+                    fi += 1
+                    ei = 0
+                    continue
+                return
+        except Closed:
+            return
+
+    async def _file_start(self, fi: int, pos: int, first: bool, ei: int) -> None:
+        """The fake ROTATE and the FORMAT_DESCRIPTION that open each file of the dump."""
+        f = self.m.stream.files[fi]
+        crc = f.checksum and (self.client_crc or not first) and not self.strip
+        rot = encode_event(ROTATE, encode_rotate(RotateEvent(pos, f.name)),
+                           server_id=self.m.server_id, flags=LOG_EVENT_ARTIFICIAL_F,
+                           checksum=crc)
+        await self._emit(rot, fi, -1)
+        fde = f.fde
+        if fde is None:
+            return
+        flags = peek_header(fde).flags
+        if self.m.scenario.clear_in_use_flag and flags & FLAG_IN_USE:
+            flags &= ~FLAG_IN_USE
+        if ei > 0:  # not from the file start: the FDE must not move the replica's position
+            fde = rewrite_header(fde, f.checksum, log_pos=0, flags=flags)
+            await self._emit(fde, fi, -1)
+        elif flags != peek_header(fde).flags:
+            fde = rewrite_header(fde, f.checksum, flags=flags)
+        # from the start, the FDE is event 0 of the file and goes through the normal loop;
+        # its flag fix is applied there
+        self._fde_fixed = fde
+
+    def _transform(self, ev: bytes, fi: int) -> bytes | None:
+        """Per-client changes to one stored event (None: skip it)."""
+        t = ev[4]
+        if t == FDE:
+            ev = self._fde_fixed
+        elif self.m.flavor == "mariadb" and t >= 160:
+            if t == 160 and not self.annotate:
+                if self.capability >= 2:
+                    return None
+                ev = dummy_event(ev, self.m.stream.files[fi].checksum)
+            elif t in self.dummy_types or (t in (162, 163) and self.capability < 4) \
+                    or (t == 161 and self.capability < 3) or (t == 160 and self.capability < 1):
+                ev = dummy_event(ev, self.m.stream.files[fi].checksum)
+        elif t in self.dummy_types:
+            ev = dummy_event(ev, self.m.stream.files[fi].checksum)
+        if self.strip:
+            ev = strip_checksum(ev)
+        return ev
+
+    def _skip_gtid_txn(self, ev: bytes, fi: int) -> bool:
+        """COM_BINLOG_DUMP_GTID: is this GTID event's transaction in the client's set?"""
+        if self.skip_gtids is None or ev[4] != MYSQL_GTID:
+            return False
+        return in_gtid_set(ev, self.m.stream.files[fi].checksum, self.skip_gtids)
+
+    def _build_image(self, fi: int, ei: int, n: int) -> tuple[bytes, int, int]:
+        """The framed packets of events ei..n of file fi for this client's settings."""
+        events = self.m.stream.files[fi].events
+        plain = not self.strip and not self.dummy_types
+
+        def served() -> Iterator[bytes]:
+            for k in range(ei, n):
+                ev: bytes | None = events[k]
+                if not plain or events[k][4] == FDE or events[k][4] >= 160:
+                    ev = self._transform(events[k], fi)
+                if ev is not None:
+                    yield ev
+
+        return frame_event_list(served(), self.seq)
+
+    def _raw_ok(self, f: Any, ei: int) -> bool:
+        """Can events ei.. of f be framed straight from the file's bytes for this client (no
+        event of theirs changes, none needs several packets)?"""
+        if f.data is None or self.strip or self.dummy_types:
+            return False
+        if f.max_event_size() + 1 >= MAX_PAYLOAD:
+            return False
+        changed = {FDE}  # only event 0 may be the FDE (sent as _fde_fixed, below)
+        if self.m.flavor == "mariadb":
+            if not self.annotate or self.capability < 1:
+                changed.add(160)
+            if self.capability < 3:
+                changed.add(161)
+            if self.capability < 4:
+                changed |= {162, 163}
+        types = f.types()
+        return not any(types.find(t, max(ei, 1)) >= 0 for t in changed)
+
+    async def _serve_image(self, fi: int, ei: int) -> int:
+        """Fast path: send events ei.. of file fi from the master's cached wire image (shared by
+        every client with the same settings), framing it on first use; returns the index to
+        continue from."""
+        f = self.m.stream.files[fi]
+        n = f.count
+        key = (fi, ei, n, self.seq, self.annotate, min(self.capability, 4), self.strip,
+               self._fde_fixed if ei == 0 else b"")
+        img = self.m.images.get(key)
+        await self.flush()
+        if img is None:
+            if self._raw_ok(f, ei):
+                img = await self._frame_and_send(f, ei)
+            else:
+                data, count, seq = self._build_image(fi, ei, n)
+                img = ([data], count, seq)
+                await self._send_buffers(img[0])
+            self.m.images[key] = img
+            # keep at most IMAGE_CACHE_BYTES of images (the oldest go first)
+            while sum(sum(len(b) for b in v[0]) for v in self.m.images.values()) \
+                    > IMAGE_CACHE_BYTES and len(self.m.images) > 1:
+                self.m.images.pop(next(iter(self.m.images)))
+        else:
+            await self._send_buffers(img[0])
+        _, count, seq = img
+        self.seq = seq
+        self.sent += count
+        self.c.log.events_sent += count
+        return n
+
+    async def _send_buffers(self, buffers: list[Any]) -> None:
+        step = 4 << 20
+        for data in buffers:
+            view = memoryview(data)
+            for k in range(0, len(view), step):
+                self.c.write(view[k:k + step])
+                await self.c.drain()
+
+    async def _frame_and_send(self, f: Any, ei: int) -> tuple[list[Any], int, int]:
+        """Frame events ei.. of a file read from disk straight from its bytes (one 5-byte
+        packet header each, nothing decoded) and send them as they are framed; the buffers
+        become the file's wire image for later clients."""
+        parts: list[Any] = []
+        seq = self.seq
+        n = f.count
+        i = ei
+        if i == 0 and n and f.event(0)[4] == FDE:
+            buf, _, seq = frame_event_list([self._fde_fixed], seq)
+            parts.append(buf)
+            self.c.write(buf)
+            i = 1
+        pending: Any = None
+        while i < n:
+            j = min(i + CHUNK_EVENTS, n)
+            buf, seq = frame_events(f.data, f.starts, i, j, f.end, seq)
+            # the next chunk is framed while the client reads this one
+            if pending is not None:
+                await self.c.drain()
+            parts.append(buf)
+            self.c.write(buf)
+            pending = buf
+            i = j
+        await self.c.drain()
+        return parts, n - ei, seq
+
+    async def _serve_file(self, fi: int, ei: int) -> str:
+        stream = self.m.stream
+        f = stream.files[fi]
+        skipping = False
+        i = ei
+        if self.fast and not self.dummy_types and self.skip_gtids is None and not self.drip:
+            i = await self._serve_image(fi, ei)
+            if i == f.count and f.count and f.event(-1)[4] == 4 and fi + 1 < len(stream.files):
+                return "next"
+        while True:
+            n = f.count
+            events = f.events if i < n else []
+            while i < n:
+                ev = events[i]
+                t = ev[4]
+                if self.skip_gtids is not None:
+                    if t in (33, 34):
+                        skipping = self._skip_gtid_txn(ev, fi)
+                    if skipping:
+                        if (fi, i) in stream.txn_ends:
+                            skipping = False
+                        i += 1
+                        continue
+                if self.fast and not self.strip and t not in (FDE, 160, 161, 162, 163) \
+                        and not self.dummy_types:
+                    self.packet(b"\x00" + ev)
+                    self.sent += 1
+                    self.c.log.events_sent += 1
+                    if len(self.out) >= BATCH_BYTES:
+                        await self.flush()
+                    i += 1
+                    continue
+                out = self._transform(ev, fi)
+                if out is not None:
+                    ack = self.semi and (fi, i) in stream.txn_ends and not self.c.semi_fallback
+                    await self._emit(out, fi, i, ack=ack)
+                i += 1
+                if t == 4 and i == n and fi + 1 < len(stream.files):
+                    await self.flush()
+                    return "next"
+            await self.flush()
+            if fi + 1 < len(stream.files):
+                return "next"
+            if self.non_block:
+                await self._wait_pending_acks()
+                self.packet(encode_eof(EofPacket(0, int(StatusFlag.SERVER_STATUS_AUTOCOMMIT))))
+                await self.flush()
+                self.c.session.end_dump()
+                self.c.log.closed_by = self.c.log.closed_by or None
+                return "eof"
+            await self._idle(f)
+            if self.c.closed:
+                raise Closed("closed")
+
+    async def _idle(self, f: Any) -> None:
+        """Blocking dump at the end of the binlog: wait for events, send heartbeats."""
+        cond = self.m._new_events
+        assert cond is not None
+        n = f.count
+        while f.count == n and not self.c.closed:
+            await self._check_acks()
+            await self._timed_actions()
+            period = self.heartbeat if self.heartbeat > 0 else None
+            wait = min(period, 0.5) if period else 0.5
+            async with cond:
+                try:
+                    await asyncio.wait_for(cond.wait(), timeout=wait)
+                except TimeoutError:
+                    pass
+            now = time.monotonic()
+            if period and f.count == n and now - self._last_send >= period \
+                    and now >= self.no_heartbeat_until and self.stall_until is None:
+                self._heartbeat(f)
+                await self.flush()
+            if self.stall_until is not None and now >= self.stall_until:
+                self.stall_until = None
+
+    _last_send = 0.0
+    _fde_fixed = b""
+
+    def _heartbeat(self, f: Any) -> None:
+        crc = f.checksum and self.client_crc and not self.strip
+        hb = encode_event(HEARTBEAT, encode_heartbeat(HeartbeatEvent(f.name, f.size)),
+                          server_id=self.m.server_id, log_pos=f.size, checksum=crc)
+        self.send_event(hb)
+        self.c.log.heartbeats_sent += 1
+        self._last_send = time.monotonic()
+
+    async def _check_acks(self) -> None:
+        c = self.c
+        now = time.monotonic()
+        for key, t in list(c.pending_acks.items()):
+            if now - t > c.ack_timeout:
+                del c.pending_acks[key]
+                c.log.violations.append(f"missing ACK: no ACK for {key[0]}:{key[1]} within "
+                                        f"{c.ack_timeout:g}s")
+                if any(a.kind == "ack_timeout" for a in self.actions) and not c.semi_fallback:
+                    c.semi_fallback = True
+                    c.log.faults.append(f"ack_timeout: semi-sync switched off after "
+                                        f"{c.ack_timeout:g}s without an ACK (async from now)")
+
+    async def _timed_actions(self) -> None:
+        el = time.monotonic() - self.started
+        for a in list(self.actions):
+            if a.after_seconds is not None and el >= a.after_seconds and a.at is None:
+                self.actions.remove(a)
+                if await self._fire(a, None, -1, -1) == "stop":
+                    raise Closed("fault ended the dump")
+
+    async def _emit(self, ev: bytes, fi: int, i: int, *, ack: bool = False) -> None:
+        """Send one event with whatever actions fire on it."""
+        self.sent += 1
+        n = self.sent
+        c = self.c
+        if c.closed:
+            raise Closed("closed")
+        fire = [a for a in self.actions if a.at == n]
+        if self.actions:
+            await self._timed_actions()
+        for a in fire:
+            if a.kind in _FIRED_BEFORE and await self._fire(a, ev, fi, i) == "stop":
+                raise Closed("fault ended the dump")
+        magic = 0xBE if any(a.kind == "bad_semisync_magic" for a in fire) else 0xEF
+        if any(a.kind == "bad_semisync_magic" for a in fire):
+            c.log.faults.append(f"bad_semisync_magic at event {n}")
+            if not (self.semi or self.force_semi):
+                self.force_semi = True
+        if any(a.kind == "corrupt_checksum_at" for a in fire):
+            ev = corrupt_checksum(ev)
+            c.log.faults.append(f"corrupt_checksum_at event {n}")
+        if any(a.kind == "truncate_event" for a in fire):
+            a = next(a for a in fire if a.kind == "truncate_event")
+            keep = int(a.arg("keep") or len(ev) // 2)
+            c.log.faults.append(f"truncate_event: event {n} cut to {keep} of {len(ev)} bytes")
+            self.send_event(ev[:keep], magic=magic)
+            await self.flush()
+            c.close("fault: truncate_event")
+            raise Closed("truncated")
+        if any(a.kind == "reorder" for a in fire):
+            c.log.faults.append(f"reorder: event {n} held back, sent after the next one")
+            self._held = (ev, fi, i, ack)
+            return
+        if ack:
+            name = self.m.stream.files[fi].name
+            end = peek_header(ev).log_pos
+            c.pending_acks[(name, end)] = time.monotonic()
+            c.log.acks_requested.append([name, end])
+        self.send_event(ev, ack=ack, magic=magic)
+        self._last_send = time.monotonic()
+        held = self._held
+        if held is not None and held[0] is not ev:
+            self._held = None
+            self.send_event(held[0], ack=False)
+        if any(a.kind == "duplicate_event" for a in fire):
+            c.log.faults.append(f"duplicate_event: event {n} sent twice")
+            self.send_event(ev, ack=False)
+        if any(a.kind == "pause_until_ack" for a in fire) or (
+                ack and any(a.kind == "pause_until_ack" and a.at is None for a in self.actions)):
+            await self.flush()
+            if ack:
+                await self._wait_ack(self.m.stream.files[fi].name, peek_header(ev).log_pos)
+            else:
+                c.log.faults.append(f"pause_until_ack at event {n}: no ACK was requested for "
+                                    "it (semi-sync off, or not a transaction end)")
+        if any(a.kind == "disconnect_after_event" for a in fire):
+            await self.flush()
+            c.log.faults.append(f"disconnect_after_event {n}")
+            c.close("fault: disconnect_after_event")
+            raise Closed("disconnect")
+        if len(self.out) >= BATCH_BYTES or self.drip or fire:
+            await self.flush()
+        if self.semi and c.pending_acks:
+            await self._check_acks()
+
+    async def _wait_pending_acks(self) -> None:
+        """Before a non-blocking dump ends: give the requested ACKs time to arrive."""
+        c = self.c
+        deadline = time.monotonic() + c.ack_timeout
+        while c.pending_acks and not c.closed and time.monotonic() < deadline:
+            c.ack_event.clear()
+            try:
+                await asyncio.wait_for(c.ack_event.wait(), timeout=0.1)
+            except TimeoutError:
+                pass
+        await self._check_acks()
+
+    async def _wait_ack(self, name: str, pos: int) -> None:
+        c = self.c
+        c.log.faults.append(f"pause_until_ack {name}:{pos}")
+        deadline = time.monotonic() + c.ack_timeout
+        while (name, pos) in c.pending_acks and not c.closed:
+            c.ack_event.clear()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                await self._check_acks()
+                return
+            try:
+                await asyncio.wait_for(c.ack_event.wait(), timeout=left)
+            except TimeoutError:
+                pass
+
+    async def _fire(self, a: Action, ev: bytes | None, fi: int, i: int) -> str | None:
+        c = self.c
+        k = a.kind
+        c.log.faults.append(f"{k} {a.args or ''}".strip() + (f" at event {a.at}" if a.at
+                                                              else ""))
+        if k == "delay":
+            await self.flush()
+            await asyncio.sleep(float(a.arg("seconds")))
+        elif k in ("heartbeat", "heartbeat_storm"):
+            f = self.m.stream.files[max(fi, 0)]
+            for _ in range(int(a.arg("count"))):
+                self._heartbeat(f)
+            await self.flush()
+        elif k == "send_error":
+            await self.flush()
+            self._error(int(a.arg("code")), str(a.arg("message")))
+            await self.flush()
+            c.close("fault: send_error")
+            return "stop"
+        elif k == "restart":
+            await self.flush()
+            task = asyncio.create_task(self.m.restart(float(a.arg("seconds"))))
+            self.m._tasks.add(task)
+            task.add_done_callback(self.m._tasks.discard)
+            return "stop"
+        elif k == "stall":
+            await self.flush()
+            secs = a.arg("seconds")
+            if secs is None:
+                while not c.closed:
+                    await asyncio.sleep(0.1)
+                return "stop"
+            await asyncio.sleep(float(secs))
+        elif k == "heartbeat_gap":
+            self.no_heartbeat_until = time.monotonic() + float(a.arg("seconds"))
+        elif k == "slow_drip":
+            self.drip = float(a.arg("bytes_per_second"))
+        elif k == "semisync_without_negotiation":
+            self.force_semi = True
+        elif k == "ack_timeout":
+            c.ack_timeout = float(a.arg("seconds"))
+        elif k == "mariadb_dummy_events":
+            self.dummy_types |= {int(t) for t in a.arg("types")}
+        elif k == "disconnect_after_event":
+            await self.flush()
+            c.close("fault: disconnect_after_event")
+            return "stop"
+        return None
+
+
+def dummy_event(ev: bytes, checksum: bool) -> bytes:
+    """What MariaDB sends instead of an event the replica cannot handle: a QUERY event with a
+    comment (or, when too small for that, a USER_VAR event setting a NULL variable), of exactly
+    the same size so every position stays valid."""
+    h = peek_header(ev)
+    body_len = len(ev) - HEADER_LEN - (4 if checksum else 0)
+    text = DUMMY_TEXT.format(ev[4])
+    if body_len >= 13 + 1 + len(text):
+        q = text.ljust(body_len - 14)
+        h.type_code = EventType.QUERY_EVENT
+        body = encode_query(QueryEvent(0, 0, 0, 0, 0, {}, "", q))
+    else:
+        name_len = body_len - 4 - 1
+        if name_len < 1:
+            return ev
+        h.type_code = EventType.USER_VAR_EVENT
+        body = encode_user_var(UserVarEvent("!dummyvar".ljust(name_len, "_")[:name_len], True))
+    out = encode_header(h) + body
+    return with_checksum(out) if checksum else out
