@@ -173,7 +173,8 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PR
 
 
 def run_record(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PROG) -> int:
-    from mock_master.sources import SourceError, record_live
+    from mock_master.loaders import record_live
+    from mock_master.sources import SourceError
 
     try:
         n = record_live(args.host, args.port, args.user, args.password, args.out,

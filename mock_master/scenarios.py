@@ -42,13 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from mock_master.faults import ACTIONS, Action, validate_action
-from mock_master.sources import (
-    EventStream,
-    SourceError,
-    load_binlog_files,
-    load_pcap,
-    load_recording,
-)
+from mock_master.loaders import load_binlog_files, load_pcap, load_recording
+from mock_master.sources import EventStream, SourceError
 
 PLUGINS = ("mysql_native_password", "caching_sha2_password")
 

@@ -15,8 +15,8 @@ from test_mm_server import _raw_dump
 from binlogscope.wire.binlog import dump_frames
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
 from mock_master.builder import EventBuilder
+from mock_master.loaders import load_binlog_files
 from mock_master.scenarios import BinlogSource, Scenario
-from mock_master.sources import load_binlog_files
 
 
 def _binlog(sizes: list[int], *, sid: int = 1, other_sid_every: int = 0,

@@ -20,9 +20,9 @@ from binlogscope.drivers.options import ConnectionOptions
 from binlogscope.events import PacketDecoded
 from mock_master.builder import EventBuilder
 from mock_master.faults import Action
+from mock_master.loaders import load_binlog_files
 from mock_master.scenarios import BinlogSource, Scenario, StreamSource, User
 from mock_master.server import ThreadedMockMaster
-from mock_master.sources import load_binlog_files
 
 pytestmark = pytest.mark.network
 

@@ -15,16 +15,10 @@ from binlogscope.wire.node import check_tiling
 from mock_master.answers import Answerer, QueryContext, default_variables
 from mock_master.builder import EventBuilder
 from mock_master.faults import Action, apply_stream_actions
+from mock_master.loaders import load_binlog_files, load_pcap, load_recording, save_recording
 from mock_master.scenarios import ScenarioError, load_scenario
 from mock_master.server import dummy_event
-from mock_master.sources import (
-    EventStream,
-    load_binlog_files,
-    load_pcap,
-    load_recording,
-    save_recording,
-    split_file,
-)
+from mock_master.sources import EventStream, split_file
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"

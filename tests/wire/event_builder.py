@@ -3,20 +3,19 @@ cached decodes of fixture files."""
 
 from __future__ import annotations
 
-import struct
 from functools import lru_cache
 
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.binlog.encode_events import encode_event
 from tests.helpers import FIXTURES, assert_tiles, decode_bytes, hexbytes, read_all
 
 
 def build_event(type_code: int, body_hex: str, *, server_id: int = 1, log_pos: int = 0,
                 flags: int = 0, timestamp: int = 0) -> bytes:
     """A v4 event with no checksum: 19-byte header + ``body_hex`` (commented hex)."""
-    body = hexbytes(body_hex)
-    size = 19 + len(body)
-    return struct.pack("<IBIIIH", timestamp, type_code, server_id, size, log_pos, flags) + body
+    return encode_event(type_code, hexbytes(body_hex), timestamp=timestamp, server_id=server_id,
+                        log_pos=log_pos, flags=flags, checksum=False)
 
 
 def decode_one(raw: bytes, ctx: DecodeContext | None = None, *, record: bool = True,
