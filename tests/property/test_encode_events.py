@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from binlogscope.wire.binlog.context import DecodeContext
@@ -84,12 +84,14 @@ def roundtrip(v: Any, *, version: str = MARIADB, checksum: bool = True, **kw: An
     return ev.body
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(u32, st.integers(1, 255), u32, u32, u32, u16)
 def test_header(ts: int, code: int, sid: int, size: int, pos: int, flags: int) -> None:
     h = EventHeader(ts, code, sid, size, pos, flags)
     assert decode_header(ByteReader(encode_header(h))) == h
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from([MARIADB, MYSQL, "5.5.62-log", "5.6.51", "10.4.1-MariaDB"]),
        st.booleans(), u32)
 def test_format_description(version: str, checksum: bool, ts: int) -> None:
@@ -125,7 +127,7 @@ def _simple() -> st.SearchStrategy[Any]:
     )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_simple(), st.booleans())
 def test_simple_events(v: Any, checksum: bool) -> None:
     assert roundtrip(v, checksum=checksum) == v
@@ -139,6 +141,7 @@ def test_every_encoder_is_tested() -> None:
     assert set(EVENT_ENCODERS) == tested
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name, u64)
 def test_heartbeat_v2(log_file: str, pos: int) -> None:
     ctx = context(MYSQL)
@@ -178,7 +181,7 @@ def user_vars(draw: st.DrawFn) -> UserVarEvent:
     return UserVarEvent(var, False, t, cs, value, raw, flags)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(user_vars())
 def test_user_var(v: UserVarEvent) -> None:
     assert roundtrip(v) == v
@@ -204,12 +207,13 @@ def mariadb_gtids(draw: st.DrawFn) -> MariadbGtidEvent:
     return v
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mariadb_gtids())
 def test_mariadb_gtid(v: MariadbGtidEvent) -> None:
     assert roundtrip(v) == v
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.builds(MariadbGtid, u32, u32, u64), max_size=5), st.integers(0, 3))
 def test_gtid_list(gtids: list[MariadbGtid], flags: int) -> None:
     v = GtidListEvent(",".join(str(g) for g in gtids), gtids, flags)
@@ -242,12 +246,13 @@ def mysql_gtids(draw: st.DrawFn) -> GtidEvent:
     return v
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mysql_gtids())
 def test_mysql_gtid(v: GtidEvent) -> None:
     assert roundtrip(v, version=MYSQL) == v
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.uuids(), st.lists(st.tuples(st.integers(1, 1 << 40),
                                                          st.integers(1, 1000)), max_size=3)),
                 max_size=3))
@@ -302,7 +307,7 @@ def queries(draw: st.DrawFn) -> QueryEvent:
     return QueryEvent(*args)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(queries(), st.sampled_from([MARIADB, MYSQL]))
 def test_query(v: QueryEvent, version: str) -> None:
     code = (EventType.EXECUTE_LOAD_QUERY_EVENT if isinstance(v, ExecuteLoadQueryEvent)
@@ -313,6 +318,7 @@ def test_query(v: QueryEvent, version: str) -> None:
     assert ev.body == v
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text)
 def test_query_compressed(sql: str) -> None:
     v = query_event(sql, "db")

@@ -9,7 +9,7 @@ import struct
 import time
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from binlogscope.wire.binlog.context import ColumnInfo, TableMap
@@ -200,7 +200,7 @@ def cases(draw: st.DrawFn, mariadb: bool = False) -> Case:
     return c, s
 
 
-@settings(max_examples=1500)
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), st.booleans())
 def test_every_column_type(data: st.DataObject, mariadb: bool) -> None:
     c, values = data.draw(cases(mariadb))
@@ -284,7 +284,7 @@ def _normal(rows: list[dict[str, Any]], tm: TableMap, mariadb: bool) -> list[dic
     return [{"before": fix(r["before"]), "after": fix(r["after"])} for r in rows]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), st.booleans(), st.sampled_from([INSERT, UPDATE, DELETE]),
        st.sampled_from([(1, False), (2, False), (1, True), (2, True)]))
 def test_table_map_and_rows(data: st.DataObject, mariadb: bool, kind: str,
