@@ -11,12 +11,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
+from binlogscope.render.json_out import dumps, dumps_pretty
 
 
 def dumps_json(value: Any, *, indent: bool = False) -> bytes:
-    """JSON bytes of the mock master's logs and recordings (orjson; anything else as str)."""
-    return orjson.dumps(value, default=str, option=orjson.OPT_INDENT_2 if indent else 0)
+    """JSON bytes of the mock master's logs and recordings, written by binlogscope's one JSON
+    serializer (:mod:`binlogscope.render.json_out`); ``indent``: the indented run log (ends
+    with a newline)."""
+    return dumps_pretty(value) if indent else dumps(value)
 
 
 class Closed(Exception):  # noqa: N818  (control flow, not an error)
@@ -68,4 +70,4 @@ class RunLog:
         return {"clients": [asdict(c) for c in self.clients], "notes": list(self.notes)}
 
     def write(self, path: str | Path) -> None:
-        Path(path).write_bytes(dumps_json(self.to_dict(), indent=True) + b"\n")
+        Path(path).write_bytes(dumps_json(self.to_dict(), indent=True))
