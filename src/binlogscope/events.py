@@ -1,7 +1,9 @@
 """Session events: what :meth:`binlogscope.session.Session.events` yields.
 
-Frozen dataclasses, no behaviour. Every event names the direction it belongs to and the absolute
-offset (within that direction's byte stream) where it starts.
+Dataclasses, no behaviour. Every event names the direction it belongs to and the absolute
+offset (within that direction's byte stream) where it starts. :class:`PacketDecoded` (one per
+packet, the hot one) is a plain ``slots=True`` dataclass: read-only by convention, cheap to
+build; the rare ones are frozen.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class Phase(Enum):
     CLOSED = "closed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PacketDecoded:
     """One logical packet (all its fragments) and what it means."""
 

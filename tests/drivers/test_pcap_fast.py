@@ -5,7 +5,6 @@
 - ``CaptureReader.record_frame``'s in-order shortcut == the general segment path (reassembly,
   resync, flows), on every shipped capture and on damaged copies (dropped, reordered and
   duplicated frames);
-- the session's direct ACK path == the general packet path;
 - ``binlogscope pcap --json`` prints :func:`capture_item_json` of every item, in order, and the
   serializer writes its unusual values as :func:`json_value` says.
 """
@@ -34,7 +33,6 @@ from binlogscope.events import PacketDecoded, Peer, Phase
 from binlogscope.render.json_out import dumps
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
-from binlogscope.session import Session
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.node import json_value
@@ -118,7 +116,6 @@ def _items(path: str, *, general: bool, record: bool = False,
     with monkeypatch.context() as m:
         if general:
             m.setattr(CaptureReader, "_in_order", lambda *a: None)
-            m.setattr(Session, "_ack_direct", lambda *a: 0)
         try:
             items = list(read_capture(path, PORTS, record=record))
             tail = ""
@@ -172,23 +169,17 @@ def test_fast_paths_equal_general_paths_on_damaged_captures(
 
 
 def test_the_fast_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = {"in_order": 0, "ack": 0}
-    real, real_ack = CaptureReader._in_order, Session._ack_direct
+    calls = {"in_order": 0}
+    real = CaptureReader._in_order
 
     def spy(self: CaptureReader, *a: Any) -> Any:
         res = real(self, *a)
         calls["in_order"] += res is not None
         return res
 
-    def spy_ack(self: Session, offset: int, data: bytes) -> int:
-        used = real_ack(self, offset, data)
-        calls["ack"] += used > 0
-        return used
-
     monkeypatch.setattr(CaptureReader, "_in_order", spy)
-    monkeypatch.setattr(Session, "_ack_direct", spy_ack)
     list(read_capture(str(CAPTURES / "pcap-semisync.pcap"), PORTS))
-    assert calls["in_order"] > 50 and calls["ack"] >= 6
+    assert calls["in_order"] > 50
 
 
 def test_in_order_shortcut_of_the_reassembler() -> None:

@@ -7,20 +7,24 @@
     for ev in s.events(): ...                     # ends when more bytes are needed
     out = s.send(ComBinlogDump(...))              # REPLICA/SOURCE only
 
-Modules:
+Modules, one job each:
 
-- :mod:`.machine` - :class:`Session`: the phases, sequence ids, buffering and the packet loop;
+- :mod:`.machine` - :class:`Session`: phases, sequence ids, the packet loop, the readers of
+  the connection phase, the binlog stream and the command replies;
+- :mod:`.replies` - which reply the server owes in COMMAND (:class:`Reply`, the command table,
+  the text result set being read);
+- :mod:`.outgoing` - what a REPLICA/SOURCE may send and how each value is encoded;
 - :mod:`.resync` - the mid-stream heuristics (where a packet starts after a gap or a join).
+
+What the session emits is in :mod:`binlogscope.events`.
 """
+
 from __future__ import annotations
 
 from binlogscope.events import Peer, Phase, Role
-from binlogscope.session.machine import (
-    SEMI_SYNC_QUERY,
-    BinlogEventData,
-    ProtocolViolation,
-    Session,
-)
+from binlogscope.session.machine import SEMI_SYNC_QUERY, Session
+from binlogscope.session.outgoing import BinlogEventData, ProtocolViolation
+from binlogscope.session.replies import Reply
 
 __all__ = [
     "SEMI_SYNC_QUERY",
@@ -28,6 +32,7 @@ __all__ = [
     "Peer",
     "Phase",
     "ProtocolViolation",
+    "Reply",
     "Role",
     "Session",
 ]

@@ -1,21 +1,20 @@
-"""The sans-IO protocol state machine (h11 style): bytes in, events out, bytes to send.
-
-::
-
-    s = Session(role=Role.OBSERVER)               # REPLICA (MockSlave) | SOURCE (MockMaster)
-    s.receive_data(data, sender=Peer.SERVER)      # b"" means EOF of that direction
-    for ev in s.events(): ...                     # ends when more bytes are needed
-    out = s.send(ComBinlogDump(...))              # REPLICA/SOURCE only
+"""The session's state machine: :class:`Session` (bytes in, events out, bytes to send).
 
 State: the phase (CONNECT -> AUTH -> COMMAND -> BINLOG_STREAM), both sides' capabilities, the
-sequence-id counter, the last command (how to read the reply: result set, OK, stream), whether
-semi-sync was negotiated (``SET @rpl_semi_sync_slave = 1`` answered OK), and the binlog
-:class:`DecodeContext` (checksum algorithm, table maps) of the stream.
+sequence-id counter, the reply the server owes (:mod:`.replies`), whether semi-sync was
+negotiated (``SET @rpl_semi_sync_slave = 1`` answered OK), and the binlog
+:class:`DecodeContext` (checksum algorithm, table maps) of the stream. Only the session moves
+its phase; a driver tells it what it knows (:meth:`Session.resync`,
+:meth:`Session.join_stream`, :meth:`Session.end_dump`, :meth:`Session.tls_established`).
 
-Bytes are processed in arrival order across both directions. Every packet becomes one
+Bytes are processed in arrival order across both directions, by one loop (:meth:`_split`)
+that cuts each direction's bytes into packets. Every packet becomes one
 :class:`PacketDecoded` (with an ``error`` and a :class:`DecodeError` when its payload is
-damaged); decoding always resumes at the next packet boundary. Packets the session itself sends
-are decoded too (``direction`` tells them apart), so a live driver's log shows both sides.
+damaged); decoding always resumes at the next packet boundary. Without trees
+(``record=False``) an event packet of the binlog stream is decoded by :meth:`_stream_event`
+(the event decoder, no per-packet layers); everything else by :meth:`_packet`. Packets the
+session itself sends are decoded too (``direction`` tells them apart), so a live driver's log
+shows both sides.
 
 For captures joined mid-connection pass ``start_phase`` (and, if known, ``capabilities``,
 ``semi_sync``; ``semi_sync=None`` in BINLOG_STREAM detects the header packet by packet).
@@ -23,12 +22,11 @@ For captures joined mid-connection pass ``start_phase`` (and, if known, ``capabi
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from binlogscope.events import (
     ConnectionClosed,
@@ -37,18 +35,23 @@ from binlogscope.events import (
     Peer,
     Phase,
     PhaseChanged,
-    ResultSetComplete,
     Role,
     SequenceMismatch,
     SessionEvent,
     TlsStarted,
 )
+from binlogscope.session.outgoing import (
+    CLIENT_TYPES,
+    COMMAND_TYPES,
+    ProtocolViolation,
+    encode_value,
+)
+from binlogscope.session.replies import COMMAND_KIND, Answer, Reply, ReplyReader
 from binlogscope.session.resync import greeting_plausible
 from binlogscope.wire import commands, handshake, replication, results
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.constants import (
-    SEMI_SYNC_ACK_REQ,
     SEMI_SYNC_INDICATOR,
     CapabilityFlag,
     Command,
@@ -58,6 +61,7 @@ from binlogscope.wire.constants import (
 from binlogscope.wire.framing import (
     HEADER_LEN,
     MAX_PAYLOAD,
+    Fragment,
     Packet,
     PacketBuffer,
     encode_packet,
@@ -67,62 +71,17 @@ from binlogscope.wire.node import Node
 from binlogscope.wire.packet import KINDS, DecodedPayload, run_decoder
 
 CAP = CapabilityFlag
-_T = TypeVar("_T")
 
 #: a query that turns semi-sync on for this connection (MySQL < 8.0.26 / MariaDB, and newer)
 SEMI_SYNC_QUERY = re.compile(
     r"@rpl_semi_sync_(?:slave|replica)\s*=\s*(?:1|'1'|\"1\"|on|'on'|true)\b", re.IGNORECASE)
 
-
-def _positional_maker(cls: type[_T]) -> Callable[..., _T]:
-    """A constructor taking every field of the frozen slots dataclass ``cls`` positionally.
-
-    It builds the same object as ``cls(...)`` at about half the cost: a frozen ``__init__``
-    sets each field through ``object.__setattr__``, this calls the slot descriptors directly
-    (the stream fast path builds one :class:`PacketDecoded` per event)."""
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
-    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    env.update({f"_s{i}": getattr(cls, n).__set__ for i, n in enumerate(names)})
-    args = ", ".join(f"a{i}" for i in range(len(names)))
-    body = "".join(f"    _s{i}(o, a{i})\n" for i in range(len(names)))
-    exec(f"def make({args}):\n    o = _new(_cls)\n{body}    return o\n", env)
-    maker: Callable[..., _T] = env["make"]
-    return maker
-
-
-_packet_decoded: Callable[..., PacketDecoded] = _positional_maker(PacketDecoded)
 #: the two usual semi-sync headers (immutable, shared by every event that carries them)
 _SEMI_HEADERS = (replication.SemiSyncHeader(0), replication.SemiSyncHeader(1))
 #: phases in which send() refuses
 _NO_SEND_PHASES = (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED)
-
-
-class ProtocolViolation(Exception):  # noqa: N818  (the name h11 and the design use)
-    """Raised by :meth:`Session.send` when we, acting as a peer, would break the protocol."""
-
-
-# what the server's next packet is, in the COMMAND phase
-_R_NONE = "none"  # nothing expected (server-initiated packet)
-_R_OK = "ok"  # OK / ERR
-_R_QUERY = "query"  # OK / ERR / LOCAL INFILE / column count
-_R_COLUMNS = "columns"  # column definitions
-_R_COLUMNS_EOF = "columns_eof"
-_R_ROWS = "rows"
-_R_FIELD_LIST = "field_list"  # column definitions until EOF
-_R_AUTH = "auth"  # COM_CHANGE_USER: the auth exchange again
-_R_RAW = "raw"  # replies binlogscope does not decode (prepared statements...)
-
-_SIMPLE_OK = {Command.COM_PING, Command.COM_INIT_DB, Command.COM_REGISTER_SLAVE,
-              Command.COM_REFRESH, Command.COM_PROCESS_KILL, Command.COM_RESET_CONNECTION,
-              Command.COM_CREATE_DB, Command.COM_DROP_DB, Command.COM_SHUTDOWN,
-              Command.COM_SET_OPTION, Command.COM_DEBUG, Command.COM_STMT_RESET}
-
-_CLIENT_TYPES = (handshake.HandshakeResponse41, handshake.HandshakeResponse320,
-                 handshake.SslRequest, handshake.AuthSwitchResponse, commands.ComQuery,
-                 commands.SimpleCommand, commands.ComRegisterSlave, commands.ComBinlogDump,
-                 commands.ComBinlogDumpGtid, replication.SemiSyncAck)
-_COMMAND_TYPES = (commands.ComQuery, commands.SimpleCommand, commands.ComRegisterSlave,
-                  commands.ComBinlogDump, commands.ComBinlogDumpGtid)
+#: phases in which the bytes are not decoded (only counted)
+_OPAQUE = (Phase.ENCRYPTED, Phase.COMPRESSED)
 
 
 @dataclass(slots=True)
@@ -138,26 +97,6 @@ class _JoinStream:
     """Queued with the received bytes: :meth:`Session.join_stream`."""
 
     reason: str
-
-
-class BinlogEventData:
-    """What a SOURCE sends for one stream event: the raw event bytes (+ ACK wish)."""
-
-    __slots__ = ("ack_requested", "event")
-
-    def __init__(self, event: bytes, ack_requested: bool = False) -> None:
-        self.event = event
-        self.ack_requested = ack_requested
-
-
-def _completes(buf: PacketBuffer, pending: int, more: int) -> bool:
-    """Do ``more`` new bytes complete the packet whose first ``pending`` bytes are buffered?
-    (Only then are the buffered bytes worth joining to the new ones: a big packet arriving in
-    many reads stays in the buffer instead of being copied again at every read.)"""
-    if pending < HEADER_LEN:
-        return True
-    head = buf.peek(HEADER_LEN)
-    return HEADER_LEN + (head[0] | head[1] << 8 | head[2] << 16) <= pending + more
 
 
 class Session:
@@ -178,6 +117,7 @@ class Session:
     ) -> None:
         self.role = role
         self._phase = start_phase
+        #: build the annotated tree of every packet (a driver may turn it off at any time)
         self.record = record
         self.ctx = ctx if ctx is not None else DecodeContext()
         self.handshake: handshake.HandshakeV10 | None = None
@@ -185,29 +125,23 @@ class Session:
         self.client_capabilities: int | None = capabilities
         self._default_caps = (handshake.DEFAULT_CAPABILITIES if capabilities is None
                               else capabilities)
-        #: semi-sync negotiated (None: unknown, detect per packet in the stream)
-        self.semi_sync: bool | None = semi_sync
-        self.last_command: int | None = None
-        self.max_result_rows = max_result_rows
+        self._semi_sync: bool | None = semi_sync
         #: bytes seen per direction after the connection became undecodable (TLS, compression)
         self.opaque_bytes: dict[Peer, int] = {Peer.CLIENT: 0, Peer.SERVER: 0}
         self._buffers = {Peer.CLIENT: PacketBuffer(client_offset),
                          Peer.SERVER: PacketBuffer(server_offset)}
+        #: bytes the packet at the head of each buffer needs before it is worth trying again
+        self._need = {Peer.CLIENT: 0, Peer.SERVER: 0}
         self._closed: set[Peer] = set()
         self._chunks: deque[tuple[Peer, bytes | _Resync | _JoinStream]] = deque()
         self._out: deque[SessionEvent] = deque()
         # sequence ids: None = not known yet (joined mid-way)
         self._seq: int | None = 0 if start_phase == Phase.CONNECT else None
         self._response_seen = start_phase != Phase.CONNECT and start_phase != Phase.AUTH
-        self._reply = _R_NONE
+        self._replies = ReplyReader(max_result_rows)
         self._semi_sync_pending = False
         self._auth_data_next = False
         self._after_ack = False  # the last packet was a semi-sync ACK
-        self._columns: list[results.ColumnDefinition41] = []
-        self._cols_left = 0
-        self._rows: list[results.TextRow] = []
-        self._rows_truncated = False
-        self._result_offset = 0
 
     # ------------------------------------------------------------------ public API
     @property
@@ -215,6 +149,21 @@ class Session:
         """Where the connection is (read-only: the session moves it; see :meth:`join_stream`
         and :meth:`end_dump` for what a driver may tell it)."""
         return self._phase
+
+    @property
+    def semi_sync(self) -> bool | None:
+        """Semi-sync negotiated (None: unknown, the header is detected packet by packet)."""
+        return self._semi_sync
+
+    @property
+    def last_command(self) -> int | None:
+        """The code of the client's last command (None: none seen)."""
+        return self._replies.last_command
+
+    @property
+    def expected_reply(self) -> Reply:
+        """What the server's next packet is expected to be (in COMMAND)."""
+        return self._replies.expect
 
     @property
     def capabilities(self) -> int:
@@ -243,7 +192,8 @@ class Session:
         Queued in order with :meth:`receive_data`. The unfinished packet of that direction (if
         any) is dropped with a :class:`DecodeError` (its bytes in a ``discarded`` node), the
         direction's offset jumps over the missing bytes and the next byte fed must be the first
-        byte of a packet header (the driver finds one). The sequence id is learnt again.
+        byte of a packet header (the driver finds one: :mod:`.resync`). The sequence id is
+        learnt again.
         """
         self._chunks.append((sender, _Resync(skip, reason)))
 
@@ -257,8 +207,7 @@ class Session:
     def end_dump(self, reason: str = "the source ended the dump") -> None:
         """SOURCE: the driver ended the binlog stream with packets it framed itself (an EOF of
         a non-blocking dump, an ERR): the connection is back in COMMAND."""
-        while self._chunks:
-            self._feed(*self._chunks.popleft())
+        self._catch_up()
         if self._phase == Phase.BINLOG_STREAM:
             self._set_phase(Phase.COMMAND, reason)
 
@@ -289,44 +238,25 @@ class Session:
             data = encode_packet(replication.encode_semi_sync_ack(value), 0)
             self._chunks.append((Peer.CLIENT, data))
             return data
-        if self.role == Role.OBSERVER:
-            raise ProtocolViolation("an OBSERVER session cannot send")
-        me = Peer.CLIENT if self.role == Role.REPLICA else Peer.SERVER
-        is_client_value = isinstance(value, _CLIENT_TYPES)
-        if is_client_value != (me == Peer.CLIENT):
+        me = self._me()
+        if isinstance(value, CLIENT_TYPES) != (me == Peer.CLIENT):
             raise ProtocolViolation(f"a {self.role.value} cannot send {type(value).__name__}")
         if self._phase in _NO_SEND_PHASES:
             raise ProtocolViolation(f"cannot send in phase {self._phase.value}")
-        payload = self._encode(value)
+        payload = encode_value(value, self.capabilities, self._phase, self._semi_sync)
         if sequence_id is None:
-            if isinstance(value, _COMMAND_TYPES):
+            if isinstance(value, COMMAND_TYPES):
                 sequence_id = 0
             else:
                 sequence_id = self._seq if self._seq is not None else 0
         return self.send_raw(payload, sequence_id=sequence_id)
 
-    def tls_established(self) -> None:
-        """REPLICA/SOURCE: the driver completed the TLS handshake after the SSLRequest.
-
-        The driver now feeds the *decrypted* bytes, which continue the connection phase (the
-        HandshakeResponse follows with the next sequence id), so decoding resumes in AUTH. An
-        OBSERVER never sees plaintext and stays in ENCRYPTED.
-        """
-        if self.role == Role.OBSERVER or self._phase != Phase.ENCRYPTED:
-            return
-        self._response_seen = False
-        self._set_phase(Phase.AUTH, "TLS established: decoding the decrypted bytes")
-
     def send_raw(self, payload: bytes, *, sequence_id: int | None = None) -> bytes:
         """Frame any payload (fault injection: wrong sequence ids, broken packets...)."""
-        if self.role == Role.OBSERVER:
-            raise ProtocolViolation("an OBSERVER session cannot send")
-        me = Peer.CLIENT if self.role == Role.REPLICA else Peer.SERVER
+        me = self._me()
         seq = self._seq if sequence_id is None else sequence_id
         data = encode_packet(payload, seq or 0)
-        # bring the state up to date with what was received, then with what we send
-        while self._chunks:
-            self._feed(*self._chunks.popleft())
+        self._catch_up()  # the state up to date with what was received, then with what we send
         self._feed(me, data)
         return data
 
@@ -343,30 +273,28 @@ class Session:
         out.append(self.send(handshake.EofPacket(0, status_flags)))
         return b"".join(out)
 
-    # ------------------------------------------------------------------ encoding
-    def _encode(self, v: Any) -> bytes:
-        caps = self.capabilities
-        if isinstance(v, handshake.EofPacket):
-            if caps & CAP.CLIENT_DEPRECATE_EOF and self._phase != Phase.AUTH:
-                return handshake.encode_ok(
-                    handshake.OkPacket(status_flags=v.status_flags, warnings=v.warnings,
-                                       header=0xFE), caps)
-            return handshake.encode_eof(v, caps)
-        if isinstance(v, BinlogEventData):
-            if self._phase != Phase.BINLOG_STREAM:
-                raise ProtocolViolation("binlog events are sent only after COM_BINLOG_DUMP")
-            flag = (SEMI_SYNC_ACK_REQ if v.ack_requested else 0) \
-                if self.semi_sync else None
-            if v.ack_requested and not self.semi_sync:
-                raise ProtocolViolation("ACK requested but semi-sync was not negotiated")
-            return replication.encode_binlog_packet(v.event, flag)
-        for cls in type(v).__mro__:
-            encoder = _ENCODERS.get(cls)
-            if encoder is not None:
-                return encoder(v, caps)
-        raise ProtocolViolation(f"don't know how to send {type(v).__name__}")
+    def tls_established(self) -> None:
+        """REPLICA/SOURCE: the driver completed the TLS handshake after the SSLRequest.
 
-    # ------------------------------------------------------------------ decoding
+        The driver now feeds the *decrypted* bytes, which continue the connection phase (the
+        HandshakeResponse follows with the next sequence id), so decoding resumes in AUTH. An
+        OBSERVER never sees plaintext and stays in ENCRYPTED.
+        """
+        if self.role == Role.OBSERVER or self._phase != Phase.ENCRYPTED:
+            return
+        self._response_seen = False
+        self._set_phase(Phase.AUTH, "TLS established: decoding the decrypted bytes")
+
+    # ------------------------------------------------------------------ state
+    def _me(self) -> Peer:
+        if self.role == Role.OBSERVER:
+            raise ProtocolViolation("an OBSERVER session cannot send")
+        return Peer.CLIENT if self.role == Role.REPLICA else Peer.SERVER
+
+    def _catch_up(self) -> None:
+        while self._chunks:
+            self._feed(*self._chunks.popleft())
+
     def _emit(self, ev: SessionEvent) -> None:
         self._out.append(ev)
 
@@ -376,55 +304,93 @@ class Session:
             self._phase = new
             self._emit(PhaseChanged(old, new, reason))
 
+    # ------------------------------------------------------------------ bytes -> packets
     def _feed(self, peer: Peer, data: bytes | _Resync | _JoinStream) -> None:
-        buf = self._buffers[peer]
-        if isinstance(data, _Resync | _JoinStream):
-            if isinstance(data, _Resync):
-                self._resync(peer, data)
-            elif isinstance(data, _JoinStream) and self._phase == Phase.COMMAND:
-                self.semi_sync = None
+        if isinstance(data, _Resync):
+            self._resync(peer, data)
+            return
+        if isinstance(data, _JoinStream):
+            if self._phase == Phase.COMMAND:
+                self._semi_sync = None
                 self._set_phase(Phase.BINLOG_STREAM, data.reason)
             return
         if not data:
             self._close(peer)
             return
-        if self._phase in (Phase.ENCRYPTED, Phase.COMPRESSED):
+        if self._phase in _OPAQUE:
             self.opaque_bytes[peer] += len(data)
             return
-        if self._phase is Phase.BINLOG_STREAM and not self.record:
-            pending = buf.pending
-            if pending and _completes(buf, pending, len(data)):
-                # the start of a packet is buffered and this read completes it: the direct
-                # loop takes both (a socket read rarely ends on a packet boundary)
-                _, head = buf.take_pending()
-                data = head + data
-                pending = 0
-            used = 0
-            if not pending:
-                direct = self._stream_direct if peer is Peer.SERVER else self._ack_direct
-                used = direct(buf.offset, data)
-            if used:
-                buf.drain()  # empty: moves nothing, makes skip() below exact
-                buf.skip(used)  # those bytes were consumed straight from ``data``
-                data = data[used:]
-                if not data:
-                    return
-        buf.receive_data(data)
-        while self._phase not in (Phase.ENCRYPTED, Phase.COMPRESSED):
-            if peer is Peer.SERVER and self._phase is Phase.BINLOG_STREAM and not self.record:
-                self._stream_run(buf)
-            pkt = buf.next_packet()
-            if pkt is None:
+        buf = self._buffers[peer]
+        pending = buf.pending
+        if pending:
+            if pending + len(data) < self._need[peer]:
+                buf.receive_data(data)  # a big packet in many reads: not copied at every read
                 return
-            self._packet(peer, pkt)
-        # anything after the switch is opaque
-        _, rest = buf.drain()
-        self.opaque_bytes[peer] += len(rest)
+            _, head = buf.take_pending()
+            data = head + data
+        used = self._split(peer, buf.offset, data)
+        buf.skip(used)  # the buffer is empty: its offset moves on by what was consumed
+        if used < len(data):
+            if self._phase in _OPAQUE:  # anything after the switch is opaque
+                self.opaque_bytes[peer] += len(data) - used
+                buf.skip(len(data) - used)
+            else:
+                buf.receive_data(data[used:])
+
+    def _split(self, peer: Peer, offset: int, data: bytes) -> int:
+        """The one packet loop: every complete packet at the start of ``data`` (whose first
+        byte is at ``offset``) in order; returns how many bytes they took. Stops at an
+        incomplete packet (``_need`` says how many bytes it needs) or when the connection
+        turns opaque."""
+        i = 0
+        end = len(data)
+        lean = peer is Peer.SERVER and not self.record  # event packets: _stream_event
+        while i + HEADER_LEN <= end and self._phase not in _OPAQUE:
+            n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
+            j = i + HEADER_LEN + n
+            if j > end:
+                self._need[peer] = j - i
+                break
+            pkt: Packet | None = None
+            if n < MAX_PAYLOAD:
+                payload = data[i + HEADER_LEN : j]
+            else:  # continued: gather the fragments
+                frags: list[Fragment] = []
+                parts: list[bytes] = []
+                k = i
+                m = MAX_PAYLOAD
+                while m >= MAX_PAYLOAD:
+                    if k + HEADER_LEN > end:
+                        k += HEADER_LEN  # (the next header is still missing)
+                        break
+                    m = data[k] | data[k + 1] << 8 | data[k + 2] << 16
+                    if k + HEADER_LEN + m > end:
+                        k += HEADER_LEN + m
+                        break
+                    frags.append(Fragment(offset + k, m, data[k + 3]))
+                    parts.append(data[k + HEADER_LEN : k + HEADER_LEN + m])
+                    k += HEADER_LEN + m
+                if k > end:
+                    self._need[peer] = k - i
+                    break
+                j = k
+                payload = b"".join(parts)
+                pkt = Packet(payload, tuple(frags))
+            if not (lean and self._phase is Phase.BINLOG_STREAM and n and payload[0] == 0
+                    and self._stream_event(offset + i, data[i + 3], payload, pkt)):
+                if pkt is None:
+                    pkt = Packet(payload, (Fragment(offset + i, n, data[i + 3]),))
+                self._packet(peer, pkt)
+            i = j
+        else:
+            self._need[peer] = HEADER_LEN
+        return i
 
     def _resync(self, peer: Peer, gap: _Resync) -> None:
         buf = self._buffers[peer]
         off, rest = buf.drain()
         buf.skip(gap.skip)
+        self._need[peer] = 0
         self._seq = None
         if self._phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
             return
@@ -441,7 +407,7 @@ class Session:
         if peer in self._closed:
             return
         self._closed.add(peer)
-        if buf.pending and self._phase not in (Phase.ENCRYPTED, Phase.COMPRESSED):
+        if buf.pending and self._phase not in _OPAQUE:
             off, rest = buf.drain()
             msg = (f"at offset {off}: connection closed in the middle of a packet "
                    f"({len(rest)} bytes left over)")
@@ -453,6 +419,7 @@ class Session:
         if len(self._closed) == 2 or self.last_command == Command.COM_QUIT:
             self._set_phase(Phase.CLOSED, f"{peer.value} closed the connection")
 
+    # ------------------------------------------------------------------ packets
     def _check_seq(self, peer: Peer, pkt: Packet, expected: int | None) -> None:
         if expected is not None:
             for i, frag in enumerate(pkt.fragments):
@@ -462,11 +429,10 @@ class Session:
                     break
 
     def _packet(self, peer: Peer, pkt: Packet) -> None:
+        """One packet by the general path (trees when ``record``): sequence ids, then the
+        reader of the phase and direction."""
         payload = pkt.payload
         phase = self._phase
-        if (peer is Peer.SERVER and phase is Phase.BINLOG_STREAM and not self.record
-                and payload[:1] == b"\x00" and self._stream_fast(pkt)):
-            return
         ack = (peer == Peer.CLIENT and phase == Phase.BINLOG_STREAM
                and replication.is_semi_sync_ack(payload))
         if phase == Phase.CONNECT and not greeting_plausible(peer, payload):
@@ -505,88 +471,12 @@ class Session:
             d = self._server_packet(pkt)
         self._finish(peer, pkt, d, phase)
 
-    def _stream_run(self, buf: PacketBuffer) -> None:
-        """The no-tree stream loop: every complete single-fragment event packet at the head of
-        the server's buffer goes straight to :meth:`_stream_event`, with no :class:`Packet`
-        built. Stops (the bytes stay in the buffer) at anything else: an incomplete or
-        multi-fragment packet, EOF/ERR, or a packet the fast path declines; the general path
-        takes that one."""
-        consume = buf.consume_exactly
-        while True:
-            at = buf.offset
-            hdr = consume(HEADER_LEN)
-            if hdr is None:
-                break
-            n = hdr[0] | hdr[1] << 8 | hdr[2] << 16
-            if n >= MAX_PAYLOAD:
-                break
-            payload = consume(n)
-            if payload is None or not payload or payload[0] != 0 \
-                    or not self._stream_event(at, hdr[3], payload, None):
-                break
-            buf.commit()
-        buf.rollback()
-
-    def _stream_direct(self, offset: int, data: bytes) -> int:
-        """:meth:`_stream_run` over a read that starts on a packet boundary with nothing
-        buffered (the usual case: a server writes whole packets), without copying it into the
-        buffer first. Returns how many bytes it consumed; the rest goes the buffered way."""
-        i = 0
-        end = len(data)
-        while i + HEADER_LEN <= end:
-            n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
-            j = i + HEADER_LEN + n
-            if n >= MAX_PAYLOAD or j > end or not n or data[i + HEADER_LEN] != 0:
-                break
-            if not self._stream_event(offset + i, data[i + 3], data[i + HEADER_LEN:j], None):
-                break
-            i = j
-        return i
-
-    def _ack_direct(self, offset: int, data: bytes) -> int:
-        """The replica's side of the stream: complete single-fragment semi-sync ACKs at the
-        start of ``data`` (nothing buffered), decoded as :meth:`_packet` does for an ACK,
-        without building the :class:`Packet`. Returns how many bytes it consumed; anything
-        else (and the rest) goes the buffered way."""
-        i = 0
-        end = len(data)
-        out = self._out
-        client = Peer.CLIENT
-        decoder = KINDS["semi_sync_ack"][0]
-        while i + HEADER_LEN <= end:
-            n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
-            j = i + HEADER_LEN + n
-            if n >= MAX_PAYLOAD or j > end or n < 9 \
-                    or data[i + HEADER_LEN] != SEMI_SYNC_INDICATOR:  # is_semi_sync_ack
-                break
-            payload = data[i + HEADER_LEN : j]
-            at = offset + i
-            seq = data[i + 3]
-            self._auth_data_next = False
-            self._after_ack = True
-            if seq != 0:
-                out.append(SequenceMismatch(client, at, 0, seq))
-            d = run_decoder("semi_sync_ack", decoder, payload, caps=self.capabilities,
-                            base=at + HEADER_LEN, record=False)
-            error = d.error
-            out.append(_packet_decoded(client, at, seq, n, d.kind, d.value, None,
-                                       Phase.BINLOG_STREAM, None, None, error, n + HEADER_LEN,
-                                       payload))
-            if error is not None:
-                out.append(DecodeError(client, d.error_offset if d.error_offset is not None
-                                       else at, error, None))
-            i = j
-        return i
-
-    def _stream_fast(self, pkt: Packet) -> bool:
-        """No-tree path for a well-formed event packet: the same decoders as the general path
-        (``decode_event``), without its per-packet layers. False: take the general path."""
-        return self._stream_event(pkt.offset, pkt.sequence_id, pkt.payload, pkt)
-
     def _stream_event(self, offset: int, seq: int, payload: bytes, pkt: Packet | None) -> bool:
-        """Decode one event packet (header at ``offset``, sequence id ``seq``; ``pkt`` for a
-        multi-fragment one) without a tree. False, with no state changed: not for this path."""
-        semi = self.semi_sync
+        """An event packet of the stream without a tree (header at ``offset``, sequence id
+        ``seq``; ``pkt`` for a multi-fragment one): the event decoder straight on the payload.
+        False, with no state changed: the general path takes it (semi-sync header to detect
+        or missing, no FORMAT_DESCRIPTION seen yet)."""
+        semi = self._semi_sync
         off = 1
         header: replication.SemiSyncHeader | None = None
         if semi is None:
@@ -615,12 +505,12 @@ class Session:
             wire_length = pkt.wire_length
         ev = decode_event(payload, ctx, start=off, base=offset + HEADER_LEN, record=False)
         error = ev.error
-        self._out.append(_packet_decoded(
+        self._out.append(PacketDecoded(
             Peer.SERVER, offset, seq, len(payload), "binlog_event",
             replication.BinlogPacket(ev, header, None), None, Phase.BINLOG_STREAM, header, ev,
             error, wire_length, payload))
         if error is not None:
-            self._emit(DecodeError(Peer.SERVER, offset, error, None))
+            self._out.append(DecodeError(Peer.SERVER, offset, error, None))
         return True
 
     def _decode(self, pkt: Packet, kind: str, fn: Any = None) -> DecodedPayload:
@@ -638,26 +528,14 @@ class Session:
             bev = d.value.event
             error = error or d.value.error or bev.error
         if self.record and d.node is not None:
-            display = self._display(d, pkt)
-            node = packet_node(pkt, d.node, name="packet", value=d.kind, display=display,
-                               doc=d.node.doc, error=error)
+            node = packet_node(pkt, d.node, name="packet", value=d.kind,
+                               display=_display(d, pkt), doc=d.node.doc, error=error)
         self._emit(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
                                  d.value, node, phase, semi, bev, error, pkt.wire_length,
                                  pkt.payload))
         if error is not None:
             at = d.error_offset if d.error_offset is not None else pkt.offset
             self._emit(DecodeError(peer, at, error, node))
-
-    def _display(self, d: DecodedPayload, pkt: Packet) -> str:
-        v = d.value
-        what = d.kind
-        if isinstance(v, replication.BinlogPacket):
-            what = f"binlog_event {v.event.type_name}"
-        elif isinstance(v, commands.SimpleCommand):
-            what = v.name
-        elif isinstance(v, handshake.ErrPacket):
-            what = f"err {v.error_code}"
-        return f"{what} (seq {pkt.sequence_id}, {len(pkt.payload)} bytes)"
 
     # ------------------------------------------------------------------ client side
     def _client_connection_phase(self, pkt: Packet) -> DecodedPayload:
@@ -694,38 +572,17 @@ class Session:
     def _client_command(self, pkt: Packet) -> DecodedPayload:
         payload = pkt.payload
         code = payload[0] if payload else -1
-        self.last_command = code
+        self._replies.command(code)
         self._semi_sync_pending = False
-        self._reset_result()
         if self._phase == Phase.BINLOG_STREAM:
             self._set_phase(Phase.COMMAND, f"{command_name(code)} during the binlog stream")
+        d = self._decode(pkt, COMMAND_KIND.get(code, "command"))
         if code == Command.COM_QUERY:
-            d = self._decode(pkt, "com_query")
-            self._reply = _R_QUERY
             if isinstance(d.value, commands.ComQuery) and SEMI_SYNC_QUERY.search(d.value.query):
                 self._semi_sync_pending = True
-            return d
-        if code == Command.COM_REGISTER_SLAVE:
-            self._reply = _R_OK
-            return self._decode(pkt, "com_register_slave")
-        if code in (Command.COM_BINLOG_DUMP, Command.COM_BINLOG_DUMP_GTID):
-            kind = "com_binlog_dump" if code == Command.COM_BINLOG_DUMP else "com_binlog_dump_gtid"
-            d = self._decode(pkt, kind)
-            self._reply = _R_NONE
+        elif code in (Command.COM_BINLOG_DUMP, Command.COM_BINLOG_DUMP_GTID):
             self._set_phase(Phase.BINLOG_STREAM, f"{command_name(code)}: the source streams "
                             "binlog events")
-            return d
-        d = self._decode(pkt, "command")
-        if code == Command.COM_QUIT:
-            self._reply = _R_NONE
-        elif code in _SIMPLE_OK:
-            self._reply = _R_OK
-        elif code == Command.COM_FIELD_LIST:
-            self._reply = _R_FIELD_LIST
-        elif code == Command.COM_CHANGE_USER:
-            self._reply = _R_AUTH
-        else:
-            self._reply = _R_RAW
         return d
 
     # ------------------------------------------------------------------ server side
@@ -752,7 +609,7 @@ class Session:
     def _auth_reply(self, pkt: Packet, first: int, *, in_command: bool) -> DecodedPayload:
         if first == 0x00:
             d = self._decode(pkt, "ok")
-            self._reply = _R_NONE
+            self._replies.expect = Reply.NONE
             if not in_command:
                 caps = self.capabilities
                 self._set_phase(Phase.COMMAND, "authentication succeeded")
@@ -762,7 +619,7 @@ class Session:
             return d
         if first == 0xFF:
             d = self._decode(pkt, "err")
-            self._reply = _R_NONE
+            self._replies.expect = Reply.NONE
             if not in_command:
                 self._set_phase(Phase.CLOSED, "authentication failed")
             return d
@@ -776,7 +633,7 @@ class Session:
 
     def _stream_packet(self, pkt: Packet, first: int) -> DecodedPayload:
         if first == 0x00:
-            semi = self.semi_sync
+            semi = self._semi_sync
             ctx = self.ctx
 
             def fn(r: Any, caps: int) -> replication.BinlogPacket:
@@ -796,131 +653,37 @@ class Session:
                               f"0x{first & 0xFF:02x}, expected 0x00 (event), 0xFE or 0xFF")
         return d
 
-    def _reset_result(self) -> None:
-        self._columns = []
-        self._cols_left = 0
-        self._rows = []
-        self._rows_truncated = False
-
-    def _end_result(self, pkt: Packet, status: int) -> None:
-        self._emit(ResultSetComplete(self._result_offset, tuple(self._columns),
-                                     tuple(self._rows), status, self._rows_truncated))
-        self._reset_result()
-        self._reply = _R_QUERY if status & StatusFlag.SERVER_MORE_RESULTS_EXISTS else _R_NONE
-
     def _command_reply(self, pkt: Packet, first: int) -> DecodedPayload:
-        mode = self._reply
-        caps = self.capabilities
-        if mode == _R_AUTH:
+        if self._replies.expect is Reply.AUTH:  # COM_CHANGE_USER: the auth exchange again
             d = self._auth_reply(pkt, first, in_command=True)
             if d.kind in ("auth_switch_request", "auth_more_data"):
-                self._reply = _R_AUTH
+                self._replies.expect = Reply.AUTH
                 # the client answers with auth data, not a new command
                 self._auth_data_next = not (isinstance(d.value, handshake.AuthMoreData)
                                             and d.value.fast_auth_success)
             return d
-        if mode in (_R_COLUMNS, _R_FIELD_LIST) and first != 0xFF and not (
-                mode == _R_FIELD_LIST and handshake.is_eof_packet(pkt.payload, caps)):
-            d = self._decode(pkt, "column_definition41")
-            if isinstance(d.value, results.ColumnDefinition41):
-                self._columns.append(d.value)
-            if mode == _R_COLUMNS:
-                self._cols_left -= 1
-                if self._cols_left <= 0:
-                    self._reply = _R_ROWS if self.deprecate_eof else _R_COLUMNS_EOF
-            return d
-        if mode == _R_COLUMNS_EOF and first == 0xFE:
-            d = self._decode(pkt, "eof")
-            self._reply = _R_ROWS
-            return d
-        if mode in (_R_ROWS, _R_FIELD_LIST) and handshake.is_eof_packet(pkt.payload, caps):
-            d = self._decode(pkt, "ok" if self.deprecate_eof else "eof")
-            status = getattr(d.value, "status_flags", 0)
-            self._end_result(pkt, status)
-            return d
-        if mode == _R_ROWS and first != 0xFF:
-            names = tuple(c.name for c in self._columns)
-
-            def fn(r: Any, c: int) -> results.TextRow:
-                return results.decode_text_row(r, c, names if names else None)
-
-            d = self._decode(pkt, "text_row", fn)
-            if isinstance(d.value, results.TextRow):
-                if len(self._rows) < self.max_result_rows:
-                    self._rows.append(d.value)
-                else:
-                    self._rows_truncated = True
-            return d
-        # a fresh reply: OK / ERR / result set header
-        if first == 0xFF:
-            d = self._decode(pkt, "err")
+        got = self._replies.read(pkt, self._decode, self.capabilities, self.deprecate_eof)
+        if got.result is not None:
+            self._emit(got.result)
+        if got.answer is Answer.ERR:
             self._semi_sync_pending = False
-            self._reset_result()
-            self._reply = _R_NONE
-            return d
-        if mode == _R_RAW:
-            return self._decode(pkt, "raw")
-        if first == 0x00 and mode in (_R_OK, _R_QUERY, _R_NONE):
-            d = self._decode(pkt, "ok")
-            if isinstance(d.value, handshake.OkPacket):
-                if self._semi_sync_pending:
-                    self.semi_sync = True
-                    self._semi_sync_pending = False
-                more = d.value.status_flags & StatusFlag.SERVER_MORE_RESULTS_EXISTS
-                self._reply = _R_QUERY if more else _R_NONE
-            return d
-        if mode == _R_QUERY:
-            if first == 0xFB:
-                self._reply = _R_NONE
-                return self._decode(pkt, "local_infile_request")
-            d = self._decode(pkt, "column_count")
-            if isinstance(d.value, results.ColumnCount):
-                self._reset_result()
-                self._result_offset = pkt.offset
-                self._cols_left = d.value.column_count
-                self._reply = _R_COLUMNS if d.value.column_count else _R_ROWS
-            return d
-        if mode == _R_FIELD_LIST:
-            d = self._decode(pkt, "eof")
-            self._reply = _R_NONE
-            return d
-        d = self._decode(pkt, "raw")
-        if mode == _R_NONE:
-            last = "none" if self.last_command is None else command_name(self.last_command)
-            d.error = d.error or (f"at offset {pkt.offset}: server packet while no reply "
-                                  f"was expected (last command {last})")
-        return d
+        elif got.answer is Answer.OK and self._semi_sync_pending:
+            self._semi_sync = True
+            self._semi_sync_pending = False
+        return got.payload
 
 
-#: what ``Session.send`` encodes each value with: type -> encoder(value, capabilities)
-_ENCODERS: dict[type, Callable[[Any, int], bytes]] = {
-    handshake.HandshakeV10: lambda v, c: handshake.encode_handshake_v10(v),
-    handshake.SslRequest: lambda v, c: handshake.encode_ssl_request(v),
-    handshake.HandshakeResponse41: lambda v, c: handshake.encode_handshake_response41(v),
-    handshake.HandshakeResponse320: lambda v, c: handshake.encode_handshake_response320(v),
-    handshake.AuthSwitchRequest: lambda v, c: handshake.encode_auth_switch_request(v),
-    handshake.AuthMoreData: lambda v, c: handshake.encode_auth_more_data(v),
-    handshake.AuthSwitchResponse: lambda v, c: handshake.encode_auth_switch_response(v),
-    handshake.OkPacket: handshake.encode_ok,
-    handshake.ErrPacket: handshake.encode_err,
-    commands.ComQuery: commands.encode_com_query,
-    commands.SimpleCommand: lambda v, c: commands.encode_simple_command(v),
-    commands.ComRegisterSlave: lambda v, c: commands.encode_com_register_slave(v),
-    commands.ComBinlogDump: lambda v, c: commands.encode_com_binlog_dump(v),
-    commands.ComBinlogDumpGtid: lambda v, c: commands.encode_com_binlog_dump_gtid(v),
-    results.ColumnCount: results.encode_column_count,
-    results.ColumnDefinition41: results.encode_column_definition41,
-    results.TextRow: results.encode_text_row,
-    replication.SemiSyncAck: lambda v, c: replication.encode_semi_sync_ack(v),
-}
+def _display(d: DecodedPayload, pkt: Packet) -> str:
+    """The one-line display of a packet's root node."""
+    v = d.value
+    what = d.kind
+    if isinstance(v, replication.BinlogPacket):
+        what = f"binlog_event {v.event.type_name}"
+    elif isinstance(v, commands.SimpleCommand):
+        what = v.name
+    elif isinstance(v, handshake.ErrPacket):
+        what = f"err {v.error_code}"
+    return f"{what} (seq {pkt.sequence_id}, {len(pkt.payload)} bytes)"
 
 
-__all__ = [
-    "SEMI_SYNC_QUERY",
-    "BinlogEventData",
-    "Peer",
-    "Phase",
-    "ProtocolViolation",
-    "Role",
-    "Session",
-]
+__all__ = ["SEMI_SYNC_QUERY", "Session"]

@@ -1,0 +1,96 @@
+"""What the parts of the live replica share: its settings (:class:`LiveSettings`), what the
+consumer gets (:class:`LiveItem`), what it learnt about the server (:class:`ServerInfo`) and
+its one error type (:class:`LiveError`, with hints for the server's usual ERR codes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from binlogscope.drivers.live_setup import SetupStep
+from binlogscope.drivers.options import ConnectionOptions
+from binlogscope.events import SessionEvent
+from binlogscope.pipeline.filter import TableFilter
+from binlogscope.pipeline.position import RestartPoint
+from binlogscope.wire.handshake import ErrPacket
+
+ERR_HINTS = {
+    1236: "the requested binlog file/position does not exist on the server (purged or "
+          "mistyped): check SHOW BINARY LOGS and start from a file it lists",
+    1045: "wrong user or password",
+    1227: "the user lacks a privilege: a replica needs REPLICATION SLAVE (and REPLICATION "
+          "CLIENT / BINLOG MONITOR for the status queries)",
+    1129: "the host is blocked after too many connection errors: FLUSH HOSTS on the server",
+}
+
+
+class LiveError(Exception):
+    """A failure the user must act on; the message is one clear line."""
+
+
+def err_text(err: ErrPacket, what: str) -> str:
+    """``what: ERR code (state) message`` and the hint for that code, if there is one."""
+    hint = ERR_HINTS.get(err.error_code)
+    text = f"{what}: ERR {err.error_code} ({err.sql_state}) {err.error_message}"
+    return f"{text} - hint: {hint}" if hint else text
+
+
+@dataclass(slots=True)
+class LiveItem:
+    """What the consumer gets: a session event, a setup step, or a note from the driver.
+
+    Read-only by convention (not frozen: one is built per stream event on the semi-sync
+    commit path, and a frozen dataclass costs about four times as much to build)."""
+
+    kind: str  # "packet" | "step" | "note" | "error"
+    event: SessionEvent | None = None
+    step: SetupStep | None = None
+    text: str = ""
+    restart: RestartPoint | None = None  # for packets: the resume point once this is acked
+    deliver: bool = True  # False: a replay of an already delivered event (skipped on resume)
+
+
+@dataclass
+class LiveSettings:
+    conn: ConnectionOptions
+    server_id: int | None = None
+    start: str | None = None  # FILE:POS
+    gtid: str | None = None
+    semi_sync: bool = False
+    heartbeat: float | None = None
+    non_blocking: bool = False
+    state_path: str | None = None
+    table_filter: TableFilter = field(default_factory=TableFilter)
+    connect_timeout: float = 10.0
+    net_read_timeout: int = 60
+    reconnect: bool = True
+    max_reconnects: int = 8
+    store_size: int = 4096
+    #: seconds between --state writes (0: after every acked event); the last acked position
+    #: is always written when the session ends or is stopped
+    state_interval: float = 0.25
+    record_path: str | None = None
+    record_raw: bool = False
+    #: build the annotated tree for stream packets (the TUI and --plain need it; --json and
+    #: exporters do not: every value is still decoded, only the Nodes are skipped)
+    stream_tree: bool = True
+
+
+@dataclass
+class ServerInfo:
+    version: str = ""
+    server_id: int | None = None
+    checksum: str | None = None
+    position: tuple[str, int] | None = None
+    mariadb: bool = False
+
+
+def parse_start(start: str) -> tuple[str, int]:
+    """``--start FILE:POS``."""
+    name, sep, pos = start.rpartition(":")
+    if not sep or not name or not pos.isdigit():
+        raise LiveError(f"--start {start!r}: expected FILE:POS, e.g. mysql-bin.000003:4")
+    return name, int(pos)
+
+
+__all__ = ["ERR_HINTS", "LiveError", "LiveItem", "LiveSettings", "ServerInfo", "err_text",
+           "parse_start"]
