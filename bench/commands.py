@@ -93,6 +93,7 @@ def pairs(names: list[str], files: list[str], packets: int, data: Path, tmp: Pat
             sys.path.insert(0, str(HERE))
             from pcap import capture  # (bench/pcap.py: the generated capture, made once)
 
+            (data / "pcap").mkdir(parents=True, exist_ok=True)
             cap, port, _ = capture(data / "pcap", packets, False)
             tshark = shutil.which("tshark")
             out[name] = ([*py, "pcap", "--json", str(cap)],

@@ -110,7 +110,7 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
 
 def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.drivers.live import LiveError, run_live
-    from binlogscope.render.json_out import LineWriter
+    from binlogscope.render.json_out import LineWriter, dumps_line
     from binlogscope.render.shapes import live_item_json
     from binlogscope.render.text import live_item_text
 
@@ -128,13 +128,17 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"{PROG}: error: {exc}", file=err)
             return 1
 
-    lines = LineWriter(out, interactive=True)  # (a live stream: every item at once)
+    # a live stream: every line shown within 0.1 s, written in chunks while events stream
+    lines = LineWriter(out, interactive=out.isatty(), flush_every=0.1)
+    add = lines.add
 
     def consume(item: LiveItem) -> None:
         if args.json:
             obj = live_item_json(item)
             if obj is not None:
-                lines.write(obj)
+                add(dumps_line(obj))
+                if lines.interactive:
+                    lines.flush()
         else:
             text = live_item_text(item, args.brief)
             if text:
@@ -144,7 +148,10 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
-        rep = run_live(settings, consume, count=args.count)
+        try:
+            rep = run_live(settings, consume, count=args.count)
+        finally:
+            lines.close()
     except LiveError as exc:
         print(f"{PROG}: error: {exc}", file=err)
         return 1

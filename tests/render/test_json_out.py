@@ -104,3 +104,20 @@ def test_interactive_line_writer_flushes_every_line() -> None:
     w = LineWriter(out, interactive=True)
     w.write({"a": 1})
     assert out.getvalue() == '{"a":1}\n' and out.flushes >= 1
+
+
+def test_flush_every_writes_lines_from_a_background_thread() -> None:
+    import time
+
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8")
+    w = LineWriter(out, flush_every=0.01)
+    w.add(dumps_line({"a": 1}))
+    deadline = time.monotonic() + 5
+    while not raw.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert raw.getvalue() == b'{"a":1}\n'  # without a flush from this thread
+    w.add(dumps_line({"a": 2}))
+    w.close()
+    assert raw.getvalue() == b'{"a":1}\n{"a":2}\n'
+    assert LineWriter(io.StringIO(), flush_every=0.01).interactive  # no buffer: every line

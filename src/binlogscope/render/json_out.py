@@ -26,8 +26,10 @@ buffered writer of the commands.
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import threading
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -127,22 +129,47 @@ class LineWriter:
     """JSON lines to a text stream, through its binary buffer (``sys.stdout.buffer``).
 
     Each line goes straight into the stream's buffer (a copy; measured, this beats collecting
-    lines and joining them: big joined chunks cost a fresh allocation each). Text written to
+    lines and joining them: big joined chunks cost a fresh allocation each); an unbuffered
+    stream (``python -u``) gets a buffer of its own, flushed by :meth:`flush`. Text written to
     the stream before the writer was made is flushed first; text written to it later goes
     after the lines written so far. A stream without a binary buffer (``io.StringIO``) gets
-    the decoded text. ``interactive``: flush after every line (a terminal, a live stream).
+    the decoded text.
+
+    ``interactive``: flush after every line (a terminal). ``flush_every``: a stream someone
+    may be reading as it comes (``live``): a background thread flushes it that often, so a
+    line waits at most that long and a busy stream is still written in big chunks (one flush
+    per line was one system call per event). :meth:`close` stops the thread and flushes.
     """
 
-    def __init__(self, out: IO[str], *, interactive: bool = False) -> None:
+    def __init__(self, out: IO[str], *, interactive: bool = False,
+                 flush_every: float | None = None) -> None:
         self._out = out
-        self._raw = binary_stream(out)
+        raw = binary_stream(out)
+        if isinstance(raw, io.RawIOBase):  # unbuffered (python -u, PYTHONUNBUFFERED)
+            raw = io.BufferedWriter(raw, 1 << 16)  # type: ignore[assignment]
+        self._raw = raw
         self._text: list[bytes] = []
+        if raw is None and flush_every is not None:
+            interactive = True  # (no buffer to flush from another thread: every line)
         self.interactive = interactive
-        if self._raw is not None:
+        if raw is not None:
             out.flush()
         #: add(dumps_line(obj)): one line as bytes (the hot loops' own path)
         self.add: Callable[[bytes], object] = (
-            self._raw.write if self._raw is not None else self._text.append)
+            raw.write if raw is not None else self._text.append)
+        self._stop: threading.Event | None = None
+        if raw is not None and flush_every is not None and not interactive:
+            self._stop = threading.Event()
+            threading.Thread(target=self._flusher, args=(raw, self._stop, flush_every),
+                             name="json-flush", daemon=True).start()
+
+    @staticmethod
+    def _flusher(raw: IO[bytes], stop: threading.Event, every: float) -> None:
+        while not stop.wait(every):
+            try:
+                raw.flush()  # (a BufferedWriter locks: safe beside the writing thread)
+            except (OSError, ValueError):  # the reader went away, or the stream was closed
+                return
 
     def write(self, obj: Any) -> None:
         """One object as one line."""
@@ -160,6 +187,13 @@ class LineWriter:
             self._out.write(b"".join(self._text).decode("utf-8"))
             self._text.clear()
         self._out.flush()
+
+    def close(self) -> None:
+        """Stop the background flushes (``flush_every``) and flush."""
+        if self._stop is not None:
+            self._stop.set()
+            self._stop = None
+        self.flush()
 
 
 __all__ = ["LineWriter", "binary_stream", "default", "dumps", "dumps_line", "dumps_pretty"]

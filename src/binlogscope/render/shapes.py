@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from binlogscope.events import (
     DecodeError,
     PacketDecoded,
+    Peer,
     PhaseChanged,
     SequenceMismatch,
     SessionEvent,
@@ -150,7 +151,9 @@ def _type_name(code: int) -> str:
 
 
 def _binlog_keys(out: dict[str, Any], ev: DecodedEvent, timestamp_key: str) -> None:
-    """Add a binlog event's keys to ``out`` (offset, event_type, the header's fields, ...)."""
+    """Add a binlog event's keys to ``out``: ``offset``, ``event_type``, the header's fields
+    (its ``timestamp`` under ``timestamp_key``), ``checksum_ok``, ``schema``, ``table``,
+    ``rows``, ``gtid``, ``query``. The one list of a binlog event's keys."""
     h = ev.header
     out["offset"] = ev.offset
     if h is None:
@@ -158,55 +161,52 @@ def _binlog_keys(out: dict[str, Any], ev: DecodedEvent, timestamp_key: str) -> N
         out["type_code"] = out[timestamp_key] = out["server_id"] = out["event_size"] = None
         out["log_pos"] = out["flags"] = None
     else:
-        out["event_type"] = _type_name(h.type_code)
-        out["type_code"] = h.type_code
+        code = h.type_code
+        name = _type_names.get(code)
+        out["event_type"] = name if name is not None else _type_name(code)
+        out["type_code"] = code
         out[timestamp_key] = h.timestamp
         out["server_id"] = h.server_id
         out["event_size"] = h.event_size
         out["log_pos"] = h.log_pos
         out["flags"] = h.flags
     out["checksum_ok"] = ev.checksum_ok
-    (out["schema"], out["table"], out["rows"], out["gtid"],
-     out["query"]) = body_fields(ev.body)
-
-
-def binlog_event_json(ev: DecodedEvent, file: str | None = None) -> dict[str, Any]:
-    """A binlog event read from a file: ``file``, ``offset``, ``event_type``, the header's
-    fields, ``checksum_ok``, ``schema``, ``table``, ``rows``, ``gtid``, ``query``, ``error``."""
-    h = ev.header
     body = ev.body
     get = _getters.get(type(body))
     if get is None:
         get = _getters[type(body)] = _getter(type(body))
-    schema, table, rows, gtid, query = get(body)
-    if h is None:
-        return {"file": file, "offset": ev.offset, "event_type": ev.type_name, "type_code": None,
-                "timestamp": None, "server_id": None, "event_size": None, "log_pos": None,
-                "flags": None, "checksum_ok": ev.checksum_ok, "schema": schema, "table": table,
-                "rows": rows, "gtid": gtid, "query": query, "error": ev.error}
-    code = h.type_code
-    name = _type_names.get(code)
-    return {"file": file, "offset": ev.offset,
-            "event_type": name if name is not None else _type_name(code), "type_code": code,
-            "timestamp": h.timestamp, "server_id": h.server_id, "event_size": h.event_size,
-            "log_pos": h.log_pos, "flags": h.flags, "checksum_ok": ev.checksum_ok,
-            "schema": schema, "table": table, "rows": rows, "gtid": gtid, "query": query,
-            "error": ev.error}
+    out["schema"], out["table"], out["rows"], out["gtid"], out["query"] = get(body)
+
+
+def binlog_event_json(ev: DecodedEvent, file: str | None = None) -> dict[str, Any]:
+    """A binlog event read from a file: ``file``, the event's keys (:func:`_binlog_keys`),
+    ``error``."""
+    out: dict[str, Any] = {"file": file}
+    _binlog_keys(out, ev, "timestamp")
+    out["error"] = ev.error
+    return out
 
 
 def semi_sync_json(ev: PacketDecoded) -> dict[str, bool] | None:
-    if ev.semi_sync is None:
+    semi = ev.semi_sync
+    if semi is None:
         return None
-    return {"ack_requested": bool(ev.semi_sync.flag & 0x01)}
+    return {"ack_requested": bool(semi.flag & 0x01)}
+
+
+_SERVER = Peer.SERVER
+_CLIENT = Peer.CLIENT
 
 
 def _packet_keys(out: dict[str, Any], ev: PacketDecoded, timestamp_key: str) -> dict[str, Any]:
     """Add a decoded packet's keys to ``out`` (the flow/frame head of a capture item, or
     nothing) in their output order."""
-    out["direction"] = ev.direction.value
+    d = ev.direction  # (identity tests: an Enum's .value is a Python-level descriptor)
+    out["direction"] = "server" if d is _SERVER else "client" if d is _CLIENT else d.value
     out["seq"] = ev.seq
     out["payload_length"] = ev.payload_length
-    out["semi_sync"] = semi_sync_json(ev)
+    semi = ev.semi_sync
+    out["semi_sync"] = None if semi is None else {"ack_requested": bool(semi.flag & 0x01)}
     bev = ev.binlog_event
     out["kind"] = "binlog_event" if bev is not None else ev.kind
     out["packet_offset"] = ev.offset
@@ -259,12 +259,23 @@ def live_item_json(item: LiveItem) -> dict[str, Any] | None:
     return session_event_json(item.event)
 
 
+#: the last flow seen and its name (a capture's packets come in runs of one flow)
+_last_flow: list[Any] = [None, ""]
+
+
 def capture_item_json(item: CaptureItem) -> dict[str, Any] | None:
     """An item of a capture: ``flow``, ``flow_id``, ``frame``, ``timestamp`` (the capture
     time), then the session event's keys; a binlog event's own header timestamp is
     ``event_timestamp``. Flow starts, notes and errors: ``kind`` and ``text``."""
-    out: dict[str, Any] = {"flow": item.flow.name, "flow_id": item.flow.id,
-                           "frame": item.frame, "timestamp": item.timestamp}
+    flow = item.flow
+    last = _last_flow
+    if flow is last[0]:
+        name = last[1]
+    else:
+        name = last[1] = flow.name
+        last[0] = flow
+    out: dict[str, Any] = {"flow": name, "flow_id": flow.id, "frame": item.frame,
+                           "timestamp": item.timestamp}
     ev = item.event
     if item.kind != "event":
         out["kind"] = item.kind
