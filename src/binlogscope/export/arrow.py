@@ -23,6 +23,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -476,22 +477,15 @@ class DatasetWriter:
         built: dict[str, pa.Array] = {}
         for source, outputs, build in self._builders.get(table, ()):
             built.update(zip(outputs, build(rows, names.index(source)), strict=True))
-        columns: list[tuple[Any, ...] | None] = list(zip(*rows, strict=True))  # column-major
-        del rows  # the row images are referenced by their built columns' slots only now
-        for j, f in enumerate(schema):
-            if f.name in built:
-                columns[j] = None
         arrays = []
         for j, f in enumerate(schema):
             arr = built.pop(f.name, None)
             if arr is None:
-                values = columns[j]
-                assert values is not None
-                arr = _column(values, f.type)
-                columns[j] = None
+                arr = _column(list(map(itemgetter(j), rows)), f.type)
             elif arr.type != f.type:
                 arr = arr.cast(f.type)
             arrays.append(arr)
+        del rows
         batch = pa.Table.from_arrays(arrays, schema=schema)
         del arrays
         self.rows_written[table] += n
