@@ -1,6 +1,16 @@
-"""Export decoded sessions to a Parquet dataset (``arrow``) and analyse it on Spark (``spark``).
+"""Export decoded sessions to a Parquet dataset and analyse it on Spark.
 
-``binlogscope.export.spark`` imports PySpark and is only imported by ``binlogscope analyze``.
+Where things are:
+
+* ``records`` - what a source hands the exporter (events, packets, input ends) and the
+  binlog-file source; ``sources`` - the capture and live sources;
+* ``mapper`` - records -> table rows, a transaction at a time (GTID, XID, commit time on every
+  row: the Canal entry model); ``packets`` - the packets table and its redaction hook;
+* ``images`` - row images -> the ``before``/``after`` maps, typed JSON and ``pk`` columns;
+* ``arrow`` - the schema (defined once) and the crash-safe, memory-bounded Parquet writer;
+* ``run`` - the export loop with its checkpoints and ``--resume``;
+* ``spark`` (imports PySpark; only ``binlogscope analyze`` uses it, from the ``spark`` extra) and
+  ``report_output`` - the reports and how they are printed, written and drawn.
 """
 
 from __future__ import annotations
