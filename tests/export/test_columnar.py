@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from binlogscope.export.images import ImageColumns, image_columns, image_map, json_text
-from binlogscope.export.mapper import COLUMNS, TableMapper
+from binlogscope.export.mapper import COLUMNS
 from binlogscope.wire.binlog.context import ColumnInfo
 from binlogscope.wire.binlog.types import ColumnType as T
 
@@ -96,4 +96,3 @@ def test_lazy_mapper_rows_equal_eager_rows() -> None:
         assert maps.type == data_schema("rows").field(slot).type
         assert jsons.type == data_schema("rows").field(f"{slot}_json").type
     assert names.index("before_json") == names.index("before") + 2
-    assert TableMapper(lambda t, p, r: None).lazy_images is False

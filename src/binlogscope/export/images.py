@@ -342,7 +342,7 @@ def image_columns_of(rows: list[list[Any]], index: int) -> tuple[pa.Array, pa.Ar
     return image_columns([row[index] for row in rows])
 
 
-def _pk_pairs(before: ImageRef | None, after: ImageRef | None
+def pk_pairs(before: ImageRef | None, after: ImageRef | None
               ) -> list[tuple[str, str | None]] | None:
     """The ``pk`` value of a row: the key columns' text from the after image, else the
     before image (what the eager mapper writes)."""
@@ -362,7 +362,7 @@ _ROW_AFTER = data_schema("rows").names.index("after")
 def pk_column_of(rows: list[list[Any]], index: int) -> tuple[pa.Array]:
     """The ``pk`` column of a row group, from its lazy before/after image pairs (``index``:
     the pk slot, which the lazy mapper leaves empty)."""
-    return (pa.array([_pk_pairs(row[_ROW_BEFORE], row[_ROW_AFTER]) for row in rows],
+    return (pa.array([pk_pairs(row[_ROW_BEFORE], row[_ROW_AFTER]) for row in rows],
                      _MAP_TYPE),)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from binlogscope.export.arrow import SCHEMA_VERSION, data_schema, partition_date
-from binlogscope.export.images import ImageColumns, columns_of, image_map, json_text
+from binlogscope.export.images import ImageColumns, columns_of, image_map, json_text, pk_pairs
 from binlogscope.export.packets import packet_row
 from binlogscope.export.records import EventRecord, PacketRecord
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
@@ -87,28 +87,25 @@ _ROW_COMMIT = COLUMNS["rows"].index("commit_timestamp")
 class TableMapper:
     """Records -> rows of ``packets``/``events``/``rows``.
 
-    Rows go to ``emit(table, partition, row_dict)``, or, cheaper, as lists of values in
-    :data:`COLUMNS` order to ``emit_values(table, partition, values)`` when that is given (the
-    exporter's path: no dict per row, the writer builds columns straight from the lists).
+    Rows go as lists of values in :data:`COLUMNS` order to ``emit_values(table, partition,
+    values, weight)`` (the exporter's path: the writer builds columns straight from the lists;
+    each row image stays an ``(image, columns)`` pair in its ``before``/``after`` slot for the
+    writer's column builders), or as dicts with the images made eagerly to
+    ``emit(table, partition, row_dict)``.
     """
 
     def __init__(self, emit: Emit | None = None, *, no_raw: bool = False,
                  max_pending_rows: int = 200_000, max_pending_bytes: int = 128 << 20,
-                 emit_values: EmitValues | None = None, lazy_images: bool = False,
+                 emit_values: EmitValues | None = None,
                  emit_many: EmitMany | None = None) -> None:
         if emit_values is None:
             if emit is None:
                 raise TypeError("TableMapper needs emit or emit_values")
             emit_values = _as_dicts(emit)
-            lazy_images = False
         self.emit = emit_values
         #: a transaction's held rows go out in one call when this is given (the writer's
         #: ``add_many``: same rows, in the same order, as one ``emit_values`` call each)
         self.emit_many = emit_many
-        #: ``rows`` values carry each image as an ``(image, columns)`` pair in the before/after
-        #: and *_json slots; the writer builds those columns for a whole row group at once
-        #: (:data:`COLUMN_BUILDERS`) instead of one text map and one JSON text per row here
-        self.lazy_images = lazy_images
         self.no_raw = no_raw
         self.max_pending_rows = max_pending_rows
         #: a transaction holding more (estimated bytes of its events) goes out as it is
@@ -259,25 +256,6 @@ class TableMapper:
         values = (len(cols.by_label) if cols is not None else 8) * (2 if op == "UPDATE" else 1)
         weight = ROW_WEIGHT + VALUE_WEIGHT * values + size // len(rows)
         trx.bytes += weight * len(rows)
-        if self.lazy_images:
-            for i, change in enumerate(rows):
-                if isinstance(change, dict):
-                    before = change.get("before")
-                    after = change.get("after")
-                else:
-                    before = after = None
-                row = base.copy()
-                row[8] = i
-                if before is not None:
-                    row[18] = (before, cols)  # before_json (20) is built from it too
-                if after is not None:
-                    row[19] = (after, cols)  # and after_json (21), and pk (23)
-                pending.append(("rows", part, row, weight))
-            trx.rows += len(rows)
-            self.rows += len(rows)
-            return
-        dumps = json_text
-        to_map = image_map
         for i, change in enumerate(rows):
             if isinstance(change, dict):
                 before = change.get("before")
@@ -286,19 +264,10 @@ class TableMapper:
                 before = after = None
             row = base.copy()
             row[8] = i
-            if before is None:
-                bmap = None
-            else:
-                bmap = row[18] = to_map(before, cols)
-                row[20] = dumps(before)
-            if after is None:
-                amap = None
-            else:
-                amap = row[19] = to_map(after, cols)
-                row[21] = dumps(after)
-            if pk_labels:
-                src = dict(amap if amap is not None else (bmap or []))
-                row[23] = [(k, src.get(k)) for k in pk_labels if k in src] or None
+            if before is not None:
+                row[18] = (before, cols)  # before_json (20) is built from it too
+            if after is not None:
+                row[19] = (after, cols)  # and after_json (21), and pk (23)
             pending.append(("rows", part, row, weight))
         trx.rows += len(rows)
         self.rows += len(rows)
@@ -352,8 +321,24 @@ class TableMapper:
 
 
 def _as_dicts(emit: Emit) -> EmitValues:
-    """Adapt a dict-taking ``emit`` to the mapper's lists of values."""
+    """Adapt a dict-taking ``emit`` to the mapper's lists of values: the row images, which the
+    mapper leaves as ``(image, columns)`` pairs for the writer's column builders, become the
+    text maps, typed JSON and ``pk`` the builders make (:func:`image_map`, :func:`json_text`,
+    :func:`pk_pairs`, row by row)."""
+    names = COLUMNS["rows"]
+    before, after = names.index("before"), names.index("after")
+    before_json, after_json, pk = (names.index("before_json"), names.index("after_json"),
+                                   names.index("pk"))
+
     def emit_values(table: str, part: tuple[str, ...], values: list[Any], weight: int) -> None:
+        if table == "rows":
+            values = values.copy()
+            b, a = values[before], values[after]
+            values[pk] = pk_pairs(b, a)
+            for slot, json_slot, ref in ((before, before_json, b), (after, after_json, a)):
+                if ref is not None:
+                    values[slot] = image_map(*ref)
+                    values[json_slot] = json_text(ref[0])
         emit(table, part, dict(zip(COLUMNS[table], values, strict=True)))
 
     return emit_values

@@ -114,7 +114,7 @@ def run_export(
     counts: dict[str, int] = {t: int(state["counts"].get(t, 0)) for t in TABLES}
     writer = DatasetWriter(root, checkpoint_no=int(state["checkpoint"]) + 1,
                            row_group_size=row_group_size, builders=COLUMN_BUILDERS)
-    mapper = TableMapper(no_raw=no_raw, emit_values=writer.add_values, lazy_images=True,
+    mapper = TableMapper(no_raw=no_raw, emit_values=writer.add_values,
                          emit_many=writer.add_many)
     result = ExportResult(counts)
     total = source.total_bytes()
