@@ -13,7 +13,6 @@ from binlogscope.export.arrow import (
     NULL_PARTITION,
     SCHEMA_VERSION,
     TABLES,
-    DatasetWriter,
     clean_incomplete,
     data_schema,
     escape_partition,
@@ -22,6 +21,7 @@ from binlogscope.export.arrow import (
     read_table,
     render_schema_doc,
 )
+from binlogscope.export.writer import DatasetWriter
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "export-schema.md"

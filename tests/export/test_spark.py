@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from binlogscope.cli import main
-from binlogscope.export.arrow import SCHEMA_VERSION, DatasetWriter, read_table
+from binlogscope.export.arrow import SCHEMA_VERSION, read_table
+from binlogscope.export.writer import DatasetWriter
 
 pytestmark = pytest.mark.spark
 

@@ -7,7 +7,8 @@ Where things are:
 * ``mapper`` - records -> table rows, a transaction at a time (GTID, XID, commit time on every
   row: the Canal entry model); ``packets`` - the packets table and its redaction hook;
 * ``images`` - row images -> the ``before``/``after`` maps, typed JSON and ``pk`` columns;
-* ``arrow`` - the schema (defined once) and the crash-safe, memory-bounded Parquet writer;
+* ``arrow`` - the schema (defined once), the dataset layout and its checkpoint files;
+  ``writer`` - the crash-safe, memory-bounded Parquet writer;
 * ``run`` - the export loop with its checkpoints and ``--resume``;
 * ``spark`` (imports PySpark; only ``binlogscope analyze`` uses it, from the ``spark`` extra) and
   ``report_output`` - the reports and how they are printed, written and drawn.

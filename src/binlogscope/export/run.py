@@ -23,7 +23,6 @@ from binlogscope.export.arrow import (
     SCHEMA_VERSION,
     STATE_FILE,
     TABLES,
-    DatasetWriter,
     clean_incomplete,
     read_state,
     write_state,
@@ -37,6 +36,7 @@ from binlogscope.export.records import (
     RecordSource,
     ResumePoint,
 )
+from binlogscope.export.writer import DatasetWriter
 
 STATE_FORMAT = "binlogscope-export"
 
