@@ -1,10 +1,10 @@
-"""Build script: the package layout and the optional C accelerators.
+"""Build script: the package layout and the optional native kernel.
 
-Metadata lives in pyproject.toml. ``binlogscope.wire.binlog._crows`` (the row-image reader of
-the fast decode path, written in C) is built when a C compiler and the Python headers are
-there; it is ``optional``: without them the install still succeeds and the pure-Python readers
-are used (same values, slower). ``scripts/install-deps.sh`` installs gcc and the headers, and
-the test suite fails under CI when the accelerator is missing.
+Metadata lives in pyproject.toml. ``binlogscope._native._kernel`` (the native kernel: row
+images to plain values, loaded only through the ``binlogscope._native`` facade) is built when a
+C compiler and the Python headers are there; it is ``optional``: without them the install still
+succeeds and the pure-Python decoder is used (same values, slower). ``scripts/install-deps.sh``
+installs gcc and the headers, and the test suite fails under CI when the kernel is missing.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ setup(
               *find_packages(".", include=["mock_master", "mock_master.*"])],
     package_dir={"binlogscope": "src/binlogscope", "mock_master": "mock_master"},
     ext_modules=[
-        Extension("binlogscope.wire.binlog._crows", ["src/binlogscope/wire/binlog/_crows.c"],
+        Extension("binlogscope._native._kernel", ["src/binlogscope/_native/_kernel.c"],
                   optional=True, extra_compile_args=["-O2"]),
     ],
 )

@@ -1,4 +1,5 @@
-"""The compiled fast row-image readers give exactly what the per-column readers give."""
+"""The native kernel's row-image reader gives exactly what the Python column readers give
+(values, positions, and an error where they fail), and its row walk counts what they read."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from ci_support import unavailable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from binlogscope.wire.binlog import _rowcode
-from binlogscope.wire.binlog._rowcode import compile_image
+from binlogscope import _native
+from binlogscope.wire.binlog._rowcode import INSERT, UPDATE, ImagePlan, count_rows, read_rows
 from binlogscope.wire.binlog.context import ColumnInfo
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.values import make_reader
@@ -56,8 +57,8 @@ COLUMNS = [
 
 
 def _require_c() -> None:
-    if _rowcode._crows is None:
-        unavailable("the C row reader (binlogscope.wire.binlog._crows) is not built")
+    if _native.kernel is None:
+        unavailable(f"the native kernel: {_native.reason}")
 
 
 def _reference(columns: list[ColumnInfo], b: bytes, p: int) -> tuple[dict[str, Any], int]:
@@ -82,29 +83,75 @@ def _outcome(fn: Any, b: bytes) -> Any:
     return "error" if p > len(b) else (row, p)
 
 
-@pytest.mark.parametrize("pure", [True, False], ids=["python", "c"])
+def _image(columns: list[ColumnInfo]) -> Any:
+    """The kernel's reader of one image of ``columns``."""
+    _require_c()
+    return ImagePlan(columns, mariadb=False).image
+
+
+def _python(columns: list[ColumnInfo]) -> Any:
+    plan = ImagePlan(columns, mariadb=False)
+    return lambda b, p: plan.read(b, p, len(b))
+
+
+def _columns(picks: list[int]) -> list[ColumnInfo]:
+    return [ColumnInfo(i, COLUMNS[k].type, COLUMNS[k].meta, unsigned=COLUMNS[k].unsigned,
+                       charset=COLUMNS[k].charset, real_type=COLUMNS[k].real_type,
+                       enum_values=COLUMNS[k].enum_values, set_values=COLUMNS[k].set_values)
+            for i, k in enumerate(picks)]
+
+
+@pytest.mark.parametrize("impl", ["python", "kernel"])
 @settings(max_examples=400, deadline=None)
 @given(picks=st.lists(st.sampled_from(range(len(COLUMNS))), min_size=1, max_size=12),
        data=st.binary(max_size=160))
-def test_compiled_image_equals_the_readers(pure: bool, picks: list[int], data: bytes) -> None:
-    columns = [ColumnInfo(i, COLUMNS[k].type, COLUMNS[k].meta, unsigned=COLUMNS[k].unsigned,
-                          charset=COLUMNS[k].charset, real_type=COLUMNS[k].real_type,
-                          enum_values=COLUMNS[k].enum_values, set_values=COLUMNS[k].set_values)
-               for i, k in enumerate(picks)]
-    if not pure:
-        _require_c()
-    image = compile_image(columns, mariadb=False, pure=pure)
-    for nulls in (b"\x00" * 2, b""):  # no NULLs (the straight-line code), random NULL bits
+def test_image_equals_the_readers(impl: str, picks: list[int], data: bytes) -> None:
+    columns = _columns(picks)
+    image = _image(columns) if impl == "kernel" else _python(columns)
+    for nulls in (b"\x00" * 2, b""):  # no NULLs, random NULL bits
         b = nulls[: (len(columns) + 7) // 8] + data
         ref = _outcome(lambda buf, p: _reference(columns, buf, p), b)
         assert _outcome(image, b) == ref
 
 
+@settings(max_examples=300, deadline=None)
+@given(picks=st.lists(st.sampled_from(range(len(COLUMNS))), min_size=1, max_size=8),
+       data=st.binary(max_size=300), update=st.booleans())
+def test_kernel_rows_walk_and_read_equal_python(picks: list[int], data: bytes,
+                                                 update: bool) -> None:
+    """count_rows (the walk without values) and read_rows: kernel == Python, or both raise."""
+    _require_c()
+    columns = _columns(picks)
+    plan = ImagePlan(columns, mariadb=False)
+    kind = UPDATE if update else INSERT
+    pa = plan if update else None
+
+    def outcome(fn: Any) -> Any:
+        try:
+            return fn()
+        except Exception:
+            return "error"
+
+    py = outcome(lambda: _without_kernel(lambda: read_rows(data, kind, plan, pa)))
+    assert outcome(lambda: read_rows(data, kind, plan, pa)) == py
+    walked = outcome(lambda: count_rows(data, kind, plan, pa, 0, len(data)))
+    assert walked == ("error" if py == "error" else (len(py), None))
+
+
+def _without_kernel(fn: Any) -> Any:
+    saved = _native.kernel
+    _native.kernel = None
+    try:
+        return fn()
+    finally:
+        _native.kernel = saved
+
+
 def test_unused_null_bits_are_ignored() -> None:
     cols = [ColumnInfo(i, T.MYSQL_TYPE_TINY) for i in range(3)]
-    image = compile_image(cols, mariadb=False)
-    assert image(bytes([0b11111000, 1, 2, 3]), 0) == ({"@1": 1, "@2": 2, "@3": 3}, 4)
-    assert image(bytes([0b11111010, 1, 3]), 0) == ({"@1": 1, "@2": None, "@3": 3}, 3)
+    for image in (_python(cols), _image(cols)):
+        assert image(bytes([0b11111000, 1, 2, 3]), 0) == ({"@1": 1, "@2": 2, "@3": 3}, 4)
+        assert image(bytes([0b11111010, 1, 3]), 0) == ({"@1": 1, "@2": None, "@3": 3}, 3)
 
 
 @pytest.mark.parametrize("fsp", range(7))
@@ -116,7 +163,7 @@ def test_c_temporal_text_equals_the_python_readers(t: int, fsp: int) -> None:
 
     rnd = random.Random(fsp * 100 + t)
     col = ColumnInfo(0, t, fsp)
-    c_image = compile_image([col], mariadb=False)
+    c_image = _image([col])
     ref = make_reader(col)
     width = (5 if t == T.MYSQL_TYPE_DATETIME2 else 4) + (fsp + 1) // 2
     samples = [bytes(width), b"\xff" * width, b"\x80" + bytes(width - 1)]
@@ -134,7 +181,7 @@ def test_c_time2_text_equals_the_python_reader(fsp: int) -> None:
 
     rnd = random.Random(fsp)
     col = ColumnInfo(0, T.MYSQL_TYPE_TIME2, fsp)
-    c_image = compile_image([col], mariadb=False)
+    c_image = _image([col])
     ref = make_reader(col)
     width = 3 + (fsp + 1) // 2
     samples = [bytes(width), b"\xff" * width, b"\x80" + bytes(width - 1),
@@ -153,89 +200,10 @@ def test_c_set_text_equals_the_python_reader(names: int) -> None:
     for size in range(2, 9):
         col = ColumnInfo(0, T.MYSQL_TYPE_STRING, 0xF800 | size, real_type=T.MYSQL_TYPE_SET,
                          set_values=[f"v{i}" for i in range(names)])
-        c_image = compile_image([col], mariadb=False)
+        c_image = _image([col])
         ref = make_reader(col)
         samples = [bytes(size), b"\xff" * size] + [rnd.randbytes(size) for _ in range(500)]
         samples += [(1 << rnd.randrange(min(names, 8 * size) or 1)).to_bytes(size, "little")
                     for _ in range(100)]
         for raw in samples:
             assert c_image(b"\x00" + raw, 0) == ({"@1": ref(raw, 0)[0]}, 1 + size), raw.hex()
-
-
-def _recorded(plan: Any, b: bytes, use_c: bool) -> Any:
-    from binlogscope.wire.binlog import rows
-    from binlogscope.wire.reader import ByteReader
-
-    saved = rows._CReader
-    if not use_c:
-        rows._CReader = type(None)
-    try:
-        sub = ByteReader(b, base=1000, record=True)
-        try:
-            row = rows._image_recorded(sub, plan, "after_image", "the row")
-        except Exception:
-            return "error"
-        return repr(row), sub.pos, sub.children()
-    finally:
-        rows._CReader = saved
-
-
-@settings(max_examples=300, deadline=None)
-@given(picks=st.lists(st.sampled_from(range(len(COLUMNS))), min_size=1, max_size=10),
-       data=st.binary(max_size=400), nulls=st.binary(min_size=2, max_size=2))
-def test_c_recorded_image_equals_python(picks: list[int], data: bytes, nulls: bytes) -> None:
-    """Values, Nodes and display texts of a recorded row image: C == Python (random bytes:
-    long BLOBs, long strings, short images)."""
-    _require_c()
-    from binlogscope.wire.binlog.rows import _Plan
-
-    columns = [ColumnInfo(i, COLUMNS[k].type, COLUMNS[k].meta, unsigned=COLUMNS[k].unsigned,
-                          charset=COLUMNS[k].charset, real_type=COLUMNS[k].real_type,
-                          enum_values=COLUMNS[k].enum_values, set_values=COLUMNS[k].set_values)
-               for i, k in enumerate(picks)]
-    plan = _Plan(columns, mariadb=False)
-    for head in (b"\x00\x00", nulls):
-        b = head[: (len(columns) + 7) // 8] + data
-        assert repr(_recorded(plan, b, True)) == repr(_recorded(plan, b, False))
-
-
-@pytest.mark.parametrize("n", [0, 1, 47, 48, 49, 199, 200, 201, 250])
-def test_c_recorded_display_at_the_cut_lengths(n: int) -> None:
-    """Byte values are shown up to 48 bytes and strings up to 200 characters: check the edges."""
-    _require_c()
-    from binlogscope.wire.binlog.rows import _Plan
-
-    columns = [ColumnInfo(0, T.MYSQL_TYPE_BLOB, 1, charset=63),
-               ColumnInfo(1, T.MYSQL_TYPE_VARCHAR, 400, charset=45),
-               ColumnInfo(2, T.MYSQL_TYPE_VARCHAR, 400, charset=63)]
-    plan = _Plan(columns, mariadb=False)
-    text = ("é" * n).encode()[: 2 * n]
-    b = (b"\x00" + bytes([n]) + bytes(range(n)) + (2 * n).to_bytes(2, "little") + text
-         + n.to_bytes(2, "little") + b"x" * n)
-    c = _recorded(plan, b, True)
-    assert c != "error"
-    assert repr(c) == repr(_recorded(plan, b, False))
-
-
-def test_c_double_display_equals_python() -> None:
-    """The C DOUBLE display (server layout of the shortest repr) equals values.double_text."""
-    _require_c()
-    import random
-    import struct
-
-    from binlogscope.wire.binlog.rows import _Plan
-    from binlogscope.wire.binlog.values import double_text
-
-    plan = _Plan([ColumnInfo(0, T.MYSQL_TYPE_DOUBLE, 8)], mariadb=False)
-    rnd = random.Random(3)
-    values = [0.0, -0.0, 1.0, -1.0, 0.1, 1e-5, 1e15, 1e14, 123.0, 1.5e-16, 5e-324, 1e-15,
-              9.99e14, 1.7976931348623157e308, float("inf"), float("-inf"), float("nan")]
-    values += [struct.unpack("<d", rnd.randbytes(8))[0] for _ in range(3000)]
-    values += [rnd.uniform(-1e6, 1e6) for _ in range(3000)]
-    for v in values:
-        b = b"\x00" + struct.pack("<d", v)
-        got = _recorded(plan, b, True)
-        assert got != "error"
-        leaf = got[2][0].children[1]
-        assert leaf.display == double_text(v), v
-        assert repr(got) == repr(_recorded(plan, b, False))

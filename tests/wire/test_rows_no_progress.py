@@ -10,8 +10,7 @@ import zlib
 
 import pytest
 
-from binlogscope.wire.binlog import decode
-from binlogscope.wire.binlog import rows as rows_mod
+from binlogscope import _native
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import decode_event
 from tests.session.test_session import fixture_events
@@ -41,10 +40,7 @@ def test_empty_present_bitmap_is_an_error_not_a_hang(record: bool, c_code: bool,
     target = next(i for i, e in enumerate(events) if e[4] in _ROWS)
     events[target] = _zero_bitmap(events[target])
     if not c_code:  # the pure-Python readers and loops
-        monkeypatch.setenv("BINLOGSCOPE_PURE_PYTHON", "1")
-        monkeypatch.setattr(decode, "fast_event_c", None)
-        monkeypatch.setattr(decode, "_record_event", None)
-        monkeypatch.setattr(rows_mod, "_c_decode_rows", None)
+        monkeypatch.setattr(_native, "kernel", None)
     ctx = DecodeContext()
     decoded = [decode_event(e, ctx, record=record) for e in events]
     bad = decoded[target]

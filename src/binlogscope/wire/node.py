@@ -12,7 +12,6 @@ inside their parent, and the leaves of a packet/event tile its bytes with no gap
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any
@@ -141,26 +140,8 @@ def _python_maker() -> NodeMaker:
     return make
 
 
-def _maker() -> NodeMaker:
-    """The C ``make_node`` of ``_crows`` (fills the slots directly), else :func:`_python_maker`.
-
-    Builders of large trees (the ByteReader, shifted TABLE_MAP nodes) use :data:`make_node`
-    with all nine fields; the result equals ``Node(...)`` with the same arguments."""
-    if not os.environ.get("BINLOGSCOPE_PURE_PYTHON"):
-        try:
-            from binlogscope.wire.binlog import _crows
-        except ImportError:
-            pass
-        else:
-            _crows.configure_node(Node, tuple(_crows.slot_offset(getattr(Node, f.name))
-                                              for f in fields(Node)))
-            maker: NodeMaker = _crows.make_node
-            return maker
-    return _python_maker()
-
-
 #: ``make_node(name, offset, length, value, wire, display, doc, children, error)``
-make_node: NodeMaker = _maker()
+make_node: NodeMaker = _python_maker()
 
 
 def format_value(value: Any) -> str:

@@ -1,32 +1,26 @@
-"""Compiled row-image readers for the fast path (``record=False``).
+"""Row images: the one Python/native contract (column plans) and the rows loop.
 
-For one TABLE_MAP and columns-present bitmap, :func:`compile_image` generates the source of a
-function ``image(b, p) -> (row dict, new p)`` and compiles it once. The function reads the
-NULL bitmap and then:
+A row image is a NULL bitmap over the present columns, then the non-NULL values in column
+order. For one TABLE_MAP and columns-present bitmap, :class:`ImagePlan` holds:
 
-* when no column is NULL (the common case): straight-line code, one ``struct`` unpack per run of
-  consecutive fixed-width numeric columns, inline length-prefixed strings, the shared cached
-  temporal formatters of ``values.py``, and the column reader closures for everything else;
-* otherwise: the same per-column code, each guarded by its NULL bit.
+* per column its :data:`ColumnPlan` (:func:`column_plan`): how the column is read, as plain
+  values (a struct code, a length prefix and codec, an ENUM table, a DECIMAL layout...);
+* the Python readers of ``values.make_reader`` - the definition, the very functions the
+  recording path calls;
+* when the native kernel is loaded (``binlogscope._native``), its ``ImageReader`` built from the
+  same column plans turned into plain tuples (:func:`column_spec`).
 
-The pieces that turn bytes into values are the very functions the recording path uses
-(``values.make_reader`` and the formatters it is built from), or trivially equal to them (a
-struct field, a slice, a ``decode``), so both paths give identical values;
-``tests/wire/test_fixtures.py::test_fast_path_equals_tree_path`` checks that on every fixture.
-
-Like the readers, generated code does not check the end of the buffer value by value: a short
-image raises (struct/index errors) or returns a position beyond the end, which the caller turns
-into a ``ShortRead``.
+:func:`read_rows` and :func:`count_rows` read all rows of a rows event body with the kernel
+when it is there, else with the Python readers; both give the same values and raise on a short
+or damaged image (the caller then runs the per-field path, which names the exact offset).
 """
 
 from __future__ import annotations
 
-import os
-import struct
-from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from binlogscope import _native
 from binlogscope.wire.binlog.context import ColumnInfo
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.values import (
@@ -35,6 +29,7 @@ from binlogscope.wire.binlog.values import (
     HMS_TEXT,
     TOD_TEXT,
     YMD_TEXT,
+    Reader,
     codec_for,
     decimal_layout,
     effective_type,
@@ -44,13 +39,11 @@ from binlogscope.wire.binlog.values import (
     string_max_length,
     timestamp2_formatter,
 )
+from binlogscope.wire.reader import DecodeError, ShortRead
 
-try:
-    from binlogscope.wire.binlog import _crows
-except ImportError:  # not built (no compiler when installed): the generated Python readers
-    _crows = None  # type: ignore[assignment]
-
-ImageFn = Callable[[bytes, int], tuple[dict[str, Any], int]]
+INSERT, UPDATE, DELETE = "INSERT", "UPDATE", "DELETE"
+#: the kernel's kind codes
+_KIND_CODE = {INSERT: 0, UPDATE: 1, DELETE: 2}
 
 _STRUCT_CODES: dict[tuple[int, bool], str] = {
     (T.MYSQL_TYPE_TINY, False): "b", (T.MYSQL_TYPE_TINY, True): "B",
@@ -62,51 +55,22 @@ _STRUCT_CODES: dict[tuple[int, bool], str] = {
 }
 
 
+def c_module() -> ModuleType | None:
+    """The native kernel (``binlogscope._native.kernel``) for the session's C loops of
+    ``_cstream.py``, until they are removed; nothing in ``wire/`` calls this."""
+    return _native.kernel
+
+
 def _struct_code(col: ColumnInfo) -> str | None:
     return _STRUCT_CODES.get((col.type, col.unsigned))
 
 
-class _Gen:
-    def __init__(self) -> None:
-        self.ns: dict[str, Any] = {"_from_bytes": int.from_bytes}
-        self.k = 0
-
-    def const(self, value: Any) -> str:
-        name = f"_c{self.k}"
-        self.k += 1
-        self.ns[name] = value
-        return name
-
-
-def _at(o: int) -> str:
-    """The position ``o`` bytes after ``p``."""
-    return f"p + {o}" if o else "p"
-
-
-#: one column's code: (statements, static size or None when the code sets ``p`` itself)
-Code = tuple[list[str], int | None]
-
-
-def _prefixed(v: str, o: int, prefix: int, codec: str | None) -> Code:
-    """A length-prefixed value (VARCHAR, BLOB/TEXT, CHAR) read inline."""
-    if prefix == 1:
-        length = f"b[{_at(o)}]"
-    elif prefix == 2:
-        length = f"(b[{_at(o)}] | b[{_at(o + 1)}] << 8)"
-    else:
-        length = f"_from_bytes(b[{_at(o)}:{_at(o + prefix)}], 'little')"
-    value = f"b[{_at(o + prefix)}:e]"
-    if codec is not None:
-        value += f".decode({codec!r}, 'surrogateescape')"
-    return [f"e = {_at(o + prefix)} + {length}", f"{v} = {value}", "p = e"], None
-
-
-#: how one column is read, for both readers (generated Python and C): ("struct", struct
+#: how one column is read (the Python/native contract): ("struct", struct
 #: code), ("prefixed", (length prefix bytes, codec or None)), ("enum1", 256-tuple byte ->
 #: value: a one-byte ENUM or SET), ("temporal2", None) for DATETIME2/TIMESTAMP2,
 #: ("decimal", (size, integer groups, fraction groups)) for a DECIMAL of one group each,
 #: ("time2", reader) for TIME2 and ("set", reader) for a SET of 2-8 bytes with its member
-#: names (the C reader has its own code for those, generated Python calls the reader), or
+#: names (the kernel has its own code for those), or
 #: ("reader", the column's reader)
 ColumnPlan = tuple[str, Any]
 
@@ -160,85 +124,8 @@ def column_plan(col: ColumnInfo, mariadb: bool) -> ColumnPlan:
     return "reader", make_reader(col, mariadb=mariadb)
 
 
-def _column_code(gen: _Gen, col: ColumnInfo, v: str, mariadb: bool, o: int = 0) -> Code:
-    """Statements that read one non-NULL column at ``p + o`` into ``v``."""
-    kind, arg = column_plan(col, mariadb)
-    if kind == "struct":
-        s = struct.Struct("<" + arg)
-        return [f"{v} = {gen.const(s.unpack_from)}(b, {_at(o)})[0]"], s.size
-    if kind == "prefixed":
-        return _prefixed(v, o, *arg)
-    if kind == "enum1":
-        return [f"{v} = {gen.const(arg)}[b[{_at(o)}]]"], 1
-    if kind == "temporal2":
-        return _temporal2(gen, col, v, o)
-    if kind == "decimal":
-        return _decimal(v, o, *arg)
-    return [f"{v}, p = {gen.const(arg)}(b, {_at(o)})"], None
-
-
-def _frac_expr(gen: _Gen, fsp: int, raw: str) -> str:
-    """An f-string piece giving the fraction text (same as ``values.frac_texts``)."""
-    if fsp == 0:
-        return ""
-    if fsp == 6:
-        return f".{{{raw}:06d}}"
-    table = frac_table(fsp)
-    if table is not None:
-        return f"{{{gen.const(table)}[{raw}]}}"
-    return f"{{{gen.const(frac_texts(fsp))}({raw})}}"
-
-
-def _temporal2(gen: _Gen, col: ColumnInfo, v: str, o: int) -> Code:
-    """DATETIME2 / TIMESTAMP2 with the cached pieces of ``values.py`` inlined."""
-    fsp = col.meta
-    nf = (fsp + 1) // 2
-    if col.type == T.MYSQL_TYPE_DATETIME2:
-        lines = [f"x = _from_bytes(b[{_at(o)}:{_at(o + 5)}], 'big') - 0x8000000000"]
-        if nf:
-            lines.append(f"f = _from_bytes(b[{_at(o + 5)}:{_at(o + 5 + nf)}], 'big')")
-        frac = _frac_expr(gen, fsp, "f")
-        lines.append(f'{v} = f"{{{gen.const(YMD_TEXT)}[x >> 17]}} '
-                     f'{{{gen.const(HMS_TEXT)}[x & 0x1FFFF]}}{frac}"')
-        return lines, 5 + nf
-    lines = [f"x = _from_bytes(b[{_at(o)}:{_at(o + 4)}], 'big')"]
-    lines.append(f"f = _from_bytes(b[{_at(o + 4)}:{_at(o + 4 + nf)}], 'big')" if nf else "f = 0")
-    frac = _frac_expr(gen, fsp, "f")
-    zero = gen.const(timestamp2_formatter(fsp)(0, 0))
-    lines.append(f'{v} = {zero} if not x and not f else '
-                 f'f"{{{gen.const(DAY_TEXT)}[x // 86400]}} '
-                 f'{{{gen.const(TOD_TEXT)}[x % 86400]}}{frac}"')
-    return lines, 4 + nf
-
-
-def _decimal(v: str, o: int, size: int, gi: list[tuple[int, int]],
-             gf: list[tuple[int, int, int]]) -> Code:
-    """DECIMAL with at most one group of integer and of fraction digits.
-
-    A value cut short by the end of the image gives a wrong text here, but the position then
-    ends past the image, which the caller reports as a ShortRead.
-    """
-    sign = 1 << (size * 8 - 1)
-    full = (1 << (size * 8)) - 1
-
-    def part(shift: int, mask: int) -> str:
-        return f"(x >> {shift}) & {mask}" if shift else f"x & {mask}"
-
-    ip = part(*gi[0]) if gi else "0"
-    fr = f".{{{part(gf[0][0], gf[0][1])}:0{gf[0][2]}d}}" if gf else ""
-    return [
-        f"x = _from_bytes(b[{_at(o)}:{_at(o + size)}], 'big')",
-        f"if x & {sign}:",
-        f"    x ^= {sign}",
-        f'    {v} = f"{{{ip}}}{fr}"',
-        "else:",
-        f"    x ^= {full ^ sign}",
-        f'    {v} = f"-{{{ip}}}{fr}"',
-    ], size
-
-
-# ----------------------------------------------------------------------------- the C reader
-# Column kinds of ``_crows.c`` (keep in step with its enum).
+# ----------------------------------------------------------------------------- kernel specs
+# Column kinds of ``_native/_kernel.c`` (keep in step with its enum).
 _K_PY, _K_PREFIXED, _K_ENUM1, _K_DT2, _K_TS2, _K_DEC, _K_TIME2, _K_SET = (
     0, 11, 12, 13, 14, 15, 16, 17)
 _K_STRUCT = {"b": 1, "B": 2, "h": 3, "H": 4, "i": 5, "I": 6, "q": 7, "Q": 8, "f": 9, "d": 10}
@@ -253,7 +140,7 @@ def _spec(kind: int, obj: Any = None, a: int = 0, b: int = 0, c: int = 0, d: int
 
 
 def _frac_spec(fsp: int) -> tuple[int, Any]:
-    """(fraction mode, object) of ``_crows.c`` for DATETIME2/TIMESTAMP2 (as ``_frac_expr``)."""
+    """(fraction mode, object) of the kernel for DATETIME2/TIMESTAMP2 (as ``values.frac_texts``)."""
     if fsp == 0:
         return _F_NONE, None
     if fsp == 6:
@@ -265,7 +152,7 @@ def _frac_spec(fsp: int) -> tuple[int, Any]:
 
 
 def column_spec(col: ColumnInfo, mariadb: bool) -> CSpec:
-    """How ``_crows.c`` reads one column (from the same :func:`column_plan`)."""
+    """How the kernel reads one column: its :func:`column_plan` as a tuple of plain values."""
     kind, arg = column_plan(col, mariadb)
     if kind == "struct":
         return _spec(_K_STRUCT[arg])
@@ -293,79 +180,101 @@ def column_spec(col: ColumnInfo, mariadb: bool) -> CSpec:
     return _spec(_K_PY, arg)
 
 
-def c_module() -> ModuleType | None:
-    """The C reader module when it is built and not turned off by BINLOGSCOPE_PURE_PYTHON."""
-    return _crows if _use_c() else None
 
 
-def _use_c() -> bool:
-    return _crows is not None and not os.environ.get("BINLOGSCOPE_PURE_PYTHON")
+# ----------------------------------------------------------------------------- image plans
+class ImagePlan:
+    """How to read one image: the present columns, their labels and readers, in order, and
+    the kernel's reader of the same columns (None without the kernel)."""
+
+    __slots__ = ("columns", "image", "json_positions", "labels", "nbytes", "readers",
+                 "recorded")
+
+    def __init__(self, columns: list[ColumnInfo], mariadb: bool) -> None:
+        self.columns = columns
+        self.labels = [c.label for c in columns]
+        self.readers: list[Reader] = [make_reader(c, mariadb=mariadb) for c in columns]
+        self.nbytes = (len(columns) + 7) // 8
+        self.json_positions = [i for i, c in enumerate(columns) if c.type == T.MYSQL_TYPE_JSON]
+        kernel = _native.kernel
+        #: the kernel's ImageReader (``image(b, p) -> (row, p)``), None without the kernel
+        self.image: Any = None if kernel is None else kernel.ImageReader(
+            tuple(column_spec(c, mariadb) for c in columns), tuple(self.labels))
+        #: the recording path's per-column (column, label, reader, wire type, doc), built by
+        #: ``rows.py`` when first needed
+        self.recorded: list[tuple[ColumnInfo, str, Reader, str, str]] | None = None
+
+    def read(self, b: bytes, p: int, end: int) -> tuple[dict[str, Any], int]:
+        """One image at ``b[p]`` with the Python readers (the definition)."""
+        nb = self.nbytes
+        if p + nb > end:
+            raise ShortRead(p, nb, end - p, "null_bitmap")
+        nulls = int.from_bytes(b[p : p + nb], "little")
+        p += nb
+        row: dict[str, Any] = {}
+        for i, (label, rd) in enumerate(zip(self.labels, self.readers, strict=True)):
+            if nulls >> i & 1:
+                row[label] = None
+            else:
+                row[label], p = rd(b, p)
+        if p > end:
+            raise ShortRead(p, p - end, 0, "row image")
+        return row, p
 
 
-def compile_image(columns: list[ColumnInfo], mariadb: bool, *, pure: bool = False) -> ImageFn:
-    """The fast reader of one row image whose present columns are ``columns``: the C reader
-    of ``_crows`` when it is built (and neither ``pure`` nor ``BINLOGSCOPE_PURE_PYTHON`` asks
-    for Python), else generated Python."""
-    if not pure and _use_c():
-        assert _crows is not None
-        specs = tuple(column_spec(c, mariadb) for c in columns)
-        reader: ImageFn = _crows.ImageReader(specs, tuple(c.label for c in columns))
-        return reader
-    return compile_python_image(columns, mariadb)
+def no_progress(offset: int) -> None:
+    raise DecodeError(offset, "a row of no columns (empty columns-present bitmap) reads no "
+                      "bytes, yet rows data follows: the row images cannot be read")
 
 
-def compile_python_image(columns: list[ColumnInfo], mariadb: bool) -> ImageFn:
-    """The generated-Python reader of one row image whose present columns are ``columns``."""
-    gen = _Gen()
-    nb = (len(columns) + 7) // 8
-    names = [f"v{i}" for i in range(len(columns))]
-    out = ["def image(b, p):"]
-    mask = (1 << len(columns)) - 1  # the unused high bits of the last byte may be set
-    if nb == 1:
-        out.append(f"    nulls = b[p] & {mask}")
+def read_rows(data: bytes, kind: str, plan_b: ImagePlan, plan_a: ImagePlan | None,
+              start: int = 0, end: int | None = None) -> list[dict[str, Any]]:
+    """All rows of ``data[start:end]`` (a non-partial rows event's images), no Nodes: each row
+    ``{"before": image or None, "after": image or None}``. Raises on a short image."""
+    if end is None:
+        end = len(data)
+    kernel = _native.kernel
+    if (kernel is not None and plan_b.image is not None and type(data) is bytes
+            and (plan_a is None or plan_a.image is not None)):
+        rows: list[dict[str, Any]] = kernel.decode_rows(
+            data, _KIND_CODE[kind], plan_b.image, plan_a.image if plan_a is not None else None,
+            start, end)
+        return rows
+    rows = []
+    append = rows.append
+    p = start
+    if p < end and not plan_b.labels and (plan_a is None or not plan_a.labels):
+        no_progress(p)  # images of no columns are 0 bytes: the loop could not advance
+    read_b = plan_b.read
+    if kind == UPDATE:
+        assert plan_a is not None
+        read_a = plan_a.read
+        while p < end:
+            before, p = read_b(data, p, end)
+            after, p = read_a(data, p, end)
+            append({"before": before, "after": after})
+    elif kind == INSERT:
+        while p < end:
+            after, p = read_b(data, p, end)
+            append({"before": None, "after": after})
     else:
-        out.append(f"    nulls = _from_bytes(b[p:p + {nb}], 'little') & {mask}")
-    out.append(f"    p += {nb}")
-    out.append("    if not nulls:")
-    # straight line: static offsets from p until a variable-length value moves p; runs of
-    # struct-able columns share one unpack
-    body: list[str] = []
-    o = 0
-    i = 0
-    while i < len(columns):
-        j = i
-        codes = ""
-        while j < len(columns) and (c := _struct_code(columns[j])) is not None:
-            codes += c
-            j += 1
-        if j - i >= 2:
-            st = struct.Struct("<" + codes)
-            body.append(f"{', '.join(names[i:j])} = {gen.const(st.unpack_from)}(b, {_at(o)})")
-            o += st.size
-            i = j
-            continue
-        lines, size = _column_code(gen, columns[i], names[i], mariadb, o)
-        body.extend(lines)
-        o = 0 if size is None else o + size
-        i += 1
-    if o:
-        body.append(f"p += {o}")
-    out.extend("        " + line for line in body or ["pass"])
-    out.append("    else:")
-    for i, col in enumerate(columns):
-        out.append(f"        if nulls & {1 << i}:")
-        out.append(f"            {names[i]} = None")
-        out.append("        else:")
-        lines, size = _column_code(gen, col, names[i], mariadb)
-        if size is not None:
-            lines = [*lines, f"p += {size}"]
-        out.extend("            " + line for line in lines)
-    if not columns:
-        out.append("        pass")
-    items = ", ".join(f"{col.label!r}: {names[i]}" for i, col in enumerate(columns))
-    out.append(f"    return {{{items}}}, p")
-    src = "\n".join(out) + "\n"
-    ns = gen.ns
-    exec(compile(src, f"<row image of {len(columns)} columns>", "exec"), ns)
-    fn: ImageFn = ns["image"]
-    return fn
+        while p < end:
+            before, p = read_b(data, p, end)
+            append({"before": before, "after": None})
+    return rows
+
+
+def count_rows(data: bytes, kind: str, plan_b: ImagePlan, plan_a: ImagePlan | None,
+               start: int, end: int) -> tuple[int, list[dict[str, Any]] | None]:
+    """(number of rows, the rows or None): the kernel walks the images without building their
+    values (they are read later, on demand); without it the rows are read here. Raises on a
+    short or damaged image, as :func:`read_rows`."""
+    kernel = _native.kernel
+    if (kernel is not None and plan_b.image is not None and type(data) is bytes
+            and (plan_a is None or plan_a.image is not None)):
+        n: int = kernel.count_rows(
+            data, _KIND_CODE[kind], plan_b.image, plan_a.image if plan_a is not None else None,
+            start, end)
+        return n, None
+    rows = read_rows(data, kind, plan_b, plan_a, start, end)
+    return len(rows), rows

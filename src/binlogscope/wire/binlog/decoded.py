@@ -1,5 +1,5 @@
-"""DecodedEvent: what decoding one binlog event gives (its own module so that the C fast path
-glue, ``_cfast.py``, can build it without importing the decoder)."""
+"""DecodedEvent: what decoding one binlog event gives (its own module, so that the layers
+above can name the type without importing the decoder)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,15 @@ class DecodedEvent:
     offset: int  # absolute offset of the event's first byte in its source
     header: EventHeader | None
     body: Any  # the typed event value (None when the body could not be decoded)
-    node: Node | None  # the annotated tree (None in fast mode)
+    node: Node | None  # the annotated tree (None when decoded without one)
     checksum_ok: bool | None  # None: no checksum in force
     checksum_stored: int | None = None
     checksum_computed: int | None = None
     error: str | None = None
     size: int = 0  # bytes consumed from the buffer
-    raw: bytes | None = None  # the event's bytes (record mode only; the hex pane reads them)
+    #: the event's bytes (as go-mysql's RawData): the decoder reads them, the hex pane shows
+    #: them, a rows event reads its row values from them on demand
+    raw: bytes | None = None
 
     @property
     def type_name(self) -> str:

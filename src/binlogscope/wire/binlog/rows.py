@@ -12,20 +12,31 @@ after image's JSON columns: those columns then carry a JSON diff instead of a wh
 MariaDB's compressed row events keep the header fields and compress only the rows: one byte
 (0x80 | algorithm << 4 | bytes of length), the uncompressed length (big-endian), zlib data.
 
-Speed: the fast path (``record=False``) decodes with a plan compiled once per (TABLE_MAP,
-columns-present bitmap): a tuple of per-column reader closures from ``values.py``. The recording
-path calls the very same readers, so both paths give identical values.
+Row values are read with an :class:`ImagePlan` (``_rowcode.py``) made once per (TABLE_MAP,
+columns-present bitmap): the column readers of ``values.py``, and the native kernel's reader of
+the same column plans when it is loaded. Without a tree (``record=False``) the images are only
+walked at decode time (damage is still an error of the event); their values are read on the
+first access to :attr:`RowsEvent.rows`, from the event's own bytes and the plans captured at
+decode time. The recording path reads every value with its Node, with the same readers.
 """
 
 from __future__ import annotations
 
 import functools
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from binlogscope.wire.binlog._rowcode import ImageFn, c_module, compile_image
+from binlogscope.wire.binlog._rowcode import (
+    DELETE,
+    INSERT,
+    UPDATE,
+    ImagePlan,
+    count_rows,
+    no_progress,
+    read_rows,
+)
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.binlog.json_binary import (
@@ -37,19 +48,17 @@ from binlogscope.wire.binlog.registry import decodes
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.types import EventType as E
 from binlogscope.wire.binlog.values import (
-    CHARACTER_TYPES,
     Reader,
     column_doc,
     display_value,
-    effective_type,
     hires_plausible,
     make_reader,
     type_name,
 )
 from binlogscope.wire.node import Node
-from binlogscope.wire.reader import ByteReader, DecodeError, ShortRead
+from binlogscope.wire.reader import ByteReader, ShortRead
 
-INSERT, UPDATE, DELETE = "INSERT", "UPDATE", "DELETE"
+__all__ = ["DELETE", "INSERT", "UPDATE", "RowsEvent", "decode_rows_event"]
 
 _KIND: dict[int, str] = {
     E.PRE_GA_WRITE_ROWS_EVENT: INSERT, E.PRE_GA_UPDATE_ROWS_EVENT: UPDATE,
@@ -94,15 +103,37 @@ PARTIAL_JSON_UPDATES = 0x1
 _DUMMY_TABLE_ID = 0x00FFFFFF
 
 
-@dataclass(slots=True)
+class LazyRows:
+    """The row images of one event, read on demand: the bytes holding them (the event's raw
+    bytes, or its decompressed rows), where they are, and the plans of the event's TABLE_MAP
+    captured at decode time."""
+
+    __slots__ = ("data", "end", "kind", "plan_a", "plan_b", "start")
+
+    def __init__(self, data: bytes, start: int, end: int, kind: str, plan_b: ImagePlan,
+                 plan_a: ImagePlan | None) -> None:
+        self.data = data
+        self.start = start
+        self.end = end
+        self.kind = kind
+        self.plan_b = plan_b
+        self.plan_a = plan_a
+
+    def read(self) -> list[dict[str, Any]]:
+        return read_rows(self.data, self.kind, self.plan_b, self.plan_a, self.start, self.end)
+
+
+@dataclass(slots=True, eq=False)
 class RowsEvent:
-    """A decoded row event. ``rows``: ``{"before": {...} | None, "after": {...} | None}``."""
+    """A decoded row event. ``rows``: one ``{"before": {...} | None, "after": {...} | None}``
+    per row, read from the kept bytes on first access when the event was decoded without a
+    tree (``row_count`` does not read them)."""
 
     table_id: int
     schema: str
     table: str
     kind: str
-    rows: list[dict[str, Any]]
+    _rows: list[dict[str, Any]] | None = field(repr=False)
     flags: int = 0
     version: int = 2
     columns: list[str] = field(default_factory=list)
@@ -117,115 +148,58 @@ class RowsEvent:
     #: the decoded tree of the decompressed rows (offsets inside the decompressed bytes)
     decompressed: Node | None = field(default=None, repr=False)
     raw_rows: bytes | None = field(default=None, repr=False)
-
-
-# ----------------------------------------------------------------------------- compiled plans
-_crows = c_module()
-_CReader: type = _crows.ImageReader if _crows is not None else type(None)
-_c_decode_rows: Callable[..., list[dict[str, Any]]] | None = (
-    _crows.decode_rows if _crows is not None else None)
-
-
-class _Plan:
-    """How to read one image: the present columns and their readers, in order."""
-
-    __slots__ = ("_recorded", "_recorded_c", "columns", "image", "json_positions", "labels",
-                 "nbytes", "pairs")
-
-    def __init__(self, columns: list[ColumnInfo], mariadb: bool) -> None:
-        self.columns = columns
-        self.labels = [c.label for c in columns]
-        self.pairs: list[tuple[str, Reader]] = [(c.label, make_reader(c, mariadb=mariadb))
-                                                 for c in columns]
-        self.nbytes = (len(columns) + 7) // 8
-        self.json_positions = [i for i, c in enumerate(columns) if c.type == T.MYSQL_TYPE_JSON]
-        #: the compiled fast reader of one image (see ``_rowcode.py``)
-        self.image: ImageFn = compile_image(columns, mariadb)
-        self._recorded: list[tuple[ColumnInfo, str, Reader, str, str]] | None = None
-        self._recorded_c: tuple[tuple[str, str, str, bool, bool, ColumnInfo, bool], ...] | None = (
-            None)
+    #: the images not read yet (None once read, or when they were read at decode time)
+    _lazy: LazyRows | None = field(default=None, repr=False)
+    _count: int = field(default=0, repr=False)
 
     @property
-    def recorded_c(self) -> tuple[tuple[str, str, str, bool, bool, ColumnInfo, bool], ...]:
-        """Per column what ``_crows.record_image`` needs: (wire type, doc, NULL doc, quoted
-        display, plain int display, column, DOUBLE display), as :func:`_image_recorded` and
-        :func:`values.display_value` use them."""
-        if self._recorded_c is None:
-            self._recorded_c = tuple(
-                (wire, cdoc, f"{cdoc}; NULL (bit set in null_bitmap, no bytes)",
-                 effective_type(c) in CHARACTER_TYPES
-                 or effective_type(c) in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET),
-                 c.type not in (T.MYSQL_TYPE_BIT, T.MYSQL_TYPE_YEAR), c,
-                 effective_type(c) == T.MYSQL_TYPE_DOUBLE)
-                for c, _label, _rd, wire, cdoc in self.recorded)
-        return self._recorded_c
+    def rows(self) -> list[dict[str, Any]]:
+        rows = self._rows
+        if rows is None:
+            lazy = self._lazy
+            rows = self._rows = [] if lazy is None else lazy.read()
+            self._lazy = None
+        return rows
+
+    @rows.setter
+    def rows(self, value: list[dict[str, Any]]) -> None:
+        self._rows = value
+        self._lazy = None
 
     @property
-    def recorded(self) -> list[tuple[ColumnInfo, str, Reader, str, str]]:
-        """Per column (column, label, reader, wire type, doc) for the recording path."""
-        if self._recorded is None:
-            self._recorded = [(c, label, rd, type_name(c), column_doc(c))
-                              for c, (label, rd) in zip(self.columns, self.pairs, strict=True)]
-        return self._recorded
+    def row_count(self) -> int:
+        """The number of rows, without reading their values."""
+        return self._count if self._rows is None else len(self._rows)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.table_id, self.schema, self.table, self.kind, self.rows, self.flags,
+                self.version, self.columns, self.columns_after, self.extra_data,
+                self.partition_id, self.source_partition_id, self.partial, self.compressed,
+                self.compressed_size, self.uncompressed_size, self.decompressed, self.raw_rows)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowsEvent):
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
 
-def _plan(tm: TableMap, present: int, mariadb: bool) -> _Plan:
-    cache: dict[int, _Plan] | None = tm.compiled
+def _plan(tm: TableMap, present: int, mariadb: bool) -> ImagePlan:
+    cache: dict[int, ImagePlan] | None = tm.compiled
     if cache is None:
         cache = tm.compiled = {}
     plan = cache.get(present)
     if plan is None:
         cols = [c for c in tm.columns if present >> c.index & 1]
-        plan = cache[present] = _Plan(cols, mariadb)
+        plan = cache[present] = ImagePlan(cols, mariadb)
     return plan
 
 
-def _image_fast(data: bytes, p: int, plan: _Plan) -> tuple[dict[str, Any], int]:
-    row, p = plan.image(data, p)
-    if p > len(data):
-        raise ShortRead(p, p - len(data), 0, "row image")
-    return row, p
-
-
-def _no_progress(offset: int) -> None:
-    raise DecodeError(offset, "a row of no columns (empty columns-present bitmap) reads no "
-                      "bytes, yet rows data follows: the row images cannot be read")
-
-
-def decode_rows_fast(data: bytes, kind: str, plan_b: _Plan, plan_a: _Plan | None
+def decode_rows_fast(data: bytes, kind: str, plan_b: ImagePlan, plan_a: ImagePlan | None
                      ) -> list[dict[str, Any]]:
     """All rows of a (non-partial) rows event body, no Nodes."""
-    image_b = plan_b.image
-    if type(image_b) is _CReader and type(data) is bytes and _c_decode_rows is not None:
-        # the whole loop in C (``_crows.decode_rows``); it raises on a short image
-        if kind == UPDATE:
-            assert plan_a is not None
-            return _c_decode_rows(data, 1, image_b, plan_a.image)
-        return _c_decode_rows(data, 0 if kind == INSERT else 2, image_b, None)
-    rows: list[dict[str, Any]] = []
-    append = rows.append
-    n = len(data)
-    p = 0
-    if n and not plan_b.labels and (plan_a is None or not plan_a.labels):
-        _no_progress(0)  # images of no columns are 0 bytes: the loop could not advance
-    if kind == UPDATE:
-        assert plan_a is not None
-        image_a = plan_a.image
-        while p < n:
-            before, p = image_b(data, p)
-            after, p = image_a(data, p)
-            append({"before": before, "after": after})
-    elif kind == INSERT:
-        while p < n:
-            after, p = image_b(data, p)
-            append({"before": None, "after": after})
-    else:
-        while p < n:
-            before, p = image_b(data, p)
-            append({"before": before, "after": None})
-    if p > n:
-        raise ShortRead(p, p - n, 0, "row image")
-    return rows
+    return read_rows(data, kind, plan_b, plan_a)
 
 
 # ----------------------------------------------------------------------------- event decoder
@@ -262,10 +236,6 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
         version = 2 if phl >= 10 else 1
     id_len = 4 if phl == 6 else 6
     rec = r.record
-    if not rec and ctx.decode_rows and version and code not in _COMPRESSED and code != _PARTIAL:
-        fast = _fast_event(r, ctx, kind, version, id_len)
-        if fast is not None:
-            return fast
 
     # ---- post-header
     table_id = r.uint("table_id", id_len, doc=ROWS_DOCS[0])
@@ -302,7 +272,6 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
         ev.columns_after = [c.label for c in tm.columns if present_after >> c.index & 1]
 
     # ---- the rows
-    rows_offset = r.pos
     if version == 0:
         # pre-GA 5.1 row events carry each row in the storage engine's internal record format
         # (Old_rows_log_event: a memcpy of table->record[0]); its layout depends on the engine
@@ -310,37 +279,47 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
         r.rest("rows", doc="row images in the pre-GA 5.1 engine record format (a raw copy of the "
                "server's internal row buffer); binlogscope shows them undecoded")
         return ev
-    data = _decompress(r, ev) if ev.compressed else bytes(r.buf[r.pos : r.end])
+    if ev.compressed:
+        data = _decompress(r, ev)
+        start, end = 0, len(data)
+    else:
+        # the rows are read from the event's own bytes (``DecodedEvent.raw``): no copy
+        data = r.buf if type(r.buf) is bytes else bytes(r.buf)
+        start, end = r.pos, r.end
     if not ctx.decode_rows:
-        ev.raw_rows = data
+        ev.raw_rows = data[start:end]
         if not ev.compressed:
             r.rest("rows", doc="row images (not decoded: decode_rows is off)")
         return ev
     mariadb = ctx.is_mariadb
     if mariadb and tm.hires_resolved is None:
-        _resolve_mariadb_hires(tm, data, kind, present, present_after, ctx)
+        _resolve_mariadb_hires(tm, data[start:end], kind, present, present_after, ctx)
     plan_b = _plan(tm, present, mariadb)
     plan_a = _plan(tm, present_after, mariadb) if kind == UPDATE else None
 
     if not rec and not ev.partial:
         try:
-            ev.rows = decode_rows_fast(data, kind, plan_b, plan_a)
+            ev._count, ev._rows = count_rows(data, kind, plan_b, plan_a, start, end)
+        except Exception:
+            ev._rows = []  # damaged: the per-field path below finds the exact offset
+        else:
+            if ev._rows is None:
+                ev._lazy = LazyRows(data, start, end, kind, plan_b, plan_a)
             if not ev.compressed:
                 r.pos = r.end
             return ev
-        except Exception:
-            ev.rows = []  # damaged: the per-field path below finds the exact offset
 
     # recording path (and PARTIAL_UPDATE_ROWS): the same readers, a Node per value
-    base = r.base + rows_offset if not ev.compressed else 0
-    sub = ByteReader(data, base=base, record=rec)
+    ev._rows = []
+    sub = ByteReader(data, base=r.base if not ev.compressed else 0, record=rec, start=start,
+                     end=end)
     try:
         _rows_recorded(sub, ev, tm, plan_b, plan_a)
     except Exception:
         if rec and not ev.compressed:
             for node in sub.finish("rows").children:
                 r.add_node(node)
-            r.pos = rows_offset + sub.pos
+            r.pos = sub.pos
         raise
     if ev.compressed:
         if rec:
@@ -353,67 +332,6 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
                 r.add_node(node)
         r.pos = r.end
     return ev
-
-
-def _fast_event(r: ByteReader, ctx: DecodeContext, kind: str, version: int, id_len: int
-                ) -> RowsEvent | None:
-    """The common case without Nodes: no extra data, < 251 columns, table map known.
-
-    Returns None to fall back to the general path (which reads the same fields the slow way).
-    """
-    buf = r.buf
-    p = r.pos
-    end = r.end
-    if p + id_len + 5 > end:
-        return None
-    table_id = int.from_bytes(buf[p : p + id_len], "little")
-    p += id_len
-    flags = buf[p] | buf[p + 1] << 8
-    p += 2
-    if version == 2:
-        if buf[p] != 2 or buf[p + 1] != 0:
-            return None
-        p += 2
-    ncols = buf[p]
-    p += 1
-    tm = ctx.tables.get(table_id)
-    if ncols >= 251 or tm is None or ncols != len(tm.columns):
-        return None
-    nb = (ncols + 7) // 8
-    present = int.from_bytes(buf[p : p + nb], "little")
-    p += nb
-    present_after = present
-    if kind == UPDATE and version != 0:
-        present_after = int.from_bytes(buf[p : p + nb], "little")
-        p += nb
-    if p > end:
-        return None
-    data = buf[p:end]
-    if type(data) is not bytes:
-        data = bytes(data)
-    if tm.hires_resolved is None and ctx.is_mariadb:
-        _resolve_mariadb_hires(tm, data, kind, present, present_after, ctx)
-    cache = tm.compiled
-    plan_b = cache.get(present) if cache is not None else None
-    if plan_b is None:
-        plan_b = _plan(tm, present, ctx.is_mariadb)
-    if kind == UPDATE:
-        plan_a = tm.compiled.get(present_after)
-        if plan_a is None:
-            plan_a = _plan(tm, present_after, ctx.is_mariadb)
-        try:
-            rows = decode_rows_fast(data, kind, plan_b, plan_a)
-        except Exception:
-            return None  # damaged: the general path finds the exact offset
-        r.pos = end
-        return RowsEvent(table_id, tm.schema, tm.table, kind, rows, flags, version,
-                         plan_b.labels, plan_a.labels)
-    try:
-        rows = decode_rows_fast(data, kind, plan_b, None)
-    except Exception:
-        return None
-    r.pos = end
-    return RowsEvent(table_id, tm.schema, tm.table, kind, rows, flags, version, plan_b.labels)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -505,31 +423,20 @@ _IMAGE_NAMES = {
              "after_image", "the row as it is now"),
     DELETE: ("before_image", "the deleted row", "", ""),
 }
-_KIND_CODE = {INSERT: 0, UPDATE: 1, DELETE: 2}
 
 
-def _rows_recorded(sub: ByteReader, ev: RowsEvent, tm: TableMap, plan_b: _Plan,
-                   plan_a: _Plan | None) -> None:
+def _recorded(plan: ImagePlan) -> list[tuple[ColumnInfo, str, Reader, str, str]]:
+    """Per column (column, label, reader, wire type, doc) for the recording path."""
+    if plan.recorded is None:
+        plan.recorded = [(c, label, rd, type_name(c), column_doc(c)) for c, label, rd
+                         in zip(plan.columns, plan.labels, plan.readers, strict=True)]
+    return plan.recorded
+
+
+def _rows_recorded(sub: ByteReader, ev: RowsEvent, tm: TableMap, plan_b: ImagePlan,
+                   plan_a: ImagePlan | None) -> None:
     kind = ev.kind
-    if (sub.record and not ev.partial and type(plan_b.image) is _CReader
-            and (plan_a is None or type(plan_a.image) is _CReader) and type(sub.buf) is bytes):
-        # every row, its images and their Nodes in C (``_crows.record_rows``); damage raises
-        # there and the Python loop below finds and names the exact offset
-        assert _crows is not None
-        try:
-            done: tuple[list[dict[str, Any]], list[Node], int] = _crows.record_rows(
-                _KIND_CODE[kind], plan_b.image, plan_b.recorded_c,
-                plan_a.image if plan_a is not None else None,
-                plan_a.recorded_c if plan_a is not None else None,
-                sub.buf, sub.pos, sub.end, sub.base, _IMAGE_NAMES[kind])
-        except Exception:
-            pass
-        else:
-            ev.rows.extend(done[0])
-            for node in done[1]:
-                sub.add_node(node)
-            sub.pos = done[2]
-            return
+    rows = ev.rows
     i = 0
     while not sub.at_end():
         start = sub.pos
@@ -541,20 +448,20 @@ def _rows_recorded(sub: ByteReader, ev: RowsEvent, tm: TableMap, plan_b: _Plan,
             if ev.partial:
                 partial_cols = _partial_header(sub, plan_a)
             after = _image_recorded(sub, plan_a, *_IMAGE_NAMES[UPDATE][2:], partial_cols)
-            ev.rows.append({"before": before, "after": after})
+            rows.append({"before": before, "after": after})
         elif kind == INSERT:
             after = _image_recorded(sub, plan_b, *_IMAGE_NAMES[INSERT][2:])
-            ev.rows.append({"before": None, "after": after})
+            rows.append({"before": None, "after": after})
         else:
             before = _image_recorded(sub, plan_b, *_IMAGE_NAMES[DELETE][:2])
-            ev.rows.append({"before": before, "after": None})
+            rows.append({"before": before, "after": None})
         sub.end_group()
         if sub.pos == start:
-            _no_progress(sub.base + start)
+            no_progress(sub.base + start)
         i += 1
 
 
-def _partial_header(sub: ByteReader, plan_a: _Plan) -> set[int]:
+def _partial_header(sub: ByteReader, plan_a: ImagePlan) -> set[int]:
     opts = sub.packed_int("value_options",
                           doc="binlog_row_value_options bits: 1 = PARTIAL_JSON (some JSON "
                           "columns of the after image hold diffs)")
@@ -572,25 +479,10 @@ def _partial_header(sub: ByteReader, plan_a: _Plan) -> set[int]:
 
 
 _NULL_BITMAP_DOC = "one bit per column present in this image: set = NULL (no bytes follow)"
-if _crows is not None:
-    _crows.configure_record(display_value, _NULL_BITMAP_DOC)
 
 
-def _image_recorded(sub: ByteReader, plan: _Plan, name: str, doc: str,
+def _image_recorded(sub: ByteReader, plan: ImagePlan, name: str, doc: str,
                     partial_cols: set[int] | None = None) -> dict[str, Any]:
-    if not partial_cols and type(plan.image) is _CReader and type(sub.buf) is bytes:
-        # the same values and Nodes built in C (``_crows.record_image``); a short or damaged
-        # image raises there, and the Python code below finds and names the exact offset
-        assert _crows is not None
-        try:
-            done: tuple[dict[str, Any], Node, int] = _crows.record_image(
-                plan.image, plan.recorded_c, sub.buf, sub.pos, sub.end, sub.base, name, doc)
-        except Exception:
-            pass
-        else:
-            sub.add_node(done[1])
-            sub.pos = done[2]
-            return done[0]
     sub.begin(name, doc=doc)
     nb = plan.nbytes
     p = sub.pos
@@ -601,7 +493,7 @@ def _image_recorded(sub: ByteReader, plan: _Plan, name: str, doc: str,
     row: dict[str, Any] = {}
     buf = sub.buf
     leaf = sub.leaf
-    for i, (col, label, rd, wire, cdoc) in enumerate(plan.recorded):
+    for i, (col, label, rd, wire, cdoc) in enumerate(_recorded(plan)):
         start = sub.pos
         if nulls >> i & 1:
             row[label] = None

@@ -15,25 +15,23 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-from binlogscope.wire.binlog._cfast import fast_event_c
 from binlogscope.wire.binlog.context import DecodeContext
-from binlogscope.wire.binlog.decode import DecodedEvent, decode_event, decode_event_fast
-from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, EventHeader, peek_header
+from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.node import Node
-from binlogscope.wire.reader import ByteReader
 
 #: largest event accepted (max_allowed_packet's ceiling is 1 GiB)
 MAX_EVENT_SIZE = 1 << 30
 _KNOWN = {int(t) for t in EventType}
-_HEADER = struct.Struct("<IBIIIH")
+_SIZE = struct.Struct("<I")
 
 
 class BinlogStreamDecoder:
     """Decode a binlog file from its first byte (magic) or from ``start_offset``.
 
-    Buffering: the bytes being decoded are one immutable ``bytes`` object (events are decoded
-    in place, CRC32 runs over a memoryview of it, row images are sliced from it). Chunks given
+    Buffering: the bytes being decoded are one immutable ``bytes`` object (each event is
+    copied out of it once, into ``DecodedEvent.raw``, and decoded from there). Chunks given
     to :meth:`receive_data` wait in a list and are joined to the unread rest only when the next
     event needs them, so a large event arriving in many small chunks is copied a bounded number
     of times (no quadratic copying) and memory stays at about one event plus one chunk.
@@ -50,14 +48,12 @@ class BinlogStreamDecoder:
         self.ctx = ctx if ctx is not None else DecodeContext()
         self.record = record
         self._buf = b""
-        self._view = memoryview(self._buf)
         self._pos = 0  # index of the next unread byte in _buf
         self._base = start_offset  # absolute offset of _buf[0]
         self._chunks: list[bytes] = []  # received, not yet joined to _buf
         self._chunks_len = 0
         self._eof = False
         self._need_magic = expect_magic and start_offset == 0
-        self._reader = ByteReader(b"", record=False)  # reused for every fast-path event
         self.magic_node: Node | None = None
         #: set when the input is not a binlog at all (bad magic): nothing more is decoded
         self.fatal: str | None = None
@@ -83,9 +79,7 @@ class BinlogStreamDecoder:
         avail = len(self._buf) - self._pos
         if avail < need and self._chunks and (
                 force or self._eof or avail + self._chunks_len >= need):
-            self._view.release()
             self._buf = self._buf[self._pos :] + b"".join(self._chunks)
-            self._view = memoryview(self._buf)
             self._base += self._pos
             self._pos = 0
             self._chunks = []
@@ -96,10 +90,7 @@ class BinlogStreamDecoder:
     def events(self) -> Iterator[DecodedEvent]:
         ctx = self.ctx
         record = self.record
-        unpack = _HEADER.unpack_from
-        fast = decode_event_fast
-        reader = self._reader
-        cfast = None if record else fast_event_c
+        size_at = _SIZE.unpack_from
         while self.fatal is None:
             if self._need_magic:
                 if self._fill(4) < 4:
@@ -118,27 +109,15 @@ class BinlogStreamDecoder:
                 self._pos += 4
                 self._need_magic = False
             buf = self._buf
-            view = self._view
             base = self._base
             pos = self._pos
             n = len(buf)
             # ----- the hot loop: complete events in the buffer
             while pos + HEADER_LEN <= n:
-                if cfast is not None:
-                    ev = cfast(buf, pos, base, ctx)  # the hot event types, in C
-                    if ev is not None:
-                        pos += ev.size
-                        self._pos = pos
-                        yield ev
-                        continue
-                ts, code, sid, size, log_pos, flags = unpack(buf, pos)
+                size = size_at(buf, pos + 9)[0]
                 if size > n - pos or size < HEADER_LEN + 4:
                     break
-                h = EventHeader(ts, code, sid, size, log_pos, flags)
-                if record:
-                    ev = decode_event(buf, ctx, start=pos, base=base, record=True)
-                else:
-                    ev = fast(buf, view, ctx, pos, base, h, reader)
+                ev = decode_event(buf, ctx, start=pos, base=base, record=record)
                 pos += size
                 self._pos = pos
                 yield ev

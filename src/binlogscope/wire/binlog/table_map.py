@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from binlogscope.wire.binlog._rowcode import c_module
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.binlog.registry import decodes
@@ -42,8 +41,6 @@ class TableMapEvent:
     flags: int = 0
     table_map: TableMap | None = field(default=None, repr=False)
 
-
-_crows = c_module()
 
 #: metadata bytes per column type in the TABLE_MAP metadata block
 _META_1 = frozenset({
@@ -184,9 +181,6 @@ def _shifted(node: Node, delta: int) -> Node:
 
 def _shift_all(nodes: tuple[Node, ...], delta: int) -> tuple[Node, ...]:
     """Copies of ``nodes`` (recursively) with every offset moved by ``delta``."""
-    if _crows is not None:
-        shifted: tuple[Node, ...] = _crows.shift_nodes(nodes, delta)
-        return shifted
     return tuple([_shifted(n, delta) for n in nodes])
 
 

@@ -722,7 +722,7 @@ ImageReader_call(ImageReader *self, PyObject *args, PyObject *kwds)
 
 static PyTypeObject ImageReaderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "binlogscope.wire.binlog._crows.ImageReader",
+    .tp_name = "binlogscope._native._kernel.ImageReader",
     .tp_basicsize = sizeof(ImageReader),
     .tp_dealloc = (destructor)ImageReader_dealloc,
     .tp_call = (ternaryfunc)ImageReader_call,
@@ -784,23 +784,155 @@ rows_between(PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind, ImageRe
     return rows;
 }
 
-/* decode_rows(data, kind, reader_b, reader_a) -> [{"before": ..., "after": ...}, ...]
+/* the start and end arguments of decode_rows/count_rows, checked against the data */
+static int
+parse_rows_args(PyObject *args, const char *fmt, PyObject **bobj, int *kind, PyObject **rb,
+                PyObject **ra, Py_ssize_t *start, Py_ssize_t *end)
+{
+    *start = 0;
+    *end = -1;
+    if (!PyArg_ParseTuple(args, fmt, &PyBytes_Type, bobj, kind, &ImageReaderType, rb, ra,
+                          start, end))
+        return -1;
+    Py_ssize_t n = PyBytes_GET_SIZE(*bobj);
+    if (*end < 0)
+        *end = n;
+    if (*start < 0 || *start > *end || *end > n) {
+        PyErr_SetString(PyExc_ValueError, "start/end outside the data");
+        return -1;
+    }
+    if (*kind == 1 && !PyObject_TypeCheck(*ra, &ImageReaderType)) {
+        PyErr_SetString(PyExc_TypeError, "UPDATE needs an after-image reader");
+        return -1;
+    }
+    return 0;
+}
+
+/* decode_rows(data, kind, reader_b, reader_a, start=0, end=len(data))
+ *   -> [{"before": ..., "after": ...}, ...]
  * kind: 0 INSERT (images are after images), 1 UPDATE (before, after pairs), 2 DELETE */
 static PyObject *
 decode_rows(PyObject *module, PyObject *args)
 {
     PyObject *bobj, *rb, *ra;
     int kind;
+    Py_ssize_t start, end;
     (void)module;
-    if (!PyArg_ParseTuple(args, "O!iO!O:decode_rows", &PyBytes_Type, &bobj, &kind,
-                          &ImageReaderType, &rb, &ra))
+    if (parse_rows_args(args, "O!iO!O|nn:decode_rows", &bobj, &kind, &rb, &ra, &start,
+                        &end) < 0)
         return NULL;
-    if (kind == 1 && !PyObject_TypeCheck(ra, &ImageReaderType)) {
-        PyErr_SetString(PyExc_TypeError, "UPDATE needs an after-image reader");
-        return NULL;
+    return rows_between(bobj, start, end, kind, (ImageReader *)rb, (ImageReader *)ra);
+}
+
+/* one non-NULL column at *pp skipped without building its value where its size follows from
+ * the bytes alone; the kinds whose reading can fail otherwise are read (value dropped) */
+static int
+skip_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp)
+{
+    Py_ssize_t p = *pp, left = n - p, size;
+    switch (c->kind) {
+    case K_I8: case K_U8: case K_ENUM1:
+        size = 1;
+        break;
+    case K_I16: case K_U16:
+        size = 2;
+        break;
+    case K_I32: case K_U32: case K_F32:
+        size = 4;
+        break;
+    case K_I64: case K_U64: case K_F64:
+        size = 8;
+        break;
+    case K_PREFIXED: {
+        int w = (int)c->a;
+        if (left < w)
+            return past_end();
+        size = w + (Py_ssize_t)le_uint(b + p, w);
+        if (size < w)
+            return past_end();
+        break;
     }
-    return rows_between(bobj, 0, PyBytes_GET_SIZE(bobj), kind, (ImageReader *)rb,
-                        (ImageReader *)ra);
+    case K_TIME2:
+        size = 3 + (c->a + 1) / 2;
+        break;
+    case K_SET: case K_DEC:
+        size = (Py_ssize_t)c->a;
+        break;
+    case K_DT2:
+        if (c->b == F_NONE || c->b == F_SIX) {
+            size = 5 + (c->a + 1) / 2;
+            if (left >= size && be_uint(b + p, 5) >= 0x8000000000ULL)
+                break;
+        }
+        goto read;
+    case K_TS2:
+        if (c->b == F_NONE || c->b == F_SIX) {
+            size = 4 + (c->a + 1) / 2;
+            break;
+        }
+        goto read;
+    default:
+        goto read;
+    }
+    if (size > left)
+        return past_end();
+    *pp = p + size;
+    return 0;
+read: {
+        PyObject *v = read_value(c, bobj, b, n, pp);
+        if (v == NULL)
+            return -1;
+        Py_DECREF(v);
+        return 0;
+    }
+}
+
+static int
+skip_image(ImageReader *self, PyObject *bobj, const unsigned char *b, Py_ssize_t n,
+           Py_ssize_t *pp)
+{
+    Py_ssize_t p = *pp;
+    Py_ssize_t nb = (self->n + 7) / 8;
+    if (n - p < nb)
+        return past_end();
+    const unsigned char *nulls = b + p;
+    p += nb;
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        if (!(nulls[i >> 3] & (1 << (i & 7))) && skip_value(&self->cols[i], bobj, b, n, &p) < 0)
+            return -1;
+    }
+    *pp = p;
+    return 0;
+}
+
+/* count_rows(data, kind, reader_b, reader_a, start=0, end=len(data)) -> number of rows:
+ * walks the images as decode_rows reads them (raising where it raises) without building the
+ * values, so that a caller can read them later, on demand */
+static PyObject *
+count_rows(PyObject *module, PyObject *args)
+{
+    PyObject *bobj, *rb, *ra;
+    int kind;
+    Py_ssize_t start, end, count = 0;
+    (void)module;
+    if (parse_rows_args(args, "O!iO!O|nn:count_rows", &bobj, &kind, &rb, &ra, &start,
+                        &end) < 0)
+        return NULL;
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
+    Py_ssize_t p = start;
+    while (p < end) {
+        Py_ssize_t start_p = p;
+        if (skip_image((ImageReader *)rb, bobj, b, end, &p) < 0)
+            return NULL;
+        if (kind == 1 && skip_image((ImageReader *)ra, bobj, b, end, &p) < 0)
+            return NULL;
+        if (p == start_p) {
+            no_progress();
+            return NULL;
+        }
+        count++;
+    }
+    return PyLong_FromSsize_t(count);
 }
 
 /* ====================================================================== whole events
@@ -3224,6 +3356,8 @@ stop:
 }
 
 static PyMethodDef module_methods[] = {
+    {"count_rows", count_rows, METH_VARARGS,
+     "count_rows(data, kind, reader_b, reader_a, start=0, end=len(data)) -> number of rows"},
     {"decode_rows", decode_rows, METH_VARARGS,
      "decode_rows(data, kind, reader_b, reader_a) -> list of {'before', 'after'} dicts"},
     {"configure_events", configure_events, METH_VARARGS,
@@ -3271,14 +3405,14 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef crows_module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "binlogscope.wire.binlog._crows",
+    .m_name = "binlogscope._native._kernel",
     .m_doc = "C row-image reader of binlogscope's fast decode path (an accelerator of _rowcode)",
     .m_size = -1,
     .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC
-PyInit__crows(void)
+PyInit__kernel(void)
 {
     if (PyType_Ready(&ImageReaderType) < 0)
         return NULL;
