@@ -6,8 +6,8 @@
 #     plugin package is needed; Debian 12 ships 10.11)
 #   - tshark (debconf preseeded: no setuid dumpcap question)
 #   - a Java runtime for pyspark (openjdk-17-jre-headless, only when `java -version` fails)
-#   - a C compiler and the Python headers (gcc, python3-dev) for the C accelerator
-#     (binlogscope.wire.binlog._crows), only when missing
+#   - a C compiler and the Python headers (gcc, python3-dev) for the native kernel
+#     (binlogscope._native._kernel), only when missing
 #   - pip install -e '.[test,spark]' (every extra: the spark tests run too)
 set -euo pipefail
 

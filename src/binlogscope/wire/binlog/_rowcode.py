@@ -17,7 +17,6 @@ or damaged image (the caller then runs the per-field path, which names the exact
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any
 
 from binlogscope import _native
@@ -53,12 +52,6 @@ _STRUCT_CODES: dict[tuple[int, bool], str] = {
     (T.MYSQL_TYPE_FLOAT, False): "f", (T.MYSQL_TYPE_FLOAT, True): "f",
     (T.MYSQL_TYPE_DOUBLE, False): "d", (T.MYSQL_TYPE_DOUBLE, True): "d",
 }
-
-
-def c_module() -> ModuleType | None:
-    """The native kernel (``binlogscope._native.kernel``) for the session's C loops of
-    ``_cstream.py``, until they are removed; nothing in ``wire/`` calls this."""
-    return _native.kernel
 
 
 def _struct_code(col: ColumnInfo) -> str | None:

@@ -442,8 +442,7 @@ def decode_previous_gtids(
     return PreviousGtidsEvent(format_gtid_set(entries), entries, tagged)
 
 
-#: docs of the MariaDB GTID fields seq_no, domain_id, flags2 and the zero padding (the C tree
-#: builder, ``_crows.record_event``, shows the same)
+#: docs of the MariaDB GTID fields seq_no, domain_id, flags2 and the zero padding
 GTID_DOCS = (
     "sequence number: increases by one per event group in a domain",
     "replication domain (gtid_domain_id): independent streams of transactions",

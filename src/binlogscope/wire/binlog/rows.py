@@ -267,11 +267,12 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
     if ncols != len(tm.columns):
         raise ValueError(f"column_count {ncols} differs from the TABLE_MAP's "
                          f"{len(tm.columns)} columns of {tm.schema}.{tm.table}")
-    ev.columns = [c.label for c in tm.columns if present >> c.index & 1]
-    if kind == UPDATE:
-        ev.columns_after = [c.label for c in tm.columns if present_after >> c.index & 1]
 
     # ---- the rows
+    if version == 0 or not ctx.decode_rows:
+        ev.columns = [c.label for c in tm.columns if present >> c.index & 1]
+        if kind == UPDATE:
+            ev.columns_after = [c.label for c in tm.columns if present_after >> c.index & 1]
     if version == 0:
         # pre-GA 5.1 row events carry each row in the storage engine's internal record format
         # (Old_rows_log_event: a memcpy of table->record[0]); its layout depends on the engine
@@ -296,6 +297,9 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
         _resolve_mariadb_hires(tm, data[start:end], kind, present, present_after, ctx)
     plan_b = _plan(tm, present, mariadb)
     plan_a = _plan(tm, present_after, mariadb) if kind == UPDATE else None
+    ev.columns = plan_b.labels  # the plan's list, shared by every event of the plan
+    if plan_a is not None:
+        ev.columns_after = plan_a.labels
 
     if not rec and not ev.partial:
         try:
