@@ -29,15 +29,16 @@ from binlogscope.wire.binlog import (  # noqa: F401  (imported to fill the regis
 )
 from binlogscope.wire.binlog.context import DecodeContext, fde_has_checksum_alg
 from binlogscope.wire.binlog.decoded import DecodedEvent as DecodedEvent
-from binlogscope.wire.binlog.header import HEADER_LEN, decode_header, type_display
+from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader, decode_header, type_display
 from binlogscope.wire.binlog.registry import EVENT_DECODERS, EVENT_DOCS
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_name
 from binlogscope.wire.node import Node
 from binlogscope.wire.reader import ByteReader
 
 _U32 = struct.Struct("<I")
-_SIZE = struct.Struct("<I")
-_FDE = EventType.FORMAT_DESCRIPTION_EVENT
+_HEADER = struct.Struct("<IBIIIH")
+_FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
+_CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
 _crc32 = zlib.crc32
 
 
@@ -63,37 +64,58 @@ def decode_event(
     start: int = 0,
     base: int = 0,
     record: bool = True,
+    reader: ByteReader | None = None,
 ) -> DecodedEvent:
     """Decode the event that starts at ``buf[start]``.
 
     ``base`` is the absolute offset of ``buf[0]`` in the source, so node offsets are absolute.
     The buffer must hold the whole event (``event_size`` bytes from ``start``); if it does not,
-    the result carries a truncation error and ``size`` is what was available.
+    the result carries a truncation error and ``size`` is what was available. ``reader``: a
+    non-recording :class:`ByteReader` to reuse (a stream decoder's; ignored with ``record``).
     """
     avail = len(buf) - start
     abs_off = base + start
-    size = _SIZE.unpack_from(buf, start + 9)[0] if avail >= HEADER_LEN else 0
+    if avail >= HEADER_LEN:
+        fields = _HEADER.unpack_from(buf, start)
+        size = fields[3]
+    else:
+        fields = None
+        size = 0
     n = size if HEADER_LEN <= size <= avail else avail
-    if start == 0 and n == len(buf) and type(buf) is bytes:
+    if type(buf) is not bytes:
+        raw = bytes(buf[start : start + n])
+    elif start == 0 and n == len(buf):
         raw = buf
     else:
-        raw = bytes(buf[start : start + n])
-    r = ByteReader(raw, base=abs_off, record=record)
-    try:
-        h = decode_header(r, ctx.type_map)
-    except Exception as exc:  # truncated header
-        node = r.partial("event", exc, doc="an incomplete event header") if record else None
-        return DecodedEvent(abs_off, None, None, node, None, error=_err(exc, r), size=avail,
-                            raw=raw)
+        raw = buf[start : start + n]
+    if reader is None or record:
+        r = ByteReader(raw, base=abs_off, record=record)
+    else:  # the caller's non-recording reader, reset to this event
+        r = reader
+        r.buf = raw
+        r.base = abs_off
+        r.pos = 0
+        r.end = n
+    if record or fields is None:
+        try:
+            h = decode_header(r, ctx.type_map)
+        except Exception as exc:  # truncated header
+            node = r.partial("event", exc, doc="an incomplete event header") if record else None
+            return DecodedEvent(abs_off, None, None, node, None, error=_err(exc, r),
+                                size=avail, raw=raw)
+    else:  # the six fields as unpacked (what decode_header reads without Nodes)
+        h = EventHeader(*fields)
+        if ctx.type_map:
+            h.type_code = ctx.type_map.get(h.type_code, h.type_code)
+        r.pos = HEADER_LEN
 
     code = h.type_code
-    doc = EVENT_DOCS.get(code, "an event type binlogscope has no decoder for")
     if size < HEADER_LEN:
         bad = ValueError(f"event_size {size} is smaller than the 19-byte header")
-        node = (r.partial("event", bad, doc=doc, display=type_display(code)) if record
-                else None)
-        return DecodedEvent(abs_off, h, None, node, None, error=_err(bad, r), size=avail,
-                            raw=raw)
+        message = _err(bad, r)  # at the end of the header, with or without a tree
+        node = (r.partial("event", bad, doc=_event_doc(code), display=type_display(code))
+                if record else None)
+        return DecodedEvent(abs_off, h, None, node, None, error=message, size=avail, raw=raw)
     truncated = size > avail
 
     # ----- where the checksum is
@@ -102,7 +124,7 @@ def decode_event(
         trailer, alg = _fde_checksum_layout(raw, 0, size)
     else:
         alg = ctx.checksum_alg
-        trailer = alg == ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32
+        trailer = alg == _CRC32
     body_end = size - 4 if trailer and not truncated else n
     if body_end < HEADER_LEN:
         body_end = HEADER_LEN
@@ -140,7 +162,7 @@ def decode_event(
     stored = computed = None
     if trailer and not truncated:
         stored = _U32.unpack_from(raw, body_end)[0]
-        if alg == ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32 and ctx.verify_checksums:
+        if alg == _CRC32 and ctx.verify_checksums:
             computed = _event_crc(raw, body_end, stored, is_fde and h.flags & 0x1)
             checksum_ok = computed == stored
         if record:
@@ -157,7 +179,7 @@ def decode_event(
 
     node = None
     if record:
-        node = r.finish("event", doc=doc, display=type_display(code),
+        node = r.finish("event", doc=_event_doc(code), display=type_display(code),
                         value=event_type_name(code), start=0, error=error)
     return DecodedEvent(abs_off, h, body, node, checksum_ok, stored, computed, error, n, raw)
 
@@ -175,12 +197,17 @@ def _event_crc(raw: bytes, body_end: int, stored: int, in_use_fde: int | bool) -
     """CRC32 of header + body. A FORMAT_DESCRIPTION of a file still being written has
     LOG_EVENT_BINLOG_IN_USE_F set, but its CRC was computed with that flag clear: when the
     plain CRC does not match, verify with the flag cleared (as the server does)."""
-    computed: int = _crc32(memoryview(raw)[:body_end])
+    # a short event is cheaper to slice than to view; a long one is not copied
+    computed: int = _crc32(raw[:body_end] if body_end <= 4096 else memoryview(raw)[:body_end])
     if computed != stored and in_use_fde:
         patched = bytearray(raw[:body_end])
         patched[17] &= 0xFE
         computed = _crc32(patched)
     return computed
+
+
+def _event_doc(code: int) -> str:
+    return EVENT_DOCS.get(code, "an event type binlogscope has no decoder for")
 
 
 def _mismatch(offset: int, stored: int, computed: int) -> str:

@@ -65,12 +65,6 @@ def flags_display(flags: int) -> str:
 
 
 def decode_header(r: ByteReader, type_map: dict[int, int] | None = None) -> EventHeader:
-    if not r.record and r.end - r.pos >= HEADER_LEN:  # no Nodes: the six fields in one unpack
-        h = EventHeader(*_HEADER.unpack_from(r.buf, r.pos))
-        r.pos += HEADER_LEN
-        if type_map:
-            h.type_code = type_map.get(h.type_code, h.type_code)
-        return h
     r.begin("header", doc=HEADER_DOC)
     ts = r.u32("timestamp", doc=FIELD_DOCS[0])
     if r.record:

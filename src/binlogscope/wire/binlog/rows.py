@@ -292,11 +292,17 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
         if not ev.compressed:
             r.rest("rows", doc="row images (not decoded: decode_rows is off)")
         return ev
-    mariadb = ctx.is_mariadb
-    if mariadb and tm.hires_resolved is None:
+    if tm.hires_resolved is None and ctx.is_mariadb:
         _resolve_mariadb_hires(tm, data[start:end], kind, present, present_after, ctx)
-    plan_b = _plan(tm, present, mariadb)
-    plan_a = _plan(tm, present_after, mariadb) if kind == UPDATE else None
+    plans = tm.compiled
+    plan_b = plans.get(present) if plans is not None else None
+    if plan_b is None:
+        plan_b = _plan(tm, present, ctx.is_mariadb)
+    plan_a = None
+    if kind == UPDATE:
+        plan_a = tm.compiled.get(present_after)
+        if plan_a is None:
+            plan_a = _plan(tm, present_after, ctx.is_mariadb)
     ev.columns = plan_b.labels  # the plan's list, shared by every event of the plan
     if plan_a is not None:
         ev.columns_after = plan_a.labels

@@ -20,6 +20,7 @@ from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.node import Node
+from binlogscope.wire.reader import ByteReader
 
 #: largest event accepted (max_allowed_packet's ceiling is 1 GiB)
 MAX_EVENT_SIZE = 1 << 30
@@ -54,6 +55,7 @@ class BinlogStreamDecoder:
         self._chunks_len = 0
         self._eof = False
         self._need_magic = expect_magic and start_offset == 0
+        self._reader = ByteReader(b"", record=False)  # reused for every event without a tree
         self.magic_node: Node | None = None
         #: set when the input is not a binlog at all (bad magic): nothing more is decoded
         self.fatal: str | None = None
@@ -91,6 +93,7 @@ class BinlogStreamDecoder:
         ctx = self.ctx
         record = self.record
         size_at = _SIZE.unpack_from
+        reader = self._reader
         while self.fatal is None:
             if self._need_magic:
                 if self._fill(4) < 4:
@@ -117,7 +120,7 @@ class BinlogStreamDecoder:
                 size = size_at(buf, pos + 9)[0]
                 if size > n - pos or size < HEADER_LEN + 4:
                     break
-                ev = decode_event(buf, ctx, start=pos, base=base, record=record)
+                ev = decode_event(buf, ctx, start=pos, base=base, record=record, reader=reader)
                 pos += size
                 self._pos = pos
                 yield ev

@@ -115,6 +115,8 @@ def decode_table_map(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Table
 
     # ---- column types
     if r.record:
+        if ncols > r.remaining:
+            r.take(ncols, "column_types")  # the error of the path without a tree
         r.begin("column_types", doc="one MYSQL_TYPE_* byte per column; how each value is stored")
         types = bytes(r.buf[r.pos : min(r.pos + ncols, r.end)])
         for i in range(ncols):
