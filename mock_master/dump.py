@@ -14,19 +14,15 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent, UserVarEvent
+from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
 from binlogscope.wire.binlog.dump_frames import frame_event_list, frame_events
 from binlogscope.wire.binlog.encode_events import (
     LOG_EVENT_ARTIFICIAL_F,
     encode_event,
-    encode_header,
     encode_heartbeat,
     encode_rotate,
-    encode_user_var,
 )
-from binlogscope.wire.binlog.encode_query import encode_query
-from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
-from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.header import peek_header
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid
 from binlogscope.wire.constants import SEMI_SYNC_INDICATOR, StatusFlag
@@ -42,9 +38,9 @@ from mock_master.sources import (
     MYSQL_GTID,
     ROTATE,
     corrupt_checksum,
+    dummy_event,
     rewrite_header,
     strip_checksum,
-    with_checksum,
 )
 
 if TYPE_CHECKING:
@@ -60,7 +56,6 @@ CHUNK_EVENTS = 1 << 14
 _FIRED_BEFORE = frozenset({"delay", "heartbeat", "heartbeat_storm", "send_error", "restart",
                            "stall", "heartbeat_gap", "slow_drip", "semisync_without_negotiation",
                            "ack_timeout", "mariadb_dummy_events"})
-DUMMY_TEXT = "# Dummy event replacing event type {} that slave cannot handle."
 
 
 class Dump:
@@ -604,24 +599,3 @@ class Dump:
             c.close("fault: disconnect_after_event")
             return "stop"
         return None
-
-
-def dummy_event(ev: bytes, checksum: bool) -> bytes:
-    """What MariaDB sends instead of an event the replica cannot handle: a QUERY event with a
-    comment (or, when too small for that, a USER_VAR event setting a NULL variable), of exactly
-    the same size so every position stays valid."""
-    h = peek_header(ev)
-    body_len = len(ev) - HEADER_LEN - (4 if checksum else 0)
-    text = DUMMY_TEXT.format(ev[4])
-    if body_len >= 13 + 1 + len(text):
-        q = text.ljust(body_len - 14)
-        h.type_code = EventType.QUERY_EVENT
-        body = encode_query(QueryEvent(0, 0, 0, 0, 0, {}, "", q))
-    else:
-        name_len = body_len - 4 - 1
-        if name_len < 1:
-            return ev
-        h.type_code = EventType.USER_VAR_EVENT
-        body = encode_user_var(UserVarEvent("!dummyvar".ljust(name_len, "_")[:name_len], True))
-    out = encode_header(h) + body
-    return with_checksum(out) if checksum else out

@@ -24,11 +24,10 @@ from typing import Any
 
 from mock_master.answers import Answerer, Variable, columns_from_types, default_variables
 from mock_master.connection import Connection
-from mock_master.dump import dummy_event
 from mock_master.faults import STREAM_ACTIONS, Action, apply_stream_actions
 from mock_master.runlog import ClientLog, Closed, RunLog
 from mock_master.scenarios import Scenario
-from mock_master.sources import EventStream
+from mock_master.sources import EventStream, dummy_event
 
 __all__ = ["ClientLog", "MockMaster", "RunLog", "ThreadedMockMaster", "dummy_event", "serve"]
 

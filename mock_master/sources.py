@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from binlogscope.wire.binlog.context import DecodeContext
-from binlogscope.wire.binlog.control_events import RotateEvent
+from binlogscope.wire.binlog.control_events import RotateEvent, UserVarEvent
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
 from binlogscope.wire.binlog.dump_frames import event_types, index_events, max_event_size
 from binlogscope.wire.binlog.encode_events import (
@@ -31,8 +31,11 @@ from binlogscope.wire.binlog.encode_events import (
     encode_event,
     encode_header,
     encode_rotate,
+    encode_user_var,
 )
+from binlogscope.wire.binlog.encode_query import encode_query
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
+from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType
 
 FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
@@ -116,6 +119,28 @@ def corrupt_checksum(ev: bytes) -> bytes:
     b = bytearray(ev)
     b[-1] ^= 0xFF
     return bytes(b)
+
+
+DUMMY_TEXT = "# Dummy event replacing event type {} that slave cannot handle."
+def dummy_event(ev: bytes, checksum: bool) -> bytes:
+    """What MariaDB sends instead of an event the replica cannot handle: a QUERY event with a
+    comment (or, when too small for that, a USER_VAR event setting a NULL variable), of exactly
+    the same size so every position stays valid."""
+    h = peek_header(ev)
+    body_len = len(ev) - HEADER_LEN - (4 if checksum else 0)
+    text = DUMMY_TEXT.format(ev[4])
+    if body_len >= 13 + 1 + len(text):
+        q = text.ljust(body_len - 14)
+        h.type_code = EventType.QUERY_EVENT
+        body = encode_query(QueryEvent(0, 0, 0, 0, 0, {}, "", q))
+    else:
+        name_len = body_len - 4 - 1
+        if name_len < 1:
+            return ev
+        h.type_code = EventType.USER_VAR_EVENT
+        body = encode_user_var(UserVarEvent("!dummyvar".ljust(name_len, "_")[:name_len], True))
+    out = encode_header(h) + body
+    return with_checksum(out) if checksum else out
 
 
 # ------------------------------------------------------------------------------- files / stream
