@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
-from binlogscope.wire.binlog.dump_frames import frame_event_list, frame_events
+from binlogscope.wire.binlog.dump_frames import frame_event_list
 from binlogscope.wire.binlog.encode_events import (
     LOG_EVENT_ARTIFICIAL_F,
     encode_event,
@@ -30,6 +30,7 @@ from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet, fragment_count
 from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_err
 from binlogscope.wire.replication import encode_binlog_packet
 from mock_master.faults import Action
+from mock_master.framing import frame_events
 from mock_master.positions import StartError, find_start, in_gtid_set
 from mock_master.runlog import Closed
 from mock_master.sources import (
@@ -332,9 +333,9 @@ class Dump:
         n = f.count
         i = ei
         if i == 0 and n and f.event(0)[4] == FDE:
-            buf, _, seq = frame_event_list([self._fde_fixed], seq)
-            parts.append(buf)
-            self.c.write(buf)
+            fde, _, seq = frame_event_list([self._fde_fixed], seq)
+            parts.append(fde)
+            self.c.write(fde)
             i = 1
         pending: Any = None
         while i < n:

@@ -25,7 +25,7 @@ from typing import Any
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.control_events import RotateEvent, UserVarEvent
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
-from binlogscope.wire.binlog.dump_frames import event_types, index_events, max_event_size
+from binlogscope.wire.binlog.dump_frames import index_events
 from binlogscope.wire.binlog.encode_events import (
     add_crc32,
     encode_event,
@@ -37,6 +37,7 @@ from binlogscope.wire.binlog.encode_query import encode_query
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
 from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType
+from mock_master.framing import event_types, max_event_size
 
 FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 ROTATE = int(EventType.ROTATE_EVENT)

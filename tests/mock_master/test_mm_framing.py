@@ -1,5 +1,6 @@
-"""The serving hot path (``wire.binlog.dump_frames``): the event index and the dump framing
-against their definitions, and a big binlog file served straight from its bytes."""
+"""The serving hot path (``wire.binlog.dump_frames``, and ``mock_master.framing``'s numpy copies):
+the event index and the dump framing against their definitions, and a big binlog file served
+straight from its bytes."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from test_mm_server import _raw_dump
 
 from binlogscope.wire.binlog import dump_frames
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
+from mock_master import framing
 from mock_master.builder import EventBuilder
 from mock_master.loaders import load_binlog_files
 from mock_master.scenarios import BinlogSource, Scenario
@@ -100,6 +102,18 @@ def test_framing_is_one_packet_per_event(seq: int) -> None:
         assert got == want and s1 == (seq + hi - lo) & 0xFF
         evs = [data[starts[k]:bounds[k]] for k in range(lo, hi)]
         assert dump_frames.frame_event_list(evs, seq) == (want, hi - lo, s1)
+
+
+@pytest.mark.skipif(not framing.have_numpy(), reason="numpy paths only")
+@pytest.mark.parametrize("seq", [0, 1, 200])
+def test_numpy_framing_equals_the_definition(seq: int) -> None:
+    data = _binlog(_sizes(3000, seed=seq), tail=b"\0" * 3)
+    starts, end = dump_frames.index_events(data)
+    assert framing._ordered_assignment()
+    for lo, hi in [(0, len(starts)), (0, 1), (5, 1200), (len(starts) - 3, len(starts))]:
+        got, s1 = framing.frame_events(data, starts, lo, hi, end, seq)
+        want, s2 = dump_frames.frame_events(data, starts, lo, hi, end, seq)
+        assert bytes(got) == want and s1 == s2 == (seq + hi - lo) & 0xFF
 
 
 def test_an_event_of_16_mib_is_split() -> None:
