@@ -113,8 +113,11 @@ class Connection:
 
     def _drain(self) -> None:
         rec = self.recorder
+        if rec is None:
+            self._pending.extend(self.session.events())
+            return
         for ev in self.session.events():
-            if rec is not None and isinstance(ev, PacketDecoded):
+            if isinstance(ev, PacketDecoded):
                 rec.packet(ev)
             self._pending.append(ev)
 

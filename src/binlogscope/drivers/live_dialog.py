@@ -81,7 +81,8 @@ def run_setup(rd: Connection, settings: LiveSettings, info: ServerInfo, slave_uu
     put(LiveItem("step", step=SetupStep("setup", sql, QUERY_WHY["position"], sql)))
     res = query(rd, sql)
     if isinstance(res, ResultSetComplete) and res.rows:
-        f, p = res.rows[0].values[0], res.rows[0].values[1]
+        status = dict(zip(res.names, res.rows[0].values, strict=False))
+        f, p = status.get("File"), status.get("Position")
         if f is not None and p is not None:
             info.position = (f.decode(), int(p))
 
