@@ -64,7 +64,8 @@ class TableMap:
     primary_key: list[int] = field(default_factory=list)
     #: optional-metadata TLVs binlogscope does not interpret: (type, raw bytes)
     unknown_metadata: list[tuple[int, bytes]] = field(default_factory=list)
-    #: a compiled fast row decoder, built lazily by ``rows.py`` and cached here
+    #: the row image plans (``_rowcode.ImagePlan``) per columns-present bitmap, made by
+    #: ``rows.py`` when first needed and cached here
     compiled: Any = None
     #: the TABLE_MAP body bytes this map was decoded from (an identical map is reused as is)
     raw: bytes = b""

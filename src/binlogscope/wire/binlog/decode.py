@@ -157,15 +157,19 @@ def decode_event(
         r.end_group()
 
     # ----- the checksum
-    r.end = n
     checksum_ok: bool | None = None
     stored = computed = None
     if trailer and not truncated:
         stored = _U32.unpack_from(raw, body_end)[0]
         if alg == _CRC32 and ctx.verify_checksums:
-            computed = _event_crc(raw, body_end, stored, is_fde and h.flags & 0x1)
+            # a short event is cheaper to slice than to view; a long one is not copied
+            computed = _crc32(raw[:body_end] if body_end <= 4096 else
+                              memoryview(raw)[:body_end])
+            if computed != stored and is_fde and h.flags & 0x1:
+                computed = _in_use_crc(raw, body_end)
             checksum_ok = computed == stored
         if record:
+            r.end = n
             if computed is None:
                 r.u32("checksum", doc="checksum field; not verified: the algorithm in force is OFF")
             else:
@@ -193,17 +197,13 @@ def _crc_doc(source: int) -> str:
     return f"CRC32 of header+body; algorithm CRC32 from {where}"
 
 
-def _event_crc(raw: bytes, body_end: int, stored: int, in_use_fde: int | bool) -> int:
-    """CRC32 of header + body. A FORMAT_DESCRIPTION of a file still being written has
-    LOG_EVENT_BINLOG_IN_USE_F set, but its CRC was computed with that flag clear: when the
-    plain CRC does not match, verify with the flag cleared (as the server does)."""
-    # a short event is cheaper to slice than to view; a long one is not copied
-    computed: int = _crc32(raw[:body_end] if body_end <= 4096 else memoryview(raw)[:body_end])
-    if computed != stored and in_use_fde:
-        patched = bytearray(raw[:body_end])
-        patched[17] &= 0xFE
-        computed = _crc32(patched)
-    return computed
+def _in_use_crc(raw: bytes, body_end: int) -> int:
+    """A FORMAT_DESCRIPTION of a file still being written has LOG_EVENT_BINLOG_IN_USE_F set,
+    but its CRC was computed with that flag clear: the CRC with the flag cleared (as the
+    server verifies it)."""
+    patched = bytearray(raw[:body_end])
+    patched[17] &= 0xFE
+    return _crc32(patched)
 
 
 def _event_doc(code: int) -> str:

@@ -83,7 +83,7 @@ _COMPRESSED_V2 = {E.WRITE_ROWS_COMPRESSED_EVENT, E.UPDATE_ROWS_COMPRESSED_EVENT,
 _PARTIAL = E.PARTIAL_UPDATE_ROWS_EVENT
 
 #: docs of the rows-event fields table_id, flags, extra_data_length, column_count,
-#: columns_present_bitmap, columns_present_bitmap_after (the C tree builder shows the same)
+#: columns_present_bitmap, columns_present_bitmap_after
 ROWS_DOCS = (
     "the TABLE_MAP this event's rows belong to",
     "STMT_END_F marks the last row event of a statement (table maps can be freed)",

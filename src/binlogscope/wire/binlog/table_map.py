@@ -6,9 +6,10 @@ the metadata block (per-type widths: FLOAT/DOUBLE/BLOB/GEOMETRY/JSON/TIME2/DATET
 VECTOR 1 byte; VARCHAR/BIT/NEWDECIMAL/STRING 2), the null bitmap, then optional metadata TLVs
 (MySQL 8 ``binlog_row_metadata``; MariaDB 10.5+): type byte, packed length, value.
 
-A decoded map is stored in ``ctx.tables[table_id]`` as a :class:`TableMap`. When the fast path
-(``record=False``) sees a map whose body bytes equal the cached one, it reuses it (and its
-compiled row decoder) without parsing again: most transactions repeat the same TABLE_MAP.
+A decoded map is stored in ``ctx.tables[table_id]`` as a :class:`TableMap`. A map whose body
+bytes equal the cached one is reused (with its row image plans) without parsing again, and in
+record mode its nodes are copied at the new offsets: most transactions repeat the same
+TABLE_MAP.
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ def decode_table_map(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Table
     tm.raw = bytes(r.buf[body_start : r.end])
     old = ctx.tables.get(table_id)
     if old is not None and old.raw == tm.raw:
-        tm.compiled = old.compiled  # same layout: keep the compiled row decoder
+        tm.compiled = old.compiled  # same layout: keep the row image plans
         for a, b in zip(tm.columns, old.columns, strict=True):
             a.hires_dec = b.hires_dec
             a.hires_source = b.hires_source
