@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from binlogscope.drivers.live import LiveItem
 from binlogscope.drivers.live_setup import SetupStep
 from binlogscope.events import DecodeError, PacketDecoded, Peer, Phase, PhaseChanged, TlsStarted
@@ -15,7 +18,7 @@ from binlogscope.render.shapes import (
     live_item_json,
     session_event_json,
 )
-from binlogscope.render.text import event_line
+from binlogscope.render.text import _query_text, event_line
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.node import Node
@@ -111,3 +114,11 @@ def test_live_item_shapes() -> None:
     assert live_item_json(LiveItem("step", step=step)) == {
         "kind": "step", "phase": "setup", "what": "SET @a", "why": "why", "sql": "SET @a=1"}
     assert live_item_json(LiveItem("note", text="n")) == {"kind": "note", "text": "n"}
+
+
+@given(st.lists(st.sampled_from(["a", "b", " ", "\n", "\t", "\xa0", "é", "x" * 30, " " * 5]),
+                max_size=40).map("".join))
+def test_query_text_is_the_squeezed_cut_query(query: str) -> None:
+    squeezed = " ".join(query.split())
+    want = squeezed if len(squeezed) <= 80 else squeezed[:77] + "..."
+    assert _query_text(query) == want

@@ -153,6 +153,12 @@ def _no_tail(body: Any) -> str:
 
 def _query_text(query: str) -> str:
     """The query on one line: whitespace runs as one space, at most _QUERY_WIDTH characters."""
+    if len(query) > _QUERY_WIDTH:
+        # a long query whose first characters have no whitespace to squeeze (no tab or line
+        # break - isprintable() - no leading, trailing or double space) is simply cut
+        head = query[:_QUERY_WIDTH + 1]
+        if head.isprintable() and head[0] != " " and head[-1] != " " and "  " not in head:
+            return query[:_QUERY_WIDTH - 3] + "..."
     # only a prefix is normalised when that is enough: its first characters are the whole
     # query's, and the whole query is at least as long
     q = " ".join(query[:4 * _QUERY_WIDTH].split())
