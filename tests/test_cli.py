@@ -7,10 +7,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.helpers import FIXTURES
 
 CRC = FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-crc32"
+WORKLOAD = Path(__file__).resolve().parents[1] / "captures" / "mariadb-10.11-workload.000001"
 TRUNC = (FIXTURES / "blackbeam__rust_mysql_common/test-data/binlogs/"
          "binlog_truncated_prev_gtid_event.000001")
 
@@ -86,3 +90,37 @@ def test_truncated_prints_events_before_damage() -> None:
 def test_bad_regex_is_usage_error() -> None:
     p = run("file", "--table", "(", str(CRC))
     assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_summary_filters_and_positions_read_no_row_values(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--summary, --table and the positions read no row image; --json reads each once."""
+    import io
+
+    from binlogscope.cli import main
+    from binlogscope.wire.binlog.rows import LazyRows
+
+    reads: list[int] = []
+    real = LazyRows.read
+
+    def counted(self: LazyRows) -> Any:
+        reads.append(self.start)
+        return real(self)
+
+    monkeypatch.setattr(LazyRows, "read", counted)
+    path = str(WORKLOAD)
+    first = io.StringIO()
+    assert main(["file", "--summary", path], first, io.StringIO()) == 0
+    offsets = [line.split()[0] for line in first.getvalue().splitlines()]
+    start, stop = offsets[len(offsets) // 3], offsets[2 * len(offsets) // 3]
+    for args in (["--summary", "--table", r"no\.such"], ["--json", "--table", r"no\.such"],
+                 ["--summary", "--start-position", start, "--stop-position", stop]):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["file", *args, path], out, err) == 0, err.getvalue()
+        assert out.getvalue() or "--table" in args
+        assert reads == [], args
+    out = io.StringIO()
+    assert main(["file", "--json", path], out, io.StringIO()) == 0
+    rows_events = sum(1 for line in out.getvalue().splitlines()
+                      if json.loads(line)["rows"] is not None)
+    assert rows_events > 10 and len(reads) == rows_events  # one read per rows event
