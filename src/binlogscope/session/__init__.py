@@ -9,8 +9,10 @@
 
 Modules, one job each:
 
-- :mod:`.machine` - :class:`Session`: phases, sequence ids, the packet loop, the readers of
-  the connection phase, the binlog stream and the command replies;
+- :mod:`.machine` - :class:`Session`: phases, sequence ids, buffering, the one packet loop,
+  the no-tree path of stream events;
+- :mod:`.readers` - what one packet means in each phase and direction (connection phase,
+  commands, stream packets, command replies);
 - :mod:`.replies` - which reply the server owes in COMMAND (:class:`Reply`, the command table,
   the text result set being read);
 - :mod:`.outgoing` - what a REPLICA/SOURCE may send and how each value is encoded;
