@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO, runtime_checkable
 
+from binlogscope.wire.fields import is_sensitive, redact, redact_bytes
 from binlogscope.wire.node import Node
 
 #: optional columns a source may fill (files leave them empty; live sessions and captures don't)
@@ -72,15 +73,57 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Detail:
-    """The decoded tree of one row and the bytes its node offsets point into."""
+    """The decoded tree of one row and the bytes its node offsets point into.
+
+    Build it with :func:`masked_detail` when the tree may hold secrets: then ``node`` and
+    ``raw`` are redacted and ``masked`` lists the absolute [start, end) spans of the secret
+    bytes (the hex pane shows ``**`` there).
+    """
 
     node: Node
     raw: bytes
     base: int  # absolute offset of raw[0]
     error: str | None = None
+    masked: tuple[tuple[int, int], ...] = ()
 
     def slice(self, node: Node) -> bytes:
         return self.raw[node.offset - self.base : node.end - self.base]
+
+    def is_masked(self, offset: int) -> bool:
+        """True when the byte at absolute ``offset`` is part of a secret."""
+        return any(lo <= offset < hi for lo, hi in self.masked)
+
+    def hex_text(self, node: Node) -> str:
+        """The bytes of ``node`` as hex pairs, ``**`` for secret bytes."""
+        raw = self.slice(node)
+        return " ".join("**" if self.is_masked(node.offset + i) else f"{b:02x}"
+                        for i, b in enumerate(raw))
+
+
+def secret_spans(node: Node) -> tuple[tuple[int, int], ...]:
+    """Absolute [start, end) spans of the secret leaves of ``node`` (scrambles, auth data)."""
+    return tuple((n.offset, n.end) for _, n in node.walk()
+                 if is_sensitive(n) and not n.children and n.length)
+
+
+def masked_detail(node: Node, raw: bytes, base: int, error: str | None = None) -> Detail:
+    """A :class:`Detail` with every secret masked by the shared rule of
+    :mod:`binlogscope.wire.fields` (the one the CLI, JSON and recordings use): values and
+    display strings redacted, the secret bytes overwritten, their spans kept for the hex pane.
+    """
+    spans = secret_spans(node)
+    if spans and raw:
+        raw = redact_bytes(node, raw) if base == node.offset else _mask_at(raw, base, spans)
+    return Detail(node=redact(node), raw=raw, base=base, error=error, masked=spans)
+
+
+def _mask_at(raw: bytes, base: int, spans: tuple[tuple[int, int], ...]) -> bytes:
+    out = bytearray(raw)
+    for lo, hi in spans:
+        a, b = max(lo - base, 0), min(hi - base, len(out))
+        if a < b:
+            out[a:b] = b"*" * (b - a)
+    return bytes(out)
 
 
 @dataclass(slots=True)

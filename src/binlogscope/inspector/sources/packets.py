@@ -46,7 +46,15 @@ from binlogscope.inspector.packet_text import (
     why_for_query,
 )
 from binlogscope.inspector.redecode import ContextLog, redecode_packet
-from binlogscope.inspector.source import KINDS, PHASE_DOCS, PHASES, Detail, Row, SourceInfo
+from binlogscope.inspector.source import (
+    KINDS,
+    PHASE_DOCS,
+    PHASES,
+    Detail,
+    Row,
+    SourceInfo,
+    masked_detail,
+)
 from binlogscope.inspector.sources.binlog_file import _alg_name, row_summary
 from binlogscope.inspector.text_column import TextColumn
 from binlogscope.pipeline.filter import event_table
@@ -447,18 +455,19 @@ class PacketStreamSource:
 
     # ------------------------------------------------------------------ details
     def detail(self, index: int) -> Detail:
+        """The row's tree and bytes, secrets (scramble, auth response) masked."""
         info = self._info.get(index)
         if info is not None:
-            return Detail(node=info, raw=b"", base=info.offset, error=info.error)
+            return masked_detail(info, b"", info.offset, info.error)
         ev = self.packet(index)
         if ev is None or ev.node is None:
             msg = ("decoded tree dropped to bound memory and no bytes kept: only the last "
                    f"{self.tree_window:,} packets keep their tree")
             node = Node("packet", self._offset[index], 0, None, "", "(no tree)", msg, (), msg)
             return Detail(node=node, raw=b"", base=self._offset[index], error=msg)
-        # the packet as it was on the wire: the framing is rebuilt from the payload
-        return Detail(node=ev.node, raw=encode_packet(ev.payload, ev.seq), base=ev.offset,
-                      error=ev.error)
+        # the packet as it was on the wire: the framing is rebuilt from the payload; scrambles
+        # and auth data masked as on every other surface
+        return masked_detail(ev.node, encode_packet(ev.payload, ev.seq), ev.offset, ev.error)
 
     def packet(self, index: int) -> PacketDecoded | None:
         """The decoded packet of row ``index`` with its tree: the kept one, else re-decoded."""

@@ -172,7 +172,7 @@ class MainScreen(Screen[None]):
         self.detail = detail
         self.detail_row = row_index
         self.field = None
-        self.query_one(HexPane).load(detail.raw, detail.base)
+        self.query_one(HexPane).load(detail.raw, detail.base, detail.masked)
         self.query_one(FieldTree).load(detail.node)
 
     # ----- tree <-> hex
@@ -386,7 +386,7 @@ class MainScreen(Screen[None]):
         if node is None or self.detail is None:
             self.notify("select a field first", severity="warning")
             return
-        text = self.detail.slice(node).hex(" ") if what == "hex" else node.text
+        text = self.detail.hex_text(node) if what == "hex" else node.text
         self.app.copy_to_clipboard(text)
         shown = text if len(text) <= 60 else text[:59] + "…"
         self.notify(f"copied {node.name} {what}: {shown}")

@@ -45,11 +45,15 @@ class HexPane(StyledScrollView, can_focus=True):
         self.data = b""
         self.base = 0
         self.highlight: tuple[int, int] = (0, 0)
+        #: absolute [start, end) spans of secret bytes: drawn as ``**`` / ``*``
+        self.masked: tuple[tuple[int, int], ...] = ()
 
     # ----- data
-    def load(self, data: bytes, base: int) -> None:
+    def load(self, data: bytes, base: int, masked: tuple[tuple[int, int], ...] = ()) -> None:
+        """Show ``data`` (absolute offsets from ``base``); bytes in ``masked`` spans never show."""
         self.data = data
         self.base = base
+        self.masked = masked
         self.highlight = (base, base)
         self.set_reactive(HexPane.cursor, base)
         self._resize_virtual()
@@ -152,6 +156,7 @@ class HexPane(StyledScrollView, can_focus=True):
         cur = self._style("hex-pane--cursor")
         dim = self._style("hex-pane--dim")
         h0, h1 = self.highlight
+        masked = self.masked
         segs: list[Segment] = [Segment(f"{self.base + start:>{ow}}  ", off_style)]
         asc: list[Segment] = []
         for i, b in enumerate(chunk):
@@ -165,9 +170,10 @@ class HexPane(StyledScrollView, can_focus=True):
                 style = cur
             sep_style = hi if h0 <= a < h1 and h0 <= a + 1 < h1 and i + 1 < len(chunk) else (
                 base_style)
-            segs.append(Segment(f"{b:02x}", style))
+            secret = bool(masked) and any(lo <= a < hi for lo, hi in masked)
+            segs.append(Segment("**" if secret else f"{b:02x}", style))
             segs.append(Segment(" ", sep_style))
-            ch = chr(b) if 0x20 <= b < 0x7F else "."
+            ch = "*" if secret else chr(b) if 0x20 <= b < 0x7F else "."
             asc.append(Segment(ch, style if ch != "." or style is not base_style else dim))
         pad = (n - len(chunk)) * 3
         segs.append(Segment(" " * (pad + 1), base_style))
