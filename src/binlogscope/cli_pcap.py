@@ -39,7 +39,8 @@ def add_pcap_parser(sub: Any) -> None:
         description="Decode every MySQL connection in a capture (both directions: handshake, "
         "queries, results, REGISTER_SLAVE, BINLOG_DUMP, the binlog events, semi-sync ACKs), "
         "with the capture frame each packet starts in.")
-    p.add_argument("file", metavar="FILE", help="a pcap or pcapng capture (.gz too)")
+    p.add_argument("file", metavar="FILE", help="a pcap or pcapng capture (.gz too); - reads "
+                   "standard input (tcpdump -w - | binlogscope pcap -)")
     p.add_argument("--port", type=int, action="append", default=[], metavar="N",
                    help="a server port carrying MySQL (repeatable; default 3306; ports where "
                    "a server greeting is seen are always added)")
@@ -226,8 +227,8 @@ class _FlowStats:
 
 # ---------------------------------------------------------------------------- command
 def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
-    if args.json or args.summary or args.plain or out is not sys.stdout:
-        return False
+    if args.json or args.summary or args.plain or out is not sys.stdout or args.file == "-":
+        return False  # ("-": standard input carries the capture, not the keys)
     return sys.stdin.isatty() and out.isatty()
 
 
