@@ -144,17 +144,13 @@ def iter_records(path: str) -> Iterator[tuple[int, float, int, bytes]]:
     if path == "-":
         return _iter_stream(sys.stdin.buffer, STDIN_NAME)
     try:
-        with open(path, "rb") as fh:
+        fh = open(path, "rb")  # noqa: SIM115  (closed below, or by the stream's reader)
+        if not fh.seekable():  # a named pipe, /dev/stdin, a process substitution
+            return _iter_stream(fh, path)
+        with fh:
             head = fh.read(24)
-            seekable = fh.seekable()
     except OSError as exc:
         raise CaptureError(f"cannot open {path}: {exc.strerror or exc}") from None
-    if not seekable:  # a named pipe, /dev/stdin, a process substitution
-        try:
-            raw = open(path, "rb")  # noqa: SIM115  (closed by the stream's reader)
-        except OSError as exc:
-            raise CaptureError(f"cannot open {path}: {exc.strerror or exc}") from None
-        return _iter_stream(raw, path)
     fmt = _PCAP_MAGIC.get(head[:4])
     if fmt is None or len(head) < 24:
         return _iter_records_scapy(path)
@@ -164,6 +160,15 @@ def iter_records(path: str) -> Iterator[tuple[int, float, int, bytes]]:
 
 def _iter_stream(raw: Any, name: str) -> Iterator[tuple[int, float, int, bytes]]:
     """Records of a capture read forward only from ``raw`` (standard input, a pipe)."""
+    try:
+        return _open_stream(raw, name)
+    except CaptureError:
+        if raw is not sys.stdin.buffer and hasattr(raw, "close"):
+            raw.close()
+        raise
+
+
+def _open_stream(raw: Any, name: str) -> Iterator[tuple[int, float, int, bytes]]:
     if raw.isatty():
         raise CaptureError("standard input is a terminal: pipe a capture into it, e.g. "
                            "tcpdump -w - | binlogscope pcap -")
