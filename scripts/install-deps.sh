@@ -32,6 +32,9 @@ if ! python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(
         os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
     missing+=(python3-dev)
 fi
+if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    missing+=(python3-venv)   # Debian splits venv/ensurepip out of python3
+fi
 if ! java -version >/dev/null 2>&1; then
     missing+=(openjdk-17-jre-headless)
 fi
@@ -70,5 +73,7 @@ if ! mariadbd --no-defaults --verbose --help 2>/dev/null \
 fi
 
 cd "$REPO"
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test,spark]' </dev/null
+# the active venv, else .venv (created): never the system Python
+. "$REPO/scripts/venv.sh"
+python -m pip install --quiet --disable-pip-version-check -e '.[test,spark]' </dev/null
 echo "install-deps.sh: done"

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+. scripts/venv.sh   # the venv install-deps.sh installed into (the active one, else .venv)
 echo "== ruff";   python -m ruff check src tests mock_master bench
 echo "== mypy";   python -m mypy
 echo "== import contracts"; lint-imports
