@@ -31,14 +31,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from bytecode import ensure_bytecode
+from pcap import capture, child  # (bench/pcap.py: its generated capture, its child runner)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -46,23 +45,6 @@ DATA = HERE / "data"
 
 #: pair -> the target ratio (binlogscope / reference)
 TARGETS = {"file-json": 1.0, "file-summary": 0.5, "export": 2.0, "pcap-json": 1.0}
-
-
-def child(cmd: list[str]) -> dict[str, Any]:
-    """Run cmd with stdout to /dev/null: wall time, CPU time (user + system) and peak RSS."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert p.stderr is not None
-    errors = p.stderr.read().decode(errors="replace").strip().splitlines()
-    _, status, usage = os.wait4(p.pid, 0)
-    secs = time.perf_counter() - t0
-    rc = os.waitstatus_to_exitcode(status)
-    out: dict[str, Any] = {"seconds": round(secs, 2),
-                           "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
-                           "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "rc": rc}
-    if rc and errors:
-        out["stderr"] = errors[-1][:200]
-    return out
 
 
 def benchmark_files(data: Path, count: int | None) -> list[str]:
@@ -90,9 +72,6 @@ def pairs(names: list[str], files: list[str], packets: int, data: Path, tmp: Pat
             out[name] = ([*py, "export", *files, "--out", str(tmp / "export")], ref,
                          "export / mariadb-binlog")
         elif name == "pcap-json":
-            sys.path.insert(0, str(HERE))
-            from pcap import capture  # (bench/pcap.py: the generated capture, made once)
-
             (data / "pcap").mkdir(parents=True, exist_ok=True)
             cap, port, _ = capture(data / "pcap", packets, False)
             tshark = shutil.which("tshark")

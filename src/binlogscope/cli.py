@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from binlogscope import __version__
+from binlogscope.cli_common import PROG, BadPatternError, table_pattern
 from binlogscope.cli_live import add_live_connection_options, add_live_parser, cmd_live
 from binlogscope.cli_pcap import add_pcap_parser, cmd_pcap
 from binlogscope.cli_plugins import add_plugin_parsers, run_demo, run_plugin
@@ -28,7 +29,6 @@ from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.text import event_line, render_node
 from binlogscope.wire.binlog.decode import DecodedEvent
 
-PROG = "binlogscope"
 #: subcommands still being built (name -> what it will do); each says so and exits 2
 _PENDING: dict[str, str] = {}
 
@@ -109,13 +109,10 @@ def _filter_table(events: Iterable[DecodedEvent], pattern: re.Pattern[str] | Non
 
 
 def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    pattern = None
-    if args.table:
-        try:
-            pattern = re.compile(args.table)
-        except re.error as exc:
-            print(f"{PROG}: error: --table: bad regular expression: {exc}", file=err)
-            return 2
+    try:
+        pattern = table_pattern(args.table, err)
+    except BadPatternError:
+        return 2
     record = not (args.json or args.summary)
     status = 0
     lines = LineWriter(out, interactive=out.isatty())
@@ -228,12 +225,10 @@ def _run_tui(args: argparse.Namespace, err: TextIO) -> int:
 
     source = BinlogFileSource(path, start_position=args.start_position,
                               stop_position=args.stop_position)
-    if args.table:
-        try:
-            re.compile(args.table)
-        except re.error as exc:
-            print(f"{PROG}: error: --table: bad regular expression: {exc}", file=err)
-            return 2
+    try:
+        table_pattern(args.table, err)
+    except BadPatternError:
+        return 2
     return run_tui(source, table_regex=args.table)
 
 

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from binlogscope.cli_common import PROG, BadPatternError, table_pattern
 from binlogscope.events import DecodeError, PacketDecoded, Peer, SequenceMismatch
 from binlogscope.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.filter import event_table
@@ -30,7 +31,6 @@ from binlogscope.wire.replication import SemiSyncAck
 if TYPE_CHECKING:
     from binlogscope.drivers.pcap import CaptureItem, Flow
 
-PROG = "binlogscope"
 
 
 def add_pcap_parser(sub: Any) -> None:
@@ -246,13 +246,10 @@ def _run_tui(args: argparse.Namespace, err: TextIO) -> int | None:
 def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.drivers.pcap import CaptureError, read_capture_batches
 
-    table = None
-    if args.table:
-        try:
-            table = re.compile(args.table)
-        except re.error as exc:
-            print(f"{PROG}: error: --table: bad regular expression: {exc}", file=err)
-            return 2
+    try:
+        table = table_pattern(args.table, err)
+    except BadPatternError:
+        return 2
     flt = _Filter(args.flow, table, {_norm_type(t) for t in args.type})
     if _wants_tui(args, out):
         rc = _run_tui(args, err)

@@ -74,6 +74,12 @@ def render_node(node: Node, source: bytes | None = None, *, base: int = 0,
     yield from _render_children(node, source, base, explain, prefix="")
 
 
+def _notes(node: Node, explain: bool) -> str:
+    """What follows a field's line: ``  -- what it means`` and ``  !! its error``."""
+    text = f"  -- {node.doc}" if explain and node.doc else ""
+    return text + f"  !! {node.error}" if node.error else text
+
+
 def _render_children(node: Node, source: bytes | None, base: int, explain: bool,
                      prefix: str) -> Iterator[str]:
     for child in node.children:
@@ -89,11 +95,7 @@ def _render_children(node: Node, source: bytes | None, base: int, explain: bool,
             line = f"{'':>10}  {'':<47}  {path}"
             if child.display or (child.value is not None and not isinstance(child.value, bytes)):
                 line += f" = {_value_text(child)}"
-            if explain and child.doc:
-                line += f"  -- {child.doc}"
-            if child.error:
-                line += f"  !! {child.error}"
-            yield line
+            yield line + _notes(child, explain)
             yield from _render_children(child, source, base, explain, prefix=path + ".")
             continue
         if source is not None:
@@ -107,11 +109,7 @@ def _render_children(node: Node, source: bytes | None, base: int, explain: bool,
         line = f"{child.offset:>10}  {hexes[0]:<47}  {path}"
         if value != "" and not (isinstance(child.value, bytes) and not child.display):
             line += f" = {value}"
-        if explain and child.doc:
-            line += f"  -- {child.doc}"
-        if child.error:
-            line += f"  !! {child.error}"
-        yield line
+        yield line + _notes(child, explain)
         for more in hexes[1:]:
             yield f"{'':>10}  {more}"
         if bits:
