@@ -8,6 +8,7 @@ reproducible from its id: ``<file>-<seed>``), then run in-process through ``binl
 - no traceback, no exception out of ``main``, no hang (a per-run timer), no memory blow-up
   (the ``--json`` run's peak allocation is traced);
 - exit status 0 or 1 and at most one stderr line, which starts with ``binlogscope:``;
+- ``pcap --json -`` (the damaged capture on standard input) prints what the file's run prints;
 - ``--json``: what comes before the damage is kept - the events (binlogs) or the packets of the
   frames (captures) that end before the first damaged byte equal the undamaged run's.
 
@@ -23,6 +24,7 @@ import json
 import random
 import signal
 import struct
+import sys
 import traceback
 import tracemalloc
 from collections.abc import Iterator
@@ -57,7 +59,7 @@ PCAPS = [
     FIXTURES / "deepflowio__deepflow/agent/resources/test/flow_generator/mysql/mysql-error.pcap",
     FIXTURES / "zeek__zeek/testing/btest/Traces/mysql/mysql-9.0.0-query-attributes.pcap",
 ]
-SEEDS = range(30)
+SEEDS = range(24)
 #: the damage of seed ``s`` is ``HOW[s % len(HOW)]``
 HOW = ("flip", "truncate", "insert", "delete", "huge", "flip", "tiny", "huge", "flip", "delete")
 MODES = {"file": (["--json"], ["--brief"], ["--tree"], ["--summary"]),
@@ -77,30 +79,22 @@ _SHORT_CRC_EVENT = (
 KNOWN: dict[str, str] = {
     "mysql-bin.checksum-crc32-6": _SHORT_CRC_EVENT,
     "mysql-bin.checksum-crc32-16": _SHORT_CRC_EVENT,
-    "mysql-bin.checksum-crc32-26": _SHORT_CRC_EVENT,
     "json.binlog.000001-6": _SHORT_CRC_EVENT,
     "json.binlog.000001-16": _SHORT_CRC_EVENT,
-    "json.binlog.000001-26": _SHORT_CRC_EVENT,
     "mariadb-bin.000001-6": _SHORT_CRC_EVENT,
     "mariadb-bin.000001-16": _SHORT_CRC_EVENT,
-    "mariadb-bin.000001-26": _SHORT_CRC_EVENT,
     "transaction_compression.000001-6": _SHORT_CRC_EVENT,
     "transaction_compression.000001-16": _SHORT_CRC_EVENT,
-    "transaction_compression.000001-26": _SHORT_CRC_EVENT,
     "mysql-enum-string-set.000001-6": _SHORT_CRC_EVENT,
     "mysql-enum-string-set.000001-16": _SHORT_CRC_EVENT,
     "binlog_transaction_with_GTID_TAG.000001-6": _SHORT_CRC_EVENT,
     "binlog_transaction_with_GTID_TAG.000001-16": _SHORT_CRC_EVENT,
-    "binlog_transaction_with_GTID_TAG.000001-26": _SHORT_CRC_EVENT,
     "binlog.000733-6": _SHORT_CRC_EVENT,
     "binlog.000733-16": _SHORT_CRC_EVENT,
     "binlog.000733-19": _SHORT_CRC_EVENT,
-    "binlog.000733-26": _SHORT_CRC_EVENT,
     "log.bin-6": _SHORT_CRC_EVENT,
-    "log.bin-26": _SHORT_CRC_EVENT,
     "mariadb-10.11-workload.000001-6": _SHORT_CRC_EVENT,
     "mariadb-10.11-workload.000001-16": _SHORT_CRC_EVENT,
-    "mariadb-10.11-workload.000001-26": _SHORT_CRC_EVENT,
 }
 
 
@@ -199,9 +193,23 @@ class Run:
     peak: int = 0  # bytes allocated at the peak (when traced)
 
 
-def run_cli(argv: list[str], *, trace: bool = False) -> Run:
-    """``main(argv)`` in-process; ``trace``: measure its peak allocation (``Run.peak``)."""
+class _Stdin(io.TextIOWrapper):
+    """Standard input holding ``data`` (``binlogscope pcap -``)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(io.BytesIO(data))
+
+    def isatty(self) -> bool:
+        return False
+
+
+def run_cli(argv: list[str], *, trace: bool = False, stdin: bytes | None = None) -> Run:
+    """``main(argv)`` in-process; ``trace``: measure its peak allocation (``Run.peak``);
+    ``stdin``: what standard input holds."""
     out, err = io.StringIO(), io.StringIO()
+    saved_stdin = sys.stdin
+    if stdin is not None:
+        sys.stdin = _Stdin(stdin)
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, RUN_TIMEOUT)
     crash = None
@@ -221,6 +229,7 @@ def run_cli(argv: list[str], *, trace: bool = False) -> Run:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        sys.stdin = saved_stdin
         if trace:
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
@@ -292,6 +301,12 @@ def test_damaged_input_through_the_cli(tmp_path: Path, kind: str, path: Path, se
                 x.startswith("binlogscope:") for x in err_lines):
             problems.append(f"{where}: exit {bad.rc}, stderr {err_lines[:3]}")
             continue
+        if kind == "pcap" and mode == ["--json"]:  # the same capture read from a pipe
+            piped = run_cli([kind, *mode, "-"], stdin=m.data)
+            if (piped.rc, piped.out, piped.crash) != (bad.rc, bad.out, None) or len(
+                    piped.err.strip().splitlines()) > 1:
+                problems.append(f"{where}: 'pcap --json -' differs from the file's run: rc "
+                                f"{piped.rc}, {piped.err.strip()[:300]} {piped.crash or ''}")
         if mode == ["--json"] and _native.kernel is not None:
             kernel, _native.kernel = _native.kernel, None
             try:

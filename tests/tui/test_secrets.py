@@ -121,6 +121,10 @@ async def _walk_secret_rows(app: BinlogScopeApp, pilot: Pilot[None], scr: MainSc
                 assert not _leaks(text, needles), (row, node.name, where, _leaks(text, needles))
             if is_sensitive(node) and not node.children:
                 assert det.hex_text(node).replace(" ", "") == "**" * node.length
+                for what in ("hex", "value"):  # c / v: the clipboard and the toast
+                    scr.action_copy(what)
+                    assert not _leaks(app.clipboard, needles), (row, node.name, what)
+                    assert "**" in app.clipboard or "<redacted>" in app.clipboard
         out = tmp / f"row{row}.json"
         scr.events.focus()
         await pilot.press("X")
