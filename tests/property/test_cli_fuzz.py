@@ -294,6 +294,10 @@ def test_damaged_input_through_the_cli(tmp_path: Path, kind: str, path: Path, se
         if "Traceback" in bad.err or "Traceback" in bad.out:
             problems.append(f"{where}: a traceback was printed\n{bad.err[-2000:]}")
             continue
+        try:  # what a strict UTF-8 stdout takes (no lone surrogates from undecodable bytes)
+            bad.out.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            problems.append(f"{where}: the output is not valid UTF-8: {exc}")
         if bad.peak > MAX_PEAK_BYTES:
             problems.append(f"{where}: {bad.peak:,} bytes allocated at the peak")
         err_lines = bad.err.strip().splitlines()
