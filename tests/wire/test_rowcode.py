@@ -133,7 +133,8 @@ def test_kernel_rows_walk_and_read_equal_python(picks: list[int], data: bytes,
             return "error"
 
     py = outcome(lambda: _without_kernel(lambda: read_rows(data, kind, plan, pa)))
-    assert outcome(lambda: read_rows(data, kind, plan, pa)) == py
+    # repr: a NaN read by each side is two float objects that never compare equal
+    assert repr(outcome(lambda: read_rows(data, kind, plan, pa))) == repr(py)
     walked = outcome(lambda: count_rows(data, kind, plan, pa, 0, len(data)))
     assert walked == ("error" if py == "error" else (len(py), None))
 
