@@ -69,33 +69,8 @@ RUN_TIMEOUT = 20.0
 #: what one run may allocate at its peak (no memory blow-up on a huge length field)
 MAX_PEAK_BYTES = 100 << 20
 
-_SHORT_CRC_EVENT = (
-    "wire/binlog/decode.py decode_event: an event of 19-22 bytes in a checksummed binlog "
-    "(event_size set to 19..22, or bytes deleted so a header says so) raises struct.error "
-    "'unpack_from requires a buffer of at least 23 bytes for unpacking 4 bytes at offset 19' "
-    "at the checksum read (stored = _U32.unpack_from(raw, body_end)): a traceback in every "
-    "`file` mode (--json, --brief, --tree, --summary)")
 #: ``<file>-<seed>`` -> the bug (in code owned elsewhere) that makes that case fail
-KNOWN: dict[str, str] = {
-    "mysql-bin.checksum-crc32-6": _SHORT_CRC_EVENT,
-    "mysql-bin.checksum-crc32-16": _SHORT_CRC_EVENT,
-    "json.binlog.000001-6": _SHORT_CRC_EVENT,
-    "json.binlog.000001-16": _SHORT_CRC_EVENT,
-    "mariadb-bin.000001-6": _SHORT_CRC_EVENT,
-    "mariadb-bin.000001-16": _SHORT_CRC_EVENT,
-    "transaction_compression.000001-6": _SHORT_CRC_EVENT,
-    "transaction_compression.000001-16": _SHORT_CRC_EVENT,
-    "mysql-enum-string-set.000001-6": _SHORT_CRC_EVENT,
-    "mysql-enum-string-set.000001-16": _SHORT_CRC_EVENT,
-    "binlog_transaction_with_GTID_TAG.000001-6": _SHORT_CRC_EVENT,
-    "binlog_transaction_with_GTID_TAG.000001-16": _SHORT_CRC_EVENT,
-    "binlog.000733-6": _SHORT_CRC_EVENT,
-    "binlog.000733-16": _SHORT_CRC_EVENT,
-    "binlog.000733-19": _SHORT_CRC_EVENT,
-    "log.bin-6": _SHORT_CRC_EVENT,
-    "mariadb-10.11-workload.000001-6": _SHORT_CRC_EVENT,
-    "mariadb-10.11-workload.000001-16": _SHORT_CRC_EVENT,
-}
+KNOWN: dict[str, str] = {}
 
 
 @dataclass(slots=True)

@@ -1,20 +1,25 @@
 """The no-tree stream path of the Session gives the same packets, values and errors as the
-general path (which builds trees), on a whole conversation with semi-sync, damage included."""
+general path (which builds trees), on a whole conversation with semi-sync, damage included, with
+the native kernel and without it."""
 
 from __future__ import annotations
 
+import functools
 import struct
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from binlogscope import _native
 from binlogscope.events import DecodeError, PacketDecoded, Peer, Role, SequenceMismatch
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.session import BinlogEventData, Session
 from binlogscope.wire import commands as cm
 from binlogscope.wire import handshake as hs
 from binlogscope.wire import replication as rp
+from tests.property.test_fuzz_binlog import event_key
 from tests.session.test_session import (
     ConnectionPair,
     artificial_rotate,
@@ -176,23 +181,49 @@ def test_sequence_checks_without_trees() -> None:
     assert any(isinstance(e, SequenceMismatch) and e.direction == Peer.CLIENT for e in fast)
 
 
-@settings(max_examples=40, deadline=None)
+def _full_key(e: Any) -> tuple[Any, ...]:
+    """:func:`_key` and, for an event packet, everything its decoded event says but its tree
+    (header, body, rows read, checksum, error, size, raw bytes)."""
+    bev = getattr(e, "binlog_event", None)
+    return (_key(e), event_key(bev) if bev is not None else None)
+
+
+@functools.lru_cache(maxsize=1)
+def _conversation_wire() -> tuple[tuple[Peer, bytes], ...]:
+    return tuple(_conversation()[0])
+
+
+@settings(max_examples=60, deadline=None)
 @given(st.data())
-def test_damaged_streams_never_raise(data: st.DataObject) -> None:
-    """Random byte damage in the stream (headers, lengths, semi-sync bytes, event bodies,
-    ACKs): the session never raises, with or without trees, and what it reads does not depend
-    on how the bytes were cut into reads."""
-    wire = list(_conversation()[0])
+def test_damaged_streams_decode_alike(data: st.DataObject) -> None:
+    """Random damage in the stream (bytes of headers, lengths, semi-sync bytes, event bodies,
+    ACKs; bit flips; a packet cut short): the session never raises, and with or without trees,
+    with or without the native kernel, and however the bytes are cut into reads, it gives the
+    same packets, events, values and errors (message and offset)."""
+    wire = list(_conversation_wire())
     for _ in range(data.draw(st.integers(1, 4))):
         k = data.draw(st.integers(len(wire) // 2, len(wire) - 1))
         peer, chunk = wire[k]
         if not chunk:
             continue
         b = bytearray(chunk)
-        b[data.draw(st.integers(0, len(b) - 1))] = data.draw(st.integers(0, 255))
+        i = data.draw(st.integers(0, len(b) - 1))
+        how = data.draw(st.sampled_from(["byte", "flip", "cut"]))
+        if how == "byte":
+            b[i] = data.draw(st.integers(0, 255))
+        elif how == "flip":
+            b[i] ^= 1 << data.draw(st.integers(0, 7))
+        else:  # (not to nothing: b"" is the end of the connection)
+            del b[max(i, 1):]
         wire[k] = (peer, bytes(b))
     step = data.draw(st.sampled_from([1, 5, 64, 1 << 20]))
     pieces = [(peer, chunk[i : i + step]) for peer, chunk in wire
               for i in range(0, len(chunk), step)]
-    assert [_key(e) for e in _events(pieces, False)] == [_key(e) for e in _events(wire, False)]
-    _events(wire, True)
+    want = [_full_key(e) for e in _events(wire, True)]
+    assert [_full_key(e) for e in _events(wire, False)] == want
+    assert [_full_key(e) for e in _events(pieces, False)] == want
+    if _native.kernel is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(_native, "kernel", None)
+            assert [_full_key(e) for e in _events(pieces, False)] == want
+            assert [_full_key(e) for e in _events(wire, True)] == want

@@ -17,6 +17,8 @@ or damaged image (the caller then runs the per-field path, which names the exact
 
 from __future__ import annotations
 
+import codecs
+import functools
 from typing import Any
 
 from binlogscope import _native
@@ -181,7 +183,7 @@ class ImagePlan:
     the kernel's reader of the same columns (None without the kernel)."""
 
     __slots__ = ("columns", "image", "json_positions", "labels", "nbytes", "readers",
-                 "recorded")
+                 "recorded", "skips_exactly")
 
     def __init__(self, columns: list[ColumnInfo], mariadb: bool) -> None:
         self.columns = columns
@@ -193,6 +195,10 @@ class ImagePlan:
         #: the kernel's ImageReader (``image(b, p) -> (row, p)``), None without the kernel
         self.image: Any = None if kernel is None else kernel.ImageReader(
             tuple(column_spec(c, mariadb) for c in columns), tuple(self.labels))
+        #: the kernel's count walks these images exactly: every error reading them raises
+        #: is raised by the walk too (no text column whose decoding can fail on its own)
+        self.skips_exactly = not any(_decode_can_fail(column_plan(c, mariadb))
+                                     for c in columns)
         #: the recording path's per-column (column, label, reader, wire type, doc), built by
         #: ``rows.py`` when first needed
         self.recorded: list[tuple[ColumnInfo, str, Reader, str, str]] | None = None
@@ -213,6 +219,23 @@ class ImagePlan:
         if p > end:
             raise ShortRead(p, p - end, 0, "row image")
         return row, p
+
+
+@functools.lru_cache(maxsize=64)
+def _codec_can_fail(codec: str) -> bool:
+    """True when decoding with ``surrogateescape`` can still raise: that handler takes only
+    undecodable bytes of 0x80 and above, which ASCII-compatible codecs are the only ones to
+    give (UTF-16 and UTF-32 fail on any byte: an odd length, a lone surrogate)."""
+    return codecs.lookup(codec).name.startswith(("utf-16", "utf-32"))
+
+
+def _decode_can_fail(plan: ColumnPlan) -> bool:
+    """True for a length-prefixed text column whose kernel walk (which skips the bytes
+    without decoding them) would miss a decoding error."""
+    if plan[0] != "prefixed":
+        return False
+    codec = plan[1][1]
+    return codec is not None and _codec_can_fail(codec)
 
 
 def no_progress(offset: int) -> None:
@@ -260,11 +283,14 @@ def read_rows(data: bytes, kind: str, plan_b: ImagePlan, plan_a: ImagePlan | Non
 def count_rows(data: bytes, kind: str, plan_b: ImagePlan, plan_a: ImagePlan | None,
                start: int, end: int) -> tuple[int, list[dict[str, Any]] | None]:
     """(number of rows, the rows or None): the kernel walks the images without building their
-    values (they are read later, on demand); without it the rows are read here. Raises on a
-    short or damaged image, as :func:`read_rows`."""
+    values (they are read later, on demand); without it, or when a plan has a column whose
+    decoding can fail without the walk noticing, the rows are read here. Raises on a short or
+    damaged image, as :func:`read_rows`, so that a damaged image is an error of the event
+    whether its values are read now or later."""
     kernel = _native.kernel
     if (kernel is not None and plan_b.image is not None and type(data) is bytes
-            and (plan_a is None or plan_a.image is not None)):
+            and plan_b.skips_exactly
+            and (plan_a is None or (plan_a.image is not None and plan_a.skips_exactly))):
         n: int = kernel.count_rows(
             data, _KIND_CODE[kind], plan_b.image, plan_a.image if plan_a is not None else None,
             start, end)

@@ -531,14 +531,14 @@ def decode_transaction_context(
     ws: list[bytes] = []
     r.begin("write_set", doc="hashes of the rows written; group members certify on them")
     for i in range(wl):
-        n = r.u16(f"item_{i}_length" if r.record else "len", doc="length of the item")
-        ws.append(r.raw(f"item_{i}" if r.record else "item", n, doc="write-set item"))
+        n = r.u16(f"item_{i}_length", doc="length of the item")
+        ws.append(r.raw(f"item_{i}", n, doc="write-set item"))
     r.end_group()
     rs: list[bytes] = []
     r.begin("read_set", doc="read-set items (unused)")
     for i in range(rl):
-        n = r.u16(f"item_{i}_length" if r.record else "len", doc="length of the item")
-        rs.append(r.raw(f"item_{i}" if r.record else "item", n, doc="read-set item"))
+        n = r.u16(f"item_{i}_length", doc="length of the item")
+        rs.append(r.raw(f"item_{i}", n, doc="read-set item"))
     r.end_group()
     return TransactionContextEvent(uuid, tid, bool(gs), snap, ws, rs)
 
@@ -554,7 +554,7 @@ def decode_view_change(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Vie
     info: dict[str, bytes] = {}
     r.begin("certification_info", doc="key -> GTID set of the last transaction that wrote it")
     for i in range(n):
-        r.begin(f"entry_{i}" if r.record else "entry", doc="one certification entry")
+        r.begin(f"entry_{i}", doc="one certification entry")
         kl = r.u16("key_length", doc="length of the key")
         key = r.fixed_str("key", kl, doc="write-set key")
         vl = r.u32("value_length", doc="length of the value")

@@ -125,6 +125,9 @@ def decode_event(
     else:
         alg = ctx.checksum_alg
         trailer = alg == _CRC32
+    no_room = trailer and not truncated and size < HEADER_LEN + 4
+    if no_room:  # a checksum is in force, but the event has no 4 bytes for it
+        trailer = False
     body_end = size - 4 if trailer and not truncated else n
     if body_end < HEADER_LEN:
         body_end = HEADER_LEN
@@ -141,6 +144,8 @@ def decode_event(
             raise ValueError(
                 f"event is truncated: event_size says {size} bytes, only {avail} are there"
             )
+        if no_room:
+            raise ValueError(f"event_size {size} leaves no room for the 4-byte checksum")
         if decoder is None:
             r.rest("raw_body", doc="body of an event type binlogscope does not decode")
         else:

@@ -155,7 +155,7 @@ def _decode_load(r: ByteReader, ctx: DecodeContext, h: EventHeader, *, old_ex: b
     lens = list(r.raw("field_lens", nf, doc="length of each column name that follows"))
     r.begin("fields", doc="column names of the statement, NUL-terminated each")
     for i, n in enumerate(lens):
-        ev.fields.append(_nul_fixed(r, f"field_{i}" if r.record else "field", n, "column name"))
+        ev.fields.append(_nul_fixed(r, f"field_{i}", n, "column name"))
     r.end_group()
     ev.table = _nul_fixed(r, "table_name", tl, "table loaded into")
     ev.schema = _nul_fixed(r, "db", dl, "database of the table")

@@ -323,7 +323,7 @@ def _sv_updated_db_names(r: ByteReader, ctx: DecodeContext) -> tuple[Any, str]:
                       "this event alone")
     names: list[str] = []
     for i in range(count):
-        names.append(r.nul_str(f"db_{i}" if r.record else "db",
+        names.append(r.nul_str(f"db_{i}",
                                doc="a database the statement changes (the multi-threaded "
                                "replica schedules by database)"))
     return names, ",".join(names)

@@ -326,9 +326,10 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
     try:
         _rows_recorded(sub, ev, tm, plan_b, plan_a)
     except Exception:
-        if rec and not ev.compressed:
-            for node in sub.finish("rows").children:
-                r.add_node(node)
+        if not ev.compressed:  # the error's offset: where the image reading stopped
+            if rec:
+                for node in sub.finish("rows").children:
+                    r.add_node(node)
             r.pos = sub.pos
         raise
     if ev.compressed:
