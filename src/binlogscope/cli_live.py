@@ -86,6 +86,7 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
     from binlogscope.drivers.live import LiveSettings
     from binlogscope.drivers.options import OptionFileError, resolve_options
     from binlogscope.pipeline.filter import TableFilter
+    from binlogscope.pipeline.state import ReplicaState, StateFileError
 
     port = args.port[0] if isinstance(args.port, list) and args.port else args.port
     try:
@@ -96,6 +97,12 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
     except OptionFileError as exc:
         print(f"{PROG}: error: {exc}", file=err)
         return None
+    if args.state:  # a state file that cannot be used stops the run before it connects
+        try:
+            ReplicaState.load(args.state)
+        except StateFileError as exc:
+            print(f"{PROG}: error: {exc}", file=err)
+            return None
     return LiveSettings(
         conn=conn, server_id=args.server_id, start=args.start, gtid=args.gtid,
         semi_sync=args.semi_sync, heartbeat=args.heartbeat, non_blocking=args.non_blocking,

@@ -14,6 +14,46 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+_U32 = 2**32 - 1
+
+
+class StateFileError(ValueError):
+    """A ``--state`` file that exists but cannot be used (the message names file and problem)."""
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return "number"
+
+
+def _field_problem(name: str, value: object) -> str | None:
+    """Why ``value`` cannot be the state field ``name`` (None when it can)."""
+    if name in ("log_file", "gtid_set"):
+        if value is None or (isinstance(value, str) and value):
+            return None
+        return f"'{name}' must be a non-empty string, not {json.dumps(value)[:60]}"
+    if name == "slave_uuid":
+        if isinstance(value, str) and value:
+            return None
+        return f"'slave_uuid' must be a non-empty string, not {json.dumps(value)[:60]}"
+    # the integer fields: log_pos and server_id are 4-byte fields on the wire
+    if value is None and name != "skip":
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"'{name}' must be an integer, not {json.dumps(value)[:60]}"
+    if value < 0:
+        return f"'{name}' must not be negative ({value})"
+    if name in ("log_pos", "server_id") and value > _U32:
+        return f"'{name}' {value} is over {_U32} (the largest 4-byte value)"
+    return None
+
 
 @dataclass(slots=True)
 class ReplicaState:
@@ -27,14 +67,34 @@ class ReplicaState:
 
     @classmethod
     def load(cls, path: str | Path) -> ReplicaState:
+        """The state kept in ``path`` (a fresh one when the file does not exist yet).
+
+        Anything else that is not a state this module wrote raises :class:`StateFileError`
+        naming the file and the problem, so a replica never starts from a wrong position."""
         p = Path(path)
+        if p.is_dir():
+            raise StateFileError(f"state file {p} is a directory")
         if not p.exists():
             return cls()
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(p.read_bytes().decode("utf-8"))
         except (OSError, ValueError) as exc:
-            raise ValueError(f"state file {p} is unreadable: {exc}") from None
+            raise StateFileError(f"state file {p} is unreadable: {exc}") from None
+        if not isinstance(data, dict):
+            raise StateFileError(f"state file {p} must hold a JSON object, "
+                                 f"not a JSON {_json_kind(data)}")
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        for name, value in known.items():
+            problem = _field_problem(name, value)
+            if problem:
+                raise StateFileError(f"state file {p}: {problem}")
+        if known.get("log_file") is not None and known.get("log_pos") is None:
+            raise StateFileError(f"state file {p}: 'log_file' without 'log_pos'")
+        if known.get("log_pos") is not None and known.get("log_file") is None:
+            raise StateFileError(f"state file {p}: 'log_pos' without 'log_file'")
+        if known.get("log_file") is None and known.get("gtid_set") is None:
+            raise StateFileError(f"state file {p} holds no position "
+                                 "(neither 'log_file'/'log_pos' nor 'gtid_set')")
         return cls(**known)
 
     def save(self, path: str | Path) -> None:
