@@ -48,7 +48,7 @@ from binlogscope.session.outgoing import (
 from binlogscope.session.readers import SEMI_SYNC_QUERY, PacketReaders
 from binlogscope.session.replies import Reply, ReplyReader
 from binlogscope.session.resync import greeting_plausible
-from binlogscope.wire import commands, handshake, replication, results
+from binlogscope.wire import handshake, replication, results
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.constants import (
@@ -64,10 +64,9 @@ from binlogscope.wire.framing import (
     Packet,
     PacketBuffer,
     encode_packet,
-    packet_node,
 )
 from binlogscope.wire.node import Node
-from binlogscope.wire.packet import KINDS, DecodedPayload, run_decoder
+from binlogscope.wire.packet import KINDS, DecodedPayload, packet_tree, run_decoder
 
 CAP = CapabilityFlag
 
@@ -522,28 +521,14 @@ class Session(PacketReaders):
             semi = d.value.semi_sync
             bev = d.value.event
             error = error or d.value.error or bev.error
-        if self.record and d.node is not None:
-            node = packet_node(pkt, d.node, name="packet", value=d.kind,
-                               display=_display(d, pkt), doc=d.node.doc, error=error)
+        if self.record:
+            node = packet_tree(pkt, d, error)
         self._emit(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
                                  d.value, node, phase, semi, bev, error, pkt.wire_length,
                                  pkt.payload))
         if error is not None:
             at = d.error_offset if d.error_offset is not None else pkt.offset
             self._emit(DecodeError(peer, at, error, node))
-
-
-def _display(d: DecodedPayload, pkt: Packet) -> str:
-    """The one-line display of a packet's root node."""
-    v = d.value
-    what = d.kind
-    if isinstance(v, replication.BinlogPacket):
-        what = f"binlog_event {v.event.type_name}"
-    elif isinstance(v, commands.SimpleCommand):
-        what = v.name
-    elif isinstance(v, handshake.ErrPacket):
-        what = f"err {v.error_code}"
-    return f"{what} (seq {pkt.sequence_id}, {len(pkt.payload)} bytes)"
 
 
 __all__ = ["SEMI_SYNC_QUERY", "Session"]
