@@ -6,6 +6,7 @@ tracker types and column-definition flags. A grep of the MySQL docs finds every 
 
 from __future__ import annotations
 
+import functools
 from enum import IntEnum, IntFlag
 
 
@@ -212,8 +213,10 @@ ERROR_HINTS: dict[int, str] = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def flag_names(flags: int, enum: type[IntFlag]) -> str:
-    """``"A|B|0x40"`` for the set members of ``enum`` plus any unknown bits."""
+    """``"A|B|0x40"`` for the set members of ``enum`` plus any unknown bits (any IntFlag:
+    capability, status, binlog event-header flags; cached, the same few values recur)."""
     names = [m.name or "" for m in enum if m.value & flags]
     rest = flags & ~sum(m.value for m in enum)
     if rest:

@@ -6,7 +6,8 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from binlogscope.wire.binlog.types import EventFlag, event_type_name, flag_names
+from binlogscope.wire.binlog.types import EventFlag, event_type_name
+from binlogscope.wire.constants import flag_names
 from binlogscope.wire.reader import ByteReader
 
 HEADER_LEN = 19

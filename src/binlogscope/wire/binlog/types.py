@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from enum import IntEnum, IntFlag
 
 
@@ -92,15 +91,6 @@ class EventFlag(IntFlag):
     LOG_EVENT_NO_FILTER_F = 0x100
     LOG_EVENT_MTS_ISOLATE_F = 0x200
     LOG_EVENT_SKIP_REPLICATION_F = 0x8000
-
-
-@functools.lru_cache(maxsize=4096)
-def flag_names(flags: int, enum: type[IntFlag]) -> str:
-    names = [m.name or "" for m in enum if m.value & flags]
-    rest = flags & ~sum(m.value for m in enum)
-    if rest:
-        names.append(hex(rest))
-    return "|".join(names) if names else "0"
 
 
 class ChecksumAlg(IntEnum):
