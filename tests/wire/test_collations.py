@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from binlogscope.wire.binlog import _collations, query_event, values
+from binlogscope.wire.binlog import _collations, query_event, status_vars, values
 from binlogscope.wire.binlog._collations import (
     charset_of,
     codec_for,
@@ -38,7 +38,7 @@ def test_known_ids(coll_id: int) -> None:
 def test_one_table_for_values_and_statements() -> None:
     # the value readers and the query decoder read the same functions (no second table)
     assert values.codec_for is _collations.codec_for
-    assert query_event.collation_name is _collations.collation_name
+    assert status_vars.collation_name is _collations.collation_name
     assert query_event.decode_text is _collations.decode_text
     # text that must be text: the binary charset and unknown ids read as utf-8
     assert python_codec(63) == "utf-8"

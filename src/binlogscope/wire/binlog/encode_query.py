@@ -17,11 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from binlogscope.wire.binlog._collations import python_codec
-from binlogscope.wire.binlog.query_event import (
-    STATUS_VAR_NAMES,
-    ExecuteLoadQueryEvent,
-    QueryEvent,
-)
+from binlogscope.wire.binlog.query_event import ExecuteLoadQueryEvent, QueryEvent
+from binlogscope.wire.binlog.status_vars import STATUS_VAR_NAMES
 
 _CODES = {name: code for code, name in STATUS_VAR_NAMES.items()}
 
