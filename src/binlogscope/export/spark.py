@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -65,16 +66,24 @@ def require(module: str) -> None:
 
 # ----------------------------------------------------------------------------- session
 
+def log_config_dir() -> Path:
+    """A fresh private directory (mode 0700, its own random name) holding the log4j2
+    configuration of one Spark start; never a fixed shared path another user could pre-create
+    or point elsewhere with a symlink. The caller removes it."""
+    log_dir = Path(tempfile.mkdtemp(prefix="binlogscope-spark-"))
+    fd = os.open(log_dir / "log4j2.properties", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(_LOG4J)
+    return log_dir
+
+
 def spark_session(master: str = "local[*]", conf: Sequence[tuple[str, str]] = (),
                   app_name: str = "binlogscope") -> Any:
     """A quiet Spark session (WARN), UI off, few shuffle partitions; ``conf`` overrides all."""
     from pyspark.sql import SparkSession
 
-    log_dir = Path(tempfile.gettempdir()) / "binlogscope-spark"
-    log_dir.mkdir(exist_ok=True)
+    log_dir = log_config_dir()
     log_conf = log_dir / "log4j2.properties"
-    if not log_conf.exists() or log_conf.read_text() != _LOG4J:
-        log_conf.write_text(_LOG4J)
     settings: dict[str, str] = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -88,7 +97,10 @@ def spark_session(master: str = "local[*]", conf: Sequence[tuple[str, str]] = ()
     for k, v in settings.items():
         builder = builder.config(k, v)
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python3"))
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    finally:  # the JVM read its logging configuration when it started
+        shutil.rmtree(log_dir, ignore_errors=True)
     spark.sparkContext.setLogLevel("WARN")
     return spark
 
