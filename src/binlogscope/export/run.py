@@ -76,6 +76,9 @@ def run_export(
 ) -> ExportResult:
     """Export ``source`` into ``out``; see the module doc for the crash-safety contract."""
     root = Path(out)
+    if root.exists() and not root.is_dir():  # never touch a file given as the dataset
+        raise ExportError(f"{root} exists and is not a directory; --out names the dataset "
+                          "directory (new or empty)")
     inputs = source.inputs()
     state = read_state(root) if resume else None
     if resume:
