@@ -31,7 +31,8 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
                    "([client] group); the password comes from there, MYSQL_PWD or a prompt")
     c.add_argument("--ssl-mode", choices=["DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA",
                                           "VERIFY_IDENTITY"], type=str.upper)
-    c.add_argument("--ssl-ca")
+    c.add_argument("--ssl-ca", help="CA file to verify the server with (alone, it means "
+                   "--ssl-mode VERIFY_CA, as with the mysql client)")
     c.add_argument("--ssl-cert")
     c.add_argument("--ssl-key")
     r = p.add_argument_group("replication")

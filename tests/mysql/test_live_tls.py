@@ -98,3 +98,13 @@ def test_tls_wrong_ca_is_one_line(tls_server: tuple[Any, Path, Path]) -> None:
     assert p.returncode == 1
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
     assert "certificate" in p.stderr.lower()
+
+
+def test_tls_ssl_ca_alone_verifies(tls_server: tuple[Any, Path, Path]) -> None:
+    """--ssl-ca without --ssl-mode means VERIFY_CA: a server signed by another CA is refused."""
+    server, ca, other_ca = tls_server
+    p = _live(server, "--ssl-ca", str(other_ca))
+    assert p.returncode == 1
+    assert p.stderr.count("\n") == 1 and "certificate" in p.stderr.lower()
+    p = _live(server, "--json", "--ssl-ca", str(ca))
+    assert p.returncode == 0, p.stderr

@@ -113,6 +113,11 @@ def resolve_options(
         if value is not None:
             setattr(opts, key, value)
     opts.ssl_mode = opts.ssl_mode.upper()
+    mode_given = "ssl_mode" in settings or (cli or {}).get("ssl_mode") is not None
+    if opts.ssl_ca and not mode_given and not opts.socket:
+        # as with the mysql client: a CA without a mode means "verify the server against it"
+        # (PREFERRED would accept any certificate, or none); a Unix socket never uses TLS here
+        opts.ssl_mode = "VERIFY_CA"
     if opts.password is None:
         ask = sys.stdin.isatty() if prompt is None else prompt
         if ask:
