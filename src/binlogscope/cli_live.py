@@ -116,6 +116,38 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
         stream_tree=not getattr(args, "json", False))
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so a run ends as Ctrl-C ends it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """Make SIGTERM and SIGHUP stop ``live`` like SIGINT: the replica stops, the state file and
+    the ``--record`` capture are flushed and closed (the default action would kill the process
+    with the capture's tail still buffered). Returns the handlers to put back."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    fired: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        if fired:  # a second signal while shutting down: let the cleanup finish
+            return
+        fired.append(signum)
+        raise Stopped(signum)
+
+    previous: dict[int, Any] = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            previous[signum] = signal.signal(signum, stop)
+    return previous
+
+
 def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.drivers.live import LiveError, run_live
     from binlogscope.render.json_out import LineWriter, dumps_line
@@ -155,6 +187,7 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    previous = _stop_on_signals()
     try:
         try:
             rep = run_live(settings, consume, count=args.count)
@@ -163,8 +196,11 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except LiveError as exc:
         print(f"{PROG}: error: {exc}", file=err)
         return 1
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: state and recording closed
+        return 128 + getattr(exc, "signum", signal.SIGINT)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if rep.error:
         print(f"{PROG}: error: {rep.error}", file=err)
         return 1
