@@ -71,6 +71,15 @@ CAPABILITY_DOCS: dict[int, str] = {
 }
 
 
+#: what a modern client and server both speak (used when joining a connection mid-way)
+DEFAULT_CAPABILITIES = int(
+    CapabilityFlag.CLIENT_LONG_PASSWORD | CapabilityFlag.CLIENT_LONG_FLAG
+    | CapabilityFlag.CLIENT_PROTOCOL_41 | CapabilityFlag.CLIENT_TRANSACTIONS
+    | CapabilityFlag.CLIENT_SECURE_CONNECTION | CapabilityFlag.CLIENT_MULTI_RESULTS
+    | CapabilityFlag.CLIENT_PLUGIN_AUTH | CapabilityFlag.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+)
+
+
 class MariaDbCapability(IntFlag):
     """MariaDB extended capabilities (bits 32+ of the capability set, sent in the filler)."""
 
