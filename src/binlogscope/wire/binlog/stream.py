@@ -24,6 +24,8 @@ from binlogscope.wire.reader import ByteReader
 
 #: largest event accepted (max_allowed_packet's ceiling is 1 GiB)
 MAX_EVENT_SIZE = 1 << 30
+#: an event at least this big is given a buffer of its own bytes only (see ``_fill``)
+EXACT_CUT = 1 << 20
 _KNOWN = {int(t) for t in EventType}
 _SIZE = struct.Struct("<I")
 
@@ -77,15 +79,41 @@ class BinlogStreamDecoder:
 
     def _fill(self, need: int, *, force: bool = False) -> int:
         """Join waiting chunks when they complete ``need`` bytes (or at EOF, or ``force``);
-        returns the bytes available."""
+        returns the bytes available.
+
+        One copy: the unread rest (a view) and the chunks are joined at once. For a big
+        ``need`` (an event of :data:`EXACT_CUT` bytes or more) the buffer becomes exactly those
+        bytes and the rest of the last chunk waits as the next chunk: the event is then decoded
+        from the buffer itself (``DecodedEvent.raw`` is the buffer, not a second copy), so a
+        35 MB event costs about one copy of it beside the chunks it came in.
+        """
         avail = len(self._buf) - self._pos
         if avail < need and self._chunks and (
                 force or self._eof or avail + self._chunks_len >= need):
-            self._buf = self._buf[self._pos :] + b"".join(self._chunks)
+            chunks = self._chunks
+            parts: list[bytes | memoryview] = [memoryview(self._buf)[self._pos :]] if avail \
+                else []
+            left: list[bytes] = []
+            if need >= EXACT_CUT and not force and avail + self._chunks_len > need:
+                k = need - avail  # bytes wanted from the chunks
+                i = 0
+                while k > len(chunks[i]):
+                    k -= len(chunks[i])
+                    i += 1
+                parts += chunks[:i]
+                last = chunks[i]
+                parts.append(memoryview(last)[:k])
+                if k < len(last):
+                    left.append(last[k:])
+                left += chunks[i + 1 :]
+            else:
+                parts += chunks
+            self._buf = b"".join(parts)
+            del parts, chunks
             self._base += self._pos
             self._pos = 0
-            self._chunks = []
-            self._chunks_len = 0
+            self._chunks = left
+            self._chunks_len = sum(map(len, left))
             avail = len(self._buf)
         return avail
 
