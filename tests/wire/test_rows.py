@@ -18,8 +18,8 @@ from binlogscope.wire.binlog.header import crc32
 from binlogscope.wire.binlog.rows import (
     INSERT,
     RowsEvent,
-    _resolve_mariadb_hires,
     decode_rows_fast,
+    resolve_mariadb_hires,
 )
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.node import check_tiling
@@ -350,16 +350,16 @@ def test_mariadb_hires_inference() -> None:
     secs = ((((2024 * 13 + 2) * 32 + 29) * 24 + 12) * 60 + 34) * 60 + 56
     dt3 = ((secs * 1_000_000 + 123_000) // 1000).to_bytes(7, "big")  # DATETIME(3)
     data = b"\x00" + struct.pack("<i", 7) + dt3
-    _resolve_mariadb_hires(tm, data, INSERT, 0b11, 0b11)
+    resolve_mariadb_hires(tm, data, INSERT, 0b11, 0b11)
     assert cols[1].hires_dec == 3
     rows = decode_rows_fast(data, INSERT, *_plans(tm))
     assert rows == [{"before": None, "after": {"@1": 7, "@2": "2024-02-29 12:34:56.123"}}]
 
 
 def _plans(tm: TableMap) -> tuple[Any, None]:
-    from binlogscope.wire.binlog.rows import _plan
+    from binlogscope.wire.binlog._rowcode import table_plan
 
-    return _plan(tm, 0b11, True), None
+    return table_plan(tm, 0b11, True), None
 
 
 @settings(max_examples=300, deadline=None)

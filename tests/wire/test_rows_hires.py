@@ -3,8 +3,9 @@ TABLE_MAP does not carry, from the CREATE TABLE or from the row bytes."""
 
 from __future__ import annotations
 
+from binlogscope.wire.binlog._rowcode import table_plan
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
-from binlogscope.wire.binlog.rows import INSERT, _plan, _resolve_mariadb_hires, decode_rows_fast
+from binlogscope.wire.binlog.rows import INSERT, decode_rows_fast, resolve_mariadb_hires
 from binlogscope.wire.binlog.types import ColumnType as T
 
 # Two row images of a WRITE_ROWS_EVENT_V1 written by MariaDB 10.11 for
@@ -54,12 +55,12 @@ def _table() -> TableMap:
 
 
 def _rows(tm: TableMap) -> list[dict[str, object]]:
-    return [r["after"] for r in decode_rows_fast(ROWS, INSERT, _plan(tm, ALL, True), None)]
+    return [r["after"] for r in decode_rows_fast(ROWS, INSERT, table_plan(tm, ALL, True), None)]
 
 
 def test_decimals_inferred_from_row_bytes() -> None:
     tm = _table()
-    _resolve_mariadb_hires(tm, ROWS, INSERT, ALL, ALL, DecodeContext())
+    resolve_mariadb_hires(tm, ROWS, INSERT, ALL, ALL, DecodeContext())
     assert [c.hires_dec for c in tm.columns] == [0, 0, 0, 3, 6, 0, 3, 6, 0, 3, 6]
     assert {c.hires_source for c in tm.columns[2:]} == {"row bytes"}
     assert tm.hires_resolved is True
@@ -74,7 +75,7 @@ def test_decimals_from_create_table() -> None:
         ("dt6", "DATETIME", 6), ("ts0", "TIMESTAMP", 0), ("ts3", "TIMESTAMP", 3),
         ("ts6", "TIMESTAMP", 6)]
     tm = _table()
-    _resolve_mariadb_hires(tm, ROWS, INSERT, ALL, ALL, ctx)
+    resolve_mariadb_hires(tm, ROWS, INSERT, ALL, ALL, ctx)
     assert [c.hires_dec for c in tm.columns] == [0, 0, 0, 3, 6, 0, 3, 6, 0, 3, 6]
     assert {c.hires_source for c in tm.columns[2:]} == {"CREATE TABLE"}
     assert _rows(tm) == EXPECTED
@@ -87,7 +88,7 @@ def test_create_table_that_does_not_fit_the_rows_is_not_trusted() -> None:
         (n, {"t": "TIME", "d": "DATETIME"}.get(n[:1], "TIMESTAMP") if n[:1] in "tds" and n != "id"
          else None, 1) for n in NAMES]
     tm = _table()
-    _resolve_mariadb_hires(tm, ROWS, INSERT, ALL, ALL, ctx)
+    resolve_mariadb_hires(tm, ROWS, INSERT, ALL, ALL, ctx)
     assert {c.hires_source for c in tm.columns[2:]} == {"row bytes"}
     assert _rows(tm) == EXPECTED
 
@@ -97,9 +98,9 @@ def test_all_null_column_stays_unknown_until_it_has_a_value() -> None:
             ColumnInfo(1, T.MYSQL_TYPE_TIME, name="t")]
     tm = TableMap(1, "db", "t", cols)
     null_row = bytes.fromhex("02" "05000000")  # t is NULL
-    _resolve_mariadb_hires(tm, null_row, INSERT, 0b11, 0b11, DecodeContext())
+    resolve_mariadb_hires(tm, null_row, INSERT, 0b11, 0b11, DecodeContext())
     assert tm.hires_resolved is None and cols[1].hires_source == ""
     t3 = (3020400 * 1000 + 1 * 1000 + 500).to_bytes(5, "big")  # TIME(3) 00:00:01.500
-    _resolve_mariadb_hires(tm, bytes.fromhex("00" "06000000") + t3, INSERT, 0b11, 0b11,
+    resolve_mariadb_hires(tm, bytes.fromhex("00" "06000000") + t3, INSERT, 0b11, 0b11,
                            DecodeContext())
     assert (cols[1].hires_dec, tm.hires_resolved) == (3, True)

@@ -22,7 +22,7 @@ import functools
 from typing import Any
 
 from binlogscope import _native
-from binlogscope.wire.binlog.context import ColumnInfo
+from binlogscope.wire.binlog.context import ColumnInfo, TableMap
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.values import (
     BLOB_TYPES,
@@ -219,6 +219,19 @@ class ImagePlan:
         if p > end:
             raise ShortRead(p, p - end, 0, "row image")
         return row, p
+
+
+def table_plan(tm: TableMap, present: int, mariadb: bool) -> ImagePlan:
+    """The plan of ``tm``'s columns present in ``present``, made once and cached in
+    ``tm.compiled``."""
+    cache: dict[int, ImagePlan] | None = tm.compiled
+    if cache is None:
+        cache = tm.compiled = {}
+    plan = cache.get(present)
+    if plan is None:
+        cols = [c for c in tm.columns if present >> c.index & 1]
+        plan = cache[present] = ImagePlan(cols, mariadb)
+    return plan
 
 
 @functools.lru_cache(maxsize=64)

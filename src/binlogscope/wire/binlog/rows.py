@@ -18,13 +18,16 @@ the same column plans when it is loaded. Without a tree (``record=False``) the i
 walked at decode time (damage is still an error of the event); their values are read on the
 first access to :attr:`RowsEvent.rows`, from the event's own bytes and the plans captured at
 decode time. The recording path reads every value with its Node, with the same readers.
+
+This module holds the event: its header fields, bitmaps, extra data, decompression, and which
+path reads the images. The images with a tree are read in ``rows_recorded.py``; the decimals of
+MariaDB's hi-res temporal columns are found in ``rows_hires.py``.
 """
 
 from __future__ import annotations
 
 import functools
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,31 +37,20 @@ from binlogscope.wire.binlog._rowcode import (
     UPDATE,
     ImagePlan,
     count_rows,
-    no_progress,
     read_rows,
+    table_plan,
 )
-from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
+from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.header import EventHeader
-from binlogscope.wire.binlog.json_binary import (
-    DIFF_OPERATIONS,
-    json_binary_to_text,
-    render_json_diff,
-)
 from binlogscope.wire.binlog.registry import decodes
-from binlogscope.wire.binlog.types import ColumnType as T
+from binlogscope.wire.binlog.rows_hires import resolve_mariadb_hires
+from binlogscope.wire.binlog.rows_recorded import PARTIAL_JSON_UPDATES, bits_text, rows_recorded
 from binlogscope.wire.binlog.types import EventType as E
-from binlogscope.wire.binlog.values import (
-    Reader,
-    column_doc,
-    display_value,
-    hires_plausible,
-    make_reader,
-    type_name,
-)
 from binlogscope.wire.node import Node
-from binlogscope.wire.reader import ByteReader, ShortRead
+from binlogscope.wire.reader import ByteReader
 
-__all__ = ["DELETE", "INSERT", "UPDATE", "RowsEvent", "decode_rows_event"]
+__all__ = ["DELETE", "INSERT", "PARTIAL_JSON_UPDATES", "UPDATE", "RowsEvent", "decode_rows_event",
+           "resolve_mariadb_hires"]
 
 _KIND: dict[int, str] = {
     E.PRE_GA_WRITE_ROWS_EVENT: INSERT, E.PRE_GA_UPDATE_ROWS_EVENT: UPDATE,
@@ -97,8 +89,6 @@ ROWS_DOCS = (
 STMT_END_F = 0x1
 _FLAG_NAMES = {0x1: "STMT_END_F", 0x2: "NO_FOREIGN_KEY_CHECKS_F",
                0x4: "RELAXED_UNIQUE_CHECKS_F", 0x8: "COMPLETE_ROWS_F"}
-#: value_options bit of PARTIAL_UPDATE_ROWS
-PARTIAL_JSON_UPDATES = 0x1
 #: MySQL's dummy table id for an empty statement-end row event
 _DUMMY_TABLE_ID = 0x00FFFFFF
 
@@ -183,17 +173,6 @@ class RowsEvent:
         return self._key() == other._key()
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
-
-
-def _plan(tm: TableMap, present: int, mariadb: bool) -> ImagePlan:
-    cache: dict[int, ImagePlan] | None = tm.compiled
-    if cache is None:
-        cache = tm.compiled = {}
-    plan = cache.get(present)
-    if plan is None:
-        cols = [c for c in tm.columns if present >> c.index & 1]
-        plan = cache[present] = ImagePlan(cols, mariadb)
-    return plan
 
 
 def decode_rows_fast(data: bytes, kind: str, plan_b: ImagePlan, plan_a: ImagePlan | None
@@ -293,16 +272,16 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
             r.rest("rows", doc="row images (not decoded: decode_rows is off)")
         return ev
     if tm.hires_resolved is None and ctx.is_mariadb:
-        _resolve_mariadb_hires(tm, data[start:end], kind, present, present_after, ctx)
+        resolve_mariadb_hires(tm, data[start:end], kind, present, present_after, ctx)
     plans = tm.compiled
     plan_b = plans.get(present) if plans is not None else None
     if plan_b is None:
-        plan_b = _plan(tm, present, ctx.is_mariadb)
+        plan_b = table_plan(tm, present, ctx.is_mariadb)
     plan_a = None
     if kind == UPDATE:
         plan_a = tm.compiled.get(present_after)
         if plan_a is None:
-            plan_a = _plan(tm, present_after, ctx.is_mariadb)
+            plan_a = table_plan(tm, present_after, ctx.is_mariadb)
     ev.columns = plan_b.labels  # the plan's list, shared by every event of the plan
     if plan_a is not None:
         ev.columns_after = plan_a.labels
@@ -324,7 +303,7 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
     sub = ByteReader(data, base=r.base if not ev.compressed else 0, record=rec, start=start,
                      end=end)
     try:
-        _rows_recorded(sub, ev, tm, plan_b, plan_a)
+        rows_recorded(sub, ev, plan_b, plan_a)
     except Exception:
         if not ev.compressed:  # the error's offset: where the image reading stopped
             if rec:
@@ -345,12 +324,6 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
     return ev
 
 
-@functools.lru_cache(maxsize=4096)
-def _bits_text(bits: int, n: int) -> str:
-    """``bits`` as n characters 0/1, bit 0 first."""
-    return format(bits & ((1 << n) - 1), f"0{n}b")[::-1] if n else ""
-
-
 @functools.lru_cache(maxsize=1024)
 def _flags_text(flags: int) -> str:
     names = [n for bit, n in _FLAG_NAMES.items() if flags & bit]
@@ -362,7 +335,7 @@ def _bitmap(r: ByteReader, name: str, nb: int, ncols: int, doc: str) -> int:
     bits = int.from_bytes(r.take(nb, name), "little")
     if r.record:
         r.leaf(name, p, bits, wire=f"bitmap<{nb}>", doc=doc,
-               display=_bits_text(bits, ncols) + " (column 1 first)")
+               display=bits_text(bits, ncols) + " (column 1 first)")
     return bits
 
 
@@ -424,292 +397,3 @@ def _decompress(r: ByteReader, ev: RowsEvent) -> bytes:
            display=f"{len(comp)} bytes zlib -> {size} bytes of row images",
            doc="the row images, zlib-compressed (decoded under decompressed_rows)")
     return data
-
-
-# ----------------------------------------------------------------------------- recording path
-#: per kind: (before image name, its doc, after image name, its doc)
-_IMAGE_NAMES = {
-    INSERT: ("", "", "after_image", "the inserted row"),
-    UPDATE: ("before_image", "the row as it was (identifies the row to change)",
-             "after_image", "the row as it is now"),
-    DELETE: ("before_image", "the deleted row", "", ""),
-}
-
-
-def _recorded(plan: ImagePlan) -> list[tuple[ColumnInfo, str, Reader, str, str]]:
-    """Per column (column, label, reader, wire type, doc) for the recording path."""
-    if plan.recorded is None:
-        plan.recorded = [(c, label, rd, type_name(c), column_doc(c)) for c, label, rd
-                         in zip(plan.columns, plan.labels, plan.readers, strict=True)]
-    return plan.recorded
-
-
-def _rows_recorded(sub: ByteReader, ev: RowsEvent, tm: TableMap, plan_b: ImagePlan,
-                   plan_a: ImagePlan | None) -> None:
-    kind = ev.kind
-    rows = ev.rows
-    i = 0
-    while not sub.at_end():
-        start = sub.pos
-        sub.begin(f"row[{i}]", doc=f"row {i + 1} of the event")
-        if kind == UPDATE:
-            assert plan_a is not None
-            before = _image_recorded(sub, plan_b, *_IMAGE_NAMES[UPDATE][:2])
-            partial_cols: set[int] = set()
-            if ev.partial:
-                partial_cols = _partial_header(sub, plan_a)
-            after = _image_recorded(sub, plan_a, *_IMAGE_NAMES[UPDATE][2:], partial_cols)
-            rows.append({"before": before, "after": after})
-        elif kind == INSERT:
-            after = _image_recorded(sub, plan_b, *_IMAGE_NAMES[INSERT][2:])
-            rows.append({"before": None, "after": after})
-        else:
-            before = _image_recorded(sub, plan_b, *_IMAGE_NAMES[DELETE][:2])
-            rows.append({"before": before, "after": None})
-        sub.end_group()
-        if sub.pos == start:
-            no_progress(sub.base + start)
-        i += 1
-
-
-def _partial_header(sub: ByteReader, plan_a: ImagePlan) -> set[int]:
-    opts = sub.packed_int("value_options",
-                          doc="binlog_row_value_options bits: 1 = PARTIAL_JSON (some JSON "
-                          "columns of the after image hold diffs)")
-    if not opts & PARTIAL_JSON_UPDATES:
-        return set()
-    jpos = plan_a.json_positions
-    nb = (len(jpos) + 7) // 8
-    p = sub.pos
-    bits = int.from_bytes(sub.take(nb, "partial_bits"), "little")
-    sub.leaf("partial_bits", p, bits, wire=f"bitmap<{nb}>",
-             display=", ".join(f"{plan_a.labels[j]}={'diff' if bits >> k & 1 else 'full'}"
-                               for k, j in enumerate(jpos)),
-             doc="one bit per JSON column of the after image: set = the value is a JSON diff")
-    return {j for k, j in enumerate(jpos) if bits >> k & 1}
-
-
-_NULL_BITMAP_DOC = "one bit per column present in this image: set = NULL (no bytes follow)"
-
-
-def _image_recorded(sub: ByteReader, plan: ImagePlan, name: str, doc: str,
-                    partial_cols: set[int] | None = None) -> dict[str, Any]:
-    sub.begin(name, doc=doc)
-    nb = plan.nbytes
-    p = sub.pos
-    nulls = int.from_bytes(sub.take(nb, "null_bitmap"), "little")
-    sub.leaf("null_bitmap", p, nulls, wire=f"bitmap<{nb}>",
-             display=_bits_text(nulls, len(plan.columns)) + " (first present column first)",
-             doc=_NULL_BITMAP_DOC)
-    row: dict[str, Any] = {}
-    buf = sub.buf
-    leaf = sub.leaf
-    for i, (col, label, rd, wire, cdoc) in enumerate(_recorded(plan)):
-        start = sub.pos
-        if nulls >> i & 1:
-            row[label] = None
-            leaf(label, start, None, wire=wire, display="NULL",
-                 doc=f"{cdoc}; NULL (bit set in null_bitmap, no bytes)")
-            continue
-        if partial_cols and i in partial_cols:
-            row[label] = _json_diff(sub, col)
-            continue
-        value, end = rd(buf, start)  # type: ignore[arg-type]
-        if end > sub.end:
-            raise ShortRead(sub.base + start, end - start, sub.end - start, label)
-        sub.pos = end
-        row[label] = value
-        leaf(label, start, value, wire=wire, display=display_value(value, col), doc=cdoc)
-    sub.end_group()
-    return row
-
-
-def _json_diff(sub: ByteReader, col: ColumnInfo) -> str:
-    """A JSON column of a PARTIAL_UPDATE_ROWS after image holding a diff vector."""
-    label = col.label
-    sub.begin(label, doc=f"{label}: JSON diff (partial update): length, then per diff "
-              "operation, path, value")
-    size = sub.uint("length", col.meta or 4, doc="bytes of the diff vector")
-    diffs: list[tuple[int, str, str | None]] = []
-    with sub.bounded(size, "json_diff"):
-        k = 0
-        while sub.remaining:
-            sub.begin(f"diff[{k}]")
-            op = sub.u8("operation", display=DIFF_OPERATIONS.get(sub.buf[sub.pos], "?"),
-                        doc="0 REPLACE, 1 INSERT, 2 REMOVE")
-            if op not in DIFF_OPERATIONS:
-                raise ValueError(f"unknown JSON diff operation {op}")
-            n = sub.packed_int("path_length")
-            path = sub.fixed_str("path", n, doc="JSON path the operation applies to")
-            value: str | None = None
-            if op != 2:
-                m = sub.packed_int("value_length")
-                p = sub.pos
-                doc_bytes = sub.take(m, "value")
-                value = json_binary_to_text(doc_bytes)
-                sub.leaf("value", p, value, wire="json_binary", display=value,
-                         doc="the new value as binary JSON")
-            diffs.append((op, path, value))
-            sub.end_group()
-            k += 1
-    text = render_json_diff(label, diffs)
-    sub.end_group(value=text, display=text)
-    return text
-
-
-# ----------------------------------------------------------------------------- MariaDB hi-res
-_OLD_TEMPORAL = {T.MYSQL_TYPE_TIME: "TIME", T.MYSQL_TYPE_DATETIME: "DATETIME",
-                 T.MYSQL_TYPE_TIMESTAMP: "TIMESTAMP"}
-#: column reads the decimals search may spend on one event before giving up
-_BUDGET = 200_000
-
-
-def _resolve_mariadb_hires(tm: TableMap, data: bytes, kind: str, present: int,
-                           present_after: int, ctx: DecodeContext | None = None) -> None:
-    """Find the decimals of MariaDB hi-res TIME/DATETIME/TIMESTAMP columns.
-
-    Tables created with ``mysql56_temporal_format=OFF`` store TIME(n)/DATETIME(n)/TIMESTAMP(n)
-    with n > 0 in MariaDB's hi-res formats under the old type codes, with no metadata. The
-    decimals come from the table's CREATE TABLE when the binlog held it (``ctx.declared``),
-    checked against this event's rows; otherwise they are inferred from the row bytes: the
-    candidates (old format, then 1..6 decimals, smallest first) are followed image by image
-    and the first assignment that consumes every row exactly with plausible values wins.
-    Columns that were NULL in every row stay unknown until a later event shows them.
-    """
-    temporal = [c for c in tm.columns if c.type in _OLD_TEMPORAL]
-    unknown = [c for c in temporal if not c.hires_source]
-    if not unknown:
-        tm.hires_resolved = True
-        return
-    if ctx is not None and _from_ddl(tm, ctx, unknown, data, kind, present, present_after):
-        tm.hires_resolved = True
-        return
-    if not data:
-        return
-    for strict in (True, False):
-        found = _infer(tm, unknown, data, kind, present, present_after, strict)
-        if found is not None:
-            for c in unknown:
-                if c.index in found:
-                    c.hires_dec = found[c.index]
-                    c.hires_source = "row bytes"
-            break
-    tm.compiled = None
-    if all(c.hires_source for c in temporal):
-        tm.hires_resolved = True
-
-
-def _from_ddl(tm: TableMap, ctx: DecodeContext, unknown: list[ColumnInfo], data: bytes,
-              kind: str, present: int, present_after: int) -> bool:
-    declared = ctx.declared.get((tm.schema.lower(), tm.table.lower()))
-    if declared is None or len(declared) != len(tm.columns):
-        return False
-    for c in unknown:
-        name, typ, _dec = declared[c.index]
-        if typ != _OLD_TEMPORAL[T(c.type)] or (c.name is not None and c.name.lower() != name):
-            return False
-    saved = [(c.hires_dec, c.hires_source) for c in unknown]
-    for c in unknown:
-        c.hires_dec = declared[c.index][2]
-        c.hires_source = "CREATE TABLE"
-    tm.compiled = None
-    try:
-        plan_b = _plan(tm, present, True)
-        plan_a = _plan(tm, present_after, True) if kind == UPDATE else None
-        decode_rows_fast(data, kind, plan_b, plan_a)
-        return True
-    except Exception:
-        for c, (d, src) in zip(unknown, saved, strict=True):
-            c.hires_dec, c.hires_source = d, src
-        tm.compiled = None
-        return False
-
-
-def _candidate_readers(c: ColumnInfo) -> list[tuple[int, Reader]]:
-    out: list[tuple[int, Reader]] = []
-    for d in range(7):
-        probe = ColumnInfo(c.index, c.type, c.meta, hires_dec=d)
-        out.append((d, make_reader(probe, mariadb=True)))
-    return out
-
-
-def _infer(tm: TableMap, unknown: list[ColumnInfo], data: bytes, kind: str, present: int,
-           present_after: int, strict: bool) -> dict[int, int] | None:
-    """Depth-first search over the images of one event; returns {column index: decimals}.
-
-    Each image is read column by column; an unknown column that is not NULL branches over its
-    candidate formats (smallest decimals first) whose value is plausible. The first assignment
-    that reads every image to exactly the end of the rows wins. ``_BUDGET`` bounds the work.
-    """
-    open_cols = {c.index for c in unknown}
-    candidates = {c.index: _candidate_readers(c) for c in unknown}
-    fixed: dict[int, Reader] = {c.index: make_reader(c, mariadb=True) for c in tm.columns
-                                if c.index not in open_cols}
-    layouts = [[c for c in tm.columns if present >> c.index & 1]]
-    if kind == UPDATE:
-        layouts.append([c for c in tm.columns if present_after >> c.index & 1])
-    n = len(data)
-    budget = [_BUDGET]
-
-    def image(cols: list[ColumnInfo], assign: dict[int, int], p: int
-              ) -> Iterator[tuple[dict[int, int], int]]:
-        nb = (len(cols) + 7) // 8
-        if p + nb > n:
-            return
-        nulls = int.from_bytes(data[p : p + nb], "little")
-
-        def walk(i: int, a: dict[int, int], q: int) -> Iterator[tuple[dict[int, int], int]]:
-            while i < len(cols):
-                budget[0] -= 1
-                if budget[0] < 0:
-                    return
-                c = cols[i]
-                if nulls >> i & 1:
-                    i += 1
-                    continue
-                idx = c.index
-                if idx in fixed or idx in a:
-                    rd = fixed.get(idx)
-                    if rd is None:
-                        rd = candidates[idx][a[idx]][1]
-                    try:
-                        v, q = rd(data, q)
-                    except Exception:
-                        return
-                    if q > n or (idx in open_cols and not _plausible_value(c, v, strict)):
-                        return
-                    i += 1
-                    continue
-                for d, rd in candidates[idx]:
-                    try:
-                        v, q2 = rd(data, q)
-                    except Exception:
-                        continue
-                    if q2 <= n and _plausible_value(c, v, strict):
-                        yield from walk(i + 1, {**a, idx: d}, q2)
-                return
-            yield a, q
-
-        yield from walk(0, assign, p + nb)
-
-    nl = len(layouts)
-    stack = [image(layouts[0], {}, 0)]
-    while stack and budget[0] >= 0:
-        found = next(stack[-1], None)
-        if found is None:
-            stack.pop()
-            continue
-        a, q = found
-        if q == n and len(stack) % nl == 0:
-            return a
-        if q < n:
-            stack.append(image(layouts[len(stack) % nl], a, q))
-    return None
-
-
-def _plausible_value(c: ColumnInfo, v: Any, strict: bool) -> bool:
-    if c.type == T.MYSQL_TYPE_TIMESTAMP:
-        return True  # seconds always decode; a fraction too big already raised
-    if strict:
-        return hires_plausible(c.type, v)
-    return hires_plausible(c.type, v, lenient=True)
