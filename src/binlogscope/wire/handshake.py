@@ -61,6 +61,16 @@ def charset_name(code: int) -> str:
     return f"{code} {CHARSETS.get(code, '')}".rstrip()
 
 
+def _reserved_mariadb_caps(r: ByteReader, caps: int, name: str, size: int, doc: str) -> int:
+    """The zero-filled tail of a greeting or client prefix: ``size`` reserved bytes, of which a
+    MariaDB peer (CLIENT_MYSQL, bit 0, clear) uses the last 4 for its extended capabilities."""
+    if caps & CAP.CLIENT_LONG_PASSWORD:
+        r.raw(name, size, doc="reserved, all 0x00")
+        return 0
+    r.raw(name, size - 4, doc="reserved, all 0x00")
+    return flag_field(r, "mariadb_capabilities", 4, MariaDbCapability, doc=doc)
+
+
 # ============================================================================ HandshakeV10
 @dataclass(frozen=True, slots=True)
 class HandshakeV10:
@@ -110,14 +120,9 @@ def decode_handshake_v10(r: ByteReader, caps: int = 0) -> HandshakeV10:
     else:
         apdl = 0
         r.u8("filler_2", doc="0x00: no CLIENT_PLUGIN_AUTH, so no scramble length")
-    mcaps = 0
-    if caps_all & CAP.CLIENT_LONG_PASSWORD:
-        r.raw("reserved", 10, doc="reserved, all 0x00")
-    else:
-        r.raw("reserved", 6, doc="reserved, all 0x00")
-        mcaps = flag_field(r, "mariadb_capabilities", 4, MariaDbCapability,
-                           doc="MariaDB extended capabilities (bits 32-63), sent because "
-                           "CLIENT_MYSQL (bit 0) is clear")
+    mcaps = _reserved_mariadb_caps(r, caps_all, "reserved", 10,
+                                   "MariaDB extended capabilities (bits 32-63), sent because "
+                                   "CLIENT_MYSQL (bit 0) is clear")
     data = p1
     if caps_all & CAP.CLIENT_SECURE_CONNECTION:
         n = max(13, apdl - 8)
@@ -173,13 +178,8 @@ def _client_prefix(r: ByteReader) -> tuple[int, int, int, int]:
     mps = r.u32("max_packet_size", doc="largest packet the client will send or accept")
     cs = r.u8("character_set", doc="collation id for the connection",
               display=charset_name(r.peek_u8() or 0))
-    mcaps = 0
-    if flags & CAP.CLIENT_LONG_PASSWORD:
-        r.raw("filler", 23, doc="reserved, all 0x00")
-    else:
-        r.raw("filler", 19, doc="reserved, all 0x00")
-        mcaps = flag_field(r, "mariadb_capabilities", 4, MariaDbCapability,
-                           doc="MariaDB extended client capabilities (bits 32-63)")
+    mcaps = _reserved_mariadb_caps(r, flags, "filler", 23,
+                                   "MariaDB extended client capabilities (bits 32-63)")
     return flags, mps, cs, mcaps
 
 
