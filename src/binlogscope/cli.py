@@ -18,7 +18,12 @@ from typing import Any, TextIO
 
 from binlogscope import __version__
 from binlogscope.cli_common import PROG, BadPatternError, table_pattern
-from binlogscope.cli_live import add_live_connection_options, add_live_parser, cmd_live
+from binlogscope.cli_live import (
+    add_live_connection_options,
+    add_live_parser,
+    cmd_live,
+    stop_on_signals,
+)
 from binlogscope.cli_pcap import add_pcap_parser, cmd_pcap
 from binlogscope.cli_plugins import add_plugin_parsers, run_demo, run_plugin
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
@@ -330,10 +335,7 @@ def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO)
         err.write(f"\r{PROG} export:{pct} {events:,} events, {rate:,.0f} events/s ")
         err.flush()
 
-    def _term(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, _term)
+    previous = stop_on_signals()  # SIGTERM and SIGHUP end the export as Ctrl-C does
     try:
         res = run_export(source, args.out, resume=args.resume, no_raw=args.no_raw,
                          checkpoint_events=max(1, args.checkpoint_events),
@@ -342,7 +344,8 @@ def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO)
         print(f"{PROG}: export: {exc}", file=err)
         return 2
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if tty:
             err.write("\n")
     if res.already_complete:

@@ -124,10 +124,11 @@ class Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
-def _stop_on_signals() -> dict[int, Any]:
-    """Make SIGTERM and SIGHUP stop ``live`` like SIGINT: the replica stops, the state file and
-    the ``--record`` capture are flushed and closed (the default action would kill the process
-    with the capture's tail still buffered). Returns the handlers to put back."""
+def stop_on_signals() -> dict[int, Any]:
+    """Make SIGTERM and SIGHUP stop ``live`` (and ``export``) like SIGINT: the replica stops,
+    the state file, the ``--record`` capture and the export's checkpoint are flushed and
+    closed (the default action would kill the process with the capture's tail still
+    buffered). Returns the handlers to put back."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
@@ -187,7 +188,7 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    previous = _stop_on_signals()
+    previous = stop_on_signals()
     try:
         try:
             rep = run_live(settings, consume, count=args.count)
