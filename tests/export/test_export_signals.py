@@ -41,16 +41,16 @@ def test_export_stops_on_signal_and_resumes(tmp_path: Path, monkeypatch: pytest.
             yield rec
 
     monkeypatch.setattr(BinlogFileSource, "records", records)
+    before = signal.getsignal(getattr(signal, signame))
     ds = tmp_path / "ds"
     err = io.StringIO()
     rc = main(["export", str(BINLOG), "--out", str(ds), "--checkpoint-events", "20"],
               out=io.StringIO(), err=err)
     assert rc == 130
+    assert signal.getsignal(getattr(signal, signame)) == before  # handler put back
     text = err.getvalue()
     assert "interrupted" in text and "--resume" in text and "Traceback" not in text
     monkeypatch.setattr(BinlogFileSource, "records", original)
     assert main(["export", str(BINLOG), "--out", str(ds), "--resume"], out=io.StringIO(),
                 err=io.StringIO()) == 0
     assert _events(ds) == expected
-    # the handlers are put back after the run
-    assert signal.getsignal(getattr(signal, signame)) is not None
