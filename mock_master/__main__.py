@@ -6,6 +6,7 @@
     mock-master serve --scenario ci.toml --log run.json
     mock-master record --host 127.0.0.1 --port 3306 --user repl --password ... out.jsonl
     mock-master actions                                                   # list fault actions
+    mock-master diff --real 127.0.0.1:3306 --binlog-dir D -- client {host} {port}   # compare
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     r.add_argument("--start", metavar="FILE:POS", help="record from here (default: the first "
                    "binlog file's start)")
     sub.add_parser("actions", help="list the fault actions a scenario can use")
+    from mock_master.diff_run import add_diff_arguments
+
+    add_diff_arguments(sub.add_parser("diff", help="run a client against a real server and "
+                                      "against the mock, compare the packets"))
     return p
 
 
@@ -191,7 +196,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     out = out or sys.stdout
     err = err or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in ("serve", "record", "actions", "-h", "--help"):
+    if not argv or argv[0] not in ("serve", "record", "actions", "diff", "-h", "--help"):
         argv.insert(0, "serve")
     args = build_parser(prog).parse_args(argv)
     if args.cmd == "actions":
@@ -203,6 +208,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
         return 0
     if args.cmd == "record":
         return run_record(args, out, err, prog)
+    if args.cmd == "diff":
+        from mock_master.diff_run import run_diff
+
+        return run_diff(args, out, err, prog)
     return run_serve(args, out, err, prog)
 
 

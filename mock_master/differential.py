@@ -1,0 +1,423 @@
+"""The differential comparison: what a real server and the mock master said to the same client.
+
+Input: the conversations a :class:`~mock_master.diff_capture.Relay` recorded for each side.
+Each is decoded with binlogscope's own session (:class:`binlogscope.session.Session`, the
+observer role, one annotated tree per packet), and the server-to-client packets are compared
+one by one, field by field (the leaves of the trees: names and decoded values, never byte
+offsets). The client's packets are compared too; a client that sends something different is
+reported as a note (it usually explains the server's difference).
+
+Allowed differences (:data:`ALLOWED`, documented in docs/differential.md) are counted, not
+reported: what two servers can never share (thread ids, scrambles, clocks, identity strings).
+Heartbeats are time-driven: they are taken out of the packet sequence and compared among
+themselves (the n-th real one with the n-th mock one; a side may send more of them).
+
+:func:`compare` gives a :class:`DiffReport`: the differing packets with both annotated trees,
+and a summary. ``report.ok`` is False when something differs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from binlogscope.events import PacketDecoded, Peer
+from binlogscope.render.text import render_node
+from binlogscope.session import Role, Session
+from binlogscope.wire.fields import is_sensitive, redact, redact_bytes
+from binlogscope.wire.node import Node, format_value
+from mock_master.diff_capture import CLIENT, Conversation
+
+HEARTBEAT_TYPES = (27, 41)
+ARTIFICIAL_F = 0x20
+
+
+# ------------------------------------------------------------------------------------ decoding
+def decode(conv: Conversation) -> list[PacketDecoded]:
+    """Every packet of a conversation (both directions, arrival order), with trees."""
+    s = Session(Role.OBSERVER)
+    out: list[PacketDecoded] = []
+    for who, data, _ in conv.chunks:
+        s.receive_data(data, Peer.CLIENT if who == CLIENT else Peer.SERVER)
+        out.extend(ev for ev in s.events() if isinstance(ev, PacketDecoded))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """One compared field: its dotted path under the packet, the value, the node."""
+
+    path: str
+    node: Node
+
+    @property
+    def key(self) -> object:
+        v = self.node.value
+        if isinstance(v, bytes | bytearray | memoryview):
+            return bytes(v)
+        return (self.node.display, repr(v))
+
+    @property
+    def text(self) -> str:
+        if is_sensitive(self.node):
+            return f"<secret, {self.node.length} bytes>"
+        return self.node.text if self.node.display else format_value(self.node.value)
+
+
+def leaves(node: Node) -> list[Leaf]:
+    """The fields compared (a bit set is one field; the packet length is implied)."""
+    out: list[Leaf] = []
+
+    def walk(n: Node, prefix: str) -> None:
+        for c in n.children:
+            path = f"{prefix}{c.name}"
+            if c.children and not all(g.wire == "bit" for g in c.children):
+                walk(c, path + ".")
+            elif path != "packet_header.payload_length":
+                out.append(Leaf(path, c))
+
+    walk(node, "")
+    return out
+
+
+# -------------------------------------------------------------------------- allowed differences
+@dataclass(frozen=True, slots=True)
+class FieldContext:
+    """What a rule sees of one differing field."""
+
+    path: str
+    real: Leaf
+    mock: Leaf
+    packet: PacketDecoded  # the real side's packet
+    request: PacketDecoded | None  # the client packet the server answers
+    column: str | None  # text_row cell: its column name (SHOW VARIABLES: the variable name)
+
+
+@dataclass(frozen=True, slots=True)
+class Allowance:
+    """A documented difference two honest servers may show."""
+
+    name: str
+    why: str
+    test: Callable[[FieldContext], bool]
+
+
+_IDENTITY = re.compile(r"(?i)^(@@)?(global\.|session\.)?(server_uuid|hostname|version|"
+                       r"version\(\)|version_comment|version_compile_\w+|"
+                       r"version_source_revision|pid_file|report_host)$")
+_CLOCK = re.compile(r"(?i)^(unix_timestamp\(\)|now\(\)|current_timestamp(\(\))?|sysdate\(\)|"
+                    r"@@timestamp|timestamp|utc_timestamp\(\))$")
+_THREAD = re.compile(r"(?i)^(connection_id\(\)|@@pseudo_thread_id|pseudo_thread_id|"
+                     r"thread_id)$")
+
+
+def _event_type(p: PacketDecoded) -> int | None:
+    ev = p.binlog_event
+    return ev.header.type_code if ev is not None and ev.header is not None else None
+
+
+def _artificial(p: PacketDecoded) -> bool:
+    ev = p.binlog_event
+    if ev is None or ev.header is None:
+        return False
+    return bool(ev.header.flags & ARTIFICIAL_F) or ev.header.type_code in HEARTBEAT_TYPES
+
+
+def _request_text(c: FieldContext) -> str:
+    r = c.request
+    if r is None or r.kind != "com_query":
+        return ""
+    return str(getattr(r.value, "query", "") or "")
+
+
+ALLOWED: tuple[Allowance, ...] = (
+    Allowance("scramble", "auth scrambles and auth data are random per connection",
+              lambda c: is_sensitive(c.real.node) or is_sensitive(c.mock.node)),
+    Allowance("thread_id", "connection (thread) ids are the server's counter",
+              lambda c: c.path == "handshake_v10.thread_id"
+              or (c.column is not None and bool(_THREAD.match(c.column)))),
+    Allowance("server_version", "the version string (the mock serves its own, or the files')",
+              lambda c: c.path == "handshake_v10.server_version"
+              or (c.column is not None and bool(_IDENTITY.match(c.column))
+                  and "version" in c.column.lower())),
+    Allowance("server_identity", "server_uuid, hostname, pid file: a different machine",
+              lambda c: c.column is not None and bool(_IDENTITY.match(c.column))),
+    Allowance("clock", "wall-clock values: timestamps of artificial events (fake ROTATE, "
+              "heartbeats, fake GTID_LIST) and clock queries",
+              lambda c: (c.path == "binlog_event.event.header.timestamp"
+                         and _artificial(c.packet))
+              or (c.column is not None and bool(_CLOCK.match(c.column)))),
+    Allowance("statistics", "server statistics and status counters (COM_STATISTICS, "
+              "SHOW STATUS values)",
+              lambda c: (c.request is not None and c.request.kind == "command"
+                         and c.request.payload[:1] == b"\x09")
+              or (c.path.startswith("text_row.") and c.column is not None
+                  and bool(re.match(r"(?is)^\s*show\s+(global\s+|session\s+)?status",
+                                    _request_text(c))))),
+)
+
+#: a checksum differing only because an allowed field in the same event differs
+CHECKSUM_PATH = "binlog_event.event.checksum"
+
+
+# ------------------------------------------------------------------------------ the comparison
+@dataclass(frozen=True, slots=True)
+class FieldDiff:
+    path: str
+    real: str
+    mock: str
+
+
+@dataclass
+class PacketDiff:
+    """Server packet ``index`` (0-based, among the server's packets of connection
+    ``conversation``; heartbeats are counted apart) differs."""
+
+    conversation: int
+    index: int
+    real: PacketDecoded | None
+    mock: PacketDecoded | None
+    fields: list[FieldDiff]
+    real_source: bytes = b""
+    mock_source: bytes = b""
+    heartbeat: bool = False
+
+    def title(self) -> str:
+        what = "heartbeat" if self.heartbeat else "server packet"
+        return f"connection {self.conversation}, {what} {self.index}"
+
+
+@dataclass
+class DiffReport:
+    """The outcome of one differential run."""
+
+    real_connections: int
+    mock_connections: int
+    packets_compared: int = 0
+    heartbeats: tuple[int, int] = (0, 0)
+    differences: list[PacketDiff] = field(default_factory=list)
+    allowed: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences and self.real_connections == self.mock_connections
+
+    def summary(self) -> str:
+        allowed = ", ".join(f"{k} {v}" for k, v in sorted(self.allowed.items())) or "none"
+        head = (f"{self.real_connections} connection(s) to the real server, "
+                f"{self.mock_connections} to the mock; {self.packets_compared} server packets "
+                f"compared, heartbeats {self.heartbeats[0]} real / {self.heartbeats[1]} mock; "
+                f"allowed differences: {allowed}")
+        if self.ok:
+            return f"SAME: {head}"
+        n = len(self.differences)
+        extra = "" if self.real_connections == self.mock_connections else \
+            " (a different number of connections)"
+        return f"DIFFERENT: {n} differing packet(s){extra}; {head}"
+
+    def text(self, *, max_tree_lines: int = 60, max_more: int = 20) -> str:
+        """The summary, the first difference with both annotated trees, then one line per
+        further difference and the notes."""
+        lines = [self.summary()]
+        if self.differences:
+            first = self.differences[0]
+            lines.append(f"first difference: {first.title()}")
+            lines.extend(f"  {f.path}: real {f.real} | mock {f.mock}" for f in first.fields[:20])
+            for side, p, src in (("real", first.real, first.real_source),
+                                 ("mock", first.mock, first.mock_source)):
+                lines.append(f"--- {side}:")
+                lines.extend(_tree_lines(p, src, {f.path for f in first.fields}, max_tree_lines))
+            for d in self.differences[1 : 1 + max_more]:
+                f = d.fields[0] if d.fields else FieldDiff("?", "?", "?")
+                more = f" (+{len(d.fields) - 1} more fields)" if len(d.fields) > 1 else ""
+                lines.append(f"also: {d.title()}: {f.path}: real {f.real} | mock {f.mock}{more}")
+            if len(self.differences) > 1 + max_more:
+                lines.append(f"... {len(self.differences) - 1 - max_more} more differing packets")
+        lines.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+_BIT_LINE = re.compile(r" = (set|-) \(bit \d+, 0x[0-9a-f]+\)")
+
+
+def _tree_lines(p: PacketDecoded | None, source: bytes, marked: set[str],
+                limit: int) -> list[str]:
+    if p is None or p.node is None:
+        return ["  (no packet)"]
+    out: list[str] = []
+    raw = redact_bytes(p.node, source[p.node.offset : p.node.end]) if source else None
+    for line in render_node(redact(p.node), raw, base=p.node.offset, explain=False):
+        hit = any(re.search(rf"\s{re.escape(path)}( =|$)", line) for path in marked)
+        if not hit and _BIT_LINE.search(line) and not any(f" {m}." in line for m in marked):
+            continue  # the flags of an unmarked bit set: its hex value says it all
+        out.append((">> " if hit else "   ") + line)
+    if len(out) > limit:
+        keep = [i for i, s in enumerate(out) if s.startswith(">>")]
+        lo = max(0, (keep[0] if keep else 0) - limit // 2)
+        cut = out[lo : lo + limit]
+        out = ([f"   ... {lo} lines" ] if lo else []) + cut + \
+            ([f"   ... {len(out) - lo - limit} lines"] if len(out) > lo + limit else [])
+    return out
+
+
+def _label(p: PacketDecoded) -> str:
+    ev = p.binlog_event
+    if ev is not None:
+        return f"{p.kind} {ev.type_name}"
+    return p.kind
+
+
+def _compare_packets(r: PacketDecoded, m: PacketDecoded, request: PacketDecoded | None,
+                     columns: list[str], rules: Sequence[Allowance],
+                     allowed: Counter[str]) -> list[FieldDiff]:
+    if _label(r) != _label(m):
+        return [FieldDiff("kind", _label(r), _label(m))]
+    if r.node is None or m.node is None:
+        return [] if r.payload == m.payload else [FieldDiff("payload", r.payload.hex(),
+                                                             m.payload.hex())]
+    rl, ml = leaves(r.node), leaves(m.node)
+    diffs: list[FieldDiff] = []
+    hits: list[str] = []
+    checksum: FieldDiff | None = None
+    for i, (a, b) in enumerate(zip(rl, ml, strict=False)):
+        if a.path != b.path:
+            diffs.append(FieldDiff(f"{a.path} | {b.path}", a.text, b.text))
+            break
+        if a.key == b.key:
+            continue
+        column = None
+        if a.path.startswith("text_row."):
+            column = a.path[len("text_row."):]
+            if i > 0 and column.lower() == "value" and rl[i - 1].path.startswith("text_row."):
+                column = str(rl[i - 1].node.value)  # SHOW VARIABLES: the variable's name
+        ctx = FieldContext(a.path, a, b, r, request, column)
+        rule = next((x.name for x in rules if x.test(ctx)), None)
+        if rule is not None:
+            hits.append(rule)
+        elif a.path == CHECKSUM_PATH and a.text.endswith(" ok") and b.text.endswith(" ok"):
+            checksum = FieldDiff(a.path, a.text, b.text)
+        else:
+            diffs.append(FieldDiff(a.path, a.text, b.text))
+    else:
+        if len(rl) != len(ml):
+            longer, side = (rl, "real") if len(rl) > len(ml) else (ml, "mock")
+            extra = longer[min(len(rl), len(ml))]
+            diffs.append(FieldDiff(extra.path, extra.text if side == "real" else "(absent)",
+                                   extra.text if side == "mock" else "(absent)"))
+    if checksum is not None:
+        if hits and not diffs:
+            hits.append("checksum of an allowed difference")
+        else:
+            diffs.append(checksum)
+    allowed.update(hits)
+    del columns
+    return diffs
+
+
+def _server_packets(packets: list[PacketDecoded]
+                    ) -> tuple[list[tuple[PacketDecoded, PacketDecoded | None]],
+                               list[PacketDecoded]]:
+    """(server packet, the client packet it answers) in order, and the heartbeats apart."""
+    out: list[tuple[PacketDecoded, PacketDecoded | None]] = []
+    beats: list[PacketDecoded] = []
+    request: PacketDecoded | None = None
+    for p in packets:
+        if p.direction is Peer.CLIENT:
+            if p.kind != "semi_sync_ack":
+                request = p
+        elif _event_type(p) in HEARTBEAT_TYPES:
+            beats.append(p)
+        else:
+            out.append((p, request))
+    return out, beats
+
+
+def compare(real: Sequence[Conversation], mock: Sequence[Conversation],
+            rules: Sequence[Allowance] = ALLOWED) -> DiffReport:
+    """Compare the conversations pairwise (the n-th connection to each side)."""
+    rep = DiffReport(len(real), len(mock))
+    hb_real = hb_mock = 0
+    for rc, mc in zip(real, mock, strict=False):
+        rsrc, msrc = rc.data("server"), mc.data("server")
+        rp, mp = decode(rc), decode(mc)
+        _client_notes(rc.index, rp, mp, rep.notes)
+        (rs, rbeats), (ms, mbeats) = _server_packets(rp), _server_packets(mp)
+        hb_real += len(rbeats)
+        hb_mock += len(mbeats)
+        for i in range(max(len(rs), len(ms))):
+            a = rs[i] if i < len(rs) else None
+            b = ms[i] if i < len(ms) else None
+            if a is None or b is None:
+                present = a or b
+                assert present is not None
+                rep.differences.append(PacketDiff(
+                    rc.index, i, a[0] if a else None, b[0] if b else None,
+                    [FieldDiff("packet", _label(a[0]) if a else "(none: the server sent no "
+                               "more)", _label(b[0]) if b else "(none: the mock sent no more)")],
+                    rsrc, msrc))
+                continue
+            rep.packets_compared += 1
+            diffs = _compare_packets(a[0], b[0], a[1], [], rules, rep.allowed)
+            if diffs:
+                rep.differences.append(PacketDiff(rc.index, i, a[0], b[0], diffs, rsrc, msrc))
+        for i, (a0, b0) in enumerate(zip(rbeats, mbeats, strict=False)):
+            diffs = _compare_packets(a0, b0, None, [], rules, rep.allowed)
+            if diffs:
+                rep.differences.append(PacketDiff(rc.index, i, a0, b0, diffs, rsrc, msrc,
+                                                  heartbeat=True))
+        rclose, mclose = _server_closed(rc, rp), _server_closed(mc, mp)
+        if rclose != mclose:
+            rep.differences.append(PacketDiff(
+                rc.index, len(rs), None, None,
+                [FieldDiff("connection", _closed_text(rclose), _closed_text(mclose))]))
+    rep.heartbeats = (hb_real, hb_mock)
+    return rep
+
+
+def _server_closed(conv: Conversation, packets: list[PacketDecoded]) -> bool:
+    """The server closed the connection without being asked (no COM_QUIT before): a real
+    server does so after a dump ends, or after an error it treats as fatal."""
+    if conv.closed_by != "server":
+        return False
+    return not any(p.direction is Peer.CLIENT and p.kind == "command"
+                   and p.payload[:1] == b"\x01" for p in packets)
+
+
+def _closed_text(closed: bool) -> str:
+    return "the server closed it" if closed else "left open (until the client quit or left)"
+
+
+def _client_notes(index: int, rp: list[PacketDecoded], mp: list[PacketDecoded],
+                  notes: list[str]) -> None:
+    """The first client packet that differs (the client reacted to a different answer)."""
+    rcl = [p for p in rp if p.direction is Peer.CLIENT and p.kind != "semi_sync_ack"]
+    mcl = [p for p in mp if p.direction is Peer.CLIENT and p.kind != "semi_sync_ack"]
+    for i in range(max(len(rcl), len(mcl))):
+        a = rcl[i] if i < len(rcl) else None
+        b = mcl[i] if i < len(mcl) else None
+        if a is None or b is None:
+            p = a or b
+            assert p is not None
+            notes.append(f"connection {index}: the client sent {len(rcl)} packets to the real "
+                         f"server, {len(mcl)} to the mock (first extra: {_request(p)})")
+            return
+        if a.node is None or b.node is None or a.kind != b.kind:
+            same = a.payload == b.payload
+        else:
+            same = all(x.key == y.key or is_sensitive(x.node) or "attr" in x.path
+                       for x, y in zip(leaves(a.node), leaves(b.node), strict=False))
+        if not same:
+            notes.append(f"connection {index}: client packet {i} differs: to the real server "
+                         f"{_request(a)}, to the mock {_request(b)}")
+            return
+
+
+def _request(p: PacketDecoded) -> str:
+    q = getattr(p.value, "query", None)
+    if p.kind == "com_query" and q is not None:
+        text = str(q)
+        return f"COM_QUERY {text[:100]!r}"
+    return p.kind
