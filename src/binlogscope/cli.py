@@ -258,6 +258,13 @@ def _add_export_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     e.add_argument("--no-raw", action="store_true", help="leave raw packet payloads out")
     e.add_argument("--checkpoint-events", type=int, default=200_000, metavar="N",
                    help="make completed data visible every N events (default 200000)")
+    e.add_argument("--spark", action="store_true", help="decode on Spark, one task per "
+                   "input; SOURCE may also be a glob or a Hadoop-FS URI (docs/spark-cluster.md)")
+    e.add_argument("--master", default="local[*]", help="with --spark: Spark master URL")
+    e.add_argument("--conf", action="append", default=[], metavar="K=V",
+                   help="with --spark: Spark configuration, repeatable")
+    e.add_argument("--checkpoint-files", type=int, metavar="N", help="with --spark: make "
+                   "completed data visible every N inputs (default 4 per core)")
 
     a = sub.add_parser("analyze", help="reports over an export, computed on Spark",
                        description="Run the reports (or --sql) over an export with PySpark.")
@@ -298,6 +305,17 @@ def _stream_source(args: argparse.Namespace, err: TextIO) -> Any:
 def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.export.records import BinlogFileSource, SourceError
 
+    if args.spark:
+        import signal
+
+        from binlogscope.export.spark_export import cmd_export_spark
+
+        previous = stop_on_signals()  # SIGTERM and SIGHUP end the export as Ctrl-C does
+        try:
+            return cmd_export_spark(args, out, err, PROG)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
     source: Any
     if args.pcap or args.live:
         source = _stream_source(args, err)

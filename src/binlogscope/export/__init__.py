@@ -10,8 +10,10 @@ Where things are:
 * ``arrow`` - the schema (defined once), the dataset layout and its checkpoint files;
   ``writer`` - the crash-safe, memory-bounded Parquet writer;
 * ``run`` - the export loop with its checkpoints and ``--resume``;
-* ``spark`` (imports PySpark; only ``binlogscope analyze`` uses it, from the ``spark`` extra) and
-  ``report_output`` - the reports and how they are printed, written and drawn.
+* ``spark`` (imports PySpark, from the ``spark`` extra: the session, ``binlogscope analyze``) and
+  ``report_output`` - the reports and how they are printed, written and drawn;
+* ``spark_export`` (driver) and ``spark_tasks`` (executors) - ``export --spark``: one Spark
+  task per input, the same dataset as the local export.
 """
 
 from __future__ import annotations

@@ -113,12 +113,14 @@ def spark_type(t: pa.DataType) -> Any:
         return st.MapType(spark_type(t.key_type), spark_type(t.item_type), True)
     if pa.types.is_list(t):
         return st.ArrayType(spark_type(t.value_type), True)
+    if pa.types.is_struct(t):
+        return st.StructType([st.StructField(f.name, spark_type(f.type), True) for f in t])
     if pa.types.is_timestamp(t):
         return st.TimestampType()
     simple = {
         pa.string(): st.StringType(), pa.int16(): st.ShortType(), pa.int32(): st.IntegerType(),
         pa.int64(): st.LongType(), pa.bool_(): st.BooleanType(), pa.binary(): st.BinaryType(),
-        pa.float64(): st.DoubleType(),
+        pa.float64(): st.DoubleType(), pa.int8(): st.ByteType(),
     }
     try:
         return simple[t]

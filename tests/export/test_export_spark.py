@@ -1,0 +1,263 @@
+"""``binlogscope export --spark`` (``local[2]``, for real) against the local export: the same
+dataset (every table, column and row after sorting), the ``errors`` table, ``--resume`` after a
+killed Spark export, relay-log sets and captures.
+
+One JVM for the module (the session fixture; the CLI reuses the active session) and one more
+for the export that is killed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from binlogscope.cli import main
+from binlogscope.export.arrow import SCHEMA_VERSION, STATE_FILE, TABLES, read_state, read_table
+from binlogscope.export.records import BinlogFileSource
+from binlogscope.export.run import run_export
+from binlogscope.export.sources import PcapRecordSource
+from binlogscope.export.spark_export import run_spark_export
+
+pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[2]
+CAPTURES = REPO / "captures"
+WORKLOAD = CAPTURES / "mariadb-10.11-workload.000001"
+FIX = REPO.parent / "shared" / "fixtures"
+RUST = FIX / "blackbeam__rust_mysql_common" / "test-data" / "binlogs"
+RELAY_LOGS = [RUST / "slave-relay-bin.000001", RUST / "bug33029-slave-relay-bin.000001",
+              RUST / "corrupt-relay-bin.000624"]
+MARIADB = [RUST / "mariadb-bin.000001", FIX / "zalora__binlog-parser/data/fixtures/mysql-bin.07",
+           RUST / "transaction_compression.000001"]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from binlogscope.export.spark import spark_session
+
+    s = spark_session("local[2]", [("spark.sql.shuffle.partitions", "2")])
+    yield s
+    s.stop()
+
+
+def _rows(root: Path, table: str) -> list[str]:
+    t = read_table(root, table)
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in t.to_pylist())
+
+
+def assert_same_dataset(local: Path, spark_out: Path) -> dict[str, int]:
+    """Every table: the same schema and the same rows (every column) after sorting."""
+    counts = {}
+    for table in TABLES:
+        a, b = read_table(local, table), read_table(spark_out, table)
+        assert a.schema == b.schema, table
+        ra, rb = _rows(local, table), _rows(spark_out, table)
+        assert len(ra) == len(rb), (table, len(ra), len(rb))
+        assert ra == rb, table
+        counts[table] = len(ra)
+        # the parts' own schema (no partition columns) is the local one too
+        for pa_file, pb_file in zip(sorted((local / table).rglob("*.parquet"))[:1],
+                                    sorted((spark_out / table).rglob("*.parquet"))[:1],
+                                    strict=False):
+            assert pq.read_schema(pa_file).remove_metadata().equals(
+                pq.read_schema(pb_file).remove_metadata()), table
+    # the same partition directories
+    for table in TABLES:
+        dirs_a = sorted(str(p.parent.relative_to(local)) for p in local.rglob("*.parquet")
+                        if p.parts[len(local.parts)] == table)
+        dirs_b = sorted(str(p.parent.relative_to(spark_out)) for p in spark_out.rglob("*.parquet")
+                        if p.parts[len(spark_out.parts)] == table)
+        assert sorted(set(dirs_a)) == sorted(set(dirs_b)), table
+    return counts
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    rc = main(list(argv), out=out, err=err)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def _split_mid_transaction(src: Path, d: Path) -> list[Path]:
+    """Two files from one binlog, the cut inside a transaction (after its TABLE_MAP, before
+    its rows), the second starting with the first's FORMAT_DESCRIPTION as a relay log or a
+    rotated binlog does: its first transaction started in the previous file."""
+    from binlogscope.drivers.binlog_file import read_binlog_file
+
+    data = src.read_bytes()
+    evs = list(read_binlog_file(src, record=False))
+    fde = next(e for e in evs if e.type_name == "FORMAT_DESCRIPTION_EVENT")
+    cut = next(e.offset for i, e in enumerate(evs) if i > len(evs) // 2
+               and evs[i - 1].type_name == "TABLE_MAP_EVENT")
+    a, b = d / "relay-bin.000001", d / "relay-bin.000002"
+    a.write_bytes(data[:cut])
+    b.write_bytes(data[:fde.offset + fde.header.event_size] + data[cut:])
+    return [a, b]
+
+
+def test_binlogs_both_ways_equal(spark: Any, tmp_path: Path) -> None:
+    d = tmp_path / "in"
+    d.mkdir()
+    for p in [WORKLOAD, *MARIADB]:
+        shutil.copy(p, d / p.name)
+    local, sp = tmp_path / "local", tmp_path / "spark"
+    assert _cli("export", str(d), "--out", str(local))[0] == 0
+    rc, out, err = _cli("export", str(d), "--out", str(sp), "--spark", "--master", "local[2]")
+    assert rc == 0, err
+    counts = assert_same_dataset(local, sp)
+    assert counts["rows"] >= 596 and counts["events"] > 264
+    state = read_state(sp)
+    assert state is not None and state["complete"] and state["schema_version"] == SCHEMA_VERSION
+    assert state["counts"] == counts == read_state(local)["counts"]  # type: ignore[index]
+    assert f"exported {counts['events']} events, {counts['rows']} rows" in out
+    assert not (sp / "errors").exists()
+
+
+def test_relay_log_set_and_a_transaction_cut_by_the_file_boundary(
+        spark: Any, tmp_path: Path) -> None:
+    d = tmp_path / "relay"
+    d.mkdir()
+    split = _split_mid_transaction(WORKLOAD, d)
+    for p in RELAY_LOGS:
+        shutil.copy(p, d / p.name)
+    inputs = BinlogFileSource([str(d)]).inputs()
+    assert len(inputs) == 5
+    local, sp = tmp_path / "local", tmp_path / "spark"
+    run_export(BinlogFileSource(inputs), local)
+    res = run_spark_export([str(d / "*relay-bin*")], sp, spark=spark, checkpoint_files=2)
+    assert res.complete and not res.errors
+    assert_same_dataset(local, sp)
+    # the cut transaction: its rows in the second file are exported there (as the local
+    # export does: each file is decoded on its own), none is lost or doubled
+    whole = tmp_path / "whole"
+    run_export(BinlogFileSource([str(WORKLOAD)]), whole)
+    rows = read_table(sp, "rows").to_pylist()
+    second = [r for r in rows if r["source"] == str(split[1])]
+    assert second and second[0]["trx_offset"] is not None
+    n_whole = read_table(whole, "events").num_rows
+    n_split = sum(1 for r in read_table(sp, "events").to_pylist()
+                  if r["source"] in map(str, split))
+    assert n_split == n_whole + 1  # the second file's own FORMAT_DESCRIPTION
+
+
+def test_captures_both_ways_equal(spark: Any, tmp_path: Path) -> None:
+    caps = sorted(str(p) for p in CAPTURES.iterdir() if p.suffix in (".pcap", ".pcapng"))
+    assert len(caps) >= 4
+    local, sp = tmp_path / "local", tmp_path / "spark"
+    run_export(PcapRecordSource(caps), local)
+    rc, _, err = _cli("export", "--pcap", str(CAPTURES / "*.pcap*"), "--out", str(sp),
+                      "--spark")
+    assert rc == 0, err
+    counts = assert_same_dataset(local, sp)
+    assert counts["packets"] > 0 and counts["events"] > 0
+    assert read_state(sp)["inputs"] == caps  # type: ignore[index]
+
+
+def test_a_damaged_and_a_missing_file_go_to_errors(spark: Any, tmp_path: Path) -> None:
+    d = tmp_path / "in"
+    d.mkdir()
+    good = [d / "a.000001", d / "c.000003"]
+    shutil.copy(WORKLOAD, good[0])
+    shutil.copy(MARIADB[0], good[1])
+    bad = d / "b.000002"
+    bad.write_bytes(b"\x00\x00\x00\x00" + WORKLOAD.read_bytes()[4:])  # the magic destroyed
+    missing = d / "gone.000004"
+    sp = tmp_path / "spark"
+    rc, _, err = _cli("export", str(good[0]), str(bad), str(good[1]), str(missing),
+                      "--out", str(sp), "--spark")
+    assert rc == 1
+    assert "b.000002 is not a binlog file" in err and "gone.000004" in err
+    errors = pq.read_table(sp / "errors").to_pylist()
+    assert sorted(e["path"] for e in errors) == [str(bad), str(missing)]
+    assert all(e["message"] for e in errors)
+    local = tmp_path / "local"
+    run_export(BinlogFileSource([str(p) for p in good]), local)
+    assert_same_dataset(local, sp)  # the good files are all there
+    state = read_state(sp)
+    assert state is not None and state["complete"] and len(state["errors"]) == 2
+
+
+def test_resume_after_a_killed_spark_export(spark: Any, tmp_path: Path) -> None:
+    d = tmp_path / "in"
+    d.mkdir()
+    srcs = [WORKLOAD, *MARIADB, *RELAY_LOGS[:2]]
+    for i, p in enumerate(srcs):
+        shutil.copy(p, d / f"mysql-bin.{i + 1:06d}")
+    sp = tmp_path / "spark"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "binlogscope", "export", str(d), "--out", str(sp), "--spark",
+         "--master", "local[1]", "--checkpoint-files", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            state = read_state(sp)
+            if state is not None and state["checkpoint"] >= 2:
+                break
+            assert proc.poll() is None, "the export ended before it could be killed"
+            time.sleep(0.05)
+        assert proc.poll() is None, "the export finished before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    state = read_state(sp)
+    assert state is not None and not state["complete"]
+    done = int(state["resume"]["input_index"])
+    assert 2 <= done < len(srcs)
+    kept = {p: p.stat().st_mtime_ns for p in sp.rglob("part-*.parquet")}
+    assert kept
+    res = run_spark_export([], sp, resume=True, spark=spark)
+    assert res.complete and res.skipped_inputs == done
+    for p, mtime in kept.items():  # what was exported is not exported again
+        assert p.stat().st_mtime_ns == mtime
+    assert not (sp / "_spark_staging").exists()
+    local = tmp_path / "local"
+    run_export(BinlogFileSource([str(d)]), local)
+    assert_same_dataset(local, sp)  # no duplicates, nothing missing
+    assert read_state(sp)["counts"] == read_state(local)["counts"]  # type: ignore[index]
+    # done: a second resume has nothing to do
+    rc, _, err = _cli("export", "--resume", "--out", str(sp), "--spark")
+    assert rc == 0 and "already complete" in err
+
+
+def test_analyze_reads_a_spark_export(spark: Any, tmp_path: Path) -> None:
+    sp = tmp_path / "spark"
+    assert run_spark_export([str(WORKLOAD)], sp, spark=spark).complete
+    rc, out, err = _cli("analyze", str(sp), "--sql",
+                        "SELECT operation, count(*) AS n FROM rows GROUP BY operation "
+                        "ORDER BY operation")
+    assert rc == 0, err
+    local = tmp_path / "local"
+    run_export(BinlogFileSource([str(WORKLOAD)]), local)
+    ops: dict[str, int] = {}
+    for r in read_table(local, "rows").to_pylist():
+        ops[r["operation"]] = ops.get(r["operation"], 0) + 1
+    for op, n in ops.items():
+        assert any(line.split()[:2] == [op, str(n)] for line in out.splitlines()), (op, out)
+
+
+def test_cli_errors(tmp_path: Path) -> None:
+    rc, _, err = _cli("export", "--out", str(tmp_path / "x"), "--spark")
+    assert rc == 2 and "no SOURCE" in err
+    rc, _, err = _cli("export", str(WORKLOAD), "--out", str(tmp_path / "x"), "--spark",
+                      "--conf", "nokey")
+    assert rc == 2 and "K=V" in err
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / STATE_FILE).write_text("{}")
+    rc, _, err = _cli("export", str(WORKLOAD), "--out", str(tmp_path / "full"), "--spark")
+    assert rc == 2 and "not empty" in err
