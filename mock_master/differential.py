@@ -18,6 +18,7 @@ and a summary. ``report.ok`` is False when something differs.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -183,10 +184,15 @@ class PacketDiff:
     real_source: bytes = b""
     mock_source: bytes = b""
     heartbeat: bool = False
+    mock_index: int | None = None  # the mock's packet number, when not ``index``
+    request: str = ""  # the client packet the (real) server packet answers
 
     def title(self) -> str:
         what = "heartbeat" if self.heartbeat else "server packet"
-        return f"connection {self.conversation}, {what} {self.index}"
+        other = ("" if self.mock_index is None or self.mock_index == self.index
+                 else f" (mock: {self.mock_index})")
+        answering = f", answering {self.request}" if self.request else ""
+        return f"connection {self.conversation}, {what} {self.index}{other}{answering}"
 
 
 @dataclass
@@ -263,6 +269,28 @@ def _tree_lines(p: PacketDecoded | None, source: bytes, marked: set[str],
     return out
 
 
+def _span(packets: Sequence[tuple[PacketDecoded, PacketDecoded | None]], who: str) -> str:
+    """What a run of unmatched packets is: ``3 packets: err 1105 '...', ok, ...``."""
+    if not packets:
+        return f"(nothing: {who} sent no such packets)"
+    shown = ", ".join(_describe(p) for p, _ in packets[:4])
+    more = ", ..." if len(packets) > 4 else ""
+    return f"{len(packets)} packet(s): {shown}{more}"
+
+
+def _first_request(packets: Sequence[tuple[PacketDecoded, PacketDecoded | None]]) -> str:
+    req = packets[0][1] if packets else None
+    return _request(req) if req is not None else ""
+
+
+def _describe(p: PacketDecoded) -> str:
+    if p.kind == "err":
+        code = getattr(p.value, "error_code", None)
+        msg = str(getattr(p.value, "error_message", "") or "")
+        return f"err {code} {msg[:120]!r}"
+    return _label(p)
+
+
 def _label(p: PacketDecoded) -> str:
     ev = p.binlog_event
     if ev is not None:
@@ -271,7 +299,7 @@ def _label(p: PacketDecoded) -> str:
 
 
 def _compare_packets(r: PacketDecoded, m: PacketDecoded, request: PacketDecoded | None,
-                     columns: list[str], rules: Sequence[Allowance],
+                     rules: Sequence[Allowance],
                      allowed: Counter[str]) -> list[FieldDiff]:
     if _label(r) != _label(m):
         return [FieldDiff("kind", _label(r), _label(m))]
@@ -313,7 +341,6 @@ def _compare_packets(r: PacketDecoded, m: PacketDecoded, request: PacketDecoded 
         else:
             diffs.append(checksum)
     allowed.update(hits)
-    del columns
     return diffs
 
 
@@ -347,24 +374,31 @@ def compare(real: Sequence[Conversation], mock: Sequence[Conversation],
         (rs, rbeats), (ms, mbeats) = _server_packets(rp), _server_packets(mp)
         hb_real += len(rbeats)
         hb_mock += len(mbeats)
-        for i in range(max(len(rs), len(ms))):
-            a = rs[i] if i < len(rs) else None
-            b = ms[i] if i < len(ms) else None
-            if a is None or b is None:
-                present = a or b
-                assert present is not None
-                rep.differences.append(PacketDiff(
-                    rc.index, i, a[0] if a else None, b[0] if b else None,
-                    [FieldDiff("packet", _label(a[0]) if a else "(none: the server sent no "
-                               "more)", _label(b[0]) if b else "(none: the mock sent no more)")],
-                    rsrc, msrc))
+        matcher = difflib.SequenceMatcher(None, [_label(p) for p, _ in rs],
+                                          [_label(p) for p, _ in ms], autojunk=False)
+        shifted: PacketDecoded | None = None  # the request whose answer lost or got packets
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+                for k in range(i2 - i1):
+                    (a, req), (b, _) = rs[i1 + k], ms[j1 + k]
+                    rep.packets_compared += 1
+                    diffs = _compare_packets(a, b, req, rules, rep.allowed)
+                    if shifted is not None and shifted is req:
+                        # the sequence ids after a missing/extra packet: already reported
+                        diffs = [f for f in diffs if f.path != "packet_header.sequence_id"]
+                    if diffs:
+                        rep.differences.append(PacketDiff(
+                            rc.index, i1 + k, a, b, diffs, rsrc, msrc, mock_index=j1 + k,
+                            request=_request(req) if req is not None else ""))
                 continue
-            rep.packets_compared += 1
-            diffs = _compare_packets(a[0], b[0], a[1], [], rules, rep.allowed)
-            if diffs:
-                rep.differences.append(PacketDiff(rc.index, i, a[0], b[0], diffs, rsrc, msrc))
+            shifted = rs[i1][1] if i1 < i2 else (rs[i1 - 1][1] if 0 < i1 <= len(rs) else None)
+            rep.differences.append(PacketDiff(
+                rc.index, i1, rs[i1][0] if i1 < i2 else None, ms[j1][0] if j1 < j2 else None,
+                [FieldDiff("packets", _span(rs[i1:i2], "the real server"),
+                           _span(ms[j1:j2], "the mock"))], rsrc, msrc, mock_index=j1,
+                request=_first_request(rs[i1:i2] or ms[j1:j2])))
         for i, (a0, b0) in enumerate(zip(rbeats, mbeats, strict=False)):
-            diffs = _compare_packets(a0, b0, None, [], rules, rep.allowed)
+            diffs = _compare_packets(a0, b0, None, rules, rep.allowed)
             if diffs:
                 rep.differences.append(PacketDiff(rc.index, i, a0, b0, diffs, rsrc, msrc,
                                                   heartbeat=True))

@@ -28,6 +28,7 @@ for p in (HERE, HERE.parent, HERE.parents[1], HERE.parents[1] / "src"):
         sys.path.insert(0, str(p))
 
 from diff_support import (  # noqa: E402
+    TABLE_DDL,
     Source,
     pmr_session,
     raw_dump_session,
@@ -51,7 +52,6 @@ class Context:
         if self.replica is None:
             self.replica = start(self.workdir / "replica")
             sql(self.replica, "SET GLOBAL server_id = 2")
-            sql(self.replica, "SET GLOBAL rpl_semi_sync_slave_enabled = ON")
         return self.replica
 
     def close(self) -> None:
@@ -168,10 +168,12 @@ def connector_information_schema(ctx: Context) -> DiffReport:
 
 
 # ---------------------------------------------------------------------------- a MariaDB replica
-def _replica_session(ctx: Context, change: str, *, until: str = "",
-                     wait: Callable[[MariaDB], bool] | None = None,
+def _replica_session(ctx: Context, change: str, *, until: str = "", slave_pos: str = "",
+                     create_table: bool = False, semi_sync: bool = False,
                      live: Callable[[], None] | None = None) -> Callable[[str, int], object]:
-    """A real replica replicating through the relay until it has read everything."""
+    """A real replica replicating through the relay until it has read everything (or has
+    stopped at its UNTIL). Starting past the CREATE TABLE (``slave_pos``, a file position),
+    ``create_table`` creates the table on the replica first."""
     replica = ctx.get_replica()
 
     def caught_up() -> bool:
@@ -194,9 +196,17 @@ def _replica_session(ctx: Context, change: str, *, until: str = "",
     def run(host: str, port: int) -> object:
         sql(replica, "STOP SLAVE")
         sql(replica, "RESET SLAVE ALL")
+        sql(replica, f"SET GLOBAL rpl_semi_sync_slave_enabled = {'ON' if semi_sync else 'OFF'}")
         sql(replica, "DROP DATABASE IF EXISTS binlogscope_test")
         sql(replica, "CREATE DATABASE binlogscope_test")
-        sql(replica, "SET GLOBAL gtid_slave_pos = ''")
+        sql(replica, f"SET GLOBAL gtid_slave_pos = '{slave_pos}'")
+        if create_table:
+            conn = replica.connect(database="binlogscope_test")
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(TABLE_DDL)
+            finally:
+                conn.close()
         sql(replica, f"CHANGE MASTER TO MASTER_HOST='{host}', MASTER_PORT={port}, "
                      f"MASTER_USER='repl', MASTER_PASSWORD='replpass', MASTER_CONNECT_RETRY=1, "
                      f"{change}")
@@ -205,7 +215,7 @@ def _replica_session(ctx: Context, change: str, *, until: str = "",
             if step is not None:
                 step()
             deadline = time.monotonic() + 30
-            while not (wait or (lambda _r: caught_up()))(replica):
+            while not caught_up():
                 if time.monotonic() > deadline:
                     raise AssertionError("the replica did not catch up in 30 s")
                 time.sleep(0.1)
@@ -228,11 +238,12 @@ def replica_resume_mid_file(ctx: Context) -> DiffReport:
     pos = _event_positions(ctx.source.files[0])[6]  # a GTID event in the middle of the file
     return _diff(ctx, _replica_session(
         ctx, f"MASTER_LOG_FILE='{ctx.source.names[0]}', MASTER_LOG_POS={pos}, "
-             "MASTER_USE_GTID=no"))
+             "MASTER_USE_GTID=no", create_table=True))
 
 
 def replica_until_gtid(ctx: Context) -> DiffReport:
-    return _diff(ctx, _replica_session(ctx, "MASTER_USE_GTID=slave_pos",
+    return _diff(ctx, _replica_session(ctx, "MASTER_USE_GTID=slave_pos", slave_pos="0-1-2",
+                                       create_table=True,
                                        until="UNTIL master_gtid_pos = '0-1-6'"))
 
 
@@ -297,7 +308,7 @@ def _live_diff(ctx: Context, make_session: Callable[[Callable[[], None]],
 
 def replica_semi_sync_live(ctx: Context) -> DiffReport:
     def make(live: Callable[[], None]) -> Callable[[str, int], object]:
-        return _replica_session(ctx, "MASTER_USE_GTID=slave_pos", live=live)
+        return _replica_session(ctx, "MASTER_USE_GTID=slave_pos", live=live, semi_sync=True)
 
     return _live_diff(ctx, make, ["INSERT INTO items (id, name) VALUES (100, 'live')",
                                   "UPDATE items SET small = 1 WHERE id = 100"])
@@ -362,18 +373,28 @@ SCENARIOS: dict[str, Callable[[Context], DiffReport]] = {
 
 
 def make_context(workdir: Path) -> Context:
+    """The source server under ``workdir`` (started, and the workload run, unless a server is
+    already running there: ``--keep DIR`` reuses one between runs)."""
+    fresh = not (workdir / "source" / "server.env").exists()
     server = start(workdir / "source")
-    conn = server.connect()
-    run_workload(conn)
-    conn.close()
+    if fresh:
+        conn = server.connect()
+        run_workload(conn)
+        conn.close()
     settle_binlog(server)
     files = copy_binlogs(server.binlog_files(), workdir / "copies")
     return Context(Source(server, files), workdir)
 
 
 def main(argv: list[str]) -> int:
-    names = argv or list(SCENARIOS)
-    work = Path(tempfile.mkdtemp(prefix="mm-diff-scenarios-"))
+    """``[--keep DIR] [--verbose] [NAME ...]``: run the scenarios (all by default) and print
+    their reports; with --keep the servers stay up in DIR for the next run."""
+    keep = None
+    if argv[:1] == ["--keep"]:
+        keep, argv = Path(argv[1]), argv[2:]
+    verbose = "--verbose" in argv
+    names = [a for a in argv if a != "--verbose"] or list(SCENARIOS)
+    work = keep or Path(tempfile.mkdtemp(prefix="mm-diff-scenarios-"))
     ctx = make_context(work)
     bad = 0
     try:
@@ -386,12 +407,18 @@ def main(argv: list[str]) -> int:
                 bad += 1
                 continue
             bad += not rep.ok
-            print(f"##### {name} ({time.monotonic() - t:.1f} s)\n{rep.text(max_tree_lines=40)}\n",
+            print(f"##### {name} ({time.monotonic() - t:.1f} s)\n{rep.text(max_tree_lines=40)}",
                   flush=True)
+            if verbose:
+                for d in rep.differences[1:]:
+                    print(f"  {d.title()}: " + "; ".join(
+                        f"{f.path}: real {f.real[:80]} | mock {f.mock[:80]}" for f in d.fields))
+            print()
     finally:
-        ctx.close()
-        stop(ctx.source.server.dir)
-        shutil.rmtree(work, ignore_errors=True)
+        if keep is None:
+            ctx.close()
+            stop(ctx.source.server.dir)
+            shutil.rmtree(work, ignore_errors=True)
     return 1 if bad else 0
 
 
