@@ -16,7 +16,8 @@
 #
 # Environment overrides: MARIADB_MAX_BINLOG_SIZE (default 16M), MARIADB_BUFFER_POOL (default 64M),
 # MARIADB_START_TIMEOUT (seconds, default 60), MARIADBD (server binary), MARIADB_EXTRA_ARGS (more
-# server options, space-separated, e.g. --ssl-cert=... --ssl-key=...).
+# server options, space-separated, e.g. --ssl-cert=... --ssl-key=...), MARIADB_FIXED_PORT (this
+# port instead of a free one: a restart where its clients expect it).
 set -euo pipefail
 
 usage() { echo "usage: $0 start|stop|status DIR" >&2; exit 2; }
@@ -120,7 +121,7 @@ do_start() {
 
     local port attempt ok=0
     for attempt in 1 2 3 4 5; do
-        port=$(free_port)
+        port=${MARIADB_FIXED_PORT:-$(free_port)}
         rm -f "$PIDFILE" "$SOCK"
         : > "$ERRLOG"
         "$MARIADBD" --no-defaults \

@@ -48,7 +48,8 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
     r.add_argument("--semi-sync", action="store_true",
                    help="negotiate semi-sync and ACK the events the source asks for")
     r.add_argument("--state", metavar="FILE", help="persist the acked position here and resume "
-                   "from it (no event lost, none repeated)")
+                   "from it (nothing lost; with --out nothing repeated, on stdout at most the "
+                   "transaction in flight at a crash)")
     r.add_argument("--net-read-timeout", type=int, default=60, metavar="SECONDS")
     r.add_argument("--no-reconnect", action="store_true")
 
@@ -64,6 +65,9 @@ def add_live_parser(sub: Any) -> None:
     out.add_argument("--plain", action="store_true", help="the annotated stream as text")
     out.add_argument("--json", action="store_true", help="one JSON object per packet/event")
     f.add_argument("--brief", action="store_true", help="one line per packet, no field dump")
+    f.add_argument("--out", metavar="FILE", help="write the output to FILE; with --state it "
+                   "advances with the state at transaction boundaries (fsynced), and a restart "
+                   "cuts it back to what the state recorded: every event exactly once")
     f.add_argument("--record", metavar="FILE.pcapng", help="record every packet of the session "
                    "(both directions, timestamps) as pcapng; secrets redacted")
     f.add_argument("--record-raw", action="store_true",
@@ -77,7 +81,7 @@ def add_live_parser(sub: Any) -> None:
 
 def wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
     """The TUI opens on a terminal unless an output format was asked for (else --plain)."""
-    if args.json or args.plain or out is not sys.stdout:
+    if args.json or args.plain or getattr(args, "out", None) or out is not sys.stdout:
         return False
     return sys.stdin.isatty() and out.isatty()
 
@@ -113,7 +117,9 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
         net_read_timeout=args.net_read_timeout, reconnect=not args.no_reconnect,
         record_path=getattr(args, "record", None),
         record_raw=getattr(args, "record_raw", False),
-        stream_tree=not getattr(args, "json", False))
+        stream_tree=not getattr(args, "json", False),
+        out_path=getattr(args, "out", None) if args.state else None,
+        commit_each_txn=bool(args.state) and not getattr(args, "out", None))
 
 
 class Stopped(KeyboardInterrupt):
@@ -149,6 +155,33 @@ def stop_on_signals() -> dict[int, Any]:
     return previous
 
 
+def flag_on_signals(fired: list[int]) -> dict[int, Any]:
+    """Ctrl-C, SIGTERM and SIGHUP ask a run to stop at its next item (``fired`` gets the
+    signal number; the run ends cleanly there, with its last commit); a second one stops it
+    at once (:class:`Stopped`). Returns the handlers to put back."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def stop(signum: int, _frame: object) -> None:
+        if fired:
+            raise Stopped(signum)
+        fired.append(signum)
+
+    previous: dict[int, Any] = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            previous[signum] = signal.signal(signum, stop)
+    return previous
+
+
+def restore_signals(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+
+
 def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.drivers.live import LiveError, run_live
     from binlogscope.render.json_out import LineWriter, dumps_line
@@ -169,11 +202,41 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"{PROG}: error: {exc}", file=err)
             return 1
 
+    from binlogscope.drivers.live_output import CommittedOutput, OutputFileError
+
+    committed: CommittedOutput | None = None
+    stream: TextIO = out
+    if args.out:
+        try:
+            if args.state:
+                committed = CommittedOutput(args.out, args.state)
+                stream = committed.text
+                if committed.cut:
+                    print(f"{PROG}: {args.out}: cut {committed.cut} bytes written after the "
+                          "last commit; they are delivered again", file=err)
+            else:
+                stream = open(args.out, "x", encoding="utf-8",  # noqa: SIM115
+                              errors="backslashreplace", newline="\n")
+        except FileExistsError:
+            print(f"{PROG}: error: --out {args.out} exists; name a new file (with --state it "
+                  "is continued where the state left it)", file=err)
+            return 2
+        except (OSError, OutputFileError) as exc:
+            print(f"{PROG}: error: {exc}", file=err)
+            return 2
+    to_file = stream is not out
+
     # a live stream: every line shown within 0.1 s, written in chunks while events stream
-    lines = LineWriter(out, interactive=out.isatty(), flush_every=0.1)
+    # (a file: written in chunks, made durable by the commits)
+    lines = LineWriter(stream, interactive=not to_file and out.isatty(),
+                       flush_every=None if to_file else 0.1)
     add = lines.add
 
+    machine = bool(args.json) or to_file
+
     def consume(item: LiveItem) -> None:
+        if item.kind == "note" and machine:  # reconnects, the end of the dump: for people
+            print(f"{PROG}: {item.text}", file=err, flush=True)
         if args.json:
             obj = live_item_json(item)
             if obj is not None:
@@ -183,27 +246,40 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             text = live_item_text(item, args.brief)
             if text:
-                out.write("\n".join(text) + "\n")
-            out.flush()
+                stream.write("\n".join(text) + "\n")
+            if not to_file:
+                stream.flush()
+
+    def commit() -> int | None:
+        lines.flush()
+        if committed is not None:
+            return committed.commit()
+        stream.flush()
+        return None
 
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    previous = stop_on_signals()
+    fired: list[int] = []
+    previous = flag_on_signals(fired)
     try:
         try:
-            rep = run_live(settings, consume, count=args.count)
+            rep = run_live(settings, consume, count=args.count,
+                           commit=commit if settings.state_path else None,
+                           should_stop=lambda: bool(fired))
         finally:
             lines.close()
+            if to_file:
+                stream.close()
     except LiveError as exc:
         print(f"{PROG}: error: {exc}", file=err)
         return 1
-    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: state and recording closed
+    except KeyboardInterrupt as exc:  # a second signal: the last commit stands
         return 128 + getattr(exc, "signum", signal.SIGINT)
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        restore_signals(previous)
     if rep.error:
         print(f"{PROG}: error: {rep.error}", file=err)
         return 1
+    if fired:  # Ctrl-C, SIGTERM, SIGHUP: ended cleanly, state and recording closed
+        return 128 + fired[0]
     return 0
-

@@ -85,8 +85,14 @@ class LiveReplica:
         self._release_every = max(1, min(128, settings.store_size // 2))
         self._state_dirty = False
         self._state_saved = 0.0
+        #: ack_upto saves the state by itself (off when the consumer commits its output with
+        #: the state: :func:`run_live` with ``commit``)
+        self.auto_save = True
+        #: asked while no item arrives: True ends :meth:`batches` (a stop signal)
+        self.should_stop: Callable[[], bool] | None = None
         self.batch: list[LiveItem] = []  # fetched, not yet in the store
-        if self.state.log_file and not settings.start and not settings.gtid:
+        if self.state.log_file and (settings.out_path is not None
+                                    or (not settings.start and not settings.gtid)):
             self.resume: RestartPoint | None = RestartPoint(
                 self.state.log_file, self.state.log_pos, self.state.skip, self.state.gtid_set)
         else:
@@ -118,8 +124,11 @@ class LiveReplica:
                     batch = self.store.get_many(512, 0)
                     if not batch:
                         self._release()
-                        self.save_state()
+                        if self.auto_save:
+                            self.save_state()
                         return
+                elif self.should_stop is not None and self.should_stop():
+                    return
                 else:
                     continue
             yield batch
@@ -138,7 +147,8 @@ class LiveReplica:
         if restart is not None:
             self.acked_pos = restart
             self._state_dirty = True
-            if self.s.state_path and (self.s.state_interval <= 0 or time.monotonic()
+            if self.s.state_path and self.auto_save and (
+                    self.s.state_interval <= 0 or time.monotonic()
                                       - self._state_saved >= self.s.state_interval):
                 self.save_state()
 
@@ -148,8 +158,10 @@ class LiveReplica:
             self.store.ack(c)
             self._released = c
 
-    def save_state(self) -> None:
-        """Write the last acked position to the --state file (atomically), if it changed."""
+    def save_state(self, out_length: int | None = None, *, durable: bool = True) -> None:
+        """Write the last acked position to the --state file (atomically), if it changed;
+        ``out_length``: the length of the ``--out`` file that holds exactly the output up to
+        that position (written, flushed and fsynced by the caller before this)."""
         rp = self.acked_pos
         if not self.s.state_path or rp is None or not self._state_dirty:
             return
@@ -157,7 +169,9 @@ class LiveReplica:
         st.log_file, st.log_pos = rp.log_file, rp.log_pos
         st.skip, st.gtid_set = rp.skip, rp.gtid_set
         st.server_id = self.server_id
-        st.save(self.s.state_path)
+        if out_length is not None:
+            st.out_length = out_length
+        st.save(self.s.state_path, durable=durable)
         self._state_dirty = False
         self._state_saved = time.monotonic()
 
@@ -199,6 +213,7 @@ class LiveReplica:
     def _run(self) -> None:
         try:
             delay = 0.5
+            attempts = 0  # reconnects since the stream last moved on
             while not self.stop_event.is_set():
                 try:
                     self._session_once()
@@ -210,15 +225,22 @@ class LiveReplica:
                 except (OSError, TimeoutError, ConnectionError) as exc:
                     if self.stop_event.is_set():
                         return
-                    if not self.s.reconnect or self.reconnects >= self.s.max_reconnects \
-                            or self.fetch_pos.log_file is None:
+                    rp = self.fetch_pos.restart_point()
+                    if rp.log_file is None:
+                        rp = self.resume or rp
+                    if rp != self.resume:  # the stream moved on since the last (re)connect
+                        attempts, delay = 0, 0.5
+                    if not self.s.reconnect or attempts >= self.s.max_reconnects \
+                            or rp.log_file is None:
                         msg = connect_error(self.s.conn, exc)
+                        if attempts:
+                            msg += f" (gave up after {attempts} reconnects)"
                         self.error = msg
                         self.put(LiveItem("error", text=msg))
                         return
+                    attempts += 1
                     self.reconnects += 1
-                    rp = self.fetch_pos.restart_point()
-                    self.note(f"connection lost ({exc}); reconnect {self.reconnects}/"
+                    self.note(f"connection lost ({exc}); reconnect {attempts}/"
                               f"{self.s.max_reconnects} in {delay:.1f}s, resuming at "
                               f"{rp.log_file}:{rp.log_pos} (+{rp.skip} delivered)")
                     self.resume = rp
@@ -300,19 +322,36 @@ def _is_real_event(item: LiveItem) -> bool:
     return h is not None and not h.flags & 0x20 and h.log_pos != 0
 
 
+Commit = Callable[[], "int | None"]
+
+
 def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
-             count: int | None = None) -> LiveReplica:
-    """Run a replica until the dump ends, ``count`` delivered events, or an error.
+             count: int | None = None, *, commit: Commit | None = None,
+             should_stop: Callable[[], bool] | None = None) -> LiveReplica:
+    """Run a replica until the dump ends, ``count`` delivered events, ``should_stop()`` or an
+    error.
+
+    ``commit`` (with a ``--state`` file): the consumer's output and the state advance
+    together. ``commit()`` writes out (and, for a file, fsyncs) everything consumed so far
+    and returns the output's length (None for a stream); the state is saved after it, with
+    that length. Commits happen at transaction boundaries: after every transaction with
+    ``settings.commit_each_txn`` (a stream: a crash repeats at most the transaction in
+    flight), else at most every ``settings.state_interval`` seconds (a file: a restart cuts
+    it back to the length the state holds, so nothing repeats); and once more when the run
+    ends cleanly. An interrupt (KeyboardInterrupt) saves nothing more: the last commit stands.
 
     While it runs, the cyclic garbage collector runs less often (``gc_tuning``: the thresholds
     are process-wide, and put back when it returns)."""
     rep = LiveReplica(settings)
+    rep.should_stop = should_stop
     with fewer_gc_passes():  # the process streams for a while: see binlogscope.gc_tuning
-        return _run(rep, settings, consume, count)
+        if commit is not None and settings.state_path:
+            return _run_committed(rep, settings, consume, count, commit, should_stop)
+        return _run(rep, settings, consume, count, should_stop)
 
 
 def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[LiveItem], None],
-         count: int | None) -> LiveReplica:
+         count: int | None, should_stop: Callable[[], bool] | None = None) -> LiveReplica:
     rep.start()
     delivered = 0
     # acked a batch at a time (one ack per store batch instead of one per item), unless the
@@ -325,6 +364,9 @@ def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[LiveItem],
             done = False
             try:
                 for cursor, item in batch:
+                    if should_stop is not None and should_stop():
+                        done = True
+                        break
                     if item.deliver:
                         consume(item)
                     if per_item:
@@ -343,12 +385,75 @@ def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[LiveItem],
                     rep.ack_upto(last, restart)
             if done:
                 break
+            if should_stop is not None and should_stop():
+                break
     finally:
         rep.stop()
         rep.join(5)
         rep.save_state()
         if rep.recorder is not None:
             rep.recorder.close()
+    return rep
+
+
+def _run_committed(rep: LiveReplica, settings: LiveSettings,
+                   consume: Callable[[LiveItem], None], count: int | None, commit: Commit,
+                   should_stop: Callable[[], bool] | None) -> LiveReplica:
+    """:func:`run_live` with ``commit``: see there."""
+    rep.auto_save = False
+    each_txn = settings.commit_each_txn
+    durable = not each_txn
+    interval = settings.state_interval
+    last_commit = time.monotonic()
+    delivered = 0
+    clean = False
+
+    committed: tuple[str | None, int | None] = (None, None)
+
+    def checkpoint() -> None:
+        nonlocal committed
+        length = commit()
+        rep.save_state(length, durable=durable)
+        if rep.acked_pos is not None:
+            committed = (rep.acked_pos.log_file, rep.acked_pos.log_pos)
+
+    rep.start()
+    try:
+        for batch in rep.batches():
+            done = False
+            for cursor, item in batch:
+                if should_stop is not None and should_stop():
+                    done = True
+                    break
+                if item.deliver:
+                    consume(item)
+                r = item.restart
+                if r is None:
+                    rep.ack_upto(cursor, None)
+                else:
+                    rep.ack_upto(cursor, r)
+                    if r.skip == 0 and (r.log_file, r.log_pos) != committed:  # a boundary
+                        now = time.monotonic() if not each_txn else 0.0
+                        if each_txn or now - last_commit >= interval:
+                            checkpoint()
+                            last_commit = now
+                if count is not None and item.deliver and _is_real_event(item):
+                    delivered += 1
+                    if delivered >= count:
+                        done = True
+                        break
+            if done or (should_stop is not None and should_stop()):
+                break
+        clean = True
+    finally:
+        rep.stop()
+        rep.join(5)
+        try:
+            if clean:  # the exact position of the last consumed item (skip inside a txn)
+                checkpoint()
+        finally:
+            if rep.recorder is not None:
+                rep.recorder.close()
     return rep
 
 

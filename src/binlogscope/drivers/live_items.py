@@ -70,6 +70,12 @@ class LiveSettings:
     state_interval: float = 0.25
     record_path: str | None = None
     record_raw: bool = False
+    #: ``live --out FILE``: a state file holding a position (and the output's length) wins
+    #: over --start/--gtid, which only say where the output's first run starts
+    out_path: str | None = None
+    #: save the state after every transaction (the consumer's output is flushed first), so
+    #: a crash repeats at most the transaction in flight (``live --state`` on stdout)
+    commit_each_txn: bool = False
     #: build the annotated tree for stream packets (the TUI and --plain need it; --json and
     #: exporters do not: every value is still decoded, only the Nodes are skipped)
     stream_tree: bool = True

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 _HEARTBEATS = (27, 41)  # HEARTBEAT_LOG_EVENT, HEARTBEAT_LOG_EVENT_V2
 _BATCH = 256  # items handed to the store at once
+#: ERR codes that end a dump because the connection goes, not because the request is wrong:
+#: ER_SERVER_SHUTDOWN, ER_CONNECTION_KILLED (MariaDB), ER_QUERY_INTERRUPTED, ER_NET_* read
+#: and write errors and timeouts
+_LOST = frozenset((1053, 1927, 1317, 1158, 1159, 1160, 1161, 2013))
 
 
 def stream(rep: LiveReplica, rd: Connection) -> None:
@@ -58,9 +62,11 @@ def stream(rep: LiveReplica, rd: Connection) -> None:
                 if ev.direction == Peer.SERVER:
                     v = ev.value
                     if ev.kind == "err" and isinstance(v, ErrPacket):
+                        if v.error_code in _LOST:  # killed, shutting down: reconnect
+                            raise ConnectionError(err_text(v, "the source ended the dump"))
                         raise LiveError(err_text(v, "the source ended the dump"))
                     if rd.session.phase == Phase.COMMAND:
-                        rep.note("end of the binlog (non-blocking dump)")
+                        _ended(rep, "EOF")
                         return
                 continue
             # a damaged event (truncated, bad checksum) is shown but does not move the
@@ -99,9 +105,19 @@ def _ack(rep: LiveReplica, rd: Connection, log_pos: int) -> None:
 
 def _closed(rep: LiveReplica, rd: Connection) -> None:
     if rd.session.phase == Phase.COMMAND:
-        rep.note("the source ended the dump (end of the binlog, non-blocking)")
+        _ended(rep, "the connection closed")
         return
     raise ConnectionError("the source closed the connection")
+
+
+def _ended(rep: LiveReplica, how: str) -> None:
+    """The source ended the dump (``how``): the end of a non-blocking dump; for a blocking
+    dump a lost connection (a clean shutdown of the source sends EOF or closes), which the
+    replica's loop reconnects."""
+    if rep.s.non_blocking:
+        rep.note(f"end of the binlog (non-blocking dump; {how})")
+        return
+    raise ConnectionError(f"the source ended the blocking dump ({how}; shutting down?)")
 
 
 __all__ = ["stream"]

@@ -1,8 +1,11 @@
 """The replica's restart point, persisted atomically (``--state FILE``).
 
-Holds the position of the last event a consumer acked (binlog file, position, GTID set) and the
-replica's stable ``slave_uuid``. Written to a temporary file in the same directory, fsynced, then
-renamed over the old one, so a crash leaves either the old or the new state, never half of one.
+Holds the position of the last event a consumer acked (binlog file, position, GTID set), the
+replica's stable ``slave_uuid`` and, for ``live --out FILE``, the length of the output that goes
+with that position (``out_length``: a restart cuts the output back to it). Written to a
+temporary file in the same directory, fsynced, renamed over the old one and the directory
+fsynced, so a crash (even of the machine) leaves either the old or the new state, never half of
+one.
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ class ReplicaState:
     gtid_set: str | None = None
     slave_uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
     server_id: int | None = None
+    #: bytes of the ``--out`` file that hold exactly the events up to this position
+    out_length: int | None = None
 
     @classmethod
     def load(cls, path: str | Path) -> ReplicaState:
@@ -92,12 +97,17 @@ class ReplicaState:
             raise StateFileError(f"state file {p}: 'log_file' without 'log_pos'")
         if known.get("log_pos") is not None and known.get("log_file") is None:
             raise StateFileError(f"state file {p}: 'log_pos' without 'log_file'")
-        if known.get("log_file") is None and known.get("gtid_set") is None:
+        if known.get("log_file") is None and known.get("gtid_set") is None \
+                and known.get("out_length") is None:
             raise StateFileError(f"state file {p} holds no position "
                                  "(neither 'log_file'/'log_pos' nor 'gtid_set')")
         return cls(**known)
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | Path, *, durable: bool = True) -> None:
+        """Replace ``path`` atomically (temporary file + rename). ``durable``: fsync the file
+        before the rename and the directory after it, so the new state survives a crash of the
+        machine too (without: only a crash of the process; the ``live`` stdout mode, which
+        saves after every transaction)."""
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=str(p.parent))
@@ -105,12 +115,30 @@ class ReplicaState:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(asdict(self), f, indent=2, sort_keys=True)
                 f.write("\n")
-                f.flush()
-                os.fsync(f.fileno())
+                if durable:
+                    f.flush()
+                    os.fsync(f.fileno())
             os.replace(tmp, p)
+            if durable:
+                fsync_dir(p.parent)
         except BaseException:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
             raise
+
+
+def fsync_dir(directory: str | Path) -> None:
+    """fsync a directory (a rename in it is durable afterwards); a no-op where directories
+    cannot be opened (Windows)."""
+    try:
+        fd = os.open(str(directory), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

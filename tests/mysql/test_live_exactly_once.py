@@ -1,0 +1,304 @@
+"""``live --state`` against a real MariaDB under ``kill -9`` and server-side KILLs.
+
+A 20,000-row workload runs while two ``binlogscope live --json`` processes follow it, one
+writing ``--out FILE``, one writing to stdout; each is killed with SIGKILL at 30 random
+moments and restarted with the same command, and the server KILLs their dump connections now
+and then. The union of the outputs must equal the binlog (``binlogscope file --json`` of the
+server's binlog file): for ``--out`` every event exactly once, in order; for stdout every event,
+repeats only of the transaction a killed run had in flight.
+
+A second test stops the server cleanly under a blocking ``live`` and starts it again: the end of
+the dump is a lost connection, the client reconnects and resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.mysql, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+ROWS = 20_000
+KILLS = 30
+
+
+def _env(db: Any, home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["MYSQL_PWD"] = db.repl_password
+    env["HOME"] = str(home)
+    env["PYTHONPATH"] = f"{REPO / 'src'}{os.pathsep}{REPO}"
+    return env
+
+
+def _live_cmd(db: Any, port: int, *args: str) -> list[str]:
+    return [sys.executable, "-m", "binlogscope", "live", "--json", "--host", db.host,
+            "--port", str(port), "-u", db.repl_user, "--ssl-mode", "DISABLED", *args]
+
+
+def _master_status(db: Any) -> tuple[str, int]:
+    c = db.connect()
+    try:
+        with c.cursor() as cur:
+            cur.execute("SHOW MASTER STATUS")
+            name, pos = cur.fetchone()[:2]
+            return str(name), int(pos)
+    finally:
+        c.close()
+
+
+def _events(lines: list[str], first_file: str) -> list[tuple[str, int, str]]:
+    """(binlog file, log_pos, event type) of every real binlog event in JSON lines, in order
+    (the dump's artificial events and heartbeats left out)."""
+    out = []
+    for line in lines:
+        if not line.strip():
+            continue
+        o = json.loads(line)
+        if o.get("kind") != "binlog_event" or o.get("direction") != "server":
+            continue
+        if not o.get("log_pos") or int(o.get("flags") or 0) & 0x20:
+            continue
+        if o.get("event_type") in ("HEARTBEAT_LOG_EVENT", "HEARTBEAT_LOG_EVENT_V2"):
+            continue
+        out.append((str(o.get("binlog_file") or first_file), int(o["log_pos"]),
+                    str(o["event_type"])))
+    return out
+
+
+def _binlog_events(db: Any, name: str, start: int) -> list[tuple[str, int, str]]:
+    path = next(p for p in db.binlog_files() if p.name == name)
+    p = subprocess.run([sys.executable, "-m", "binlogscope", "file", "--json", str(path)],
+                       capture_output=True, text=True, env=_env(db, db.dir), timeout=120,
+                       check=True)
+    out = []
+    for line in p.stdout.splitlines():
+        o = json.loads(line)
+        if o.get("offset", 0) >= start and o.get("event_type") != "ROTATE_EVENT":
+            out.append((name, int(o["log_pos"]), str(o["event_type"])))
+    return out
+
+
+def _workload(db: Any, stop: threading.Event, done: threading.Event, seconds: float) -> None:
+    """ROWS row changes in transactions of 1..40 (inserts, some updates and deletes), spread
+    over about ``seconds``."""
+    rng = random.Random(16)
+    c = db.connect(autocommit=False)
+    changed = next_id = 0
+    t0 = time.monotonic()
+    try:
+        with c.cursor() as cur:
+            while changed < ROWS and not stop.is_set():
+                n = min(rng.randint(1, 40), ROWS - changed)
+                kind = rng.random()
+                if kind < 0.15 and next_id > n:
+                    lo = rng.randint(0, next_id - n)
+                    changed += cur.execute(f"UPDATE eo SET v = CONCAT(v, 'u') WHERE id >= {lo} "
+                                           f"ORDER BY id LIMIT {n}")
+                elif kind < 0.2 and next_id > n:
+                    changed += cur.execute(f"DELETE FROM eo WHERE id >= {rng.randint(0, next_id)} "
+                                           f"ORDER BY id LIMIT {n}")
+                else:
+                    vals = ",".join(f"({next_id + i}, 'r{next_id + i}')" for i in range(n))
+                    changed += cur.execute(f"INSERT INTO eo VALUES {vals}")
+                    next_id += n
+                c.commit()
+                ahead = changed / ROWS * seconds - (time.monotonic() - t0)
+                if ahead > 0:
+                    time.sleep(ahead)
+    finally:
+        c.close()
+        done.set()
+
+
+def _kill_dump_threads(db: Any) -> int:
+    """KILL every binlog dump connection on the server (the clients must reconnect)."""
+    n = 0
+    c = db.connect()
+    try:
+        with c.cursor() as cur:
+            cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE "
+                        "'Binlog Dump%'")
+            for (tid,) in cur.fetchall():
+                try:
+                    cur.execute(f"KILL {int(tid)}")
+                    n += 1
+                except Exception:  # gone meanwhile
+                    pass
+    finally:
+        c.close()
+    return n
+
+
+def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
+        mariadb: Any, tmp_path: Path) -> None:
+    c = mariadb.connect()
+    with c.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS eo")
+        cur.execute("CREATE TABLE eo (id INT PRIMARY KEY, v VARCHAR(60))")
+    c.close()
+    name, pos = _master_status(mariadb)
+    out_file, state_f, state_s = tmp_path / "out.jsonl", tmp_path / "f.state", tmp_path / "s.state"
+    env = _env(mariadb, tmp_path)
+    stop, done = threading.Event(), threading.Event()
+    server_kills = 0
+    work = threading.Thread(target=_workload, args=(mariadb, stop, done, 30.0), daemon=True)
+    work.start()
+    rng = random.Random(1616)
+    runs: list[list[str]] = []  # the stdout process's output, per run
+    errs: list[str] = []
+    t0 = time.monotonic()
+    try:
+        for k in range(KILLS):
+            f_proc = subprocess.Popen(
+                _live_cmd(mariadb, mariadb.port, "--start", f"{name}:{pos}", "--state",
+                          str(state_f), "--out", str(out_file)),
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                stdin=subprocess.DEVNULL)
+            s_out = tmp_path / f"stdout-{k}.jsonl"
+            start = [] if state_s.exists() else ["--start", f"{name}:{pos}"]
+            with open(s_out, "w") as fh:
+                s_proc = subprocess.Popen(
+                    _live_cmd(mariadb, mariadb.port, *start, "--state", str(state_s)),
+                    stdout=fh, stderr=subprocess.PIPE, text=True, env=env,
+                    stdin=subprocess.DEVNULL)
+            time.sleep(rng.uniform(0.4, 1.6))
+            if k % 3 == 1:  # the server KILLs their connections; they reconnect and go on
+                time.sleep(0.5)  # (connected by now)
+                server_kills += _kill_dump_threads(mariadb)
+                time.sleep(rng.uniform(0.6, 1.2))
+            for p in (f_proc, s_proc):
+                assert p.poll() is None, p.communicate()[1]  # still following the stream
+                p.send_signal(signal.SIGKILL)
+                errs.append(p.communicate(timeout=30)[1])
+            runs.append(s_out.read_text().splitlines())
+        assert done.wait(120), "the workload did not finish"
+        # the last runs: to the end of the binlog, and they end there (exit 0)
+        for args, dest in (((("--start", f"{name}:{pos}", "--state", str(state_f), "--out",
+                               str(out_file))), None),
+                           ((("--state", str(state_s))), tmp_path / "stdout-last.jsonl")):
+            with open(dest or os.devnull, "w") as fh:
+                p = subprocess.run(_live_cmd(mariadb, mariadb.port, "--non-blocking", *args),
+                                   stdout=fh, stderr=subprocess.PIPE, text=True, env=env,
+                                   timeout=120, stdin=subprocess.DEVNULL)
+            assert p.returncode == 0, p.stderr
+        runs.append((tmp_path / "stdout-last.jsonl").read_text().splitlines())
+    finally:
+        stop.set()
+        work.join(30)
+    elapsed = time.monotonic() - t0
+    assert _master_status(mariadb)[0] == name, "the binlog rotated during the test"
+    want = _binlog_events(mariadb, name, pos)
+    rows = sum(1 for e in want if e[2].endswith("ROWS_EVENT") or "ROWS_EVENT" in e[2])
+    assert rows >= 1000 and len(want) > 3000, (rows, len(want))
+    assert "Traceback" not in "".join(errs)
+
+    # --out FILE: every event exactly once, in order
+    got = _events(out_file.read_text().splitlines(), name)
+    dups = len(got) - len(set(got))
+    assert dups == 0, f"{dups} events repeated in --out"
+    assert got == want
+
+    # stdout: every event; a repeat only of the transaction a killed run had in flight
+    per_run = [_events(r, name) for r in runs]
+    union: list[tuple[str, int, str]] = []
+    seen: set[tuple[str, int, str]] = set()
+    repeated = 0
+    for i, evs in enumerate(per_run):
+        assert len(evs) == len(set(evs)), f"run {i} repeated events within itself"
+        later = {e for r in per_run[i + 1:] for e in r}
+        again = [e for e in evs if e in later]
+        if again:
+            # the in-flight transaction: from the last transaction start of this run on
+            starts = [j for j, e in enumerate(evs) if e[2] in ("GTID_EVENT", "GTID_LOG_EVENT")]
+            last_txn = set(evs[starts[-1]:]) if starts else set(evs)
+            assert set(again) <= last_txn, f"run {i} repeated events of earlier transactions"
+            repeated += len(again)
+        for e in evs:
+            if e not in seen:
+                seen.add(e)
+                union.append(e)
+    assert union == want
+    reconnects = sum(e.count("reconnect") for e in errs)
+    print(f"\n{len(want)} events ({ROWS} row changes), {KILLS} kill -9 of each process, "
+          f"{server_kills} server-side KILLs, {reconnects} reconnects noted; --out: 0 "
+          f"repeated; stdout: {repeated} repeated (in-flight transactions only); "
+          f"{elapsed:.0f} s")
+    assert server_kills >= KILLS // 3 and reconnects >= KILLS // 3
+
+
+def _written_ids(path: Path) -> list[int]:
+    ids = []
+    for line in path.read_text().splitlines():
+        o = json.loads(line)
+        if o.get("kind") == "binlog_event" and str(o.get("event_type", "")).startswith(
+                "WRITE_ROWS"):
+            ids.extend(int(r["after"]["id"]) for r in o.get("rows") or [])
+    return ids
+
+
+def test_clean_server_restart_under_a_blocking_dump_reconnects_and_resumes(
+        tmp_path: Path) -> None:
+    """The server shuts down cleanly (the blocking dump ends) and comes back on the same
+    port: the client reconnects with backoff, resumes from its position, misses nothing and
+    repeats nothing."""
+    from mariadb_server import ServerStartError, start, stop
+
+    d = tmp_path / "server"
+    try:
+        db = start(d)
+    except ServerStartError as exc:  # pragma: no cover - the mariadb fixture fails the same way
+        pytest.fail(str(exc))
+    proc: subprocess.Popen[str] | None = None
+    try:
+        c = db.connect()
+        with c.cursor() as cur:
+            cur.execute("CREATE TABLE rs (id INT PRIMARY KEY)")
+        c.close()
+        name, pos = _master_status(db)
+        out, state = tmp_path / "out.jsonl", tmp_path / "state.json"
+        proc = subprocess.Popen(
+            _live_cmd(db, db.port, "--start", f"{name}:{pos}", "--state", str(state),
+                      "--out", str(out)),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env=_env(db, tmp_path), stdin=subprocess.DEVNULL)
+
+        def insert(lo: int, hi: int) -> None:
+            c = db.connect()
+            with c.cursor() as cur:
+                for k in range(lo, hi, 10):
+                    cur.execute("INSERT INTO rs VALUES " + ",".join(
+                        f"({i})" for i in range(k, min(k + 10, hi))))
+            c.close()
+
+        insert(0, 100)
+        time.sleep(1.5)
+        stop(d)  # a clean shutdown: the server ends the dump
+        time.sleep(1.0)
+        db = start(d, extra_env={"MARIADB_FIXED_PORT": str(db.port)})
+        insert(100, 200)
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and len(set(_written_ids(out))) < 200:
+            assert proc.poll() is None, proc.communicate()[1]
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        err = proc.communicate(timeout=30)[1]
+        assert proc.returncode == 128 + signal.SIGTERM, err
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        stop(d)
+    assert "ended the blocking dump" in err and "reconnect 1/" in err, err
+    assert "Traceback" not in err
+    assert _written_ids(out) == list(range(200)), err
