@@ -298,6 +298,10 @@ def _label(p: PacketDecoded) -> str:
     return p.kind
 
 
+def _text(v: object) -> str:
+    return v.decode("utf-8", "replace") if isinstance(v, bytes | bytearray) else str(v)
+
+
 def _compare_packets(r: PacketDecoded, m: PacketDecoded, request: PacketDecoded | None,
                      rules: Sequence[Allowance],
                      allowed: Counter[str]) -> list[FieldDiff]:
@@ -320,7 +324,11 @@ def _compare_packets(r: PacketDecoded, m: PacketDecoded, request: PacketDecoded 
         if a.path.startswith("text_row."):
             column = a.path[len("text_row."):]
             if i > 0 and column.lower() == "value" and rl[i - 1].path.startswith("text_row."):
-                column = str(rl[i - 1].node.value)  # SHOW VARIABLES: the variable's name
+                column = _text(rl[i - 1].node.value)  # SHOW VARIABLES: the variable's name
+        elif a.path == "column_definition41.column_length":
+            # a column's declared length follows its value's length (VERSION(), @@hostname)
+            name = next((x for x in rl if x.path == "column_definition41.name"), None)
+            column = _text(name.node.value) if name is not None else None
         ctx = FieldContext(a.path, a, b, r, request, column)
         rule = next((x.name for x in rules if x.test(ctx)), None)
         if rule is not None:

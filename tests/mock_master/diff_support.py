@@ -128,7 +128,7 @@ def pmr_session(*, blocking: bool = False, stop_after: int | None = None,
 
         s = BinLogStreamReader(
             connection_settings={"host": host, "port": port, "user": "repl",
-                                 "passwd": "replpass"},
+                                 "password": "replpass"},
             server_id=4242, blocking=blocking, **kw)
         seen: list[str] = []
         beats = 0

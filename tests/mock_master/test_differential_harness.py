@@ -131,3 +131,36 @@ def test_mock_master_diff_command_exits_1_on_a_difference(
     differs = diff(bad)  # the "real" side corrupts a checksum, the command's mock does not
     assert differs.returncode == 1, differs.stdout + differs.stderr
     assert "binlog_event.event.checksum" in differs.stdout
+
+
+def test_identity_strings_are_allowed_and_other_values_are_not() -> None:
+    """Two servers of different versions: the greeting's version, VERSION() and the `version`
+    variable are allowed differences; a different @@server_id is a difference."""
+    def session(host: str, port: int) -> object:
+        import pymysql
+
+        conn = pymysql.connect(host=host, port=port, user="repl", password="replpass")
+        try:
+            with conn.cursor() as cur:
+                out = []
+                for q in ("SELECT VERSION()", "SHOW GLOBAL VARIABLES LIKE 'version'",
+                          "SELECT @@server_id"):
+                    cur.execute(q)
+                    out.append(cur.fetchall())
+                return out
+        finally:
+            conn.close()
+
+    def mock(**kw: object) -> ThreadedMockMaster:
+        return ThreadedMockMaster(Scenario(sources=[BinlogSource([capture(WORKLOAD)])],
+                                           users=[User("repl", "replpass")], **kw))  # type: ignore[arg-type]
+
+    with mock() as a, mock(server_version="10.11.99-MariaDB-log", server_id=2) as b:
+        rep, _, _ = differential(session, (a.host, a.port), mock=(b.host, b.port))
+    # the greeting, VERSION()'s column length and value, the `version` variable
+    assert rep.allowed["server_version"] == 4, rep.text()
+    assert [(d.index, [f.path for f in d.fields]) for d in rep.differences] == [
+        (rep.differences[0].index, ["text_row.@@server_id"])]
+    assert rep.differences[0].fields[0].real == "'1'"
+    assert rep.differences[0].fields[0].mock == "'2'"
+    assert "SELECT @@server_id" in rep.differences[0].title()
