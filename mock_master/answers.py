@@ -4,6 +4,9 @@ Column definitions (type, charset, length, flags, decimals) follow what MariaDB 
 captured from a real server: ``@@var`` strings are VAR_STRING sized ``chars x mbmaxlen`` of the
 connection charset with decimals 39, integers LONGLONG/binary/21, user variables LONG_BLOB,
 ``SHOW VARIABLES`` columns come from ``information_schema.SESSION_VARIABLES``, and so on.
+Queries about tables (information_schema, SHOW CREATE TABLE, SHOW [FULL] COLUMNS, DESCRIBE)
+are parsed with sqlglot and answered by :mod:`mock_master.info_schema` from the schema
+knowledge (:mod:`mock_master.schema_sources`); ``binlog_gtid_pos()`` from the served files.
 A query nothing here knows gets an ERR (and the server logs it) - add an answer in the scenario.
 """
 
@@ -15,8 +18,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
 from binlogscope.wire.handshake import ErrPacket, OkPacket
 from binlogscope.wire.results import ColumnDefinition41, TextRow
+from mock_master.info_schema import (
+    IS_TABLES,
+    QueryError,
+    UnsupportedError,
+    is_col,
+    privileges_for,
+    select_information_schema,
+    show_create_table,
+)
+from mock_master.schema_ddl import MariaDBDialect
+from mock_master.schema_model import columns_row
+from mock_master.schema_sources import SchemaKnowledge
 
 # MYSQL_TYPE_* codes
 T_LONG, T_LONGLONG, T_VAR_STRING, T_BLOB, T_LONG_BLOB = 3, 8, 253, 252, 251
@@ -38,6 +57,8 @@ class Answer:
     ok: OkPacket | None = None
     err: ErrPacket | None = None
     extra_status: int = 0
+    #: a line for the run log (a statement answered with an error it may not deserve)
+    note: str | None = None
 
 
 def _b(v: Any) -> bytes | None:
@@ -175,41 +196,6 @@ _SHOW_VARS = re.compile(
 _VAR_REF = re.compile(r"^@@(?:(global|session|local)\.)?([A-Za-z_][A-Za-z0-9_]*)$",
                       re.IGNORECASE)
 _USER_VAR = re.compile(r"^@`?([A-Za-z_][A-Za-z0-9_$.]*)`?$")
-_INFO_COLS = re.compile(
-    r"^\s*SELECT\s+(.*?)\s+FROM\s+(information_schema\.(?:columns))(?:\s+(?:AS\s+)?\w+)?\s+"
-    r"WHERE\s+(.*?)\s*(?:ORDER\s+BY\s+.*)?$", re.IGNORECASE | re.DOTALL)
-
-_INFO_COLUMN_SHAPES: dict[str, tuple[str, int, int]] = {
-    # name -> (kind, chars/length, flags)
-    "TABLE_CATALOG": ("s", 512, NOT_NULL | NO_DEFAULT),
-    "TABLE_SCHEMA": ("s", 64, NOT_NULL | NO_DEFAULT),
-    "TABLE_NAME": ("s", 64, NOT_NULL | NO_DEFAULT),
-    "COLUMN_NAME": ("s", 64, NOT_NULL | NO_DEFAULT),
-    "ORDINAL_POSITION": ("i", 21, NOT_NULL | UNSIGNED | NO_DEFAULT),
-    "COLUMN_DEFAULT": ("b", 196605, BLOB_FLAG | NO_DEFAULT),
-    "IS_NULLABLE": ("s", 3, NOT_NULL | NO_DEFAULT),
-    "DATA_TYPE": ("s", 64, NOT_NULL | NO_DEFAULT),
-    "CHARACTER_MAXIMUM_LENGTH": ("i", 21, UNSIGNED | NO_DEFAULT),
-    "CHARACTER_OCTET_LENGTH": ("i", 21, UNSIGNED | NO_DEFAULT),
-    "NUMERIC_PRECISION": ("i", 21, UNSIGNED | NO_DEFAULT),
-    "NUMERIC_SCALE": ("i", 21, UNSIGNED | NO_DEFAULT),
-    "DATETIME_PRECISION": ("i", 21, UNSIGNED | NO_DEFAULT),
-    "CHARACTER_SET_NAME": ("s", 32, NO_DEFAULT),
-    "COLLATION_NAME": ("s", 64, NO_DEFAULT),
-    "COLUMN_TYPE": ("b", 196605, NOT_NULL | BLOB_FLAG | NO_DEFAULT),
-    "COLUMN_KEY": ("s", 3, NOT_NULL | NO_DEFAULT),
-    "EXTRA": ("s", 80, NOT_NULL | NO_DEFAULT),
-    "PRIVILEGES": ("s", 80, NOT_NULL | NO_DEFAULT),
-    "COLUMN_COMMENT": ("s", 1024, NOT_NULL | NO_DEFAULT),
-}
-
-_TYPE_NAMES = {1: "tinyint", 2: "smallint", 3: "int", 4: "float", 5: "double", 7: "timestamp",
-               8: "bigint", 9: "mediumint", 10: "date", 11: "time", 12: "datetime", 13: "year",
-               15: "varchar", 16: "bit", 17: "timestamp", 18: "datetime", 19: "time",
-               245: "json", 246: "decimal", 247: "enum", 248: "set", 252: "blob",
-               253: "varchar", 254: "char", 255: "geometry"}
-
-
 @dataclass
 class QueryContext:
     """Per-connection state the answers read and change."""
@@ -228,13 +214,16 @@ class Answerer:
 
     def __init__(self, flavor: str, variables: dict[str, Variable],
                  binlogs: Callable[[], list[tuple[str, int]]],
-                 tables: Callable[[], dict[tuple[str, str], list[dict[str, Any]]]],
-                 custom: list[tuple[re.Pattern[str], Any]] | None = None) -> None:
+                 knowledge: Callable[[], SchemaKnowledge],
+                 custom: list[tuple[re.Pattern[str], Any]] | None = None,
+                 gtid_pos: Callable[[str, int], str | None] | None = None) -> None:
         self.flavor = flavor
         self.variables = variables
         self.binlogs = binlogs
-        self.tables = tables
+        self.knowledge = knowledge
         self.custom = custom or []
+        #: binlog_gtid_pos(file, pos): the GTID state at that point of the served files
+        self.gtid_pos = gtid_pos
 
     # ---------------------------------------------------------------- entry
     def answer(self, query: str, ctx: QueryContext) -> Answer | None:
@@ -255,9 +244,10 @@ class Answerer:
         m = _SHOW_VARS.match(q)
         if m:
             return self._show_variables(m.group(2), m.group(3), ctx)
-        m = _INFO_COLS.match(q)
-        if m:
-            return self._info_columns(m.group(1), m.group(2), m.group(3), ctx)
+        if (up.startswith(("SELECT ", "(SELECT ")) and " FROM " in up) or up.startswith(
+                ("SHOW CREATE TABLE ", "SHOW COLUMNS ", "SHOW FULL COLUMNS ", "SHOW FIELDS ",
+                 "SHOW FULL FIELDS ", "DESC ", "DESCRIBE ")):
+            return self._about_tables(q, ctx)
         if up.startswith("SELECT ") and " FROM " not in up:
             return self._select(q[7:], ctx)
         if up.startswith(("USE ", "COMMIT", "ROLLBACK", "BEGIN", "START TRANSACTION")):
@@ -343,6 +333,8 @@ class Answerer:
             return v, string_col(name, 141, cs, flags=NOT_NULL)
         if up in ("CONNECTION_ID()",):
             return 1, int_col(name, 10, NOT_NULL | UNSIGNED | BINARY)
+        if up.startswith("BINLOG_GTID_POS("):
+            return self._binlog_gtid_pos(e, ctx)
         if up == "NULL":
             return None, ColumnDefinition41(name, 6, "", "", "", "", "def", 63, 0, BINARY, 0)
         if re.fullmatch(r"-?\d+", e):
@@ -440,49 +432,139 @@ class Answerer:
             out = [(n, s, "No") for n, s in out]
         return Answer(cols, rows(*out))
 
-    def _info_columns(self, select: str, table_ref: str, where: str, ctx: QueryContext
-                      ) -> Answer:
+    # ---------------------------------------------------------------- tables
+    def _about_tables(self, q: str, ctx: QueryContext) -> Answer:
+        """information_schema SELECTs, SHOW CREATE TABLE, SHOW COLUMNS, DESCRIBE."""
+        try:
+            stmt = sqlglot.parse_one(q, read=MariaDBDialect)
+        except SqlglotError as exc:
+            return _unsupported(q, f"the SQL parser cannot read it ({str(exc).splitlines()[0]})")
+        k = self.knowledge()
+        try:
+            if isinstance(stmt, exp.Select):
+                return self._select_from(stmt, q, ctx, k)
+            if isinstance(stmt, exp.Show) and str(stmt.name).upper() == "CREATE TABLE":
+                return self._show_create(stmt, ctx, k)
+            if isinstance(stmt, exp.Show) and str(stmt.name).upper() == "COLUMNS":
+                t = self._table(stmt.args.get("target"), stmt.args.get("db"), ctx, k)
+                like = stmt.args.get("like")
+                return self._show_columns(t, bool(stmt.args.get("full")),
+                                          like.name if like is not None else None, ctx)
+            if isinstance(stmt, exp.Describe) and isinstance(stmt.this, exp.Table):
+                t = self._table(stmt.this.this, stmt.this.args.get("db"), ctx, k)
+                return self._show_columns(t, False, None, ctx)
+        except QueryError as e:
+            return Answer(err=e.err)
+        except UnsupportedError as e:
+            return _unsupported(q, str(e))
+        return _unsupported(q, "statement form not supported")
+
+    def _select_from(self, stmt: exp.Select, q: str, ctx: QueryContext, k: SchemaKnowledge
+                     ) -> Answer:
+        src = stmt.args.get("from_") or stmt.args.get("from")
+        t = src.this if src is not None else None
+        if isinstance(t, exp.Table) and t.db.lower() == "information_schema":
+            cols, out = select_information_schema(stmt, k, ctx.charset, ctx.user, [])
+            return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
+        if isinstance(t, exp.Table) and not stmt.args.get("joins"):
+            table = self._table(t.this, t.args.get("db"), ctx, k)
+            raise UnsupportedError(f"table data of {table.schema}.{table.name} (the mock master "
+                              "serves binlogs, not tables)")
+        raise UnsupportedError("SELECT over more than one table")
+
+    def _table(self, name: Any, db: Any, ctx: QueryContext, k: SchemaKnowledge) -> Any:
+        """The known table, or the server's error for an unknown one (1046, 1146)."""
+        tname = name.name if isinstance(name, exp.Expression) else str(name or "")
+        schema = db.name if isinstance(db, exp.Expression) else (db or ctx.database)
+        if not schema:
+            raise QueryError(1046, "No database selected", "3D000")
+        if schema.lower() == "information_schema" and tname.upper() in IS_TABLES:
+            raise UnsupportedError(f"SHOW/DESCRIBE of information_schema.{tname}")
+        t = k.find(schema, tname)
+        if t is None:
+            why = ("its TABLE_MAPs carry no column names" if (schema, tname) in k.unnamed
+                   else "no DDL, scenario schema or TABLE_MAP describes it")
+            note = f"unknown table {schema}.{tname} ({why}): ERR 1146"
+            if note not in k.notes:
+                k.notes.append(note)
+            raise QueryError(1146, f"Table '{schema}.{tname}' doesn't exist", "42S02")
+        return t
+
+    def _show_create(self, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> Answer:
+        t = self._table(stmt.args.get("target"), stmt.args.get("db"), ctx, k)
+        text = show_create_table(t)
         cs = ctx.charset
-        alias_table = table_ref.split(".", 1)[1]
-        conds = {k.lower(): v for k, v in re.findall(
-            r"(table_schema|table_name)\s*=\s*'([^']*)'", where, re.IGNORECASE)}
-        names = [s.strip() for s in _split_top(select, ",")]
-        if names == ["*"]:
-            names = list(_INFO_COLUMN_SHAPES)
-        cols: list[ColumnDefinition41] = []
-        keys: list[str] = []
-        for n in names:
-            expr, alias = _split_alias(n)
-            key = expr.strip("`").upper()
-            shape = _INFO_COLUMN_SHAPES.get(key)
-            if shape is None:
-                return err(1054, f"Unknown column '{expr}' in 'field list'", "42S22")
-            kind, length, flags = shape
-            label = alias or expr.strip("`")
-            if kind == "i":
-                cols.append(int_col(label, length, flags, schema="information_schema",
-                                    table=alias_table, org_table="COLUMNS", org_name=key))
-            else:
-                cols.append(string_col(label, length, cs, flags=flags, decimals=0,
-                                       schema="information_schema", table=alias_table,
-                                       org_table="COLUMNS", org_name=key,
-                                       type_code=T_BLOB if kind == "b" else T_VAR_STRING))
-            keys.append(key)
-        out: list[tuple[Any, ...]] = []
-        for (schema, table), columns in sorted(self.tables().items()):
-            if "table_schema" in conds and conds["table_schema"] != schema:
+        mb = MBMAXLEN.get(cs, 4)
+        cols = [ColumnDefinition41("Table", T_VAR_STRING, "", "", "", "", "def", cs, 64 * mb,
+                                   NOT_NULL, 39),
+                ColumnDefinition41("Create Table", T_VAR_STRING, "", "", "", "", "def", cs,
+                                   max(len(text), 1024) * mb, NOT_NULL, 39)]
+        return Answer(cols, rows((t.name, text)))
+
+    def _show_columns(self, t: Any, full: bool, like: str | None, ctx: QueryContext
+                      ) -> Answer:
+        spec = {s[0]: s for s in IS_TABLES["COLUMNS"]}
+        names = [("Field", "COLUMN_NAME"), ("Type", "COLUMN_TYPE")]
+        if full:
+            names.append(("Collation", "COLLATION_NAME"))
+        names += [("Null", "IS_NULLABLE"), ("Key", "COLUMN_KEY"), ("Default", "COLUMN_DEFAULT"),
+                  ("Extra", "EXTRA")]
+        if full:
+            names += [("Privileges", "PRIVILEGES"), ("Comment", "COLUMN_COMMENT")]
+        cols = [is_col(*spec[org], ctx.charset, label=label, table_label="COLUMNS",
+                       org_table="COLUMNS") for label, org in names]
+        out = []
+        pat = None
+        if like is not None:
+            pat = re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c)
+                                     for c in like), re.IGNORECASE)
+        for i, c in enumerate(t.columns, start=1):
+            if pat is not None and not pat.fullmatch(c.name):
                 continue
-            if "table_name" in conds and conds["table_name"] != table:
-                continue
-            for i, c in enumerate(columns, start=1):
-                info = {"TABLE_CATALOG": "def", "TABLE_SCHEMA": schema, "TABLE_NAME": table,
-                        "ORDINAL_POSITION": i, "IS_NULLABLE": "YES", "COLUMN_KEY": "",
-                        "EXTRA": "", "PRIVILEGES": "select", "COLUMN_COMMENT": "",
-                        "COLUMN_DEFAULT": None, "CHARACTER_SET_NAME": None,
-                        "COLLATION_NAME": None}
-                info.update({k.upper(): v for k, v in c.items()})
-                out.append(tuple(info.get(k) for k in keys))
-        return Answer(cols, rows(*out))
+            r = columns_row(t, c, i, privileges_for(ctx.user))
+            d = r["COLUMN_DEFAULT"]
+            # SHOW COLUMNS shows the default unquoted, and NULL for 'NULL'
+            if d == "NULL":
+                d = None
+            elif d is not None and len(d) >= 2 and d[0] == d[-1] == "'":
+                d = d[1:-1].replace("''", "'")
+            r["COLUMN_DEFAULT"] = d
+            out.append(tuple(r[org] for _, org in names))
+        return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
+
+    def _binlog_gtid_pos(self, e: str, ctx: QueryContext
+                         ) -> tuple[Any, ColumnDefinition41 | None] | Answer:
+        try:
+            node = sqlglot.parse_one(e, read=MariaDBDialect)
+        except SqlglotError:
+            return _syntax_error(e[:80])
+        args = list(node.expressions) if isinstance(node, exp.Anonymous) else []
+        if self.flavor != "mariadb":
+            if not ctx.database:
+                return err(1046, "No database selected", "3D000")
+            return err(1305, f"FUNCTION {ctx.database}.binlog_gtid_pos does not exist", "42000")
+        if len(args) != 2:
+            return err(1582, "Incorrect parameter count in the call to native function "
+                       "'binlog_gtid_pos'", "42000")
+        vals = []
+        for a in args:
+            if not isinstance(a, exp.Literal):
+                return _unsupported(e, "binlog_gtid_pos() of an expression")
+            vals.append(a.name)
+        try:
+            pos = int(vals[1])
+        except ValueError:
+            pos = 0
+        v = self.gtid_pos(vals[0], pos) if self.gtid_pos is not None else None
+        cs = ctx.charset
+        return v, ColumnDefinition41(e, T_LONG_BLOB, "", "", "", "", "def", cs,
+                                     16777216 * MBMAXLEN.get(cs, 4), 0, 39)
+
+def _unsupported(q: str, why: str) -> Answer:
+    """A statement the mock master cannot answer: ERR 1105 saying why, and a log line."""
+    return Answer(err=ErrPacket(1105, f"mock master: cannot answer this statement: {why}; add "
+                                "an answer to the scenario's [[answers]]", "HY000"),
+                  note=f"unsupported statement ({why}): {q[:200]!r}")
 
 
 def _syntax_error(near: str) -> Answer:
@@ -561,15 +643,3 @@ def custom_answer(spec: Any, ctx: QueryContext) -> Answer:
                 cols.append(string_col(str(c), 64, ctx.charset))
         return Answer(cols, rows(*[tuple(r) for r in spec.get("rows", [])]))
     return Answer(ok=OkPacket(affected_rows=int(spec.get("affected_rows", 0))))
-
-
-def columns_from_types(cols: list[tuple[str, int]]) -> list[dict[str, Any]]:
-    """information_schema rows for columns known only by name and type code."""
-    out = []
-    for name, code in cols:
-        dtype = _TYPE_NAMES.get(code, "varchar")
-        d: dict[str, Any] = {"COLUMN_NAME": name, "DATA_TYPE": dtype, "COLUMN_TYPE": dtype}
-        if code in (15, 253, 254, 252):
-            d.update(CHARACTER_SET_NAME="utf8mb4", COLLATION_NAME="utf8mb4_general_ci")
-        out.append(d)
-    return out

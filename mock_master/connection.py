@@ -41,6 +41,7 @@ from binlogscope.wire.handshake import (
 from binlogscope.wire.replication import SemiSyncAck
 from mock_master.answers import Answer, QueryContext
 from mock_master.faults import Action
+from mock_master.prepared import STMT_COMMANDS, PreparedStatements
 from mock_master.runlog import ClientLog, Closed
 from mock_master.scenarios import User
 
@@ -88,6 +89,7 @@ class Connection:
         self.ack_event = asyncio.Event()
         self.semi_fallback = False
         self.ack_timeout = master.scenario.ack_timeout
+        self.prepared = PreparedStatements(self)
 
     # ---------------------------------------------------------------- raw IO
     async def _recv(self) -> bytes:
@@ -186,6 +188,10 @@ class Connection:
 
     def send(self, value: Any) -> None:
         self.write(self.session.send(value))
+
+    def send_raw(self, payload: bytes) -> None:
+        """A payload the session does not encode (prepared-statement replies), framed."""
+        self.write(self.session.send_raw(payload))
 
     # ---------------------------------------------------------------- connection phase
     async def run(self) -> None:
@@ -357,6 +363,8 @@ class Connection:
                 self.on_ack(SemiSyncAck(int.from_bytes(v.arguments[:8], "little"),
                                         v.arguments[8:].decode("utf-8", "replace")))
                 continue
+            elif isinstance(v, SimpleCommand) and v.command in STMT_COMMANDS:
+                self.prepared.handle(v.command, v.arguments)
             elif isinstance(v, SimpleCommand):
                 if v.command == Command.COM_QUIT:
                     self.close("client (COM_QUIT)")
@@ -389,9 +397,18 @@ class Connection:
                 return Answer(ok=OkPacket())
         return Answer(err=ErrPacket(1094, f"Unknown thread id: {target}", "HY000"))
 
-    def _query(self, q: str) -> None:
-        self.log.queries.append(q)
+    def answer_query(self, q: str, *, log: bool = True) -> Answer | None:
+        """The answer to a query text (None: nothing knows it); its note logged."""
+        if log:
+            self.log.queries.append(q)
         ans: Answer | None = self._kill(q) or self.m.answerer.answer(q, self.ctx)
+        if ans is not None and ans.note:
+            self.log.unknown_queries.append(q)
+            self.m.log.notes.append(f"client {self.log.id}: {ans.note}")
+        return ans
+
+    def _query(self, q: str) -> None:
+        ans = self.answer_query(q)
         if ans is None:
             self.log.unknown_queries.append(q)
             self.m.log.notes.append(f"client {self.log.id}: unknown query {q!r}")

@@ -116,6 +116,11 @@ class Scenario:
     variables: dict[str, Any] = field(default_factory=dict)
     #: information_schema.COLUMNS rows per "schema.table" (default: learnt from TABLE_MAPs)
     schema: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: a DDL script (path, or the SQL itself) describing the tables: first in precedence
+    schema_ddl: str | None = None
+    #: a live server whose tables to describe: mysql://user@host:port[/db,...] (password in
+    #: $MOCK_MASTER_SCHEMA_PASSWORD); see mock_master.schema_sources
+    schema_from: str | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
     semi_sync: bool = True  # rpl_semi_sync_master_enabled
@@ -126,6 +131,18 @@ class Scenario:
     clear_in_use_flag: bool = True
     #: strip checksums for a client that asked for NONE (MySQL does; MariaDB sends them anyway)
     strip_checksums: bool | None = None
+
+    def schema_ddl_text(self) -> str | None:
+        """The scenario's DDL: ``schema_ddl`` read from its file, or as given when it is SQL."""
+        if self.schema_ddl is None:
+            return None
+        p = Path(self.schema_ddl)
+        if "\n" not in self.schema_ddl and ";" not in self.schema_ddl and p.is_file():
+            return p.read_text(encoding="utf-8")
+        if "\n" not in self.schema_ddl and not self.schema_ddl.lstrip().upper().startswith(
+                ("CREATE", "USE", "ALTER")):
+            raise ScenarioError(f"schema_ddl {self.schema_ddl!r}: no such file")
+        return self.schema_ddl
 
     def __post_init__(self) -> None:
         if self.flavor not in ("mariadb", "mysql"):
@@ -198,8 +215,9 @@ def _path(base: Path | None, v: Any) -> str:
 
 
 _TOP = {"flavor", "server_version", "server_id", "server_uuid", "users", "sources", "actions",
-        "answers", "variables", "schema", "tls_cert", "tls_key", "semi_sync",
-        "require_register", "ack_timeout", "log", "clear_in_use_flag", "strip_checksums"}
+        "answers", "variables", "schema", "schema_ddl", "schema_from", "tls_cert", "tls_key",
+        "semi_sync", "require_register", "ack_timeout", "log", "clear_in_use_flag",
+        "strip_checksums"}
 
 
 def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenario:
@@ -238,9 +256,13 @@ def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenar
         answers.append((str(q), ans))
     kw: dict[str, Any] = {k: data[k] for k in ("flavor", "server_version", "server_id",
                                                "server_uuid", "variables", "schema",
+                                               "schema_from",
                                                "semi_sync", "require_register", "ack_timeout",
                                                "clear_in_use_flag", "strip_checksums")
                           if k in data}
+    if "schema_ddl" in data:
+        ddl = str(data["schema_ddl"])
+        kw["schema_ddl"] = ddl if "\n" in ddl or ";" in ddl else _path(base, ddl)
     for k in ("tls_cert", "tls_key", "log"):
         if k in data:
             kw[k] = _path(base, data[k])

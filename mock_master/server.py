@@ -22,11 +22,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from mock_master.answers import Answerer, Variable, columns_from_types, default_variables
+from mock_master.answers import Answerer, Variable, default_variables
 from mock_master.connection import Connection
 from mock_master.faults import STREAM_ACTIONS, Action, apply_stream_actions
+from mock_master.gtid_pos import binlog_gtid_pos
 from mock_master.runlog import ClientLog, Closed, RunLog
 from mock_master.scenarios import Scenario
+from mock_master.schema_sources import SchemaKnowledge, build_knowledge
 from mock_master.sources import EventStream, dummy_event
 
 __all__ = ["ClientLog", "MockMaster", "RunLog", "ThreadedMockMaster", "dummy_event", "serve"]
@@ -83,7 +85,9 @@ class MockMaster:
         self.variables = variables
         custom = [(re.compile(p, re.IGNORECASE | re.DOTALL), spec)
                   for p, spec in scenario.answers]
-        self.answerer = Answerer(self.flavor, variables, self._binlogs, self._tables, custom)
+        self._knowledge: SchemaKnowledge | None = None
+        self.answerer = Answerer(self.flavor, variables, self._binlogs, self.knowledge, custom,
+                                 lambda name, pos: binlog_gtid_pos(self.stream, name, pos))
 
     # ---------------------------------------------------------------- facts for answers
     def _mysql_gtids(self) -> bool:
@@ -101,12 +105,18 @@ class MockMaster:
     def _binlogs(self) -> list[tuple[str, int]]:
         return [(f.name, f.size) for f in self.stream.files]
 
-    def _tables(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
-        out = {k: columns_from_types(v) for k, v in self.stream.tables.items()}
-        for key, cols in self.scenario.schema.items():
-            schema, _, table = key.partition(".")
-            out[(schema, table)] = [dict(c) for c in cols]
-        return out
+    def knowledge(self) -> SchemaKnowledge:
+        """What the answers know of the tables (built when a client first asks; see
+        mock_master.schema_sources); its notes go to the run log once."""
+        if self._knowledge is None:
+            sc = self.scenario
+            self._knowledge = build_knowledge(
+                self.stream, ddl=sc.schema_ddl_text(), schema_from=sc.schema_from,
+                columns_rows=sc.schema,
+                server_collation=str(self.variables["collation_server"].resolved()))
+            self.log.notes.extend(self._knowledge.notes)
+            self._knowledge.notes = self.log.notes
+        return self._knowledge
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self) -> int:

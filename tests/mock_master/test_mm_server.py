@@ -160,11 +160,20 @@ def test_setup_queries_have_the_real_column_definitions(serve_scenario: Any) -> 
     with pytest.raises(pymysql.err.OperationalError) as exc:
         cur.execute("SELECT @@server_uuid")
     assert exc.value.args == (1193, "Unknown system variable 'server_uuid'")
+    # what the server says for a table nobody described: no database / no such table
     with pytest.raises(pymysql.err.OperationalError) as ie:
         cur.execute("SELECT something FROM somewhere")
-    assert ie.value.args[0] == 1105
+    assert ie.value.args == (1046, "No database selected")
+    with pytest.raises(pymysql.err.ProgrammingError) as pe:
+        cur.execute("SELECT something FROM db.somewhere")
+    assert pe.value.args == (1146, "Table 'db.somewhere' doesn't exist")
+    assert any("unknown table db.somewhere" in n for n in mm.log.notes)
+    # a statement the mock master cannot evaluate: ERR 1105 saying why, and logged
+    with pytest.raises(pymysql.err.OperationalError) as ie:
+        cur.execute("SELECT COUNT(*) FROM information_schema.COLUMNS")
+    assert ie.value.args[0] == 1105 and "cannot answer" in ie.value.args[1]
     c.close()
-    assert mm.log.unknown_queries == ["SELECT something FROM somewhere"]
+    assert mm.log.unknown_queries == ["SELECT COUNT(*) FROM information_schema.COLUMNS"]
 
 
 def test_scenario_answers(serve_scenario: Any) -> None:

@@ -17,6 +17,8 @@ from mock_master.builder import EventBuilder
 from mock_master.faults import Action, apply_stream_actions
 from mock_master.loaders import load_binlog_files, load_pcap, load_recording, save_recording
 from mock_master.scenarios import ScenarioError, load_scenario
+from mock_master.schema_ddl import catalog_from_ddl
+from mock_master.schema_sources import SchemaKnowledge
 from mock_master.server import dummy_event
 from mock_master.sources import EventStream, split_file
 
@@ -209,8 +211,8 @@ def _answerer() -> Answerer:
     v = default_variables("mariadb", "10.11.19-MariaDB-log", 1, checksum=True, semi_sync=True,
                           gtid_pos="0-1-5", server_uuid="x", port=3306, basename="mysql-bin",
                           mysql_gtids=False)
-    return Answerer("mariadb", v, lambda: [("mysql-bin.000001", 1052)],
-                    lambda: {("db", "t"): [{"COLUMN_NAME": "id"}, {"COLUMN_NAME": "v"}]})
+    k = SchemaKnowledge(tables=catalog_from_ddl("CREATE TABLE db.t (id INT, v TEXT)").tables)
+    return Answerer("mariadb", v, lambda: [("mysql-bin.000001", 1052)], lambda: k)
 
 
 def test_answers_match_what_mariadb_sends() -> None:
@@ -255,4 +257,6 @@ def test_answers_match_what_mariadb_sends() -> None:
     assert r is not None and [x.values for x in r.rows] == [(b"id",), (b"v",)]
     assert (r.columns[0].schema, r.columns[0].org_table, r.columns[0].flags) == (
         "information_schema", "COLUMNS", 4097)
-    assert a.answer("SELECT bogus FROM nowhere", ctx) is None
+    r = a.answer("SELECT bogus FROM nowhere", ctx)
+    assert r is not None and r.err is not None and r.err.error_code == 1046
+    assert a.answer("SELECT bogus", ctx) is None

@@ -1,0 +1,621 @@
+"""DDL -> tables: CREATE / ALTER / RENAME / DROP TABLE (and CREATE/DROP DATABASE) read with sqlglot.
+
+Why a real SQL parser: DDL in the wild has quoted and back-quoted names with spaces and
+keywords, comments, ``DEFAULT 'a,b'`` strings holding commas and parentheses, ENUM members with
+escaped quotes, table options in any order, and ALTER statements with many actions. Regular
+expressions get some of these wrong silently; sqlglot's MySQL grammar (extended below with the
+MariaDB type names INET4/INET6/POINT/...) gives a syntax tree or fails loudly. A statement it
+cannot read is reported (``SchemaCatalog.notes``) and leaves the tables as they were.
+
+:class:`SchemaCatalog` holds the tables and, like Canal's table-meta history, a snapshot after
+every change keyed by the stream position (file index, event index) of the DDL that made it:
+``at(pos)`` is the schema a client saw at that point of the stream, ``tables`` the current one.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
+from sqlglot.errors import SqlglotError
+from sqlglot.tokenizer_core import TokenType
+
+from mock_master.schema_model import (
+    LOB_TYPES,
+    Column,
+    Index,
+    Table,
+    collation_charset,
+    default_collation,
+    mbmaxlen,
+    normalize_charset,
+    normalize_collation,
+)
+
+
+class MariaDBDialect(MySQL):
+    """sqlglot's MySQL dialect plus the type names only MariaDB has."""
+
+    class Tokenizer(MySQL.Tokenizer):
+        KEYWORDS = {  # noqa: RUF012 - sqlglot's extension point is this class attribute
+            **MySQL.Tokenizer.KEYWORDS,
+            "INET4": TokenType.IPV4, "INET6": TokenType.IPV6, "POINT": TokenType.POINT,
+            "LINESTRING": TokenType.LINESTRING, "POLYGON": TokenType.POLYGON,
+            "MULTIPOLYGON": TokenType.MULTIPOLYGON,
+            "MULTILINESTRING": TokenType.MULTILINESTRING,
+        }
+
+
+#: sqlglot type name -> (MariaDB DATA_TYPE, unsigned)
+_TYPES: dict[str, tuple[str, bool]] = {
+    "BOOLEAN": ("tinyint", False), "TINYINT": ("tinyint", False), "UTINYINT": ("tinyint", True),
+    "SMALLINT": ("smallint", False), "USMALLINT": ("smallint", True),
+    "MEDIUMINT": ("mediumint", False), "UMEDIUMINT": ("mediumint", True),
+    "INT": ("int", False), "UINT": ("int", True), "BIGINT": ("bigint", False),
+    "UBIGINT": ("bigint", True), "SERIAL": ("bigint", True),
+    "DECIMAL": ("decimal", False), "UDECIMAL": ("decimal", True),
+    "FLOAT": ("float", False), "UFLOAT": ("float", True),
+    "DOUBLE": ("double", False), "UDOUBLE": ("double", True), "BIT": ("bit", False),
+    "CHAR": ("char", False), "NCHAR": ("char", False), "VARCHAR": ("varchar", False),
+    "NVARCHAR": ("varchar", False), "BINARY": ("binary", False),
+    "VARBINARY": ("varbinary", False), "TINYTEXT": ("tinytext", False),
+    "TEXT": ("text", False), "MEDIUMTEXT": ("mediumtext", False),
+    "LONGTEXT": ("longtext", False), "TINYBLOB": ("tinyblob", False), "BLOB": ("blob", False),
+    "MEDIUMBLOB": ("mediumblob", False), "LONGBLOB": ("longblob", False),
+    "JSON": ("longtext", False), "ENUM": ("enum", False), "SET": ("set", False),
+    "DATE": ("date", False), "DATETIME": ("datetime", False), "DATETIME64": ("datetime", False),
+    "TIMESTAMP": ("timestamp", False), "TIMESTAMPTZ": ("timestamp", False),
+    "TIMESTAMPLTZ": ("timestamp", False), "TIME": ("time", False), "YEAR": ("year", False),
+    "GEOMETRY": ("geometry", False), "POINT": ("point", False),
+    "LINESTRING": ("linestring", False), "POLYGON": ("polygon", False),
+    "MULTIPOLYGON": ("multipolygon", False), "MULTILINESTRING": ("multilinestring", False),
+    "UUID": ("uuid", False), "IPV4": ("inet4", False), "IPV6": ("inet6", False),
+    "VECTOR": ("vector", False),
+}
+_NUMERIC = ("tinyint", "smallint", "mediumint", "int", "bigint", "decimal", "float", "double")
+
+
+class DdlError(ValueError):
+    """A statement the DDL reader cannot apply (the reason is the message)."""
+
+
+@dataclass
+class SchemaCatalog:
+    """Tables by (schema, name), database default collations, and the history of changes."""
+
+    tables: dict[tuple[str, str], Table] = field(default_factory=dict)
+    databases: dict[str, str] = field(default_factory=dict)  # schema -> default collation
+    server_collation: str = "utf8mb4_general_ci"
+    #: (position, {table: its definition after the change, None when dropped}) per change,
+    #: in stream order: only the tables a statement touched are copied
+    history: list[tuple[tuple[int, int], dict[tuple[str, str], Table | None]]] = \
+        field(default_factory=list)
+    #: what could not be read (one line each), for the run log
+    notes: list[str] = field(default_factory=list)
+    touched: set[tuple[str, str]] = field(default_factory=set)
+
+    def find(self, schema: str, name: str) -> Table | None:
+        return self.tables.get((schema, name))
+
+    def at(self, pos: tuple[int, int]) -> dict[tuple[str, str], Table]:
+        """The tables as they were just before stream position ``pos`` (file, event index)."""
+        state: dict[tuple[str, str], Table] = {}
+        for p, changes in self.history:
+            if p >= pos:
+                break
+            for key, t in changes.items():
+                if t is None:
+                    state.pop(key, None)
+                else:
+                    state[key] = t
+        return state
+
+    def snapshot(self, pos: tuple[int, int]) -> None:
+        """Record the tables the statements since the last snapshot touched."""
+        if self.touched:
+            self.history.append((pos, {k: copy.deepcopy(self.tables.get(k))
+                                       for k in sorted(self.touched)}))
+            self.touched.clear()
+
+    # ---------------------------------------------------------------- applying DDL
+    def apply_sql(self, sql: str, default_schema: str | None, *, origin: str,
+                  where: str = "") -> bool:
+        """Apply one statement if it is DDL this reader knows. False (and a note) when it is
+        DDL that could not be read; True otherwise (also for statements that are not DDL)."""
+        if not looks_like_ddl(sql):
+            return True
+        try:
+            parsed = sqlglot.parse(sql, read=MariaDBDialect)
+        except SqlglotError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self.notes.append(f"schema: cannot parse DDL{where}: {first}: {_short(sql)}")
+            return False
+        ok = True
+        for stmt in parsed:
+            if stmt is None:
+                continue
+            try:
+                self._apply(stmt, sql, default_schema, origin)
+            except DdlError as exc:
+                self.notes.append(f"schema: DDL not applied{where}: {exc}: {_short(sql)}")
+                ok = False
+            except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
+                # a tree shape this reader did not expect: the statement is skipped, said once
+                self.notes.append(f"schema: DDL not understood{where} ({type(exc).__name__}: "
+                                  f"{exc}): {_short(sql)}")
+                ok = False
+        return ok
+
+    def _apply(self, stmt: exp.Expr, sql: str, db: str | None, origin: str) -> None:
+        if isinstance(stmt, exp.Create):
+            kind = (stmt.args.get("kind") or "").upper()
+            if kind in ("DATABASE", "SCHEMA"):
+                name = stmt.this.name if isinstance(stmt.this, exp.Table) else \
+                    stmt.this.sql(dialect=MariaDBDialect)
+                coll = self._options_collation(stmt, self.server_collation)
+                self.databases[name] = coll
+                return
+            if kind != "TABLE":
+                return
+            self._create_table(stmt, sql, db, origin)
+        elif isinstance(stmt, exp.Alter):
+            if (stmt.args.get("kind") or "").upper() == "TABLE":
+                self._alter(stmt, db)
+        elif isinstance(stmt, exp.Drop):
+            kind = (stmt.args.get("kind") or "").upper()
+            if kind == "TABLE":
+                for t in stmt.args.get("tables") or [stmt.this]:
+                    key = self._key(t, db)
+                    self.touched.add(key)
+                    self.tables.pop(key, None)
+            elif kind in ("DATABASE", "SCHEMA"):
+                node = (stmt.args.get("tables") or [stmt.this])[0]
+                name = node.name if node is not None else ""
+                self.databases.pop(name, None)
+                for k in [k for k in self.tables if k[0] == name]:
+                    self.touched.add(k)
+                    del self.tables[k]
+        elif isinstance(stmt, exp.Command) and stmt.name.upper() == "RENAME":
+            self._rename(str(stmt.expression.this if stmt.expression else ""), db)
+        elif isinstance(stmt, exp.Command) and stmt.name.upper() in ("CREATE", "ALTER"):
+            raise DdlError("statement form not supported by the parser")
+
+    def _key(self, t: exp.Expression, db: str | None) -> tuple[str, str]:
+        if not isinstance(t, exp.Table):
+            raise DdlError(f"not a table name: {t.sql()}")
+        schema = t.db or db
+        if not schema:
+            raise DdlError(f"no database for table {t.name!r} (no USE before it)")
+        return schema, t.name
+
+    def _options_collation(self, stmt: exp.Expression, inherited: str) -> str:
+        charset = collation = None
+        props = stmt.args.get("properties")
+        for p in props.expressions if props is not None else []:
+            if isinstance(p, exp.CharacterSetProperty):
+                charset = normalize_charset(p.this.name)
+            elif isinstance(p, exp.CollateProperty):
+                collation = normalize_collation(p.this.name)
+        if collation:
+            return collation
+        if charset:
+            return default_collation(charset)
+        return inherited
+
+    def _create_table(self, stmt: exp.Create, sql: str, db: str | None, origin: str) -> None:
+        target = stmt.this
+        schema_node = target if isinstance(target, exp.Schema) else None
+        tnode = schema_node.this if schema_node is not None else target
+        key = self._key(tnode, db)
+        if stmt.args.get("exists") and key in self.tables:
+            return
+        props = stmt.args.get("properties")
+        like = next((p for p in (props.expressions if props is not None else [])
+                     if isinstance(p, exp.LikeProperty)), None)
+        if like is not None:
+            src = self.tables.get(self._key(like.this, db))
+            if src is None:
+                raise DdlError(f"CREATE TABLE ... LIKE an unknown table {like.this.sql()}")
+            t = copy.deepcopy(src)
+            t.schema, t.name, t.origin = key[0], key[1], origin
+            self.tables[key] = t
+            self.touched.add(key)
+            return
+        if schema_node is None:
+            raise DdlError("CREATE TABLE without a column list (CREATE ... SELECT)")
+        coll = self._options_collation(stmt, self.databases.get(key[0], self.server_collation))
+        t = Table(key[0], key[1], collation=coll, origin=origin, ddl=sql)
+        opts = []
+        for p in props.expressions if props is not None else []:
+            if isinstance(p, exp.EngineProperty):
+                t.engine = p.this.name
+            elif isinstance(p, exp.SchemaCommentProperty):
+                t.comment = p.this.name
+            elif isinstance(p, exp.Property) and not isinstance(
+                    p, exp.CharacterSetProperty | exp.CollateProperty | exp.AutoIncrementProperty):
+                opts.append(p.sql(dialect=MariaDBDialect).lower())
+        for item in schema_node.expressions:
+            if isinstance(item, exp.ColumnDef):
+                col = self._column(item, t)
+                t.columns.append(col)
+            else:
+                self._table_constraint(item, t)
+        self.tables[key] = t
+        self.touched.add(key)
+
+    def _column(self, cd: exp.ColumnDef, t: Table) -> Column:
+        kind = cd.args.get("kind")
+        if not isinstance(kind, exp.DataType):
+            raise DdlError(f"column {cd.name!r} without a type")
+        tname = kind.this.name if hasattr(kind.this, "name") else str(kind.this)
+        if tname not in _TYPES:
+            raise DdlError(f"column {cd.name!r}: type {kind.sql(dialect=MariaDBDialect)} not "
+                           "known to the DDL reader")
+        dtype, unsigned = _TYPES[tname]
+        params = [_int(p) for p in kind.expressions
+                  if not (isinstance(p, exp.Literal) and p.is_string)]
+        col = Column(cd.name, dtype, unsigned=unsigned)
+        if dtype in ("enum", "set"):
+            col.members = [p.name for p in kind.expressions]
+        elif dtype in ("datetime", "timestamp", "time"):
+            col.fsp = params[0] if params and params[0] is not None else 0
+        elif tname == "BOOLEAN":
+            col.length = 1
+        elif dtype in ("text", "blob") and params and params[0] is not None:
+            col.data_type = dtype = _lob_for(dtype, params[0])  # TEXT(n): the fitting type
+        elif dtype == "year" or dtype == "vector":
+            pass
+        else:
+            if params:
+                col.length = params[0]
+            if len(params) > 1:
+                col.scale = params[1]
+        if tname == "SERIAL":
+            col.nullable = False
+            col.extra = "auto_increment"
+            t.indexes.append(Index(cd.name, [cd.name], unique=True))
+        charset = collation = None
+        binary_attr = False
+        for cons in cd.constraints:
+            k = cons.kind
+            if isinstance(k, exp.NotNullColumnConstraint):
+                col.nullable = bool(k.args.get("allow_null"))
+            elif isinstance(k, exp.AutoIncrementColumnConstraint):
+                col.extra = _join(col.extra, "auto_increment")
+            elif isinstance(k, exp.DefaultColumnConstraint):
+                col.has_default = True
+                col.default = _default_text(k.this, col)
+            elif isinstance(k, exp.CharacterSetColumnConstraint):
+                charset = normalize_charset(k.this.name)
+            elif isinstance(k, exp.CollateColumnConstraint):
+                collation = normalize_collation(k.this.name)
+            elif isinstance(k, exp.CommentColumnConstraint):
+                col.comment = k.this.name
+            elif isinstance(k, exp.PrimaryKeyColumnConstraint):
+                col.nullable = False
+                t.indexes.insert(0, Index("PRIMARY", [cd.name], unique=True, primary=True))
+            elif isinstance(k, exp.UniqueColumnConstraint):
+                t.indexes.append(Index(cd.name, [cd.name], unique=True))
+            elif isinstance(k, exp.ZeroFillColumnConstraint):
+                col.zerofill = col.unsigned = True
+            elif isinstance(k, exp.BinaryColumnConstraint):
+                binary_attr = True
+            elif isinstance(k, exp.OnUpdateColumnConstraint):
+                col.extra = _join(col.extra, "on update " + _fn_text(k.this))
+            elif isinstance(k, exp.ComputedColumnConstraint):
+                col.extra = _join(col.extra, "STORED GENERATED" if k.args.get("persisted")
+                                  else "VIRTUAL GENERATED")
+            elif isinstance(k, exp.InvisibleColumnConstraint):
+                col.extra = _join(col.extra, "INVISIBLE")
+        if tname == "JSON":
+            charset, collation = "utf8mb4", "utf8mb4_bin"
+            col.json = True
+        if dtype in ("char", "varchar", "enum", "set", "tinytext", "text", "mediumtext",
+                     "longtext"):
+            if collation is None:
+                collation = default_collation(charset) if charset else t.collation
+                if binary_attr:
+                    collation = f"{charset or collation_charset(collation)}_bin"
+            col.collation = collation
+            col.charset = charset or collation_charset(collation)
+            if col.charset == "binary":  # CHAR(n) CHARACTER SET binary is BINARY(n)
+                col.data_type = {"char": "binary", "varchar": "varbinary"}.get(
+                    dtype, dtype.replace("text", "blob"))
+                col.charset = col.collation = None
+        if dtype not in _NUMERIC:
+            col.unsigned = False
+        return col
+
+    def _table_constraint(self, item: exp.Expression, t: Table) -> None:
+        if isinstance(item, exp.PrimaryKey):
+            cols, subs = _key_columns(item.expressions)
+            t.indexes.insert(0, Index("PRIMARY", cols, unique=True, primary=True,
+                                      sub_parts=subs))
+            for n in cols:
+                c = t.column(n)
+                if c is not None:
+                    c.nullable = False
+        elif isinstance(item, exp.UniqueColumnConstraint):
+            target = item.this
+            cols, subs = _key_columns(target.expressions if isinstance(target, exp.Schema)
+                                      else [])
+            name = target.this.name if isinstance(target, exp.Schema) and target.this \
+                else (cols[0] if cols else "")
+            t.indexes.append(Index(_unique_name(t, name), cols, unique=True, sub_parts=subs))
+        elif isinstance(item, exp.IndexColumnConstraint):
+            cols, subs = _key_columns(item.expressions)
+            kind = (item.args.get("kind") or "").upper()
+            name = item.this.name if item.this else (cols[0] if cols else "")
+            t.indexes.append(Index(_unique_name(t, name), cols, sub_parts=subs,
+                                   kind={"FULLTEXT": "FULLTEXT", "SPATIAL": "SPATIAL"}.get(
+                                       kind, "BTREE")))
+        elif isinstance(item, exp.Constraint):
+            for sub in item.expressions:
+                self._table_constraint(sub, t)
+        # FOREIGN KEY, CHECK...: not part of what the answers show
+
+    def _alter(self, stmt: exp.Alter, db: str | None) -> None:
+        key = self._key(stmt.this, db)
+        t = self.tables.get(key)
+        if t is None:
+            raise DdlError(f"ALTER TABLE of an unknown table {key[0]}.{key[1]}")
+        self.touched.add(key)
+        for action in stmt.args.get("actions") or []:
+            if isinstance(action, exp.ColumnDef):
+                self._place(t, self._column(action, t), action.args.get("position"))
+            elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() \
+                    == "COLUMN":
+                for c in action.args.get("tables") or []:
+                    col = t.column(c.name)
+                    if col is not None:
+                        t.columns.remove(col)
+                        for ix in t.indexes:
+                            ix.columns = [n for n in ix.columns if n.lower() != c.name.lower()]
+                        t.indexes = [ix for ix in t.indexes if ix.columns]
+            elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() \
+                    in ("INDEX", "KEY", "PRIMARY KEY"):
+                name = "PRIMARY" if (action.args.get("kind") or "").upper() == "PRIMARY KEY" \
+                    else action.this.name if action.this else ""
+                t.indexes = [ix for ix in t.indexes if not (
+                    (ix.primary and name.upper() == "PRIMARY") or ix.name == name)]
+            elif isinstance(action, exp.ModifyColumn):
+                cd = action.this
+                old = action.args.get("rename_from")
+                old_name = old.name if old is not None else cd.name
+                col = self._column(cd, t)
+                cur = t.column(old_name)
+                if cur is None:
+                    raise DdlError(f"unknown column {old_name!r} in ALTER TABLE {t.name}")
+                if t.key_of(cur) == "PRI":
+                    col.nullable = False
+                self._rename_in_indexes(t, old_name, col.name)
+                pos = action.args.get("position") or cd.args.get("position")
+                if pos is None:
+                    t.columns[t.columns.index(cur)] = col
+                else:
+                    t.columns.remove(cur)
+                    self._place(t, col, pos)
+            elif isinstance(action, exp.RenameColumn):
+                col = t.column(action.this.name)
+                if col is None:
+                    raise DdlError(f"unknown column {action.this.name!r} in RENAME COLUMN")
+                self._rename_in_indexes(t, col.name, action.args["to"].name)
+                col.name = action.args["to"].name
+            elif isinstance(action, exp.AlterRename):
+                new = self._key(action.this, key[0])
+                del self.tables[key]
+                t.schema, t.name = new
+                self.tables[new] = t
+                key = new
+                self.touched.add(new)
+            elif isinstance(action, exp.AddConstraint):
+                for c in action.expressions:
+                    self._table_constraint(c, t)
+            elif isinstance(action, exp.AlterColumn):
+                col = t.column(action.this.name)
+                if col is not None and "default" in action.args:
+                    d = action.args.get("default")
+                    col.has_default = d is not None
+                    col.default = _default_text(d, col) if d is not None else None
+                elif col is not None and action.args.get("drop"):
+                    col.has_default, col.default = True, None
+            elif isinstance(action, exp.Property | exp.Properties):
+                for p in action.expressions if isinstance(action, exp.Properties) else [action]:
+                    if isinstance(p, exp.EngineProperty):
+                        t.engine = p.this.name
+                    elif isinstance(p, exp.SchemaCommentProperty):
+                        t.comment = p.this.name
+            else:
+                raise DdlError(f"ALTER action not understood: {action.sql(dialect=MySQL)}")
+
+    @staticmethod
+    def _rename_in_indexes(t: Table, old: str, new: str) -> None:
+        for ix in t.indexes:
+            ix.columns = [new if n.lower() == old.lower() else n for n in ix.columns]
+
+    @staticmethod
+    def _place(t: Table, col: Column, pos: Any) -> None:
+        if isinstance(pos, exp.ColumnPosition):
+            if (pos.args.get("position") or "").upper() == "FIRST":
+                t.columns.insert(0, col)
+                return
+            after = t.column(pos.this.name) if pos.this is not None else None
+            if after is not None:
+                t.columns.insert(t.columns.index(after) + 1, col)
+                return
+        t.columns.append(col)
+
+    def _rename(self, text: str, db: str | None) -> None:
+        body = re.sub(r"^\s*TABLES?\s+", "", text, flags=re.IGNORECASE)
+        pairs = []
+        for part in _split_commas(body):
+            lr = re.split(r"\s+TO\s+", part.strip(), flags=re.IGNORECASE)
+            if len(lr) != 2:
+                raise DdlError("RENAME TABLE not understood")
+            pairs.append((self._name(lr[0], db), self._name(lr[1], db)))
+        for old, new in pairs:
+            t = self.tables.pop(old, None)
+            if t is None:
+                raise DdlError(f"RENAME of an unknown table {old[0]}.{old[1]}")
+            t.schema, t.name = new
+            self.tables[new] = t
+            self.touched.update((old, new))
+
+    def _name(self, text: str, db: str | None) -> tuple[str, str]:
+        try:
+            node = sqlglot.parse_one(f"SELECT 1 FROM {text}", read=MariaDBDialect)
+        except SqlglotError:
+            raise DdlError(f"bad table name {text!r}") from None
+        t = node.find(exp.Table)
+        if t is None:
+            raise DdlError(f"bad table name {text!r}")
+        return self._key(t, db)
+
+
+_DDL_RE = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(CREATE|ALTER|DROP|RENAME)\s+(?:OR\s+REPLACE\s+)?"
+                     r"(?:TEMPORARY\s+)?(?:ONLINE\s+|IGNORE\s+)?(TABLES?|DATABASE|SCHEMA)\b",
+                     re.IGNORECASE | re.DOTALL)
+
+
+def looks_like_ddl(sql: str) -> bool:
+    """Whether a statement is table/database DDL (only those are parsed)."""
+    return bool(_DDL_RE.match(sql))
+
+
+def _short(sql: str) -> str:
+    s = " ".join(sql.split())
+    return s if len(s) <= 160 else s[:157] + "..."
+
+
+def _int(node: exp.Expression) -> int | None:
+    v: Any = node.this if isinstance(node, exp.DataTypeParam) else node
+    try:
+        return int(v.name if isinstance(v, exp.Expr) else v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _lob_for(dtype: str, n: int) -> str:
+    base = "text" if dtype == "text" else "blob"
+    for prefix in ("tiny", "", "medium", "long"):
+        if n <= LOB_TYPES[prefix + base] // mbmaxlen("utf8mb4" if base == "text" else None):
+            return prefix + base
+    return "long" + base
+
+
+def _join(extra: str, word: str) -> str:
+    return f"{extra} {word}".strip()
+
+
+def _fn_text(node: exp.Expression) -> str:
+    """A function default as the server shows it: ``current_timestamp()``,
+    ``current_timestamp(6)``."""
+    if isinstance(node, exp.CurrentTimestamp | exp.CurrentDatetime):
+        arg = node.this
+        return f"current_timestamp({arg.name if arg is not None else ''})"
+    if isinstance(node, exp.Anonymous) and node.name.upper() == "NOW":
+        return "current_timestamp(" + ",".join(a.sql() for a in node.expressions) + ")"
+    return node.sql(dialect=MariaDBDialect).lower()
+
+
+def _default_text(node: exp.Expression, col: Column) -> str | None:
+    """COLUMN_DEFAULT: ``'NULL'``; a number as is; a string quoted for string/temporal types
+    (``'x'``), as a number for numeric ones; a function lowercased."""
+    if isinstance(node, exp.Null):
+        return "NULL"
+    if isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        return "-" + _number_text(node.this.name, col)
+    if isinstance(node, exp.Literal):
+        if col.data_type in _NUMERIC:
+            return _number_text(node.name, col)
+        if node.is_string:
+            return "'" + node.name.replace("'", "''") + "'"
+        return _number_text(node.name, col) if col.data_type not in (
+            "char", "varchar", "enum", "set") else "'" + node.name + "'"
+    if isinstance(node, exp.Boolean):
+        return "1" if node.this else "0"
+    return _fn_text(node)
+
+
+def _number_text(text: str, col: Column) -> str:
+    if col.data_type == "decimal":
+        scale = col.scale if col.scale is not None else 0
+        try:
+            return f"{float(text):.{scale}f}"
+        except ValueError:
+            return text
+    return text
+
+
+def _key_columns(parts: list[exp.Expression]) -> tuple[list[str], list[int | None]]:
+    cols: list[str] = []
+    subs: list[int | None] = []
+    for p in parts:
+        node = p.this if isinstance(p, exp.Ordered) else p
+        if isinstance(node, exp.Anonymous | exp.Func) and node.expressions:
+            cols.append(node.name)  # col(10): a prefix
+            subs.append(_int(node.expressions[0]))
+        else:
+            cols.append(node.name)
+            subs.append(None)
+    return cols, subs
+
+
+def _unique_name(t: Table, name: str) -> str:
+    names = {ix.name for ix in t.indexes}
+    if name not in names:
+        return name
+    n = 2
+    while f"{name}_{n}" in names:
+        n += 1
+    return f"{name}_{n}"
+
+
+def _split_commas(text: str) -> list[str]:
+    out, cur, q = [], [], None
+    for ch in text:
+        if q:
+            cur.append(ch)
+            if ch == q:
+                q = None
+        elif ch in "`'\"":
+            q = ch
+            cur.append(ch)
+        elif ch == ",":
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return [p for p in out if p.strip()]
+
+
+def catalog_from_ddl(text: str, *, default_schema: str | None = None,
+                     origin: str = "scenario") -> SchemaCatalog:
+    """A catalog from a DDL script (``CREATE DATABASE``/``USE``/``CREATE TABLE``...); the
+    statements are split by sqlglot, so semicolons inside strings are fine."""
+    cat = SchemaCatalog()
+    db = default_schema
+    try:
+        stmts = sqlglot.parse(text, read=MariaDBDialect)
+    except SqlglotError as exc:
+        raise DdlError(f"cannot parse the DDL: {str(exc).splitlines()[0]}") from None
+    for stmt in stmts:
+        if stmt is None:
+            continue
+        if isinstance(stmt, exp.Use):
+            db = stmt.this.name if stmt.this is not None else db
+            continue
+        sql = stmt.sql(dialect=MariaDBDialect)
+        try:
+            cat._apply(stmt, sql, db, origin)
+        except DdlError as exc:
+            cat.notes.append(f"schema: DDL not applied: {exc}: {_short(sql)}")
+    return cat

@@ -1,0 +1,273 @@
+"""Metadata answers of the mock master against a real MariaDB holding the same tables.
+
+The test creates tables on its own MariaDB (the session's ``mariadb`` fixture) with DDL that is
+later altered, renamed and dropped, takes the server's binlog files and serves copies with the
+mock master, which knows the tables only from the DDL in those files. Then the same client
+queries go to both: information_schema COLUMNS / TABLES / STATISTICS / KEY_COLUMN_USAGE,
+SHOW CREATE TABLE, SHOW [FULL] COLUMNS, ``binlog_gtid_pos()`` at every event boundary, and
+prepared statements (mysql-connector-python's prepared cursor, and the raw COM_STMT_* packets
+through pymysql's connection). Column definitions (every field) and values must be equal.
+
+Allowed differences (documented in mock_master/README.md): the statistics columns of
+information_schema.TABLES (rows, lengths, times, VERSION) and STATISTICS.CARDINALITY - the mock
+master has no table data; prepared statement ids (MariaDB numbers them server-wide).
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import pytest
+
+from mock_master.scenarios import BinlogSource, Scenario
+from mock_master.server import ThreadedMockMaster
+
+pytestmark = [pytest.mark.mysql, pytest.mark.network]
+
+DB = "mm_meta"
+DDL = [
+    f"DROP DATABASE IF EXISTS {DB}",
+    f"CREATE DATABASE {DB}",
+    f"USE {DB}",
+    """CREATE TABLE kinds (
+      id INT UNSIGNED NOT NULL AUTO_INCREMENT,
+      ti TINYINT, tu TINYINT UNSIGNED DEFAULT 7, si SMALLINT NOT NULL DEFAULT -1,
+      mi MEDIUMINT UNSIGNED, mis MEDIUMINT, bi BIGINT UNSIGNED, bs BIGINT, i5 INT(5) ZEROFILL,
+      bo BOOL DEFAULT 1, de DECIMAL(10,2) UNSIGNED DEFAULT 1.5, de2 DECIMAL(5,0), fl FLOAT,
+      db DOUBLE, bt BIT(5), e ENUM('x','y z','it''s') NOT NULL DEFAULT 'x', s SET('a','b','c'),
+      bl BLOB, tb TINYBLOB, mb MEDIUMBLOB, lb LONGBLOB, vb VARBINARY(10), bn BINARY(4),
+      la VARCHAR(10) CHARACTER SET latin1, lc CHAR(3) CHARACTER SET latin1 COLLATE latin1_bin,
+      vbin VARCHAR(7) BINARY, v VARCHAR(20) COMMENT 'a comment', c CHAR(5), tx TEXT,
+      tt TINYTEXT, mt MEDIUMTEXT, lt LONGTEXT, j JSON, dt DATETIME, dt3 DATETIME(3),
+      ts TIMESTAMP NULL DEFAULT NULL,
+      ts6 TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
+      d DATE DEFAULT '2020-01-02', tm TIME(2), y YEAR, g GEOMETRY, u UUID, i4 INET4,
+      PRIMARY KEY (id), KEY k_ti (ti, si), UNIQUE KEY u_v (v)
+    ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='all the types'""",
+    "CREATE TABLE lat (a INT NOT NULL, b VARCHAR(5) NOT NULL, c TEXT, PRIMARY KEY (b, a))"
+    " DEFAULT CHARSET=latin1",
+    "CREATE TABLE nokey (x INT, y VARCHAR(3))",
+    "INSERT INTO lat VALUES (1, 'x', 'y')",
+    "INSERT INTO nokey VALUES (1, 'a')",
+    "ALTER TABLE nokey ADD COLUMN z INT AFTER x, MODIFY y VARCHAR(8) NOT NULL, ADD KEY kz (z)",
+    "RENAME TABLE nokey TO nokey2",
+    "ALTER TABLE nokey2 CHANGE z zz BIGINT UNSIGNED DEFAULT 3",
+    "CREATE TABLE gone (q INT)",
+    "DROP TABLE gone",
+    "CREATE TABLE `odd name` (`key` INT PRIMARY KEY, `select` VARCHAR(4) DEFAULT 'a;b')",
+    "INSERT INTO `odd name` VALUES (1, 'x')",
+]
+TABLES = ("kinds", "lat", "nokey2", "odd name", "gone")
+
+
+@pytest.fixture(scope="module")
+def pair(mariadb: Any, tmp_path_factory: pytest.TempPathFactory
+         ) -> Iterator[tuple[Any, ThreadedMockMaster, list[Path]]]:
+    conn = mariadb.connect()
+    with conn.cursor() as cur:
+        for stmt in DDL:
+            cur.execute(stmt)
+        cur.execute("FLUSH BINARY LOGS")
+    conn.close()
+    files = mariadb.binlog_files()[:-1]
+    copy = tmp_path_factory.mktemp("mm-meta-binlogs")
+    served = []
+    for f in files:
+        shutil.copy(f, copy / f.name)
+        served.append(copy / f.name)
+    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource(served)])).start()
+    try:
+        yield mariadb, mm, served
+    finally:
+        mm.stop()
+
+
+def _pymysql(host: str, port: int) -> Any:
+    return pymysql.connect(host=host, port=port, user="repl", password="replpass",
+                           charset="utf8mb4")
+
+
+def _fields(cur: Any) -> list[tuple[Any, ...]]:
+    return [(f.catalog, f.db, f.table_name, f.org_table, f.name, f.org_name, f.charsetnr,
+             f.length, f.type_code, f.flags, f.scale) for f in cur._result.fields]
+
+
+def _both(pair: Any, query: str) -> tuple[Any, Any]:
+    """(fields, rows, status) or the error, from MariaDB and from the mock master."""
+    server, mm, _ = pair
+    out = []
+    for host, port in ((server.host, server.port), (mm.host, mm.port)):
+        c = _pymysql(host, port)
+        try:
+            with c.cursor() as cur:
+                cur.execute(query)
+                out.append((_fields(cur), cur.fetchall(), cur._result.server_status))
+        except pymysql.err.MySQLError as exc:
+            out.append(exc.args)
+        finally:
+            c.close()
+    return out[0], out[1]
+
+
+IS_QUERIES = [
+    f"SELECT * FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '{DB}' "
+    "ORDER BY TABLE_NAME, ORDINAL_POSITION",
+    f"select column_name, c.Data_Type AS dt, COLUMN_TYPE from information_schema.columns c "
+    f"where table_schema='{DB}' and table_name IN ('lat', 'nokey2') order by 1 desc limit 3",
+    f"SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '{DB}' "
+    "AND TABLE_NAME = 'gone'",
+    "SELECT TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, ROW_FORMAT, "
+    "TABLE_COLLATION, CREATE_OPTIONS, TABLE_COMMENT, TEMPORARY FROM information_schema.TABLES "
+    f"WHERE TABLE_SCHEMA = '{DB}' ORDER BY TABLE_NAME",
+    "SELECT TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, NON_UNIQUE, INDEX_SCHEMA, INDEX_NAME, "
+    "SEQ_IN_INDEX, COLUMN_NAME, COLLATION, SUB_PART, PACKED, NULLABLE, INDEX_TYPE, COMMENT, "
+    f"INDEX_COMMENT, IGNORED FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '{DB}' "
+    "ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX",
+    f"SELECT * FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = '{DB}' "
+    "ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION",
+    f"SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM "
+    f"information_schema.SCHEMATA WHERE SCHEMA_NAME = '{DB}'",
+    "SELECT nope FROM information_schema.COLUMNS",
+    "SELECT 1 FROM information_schema.NOPE",
+    f"SHOW CREATE TABLE {DB}.nope",
+    f"SHOW COLUMNS FROM {DB}.nope",
+] + [q for t in TABLES for q in (f"SHOW CREATE TABLE {DB}.`{t}`",
+                                  f"SHOW FULL COLUMNS FROM `{t}` FROM {DB}",
+                                  f"SHOW COLUMNS FROM {DB}.`{t}`")]
+
+
+@pytest.mark.parametrize("query", IS_QUERIES)
+def test_metadata_queries_answer_as_mariadb(pair: Any, query: str) -> None:
+    real, mock = _both(pair, query)
+    assert mock == real
+
+
+def test_the_mock_knows_the_tables_from_the_streams_ddl(pair: Any) -> None:
+    _, mm, _ = pair
+    k = mm.master.knowledge()
+    assert all(k.find(DB, t) is None or k.find(DB, t).origin == "stream DDL"
+                            for t in TABLES)
+    assert not [n for n in mm.log.notes if DB in n and n.startswith("schema:")]
+    assert not mm.log.unknown_queries
+
+
+def test_binlog_gtid_pos_at_every_boundary(pair: Any) -> None:
+    files = pair[2]
+    queries = []
+    for f in files[-2:]:
+        data = f.read_bytes()
+        pos = 4
+        bounds = [0, 4]
+        while pos + 19 <= len(data):
+            size = struct.unpack_from("<I", data, pos + 9)[0]
+            pos += size
+            bounds.append(pos)
+        bounds += [5, bounds[-1] + 1, bounds[len(bounds) // 2] + 1]
+        queries += [f"binlog_gtid_pos('{f.name}', {p})" for p in bounds[:120]]
+    queries.append("binlog_gtid_pos('no-such-file.000001', 4)")
+    for i in range(0, len(queries), 40):
+        real, mock = _both(pair, "SELECT " + ", ".join(queries[i:i + 40]))
+        assert mock == real
+        assert any(v not in (None, "") for v in real[1][0])
+
+
+def _raw_prepared(host: str, port: int, query: str, params: list[bytes]) -> list[bytes]:
+    """COM_STMT_PREPARE + COM_STMT_EXECUTE (string parameters) + CLOSE: every reply payload."""
+    c = _pymysql(host, port)
+    out: list[Any] = []
+    try:
+        c._execute_command(0x16, query)
+        try:
+            first = c._read_packet()._data
+        except pymysql.err.MySQLError as exc:
+            return [exc.args]
+        out.append(first[:1] + b"\0\0\0\0" + first[5:])  # the id: numbered server-wide
+        sid, ncol, npar = struct.unpack_from("<IHH", first, 1)
+        for _ in range(npar + ncol + (1 if npar else 0) + (1 if ncol else 0)):
+            out.append(c._read_packet()._data)
+        body = struct.pack("<IBI", sid, 0, 1)
+        if npar:
+            body += bytes((npar + 7) // 8) + b"\x01" + b"\xfd\x00" * npar
+            body += b"".join(bytes([len(p)]) + p for p in params)
+        c._next_seq_id = 0
+        c.write_packet(b"\x17" + body)
+        eofs = 0
+        while True:
+            try:
+                p = c._read_packet()._data
+            except pymysql.err.MySQLError as exc:
+                out.append(exc.args)
+                break
+            out.append(p)
+            if p[0] == 0xFF or (p[0] == 0x00 and len(out) == npar + ncol + 3):
+                break
+            if p[0] == 0xFE and len(p) < 9:
+                eofs += 1
+                if eofs == 2:
+                    break
+        c._next_seq_id = 0
+        c.write_packet(b"\x19" + struct.pack("<I", sid))
+        c._next_seq_id = 0
+        c.write_packet(b"\x19" + struct.pack("<I", sid + 100))  # unknown id: no reply either
+        c.ping()
+    finally:
+        c.close()
+    return out
+
+
+PREPARED = [
+    ("SELECT COLUMN_NAME, ORDINAL_POSITION, COLUMN_DEFAULT, COLUMN_TYPE, DATA_TYPE, "
+     "CHARACTER_SET_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND "
+     "TABLE_NAME = ? ORDER BY ORDINAL_POSITION", [DB.encode(), b"kinds"]),
+    ("SELECT * FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = ? "
+     "ORDER BY TABLE_NAME, ORDINAL_POSITION", [DB.encode()]),
+    ("SELECT @@binlog_format AS f, @@server_id, @@log_bin", []),
+    (f"SHOW CREATE TABLE {DB}.nope", []),
+]
+
+
+@pytest.mark.parametrize(("query", "params"), PREPARED)
+def test_prepared_statement_packets_are_mariadbs(pair: Any, query: str,
+                                                 params: list[bytes]) -> None:
+    server, mm, _ = pair
+    real = _raw_prepared(server.host, server.port, query, params)
+    mock = _raw_prepared(mm.host, mm.port, query, params)
+    assert mock == real
+
+
+@pytest.mark.parametrize("use_pure", [True, False])
+def test_mysql_connector_prepared_cursor_reads_information_schema(pair: Any,
+                                                                  use_pure: bool) -> None:
+    mysql_connector = pytest.importorskip("mysql.connector")
+    if not use_pure and not mysql_connector.HAVE_CEXT:
+        pytest.skip("mysql-connector-python without its C extension here")
+    server, mm, _ = pair
+    results = []
+    for host, port in ((server.host, server.port), (mm.host, mm.port)):
+        c = mysql_connector.connect(host=host, port=port, user="repl", password="replpass",
+                                    use_pure=use_pure, charset="utf8mb4")
+        try:
+            cur = c.cursor(prepared=True)
+            cur.execute("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY, "
+                        "NUMERIC_PRECISION, CHARACTER_OCTET_LENGTH FROM "
+                        "information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND "
+                        "TABLE_NAME IN (%s, %s) ORDER BY TABLE_NAME, ORDINAL_POSITION",
+                        (DB, "kinds", "odd name"))
+            rows = cur.fetchall()
+            results.append((cur.description, rows))
+            cur.close()
+            text = c.cursor()
+            text.execute("SELECT TABLE_NAME, NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, "
+                         "SUB_PART, NULLABLE FROM information_schema.STATISTICS WHERE "
+                         f"TABLE_SCHEMA = '{DB}' ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX")
+            results.append((text.description, text.fetchall()))
+        finally:
+            c.close()
+    assert len(results[0][1]) > 40
+    assert results[2] == results[0]
+    assert results[3] == results[1]
