@@ -22,6 +22,7 @@ from binlogscope.cli_live import (
     add_live_connection_options,
     add_live_parser,
     cmd_live,
+    flag_on_signals,
     stop_on_signals,
 )
 from binlogscope.cli_pcap import add_pcap_parser, cmd_pcap
@@ -327,6 +328,13 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from binlogscope.export.arrow import read_state
 
         state = read_state(args.out) or {}
+        if state.get("source_kind") == "live":  # reconnect with the recorded options
+            from binlogscope.cli_live import live_resume_source
+
+            source = live_resume_source(state, args, err)
+            if isinstance(source, int):
+                return source
+            return _run_export(args, source, out, err)
         sources = list(state.get("inputs") or [])
     if not sources:
         print(f"{PROG}: export: no SOURCE given", file=err)
@@ -353,11 +361,18 @@ def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO)
         err.write(f"\r{PROG} export:{pct} {events:,} events, {rate:,.0f} events/s ")
         err.flush()
 
-    previous = stop_on_signals()  # SIGTERM and SIGHUP end the export as Ctrl-C does
+    # a live source stops at the next transaction and keeps everything received (a second
+    # signal: at once); files and captures: SIGTERM and SIGHUP end it as Ctrl-C does
+    fired: list[int] = []
+    live = getattr(source, "kind", "") == "live"
+    if live:
+        source.should_stop = lambda: bool(fired)
+    previous = flag_on_signals(fired) if live else stop_on_signals()
     try:
         res = run_export(source, args.out, resume=args.resume, no_raw=args.no_raw,
                          checkpoint_events=max(1, args.checkpoint_events),
-                         progress=progress if tty else None)
+                         progress=progress if tty else None,
+                         stop=(lambda: bool(fired)) if live else None)
     except ExportError as exc:
         print(f"{PROG}: export: {exc}", file=err)
         return 2
@@ -370,6 +385,12 @@ def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO)
         print(f"{PROG}: export: {args.out} is already complete; nothing to do", file=err)
         return 0
     if res.interrupted:
+        if live and fired:
+            where = (res.resume or {}).get("position") or {}
+            at = f" (up to {where['log_file']}:{where['log_pos']})" if where else ""
+            print(f"{PROG}: export: stopped; {args.out} holds everything received{at}; go "
+                  f"on with: {PROG} export --resume --out {args.out}", file=err)
+            return 128 + fired[0]
         print(f"{PROG}: export: interrupted; {args.out} holds everything up to the last "
               f"checkpoint; finish with: {PROG} export --resume --out {args.out}", file=err)
         return 130

@@ -283,3 +283,40 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if fired:  # Ctrl-C, SIGTERM, SIGHUP: ended cleanly, state and recording closed
         return 128 + fired[0]
     return 0
+
+
+def live_resume_source(state: dict[str, Any], args: argparse.Namespace, err: TextIO) -> Any:
+    """``export --resume --out DIR`` of a live export: the source made again from the
+    connection and replication options the export recorded (options given now win; the
+    password comes, as always, from the option file, MYSQL_PWD or a prompt). An exit code
+    after a one-line error."""
+    from binlogscope.export.records import SourceError
+    from binlogscope.export.sources import LiveRecordSource
+    from binlogscope.pipeline.filter import TableFilter
+
+    o = dict((state.get("options") or {}).get("source") or {})
+    if not o:
+        print(f"{PROG}: export: {args.out}: this live export did not record its connection "
+              "options; resume it with --live and the options it was started with", file=err)
+        return 2
+    ns = argparse.Namespace(**vars(args))
+    for key in ("host", "socket", "user", "ssl_mode", "ssl_ca", "ssl_cert", "ssl_key",
+                "server_id", "start", "gtid", "heartbeat", "count", "until_position"):
+        if getattr(ns, key, None) is None:
+            setattr(ns, key, o.get(key))
+    if not getattr(ns, "port", None):
+        ns.port = o.get("port")
+    for flag in ("non_blocking", "semi_sync"):
+        if not getattr(ns, flag, False):
+            setattr(ns, flag, bool(o.get(flag)))
+    if o.get("reconnect") is False:
+        ns.no_reconnect = True
+    settings = live_settings(ns, err)
+    if settings is None:
+        return 2
+    settings.table_filter = TableFilter(o.get("table") or [], o.get("exclude") or [])
+    try:
+        return LiveRecordSource(settings, count=ns.count, until_position=ns.until_position)
+    except SourceError as exc:
+        print(f"{PROG}: export: {exc}", file=err)
+        return 1

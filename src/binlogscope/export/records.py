@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from binlogscope.drivers.binlog_file import BinlogFileError, looks_like_binlog, read_binlog_file
 from binlogscope.wire.binlog.context import DecodeContext
@@ -37,6 +37,9 @@ class EventRecord:
     source_kind: str = "file"
     session_id: str | None = None
     capture_time: float | None = None  # seconds since the epoch (pcap/live)
+    #: where an export resumes after this event (live: the replica's restart point); None:
+    #: the input and the event's end offset
+    resume: ResumePoint | None = None
 
 
 @dataclass(slots=True)
@@ -80,6 +83,8 @@ class ResumePoint:
 
     input_index: int
     offset: int | None = None
+    #: a live source's restart point (log_file, log_pos, skip, gtid_set)
+    position: dict[str, Any] | None = None
 
 
 class RecordSource(Protocol):

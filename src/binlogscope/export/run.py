@@ -73,8 +73,13 @@ def run_export(
     checkpoint_events: int = 200_000,
     row_group_size: int = 65536,
     progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ExportResult:
-    """Export ``source`` into ``out``; see the module doc for the crash-safety contract."""
+    """Export ``source`` into ``out``; see the module doc for the crash-safety contract.
+
+    ``stop()`` true (Ctrl-C, SIGTERM, SIGHUP on a live source): the export stops at the next
+    transaction boundary, checkpoints there and ends as interrupted, keeping everything
+    received up to it (``--resume`` goes on from there)."""
     root = Path(out)
     if root.exists() and not root.is_dir():  # never touch a file given as the dataset
         raise ExportError(f"{root} exists and is not a directory; --out names the dataset "
@@ -103,7 +108,7 @@ def run_export(
         state = {
             "format": STATE_FORMAT, "schema_version": SCHEMA_VERSION,
             "binlogscope_version": __version__, "source_kind": source.kind, "inputs": inputs,
-            "options": {"no_raw": no_raw}, "checkpoint": 0,
+            "options": {"no_raw": no_raw, "source": _source_options(source)}, "checkpoint": 0,
             "resume": {"input_index": 0, "offset": None}, "complete": False,
             "counts": dict.fromkeys(TABLES, 0), "started": _now(), "updated": _now(),
         }
@@ -112,7 +117,7 @@ def run_export(
     else:
         clean_incomplete(root, int(state["checkpoint"]))
         r = state.get("resume") or {"input_index": 0, "offset": None}
-        start_point = ResumePoint(int(r["input_index"]), r.get("offset"))
+        start_point = ResumePoint(int(r["input_index"]), r.get("offset"), r.get("position"))
 
     counts: dict[str, int] = {t: int(state["counts"].get(t, 0)) for t in TABLES}
     writer = DatasetWriter(root, checkpoint_no=int(state["checkpoint"]) + 1,
@@ -140,7 +145,8 @@ def run_export(
             writer.rows_written[t] = 0
         state["checkpoint"] = writer.checkpoint_no - 1
         state["resume"] = (None if resume_at is None else
-                           {"input_index": resume_at.input_index, "offset": resume_at.offset})
+                           {"input_index": resume_at.input_index, "offset": resume_at.offset,
+                            "position": resume_at.position})
         state["complete"] = resume_at is None
         state["counts"] = dict(counts)
         state["updated"] = _now()
@@ -152,6 +158,8 @@ def run_export(
     gc_threshold = gc.get_threshold()
     gc.set_threshold(max(gc_threshold[0], 100_000), max(gc_threshold[1], 50),
                      max(gc_threshold[2], 100))
+    last_event: EventRecord | None = None
+    stopped = ended = False
     try:
         for rec in source.records(start_point):
             if isinstance(rec, EventRecord):
@@ -160,12 +168,17 @@ def run_export(
                 since_checkpoint += 1
                 if sizes is not None:
                     byte_pos = starts[rec.input_index] + rec.event.end
+                last_event = rec
                 if since_checkpoint >= checkpoint_events and mapper.at_boundary:
-                    checkpoint(ResumePoint(rec.input_index, rec.event.end))
+                    checkpoint(_resume_after(rec))
                     since_checkpoint = 0
+                if stop is not None and mapper.at_boundary and stop():
+                    stopped = True
+                    break
             elif isinstance(rec, PacketRecord):
                 mapper.packet(rec)
             elif isinstance(rec, InputDone):
+                ended = True
                 mapper.input_done()
                 if rec.error:
                     result.input_errors.append(rec.error)
@@ -176,9 +189,19 @@ def run_export(
                 if now - last_progress >= 0.5:
                     last_progress = now
                     progress(result.events_seen, byte_pos, total, now - t0)
-        mapper.input_done()
-        checkpoint(None)
-        result.complete = True
+        if stop is not None and not ended and stop():
+            stopped = True  # (the source ended early: a stop while it waited)
+        if stopped:
+            if mapper.at_boundary and last_event is not None:  # keep everything up to here
+                checkpoint(_resume_after(last_event))
+            else:  # nothing yet, or idle inside a transaction: keep the last checkpoint
+                writer.abort()
+            result.interrupted = True
+            result.resume = state.get("resume")
+        else:
+            mapper.input_done()
+            checkpoint(None)
+            result.complete = True
     except KeyboardInterrupt:
         writer.abort()
         result.interrupted = True
@@ -193,6 +216,19 @@ def run_export(
     if progress is not None and not result.interrupted:
         progress(result.events_seen, byte_pos, total, result.seconds)
     return result
+
+
+def _resume_after(rec: EventRecord) -> ResumePoint:
+    """Where an export resumes after ``rec`` (a live source's own restart point, or the
+    event's end in its input)."""
+    return rec.resume if rec.resume is not None else ResumePoint(rec.input_index, rec.event.end)
+
+
+def _source_options(source: RecordSource) -> dict[str, Any] | None:
+    """What a source needs to be made again on ``--resume`` (a live source's connection and
+    replication options; never a password)."""
+    options = getattr(source, "options", None)
+    return options() if callable(options) else None
 
 
 def _input_sizes(inputs: list[str]) -> list[int]:

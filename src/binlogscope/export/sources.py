@@ -11,7 +11,7 @@ flow keeps its own small table of them (table ids are per connection).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,9 +106,18 @@ class PcapRecordSource:
             yield InputDone(i, path)
 
 
+#: seconds a stopped live export waits, idle, for the open transaction to end
+_STOP_GRACE = 5.0
+
+
 class LiveRecordSource:
     """A live replica session (``binlogscope live`` options) until the count, the position,
-    the end of a non-blocking dump, or Ctrl-C."""
+    the end of a non-blocking dump, or a stop request.
+
+    Every event record carries the replica's restart point after it (``resume.position``), so
+    an export checkpoints a live stream like a file and ``--resume`` reconnects there.
+    ``should_stop`` (set by the caller: Ctrl-C, SIGTERM, SIGHUP) ends the records without an
+    :class:`InputDone`: the stream is not finished, the export is interrupted."""
 
     kind = "live"
 
@@ -118,15 +127,30 @@ class LiveRecordSource:
         self.settings.stream_tree = False
         self.count = count
         self.until: tuple[str, int] | None = None
+        self.until_position = until_position
         if until_position:
             name, _, pos = until_position.rpartition(":")
             if not name or not pos.isdigit():
                 raise SourceError(f"--until-position {until_position!r}: expected FILE:POS")
             self.until = (name, int(pos))
+        self.should_stop: Callable[[], bool] | None = None
 
     def inputs(self) -> list[str]:
         c = self.settings.conn
         return [f"live:{c.describe()}"]
+
+    def options(self) -> dict[str, Any]:
+        """What ``export --resume`` needs to reconnect (never the password)."""
+        s, c = self.settings, self.settings.conn
+        return {"host": c.host, "port": c.port, "socket": c.socket, "user": c.user,
+                "ssl_mode": c.ssl_mode, "ssl_ca": c.ssl_ca, "ssl_cert": c.ssl_cert,
+                "ssl_key": c.ssl_key, "server_id": s.server_id, "start": s.start,
+                "gtid": s.gtid, "semi_sync": s.semi_sync, "heartbeat": s.heartbeat,
+                "non_blocking": s.non_blocking, "net_read_timeout": s.net_read_timeout,
+                "reconnect": s.reconnect,
+                "table": [p.pattern for p in s.table_filter.include],
+                "exclude": [p.pattern for p in s.table_filter.exclude], "count": self.count,
+                "until_position": self.until_position}
 
     def total_bytes(self) -> int | None:
         return None
@@ -135,9 +159,29 @@ class LiveRecordSource:
         import time as _time
 
         from binlogscope.drivers.live import LiveReplica
+        from binlogscope.pipeline.position import RestartPoint
 
         source = self.inputs()[0]
         rep = LiveReplica(self.settings)
+        if resume is not None and resume.position:
+            rp = RestartPoint(**resume.position)
+            rep.resume = rp
+            rep.fetch_pos.seed_gtid(rp.gtid_set)
+        stop = self.should_stop
+        boundary = [True, 0.0]  # the last item ended a transaction; when a stop was first seen
+
+        def idle_stop() -> bool:
+            """While nothing arrives: stop now at a transaction boundary, else give the
+            transaction a few seconds to end (the exporter stops at its end)."""
+            if stop is None or not stop():
+                return False
+            if boundary[0]:
+                return True
+            if not boundary[1]:
+                boundary[1] = _time.monotonic()
+            return _time.monotonic() - boundary[1] > _STOP_GRACE
+
+        rep.should_stop = idle_stop
         ctx = DecodeContext()
         sid = f"live-{int(_time.time())}"
         delivered = 0
@@ -146,12 +190,16 @@ class LiveRecordSource:
             for cursor, item in rep.items():
                 pkt = item.event
                 rep.ack(cursor, item)
+                if item.restart is not None:
+                    boundary[0] = item.restart.skip == 0
                 if item.kind == "error":
                     yield InputDone(0, source, item.text)
                     return
-                if not isinstance(pkt, PacketDecoded) or not item.deliver:
+                if not isinstance(pkt, PacketDecoded):
                     continue
-                _tables_ctx(ctx, pkt)
+                _tables_ctx(ctx, pkt)  # (also from events replayed on a resume)
+                if not item.deliver:
+                    continue
                 now = _time.time()
                 fname = rep.fetch_pos.log_file
                 yield _packet_record(pkt, index=0, source=source, kind="live", session_id=sid,
@@ -159,8 +207,12 @@ class LiveRecordSource:
                 bev = pkt.binlog_event
                 if bev is None or bev.header is None:
                     continue
+                r = item.restart
+                at = None if r is None else ResumePoint(0, None, {
+                    "log_file": r.log_file, "log_pos": r.log_pos, "skip": r.skip,
+                    "gtid_set": r.gtid_set})
                 yield EventRecord(bev, ctx, 0, source, fname or "", source_kind="live",
-                                  session_id=sid, capture_time=now)
+                                  session_id=sid, capture_time=now, resume=at)
                 if bev.header.log_pos and not bev.header.flags & 0x20:
                     delivered += 1
                     if self.count is not None and delivered >= self.count:
@@ -173,7 +225,7 @@ class LiveRecordSource:
             rep.join(5)
         if rep.error:
             yield InputDone(0, source, rep.error)
-        else:
+        elif stop is None or not stop():
             yield InputDone(0, source)
 
 
