@@ -10,14 +10,14 @@ on stderr and a non-zero exit (1: the input is damaged or missing, 2: usage).
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from binlogscope import __version__
-from binlogscope.cli_common import PROG, BadPatternError, table_pattern
+from binlogscope.cli_common import PROG
+from binlogscope.cli_file import add_file_parser, cmd_file, file_args, wants_tui
 from binlogscope.cli_live import (
     add_live_connection_options,
     add_live_parser,
@@ -27,13 +27,6 @@ from binlogscope.cli_live import (
 )
 from binlogscope.cli_pcap import add_pcap_parser, cmd_pcap
 from binlogscope.cli_plugins import add_plugin_parsers, run_demo, run_plugin
-from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
-from binlogscope.gc_tuning import fewer_gc_passes
-from binlogscope.pipeline.filter import event_table
-from binlogscope.render.json_out import LineWriter, dumps_line
-from binlogscope.render.shapes import binlog_event_json
-from binlogscope.render.text import event_line, render_node
-from binlogscope.wire.binlog.decode import DecodedEvent
 
 #: subcommands still being built (name -> what it will do); each says so and exits 2
 _PENDING: dict[str, str] = {}
@@ -60,25 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    f = sub.add_parser("file", help="decode binlog or relay-log files on disk",
-                       description="Decode binlog files: per event the header and every field "
-                       "with offset, hex bytes, value and what it means.")
-    f.add_argument("paths", nargs="+", metavar="PATH", help="binlog file(s); .gz is read too")
-    out = f.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true",
-                     help="one JSON object per event (file, offset, event_type, rows, ...)")
-    out.add_argument("--tree", action="store_true",
-                     help="one JSON object per event: the full annotated tree")
-    out.add_argument("--summary", action="store_true", help="one line per event")
-    out.add_argument("--plain", action="store_true",
-                     help="the annotated text dump (the default when stdout is not a terminal)")
-    f.add_argument("--brief", action="store_true", help="leave out the field explanations")
-    f.add_argument("--start-position", type=int, metavar="N",
-                   help="first event offset to show (the FORMAT_DESCRIPTION is still read)")
-    f.add_argument("--stop-position", type=int, metavar="N",
-                   help="stop before the event at or after this offset")
-    f.add_argument("--table", metavar="REGEX",
-                   help=r"only events on tables whose 'schema.table' matches (e.g. 'shop\.orders')")
+    add_file_parser(sub)
 
     d = sub.add_parser("demo", help="watch a replica session over the bundled real MariaDB binlog "
                        "(in-process mock master; no server needed)")
@@ -101,141 +76,6 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=f"{what} - not built yet")
         sp.add_argument("args", nargs=argparse.REMAINDER)
     return p
-
-
-def _filter_table(events: Iterable[DecodedEvent], pattern: re.Pattern[str] | None
-                  ) -> Iterable[DecodedEvent]:
-    if pattern is None:
-        yield from events
-        return
-    for ev in events:
-        schema, table = event_table(ev)
-        if table is not None and pattern.fullmatch(f"{schema}.{table}"):
-            yield ev
-
-
-def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    try:
-        pattern = table_pattern(args.table, err)
-    except BadPatternError:
-        return 2
-    record = not (args.json or args.summary)
-    status = 0
-    lines = LineWriter(out, interactive=out.isatty())
-    with fewer_gc_passes():  # (gc_tuning: a long stream of short-lived objects)
-        for path in args.paths:
-            info = FileEvents(path)
-            errors: list[str] = []
-            try:
-                events: Iterable[DecodedEvent] = read_binlog_file(
-                    path, record=record, start_position=args.start_position,
-                    stop_position=args.stop_position, info=info)
-                if pattern is not None:
-                    events = _filter_table(events, pattern)
-                if args.json:
-                    _write_json(events, path, lines, errors)
-                elif args.tree:
-                    for ev in events:
-                        if ev.error:
-                            errors.append(ev.error)
-                        assert ev.node is not None
-                        lines.write({"file": path, **ev.node.to_dict()})
-                elif args.summary:
-                    _write_summary(events, out, errors)
-                else:
-                    _write_text(events, path, info, args, out, errors)
-                lines.flush()
-                if info.fatal:
-                    errors.append(info.fatal)
-            except BinlogFileError as exc:
-                lines.flush()
-                print(f"{PROG}: error: {exc}", file=err)
-                status = 1
-                continue
-            except BrokenPipeError:
-                return 0
-            if errors:
-                status = 1
-                more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-                print(f"{PROG}: {path}: damaged: {errors[0]}{more}", file=err)
-    return status
-
-
-def _write_json(events: Iterable[DecodedEvent], path: str, lines: LineWriter,
-                errors: list[str]) -> None:
-    """``file --json``: one :func:`binlog_event_json` line per event."""
-    add = lines.add
-    for ev in events:
-        if ev.error:
-            errors.append(ev.error)
-        add(dumps_line(binlog_event_json(ev, path)))
-    lines.flush()
-
-
-def _write_summary(events: Iterable[DecodedEvent], out: TextIO, errors: list[str]) -> None:
-    """``file --summary``: one :func:`event_line` per event, written in chunks."""
-    chunk: list[str] = []
-    add = chunk.append
-    size = 1 if out.isatty() else 2048
-    n = 0
-    for ev in events:
-        if ev.error:
-            errors.append(ev.error)
-        add(f"{ev.offset:>10}  {event_line(ev)}\n")
-        n += 1
-        if n >= size:
-            out.write("".join(chunk))
-            chunk.clear()
-            n = 0
-    out.write("".join(chunk))
-
-
-def _write_text(events: Iterable[DecodedEvent], path: str, info: FileEvents,
-                args: argparse.Namespace, out: TextIO, errors: list[str]) -> None:
-    """The annotated dump of every event (``--plain``, ``--brief``)."""
-    first = True
-    for ev in events:
-        if ev.error:
-            errors.append(ev.error)
-        if first and info.magic_node is None and args.start_position is None:
-            out.write(f"# {path}\n")
-        first = False
-        assert ev.node is not None
-        out.write("\n".join(render_node(ev.node, ev.raw, base=ev.offset,
-                                         explain=not args.brief)))
-        out.write("\n\n")
-
-
-def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
-    """The TUI opens for one file on a terminal unless an output format was asked for."""
-    if any(getattr(args, k, False) for k in ("json", "tree", "summary", "plain")):
-        return False
-    if len(args.paths) != 1 or out is not sys.stdout:
-        return False
-    return sys.stdin.isatty() and out.isatty()
-
-
-def _run_tui(args: argparse.Namespace, err: TextIO) -> int:
-    """Open the Textual inspector on one binlog file (imported lazily: textual is heavy)."""
-    from binlogscope.drivers.binlog_file import looks_like_binlog
-
-    path = args.paths[0]
-    if not Path(path).is_file():
-        print(f"{PROG}: error: cannot open {path}: no such file", file=err)
-        return 1
-    if not looks_like_binlog(path):
-        print(f"{PROG}: error: {path} is not a binlog file (no fe 62 69 6e magic)", file=err)
-        return 1
-    from binlogscope.inspector.sources.binlog_file import BinlogFileSource
-    from binlogscope.tui import run_tui
-
-    source = BinlogFileSource(path, start_position=args.start_position,
-                              stop_position=args.stop_position)
-    try:
-        table_pattern(args.table, err)
-    except BadPatternError:
-        return 2
-    return run_tui(source, table_regex=args.table)
 
 
 def _add_export_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -438,26 +278,20 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     args = parser.parse_args(argv)
     try:
         if args.command == "file":
-            if _wants_tui(args, out):
-                return _run_tui(args, err)
-            return _cmd_file(args, out, err)
+            return cmd_file(args, out, err)
         if args.command == "demo" or args.command is None:
             cap = _bundled_capture()
             if cap is None:
                 print(f"{PROG}: error: no bundled capture found (captures/ is missing)", file=err)
                 return 1
-            ns = argparse.Namespace(
-                paths=[str(cap)], json=getattr(args, "json", False), tree=False, summary=False,
-                brief=getattr(args, "brief", False), start_position=None, stop_position=None,
-                table=None, plain=getattr(args, "plain", False))
-            tui = _wants_tui(ns, out)
+            ns = file_args([str(cap)], json=getattr(args, "json", False),
+                           brief=getattr(args, "brief", False), plain=getattr(args, "plain", False))
+            tui = wants_tui(ns, out)
             if not getattr(args, "file", False):  # the live demo, when one is installed
                 rc = run_demo(cap, out, err, plain=not tui, json_output=ns.json, brief=ns.brief)
                 if rc is not None:
                     return rc
-            if tui:
-                return _run_tui(ns, err)
-            return _cmd_file(ns, out, err)
+            return cmd_file(ns, out, err)
         if args.command == "export":
             return _cmd_export(args, out, err)
         if args.command == "analyze":

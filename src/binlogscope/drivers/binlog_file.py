@@ -1,12 +1,14 @@
 """Binlog files on disk -> decoded events (the only place that opens them).
 
 Streams the file in chunks through the sans-IO :class:`BinlogStreamDecoder`, so memory stays flat
-whatever the file size. ``.gz`` files are decompressed on the fly.
+whatever the file size. ``.gz`` files are decompressed on the fly. The path ``-`` reads one
+binlog from standard input (forward only, in the same chunks).
 """
 
 from __future__ import annotations
 
 import gzip
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,8 @@ from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import Node
 
 CHUNK = 1 << 20
+#: the path that means standard input
+STDIN_PATH = "-"
 
 
 class BinlogFileError(Exception):
@@ -34,7 +38,25 @@ class FileEvents:
     fatal: str | None = None
 
 
+class _Stdin:
+    """Standard input's bytes, left open when the reader is done with it."""
+
+    def __init__(self) -> None:
+        self._f = sys.stdin.buffer
+
+    def read(self, n: int = -1) -> bytes:
+        return self._f.read(n)
+
+    def __enter__(self) -> _Stdin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
 def _open(path: Path) -> BinaryIO:
+    if str(path) == STDIN_PATH:
+        return _Stdin()  # type: ignore[return-value]
     try:
         f: BinaryIO = path.open("rb")
     except OSError as exc:
@@ -67,6 +89,9 @@ def read_binlog_file(
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             raise BinlogFileError(f"cannot read {p}: {exc}") from None
         if head != BINLOG_MAGIC:
+            if str(p) == STDIN_PATH and head[:2] == b"\x1f\x8b":
+                raise BinlogFileError("standard input is gzip-compressed: pipe it through "
+                                      "zcat first")
             shown = head.hex(" ") if head else "empty file"
             raise BinlogFileError(
                 f"{p} is not a binlog file (magic {shown}, expected fe 62 69 6e)")
@@ -75,14 +100,25 @@ def read_binlog_file(
             pre = BinlogStreamDecoder(ctx, record=False)
             pre.receive_data(head)
             need = start_position - 4
+            before = 4  # the last event boundary at or before the start
             while need > 0:
                 chunk = f.read(min(CHUNK, need))
                 if not chunk:
                     break
                 need -= len(chunk)
                 pre.receive_data(chunk)
-                for _ in pre.events():
-                    pass
+                for ev in pre.events():
+                    end = ev.offset + (ev.header.event_size if ev.header else len(ev.raw or b""))
+                    if end <= start_position:
+                        before = end
+            if need > 0:
+                raise BinlogFileError(
+                    f"--start-position {start_position} is beyond the end of {p} "
+                    f"({start_position - need} bytes)")
+            if before != start_position:
+                raise BinlogFileError(
+                    f"--start-position {start_position} is not an event boundary in {p}: "
+                    f"it falls inside the event at {before}")
             dec = BinlogStreamDecoder(ctx, record=record, start_offset=start_position,
                                       expect_magic=False)
         else:

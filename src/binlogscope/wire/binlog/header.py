@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import struct
+import time
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 from binlogscope.wire.binlog.types import EventFlag, event_type_name
 from binlogscope.wire.constants import flag_names
@@ -65,9 +67,26 @@ def flags_display(flags: int) -> str:
     return text
 
 
+_last_time: list[Any] = [None, ""]
+
+
+def time_display(ts: int) -> str:
+    """``1795307206 (2026-11-22 12:26:46 UTC)``: a header timestamp a person can read (UTC,
+    so a dump reads the same on every machine; 0 is the artificial events' "no time")."""
+    if ts == _last_time[0]:
+        return str(_last_time[1])
+    text = f"{ts} ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(ts))} UTC)" if ts else "0"
+    _last_time[:] = [ts, text]
+    return text
+
+
 def decode_header(r: ByteReader, type_map: dict[int, int] | None = None) -> EventHeader:
     r.begin("header", doc=HEADER_DOC)
-    ts = r.u32("timestamp", doc=FIELD_DOCS[0])
+    if r.record and r.pos + 4 <= r.end:
+        shown = time_display(int.from_bytes(r.buf[r.pos:r.pos + 4], "little"))
+        ts = r.u32("timestamp", doc=FIELD_DOCS[0], display=shown)
+    else:
+        ts = r.u32("timestamp", doc=FIELD_DOCS[0])
     if r.record:
         start = r.pos
         code = r.take(1, "event_type")[0]
