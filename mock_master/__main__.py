@@ -2,11 +2,17 @@
 
 ::
 
-    mock-master serve --binlog captures/x/mysql-bin.000001 --port 0      # prints the port
-    mock-master serve --scenario ci.toml --log run.json
-    mock-master record --host 127.0.0.1 --port 3306 --user repl --password ... out.jsonl
-    mock-master actions                                                   # list fault actions
+    mock-master serve captures/x/mysql-bin.000001 --port 0       # prints the port
+    mock-master captures/x/mysql-bin.000001                      # "serve" is the default
+    mock-master serve --scenario ci.toml --log run.json --quiet
+    mock-master serve x.bin --user repl --password-env REPL_PW   # a login (password not in argv)
+    mock-master record --host 127.0.0.1 --user repl --password-file pw.txt out.jsonl
+    mock-master actions                                          # list fault actions
     mock-master diff --real 127.0.0.1:3306 --binlog-dir D -- client {host} {port}   # compare
+
+``binlogscope mock-master ...`` is the same command line (:func:`main` with another ``prog``).
+Passwords never come from the command line (every user of the machine can read it): they are
+read from a file (its first line) or an environment variable.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     r.add_argument("--host", default="127.0.0.1")
     r.add_argument("--port", type=int, default=3306)
     r.add_argument("--user", default="root")
-    r.add_argument("--password", default="")
+    add_password_arguments(r, "the password (default: $MYSQL_PWD, else none)")
     r.add_argument("--start", metavar="FILE:POS", help="record from here (default: the first "
                    "binlog file's start)")
     sub.add_parser("actions", help="list the fault actions a scenario can use")
@@ -45,7 +51,26 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     return p
 
 
+class _NoPasswordInArgv(argparse.Action):
+    """``--password``: refused with a clear message (a password in argv is visible to all)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                  values: object, option_string: str | None = None) -> None:
+        parser.error("passwords are not taken from the command line (every user of the machine "
+                     "can read it): use --password-file FILE or --password-env VARIABLE")
+
+
+def add_password_arguments(p: argparse.ArgumentParser, what: str) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--password-file", metavar="FILE", help=f"{what}: the first line of FILE")
+    g.add_argument("--password-env", metavar="VARIABLE",
+                   help=f"{what}: the value of this environment variable")
+    p.add_argument("--password", nargs="?", action=_NoPasswordInArgv, help=argparse.SUPPRESS)
+
+
 def add_serve_arguments(s: argparse.ArgumentParser) -> None:
+    s.add_argument("binlogs", nargs="*", metavar="BINLOG",
+                   help="binlog files or directories to serve (like --binlog)")
     s.add_argument("--scenario", metavar="FILE", help="TOML or YAML scenario")
     s.add_argument("--binlog", action="append", default=[], metavar="PATH",
                    help="binlog file or directory to serve (repeatable)")
@@ -56,8 +81,15 @@ def add_serve_arguments(s: argparse.ArgumentParser) -> None:
                    help="TCP port (default 3306; 0 picks a free one and prints it)")
     s.add_argument("--flavor", choices=["mariadb", "mysql"])
     s.add_argument("--server-version", metavar="VERSION")
-    s.add_argument("--user", action="append", default=[], metavar="NAME:PASSWORD[:PLUGIN]",
-                   help="a login (repeatable; default repl:replpass and root without password)")
+    s.add_argument("--user", action="append", default=[], metavar="NAME",
+                   help="a login (repeatable; replaces the scenario's users; default: the "
+                   "scenario's, else repl with password replpass); its password from "
+                   "--password-file or --password-env")
+    add_password_arguments(s, "the password of the --user logins (default: none)")
+    s.add_argument("--auth-plugin", choices=["mysql_native_password", "caching_sha2_password"],
+                   default="mysql_native_password", help="the --user logins' auth plugin")
+    s.add_argument("-q", "--quiet", action="store_true",
+                   help="no line on stderr per client connect, register, dump and close")
     s.add_argument("--tls-cert", metavar="PEM")
     s.add_argument("--tls-key", metavar="PEM")
     s.add_argument("--log", metavar="FILE", help="write what each client did here (JSON) when "
@@ -100,8 +132,8 @@ def scenario_from_args(args: argparse.Namespace) -> object:
     )
 
     sc = load_scenario(args.scenario) if args.scenario else Scenario()
-    if args.binlog:
-        sc.sources.append(BinlogSource(list(args.binlog)))
+    if args.binlog or args.binlogs:
+        sc.sources.append(BinlogSource(list(args.binlog) + list(args.binlogs)))
     if args.pcap:
         sc.sources.append(PcapSource(args.pcap))
     if args.recording:
@@ -111,12 +143,16 @@ def scenario_from_args(args: argparse.Namespace) -> object:
     if args.server_version:
         sc.server_version = args.server_version
     if args.user:
-        users = []
-        for u in args.user:
-            name, _, rest = u.partition(":")
-            pw, _, plugin = rest.partition(":")
-            users.append(User(name, pw, plugin or "mysql_native_password"))
-        sc.users = users
+        bad = [u for u in args.user if ":" in u]
+        if bad:
+            raise ValueError(f"--user {bad[0].partition(':')[0]}:...: --user takes a name only; "
+                             "passwords are not taken from the command line (every user of "
+                             "the machine can read it): use --password-file FILE or "
+                             "--password-env VARIABLE")
+        pw = password_from_args(args, default="")
+        sc.users = [User(name, pw, args.auth_plugin) for name in args.user]
+    elif args.password_file or args.password_env:
+        raise ValueError("--password-file/--password-env need --user NAME")
     if args.tls_cert:
         sc.tls_cert, sc.tls_key = args.tls_cert, args.tls_key or args.tls_cert
     if args.log:
@@ -130,6 +166,17 @@ def scenario_from_args(args: argparse.Namespace) -> object:
     return sc
 
 
+def password_from_args(args: argparse.Namespace, default: str) -> str:
+    """The password of ``--password-file`` / ``--password-env``, else ``default``."""
+    from mock_master.scenarios import password_from_env, read_password_file
+
+    if args.password_file:
+        return read_password_file(args.password_file)
+    if args.password_env:
+        return password_from_env(args.password_env)
+    return default
+
+
 def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PROG) -> int:
     from mock_master.scenarios import ScenarioError
     from mock_master.server import MockMaster
@@ -138,6 +185,8 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PR
     try:
         sc = scenario_from_args(args)
         mm = MockMaster(sc, args.host, args.port)  # type: ignore[arg-type]
+        if not args.quiet:
+            mm.announce = lambda line: print(f"{prog}: {line}", file=err, flush=True)
     except (ScenarioError, SourceError, ValueError, OSError) as exc:
         print(f"{prog}: error: {exc}", file=err)
         return 2 if isinstance(exc, ValueError) else 1
@@ -178,13 +227,17 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PR
 
 
 def run_record(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PROG) -> int:
+    import os
+
     from mock_master.loaders import record_live
+    from mock_master.scenarios import ScenarioError
     from mock_master.sources import SourceError
 
     try:
-        n = record_live(args.host, args.port, args.user, args.password, args.out,
+        password = password_from_args(args, default=os.environ.get("MYSQL_PWD", ""))
+        n = record_live(args.host, args.port, args.user, password, args.out,
                         start=args.start)
-    except (SourceError, OSError) as exc:
+    except (SourceError, ScenarioError, OSError) as exc:
         print(f"{prog}: error: {exc}", file=err)
         return 1
     print(f"recorded {n} events into {args.out}", file=out)
@@ -198,7 +251,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in ("serve", "record", "actions", "diff", "-h", "--help"):
         argv.insert(0, "serve")
-    args = build_parser(prog).parse_args(argv)
+    try:
+        args = build_parser(prog).parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error (already printed)
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     if args.cmd == "actions":
         from mock_master.faults import ACTIONS
 

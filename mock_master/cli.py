@@ -2,7 +2,7 @@
 
 ``binlogscope`` finds them through entry points (see :mod:`binlogscope.cli_plugins`), declared
 in pyproject.toml: :data:`MOCK_MASTER` (group ``binlogscope.commands``) is
-``binlogscope mock-master`` - the same options as ``mock-master serve`` - and
+``binlogscope mock-master`` - the same command line as ``mock-master`` - and
 :func:`demo_session` (group ``binlogscope.demo``) is what ``binlogscope demo`` runs. Importing
 this module is cheap: the server is imported when a command runs.
 """
@@ -18,23 +18,19 @@ PROG = "binlogscope"
 
 
 class MockMasterCommand:
-    """``binlogscope mock-master``: serve a scenario (``mock-master serve`` options)."""
+    """``binlogscope mock-master ...``: exactly ``mock-master ...`` (serve, record, actions;
+    serve is the default; binlog files as positional arguments)."""
 
     name = "mock-master"
     help = "a scriptable mock primary that replays binlogs to real clients"
     description = ("Serve binlog files, captures or recordings to real replication clients "
                    "(replicas, CDC connectors), with scripted faults. Same as "
-                   "`python -m mock_master`.")
+                   "`mock-master` and `python -m mock_master`.")
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from mock_master.__main__ import add_serve_arguments
+    def main(self, argv: list[str], out: TextIO, err: TextIO) -> int:
+        from mock_master.__main__ import main
 
-        add_serve_arguments(parser)
-
-    def run(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        from mock_master.__main__ import run_serve
-
-        return run_serve(args, out, err, prog=f"{PROG} mock-master")
+        return main(argv, out, err, prog=f"{PROG} mock-master")
 
 
 MOCK_MASTER = MockMasterCommand()

@@ -26,8 +26,14 @@ from binlogscope.wire.commands import (
     ComRegisterSlave,
     SimpleCommand,
 )
-from binlogscope.wire.constants import CapabilityFlag, Command, MariaDbCapability, StatusFlag
-from binlogscope.wire.framing import MAX_PAYLOAD
+from binlogscope.wire.constants import (
+    CapabilityFlag,
+    Command,
+    MariaDbCapability,
+    StatusFlag,
+    command_name,
+)
+from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
 from binlogscope.wire.handshake import (
     AuthMoreData,
     AuthSwitchRequest,
@@ -39,6 +45,7 @@ from binlogscope.wire.handshake import (
     SslRequest,
 )
 from binlogscope.wire.replication import SemiSyncAck
+from binlogscope.wire.responses import encode_err
 from mock_master.answers import Answer, QueryContext
 from mock_master.faults import Action
 from mock_master.prepared import STMT_COMMANDS, PreparedStatements
@@ -60,6 +67,8 @@ _MYSQL_CAPS = (0xFFFFFFFF & ~int(CAP.CLIENT_COMPRESS) & ~int(CAP.CLIENT_SSL)
 _MARIADB_EXT = int(MariaDbCapability.MARIADB_CLIENT_PROGRESS
                    | MariaDbCapability.MARIADB_CLIENT_STMT_BULK_OPERATIONS)
 ER_ACCESS_DENIED = 1045
+ER_NET_PACKET_TOO_LARGE = 1153
+_TOO_LARGE = "Got a packet bigger than 'max_allowed_packet' bytes"
 
 
 class Connection:
@@ -90,6 +99,13 @@ class Connection:
         self.semi_fallback = False
         self.ack_timeout = master.scenario.ack_timeout
         self.prepared = PreparedStatements(self)
+        #: the client's capability flags (CLIENT_INTERACTIVE picks interactive_timeout)
+        self.client_caps = 0
+        #: the running dump and its server_id (for the same-server_id kill), else None
+        self.current_dump: Any = None
+        self.dump_server_id: int | None = None
+        self.streaming = False
+        self._draining = False
 
     # ---------------------------------------------------------------- raw IO
     async def _recv(self) -> bytes:
@@ -125,10 +141,15 @@ class Connection:
         self.log.bytes_sent += len(data)
 
     async def drain(self) -> None:
+        self._draining = True
         try:
             await self.writer.drain()
         except (ConnectionError, RuntimeError) as exc:
+            if self.log.closed_by is None:
+                self.log.closed_by = f"client ({exc})" if str(exc) else "client"
             raise Closed(str(exc)) from None
+        finally:
+            self._draining = False
 
     def close(self, why: str) -> None:
         if self.log.closed_by is None:
@@ -150,8 +171,14 @@ class Connection:
             self._reader_task.cancel()
 
     async def _read_frames(self) -> bytes:
-        """The bytes of the next whole logical packet (all its 16 MiB fragments)."""
+        """The bytes of the next whole logical packet (all its 16 MiB fragments).
+
+        As the server's net layer: a packet whose payload (with the fragments before it)
+        reaches ``max_allowed_packet`` is refused when its header arrives, before its body is
+        read: ERR 1153 (SQLSTATE 08S01, the sequence id after the header's) and the connection
+        closes, before and after login alike; so no client makes the server buffer more."""
         pos = 0
+        limit = int(self.m.limit("max_allowed_packet"))
         while True:
             while len(self.buf) < pos + 4:
                 data = await self._recv()
@@ -159,6 +186,9 @@ class Connection:
                     raise Closed("the client closed the connection")
                 self.buf += data
             n = int.from_bytes(self.buf[pos:pos + 3], "little")
+            before = pos - 4 * (pos // (MAX_PAYLOAD + 4))  # payload of the fragments before
+            if limit > 0 and before + n >= limit:
+                self._too_large(self.buf[pos + 3], before + n, limit)
             while len(self.buf) < pos + 4 + n:
                 data = await self._recv()
                 if not data:
@@ -169,6 +199,18 @@ class Connection:
                 out = bytes(self.buf[:pos])
                 del self.buf[:pos]
                 return out
+
+    def _too_large(self, seq: int, size: int, limit: int) -> None:
+        self.log.errors.append(f"ERR {ER_NET_PACKET_TOO_LARGE}: {_TOO_LARGE} (a packet of "
+                               f"{size} bytes or more, max_allowed_packet {limit})")
+        if not self.streaming:  # in a dump an ERR would land inside the event stream
+            with contextlib.suppress(Exception):
+                self.write(encode_packet(encode_err(ErrPacket(
+                    ER_NET_PACKET_TOO_LARGE, _TOO_LARGE, "08S01")), seq + 1))
+        self.buf.clear()
+        self.close(f"server (ERR {ER_NET_PACKET_TOO_LARGE}: a packet of {size} bytes or more, "
+                   f"max_allowed_packet {limit})")
+        raise Closed("packet bigger than max_allowed_packet")
 
     async def next_packet(self) -> PacketDecoded:
         """Feed the next client packet to the session; its PacketDecoded."""
@@ -207,11 +249,18 @@ class Connection:
             version = "5.5.5-" + version
         default_plugin = "mysql_native_password" if m.flavor == "mariadb" \
             else "caching_sha2_password"
-        self.send(HandshakeV10(version, self.log.id, self.nonce, caps, 45,
-                               int(StatusFlag.SERVER_STATUS_AUTOCOMMIT), default_plugin,
-                               _MARIADB_EXT if m.flavor == "mariadb" else 0))
-        await self.drain()
-        await self._authenticate(default_plugin)
+        # connect_timeout: the whole login (greeting, TLS, authentication) within this time
+        limit = m.limit("connect_timeout")
+        try:
+            async with asyncio.timeout(limit if limit > 0 else None):
+                self.send(HandshakeV10(version, self.log.id, self.nonce, caps, 45,
+                                       int(StatusFlag.SERVER_STATUS_AUTOCOMMIT), default_plugin,
+                                       _MARIADB_EXT if m.flavor == "mariadb" else 0))
+                await self.drain()
+                await self._authenticate(default_plugin)
+        except TimeoutError:
+            self.close(f"server (connect_timeout: not logged in within {limit:g} s)")
+            return
         await self._command_loop()
 
     async def _authenticate(self, default_plugin: str) -> None:
@@ -228,6 +277,7 @@ class Connection:
             self._deny(None, bool(getattr(v, "auth_response", b"")))
             raise Closed("bad handshake response")
         self.log.user = v.username
+        self.client_caps = v.capability_flags
         self.ctx.user = v.username
         self.ctx.database = v.database
         self.ctx.charset = v.character_set if v.character_set in (8, 33, 45, 46, 63, 83, 224,
@@ -341,9 +391,26 @@ class Connection:
         self.session.tls_established()
 
     # ---------------------------------------------------------------- commands
+    async def _next_command(self) -> PacketDecoded | None:
+        """The next command, or None when the client stayed silent longer than wait_timeout
+        (interactive_timeout for a CLIENT_INTERACTIVE client): the server then closes the
+        connection without a word, as MariaDB does."""
+        name = "interactive_timeout" if self.client_caps & int(CAP.CLIENT_INTERACTIVE) \
+            else "wait_timeout"
+        limit = self.m.limit(name)
+        try:
+            async with asyncio.timeout(limit if limit > 0 else None):
+                return await self.next_packet()
+        except TimeoutError:
+            self.close(f"server ({name}: no command for {limit:g} s)")
+            return None
+
     async def _command_loop(self) -> None:
         while True:
-            p = await self.next_packet()
+            got = await self._next_command()
+            if got is None:
+                return
+            p = got
             v = p.value
             if isinstance(v, ComQuery):
                 self._query(v.query)
@@ -351,6 +418,8 @@ class Connection:
                 self.registered = True
                 self.log.register = {"server_id": v.server_id, "hostname": v.hostname,
                                      "user": v.user, "port": v.port}
+                self.m.note(f"client {self.log.id} registered as a replica: server_id "
+                            f"{v.server_id}, report host {v.hostname or '-'}:{v.port}")
                 self.send(OkPacket())
             elif isinstance(v, ComBinlogDump | ComBinlogDumpGtid):
                 await self._dump(v)
@@ -375,12 +444,19 @@ class Connection:
                         self.ctx.database = v.arguments.decode("utf-8", "replace")
                     self.send(OkPacket(status_flags=self._status()))
                 else:
-                    self.send(ErrPacket(1047, "Unknown command", "08S01"))
+                    self._unknown_command(v.command)
             else:
                 self.log.violations.append(f"unexpected client packet {p.kind} in the command "
                                            "phase")
-                self.send(ErrPacket(1047, "Unknown command", "08S01"))
+                self._unknown_command(p.payload[0] if p.payload else -1)
             await self.drain()
+
+    def _unknown_command(self, code: int) -> None:
+        """ERR 1047 as the server, and the command logged (its byte and name)."""
+        what = f"0x{code:02x} {command_name(code)}" if code >= 0 else "(empty packet)"
+        self.log.unknown_commands.append(what)
+        self.m.log.notes.append(f"client {self.log.id}: unknown command {what}")
+        self.send(ErrPacket(1047, "Unknown command", "08S01"))
 
     def _status(self, extra: int = 0) -> int:
         return (int(StatusFlag.SERVER_STATUS_AUTOCOMMIT) if self.ctx.autocommit else 0) | extra
@@ -432,13 +508,63 @@ class Connection:
     async def _dump(self, cmd: ComBinlogDump | ComBinlogDumpGtid) -> None:
         from mock_master.dump import Dump
 
+        gtid = isinstance(cmd, ComBinlogDumpGtid)
+        name = cmd.binlog_filename.rstrip("\0")
+        self.m.note(f"client {self.log.id} ({self.log.user}) started "
+                    f"{'COM_BINLOG_DUMP_GTID' if gtid else 'COM_BINLOG_DUMP'}: server_id "
+                    f"{cmd.server_id}, from {name or '(first file)'}:{cmd.binlog_pos}"
+                    + (f", GTID state {self.ctx.user_vars.get('slave_connect_state')!r}"
+                       if not gtid and self.ctx.user_vars.get("slave_connect_state") else ""))
         d = Dump(self, cmd)
+        self.current_dump = d
+        self.dump_server_id = cmd.server_id
+        self.streaming = True
+        self.m.claim_server_id(self, cmd.server_id)
         try:
             await d.run()
         finally:
+            self.current_dump = None
+            self.dump_server_id = None
+            self.streaming = False
             if self._reader_task is not None:
                 self._reader_task.cancel()
                 self._reader_task = None
+            if self.closed and self.log.closed_by is None:
+                self.log.closed_by = "client (closed the connection during the dump)"
+
+    def kill_dump(self, code: int, by: int) -> None:
+        """Another connection started a dump with this dump's server_id: end this one as the
+        server's killed dump thread does, with ERR ``code`` ("A slave with the same
+        server_uuid/server_id is already connected; ...") after the last whole packet, then
+        close. A dump caught inside a write (a slow or dead client) is closed without it."""
+        d = self.current_dump
+        reason = f"server (a dump with the same server_id started on client {by})"
+        if d is not None and not self._draining and not getattr(d, "drip", None):
+            msg = self._same_id_message(d)
+            self.log.errors.append(f"ERR {code}: {msg}")
+            with contextlib.suppress(Exception):
+                if d.out:
+                    self.write(bytes(d.out))
+                    d.out = bytearray()
+                self.write(encode_packet(encode_err(ErrPacket(code, msg, "HY000")), d.seq))
+        self.close(reason)
+
+    def _same_id_message(self, d: Any) -> str:
+        files = self.m.stream.files
+        first = files[min(getattr(d, "file_index", 0), len(files) - 1)] if files else None
+        last = files[-1] if files else None
+        cmd = d.cmd
+        start = cmd.binlog_pos if isinstance(cmd, ComBinlogDump) else 4
+        last_ev = last.offsets[-1] if last is not None and last.count else 4
+        head = ("A slave with the same server_uuid/server_id is already connected"
+                if self.m.flavor == "mariadb" else
+                "A replica with the same server_uuid/server_id as this replica has connected "
+                "to the source")
+        fn = first.name if first is not None else ""
+        ln = last.name if last is not None else ""
+        return (f"{head}; the first event '{fn}' at {start}, the last event read from '{ln}' at "
+                f"{last_ev}, the last byte read from '{ln}' at "
+                f"{last.size if last is not None else 4}.")
 
     async def read_during_stream(self) -> None:
         """Reader task while streaming: ACKs, COM_QUIT, anything else is a violation."""
@@ -456,7 +582,10 @@ class Connection:
                 else:
                     self.log.violations.append(f"client sent {p.kind} during the binlog "
                                                "stream")
-        except (Closed, ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
+        except (Closed, ConnectionError, asyncio.IncompleteReadError, ssl.SSLError) as exc:
+            if self.log.closed_by is None:
+                self.log.closed_by = (f"client ({exc}) during the dump" if str(exc)
+                                      else "client (closed the connection during the dump)")
             self.closed = True
             with contextlib.suppress(Exception):
                 self.writer.close()

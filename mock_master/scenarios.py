@@ -8,10 +8,15 @@ The same model is loaded from a TOML or YAML file or built in Python::
     server_id = 1
     log = "run-log.json"                # what each client did (written when the server stops)
 
-    [[users]]
+    [[users]]                           # who may log in (default: repl / replpass only)
     name = "repl"
-    password = "replpass"
+    password_file = "secrets/repl.pw"   # or password_env = "REPL_PW", or password = "..."
     plugin = "mysql_native_password"    # or "caching_sha2_password"
+
+    [variables]                         # limits, as the server's variables (these defaults)
+    max_allowed_packet = 16777216       # bigger client packets: ERR 1153, connection closed
+    connect_timeout = 10                # seconds to log in
+    wait_timeout = 28800                # seconds a logged-in client may idle (0: no limit)
 
     [[sources]]
     binlog = ["captures/mariadb-workload/mysql-bin.000001"]   # or pcap = ..., recording = ...
@@ -34,6 +39,7 @@ Python::
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Sequence
@@ -107,7 +113,8 @@ class Scenario:
     server_version: str | None = None  # default: the stream's FDE version, else a flavour default
     server_id: int | None = None  # default: the stream's server_id
     server_uuid: str = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
-    users: list[User] = field(default_factory=lambda: [User("repl", "replpass"), User("root")])
+    #: who may log in; no root, no empty password unless the scenario gives one
+    users: list[User] = field(default_factory=lambda: [User("repl", "replpass")])
     sources: list[Source] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     #: (regex over the whole query, answer spec) - see answers.custom_answer
@@ -131,6 +138,8 @@ class Scenario:
     clear_in_use_flag: bool = True
     #: strip checksums for a client that asked for NONE (MySQL does; MariaDB sends them anyway)
     strip_checksums: bool | None = None
+    #: closed clients the run log keeps (the oldest go first; default runlog.MAX_CLOSED)
+    max_closed_clients: int | None = None
 
     def schema_ddl_text(self) -> str | None:
         """The scenario's DDL: ``schema_ddl`` read from its file, or as given when it is SQL."""
@@ -217,7 +226,7 @@ def _path(base: Path | None, v: Any) -> str:
 _TOP = {"flavor", "server_version", "server_id", "server_uuid", "users", "sources", "actions",
         "answers", "variables", "schema", "schema_ddl", "schema_from", "tls_cert", "tls_key",
         "semi_sync", "require_register", "ack_timeout", "log", "clear_in_use_flag",
-        "strip_checksums"}
+        "strip_checksums", "max_closed_clients"}
 
 
 def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenario:
@@ -225,7 +234,7 @@ def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenar
     if unknown:
         raise ScenarioError(f"unknown scenario keys: {', '.join(sorted(unknown))} (known: "
                             f"{', '.join(sorted(_TOP))})")
-    users = [User(str(u["name"]), str(u.get("password", "")),
+    users = [User(str(u["name"]), user_password(u, base),
                   str(u.get("plugin", "mysql_native_password")))
              for u in data.get("users", [])] or None
     sources: list[Source] = []
@@ -258,7 +267,8 @@ def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenar
                                                "server_uuid", "variables", "schema",
                                                "schema_from",
                                                "semi_sync", "require_register", "ack_timeout",
-                                               "clear_in_use_flag", "strip_checksums")
+                                               "clear_in_use_flag", "strip_checksums",
+                                               "max_closed_clients")
                           if k in data}
     if "schema_ddl" in data:
         ddl = str(data["schema_ddl"])
@@ -273,6 +283,35 @@ def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenar
     if users is not None:
         sc.users = users
     return sc
+
+
+def user_password(u: dict[str, Any], base: Path | None = None) -> str:
+    """A scenario user's password: ``password``, or read from ``password_file`` (its first
+    line) or the environment variable ``password_env``."""
+    given = [k for k in ("password", "password_file", "password_env") if k in u]
+    if len(given) > 1:
+        raise ScenarioError(f"user {u.get('name')!r}: give one of password, password_file, "
+                            "password_env")
+    if "password_file" in u:
+        return read_password_file(_path(base, u["password_file"]))
+    if "password_env" in u:
+        return password_from_env(str(u["password_env"]))
+    return str(u.get("password", ""))
+
+
+def read_password_file(path: str | Path) -> str:
+    """The first line of ``path`` without its line end (the password; may be empty)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"cannot read password file {path}: {exc.strerror or exc}") from None
+    return text.splitlines()[0] if text else ""
+
+
+def password_from_env(var: str) -> str:
+    if var not in os.environ:
+        raise ScenarioError(f"environment variable {var} (the password) is not set")
+    return os.environ[var]
 
 
 def binlog_scenario(paths: Sequence[str | Path], **kw: Any) -> Scenario:

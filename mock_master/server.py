@@ -19,19 +19,32 @@ import re
 import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mock_master.answers import Answerer, Variable, default_variables
 from mock_master.connection import Connection
 from mock_master.faults import STREAM_ACTIONS, Action, apply_stream_actions
 from mock_master.gtid_pos import binlog_gtid_pos
-from mock_master.runlog import ClientLog, Closed, RunLog
+from mock_master.runlog import MAX_CLOSED, ClientLog, Closed, RunLog
 from mock_master.scenarios import Scenario
 from mock_master.schema_sources import SchemaKnowledge, build_knowledge
 from mock_master.sources import EventStream, dummy_event
 
 __all__ = ["ClientLog", "MockMaster", "RunLog", "ThreadedMockMaster", "dummy_event", "serve"]
+
+#: the servers' defaults of the limits a scenario can set in ``variables``: the largest client
+#: packet (a bigger one gets ERR 1153 and the connection closes, before and after login), the
+#: seconds a client has to log in (``connect_timeout``), and the seconds a logged-in client may
+#: stay silent between commands (``wait_timeout``, ``interactive_timeout`` for clients that say
+#: CLIENT_INTERACTIVE; a running dump is not silence)
+LIMIT_DEFAULTS: dict[str, dict[str, int]] = {
+    "mariadb": {"max_allowed_packet": 16 << 20, "connect_timeout": 10, "wait_timeout": 28800,
+                "interactive_timeout": 28800},
+    "mysql": {"max_allowed_packet": 64 << 20, "connect_timeout": 10, "wait_timeout": 28800,
+              "interactive_timeout": 28800},
+}
+ER_SLAVE_SAME_ID = 4052  # MariaDB; MySQL sends 1236 (ER_SOURCE_FATAL_ERROR_READING_BINLOG)
 
 
 class MockMaster:
@@ -47,7 +60,11 @@ class MockMaster:
         apply_stream_actions(self.stream, [a for a in scenario.actions
                                            if a.kind in STREAM_ACTIONS], scenario.flavor)
         self.flavor = scenario.flavor
-        self.log = RunLog()
+        self.log = RunLog(max_closed=scenario.max_closed_clients
+                          if scenario.max_closed_clients is not None else MAX_CLOSED)
+        #: where the one-line client notes go (connect, register, dump, close); the command
+        #: line prints them on stderr unless --quiet, the Python API keeps them off
+        self.announce: Callable[[str], None] | None = None
         self.server_id = scenario.server_id or self.stream.server_id or 1
         ver = scenario.server_version or self.stream.server_version or (
             "10.11.19-MariaDB-log" if self.flavor == "mariadb" else "8.0.45")
@@ -78,6 +95,8 @@ class MockMaster:
             server_uuid=scenario.server_uuid, port=port,
             basename=self.stream.files[0].name.rsplit(".", 1)[0] if self.stream.files
             else "mysql-bin", mysql_gtids=self._mysql_gtids)
+        for k, lim in LIMIT_DEFAULTS[self.flavor].items():
+            variables[k] = Variable(lim, "int")
         for k, v in scenario.variables.items():
             kind = "int" if isinstance(v, int) and not isinstance(v, bool) else (
                 "bool" if isinstance(v, bool) else "str")
@@ -117,6 +136,34 @@ class MockMaster:
             self.log.notes.extend(self._knowledge.notes)
             self._knowledge.notes = self.log.notes
         return self._knowledge
+
+    def limit(self, name: str) -> float:
+        """A limit from the server variables (:data:`LIMIT_DEFAULTS`); 0 or less: none."""
+        try:
+            return float(self.variables[name].value)  # type: ignore[arg-type]
+        except (KeyError, TypeError, ValueError):
+            return float(LIMIT_DEFAULTS[self.flavor].get(name, 0))
+
+    def note(self, text: str) -> None:
+        """One line about a client for the operator (see ``announce``); never a credential."""
+        if self.announce is not None:
+            with contextlib.suppress(Exception):
+                self.announce(text)
+
+    def claim_server_id(self, conn: Connection, server_id: int) -> None:
+        """A dump with ``server_id`` starts on ``conn``: as MariaDB's kill_zombie_dump_threads,
+        the older dump connection with the same (non-zero) server_id is killed; it gets the
+        server's error when it can (see :meth:`Connection.kill_dump`). COM_REGISTER_SLAVE
+        alone kills nothing (as in the server)."""
+        if not server_id:
+            return
+        for other in list(self._conns):
+            if other is not conn and other.dump_server_id == server_id and not other.closed:
+                self.log.notes.append(f"client {other.log.id}: dump killed, client "
+                                      f"{conn.log.id} started a dump with the same server_id "
+                                      f"{server_id}")
+                other.kill_dump(ER_SLAVE_SAME_ID if self.flavor == "mariadb" else 1236,
+                                conn.log.id)
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self) -> int:
@@ -194,6 +241,7 @@ class MockMaster:
         clog = ClientLog(self._next_id, f"{host}:{peer[1]}" if isinstance(peer, tuple)
                          else str(peer))
         self.log.clients.append(clog)
+        self.note(f"client {clog.id} connected from {clog.peer}")
         conn = Connection(self, reader, writer, clog, host)
         self._conns.add(conn)
         task = asyncio.current_task()
@@ -203,8 +251,9 @@ class MockMaster:
             await conn.run()
         except (Closed, ConnectionError, asyncio.IncompleteReadError, ssl.SSLError) as exc:
             if clog.closed_by is None:
-                clog.closed_by = f"client ({type(exc).__name__}: {exc})" if str(exc) \
-                    else "client"
+                clog.closed_by = ("client" if not str(exc) else f"client ({exc})"
+                                  if isinstance(exc, Closed)
+                                  else f"client ({type(exc).__name__}: {exc})")
         except asyncio.CancelledError:
             clog.closed_by = clog.closed_by or "server stopped"
         except Exception as exc:  # a bug in the mock master: log it, keep serving others
@@ -218,6 +267,9 @@ class MockMaster:
             clog.ended = time.time()
             with contextlib.suppress(Exception):
                 writer.close()
+            self.log.closed(clog)
+            self.note(f"client {clog.id} closed by {clog.closed_by or 'client'}: "
+                      f"{clog.events_sent} events, {clog.bytes_sent} bytes sent")
 
 
 class ThreadedMockMaster:

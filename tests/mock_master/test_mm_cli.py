@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pymysql
@@ -23,26 +24,102 @@ CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"
 @pytest.mark.parametrize("cmd", [[sys.executable, "-m", "mock_master"],
                                  [sys.executable, "-m", "binlogscope", "mock-master"]])
 def test_port_zero_prints_the_port_and_serves(cmd: list[str], tmp_path: Path) -> None:
+    """The binlog as a positional argument, a login whose password comes from the
+    environment, a line on stderr per connect / dump / close (never the password)."""
     log = tmp_path / "run.json"
-    proc = subprocess.Popen([*cmd, "--binlog", str(CAPTURE), "--port", "0", "--log", str(log)],
+    proc = subprocess.Popen([*cmd, str(CAPTURE), "--port", "0", "--log", str(log),
+                             "--user", "cdc", "--password-env", "MM_TEST_PW"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{REPO}"})
+                            env={**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{REPO}",
+                                 "MM_TEST_PW": "s3cret-pw"})
     try:
         assert proc.stdout is not None
         head = proc.stdout.readline()
         assert "listening on 127.0.0.1:" in head and "264 events" in head
         port = int(proc.stdout.readline())
-        c = pymysql.connect(host="127.0.0.1", port=port, user="repl", password="replpass")
+        with pytest.raises(pymysql.err.OperationalError):  # the scenario decides the users
+            pymysql.connect(host="127.0.0.1", port=port, user="repl", password="replpass")
+        c = pymysql.connect(host="127.0.0.1", port=port, user="cdc", password="s3cret-pw")
         cur = c.cursor()
         cur.execute("SHOW BINARY LOGS")
         assert cur.fetchall() == (("mysql-bin.000001", CAPTURE.stat().st_size),)
         c.close()
+        from pymysqlreplication import BinLogStreamReader
+        from pymysqlreplication.event import QueryEvent
+
+        r = BinLogStreamReader(connection_settings={"host": "127.0.0.1", "port": port,
+                                                    "user": "cdc", "password": "s3cret-pw"},
+                               server_id=4242, blocking=False, only_events=[QueryEvent])
+        try:
+            assert any(True for _ in r)
+        finally:
+            r.close()
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert '"queries": [' in log.read_text() and "SHOW BINARY LOGS" in log.read_text()
+    lines = err.splitlines()
+    assert any(" client 1 connected from 127.0.0.1:" in x for x in lines), err
+    assert any(" client 2 closed by client (COM_QUIT)" in x for x in lines), err
+    assert any(" client 3 (cdc) started COM_BINLOG_DUMP_GTID: server_id 4242" in x
+               or " client 3 (cdc) started COM_BINLOG_DUMP: server_id 4242" in x
+               for x in lines), err
+    assert "s3cret-pw" not in err and "s3cret-pw" not in log.read_text()
+
+
+@pytest.mark.network
+def test_quiet_serves_without_client_lines() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "mock_master", str(CAPTURE), "--port", "0",
+                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{REPO}"})
+    try:
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        port = int(proc.stdout.readline())
+        pymysql.connect(host="127.0.0.1", port=port, user="repl", password="replpass").close()
+        time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0 and err == ""
+
+
+@pytest.mark.parametrize("entry", ["mock-master", "binlogscope"])
+def test_both_entry_points_take_the_same_command_line(entry: str, tmp_path: Path) -> None:
+    def run(*argv: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        if entry == "mock-master":
+            rc = mm_main(list(argv), out=out, err=err)
+        else:
+            rc = binlogscope_main(["mock-master", *argv], out=out, err=err)
+        return rc, out.getvalue(), err.getvalue()
+
+    rc, out, _ = run("actions")
+    assert rc == 0 and "disconnect_after_event" in out and "split_packet" in out
+    rc, _, err = run(str(CAPTURE), "--user", "repl:replpass", "--port", "0")
+    assert rc == 2 and "--user takes a name only" in err and "--password-env" in err
+    pw = tmp_path / "pw"
+    pw.write_text("secret\n")
+    # record: the password from a file; a server that is not there is one clear line
+    rc, _, err = run("record", "--host", "127.0.0.1", "--port", "1", "--user", "u",
+                     "--password-file", str(pw), str(tmp_path / "r.jsonl"))
+    assert rc == 1 and err.count("\n") == 1 and "secret" not in err
+    rc, _, err = run("record", "--password-file", str(tmp_path / "nope"), "out.jsonl")
+    assert rc == 1 and "cannot read password file" in err
+    rc, _, err = run("serve", "--binlog", "/nonexistent/x.000001", "--port", "0")
+    assert rc == 1 and "cannot read /nonexistent/x.000001" in err
+
+
+def test_a_password_in_argv_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["record", "--password", "x", "o.jsonl"],
+                 [str(CAPTURE), "--user", "u", "--password", "x"]):
+        assert mm_main(argv) == 2
+        assert "passwords are not taken from the command line" in capsys.readouterr().err
+        assert binlogscope_main(["mock-master", *argv]) == 2
+        assert "passwords are not taken from the command line" in capsys.readouterr().err
 
 
 def test_bad_input_is_one_clear_line() -> None:

@@ -406,8 +406,18 @@ def test_fifty_concurrent_clients_each_get_the_full_stream(serve_scenario: Any) 
     assert not mm.master._conns  # no connection left behind
 
 
+def _scramble(greeting: bytes, password: bytes = b"replpass") -> bytes:
+    """The mysql_native_password answer to a greeting's nonce."""
+    from binlogscope.wire import auth
+    from binlogscope.wire.handshake import decode_handshake_v10
+    from binlogscope.wire.reader import ByteReader
+
+    return auth.scramble_native(password, decode_handshake_v10(ByteReader(greeting))
+                                .auth_plugin_data[:20])
+
+
 def _raw_dump(host: str, port: int) -> bytes:
-    """A minimal replica over a bare socket: login (no password user root), announce CRC32,
+    """A minimal replica over a bare socket: login (repl / replpass), announce CRC32,
     ask for annotate events, non-blocking dump; returns the events after the fake ROTATE."""
     from binlogscope.events import Peer, Role
     from binlogscope.session import Session
@@ -433,8 +443,8 @@ def _raw_dump(host: str, port: int) -> bytes:
                 raise ConnectionError("closed")
             buf.extend(d)
 
-    packet()
-    s.sendall(sess.send(HandshakeResponse41(DEFAULT_CAPABILITIES, "root", b"",
+    greeting = packet()
+    s.sendall(sess.send(HandshakeResponse41(DEFAULT_CAPABILITIES, "repl", _scramble(greeting),
                                             client_plugin_name="mysql_native_password")))
     assert packet()[0] == 0
     s.sendall(sess.send(ComQuery("SET @master_binlog_checksum = 'CRC32'")))
@@ -544,9 +554,10 @@ def test_client_violations_are_reported(serve_scenario: Any) -> None:
         from binlogscope.wire.handshake import DEFAULT_CAPABILITIES, HandshakeResponse41
         from binlogscope.wire.handshake import encode_handshake_response41 as enc
 
-        packet()
+        greeting = packet()
         s.sendall(encode_packet(enc(HandshakeResponse41(
-            DEFAULT_CAPABILITIES, "root", b"", client_plugin_name="mysql_native_password")), 1))
+            DEFAULT_CAPABILITIES, "repl", _scramble(greeting),
+            client_plugin_name="mysql_native_password")), 1))
         assert packet()[0] == 0
         for q in ["SET @master_binlog_checksum = 'CRC32'", "SET @mariadb_slave_capability=4"]\
                 + (["SET @rpl_semi_sync_slave = 1"] if semi else []):
