@@ -310,6 +310,9 @@ class SchemaCatalog:
             elif isinstance(k, exp.ComputedColumnConstraint):
                 col.extra = _join(col.extra, "STORED GENERATED" if k.args.get("persisted")
                                   else "VIRTUAL GENERATED")
+            elif isinstance(k, exp.CheckColumnConstraint) and "json_valid" in \
+                    k.sql(dialect=MariaDBDialect).lower():
+                col.json = True  # JSON as SHOW CREATE TABLE writes it: LONGTEXT + this CHECK
             elif isinstance(k, exp.InvisibleColumnConstraint):
                 col.extra = _join(col.extra, "INVISIBLE")
         if tname == "JSON":

@@ -271,3 +271,22 @@ def test_mysql_connector_prepared_cursor_reads_information_schema(pair: Any,
     assert len(results[0][1]) > 40
     assert results[2] == results[0]
     assert results[3] == results[1]
+
+
+def test_schema_from_a_live_server_answers_as_that_server(pair: Any, monkeypatch: Any) -> None:
+    """``schema_from``: the tables of a live server (its SHOW CREATE TABLE texts), served with
+    a stream that holds no DDL at all."""
+    from mock_master import EventBuilder, StreamSource
+
+    server, _, _ = pair
+    monkeypatch.setenv("MOCK_MASTER_SCHEMA_PASSWORD", server.password)
+    sc = Scenario(sources=[StreamSource(EventBuilder("mariadb").build())],
+                  schema_from=f"mysql://{server.user}@{server.host}:{server.port}/{DB}")
+    mm = ThreadedMockMaster(sc).start()
+    try:
+        for q in IS_QUERIES[:2] + IS_QUERIES[3:5] + [f"SHOW CREATE TABLE {DB}.kinds"]:
+            real, mock = _both((server, mm, []), q)
+            assert mock == real, q
+        assert mm.master.knowledge().find(DB, "kinds").origin == "server"
+    finally:
+        mm.stop()
