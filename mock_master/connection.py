@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import re
 import ssl
@@ -49,7 +50,7 @@ from binlogscope.wire.responses import encode_err
 from mock_master.answers import Answer, QueryContext
 from mock_master.faults import Action
 from mock_master.prepared import STMT_COMMANDS, PreparedStatements
-from mock_master.runlog import ClientLog, Closed
+from mock_master.runlog import MAX_ITEMS, ClientLog, Closed, clip
 from mock_master.scenarios import User
 
 if TYPE_CHECKING:
@@ -501,8 +502,10 @@ class Connection:
             self.write(self.session.send_result_set(ans.columns, ans.rows,
                                                     status_flags=self._status(
                                                         ans.extra_status)))
-        self.log.user_vars = {k: (v.decode() if isinstance(v, bytes) else v)
-                              for k, v in self.ctx.user_vars.items()}
+        self.log.user_vars = {k: (clip(v.decode("utf-8", "replace")) if isinstance(v, bytes)
+                                  else clip(v) if isinstance(v, str) else v)
+                              for k, v in itertools.islice(self.ctx.user_vars.items(),
+                                                           MAX_ITEMS)}
 
     # ---------------------------------------------------------------- the dump
     async def _dump(self, cmd: ComBinlogDump | ComBinlogDumpGtid) -> None:

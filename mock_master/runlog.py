@@ -63,6 +63,17 @@ class Bounded(list[T]):
         if isinstance(item, str) and len(item) > MAX_TEXT:
             item = clip(item)  # type: ignore[assignment]
         super().append(item)
+        self._trim()
+
+    def extend(self, items: Iterable[T]) -> None:
+        for item in items:
+            self.append(item)
+
+    def __iadd__(self, items: Iterable[T]) -> Bounded[T]:  # type: ignore[override,misc]
+        self.extend(items)
+        return self
+
+    def _trim(self) -> None:
         over = len(self) - self.maxlen
         if over > 0:
             del self[:over]
@@ -138,8 +149,10 @@ class RunLog:
         if over > 0:
             old = self._closed[:over]
             del self._closed[:over]
-            gone = {id(c) for c in old}
-            self.clients[:] = [c for c in self.clients if id(c) not in gone]
+            for c in old:  # the oldest closed ones: near the front of the list
+                i = next((k for k, x in enumerate(self.clients) if x is c), None)
+                if i is not None:
+                    del self.clients[i]
             self.clients_dropped += over
             self.violations_dropped += sum(len(c.violations) for c in old)
 
