@@ -92,6 +92,10 @@ def add_serve_arguments(s: argparse.ArgumentParser) -> None:
                    help="no line on stderr per client connect, register, dump and close")
     s.add_argument("--tls-cert", metavar="PEM")
     s.add_argument("--tls-key", metavar="PEM")
+    s.add_argument("--schema-ddl", metavar="FILE", help="the tables, as a DDL script (CREATE "
+                   "DATABASE/USE/CREATE TABLE...): first over the stream's DDL and TABLE_MAPs")
+    s.add_argument("--schema-from", metavar="URL", help="the tables of a live server: "
+                   "mysql://user@host:port[/db,...] (password in $MOCK_MASTER_SCHEMA_PASSWORD)")
     s.add_argument("--log", metavar="FILE", help="write what each client did here (JSON) when "
                    "the server stops")
     s.add_argument("--action", action="append", default=[], metavar="'KIND at=N key=value'",
@@ -157,6 +161,10 @@ def scenario_from_args(args: argparse.Namespace) -> object:
         sc.tls_cert, sc.tls_key = args.tls_cert, args.tls_key or args.tls_cert
     if args.log:
         sc.log = args.log
+    if args.schema_ddl:
+        sc.schema_ddl = args.schema_ddl
+    if args.schema_from:
+        sc.schema_from = args.schema_from
     for text in args.action:
         from mock_master.faults import validate_action
 

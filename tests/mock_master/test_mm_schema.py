@@ -135,3 +135,37 @@ def test_prepared_statements_with_mysql_connector() -> None:
                    for q in cl.queries)
     finally:
         mm.stop()
+
+
+def test_schema_ddl_on_the_command_line(tmp_path: Any) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    ddl = tmp_path / "schema.sql"
+    ddl.write_text("CREATE TABLE cli.t (id INT UNSIGNED PRIMARY KEY, s SET('a','b'));")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mock_master", str(repo / "captures" /
+                                                  "mariadb-10.11-workload.000001"),
+         "--port", "0", "--quiet", "--user", "cdc", "--password-env", "MM_TEST_PW",
+         "--schema-ddl", str(ddl)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=repo,
+        env={**os.environ, "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{repo}",
+             "MM_TEST_PW": "pw"})
+    try:
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        port = int(proc.stdout.readline())
+        c = pymysql.connect(host="127.0.0.1", port=port, user="cdc", password="pw")
+        with c.cursor() as cur:
+            cur.execute("SHOW COLUMNS FROM cli.t")
+            assert cur.fetchall() == (("id", "int(10) unsigned", "NO", "PRI", None, ""),
+                                      ("s", "set('a','b')", "YES", "", None, ""))
+        c.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
