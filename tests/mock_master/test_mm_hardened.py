@@ -54,8 +54,9 @@ def _scenario(**kw: Any) -> Scenario:
 class Raw:
     """A client over a bare socket (for what real client libraries never send)."""
 
-    def __init__(self, mm: ThreadedMockMaster, timeout: float = 10) -> None:
-        self.s = socket.create_connection((mm.host, mm.port), timeout=timeout)
+    def __init__(self, mm: ThreadedMockMaster | tuple[str, int], timeout: float = 10) -> None:
+        addr = mm if isinstance(mm, tuple) else (mm.host, mm.port)
+        self.s = socket.create_connection(addr, timeout=timeout)
         self.buf = bytearray()
 
     def packet(self) -> tuple[int, bytes] | None:
