@@ -177,6 +177,8 @@ def _replica_session(ctx: Context, change: str, *, until: str = "", slave_pos: s
     replica = ctx.get_replica()
 
     def caught_up() -> bool:
+        """Stopped at its UNTIL, or read and applied the whole binlog the real server has now
+        (after a live commit the mock has had the same events appended)."""
         rows = replica.connect(database=None, cursorclass=__import__(
             "pymysql").cursors.DictCursor)
         try:
@@ -190,8 +192,12 @@ def _replica_session(ctx: Context, change: str, *, until: str = "", slave_pos: s
                                  f"{st.get('Last_SQL_Error')}")
         if until:
             return st.get("Slave_SQL_Running") == "No"
-        return bool(str(st.get("Slave_SQL_Running_State", "")).startswith("Slave has read all")
-                    and st.get("Slave_IO_State", "").startswith("Waiting for master"))
+        last = ctx.source.server.binlog_files()[-1]
+        size = last.stat().st_size
+        return (st.get("Master_Log_File") == last.name
+                and int(st.get("Read_Master_Log_Pos") or 0) == size
+                and st.get("Relay_Master_Log_File") == last.name
+                and int(st.get("Exec_Master_Log_Pos") or 0) == size)
 
     def run(host: str, port: int) -> object:
         sql(replica, "STOP SLAVE")
