@@ -117,6 +117,9 @@ class Session(PacketReaders):
         self.handshake: handshake.HandshakeV10 | None = None
         self.server_capabilities: int | None = None
         self.client_capabilities: int | None = capabilities
+        #: MariaDB's own capabilities of each side (greeting / response; 0 from MySQL)
+        self.server_mariadb_capabilities = 0
+        self.client_mariadb_capabilities = 0
         self._default_caps = (handshake.DEFAULT_CAPABILITIES if capabilities is None
                               else capabilities)
         self._semi_sync: bool | None = semi_sync
@@ -161,10 +164,15 @@ class Session(PacketReaders):
 
     @property
     def capabilities(self) -> int:
-        """The capability flags in force (client's request limited to what the server has)."""
+        """The capability flags in force (client's request limited to what the server has).
+
+        MariaDB capabilities both sides have are in the bits above 32, as the MariaDB server
+        keeps them (``caps | mariadb_caps << 32``; see :mod:`binlogscope.wire.results`)."""
         if self.client_capabilities is not None:
             if self.server_capabilities is not None:
-                return self.client_capabilities & self.server_capabilities
+                both = self.client_capabilities & self.server_capabilities
+                mariadb = self.client_mariadb_capabilities & self.server_mariadb_capabilities
+                return both | (mariadb << 32) if mariadb else both
             return self.client_capabilities
         if self.server_capabilities is not None:
             return self.server_capabilities

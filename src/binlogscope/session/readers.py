@@ -39,6 +39,8 @@ class PacketReaders:
     handshake: handshake.HandshakeV10 | None
     server_capabilities: int | None
     client_capabilities: int | None
+    server_mariadb_capabilities: int
+    client_mariadb_capabilities: int
     ctx: Any
 
     if TYPE_CHECKING:
@@ -68,6 +70,7 @@ class PacketReaders:
                 d = self._decode(pkt, "ssl_request")
                 if isinstance(d.value, handshake.SslRequest):
                     self.client_capabilities = d.value.capability_flags
+                    self.client_mariadb_capabilities = d.value.mariadb_capabilities
                 self._start_tls(pkt)
                 return d
             flags = int.from_bytes(payload[:4].ljust(4, b"\0"), "little")
@@ -76,6 +79,7 @@ class PacketReaders:
             d = self._decode(pkt, kind)
             if isinstance(d.value, handshake.HandshakeResponse41 | handshake.HandshakeResponse320):
                 self.client_capabilities = d.value.capability_flags
+                self.client_mariadb_capabilities = getattr(d.value, "mariadb_capabilities", 0)
             return d
         return self._decode(pkt, "auth_switch_response")
 
@@ -115,6 +119,7 @@ class PacketReaders:
             if isinstance(d.value, handshake.HandshakeV10):
                 self.handshake = d.value
                 self.server_capabilities = d.value.capability_flags
+                self.server_mariadb_capabilities = d.value.mariadb_capabilities
             self._set_phase(Phase.AUTH, "server greeting received")
             return d
         if self._phase == Phase.AUTH:

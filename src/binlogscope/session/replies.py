@@ -200,7 +200,10 @@ def _query(rr: ReplyReader, pkt: Packet, first: int, decode: Decode, caps: int,
         rr.reset()
         rr.result_offset = pkt.offset
         rr.cols_left = d.value.column_count
-        rr.expect = Reply.COLUMNS if d.value.column_count else Reply.ROWS
+        if d.value.metadata_follows == 0:  # the client has the column definitions cached
+            rr.expect = Reply.ROWS if deprecate_eof else Reply.COLUMNS_EOF
+        else:
+            rr.expect = Reply.COLUMNS if d.value.column_count else Reply.ROWS
     return ReplyRead(d)
 
 

@@ -6,6 +6,14 @@ A COM_QUERY that returns rows is answered with::
 
 where the middle EOF is absent and the final EOF is an OK packet with a 0xFE header when
 CLIENT_DEPRECATE_EOF was agreed. Row values are ``string<lenenc>``; 0xFB is NULL.
+
+MariaDB's own capabilities (the greeting's and response's ``mariadb_capabilities``) are passed
+in the bits above 32 of ``caps``, as the MariaDB server keeps them
+(``caps | mariadb_caps << 32``): with MARIADB_CLIENT_CACHE_METADATA the column count is followed
+by a ``metadata_follows`` byte, and with MARIADB_CLIENT_EXTENDED_METADATA every
+ColumnDefinition41 carries a ``string<lenenc>`` of extended type information after
+``org_name`` (pairs of a one-byte key - 0 type name, 1 format name - and a ``string<lenenc>``,
+e.g. ``json``, ``uuid``, ``inet6``, ``point``).
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from binlogscope.wire.binlog.types import column_type_name
-from binlogscope.wire.constants import CapabilityFlag, ColumnFlag
+from binlogscope.wire.constants import CapabilityFlag, ColumnFlag, MariaDbCapability
 from binlogscope.wire.fields import flag_field, lenenc_bytes, lenenc_int, lenenc_str, u8, u16, u32
 from binlogscope.wire.handshake import charset_name
 from binlogscope.wire.reader import ByteReader
@@ -25,21 +33,34 @@ class ColumnCount:
     metadata_follows: int | None = None  # CLIENT_OPTIONAL_RESULTSET_METADATA: 0 none, 1 full
 
 
+#: MariaDB capabilities as bits of ``caps`` (above the 32 bits of the MySQL flags)
+MARIADB_CACHE_METADATA = MariaDbCapability.MARIADB_CLIENT_CACHE_METADATA << 32
+MARIADB_EXTENDED_METADATA = MariaDbCapability.MARIADB_CLIENT_EXTENDED_METADATA << 32
+_FOLLOWS_DOC = "0: no column definitions follow (the client has them cached), 1: they do"
+
+
 def decode_column_count(r: ByteReader, caps: int = 0) -> ColumnCount:
     meta: int | None = None
     if caps & CapabilityFlag.CLIENT_OPTIONAL_RESULTSET_METADATA:
-        meta = r.u8("metadata_follows", doc="0: no column definitions follow, 1: they do")
+        meta = r.u8("metadata_follows", doc=_FOLLOWS_DOC)
     n = r.lenenc("column_count", doc="number of columns: this many column definitions follow")
     if n is None:
         raise ValueError("column_count cannot be NULL (0xFB)")
+    if caps & MARIADB_CACHE_METADATA:
+        meta = r.u8("metadata_follows", doc="MariaDB (MARIADB_CLIENT_CACHE_METADATA): "
+                    + _FOLLOWS_DOC)
     return ColumnCount(n, meta)
 
 
 def encode_column_count(v: ColumnCount, caps: int = 0) -> bytes:
+    follows = u8(1 if v.metadata_follows is None else v.metadata_follows)
     out = b""
     if caps & CapabilityFlag.CLIENT_OPTIONAL_RESULTSET_METADATA:
-        out = u8(1 if v.metadata_follows is None else v.metadata_follows)
-    return out + lenenc_int(v.column_count)
+        out = follows
+    out += lenenc_int(v.column_count)
+    if caps & MARIADB_CACHE_METADATA:
+        out += follows
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +78,28 @@ class ColumnDefinition41:
     column_length: int = 0
     flags: int = 0
     decimals: int = 0
+    #: MariaDB extended metadata: (key, value) pairs, key 0 = type name, 1 = format name
+    extended: tuple[tuple[int, str], ...] = ()
+
+
+#: what the keys of MariaDB's extended metadata mean
+EXTENDED_KEYS = {0: "type_name", 1: "format_name"}
+
+
+def _extended_metadata(r: ByteReader) -> tuple[tuple[int, str], ...]:
+    data = r.lenenc_bytes("extended_metadata", doc="MariaDB (MARIADB_CLIENT_EXTENDED_METADATA): "
+                          "extended type information, pairs of a key (0 type name, 1 format "
+                          "name) and a string<lenenc>, e.g. json, uuid, inet6, point") or b""
+    pairs: list[tuple[int, str]] = []
+    i = 0
+    while i < len(data):
+        key = data[i]
+        n = data[i + 1] if i + 1 < len(data) else 0
+        if n >= 0xFB or i + 2 + n > len(data):
+            break  # not a short string<lenenc>: leave the rest as bytes
+        pairs.append((key, data[i + 2:i + 2 + n].decode("utf-8", "replace")))
+        i += 2 + n
+    return tuple(pairs)
 
 
 def decode_column_definition41(r: ByteReader, caps: int = 0) -> ColumnDefinition41:
@@ -66,6 +109,7 @@ def decode_column_definition41(r: ByteReader, caps: int = 0) -> ColumnDefinition
     org_table = r.lenenc_str("org_table", doc="real table name")
     name = r.lenenc_str("name", doc="column alias (the result-set column name)")
     org_name = r.lenenc_str("org_name", doc="real column name")
+    extended = _extended_metadata(r) if caps & MARIADB_EXTENDED_METADATA else ()
     r.lenenc("length_of_fixed_length_fields", doc="0x0c: 12 bytes of fixed fields follow")
     cs = r.u16("character_set", doc="collation id of the column (63 = binary)",
                display=charset_name(int.from_bytes(r.peek(2), "little")))
@@ -78,12 +122,15 @@ def decode_column_definition41(r: ByteReader, caps: int = 0) -> ColumnDefinition
     if r.remaining >= 2:
         r.raw("reserved", 2, doc="filler, 0x00 0x00")
     return ColumnDefinition41(name or "", t, schema or "", table or "", org_table or "",
-                              org_name or "", cat or "", cs, length, flags, dec)
+                              org_name or "", cat or "", cs, length, flags, dec, extended)
 
 
 def encode_column_definition41(v: ColumnDefinition41, caps: int = 0) -> bytes:
+    ext = b""
+    if caps & MARIADB_EXTENDED_METADATA:
+        ext = lenenc_bytes(b"".join(bytes([k]) + lenenc_str(text) for k, text in v.extended))
     return (lenenc_str(v.catalog) + lenenc_str(v.schema) + lenenc_str(v.table)
-            + lenenc_str(v.org_table) + lenenc_str(v.name) + lenenc_str(v.org_name)
+            + lenenc_str(v.org_table) + lenenc_str(v.name) + lenenc_str(v.org_name) + ext
             + b"\x0c" + u16(v.character_set) + u32(v.column_length) + u8(v.type)
             + u16(v.flags) + u8(v.decimals) + b"\0\0")
 
