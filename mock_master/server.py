@@ -155,15 +155,29 @@ class MockMaster:
         the older dump connection with the same (non-zero) server_id is killed; it gets the
         server's error when it can (see :meth:`Connection.kill_dump`). COM_REGISTER_SLAVE
         alone kills nothing (as in the server)."""
-        if not server_id:
+        uuid = self._replica_uuid(conn) if self.flavor == "mysql" else None
+        if not server_id and uuid is None:
             return
         for other in list(self._conns):
-            if other is not conn and other.dump_server_id == server_id and not other.closed:
+            if other is conn or other.closed or other.dump_server_id is None:
+                continue
+            # MySQL matches a replica by its @replica_uuid when it gives one
+            same = (self._replica_uuid(other) == uuid) if uuid is not None \
+                else other.dump_server_id == server_id
+            if same:
                 self.log.notes.append(f"client {other.log.id}: dump killed, client "
                                       f"{conn.log.id} started a dump with the same server_id "
                                       f"{server_id}")
                 other.kill_dump(ER_SLAVE_SAME_ID if self.flavor == "mariadb" else 1236,
                                 conn.log.id)
+
+    @staticmethod
+    def _replica_uuid(conn: Connection) -> str | None:
+        uv = conn.ctx.user_vars
+        v = uv.get("replica_uuid", uv.get("slave_uuid"))
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        return str(v) if v else None
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self) -> int:

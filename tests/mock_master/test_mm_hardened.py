@@ -305,3 +305,33 @@ def test_no_default_root(serve_scenario: Any) -> None:
     with pytest.raises(pymysql.err.OperationalError) as exc:
         pymysql.connect(host=mm.host, port=mm.port, user="root", password="")
     assert exc.value.args[0] == 1045
+
+
+def test_mysql_matches_a_replica_by_its_uuid(serve_scenario: Any) -> None:
+    """MySQL's kill_zombie_dump_threads: a replica that sets @replica_uuid is matched by it
+    (not by server_id); the killed dump gets ERR 1236 with MySQL's text."""
+    b = EventBuilder("mysql")
+    t = b.table("db", "t", [("id", "INT")])
+    b.transaction(t, [(1,)])
+    mm = serve_scenario(Scenario(flavor="mysql", sources=[StreamSource(b.build())]))
+
+    def replica(server_id: int, uuid: str) -> Raw:
+        c = Raw(mm)
+        c.login()
+        ok = c.command(b"\x03SET @replica_uuid = '" + uuid.encode() + b"'")
+        assert ok is not None and ok[1][0] == 0
+        c.dump(server_id)
+        assert c.until_quiet(0.3)
+        return c
+
+    a = replica(5, "aaaaaaaa-0000-0000-0000-000000000001")
+    b2 = replica(5, "bbbbbbbb-0000-0000-0000-000000000002")  # same server_id, other uuid
+    assert a.until_quiet(0.3) == []
+    replica(6, "aaaaaaaa-0000-0000-0000-000000000001")  # other server_id, same uuid
+    got = a.until_quiet(1)
+    assert len(got) == 1
+    _seq, code, state, msg = _err(got[0])
+    assert (code, state) == (1236, "HY000")
+    assert msg.startswith("A replica with the same server_uuid/server_id as this replica has "
+                          "connected to the source; the first event 'mysql-bin.000001' at 4")
+    assert a.closed(3) and b2.until_quiet(0.2) == []
