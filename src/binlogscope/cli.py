@@ -225,12 +225,20 @@ def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO)
         print(f"{PROG}: export: {args.out} is already complete; nothing to do", file=err)
         return 0
     if res.interrupted:
-        if live and fired:
+        for msg in res.input_errors:
+            print(f"{PROG}: export: {msg}", file=err)
+        code = 128 + fired[0] if fired else 1
+        if res.removed:
+            print(f"{PROG}: export: nothing was exported; {args.out} removed again (the same "
+                  "command can simply be run again)", file=err)
+            return code
+        if live and (fired or res.input_errors):
             where = (res.resume or {}).get("position") or {}
             at = f" (up to {where['log_file']}:{where['log_pos']})" if where else ""
-            print(f"{PROG}: export: stopped; {args.out} holds everything received{at}; go "
+            how = "stopped" if fired else "the stream failed"
+            print(f"{PROG}: export: {how}; {args.out} holds everything received{at}; go "
                   f"on with: {PROG} export --resume --out {args.out}", file=err)
-            return 128 + fired[0]
+            return code
         print(f"{PROG}: export: interrupted; {args.out} holds everything up to the last "
               f"checkpoint; finish with: {PROG} export --resume --out {args.out}", file=err)
         return 130
@@ -239,7 +247,9 @@ def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO)
           f"{args.out} in {res.seconds:.1f} s", file=out)
     for msg in res.input_errors:
         print(f"{PROG}: export: {msg}", file=err)
-    return 1 if res.input_errors else 0
+    for line in res.damage_lines():  # damaged binlogs: exported up to and around the damage
+        print(f"{PROG}: export: {line}", file=err)
+    return 1 if res.input_errors or res.damage else 0
 
 
 def _cmd_analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -25,6 +25,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from binlogscope.pipeline.state import fsync_dir
+
 #: bump when a column is added, removed, renamed or changes type (also in docs/export-schema.md)
 SCHEMA_VERSION = 1
 
@@ -313,6 +315,7 @@ def write_state(root: str | Path, state: dict[str, Any]) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    fsync_dir(path.parent)  # the rename itself survives a crash of the machine
 
 
 def read_state(root: str | Path) -> dict[str, Any] | None:

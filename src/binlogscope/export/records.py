@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from binlogscope.drivers.binlog_file import BinlogFileError, looks_like_binlog, read_binlog_file
+from binlogscope.drivers.binlog_file import (
+    BinlogFileError,
+    FileEvents,
+    looks_like_binlog,
+    read_binlog_file,
+)
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent
 
@@ -145,10 +150,12 @@ class BinlogFileSource:
             ctx = DecodeContext()
             name = path.name
             source = str(path)
+            info = FileEvents(source)
             try:
-                for ev in read_binlog_file(path, record=False, ctx=ctx, start_position=start):
+                for ev in read_binlog_file(path, record=False, ctx=ctx, start_position=start,
+                                           info=info):
                     yield EventRecord(ev, ctx, i, source, name)
             except BinlogFileError as exc:
                 yield InputDone(i, source, str(exc))
                 continue
-            yield InputDone(i, source)
+            yield InputDone(i, source, info.fatal)

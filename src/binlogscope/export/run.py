@@ -55,6 +55,19 @@ class ExportResult:
     already_complete: bool = False
     resume: dict[str, Any] | None = None
     input_errors: list[str] = field(default_factory=list)
+    #: per damaged input: [source, damaged events, first damaged offset, first error]
+    damage: dict[int, list[Any]] = field(default_factory=dict)
+    #: the dataset was new and nothing was kept: it was removed again
+    removed: bool = False
+
+    def damage_lines(self) -> list[str]:
+        """One line per damaged input: how many events, where the damage starts, what."""
+        out = []
+        for src, n, offset, error in self.damage.values():
+            out.append(f"{src}: damaged: {n} event(s) with errors, the first at offset {offset}"
+                       f" ({error}); everything readable exported, the damaged events with "
+                       "their error")
+        return out
 
 
 Progress = Callable[[int, int, int | None, float], None]
@@ -103,6 +116,9 @@ def run_export(
         raise ExportError(f"{root} is not empty; use --resume to finish an interrupted export "
                           "or choose an empty directory")
 
+    #: a new dataset: one that fails before its first checkpoint is removed again, so the
+    #: same command can simply be run again
+    made_here = not resume and not root.exists()
     root.mkdir(parents=True, exist_ok=True)
     if state is None:
         state = {
@@ -169,6 +185,8 @@ def run_export(
                 if sizes is not None:
                     byte_pos = starts[rec.input_index] + rec.event.end
                 last_event = rec
+                if rec.event.error:
+                    _note_damage(result.damage, rec)
                 if since_checkpoint >= checkpoint_events and mapper.at_boundary:
                     checkpoint(_resume_after(rec))
                     since_checkpoint = 0
@@ -179,6 +197,10 @@ def run_export(
                 mapper.packet(rec)
             elif isinstance(rec, InputDone):
                 ended = True
+                if rec.error and source.kind == "live":  # the stream failed: not complete
+                    result.input_errors.append(rec.error)
+                    stopped = True
+                    break
                 mapper.input_done()
                 if rec.error:
                     result.input_errors.append(rec.error)
@@ -198,6 +220,10 @@ def run_export(
                 writer.abort()
             result.interrupted = True
             result.resume = state.get("resume")
+            if made_here and int(state["checkpoint"]) == 0:
+                writer.close()
+                _remove_dataset(root)  # nothing was kept: nothing left in the way
+                result.removed = True
         else:
             mapper.input_done()
             checkpoint(None)
@@ -208,6 +234,9 @@ def run_export(
         result.resume = state.get("resume")
     except BaseException:
         writer.abort()
+        writer.close()
+        if made_here and int(state["checkpoint"]) == 0:
+            _remove_dataset(root)  # a failed new export leaves nothing in the way of a rerun
         raise
     finally:
         gc.set_threshold(*gc_threshold)
@@ -216,6 +245,31 @@ def run_export(
     if progress is not None and not result.interrupted:
         progress(result.events_seen, byte_pos, total, result.seconds)
     return result
+
+
+def _note_damage(damage: dict[int, list[Any]], rec: EventRecord) -> None:
+    d = damage.get(rec.input_index)
+    if d is None:
+        damage[rec.input_index] = [rec.source, 1, rec.event.offset, rec.event.error]
+    else:
+        d[1] += 1
+
+
+def _remove_dataset(root: Path) -> None:
+    """Remove a dataset this run made and kept nothing in (its state file, the empty table
+    directories, hidden unfinished parts): only files an export writes."""
+    import shutil
+
+    for t in TABLES:
+        shutil.rmtree(root / t, ignore_errors=True)
+    try:
+        (root / STATE_FILE).unlink()
+    except OSError:
+        pass
+    try:
+        root.rmdir()
+    except OSError:  # something else is in there: leave it
+        pass
 
 
 def _resume_after(rec: EventRecord) -> ResumePoint:

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from binlogscope.export.arrow import TABLES, data_schema, escape_partition, partition_columns
+from binlogscope.pipeline.state import fsync_dir
 
 
 class _Part:
@@ -273,9 +274,13 @@ class DatasetWriter:
         self._open.clear()
         self._wait()
         done = []
+        for part in self._closed:  # on disk before they become visible (and the state)
+            _fsync_path(part.temp)
         for part in self._closed:
             os.replace(part.temp, part.final)
             done.append(part.final)
+        for d in {p.parent for p in done}:
+            fsync_dir(d)
         self._closed.clear()
         self.checkpoint_no += 1
         self._seq = 0
@@ -314,6 +319,14 @@ class DatasetWriter:
 #: payload): no dictionary encoding and no min/max statistics (each would copy a 34 MB value
 #: a few times: writing one such value took ~300 MB with them, ~60 MB without)
 _PLAIN = frozenset({"query", "payload", "before_json", "after_json"})
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _small_value_columns(schema: pa.Schema) -> list[str]:
