@@ -12,17 +12,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
 from binlogscope.wire.binlog.dump_frames import frame_event_list
 from binlogscope.wire.binlog.encode_events import (
     LOG_EVENT_ARTIFICIAL_F,
     encode_event,
+    encode_gtid_list,
     encode_heartbeat,
     encode_rotate,
 )
-from binlogscope.wire.binlog.header import peek_header
+from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtid
+from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid
 from binlogscope.wire.constants import SEMI_SYNC_INDICATOR, StatusFlag
@@ -31,6 +33,7 @@ from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_
 from binlogscope.wire.replication import encode_binlog_packet
 from mock_master.faults import Action
 from mock_master.framing import frame_events
+from mock_master.mariadb_gtid import GTID, GTID_LIST, QUERY, GtidStartError
 from mock_master.positions import StartError, find_start, in_gtid_set
 from mock_master.runlog import Closed
 from mock_master.sources import (
@@ -38,16 +41,22 @@ from mock_master.sources import (
     FLAG_IN_USE,
     MYSQL_GTID,
     ROTATE,
+    CompatError,
+    begin_event,
     corrupt_checksum,
+    decode_stored,
     dummy_event,
     rewrite_header,
     strip_checksum,
+    zero_created,
 )
 
 if TYPE_CHECKING:
     from mock_master.connection import Connection
 
 HEARTBEAT = int(EventType.HEARTBEAT_LOG_EVENT)
+#: MariaDB's MARIA_SLAVE_CAPABILITY_*: 1 ANNOTATE, 2 TOLERATE_HOLES, 3 BINLOG_CHECKPOINT, 4 GTID
+CAP_ANNOTATE, CAP_HOLES, CAP_CHECKPOINT, CAP_GTID = 1, 2, 3, 4
 BATCH_BYTES = 1 << 20
 #: how much framed wire image the server keeps for fast replays
 IMAGE_CACHE_BYTES = 2 << 30
@@ -116,6 +125,14 @@ class Dump:
                 self.drip = float(a.arg("bytes_per_second"))
         self.fast = not self.actions and not self.semi
         self.skip_gtids: list[tuple[str, int, int]] | None = None
+        self.gtid: Any = None  # a mariadb_gtid.GtidDump for MariaDB GTID dumps
+        self.binlog_state: Any = None
+        self.clear_fde = False
+        # semi-sync: as the server, ACKs are requested only for transactions appended after
+        # the client connected (history replayed gets none) unless the scenario asks for all
+        files = self.m.stream.files
+        self.live_from = (len(files) - 1, files[-1].count) if files else (0, 0)
+        self.ack_all = bool(getattr(self.m.scenario, "ack_every_transaction", False))
         self._held: tuple[bytes, int, int, bool] | None = None
 
     # ---------------------------------------------------------------- framing
@@ -165,7 +182,20 @@ class Dump:
         self.c.log.dump = start.log
         self.file_index, self.event_index = start.file_index, start.event_index
         self.skip_gtids = start.skip_gtids
+        self.gtid = start.gtid_dump
+        self.binlog_state = start.binlog_state
+        self.clear_fde = start.clear_fde
         return True
+
+    def _wants_ack(self, fi: int, i: int) -> bool:
+        """Is an ACK requested for event i of file fi (a transaction end)?"""
+        if not self.semi or self.c.semi_fallback or (fi, i) not in self.m.stream.txn_ends:
+            return False
+        return self.ack_all or (fi, i) >= self.live_from
+
+    def _plain_client(self) -> bool:
+        """Does this client get every MariaDB event unchanged (no compat conversion)?"""
+        return self.m.flavor != "mariadb" or self.capability >= CAP_GTID
 
     # ---------------------------------------------------------------- the loop
     async def run(self) -> None:
@@ -216,36 +246,134 @@ class Dump:
         fde = f.fde
         if fde is None:
             return
-        flags = peek_header(fde).flags
+        orig = peek_header(fde).flags
+        flags = orig
         if self.m.scenario.clear_in_use_flag and flags & FLAG_IN_USE:
             flags &= ~FLAG_IN_USE
-        if ei > 0:  # not from the file start: the FDE must not move the replica's position
-            fde = rewrite_header(fde, f.checksum, log_pos=0, flags=flags)
-            await self._emit(fde, fi, -1)
-        elif flags != peek_header(fde).flags:
+        if first and self.clear_fde:
+            # the client resumes past the FDE: log_pos 0 (its position must not move) and
+            # 'created' 0 (its temporary tables must survive)
+            fde = zero_created(fde, f.checksum, log_pos=0, flags=flags)
+        elif self.gtid is not None and not self.gtid.pos_reached():
+            fde = zero_created(fde, f.checksum, flags=flags)  # GTIDs still to skip
+        elif flags != orig:
             fde = rewrite_header(fde, f.checksum, flags=flags)
-        # from the start, the FDE is event 0 of the file and goes through the normal loop;
-        # its flag fix is applied there
         self._fde_fixed = fde
+        if ei > 0:  # not from the file start: sent now (else it is event 0 of the loop)
+            await self._emit(fde, fi, -1)
+        if self.gtid is not None:
+            self.gtid.file_started()
 
     def _transform(self, ev: bytes, fi: int) -> bytes | None:
-        """Per-client changes to one stored event (None: skip it)."""
+        """Per-client changes to one stored event (None: not sent). For MariaDB replicas below
+        the GTID capability, the conversions the server makes (send_event_to_slave); raises
+        CompatError where the server ends the dump."""
         t = ev[4]
+        ck = self.m.stream.files[fi].checksum
         if t == FDE:
             ev = self._fde_fixed
-        elif self.m.flavor == "mariadb" and t >= 160:
-            if t == 160 and not self.annotate:
-                if self.capability >= 2:
-                    return None
-                ev = dummy_event(ev, self.m.stream.files[fi].checksum)
-            elif t in self.dummy_types or (t in (162, 163) and self.capability < 4) \
-                    or (t == 161 and self.capability < 3) or (t == 160 and self.capability < 1):
-                ev = dummy_event(ev, self.m.stream.files[fi].checksum)
         elif t in self.dummy_types:
-            ev = dummy_event(ev, self.m.stream.files[fi].checksum)
+            ev = dummy_event(ev, ck)
+        elif self.m.flavor == "mariadb" and t >= 160:
+            cap = self.capability
+            if t == 160 and not self.annotate:
+                if cap >= CAP_HOLES:
+                    return None
+                if cap < CAP_ANNOTATE:
+                    ev = dummy_event(ev, ck)
+            elif t == GTID and cap < CAP_GTID:
+                if ev[HEADER_LEN + 12] & 1:  # FL_STANDALONE: no COMMIT follows
+                    if cap >= CAP_HOLES:
+                        return None
+                    ev = dummy_event(ev, ck)
+                else:
+                    ev = begin_event(ev, ck)
+            elif (t == 161 and cap < CAP_CHECKPOINT) or (t == GTID_LIST and cap < CAP_GTID):
+                if cap >= CAP_HOLES:
+                    return None
+                ev = dummy_event(ev, ck)
         if self.strip:
             ev = strip_checksum(ev)
         return ev
+
+    _COMPAT_ERRORS: ClassVar[dict[int, str]] = {
+        160: "Failed to replace row annotate event with dummy: too small event.",
+        GTID: "Failed to replace GTID event with backwards-compatible event: corrupt event.",
+    }
+
+    def _fatal_text(self, msg: str, fi: int, i: int) -> str:
+        """The server's fatal read error text with the dump's coordinates."""
+        f = self.m.stream.files[fi]
+        start = f.offsets[i]
+        name = self.cmd.binlog_filename.split("\0", 1)[0]
+        return (f"{msg}; the first event '{name}' at {self.cmd.binlog_pos}, the last event "
+                f"read from '{f.name}' at {start}, the last byte read from '{f.name}' at "
+                f"{start + len(f.event(i))}.")
+
+    async def _send_transformed(self, ev: bytes, fi: int, i: int) -> bool:
+        """Transform and send one stored event; False when the dump ended with an error."""
+        try:
+            out = self._transform(ev, fi)
+        except CompatError:
+            msg = self._COMPAT_ERRORS.get(ev[4], "Failed to replace binlog checkpoint or gtid "
+                                          "list event with dummy: too small event.")
+            self._error(1236, self._fatal_text(msg, fi, i))
+            await self.flush()
+            return False
+        if out is not None:
+            await self._emit(out, fi, i, ack=self._wants_ack(fi, i))
+        return True
+
+    async def _gtid_step(self, ev: bytes, fi: int, i: int) -> str | None:
+        """A MariaDB GTID dump still skipping or watching UNTIL: one event through the
+        server's skip machine, then the fake GTID_LIST events due; "eof" when the dump ended
+        (UNTIL reached, or an error)."""
+        g = self.gtid
+        t = ev[4]
+        ck = self.m.stream.files[fi].checksum
+        glist: list[MariadbGtid] | None = None
+        gtid: tuple[int, int, int, int] | None = None
+        commit = False
+        if t == GTID_LIST:
+            body = decode_stored(ev, ck).body
+            glist = list(body.gtids) if body is not None else None
+        elif t == GTID and len(ev) >= HEADER_LEN + 13:
+            b = HEADER_LEN
+            gtid = (int.from_bytes(ev[b + 8:b + 12], "little"),
+                    int.from_bytes(ev[5:9], "little"),
+                    int.from_bytes(ev[b:b + 8], "little"), ev[b + 12])
+        elif t == QUERY:
+            body = decode_stored(ev, ck).body
+            commit = body is not None and str(body.query) in ("COMMIT", "ROLLBACK")
+        try:
+            send = g.on_event(t, glist, gtid, commit, self.binlog_state)
+        except GtidStartError as exc:
+            await self.flush()
+            self._error(exc.code, str(exc))
+            await self.flush()
+            return "eof"
+        if send and not await self._send_transformed(ev, fi, i):
+            return "eof"
+        f = self.m.stream.files[fi]
+        end = f.offsets[i] + len(ev)
+        for gtids, flags in g.fake_after(t, commit):
+            await self._emit(self._fake_gtid_list(gtids, flags, end, ck), fi, -1)
+            if flags:  # UNTIL reached: the dump ends
+                await self._end_with_eof()
+                return "eof"
+        return None
+
+    def _fake_gtid_list(self, gtids: list[MariadbGtid], flags: int, log_pos: int,
+                        checksum: bool) -> bytes:
+        body = encode_gtid_list(GtidListEvent(",".join(map(str, gtids)), gtids, flags))
+        return encode_event(GTID_LIST, body, server_id=self.m.server_id, log_pos=log_pos,
+                            flags=LOG_EVENT_ARTIFICIAL_F, checksum=checksum and not self.strip)
+
+    async def _end_with_eof(self) -> None:
+        await self._wait_pending_acks()
+        self.packet(encode_eof(EofPacket(0, int(StatusFlag.SERVER_STATUS_AUTOCOMMIT))))
+        await self.flush()
+        self.c.session.end_dump()
 
     def _skip_gtid_txn(self, ev: bytes, fi: int) -> bool:
         """COM_BINLOG_DUMP_GTID: is this GTID event's transaction in the client's set?"""
@@ -356,7 +484,8 @@ class Dump:
         f = stream.files[fi]
         skipping = False
         i = ei
-        if self.fast and not self.dummy_types and self.skip_gtids is None and not self.drip:
+        if self.fast and not self.dummy_types and self.skip_gtids is None and not self.drip \
+                and (self.gtid is None or not self.gtid.active) and self._plain_client():
             i = await self._serve_image(fi, ei)
             if i == f.count and f.count and f.event(-1)[4] == 4 and fi + 1 < len(stream.files):
                 return "next"
@@ -366,6 +495,11 @@ class Dump:
             while i < n:
                 ev = events[i]
                 t = ev[4]
+                if self.gtid is not None and self.gtid.active and not (t == FDE and i == 0):
+                    if await self._gtid_step(ev, fi, i) == "eof":
+                        return "eof"
+                    i += 1
+                    continue
                 if self.skip_gtids is not None:
                     if t in (33, 34):
                         skipping = self._skip_gtid_txn(ev, fi)
@@ -383,10 +517,8 @@ class Dump:
                         await self.flush()
                     i += 1
                     continue
-                out = self._transform(ev, fi)
-                if out is not None:
-                    ack = self.semi and (fi, i) in stream.txn_ends and not self.c.semi_fallback
-                    await self._emit(out, fi, i, ack=ack)
+                if not await self._send_transformed(ev, fi, i):
+                    return "eof"
                 i += 1
                 if t == 4 and i == n and fi + 1 < len(stream.files):
                     await self.flush()
@@ -395,10 +527,7 @@ class Dump:
             if fi + 1 < len(stream.files):
                 return "next"
             if self.non_block:
-                await self._wait_pending_acks()
-                self.packet(encode_eof(EofPacket(0, int(StatusFlag.SERVER_STATUS_AUTOCOMMIT))))
-                await self.flush()
-                self.c.session.end_dump()
+                await self._end_with_eof()
                 self.c.log.closed_by = self.c.log.closed_by or None
                 return "eof"
             await self._idle(f)
@@ -432,7 +561,8 @@ class Dump:
     _fde_fixed = b""
 
     def _heartbeat(self, f: Any) -> None:
-        crc = f.checksum and self.client_crc and not self.strip
+        # MariaDB: the checksum of the file's FORMAT_DESCRIPTION; MySQL: the client's setting
+        crc = f.checksum and (self.client_crc or self.m.flavor == "mariadb") and not self.strip
         hb = encode_event(HEARTBEAT, encode_heartbeat(HeartbeatEvent(f.name, f.size)),
                           server_id=self.m.server_id, log_pos=f.size, checksum=crc)
         self.send_event(hb)

@@ -11,9 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from binlogscope.wire.binlog.gtid_events import GtidEvent
+from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtid, PreviousGtidsEvent
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, gtid_set_text
-from mock_master.sources import EventStream, decode_stored
+from mock_master.mariadb_gtid import BinlogState, GtidDump, GtidStartError
+from mock_master.sources import MARIA_GTID, MYSQL_GTID, EventStream, decode_stored
+
+GTID_LIST = 163
+PREVIOUS_GTIDS = 35
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
@@ -34,75 +38,140 @@ class Start:
     skip_gtids: list[tuple[str, int, int]] | None
     #: what the run log records about the dump command
     log: dict[str, Any]
+    #: MariaDB GTID dump: the connect/UNTIL state machine, and the master's binlog state
+    gtid_dump: GtidDump | None = None
+    binlog_state: BinlogState | None = None
+    #: the FORMAT_DESCRIPTION goes out with log_pos 0 and 'created' 0 (the client resumes)
+    clear_fde: bool = False
 
 
 _NO_FILE = "Could not find first log file name in binary log index file"
 
 
+def _user_var(user_vars: dict[str, Any], name: str) -> str | None:
+    v = user_vars.get(name)
+    return None if v is None else str(v)
+
+
+def _flag_var(user_vars: dict[str, Any], name: str) -> bool:
+    try:
+        return bool(int(user_vars.get(name) or 0))
+    except (TypeError, ValueError):
+        return False
+
+
 def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
                user_vars: dict[str, Any], flavor: str) -> Start:
     if isinstance(cmd, ComBinlogDumpGtid):
+        # MySQL (rpl_source.cc): the set is read whatever the flags, the name is a C string
+        name = cmd.binlog_filename.split("\0", 1)[0]
         log = {"command": "COM_BINLOG_DUMP_GTID", "server_id": cmd.server_id,
-               "file": cmd.binlog_filename, "pos": cmd.binlog_pos, "flags": cmd.flags,
+               "file": name, "pos": cmd.binlog_pos, "flags": cmd.flags,
                "gtid_set": gtid_set_text(cmd.gtid_set) if cmd.gtid_set else None}
         skip = [(str(s.sid), iv.start, iv.end) for s in cmd.gtid_set or ()
                 for iv in s.intervals]
-        fi = 0
-        if cmd.binlog_filename:
-            found = stream.file_index(cmd.binlog_filename)
+        if name:
+            found = stream.file_index(name)
             if found is None:
                 raise StartError(_NO_FILE)
-            fi = found
-        return Start(fi, 0, skip, log)
+            fi, ei = found, _event_at(stream, found, name, cmd.binlog_pos)
+            return Start(fi, ei, skip, log, clear_fde=ei > 0)
+        fi, clear = _mysql_gtid_file(stream, skip)
+        return Start(fi, 0, skip, log, clear_fde=clear)
     state = user_vars.get("slave_connect_state")
     log = {"command": "COM_BINLOG_DUMP", "server_id": cmd.server_id,
-           "file": cmd.binlog_filename, "pos": cmd.binlog_pos, "flags": cmd.flags,
-           "gtid_state": None if state is None else str(state)}
+           "file": cmd.binlog_filename.split("\0", 1)[0], "pos": cmd.binlog_pos,
+           "flags": cmd.flags, "gtid_state": None if state is None else str(state)}
     name = cmd.binlog_filename.split("\0", 1)[0]  # a C string on the server side
     if flavor == "mariadb" and state is not None:
         # a GTID dump: MariaDB ignores the file name and position then
-        fi, ei = _mariadb_gtid_start(stream, str(state))
-        return Start(fi, ei, None, log)
+        until = _user_var(user_vars, "slave_until_gtid")
+        if until is not None:
+            log["until_gtid"] = until
+        try:
+            g = GtidDump(str(state), until, strict=_flag_var(user_vars, "slave_gtid_strict_mode"),
+                         ignore_duplicates=_flag_var(user_vars, "slave_gtid_ignore_duplicates"))
+            binlog = mariadb_binlog_state(stream)
+            g.check_start(binlog)
+            fi = g.find_file([file_gtid_list(stream, k) for k in range(len(stream.files))])
+        except GtidStartError as exc:
+            raise StartError(str(exc), exc.code) from None
+        return Start(fi, 0, None, log, gtid_dump=g, binlog_state=binlog)
     if not name:
         return Start(0, 0, None, log)
     fi_found = stream.file_index(name)
     if fi_found is None:
         raise StartError(_NO_FILE)
-    idx = stream.files[fi_found].index_at(cmd.binlog_pos) if cmd.binlog_pos > 4 else 0
+    idx = _event_at(stream, fi_found, name, cmd.binlog_pos)
+    return Start(fi_found, idx, None, log, clear_fde=cmd.binlog_pos > 4)
+
+
+def _event_at(stream: EventStream, fi: int, name: str, pos: int) -> int:
+    idx = stream.files[fi].index_at(pos) if pos > 4 else 0
     if idx is None:
         raise StartError(
             f"Client requested master to start replication from impossible position; the "
-            f"first event '{name}' at {cmd.binlog_pos}, the last event read from '{name}' at "
+            f"first event '{name}' at {pos}, the last event read from '{name}' at "
             f"4, the last byte read from '{name}' at 4.")
-    return Start(fi_found, idx, None, log)
+    return idx
 
 
-def _mariadb_gtid_start(stream: EventStream, state: str) -> tuple[int, int]:
-    wanted: dict[int, tuple[int, int]] = {}
-    for part in state.replace(" ", "").split(","):
-        if not part:
-            continue
-        try:
-            d, s, n = (int(x) for x in part.split("-"))
-        except ValueError:
-            raise StartError(f"Could not parse GTID list: {state!r}") from None
-        wanted[d] = (s, n)
-    if not wanted:
-        return 0, 0
-    start: tuple[int, int] | None = None
-    for d, (s, n) in wanted.items():
-        idx = next((i for i, g in enumerate(stream.gtids)
-                    if g.domain == d and g.server_id == s and g.seq == n), None)
-        if idx is None:
-            raise StartError(f"Error: connecting slave requested to start from GTID "
-                             f"{d}-{s}-{n}, which is not in the master's binlog")
-        nxt = stream.gtids[idx + 1] if idx + 1 < len(stream.gtids) else None
-        here = (nxt.file_index, nxt.event_index) if nxt is not None else (
-            len(stream.files) - 1, stream.files[-1].count)
-        if start is None or here < start:
-            start = here
-    assert start is not None
-    return start
+def file_gtid_list(stream: EventStream, fi: int) -> list[MariadbGtid] | None:
+    """The GTID_LIST a MariaDB binlog file opens with (None: it has none)."""
+    f = stream.files[fi]
+    for i in range(min(4, f.count)):
+        ev = f.event(i)
+        if ev[4] == GTID_LIST:
+            body = decode_stored(ev, f.checksum).body
+            return list(body.gtids) if body is not None else None
+    return None
+
+
+def mariadb_binlog_state(stream: EventStream) -> BinlogState:
+    """The master's binlog state: the first file's GTID_LIST, then every GTID in the stream."""
+    state = BinlogState(file_gtid_list(stream, 0) if stream.files else None)
+    for g in stream.gtids:
+        if stream.files[g.file_index].event(g.event_index)[4] == MARIA_GTID:
+            state.update(g.domain, g.server_id, g.seq)
+    return state
+
+
+def _previous_gtids(stream: EventStream, fi: int) -> list[tuple[str, int, int]] | None:
+    f = stream.files[fi]
+    for i in range(min(4, f.count)):
+        ev = f.event(i)
+        if ev[4] == PREVIOUS_GTIDS:
+            body = decode_stored(ev, f.checksum).body
+            if isinstance(body, PreviousGtidsEvent):
+                return [(e.sid, iv.start, iv.end) for e in body.entries for iv in e.intervals]
+    return None
+
+
+def _covered(have: list[tuple[str, int, int]], skip: list[tuple[str, int, int]]) -> bool:
+    """Is every interval of ``have`` inside the union of ``skip``'s intervals?"""
+    for sid, a, b in have:
+        while a < b:
+            nxt = next((e for s, st, e in skip if s == sid and st <= a < e), None)
+            if nxt is None:
+                return False
+            a = nxt
+    return True
+
+
+def _mysql_gtid_file(stream: EventStream, skip: list[tuple[str, int, int]]) -> tuple[int, bool]:
+    """MySQL (find_first_log_not_in_gtid_set): the newest file whose PREVIOUS_GTIDS the
+    client's set covers; 'created'/log_pos of its FORMAT_DESCRIPTION are cleared when the
+    client has the file's first transaction."""
+    fi = 0
+    for k in range(len(stream.files) - 1, -1, -1):
+        prev = _previous_gtids(stream, k)
+        if prev is not None and _covered(prev, skip):
+            fi = k
+            break
+    f = stream.files[fi]
+    first = next(f.select((MYSQL_GTID,)), None)
+    clear = first is not None and in_gtid_set(first[1], f.checksum, skip)
+    return fi, clear
 
 
 def in_gtid_set(ev: bytes, checksum: bool, skip: list[tuple[str, int, int]]) -> bool:

@@ -131,6 +131,10 @@ class Scenario:
     tls_cert: str | None = None
     tls_key: str | None = None
     semi_sync: bool = True  # rpl_semi_sync_master_enabled
+    #: semi-sync: ask for an ACK at every transaction end served, replayed history included
+    #: (for ACK tests); default: as the server, only for transactions appended after the client
+    #: connected
+    ack_every_transaction: bool = False
     require_register: bool = False  # report a dump without COM_REGISTER_SLAVE
     ack_timeout: float = 10.0  # seconds before a requested ACK counts as missing
     log: str | None = None  # path of the per-run client log (JSON)
@@ -225,8 +229,8 @@ def _path(base: Path | None, v: Any) -> str:
 
 _TOP = {"flavor", "server_version", "server_id", "server_uuid", "users", "sources", "actions",
         "answers", "variables", "schema", "schema_ddl", "schema_from", "tls_cert", "tls_key",
-        "semi_sync", "require_register", "ack_timeout", "log", "clear_in_use_flag",
-        "strip_checksums", "max_closed_clients"}
+        "semi_sync", "ack_every_transaction", "require_register", "ack_timeout", "log",
+        "clear_in_use_flag", "strip_checksums", "max_closed_clients"}
 
 
 def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenario:
@@ -266,7 +270,8 @@ def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenar
     kw: dict[str, Any] = {k: data[k] for k in ("flavor", "server_version", "server_id",
                                                "server_uuid", "variables", "schema",
                                                "schema_from",
-                                               "semi_sync", "require_register", "ack_timeout",
+                                               "semi_sync", "ack_every_transaction",
+                                               "require_register", "ack_timeout",
                                                "clear_in_use_flag", "strip_checksums",
                                                "max_closed_clients")
                           if k in data}

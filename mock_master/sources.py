@@ -123,25 +123,86 @@ def corrupt_checksum(ev: bytes) -> bytes:
 
 
 DUMMY_TEXT = "# Dummy event replacing event type {} that slave cannot handle."
+LOG_EVENT_THREAD_SPECIFIC_F = 0x4
+LOG_EVENT_SUPPRESS_USE_F = 0x8
+#: 19-byte header + name length (4) + one name byte + the is-null byte
+_MIN_USER_VAR = HEADER_LEN + 4 + 1 + 1
+#: 19-byte header + the 13-byte QUERY post-header + the db's NUL + one query byte
+_MIN_QUERY = HEADER_LEN + 13 + 1 + 1
+#: the MariaDB GTID event body: 19 bytes, or 21 with a commit id (as begin_event accepts)
+_GTID_BODY = 19
+
+
+class CompatError(ValueError):
+    """An event cannot be turned into what an old replica understands (too small, or a GTID
+    event of an unexpected size): the server ends the dump with an error."""
+
+
+def _compat_header(ev: bytes, checksum: bool, type_code: int) -> tuple[bytearray, int]:
+    """A copy of the event with another type, LOG_EVENT_THREAD_SPECIFIC_F cleared and
+    LOG_EVENT_SUPPRESS_USE_F set (header fields otherwise unchanged); the length of the data
+    without the CRC32."""
+    b = bytearray(ev)
+    n = len(b) - (4 if checksum else 0)
+    flags = int.from_bytes(b[17:19], "little")
+    flags = (flags & ~LOG_EVENT_THREAD_SPECIFIC_F) | LOG_EVENT_SUPPRESS_USE_F
+    b[17:19] = flags.to_bytes(2, "little")
+    b[4] = type_code
+    return b, n
+
+
+def _finish(b: bytearray, n: int, checksum: bool) -> bytes:
+    return add_crc32(b[:n]) if checksum else bytes(b[:n])
+
+
 def dummy_event(ev: bytes, checksum: bool) -> bytes:
-    """What MariaDB sends instead of an event the replica cannot handle: a QUERY event with a
-    comment (or, when too small for that, a USER_VAR event setting a NULL variable), of exactly
-    the same size so every position stays valid."""
-    h = peek_header(ev)
-    body_len = len(ev) - HEADER_LEN - (4 if checksum else 0)
-    text = DUMMY_TEXT.format(ev[4])
-    if body_len >= 13 + 1 + len(text):
-        q = text.ljust(body_len - 14)
-        h.type_code = EventType.QUERY_EVENT
-        body = encode_query(QueryEvent(0, 0, 0, 0, 0, {}, "", q))
+    """What MariaDB sends instead of an event the replica cannot handle (dummy_event in its
+    log_event_server.cc): the same size and header, LOG_EVENT_THREAD_SPECIFIC_F cleared and
+    LOG_EVENT_SUPPRESS_USE_F set; a QUERY event holding the comment cut or space-padded to fit,
+    or, below 34 bytes without the CRC32, a USER_VAR event setting ``@`!dummyvar``` (as much of
+    the name as fits) to NULL. Raises CompatError below 25 bytes."""
+    old = ev[4]
+    size = len(ev) - (4 if checksum else 0)
+    if size < _MIN_USER_VAR:
+        raise CompatError(f"event of {size} bytes is too small for a dummy event")
+    if size < _MIN_QUERY:
+        b, n = _compat_header(ev, checksum, int(EventType.USER_VAR_EVENT))
+        name_len = size - (_MIN_USER_VAR - 1)
+        body = encode_user_var(UserVarEvent("!dummyvar"[:name_len], True))
     else:
-        name_len = body_len - 4 - 1
-        if name_len < 1:
-            return ev
-        h.type_code = EventType.USER_VAR_EVENT
-        body = encode_user_var(UserVarEvent("!dummyvar".ljust(name_len, "_")[:name_len], True))
-    out = encode_header(h) + body
-    return with_checksum(out) if checksum else out
+        b, n = _compat_header(ev, checksum, QUERY)
+        text = DUMMY_TEXT.format(old).encode()
+        room = size - (_MIN_QUERY - 1)
+        comment = text[:room] if room <= len(text) else text.ljust(room, b" ")
+        body = encode_query(QueryEvent(0, 0, 0, 0, 0, {}, "", comment.decode()))
+    b[HEADER_LEN:n] = body
+    return _finish(b, n, checksum)
+
+
+def begin_event(ev: bytes, checksum: bool) -> bytes:
+    """A MariaDB GTID event as old replicas get it (begin_event in its log_event_server.cc): a
+    QUERY "BEGIN" of the same size (an empty time_zone status variable takes up the commit id's
+    two extra bytes), flags changed as in :func:`dummy_event`. Raises CompatError for other
+    sizes."""
+    size = len(ev) - (4 if checksum else 0)
+    if size not in (HEADER_LEN + _GTID_BODY, HEADER_LEN + _GTID_BODY + 2):
+        raise CompatError(f"GTID event of {size} bytes cannot become a BEGIN")
+    b, n = _compat_header(ev, checksum, QUERY)
+    # the commit id's two bytes: an empty time_zone status variable (Q_TIME_ZONE_CODE 5)
+    tz = b"\x05\x00" if size > HEADER_LEN + _GTID_BODY else b""
+    body = encode_query(QueryEvent(0, 0, 0, 0, len(tz), {}, "", "BEGIN",
+                                   unknown_status_vars=tz or None))
+    b[HEADER_LEN:n] = body
+    return _finish(b, n, checksum)
+
+
+def zero_created(fde: bytes, checksum: bool, *, log_pos: int | None = None,
+                 flags: int | None = None) -> bytes:
+    """A FORMAT_DESCRIPTION with 'created' 0 (and another log_pos/flags): what the server sends
+    when the replica resumes past it, so its temporary tables survive."""
+    b = bytearray(fde)
+    b[HEADER_LEN + 2 + 50:HEADER_LEN + 2 + 50 + 4] = bytes(4)
+    return rewrite_header(bytes(b), checksum, log_pos=log_pos, flags=flags)
 
 
 # ------------------------------------------------------------------------------- files / stream

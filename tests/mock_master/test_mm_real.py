@@ -55,7 +55,10 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MariaDB, 
 @pytest.fixture
 def mock(source: tuple[MariaDB, list[Path]]) -> Iterator[ThreadedMockMaster]:
     _, files = source
-    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource(list(files))])).start()
+    # ACK requests for the replayed history too, so the real replica's ACKs are verified
+    # (the server itself asks only for transactions committed while the replica is connected)
+    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource(list(files))],
+                                     ack_every_transaction=True)).start()
     yield mm
     mm.stop()
 

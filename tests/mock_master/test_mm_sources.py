@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from binlogscope.wire.binlog.encode_events import encode_event
 from binlogscope.wire.binlog.header import crc32
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import check_tiling
@@ -20,7 +21,7 @@ from mock_master.scenarios import ScenarioError, load_scenario
 from mock_master.schema_ddl import catalog_from_ddl
 from mock_master.schema_sources import SchemaKnowledge
 from mock_master.server import dummy_event
-from mock_master.sources import EventStream, split_file
+from mock_master.sources import CompatError, EventStream, split_file
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"
@@ -169,10 +170,18 @@ def test_dummy_events_keep_the_size_and_decode() -> None:
         d = dummy_event(ev, True)
         assert len(d) == len(ev) and d[13:17] == ev[13:17]
         assert crc32(d[:-4]) == struct.unpack_from("<I", d, len(d) - 4)[0]
-    assert dummy_event(gtid, True)[4] == 14  # too small for the comment: USER_VAR
+    # MariaDB's rules: the comment cut to fit (a 38-byte GTID event keeps 5 characters),
+    # LOG_EVENT_THREAD_SPECIFIC_F cleared, LOG_EVENT_SUPPRESS_USE_F set
+    g = dummy_event(gtid, True)
+    assert g[4] == 2 and g[-9:-4] == b"# Dum" and g[17] & 0x08 and not g[17] & 0x04
     q = dummy_event(annotate, True)
     assert q[4] == 2 and b"# Dummy event replacing event type 160 that slave cannot handle." \
         in q
+    small = encode_event(163, bytes(10), checksum=True)  # 29 bytes without the CRC32
+    u = dummy_event(small, True)
+    assert u[4] == 14 and u[19:23] == (5).to_bytes(4, "little") and u[23:29] == b"!dumm\x01"
+    with pytest.raises(CompatError):
+        dummy_event(encode_event(163, bytes(4), checksum=True), True)
 
 
 def test_scenario_file(tmp_path: Path) -> None:

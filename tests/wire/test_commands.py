@@ -168,6 +168,41 @@ def test_com_binlog_dump_gtid_without_set() -> None:
     assert node.find("binlog_name").value == "mysql-bin.000002"
 
 
+#: what python-mysql-replication sends in MySQL GTID mode: flags 0, a NUL-filled name
+PYMYSQLREPL_DUMP_GTID = hexbytes("""
+    1e                      # command COM_BINLOG_DUMP_GTID
+    00 00                   # flags: BINLOG_THROUGH_GTID clear
+    e9 03 00 00             # server_id 1001
+    03 00 00 00             # binlog_name_info_size 3
+    00 00 00                # binlog_name: NUL-filled (none)
+    04 00 00 00 00 00 00 00 # binlog_pos 4
+    30 00 00 00             # data_size 48
+    01 00 00 00 00 00 00 00 # n_sids 1
+    3e 11 fa 47 71 ca 11 e1 9e 33 c8 0a a9 42 95 62   # sid
+    01 00 00 00 00 00 00 00 # n_intervals 1
+    01 00 00 00 00 00 00 00 # start 1
+    06 00 00 00 00 00 00 00 # end 6 (exclusive: GNOs 1-5)
+""")
+
+
+def test_com_binlog_dump_gtid_read_as_mysql_reads_it() -> None:
+    """MySQL reads the name as a C string and the set whatever the flags (rpl_source.cc)."""
+    v, node = decode(cm.decode_com_binlog_dump_gtid, PYMYSQLREPL_DUMP_GTID)
+    assert v.flags == 0 and v.binlog_filename == "" and v.binlog_pos == 4
+    assert v.gtid_set == (cm.GtidSid(SID, (cm.GtidInterval(1, 6),)),)
+    assert node.find("binlog_name").value == ""
+    assert span(node, "binlog_name") == (15, 3)
+    assert span(node, "data_size") == (26, 4)
+    assert node.find("data").display == f"{SID}:1-5"
+    # the encoder keeps the flags as given and still sends the set
+    again = cm.encode_com_binlog_dump_gtid(cm.ComBinlogDumpGtid(1001, "\0\0\0", 4, 0,
+                                                                v.gtid_set))
+    assert again == PYMYSQLREPL_DUMP_GTID
+    named = bytearray(PYMYSQLREPL_DUMP_GTID)
+    named[11:14] = b"a\0b"
+    assert decode(cm.decode_com_binlog_dump_gtid, bytes(named))[0].binlog_filename == "a"
+
+
 def test_bad_sid_count_is_an_error() -> None:
     bad = bytearray(BINLOG_DUMP_GTID)
     bad[27 - 4 + 4 : 27 - 4 + 12] = (10**6).to_bytes(8, "little")  # n_sids far too big

@@ -273,16 +273,21 @@ def _decode_sid_block(r: ByteReader) -> tuple[GtidSid, ...]:
 
 
 def decode_com_binlog_dump_gtid(r: ByteReader, caps: int = 0) -> ComBinlogDumpGtid:
+    """As MySQL reads it (sql/rpl_source.cc): the name is a C string (a NUL-filled name means
+    none), and ``data_size`` with the SID block follows whatever the flags say."""
     _command_byte(r, Command.COM_BINLOG_DUMP_GTID)
     flags = flag_field(r, "flags", 2, BinlogDumpGtidFlag,
-                       doc="2 bytes little-endian; BINLOG_THROUGH_GTID: a GTID set follows")
+                       doc="2 bytes little-endian; BINLOG_THROUGH_GTID: a GTID set follows "
+                       "(the server reads the set whatever the flags)")
     sid = r.u32("server_id", doc="the replica's server_id")
     n = r.u32("binlog_name_info_size", doc="length of the file name (0: start by GTIDs only)")
-    name = r.fixed_str("binlog_name", n, doc="file to start from (usually empty)")
+    name = r.fixed_str("binlog_name", n, strip_nul=True,
+                       doc="file to start from, read up to its first NUL (usually empty or "
+                       "NUL-filled: start by GTIDs)")
     pos = r.u64("binlog_pos", doc="position to start at (4 = first event)")
     gtids: tuple[GtidSid, ...] | None = None
     raw = b""
-    if flags & BinlogDumpGtidFlag.BINLOG_THROUGH_GTID and not r.at_end():
+    if not r.at_end():
         size = r.u32("data_size", doc="byte length of the encoded GTID set")
         with r.bounded(size, "data"):
             first = r.peek(8)
@@ -305,18 +310,17 @@ def encode_gtid_set(sids: tuple[GtidSid, ...]) -> bytes:
 
 
 def encode_com_binlog_dump_gtid(v: ComBinlogDumpGtid) -> bytes:
+    """The flags are sent as given; ``data_size`` and the set follow when there is a set (or
+    when BINLOG_THROUGH_GTID is set), as MySQL replicas send them."""
     name = v.binlog_filename.encode()
-    flags = v.flags
     data = b""
     if v.gtid_set is not None:
-        flags |= BinlogDumpGtidFlag.BINLOG_THROUGH_GTID
         data = encode_gtid_set(v.gtid_set)
     elif v.raw_data:
-        flags |= BinlogDumpGtidFlag.BINLOG_THROUGH_GTID
         data = v.raw_data
-    out = (u8(Command.COM_BINLOG_DUMP_GTID) + u16(flags) + u32(v.server_id) + u32(len(name))
+    out = (u8(Command.COM_BINLOG_DUMP_GTID) + u16(v.flags) + u32(v.server_id) + u32(len(name))
            + name + u64(v.binlog_pos))
-    if flags & BinlogDumpGtidFlag.BINLOG_THROUGH_GTID:
+    if data or v.gtid_set is not None or v.flags & BinlogDumpGtidFlag.BINLOG_THROUGH_GTID:
         out += u32(len(data)) + data
     return out
 
