@@ -316,8 +316,9 @@ def replica_semi_sync_live(ctx: Context) -> DiffReport:
     def make(live: Callable[[], None]) -> Callable[[str, int], object]:
         return _replica_session(ctx, "MASTER_USE_GTID=slave_pos", live=live, semi_sync=True)
 
-    return _live_diff(ctx, make, ["INSERT INTO items (id, name) VALUES (100, 'live')",
-                                  "UPDATE items SET small = 1 WHERE id = 100"])
+    return _live_diff(ctx, make, [
+        "INSERT INTO items (id, name) SELECT MAX(id) + 1, 'live' FROM items",
+        "UPDATE items SET small = 1 ORDER BY id DESC LIMIT 1"])
 
 
 def mariadb_binlog_stop_never(ctx: Context) -> DiffReport:
@@ -344,7 +345,8 @@ def mariadb_binlog_stop_never(ctx: Context) -> DiffReport:
 
         return run
 
-    return _live_diff(ctx, make, ["INSERT INTO items (id, name) VALUES (200, 'never')"])
+    return _live_diff(ctx, make, ["INSERT INTO items (id, name) SELECT MAX(id) + 1, 'never' "
+                                  "FROM items"])
 
 
 def _wait_sizes(d: Path, want: dict[str, int], timeout: float = 20) -> None:
