@@ -68,12 +68,15 @@ def test_max_allowed_packet_as_the_server(servers: tuple[tuple[str, int], tuple[
     for addr in _both(servers):
         c = Raw(addr)
         assert c.packet() is not None
-        c.s.sendall((1 << 20).to_bytes(3, "little") + b"\x01" + b"x" * 1000)
+        # the header alone: the server answers it at once (and leaves no unread bytes, whose
+        # RST on close could overtake its answer)
+        c.s.sendall((1 << 20).to_bytes(3, "little") + b"\x01")
         pre = c.packet()
         pre_closed = c.closed(5)
         c = Raw(addr)
         c.login()
-        post = c.command(b"\x03SELECT '" + b"a" * ((1 << 20) - 10) + b"'")
+        c.s.sendall((1 << 20).to_bytes(3, "little") + b"\x00")
+        post = c.packet()
         seen.append((pre, pre_closed, post, c.closed(5)))
     assert seen[0] == seen[1]
     assert seen[0][0] is not None and seen[0][0][1][:3] == b"\xff\x81\x04"  # 1153
