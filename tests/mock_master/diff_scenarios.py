@@ -176,9 +176,10 @@ def _replica_session(ctx: Context, change: str, *, until: str = "", slave_pos: s
     ``create_table`` creates the table on the replica first."""
     replica = ctx.get_replica()
 
-    def caught_up() -> bool:
-        """Stopped at its UNTIL, or read and applied the whole binlog the real server has now
-        (after a live commit the mock has had the same events appended)."""
+    def caught_up(live_done: bool) -> bool:
+        """Stopped at its UNTIL, or read and applied the whole binlog: the copies' (what both
+        servers have before a live commit), after it the real server's (whose new events the
+        mock has had appended)."""
         rows = replica.connect(database=None, cursorclass=__import__(
             "pymysql").cursors.DictCursor)
         try:
@@ -192,7 +193,7 @@ def _replica_session(ctx: Context, change: str, *, until: str = "", slave_pos: s
                                  f"{st.get('Last_SQL_Error')}")
         if until:
             return st.get("Slave_SQL_Running") == "No"
-        last = ctx.source.server.binlog_files()[-1]
+        last = ctx.source.server.binlog_files()[-1] if live_done else ctx.source.files[-1]
         size = last.stat().st_size
         return (st.get("Master_Log_File") == last.name
                 and int(st.get("Read_Master_Log_Pos") or 0) == size
@@ -221,7 +222,7 @@ def _replica_session(ctx: Context, change: str, *, until: str = "", slave_pos: s
             if step is not None:
                 step()
             deadline = time.monotonic() + 30
-            while not caught_up():
+            while not caught_up(step is not None):
                 if time.monotonic() > deadline:
                     raise AssertionError("the replica did not catch up in 30 s")
                 time.sleep(0.1)
