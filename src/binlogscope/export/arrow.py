@@ -246,6 +246,12 @@ def render_schema_doc() -> str:
         "it exceeds the in-memory limit of pending rows) is written with NULL `xid` and "
         "`commit_timestamp`. Integers above 2^63-1 (XIDs) are stored as NULL.",
         "",
+        "Text that is not valid in its charset (a CHAR/VARCHAR/TEXT value, a statement): every "
+        "string column holds valid UTF-8, each undecodable byte as U+FFFD (as "
+        "`binlogscope file --json` writes it); in the `before`/`after`/`pk` maps such a value "
+        "is written like a binary value, `0x` + the hex of its bytes, so the raw bytes are "
+        "kept.",
+        "",
         "Versioning: the version is bumped whenever a column is added, removed, renamed or "
         "changes type.",
     ]

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from binlogscope.export.arrow import data_schema
+from binlogscope.export.valid_text import is_valid, raw_hex, string_safe_array
 from binlogscope.wire.binlog.context import ColumnInfo, TableMap
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.values import effective_type, value_to_text
@@ -256,9 +257,15 @@ def _column_arrays(values: Sequence[Any], key: str, cols: ImageColumns | None
         except (OverflowError, UnicodeError, pa.ArrowInvalid, pa.ArrowTypeError):
             pass
     if texts is None:
-        texts = pa.array([value_text(v, key, cols) for v in values], _STR)
+        text_values = [value_text(v, key, cols) for v in values]
+        try:
+            texts = pa.array(text_values, _STR)
+        except UnicodeEncodeError:  # text not valid in its charset: its bytes, as hex
+            col_info = cols.by_label.get(key) if cols is not None else None
+            texts = pa.array([t if t is None or is_valid(t) else raw_hex(t, col_info)
+                              for t in text_values], _STR)
     if lits is None:
-        lits = pa.array(["null" if v is None else json_text(v) for v in values], _STR)
+        lits = string_safe_array(["null" if v is None else json_text(v) for v in values], _STR)
     return texts, lits
 
 
@@ -362,8 +369,21 @@ _ROW_AFTER = data_schema("rows").names.index("after")
 def pk_column_of(rows: list[list[Any]], index: int) -> tuple[pa.Array]:
     """The ``pk`` column of a row group, from its lazy before/after image pairs (``index``:
     the pk slot, which the lazy mapper leaves empty)."""
-    return (pa.array([pk_pairs(row[_ROW_BEFORE], row[_ROW_AFTER]) for row in rows],
-                     _MAP_TYPE),)
+    pairs = [pk_pairs(row[_ROW_BEFORE], row[_ROW_AFTER]) for row in rows]
+    try:
+        return (pa.array(pairs, _MAP_TYPE),)
+    except UnicodeEncodeError:  # a key value not valid in its charset: its bytes, as hex
+        return (pa.array([_raw_pairs(p, row[_ROW_AFTER] or row[_ROW_BEFORE])
+                          for p, row in zip(pairs, rows, strict=True)], _MAP_TYPE),)
+
+
+def _raw_pairs(pairs: list[tuple[str, str | None]] | None, ref: ImageRef | None
+               ) -> list[tuple[str, str | None]] | None:
+    if pairs is None:
+        return None
+    cols = ref[1] if ref is not None else None
+    get = cols.by_label.get if cols is not None else (lambda _k: None)
+    return [(k, v if v is None or is_valid(v) else raw_hex(v, get(k))) for k, v in pairs]
 
 
 #: per table: (the mapper's lazy input column, the columns built from it, the builder): the

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from binlogscope.export.arrow import TABLES, data_schema, escape_partition, partition_columns
+from binlogscope.export.valid_text import is_valid, string_safe_array
 from binlogscope.pipeline.state import fsync_dir
 
 
@@ -350,9 +351,10 @@ def _column(values: Sequence[Any], typ: pa.DataType) -> pa.Array:
     """``pa.array(values, typ)``; a column holding one value throughout (the source, the
     file name, a NULL column...) is built without converting every row."""
     first = values[0]
-    if values.count(first) == len(values) and (first is None or type(first) in _SCALARS):
+    if values.count(first) == len(values) and (first is None or type(first) in _SCALARS) \
+            and (type(first) is not str or is_valid(first)):
         return pa.repeat(pa.scalar(first, typ), len(values))
-    return pa.array(values, type=typ)
+    return string_safe_array(values, typ)
 
 
 #: value types whose equality (``tuple.count``) is also sameness of the converted value
