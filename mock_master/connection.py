@@ -66,7 +66,9 @@ _MYSQL_CAPS = (0xFFFFFFFF & ~int(CAP.CLIENT_COMPRESS) & ~int(CAP.CLIENT_SSL)
                & ~(1 << 28)  # MULTI_FACTOR_AUTHENTICATION
                & ~(1 << 29) & ~(1 << 30) & ~(1 << 31))
 _MARIADB_EXT = int(MariaDbCapability.MARIADB_CLIENT_PROGRESS
-                   | MariaDbCapability.MARIADB_CLIENT_STMT_BULK_OPERATIONS)
+                   | MariaDbCapability.MARIADB_CLIENT_STMT_BULK_OPERATIONS
+                   | MariaDbCapability.MARIADB_CLIENT_EXTENDED_METADATA  # 0x1d as 10.11 says
+                   | MariaDbCapability.MARIADB_CLIENT_CACHE_METADATA)
 ER_ACCESS_DENIED = 1045
 ER_NET_PACKET_TOO_LARGE = 1153
 _TOO_LARGE = "Got a packet bigger than 'max_allowed_packet' bytes"

@@ -27,6 +27,7 @@ from binlogscope.wire.prepared import (
     encode_stmt_prepare_ok,
     sql_literal,
 )
+from binlogscope.wire.results import MARIADB_CACHE_METADATA
 from mock_master.answers import Answer
 from mock_master.schema_ddl import MariaDBDialect
 
@@ -174,9 +175,9 @@ class PreparedStatements:
         if ans is None:
             self._unknown(q)
             return
-        self._send_answer(ans)
+        self._send_answer(ans, st)
 
-    def _send_answer(self, ans: Answer) -> None:
+    def _send_answer(self, ans: Answer, st: Statement) -> None:
         c = self.conn
         if ans.err is not None:
             self._err(ans.err)
@@ -187,8 +188,12 @@ class PreparedStatements:
                             ok.info))
             return
         status = c._status(ans.extra_status)
-        c.send(results.ColumnCount(len(ans.columns)))
-        for col in ans.columns:
+        # MARIADB_CLIENT_CACHE_METADATA: the client keeps the PREPARE's definitions; they are
+        # sent again only when they changed
+        cached = bool(c.session.capabilities & MARIADB_CACHE_METADATA) \
+            and ans.columns == st.columns
+        c.send(results.ColumnCount(len(ans.columns), 0 if cached else 1))
+        for col in [] if cached else ans.columns:
             c.send(col)
         if not c.session.deprecate_eof:
             c.send(EofPacket(0, status))

@@ -290,3 +290,102 @@ def test_schema_from_a_live_server_answers_as_that_server(pair: Any, monkeypatch
         assert mm.master.knowledge().find(DB, "kinds").origin == "server"
     finally:
         mm.stop()
+
+
+class _MariaDBClient:
+    """A bare client that asks for MariaDB's EXTENDED_METADATA and CACHE_METADATA (pymysql
+    and mysql-connector never do); every server payload is kept as sent."""
+
+    def __init__(self, host: str, port: int, mariadb_caps: int) -> None:
+        import socket
+
+        from binlogscope.wire import auth
+        from binlogscope.wire.constants import CapabilityFlag as C
+        from binlogscope.wire.handshake import (
+            HandshakeResponse41,
+            decode_handshake_v10,
+            encode_handshake_response41,
+        )
+        from binlogscope.wire.reader import ByteReader
+
+        self.sock = socket.create_connection((host, port), timeout=10)
+        greeting = decode_handshake_v10(ByteReader(self.read()))
+        caps = (C.CLIENT_PROTOCOL_41 | C.CLIENT_SECURE_CONNECTION | C.CLIENT_PLUGIN_AUTH
+                | C.CLIENT_LONG_FLAG | C.CLIENT_TRANSACTIONS | C.CLIENT_MULTI_RESULTS
+                | C.CLIENT_PS_MULTI_RESULTS)  # no CLIENT_LONG_PASSWORD: MariaDB caps are read
+        nonce = greeting.auth_plugin_data.rstrip(b"\0")[:20]
+        self.write(encode_handshake_response41(HandshakeResponse41(
+            int(caps), "repl", auth.scramble_native(b"replpass", nonce),
+            client_plugin_name="mysql_native_password", character_set=45,
+            mariadb_capabilities=mariadb_caps)), 1)
+        assert self.read()[0] == 0x00, "login failed"
+
+    def read(self) -> bytes:
+        head = self._exactly(4)
+        return self._exactly(int.from_bytes(head[:3], "little"))
+
+    def _exactly(self, n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("closed")
+            buf += chunk
+        return buf
+
+    def write(self, payload: bytes, seq: int = 0) -> None:
+        self.sock.sendall(len(payload).to_bytes(3, "little") + bytes([seq]) + payload)
+
+    def close(self) -> None:
+        self.write(b"\x01")
+        self.sock.close()
+
+
+def _result(c: _MariaDBClient, cache: bool) -> list[bytes]:
+    """One result set, every payload: column count, definitions (unless cached), EOF, rows,
+    EOF."""
+    head = c.read()
+    out = [head]
+    if head[0] in (0x00, 0xFF):
+        return out
+    if not cache or head[1]:
+        out += [c.read() for _ in range(head[0])]
+    eofs = 0
+    while eofs < 2:  # after the definitions (no CLIENT_DEPRECATE_EOF here), after the rows
+        p = c.read()
+        out.append(p)
+        eofs += p[0] == 0xFE and len(p) < 9
+    return out
+
+
+@pytest.mark.parametrize("mariadb_caps", [0x18, 0x08, 0x10, 0x00])
+def test_mariadb_metadata_capabilities_as_mariadb(pair: Any, mariadb_caps: int) -> None:
+    """EXTENDED_METADATA (0x08) and CACHE_METADATA (0x10): a text result set, and a prepared
+    statement executed twice (the second EXECUTE leaves the definitions out with the cache)."""
+    server, mm, _ = pair
+    cache = bool(mariadb_caps & 0x10)
+    got = []
+    for host, port in ((server.host, server.port), (mm.host, mm.port)):
+        c = _MariaDBClient(host, port, mariadb_caps)
+        out: list[bytes] = []
+        try:
+            c.write(b"\x03SELECT COLUMN_NAME, ORDINAL_POSITION FROM information_schema.COLUMNS "
+                    b"WHERE TABLE_SCHEMA = 'mm_meta' AND TABLE_NAME = 'lat'")
+            out += _result(c, cache)
+            c.write(b"\x16SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS "
+                    b"WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'lat' ORDER BY ORDINAL_POSITION")
+            prep = c.read()
+            out.append(prep[:1] + prep[5:])  # the statement id is numbered server-wide
+            out += [c.read() for _ in range(1 + 1 + 2 + 1)]  # param, EOF, 2 columns, EOF
+            for bound in (1, 0):
+                body = prep[1:5] + b"\x00\x01\x00\x00\x00" + b"\x00" + bytes([bound])
+                body += (b"\xfd\x00" if bound else b"") + b"\x07mm_meta"
+                c.write(b"\x17" + body)
+                out += _result(c, cache)
+        finally:
+            c.close()
+        got.append(out)
+    assert len(got[0]) > 20
+    if cache:  # the second EXECUTE: column count 2, "metadata follows" 0
+        assert b"\x02\x00" in got[0]
+    assert got[1] == got[0]
