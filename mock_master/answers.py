@@ -32,6 +32,8 @@ from mock_master.info_schema import (
     privileges_for,
     select_information_schema,
     show_create_table,
+    statistics_rows,
+    truth,
 )
 from mock_master.schema_ddl import MariaDBDialect
 from mock_master.schema_model import columns_row
@@ -246,7 +248,9 @@ class Answerer:
             return self._show_variables(m.group(2), m.group(3), ctx)
         if (up.startswith(("SELECT ", "(SELECT ")) and " FROM " in up) or up.startswith(
                 ("SHOW CREATE TABLE ", "SHOW COLUMNS ", "SHOW FULL COLUMNS ", "SHOW FIELDS ",
-                 "SHOW FULL FIELDS ", "DESC ", "DESCRIBE ")):
+                 "SHOW FULL FIELDS ", "DESC ", "DESCRIBE ", "SHOW INDEX ", "SHOW INDEXES ",
+                 "SHOW KEYS ", "SHOW TABLES", "SHOW FULL TABLES")) or re.match(
+                r"SHOW (DATABASES|SCHEMAS)( LIKE |$)", up):
             return self._about_tables(q, ctx)
         if up.startswith("SELECT ") and " FROM " not in up:
             return self._select(q[7:], ctx)
@@ -435,6 +439,9 @@ class Answerer:
     # ---------------------------------------------------------------- tables
     def _about_tables(self, q: str, ctx: QueryContext) -> Answer:
         """information_schema SELECTs, SHOW CREATE TABLE, SHOW COLUMNS, DESCRIBE."""
+        # synonyms sqlglot's grammar does not have: FIELDS = COLUMNS, KEYS/INDEXES = INDEX
+        q = re.sub(r"^(\s*SHOW\s+(?:FULL\s+)?)FIELDS\b", r"\1COLUMNS", q, flags=re.IGNORECASE)
+        q = re.sub(r"^(\s*SHOW\s+)(?:KEYS|INDEXES)\b", r"\1INDEX", q, flags=re.IGNORECASE)
         try:
             stmt = sqlglot.parse_one(q, read=MariaDBDialect)
         except SqlglotError as exc:
@@ -450,6 +457,14 @@ class Answerer:
                 like = stmt.args.get("like")
                 return self._show_columns(t, bool(stmt.args.get("full")),
                                           like.name if like is not None else None, ctx)
+            if isinstance(stmt, exp.Show) and str(stmt.name).upper() == "INDEX":
+                t = self._table(stmt.args.get("target"), stmt.args.get("db"), ctx, k)
+                return self._show_index(t, ctx)
+            if isinstance(stmt, exp.Show) and str(stmt.name).upper() == "TABLES":
+                return self._show_tables(stmt, ctx, k)
+            if isinstance(stmt, exp.Show) and str(stmt.name).upper() == "DATABASES":
+                like = stmt.args.get("like")
+                return self._show_databases(like.name if like is not None else None, ctx, k)
             if isinstance(stmt, exp.Describe) and isinstance(stmt.this, exp.Table):
                 t = self._table(stmt.this.this, stmt.this.args.get("db"), ctx, k)
                 return self._show_columns(t, False, None, ctx)
@@ -532,6 +547,63 @@ class Answerer:
             out.append(tuple(r[org] for _, org in names))
         return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
 
+    def _show_index(self, t: Any, ctx: QueryContext) -> Answer:
+        spec = {s[0]: s for s in IS_TABLES["STATISTICS"]}
+        names = [("Table", "TABLE_NAME"), ("Non_unique", "NON_UNIQUE"),
+                 ("Key_name", "INDEX_NAME"), ("Seq_in_index", "SEQ_IN_INDEX"),
+                 ("Column_name", "COLUMN_NAME"), ("Collation", "COLLATION"),
+                 ("Cardinality", "CARDINALITY"), ("Sub_part", "SUB_PART"),
+                 ("Packed", "PACKED"), ("Null", "NULLABLE"), ("Index_type", "INDEX_TYPE"),
+                 ("Comment", "COMMENT"), ("Index_comment", "INDEX_COMMENT"),
+                 ("Ignored", "IGNORED")]
+        cols = [is_col(*spec[org], ctx.charset, label=label, table_label="STATISTICS",
+                       org_table="STATISTICS") for label, org in names]
+        out = [tuple(r[org] for _, org in names) for r in statistics_rows(t)]
+        return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
+
+    def _show_tables(self, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> Answer:
+        db = stmt.args.get("db")
+        schema = db.name if isinstance(db, exp.Expression) else ctx.database
+        if not schema:
+            raise QueryError(1046, "No database selected", "3D000")
+        if schema not in self._databases(k):
+            raise QueryError(1049, f"Unknown database '{schema}'", "42000")
+        like = stmt.args.get("like")
+        label = f"Tables_in_{schema}" + (f" ({like.name})" if like is not None else "")
+        spec = IS_TABLES["TABLE_NAMES"]
+        cols = [is_col(*spec[0], ctx.charset, label=label, table_label="TABLE_NAMES",
+                       org_table="TABLE_NAMES")]
+        full = bool(stmt.args.get("full"))
+        if full:
+            cols.append(is_col(*spec[1], ctx.charset, label="Table_type",
+                               table_label="TABLE_NAMES", org_table="TABLE_NAMES"))
+        where = stmt.args.get("where")
+        out: list[tuple[Any, ...]] = []
+        for (sch, name) in sorted(k.tables):
+            if sch != schema or (like is not None and not _like(like.name).fullmatch(name)):
+                continue
+            row = {label.upper(): name, "TABLE_TYPE": "BASE TABLE"}
+            if where is not None and not truth(where.this, row, []):
+                continue
+            out.append((name, "BASE TABLE") if full else (name,))
+        return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
+
+    def _databases(self, k: SchemaKnowledge) -> set[str]:
+        names = {"information_schema", "mysql", "performance_schema", "sys"}
+        names.update(k.history.databases)
+        names.update(s for s, _ in k.tables)
+        return names
+
+    def _show_databases(self, like: str | None, ctx: QueryContext, k: SchemaKnowledge
+                        ) -> Answer:
+        spec = {s[0]: s for s in IS_TABLES["SCHEMATA"]}
+        label = "Database" + (f" ({like})" if like is not None else "")
+        cols = [is_col(*spec["SCHEMA_NAME"], ctx.charset, label=label, table_label="SCHEMATA",
+                       org_table="SCHEMATA")]
+        names = sorted(n for n in self._databases(k)
+                       if like is None or _like(like).fullmatch(n))
+        return Answer(cols, rows(*[(n,) for n in names]), extra_status=NO_INDEX_USED)
+
     def _binlog_gtid_pos(self, e: str, ctx: QueryContext
                          ) -> tuple[Any, ColumnDefinition41 | None] | Answer:
         try:
@@ -559,6 +631,12 @@ class Answerer:
         cs = ctx.charset
         return v, ColumnDefinition41(e, T_LONG_BLOB, "", "", "", "", "def", cs,
                                      16777216 * MBMAXLEN.get(cs, 4), 0, 39)
+
+def _like(pattern: str) -> re.Pattern[str]:
+    """A LIKE pattern as a regular expression (case-insensitive, as the server compares)."""
+    return re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c)
+                              for c in pattern), re.IGNORECASE)
+
 
 def _unsupported(q: str, why: str) -> Answer:
     """A statement the mock master cannot answer: ERR 1105 saying why, and a log line."""

@@ -31,6 +31,8 @@ from mock_master.schema_model import (
     statistics_rows,
     tables_row,
 )
+
+__all__ = ["statistics_rows"]
 from mock_master.schema_sources import SchemaKnowledge
 
 T_LONG, T_LONGLONG, T_DATETIME, T_BLOB, T_VAR_STRING = 3, 8, 12, 252, 253
@@ -84,6 +86,7 @@ IS_TABLES: dict[str, list[tuple[str, str, int, int]]] = {
         ("POSITION_IN_UNIQUE_CONSTRAINT", _L, 10, 0), ("REFERENCED_TABLE_SCHEMA", _S, 64, 0),
         ("REFERENCED_TABLE_NAME", _S, 64, 0), ("REFERENCED_COLUMN_NAME", _S, 64, 0),
     ],
+    "TABLE_NAMES": [("TABLE_NAME", _S, 73, NN), ("TABLE_TYPE", _S, 64, NN)],  # SHOW TABLES
     "SCHEMATA": [
         ("CATALOG_NAME", _S, 512, NN), ("SCHEMA_NAME", _S, 64, NN),
         ("DEFAULT_CHARACTER_SET_NAME", _S, 32, NN), ("DEFAULT_COLLATION_NAME", _S, 64, NN),
@@ -288,7 +291,7 @@ def select_information_schema(sel: exp.Select, knowledge: SchemaKnowledge, cs: i
     if not isinstance(tnode, exp.Table) or sel.args.get("joins"):
         raise UnsupportedError("only one information_schema table per SELECT")
     org = tnode.name.upper()
-    if org not in IS_TABLES:
+    if org not in IS_TABLES or org == "TABLE_NAMES":  # SHOW TABLES' own, not selectable
         if org in KNOWN_ELSEWHERE:
             raise UnsupportedError(f"information_schema.{org}")
         raise QueryError(1109, f"Unknown table '{tnode.name}' in information_schema", "42S02")
