@@ -7,6 +7,9 @@ and then. The union of the outputs must equal the binlog (``binlogscope file --j
 server's binlog file): for ``--out`` every event exactly once, in order; for stdout every event,
 repeats only of the transaction a killed run had in flight.
 
+A third process runs ``export --live`` (checkpoints every 300 events), killed the same way and
+continued with the ``export --resume`` it prints: its dataset holds every event exactly once.
+
 A second test stops the server cleanly under a blocking ``live`` and starts it again: the end of
 the dump is a lost connection, the client reconnects and resumes.
 """
@@ -76,6 +79,27 @@ def _events(lines: list[str], first_file: str) -> list[tuple[str, int, str]]:
     return out
 
 
+def _export_cmd(db: Any, name: str, pos: int, dataset: Path, *more: str) -> list[str]:
+    """``export --live`` the first time (also after a kill before it recorded anything),
+    ``export --resume`` (the command it prints) once its state file exists."""
+    if (dataset / "_export_state.json").exists():
+        return [sys.executable, "-m", "binlogscope", "export", "--resume", "--out",
+                str(dataset), *more]
+    return [sys.executable, "-m", "binlogscope", "export", "--live", "--host", db.host,
+            "--port", str(db.port), "-u", db.repl_user, "--ssl-mode", "DISABLED", "--start",
+            f"{name}:{pos}", "--out", str(dataset), "--checkpoint-events", "300", *more]
+
+
+def _dataset_events(dataset: Path, name: str) -> list[tuple[str, int, str]]:
+    import pyarrow.dataset as pads
+
+    t = pads.dataset(dataset / "events", partitioning="hive").to_table(
+        columns=["binlog_file", "log_pos", "flags", "event_type"]).to_pylist()
+    return [(r["binlog_file"] or name, int(r["log_pos"]), str(r["event_type"])) for r in t
+            if r["log_pos"] and not (r["flags"] or 0) & 0x20
+            and r["event_type"] not in ("HEARTBEAT_LOG_EVENT", "HEARTBEAT_LOG_EVENT_V2")]
+
+
 def _binlog_events(db: Any, name: str, start: int) -> list[tuple[str, int, str]]:
     path = next(p for p in db.binlog_files() if p.name == name)
     p = subprocess.run([sys.executable, "-m", "binlogscope", "file", "--json", str(path)],
@@ -121,15 +145,24 @@ def _workload(db: Any, stop: threading.Event, done: threading.Event, seconds: fl
         done.set()
 
 
+def _dump_threads(db: Any) -> list[int]:
+    c = db.connect()
+    try:
+        with c.cursor() as cur:
+            cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE "
+                        "'Binlog Dump%'")
+            return [int(r[0]) for r in cur.fetchall()]
+    finally:
+        c.close()
+
+
 def _kill_dump_threads(db: Any) -> int:
     """KILL every binlog dump connection on the server (the clients must reconnect)."""
     n = 0
     c = db.connect()
     try:
         with c.cursor() as cur:
-            cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE "
-                        "'Binlog Dump%'")
-            for (tid,) in cur.fetchall():
+            for tid in _dump_threads(db):
                 try:
                     cur.execute(f"KILL {int(tid)}")
                     n += 1
@@ -149,10 +182,11 @@ def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
     c.close()
     name, pos = _master_status(mariadb)
     out_file, state_f, state_s = tmp_path / "out.jsonl", tmp_path / "f.state", tmp_path / "s.state"
+    dataset = tmp_path / "dataset"
     env = _env(mariadb, tmp_path)
     stop, done = threading.Event(), threading.Event()
     server_kills = 0
-    work = threading.Thread(target=_workload, args=(mariadb, stop, done, 30.0), daemon=True)
+    work = threading.Thread(target=_workload, args=(mariadb, stop, done, 25.0), daemon=True)
     work.start()
     rng = random.Random(1616)
     runs: list[list[str]] = []  # the stdout process's output, per run
@@ -160,6 +194,9 @@ def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
     t0 = time.monotonic()
     try:
         for k in range(KILLS):
+            e_proc = subprocess.Popen(_export_cmd(mariadb, name, pos, dataset),
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      text=True, env=env, stdin=subprocess.DEVNULL)
             f_proc = subprocess.Popen(
                 _live_cmd(mariadb, mariadb.port, "--start", f"{name}:{pos}", "--state",
                           str(state_f), "--out", str(out_file)),
@@ -172,12 +209,14 @@ def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
                     _live_cmd(mariadb, mariadb.port, *start, "--state", str(state_s)),
                     stdout=fh, stderr=subprocess.PIPE, text=True, env=env,
                     stdin=subprocess.DEVNULL)
-            time.sleep(rng.uniform(0.4, 1.6))
+            time.sleep(rng.uniform(0.3, 1.2))
             if k % 3 == 1:  # the server KILLs their connections; they reconnect and go on
-                time.sleep(0.5)  # (connected by now)
+                deadline = time.monotonic() + 5
+                while len(_dump_threads(mariadb)) < 3 and time.monotonic() < deadline:
+                    time.sleep(0.1)
                 server_kills += _kill_dump_threads(mariadb)
-                time.sleep(rng.uniform(0.6, 1.2))
-            for p in (f_proc, s_proc):
+                time.sleep(rng.uniform(0.8, 1.2))
+            for p in (f_proc, s_proc, e_proc):
                 assert p.poll() is None, p.communicate()[1]  # still following the stream
                 p.send_signal(signal.SIGKILL)
                 errs.append(p.communicate(timeout=30)[1])
@@ -193,6 +232,10 @@ def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
                                    timeout=120, stdin=subprocess.DEVNULL)
             assert p.returncode == 0, p.stderr
         runs.append((tmp_path / "stdout-last.jsonl").read_text().splitlines())
+        p = subprocess.run(_export_cmd(mariadb, name, pos, dataset, "--non-blocking"),
+                           capture_output=True, text=True, env=env, timeout=120,
+                           stdin=subprocess.DEVNULL)
+        assert p.returncode == 0, p.stderr
     finally:
         stop.set()
         work.join(30)
@@ -208,6 +251,11 @@ def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
     dups = len(got) - len(set(got))
     assert dups == 0, f"{dups} events repeated in --out"
     assert got == want
+
+    # export --live (killed, then --resume): every event exactly once
+    exported = _dataset_events(dataset, name)
+    assert len(exported) == len(set(exported)), "export --live repeated events"
+    assert sorted(exported) == sorted(want)
 
     # stdout: every event; a repeat only of the transaction a killed run had in flight
     per_run = [_events(r, name) for r in runs]
@@ -231,8 +279,9 @@ def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
     assert union == want
     reconnects = sum(e.count("reconnect") for e in errs)
     print(f"\n{len(want)} events ({ROWS} row changes), {KILLS} kill -9 of each process, "
-          f"{server_kills} server-side KILLs, {reconnects} reconnects noted; --out: 0 "
-          f"repeated; stdout: {repeated} repeated (in-flight transactions only); "
+          f"{server_kills} server-side KILLs, {reconnects} reconnects noted; --out and "
+          f"export --live: 0 repeated, 0 lost; stdout: {repeated} repeated (in-flight "
+          "transactions only); "
           f"{elapsed:.0f} s")
     assert server_kills >= KILLS // 3 and reconnects >= KILLS // 3
 
