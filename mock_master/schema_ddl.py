@@ -48,6 +48,9 @@ class MariaDBDialect(MySQL):
             "LINESTRING": TokenType.LINESTRING, "POLYGON": TokenType.POLYGON,
             "MULTIPOLYGON": TokenType.MULTIPOLYGON,
             "MULTILINESTRING": TokenType.MULTILINESTRING,
+            # types sqlglot has no token for, carried by tokens MySQL DDL never uses
+            "MULTIPOINT": TokenType.RING, "GEOMETRYCOLLECTION": TokenType.HLLSKETCH,
+            "GEOMCOLLECTION": TokenType.HLLSKETCH,
         }
 
 
@@ -74,6 +77,7 @@ _TYPES: dict[str, tuple[str, bool]] = {
     "GEOMETRY": ("geometry", False), "POINT": ("point", False),
     "LINESTRING": ("linestring", False), "POLYGON": ("polygon", False),
     "MULTIPOLYGON": ("multipolygon", False), "MULTILINESTRING": ("multilinestring", False),
+    "RING": ("multipoint", False), "HLLSKETCH": ("geometrycollection", False),
     "UUID": ("uuid", False), "IPV4": ("inet4", False), "IPV6": ("inet6", False),
     "VECTOR": ("vector", False),
 }
@@ -261,7 +265,9 @@ class SchemaCatalog:
                   if not (isinstance(p, exp.Literal) and p.is_string)]
         col = Column(cd.name, dtype, unsigned=unsigned)
         if dtype in ("enum", "set"):
-            col.members = [p.name for p in kind.expressions]
+            # MariaDB keeps the members in utf8mb3 (the .frm): a 4-byte character becomes '?'
+            col.members = [re.sub("[\U00010000-\U0010FFFF]", "?", p.name)
+                           for p in kind.expressions]
         elif dtype in ("datetime", "timestamp", "time"):
             col.fsp = params[0] if params and params[0] is not None else 0
         elif tname == "BOOLEAN":

@@ -102,6 +102,8 @@ class Column:
     #: the type as written when the DDL reader did not know it (shown as is)
     raw_type: str | None = None
     json: bool = False  # MariaDB's JSON: LONGTEXT utf8mb4_bin CHECK (json_valid(...))
+    #: a TIME/DATETIME/TIMESTAMP in the pre-10.0 format (its TABLE_MAP type 11/12/7)
+    old_temporal: bool = False
 
     def column_type(self) -> str:
         t = self.data_type

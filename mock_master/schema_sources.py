@@ -72,6 +72,7 @@ def build_knowledge(stream: EventStream, *, ddl: str | None = None,
         for key in changes:
             k.tables.pop(key, None)
     k.tables.update(k.history.tables)
+    _old_temporal_from_table_maps(k.history.tables, tm_tables)
     k.unnamed -= set(k.history.tables)
     scenario: dict[tuple[str, str], Table] = {}
     if columns_rows:
@@ -91,6 +92,20 @@ def build_knowledge(stream: EventStream, *, ddl: str | None = None,
                        "(binlog_row_metadata is not FULL) and no DDL: answered as an unknown "
                        "table; give its DDL in the scenario (schema_ddl)")
     return k
+
+
+def _old_temporal_from_table_maps(ddl: dict[tuple[str, str], Table],
+                                  maps: dict[tuple[str, str], Table]) -> None:
+    """What the DDL cannot say: a TIME/DATETIME/TIMESTAMP created with
+    mysql56_temporal_format=OFF travels as the old type (11/12/7, seen in its TABLE_MAP); the
+    server shows it as ``datetime /* mariadb-5.3 */``."""
+    for key, t in ddl.items():
+        tm = maps.get(key)
+        if tm is None or len(tm.columns) != len(t.columns):
+            continue
+        for c, m in zip(t.columns, tm.columns, strict=True):
+            if m.old_temporal and c.data_type == m.data_type and c.raw_type is None:
+                c.raw_type = c.column_type() + " /* mariadb-5.3 */"
 
 
 # ------------------------------------------------------------------------------- the stream
@@ -164,7 +179,8 @@ def column_from_table_map(c: ColumnInfo) -> Column:
     coll = COLLATIONS.get(c.charset) if c.charset is not None else None
     charset = charset_of(c.charset) if c.charset is not None else None
     binary = c.charset == 63
-    col = Column(c.name or "", "", unsigned=c.unsigned, nullable=c.nullable)
+    col = Column(c.name or "", "", unsigned=c.unsigned, nullable=c.nullable,
+                 old_temporal=t in (7, 11, 12))
     if t in _INT_CODES:
         col.data_type = _INT_CODES[t]
     elif t == 13:
@@ -192,11 +208,11 @@ def column_from_table_map(c: ColumnInfo) -> Column:
     elif t in (10, 14):
         col.data_type = "date"
     elif t in (12, 18):
-        col.data_type, col.fsp = "datetime", c.meta if t == 18 else 0
+        col.data_type, col.fsp = "datetime", c.meta if t == 18 else c.hires_dec
     elif t in (7, 17):
-        col.data_type, col.fsp = "timestamp", c.meta if t == 17 else 0
+        col.data_type, col.fsp = "timestamp", c.meta if t == 17 else c.hires_dec
     elif t in (11, 19):
-        col.data_type, col.fsp = "time", c.meta if t == 19 else 0
+        col.data_type, col.fsp = "time", c.meta if t == 19 else c.hires_dec
     elif t == 255:
         col.data_type = "geometry"
     else:

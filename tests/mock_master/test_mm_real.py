@@ -156,3 +156,35 @@ def test_a_real_replica_applies_the_replayed_stream(
     assert clients[0].acks == clients[0].acks_requested
     assert not mock.log.violations
     assert not mock.log.unknown_queries
+
+
+def test_information_schema_of_the_workload_tables_as_mariadb(
+        source: tuple[MariaDB, list[Path]], mock: ThreadedMockMaster) -> None:
+    """Every column, key and table of the workload (every type, old-format temporals, ENUM
+    members MariaDB stores in utf8mb3, geometry subtypes, DDL altered then dropped): the mock
+    knows them from the DDL in the binlogs alone and answers as the server does."""
+    import pymysql
+
+    server, _ = source
+    db = server.database
+    queries = [
+        f"SELECT * FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '{db}' "
+        "ORDER BY TABLE_NAME, ORDINAL_POSITION",
+        "SELECT TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE, NULLABLE, "
+        f"SUB_PART FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '{db}' "
+        "ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX",
+        "SELECT TABLE_NAME, ENGINE, TABLE_COLLATION, TABLE_COMMENT FROM "
+        f"information_schema.TABLES WHERE TABLE_SCHEMA = '{db}' ORDER BY TABLE_NAME",
+    ]
+    for q in queries:
+        got = []
+        for host, port in ((server.host, server.port), (mock.host, mock.port)):
+            c = pymysql.connect(host=host, port=port, user="repl", password="replpass")
+            with c.cursor() as cur:
+                cur.execute(q)
+                got.append(([(f.name, f.org_name, f.length, f.type_code, f.flags, f.charsetnr)
+                              for f in cur._result.fields], cur.fetchall()))
+            c.close()
+        assert len(got[0][1]) > 10
+        assert got[1] == got[0], q
+    assert not [n for n in mock.log.notes if n.startswith("schema:")]
