@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from binlogscope.events import PacketDecoded, Peer
+from binlogscope.events import PacketDecoded, Peer, Phase
 from binlogscope.render.text import render_node
 from binlogscope.session import Role, Session
 from binlogscope.wire.fields import is_sensitive, redact, redact_bytes
@@ -32,18 +32,25 @@ from binlogscope.wire.node import Node, format_value
 from mock_master.diff_capture import CLIENT, Conversation
 
 HEARTBEAT_TYPES = (27, 41)
+_OPAQUE = (Phase.ENCRYPTED, Phase.COMPRESSED)
 ARTIFICIAL_F = 0x20
 
 
 # ------------------------------------------------------------------------------------ decoding
 def decode(conv: Conversation) -> list[PacketDecoded]:
     """Every packet of a conversation (both directions, arrival order), with trees."""
+    return _decode(conv)[0]
+
+
+def _decode(conv: Conversation) -> tuple[list[PacketDecoded], Phase]:
+    """The packets, and the phase the conversation ended in (ENCRYPTED / COMPRESSED: the rest
+    could not be decoded)."""
     s = Session(Role.OBSERVER)
     out: list[PacketDecoded] = []
     for who, data, _ in conv.chunks:
         s.receive_data(data, Peer.CLIENT if who == CLIENT else Peer.SERVER)
         out.extend(ev for ev in s.events() if isinstance(ev, PacketDecoded))
-    return out
+    return out, s.phase
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,7 +384,15 @@ def compare(real: Sequence[Conversation], mock: Sequence[Conversation],
     hb_real = hb_mock = 0
     for rc, mc in zip(real, mock, strict=False):
         rsrc, msrc = rc.data("server"), mc.data("server")
-        rp, mp = decode(rc), decode(mc)
+        (rp, rphase), (mp, mphase) = _decode(rc), _decode(mc)
+        for side, phase in (("real server", rphase), ("mock", mphase)):
+            if phase in _OPAQUE:
+                rep.notes.append(f"connection {rc.index}: with the {side} the conversation "
+                                 f"turned {phase.value} (TLS or compression): compared only "
+                                 "up to there")
+        if rphase != mphase and (rphase in _OPAQUE or mphase in _OPAQUE):
+            rep.differences.append(PacketDiff(rc.index, 0, None, None, [FieldDiff(
+                "phase", rphase.value, mphase.value)]))
         _client_notes(rc.index, rp, mp, rep.notes)
         (rs, rbeats), (ms, mbeats) = _server_packets(rp), _server_packets(mp)
         hb_real += len(rbeats)
