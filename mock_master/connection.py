@@ -610,4 +610,6 @@ class Connection:
             self.log.violations.append(
                 f"ACK {key[0]}:{key[1]} does not match any event the source asked to be "
                 f"acknowledged (pending: {sorted(self.pending_acks) or 'none'})")
+        if self.current_dump is not None:
+            self.current_dump.ack_read()
         self.ack_event.set()

@@ -10,6 +10,7 @@ event and packet it makes is written by binlogscope's wire encoders.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -27,7 +28,7 @@ from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtid
 from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid
-from binlogscope.wire.constants import SEMI_SYNC_INDICATOR, StatusFlag
+from binlogscope.wire.constants import SEMI_SYNC_INDICATOR
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet, fragment_count
 from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_err
 from binlogscope.wire.replication import encode_binlog_packet
@@ -141,6 +142,11 @@ class Dump:
         self.out += encode_packet(payload, self.seq)
         self.seq = (self.seq + fragment_count(len(payload))) & 0xFF
 
+    def ack_read(self) -> None:
+        """A semi-sync ACK was read: the server reads it on the dump's own connection, so its
+        packet counter follows the ACK's (sequence 0): the next packet it sends has 1."""
+        self.seq = 1
+
     async def flush(self) -> None:
         if self.out:
             data = self.out
@@ -199,6 +205,17 @@ class Dump:
 
     # ---------------------------------------------------------------- the loop
     async def run(self) -> None:
+        """The dump; when it ends (EOF, or an ERR) the server closes the connection, as its
+        COM_BINLOG_DUMP handler ends the session (no COM_QUIT needed)."""
+        try:
+            await self._run()
+        finally:
+            if not self.c.closed:
+                with contextlib.suppress(Exception):
+                    await self.flush()
+                self.c.close("server (the dump ended)")
+
+    async def _run(self) -> None:
         c = self.c
         stream = self.m.stream
         if self.m.scenario.require_register and not c.registered:
@@ -371,7 +388,8 @@ class Dump:
 
     async def _end_with_eof(self) -> None:
         await self._wait_pending_acks()
-        self.packet(encode_eof(EofPacket(0, int(StatusFlag.SERVER_STATUS_AUTOCOMMIT))))
+        # the session's status flags (0 after a client's SET autocommit=0, as pymysql does)
+        self.packet(encode_eof(EofPacket(0, self.c._status())))
         await self.flush()
         self.c.session.end_dump()
 
@@ -629,6 +647,8 @@ class Dump:
             c.pending_acks[(name, end)] = time.monotonic()
             c.log.acks_requested.append([name, end])
         self.send_event(ev, ack=ack, magic=magic)
+        if ack:
+            await self.flush()
         self._last_send = time.monotonic()
         held = self._held
         if held is not None and held[0] is not ev:

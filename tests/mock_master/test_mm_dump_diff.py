@@ -59,7 +59,23 @@ def _workload(conn: Any) -> None:
             cur.execute("INSERT INTO t VALUES (%s, 'z')", (i,))
 
 
+def _settled(server: MariaDB) -> None:
+    """Wait until the server has written everything it writes on its own (the BINLOG_CHECKPOINT
+    of the active file follows InnoDB's flush, after FLUSH BINARY LOGS): sizes stable 1.5 s."""
+    last: list[int] = []
+    stable = time.monotonic()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        sizes = [f.stat().st_size for f in server.binlog_files()]
+        if sizes != last:
+            last, stable = sizes, time.monotonic()
+        elif time.monotonic() - stable >= 1.5:
+            return
+        time.sleep(0.1)
+
+
 def _copy(server: MariaDB, dest: Path) -> list[Path]:
+    _settled(server)
     dest.mkdir(parents=True, exist_ok=True)
     out = []
     for f in server.binlog_files():
@@ -93,9 +109,14 @@ def mock(source: tuple[MariaDB, list[Path]]) -> Iterator[ThreadedMockMaster]:
 
 
 def _packet(conn: Any) -> bytes:
+    return _packet_seq(conn)[1:]
+
+
+def _packet_seq(conn: Any) -> bytes:
+    """The sequence id, then the payload."""
     hdr = conn._read_bytes(4)
     n = int.from_bytes(hdr[:3], "little")
-    return bytes(conn._read_bytes(n))
+    return bytes(hdr[3:4]) + bytes(conn._read_bytes(n))
 
 
 def _login(host: str, port: int, setup: list[str]) -> Any:
@@ -201,21 +222,38 @@ def test_replicas_below_the_gtid_capability(source: Any, mock: ThreadedMockMaste
 
 
 def _read_events(conn: Any, *, until_type: int | None, deadline: float) -> list[bytes]:
-    """Events of a blocking semi-sync dump: up to the first heartbeat (until_type None: the
-    history is sent) or up to an event of ``until_type``; heartbeats are dropped (their number
-    depends on timing)."""
+    """Events of a blocking semi-sync dump, each as its sequence id + payload: up to the first
+    heartbeat (until_type None: the history is sent) or up to an event of ``until_type``;
+    heartbeats are dropped (their number depends on timing, so the sequence ids after one are
+    compared only where a semi-sync flush resets them)."""
     out = []
     while time.monotonic() < deadline:
-        p = _packet(conn)
-        assert p[0] == 0, p
-        if p[3 + 4] == 27:
+        p = _packet_seq(conn)
+        assert p[1] == 0, p
+        if p[1 + 3 + 4] == 27:
             if until_type is None:
                 return out
             continue
         out.append(p)
-        if p[3 + 4] == until_type:
+        if p[1 + 3 + 4] == until_type:
             return out
     raise AssertionError("timed out")
+
+
+def _commit_and_append(server: MariaDB, mm: ThreadedMockMaster, name: str, sql: str) -> None:
+    f = next(f for f in server.binlog_files() if f.name == name)
+    size = f.stat().st_size
+    w = server.connect()
+    with w.cursor() as cur:
+        cur.execute(sql)
+    w.close()
+    new = f.read_bytes()[size:]
+    evs, off = [], 0
+    while off < len(new):
+        n = int.from_bytes(new[off + 9:off + 13], "little")
+        evs.append(new[off:off + n])
+        off += n
+    mm.append_events(evs)
 
 
 def test_semi_sync_acks_only_for_transactions_after_connect(
@@ -226,7 +264,6 @@ def test_semi_sync_acks_only_for_transactions_after_connect(
     server, _ = source
     files = _copy(server, tmp_path / "binlogs")
     last = files[-1]
-    size = last.stat().st_size
     setup = [CRC, CAP4, "SET @rpl_semi_sync_slave = 1",
              "SET @master_heartbeat_period = 100000000"]
     mm = ThreadedMockMaster(Scenario(sources=[BinlogSource(list(files))])).start()
@@ -240,22 +277,22 @@ def test_semi_sync_acks_only_for_transactions_after_connect(
             conns.append(c)
         deadline = time.monotonic() + 30
         history = [_read_events(c, until_type=None, deadline=deadline) for c in conns]
-        same(history[0], history[1])
-        assert len(history[0]) > 5 and all(p[1:3] == b"\xef\x00" for p in history[0])
-        w = server.connect()
-        with w.cursor() as cur:
-            cur.execute("INSERT INTO t VALUES (5000, 'live')")
-        w.close()
-        new = next(f for f in server.binlog_files() if f.name == last.name).read_bytes()[size:]
-        evs, off = [], 0
-        while off < len(new):
-            n = int.from_bytes(new[off + 9:off + 13], "little")
-            evs.append(new[off:off + n])
-            off += n
-        mm.append_events(evs)
+        same([p[1:] for p in history[0]], [p[1:] for p in history[1]])
+        assert len(history[0]) > 5 and all(p[2:4] == b"\xef\x00" for p in history[0])
+        _commit_and_append(server, mm, last.name, "INSERT INTO t VALUES (5000, 'live')")
         live = [_read_events(c, until_type=16, deadline=deadline) for c in conns]
-        same(live[0], live[1])
-        assert live[0][-1][1:3] == b"\xef\x01" and all(p[2] == 0 for p in live[0][:-1])
+        same([p[1:] for p in live[0]], [p[1:] for p in live[1]])
+        assert live[0][-1][2:4] == b"\xef\x01" and all(p[3] == 0 for p in live[0][:-1])
+        # the ACK (sequence 0) is read on the dump's connection: the server's packet counter
+        # follows it, the next packet (a heartbeat or the next event) has sequence 1
+        xid = live[0][-1]
+        ack = b"\xef" + xid[1 + 3 + 13:1 + 3 + 17] + bytes(4) + last.name.encode()
+        for c in conns:
+            c._sock.sendall(len(ack).to_bytes(3, "little") + b"\x00" + ack)
+            assert _packet_seq(c)[0] == 1
+        _commit_and_append(server, mm, last.name, "INSERT INTO t VALUES (5001, 'live 2')")
+        again = [_read_events(c, until_type=16, deadline=deadline) for c in conns]
+        same([p[1:] for p in again[0]], [p[1:] for p in again[1]])
         for c in conns:
             c.close()
     finally:
