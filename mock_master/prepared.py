@@ -7,6 +7,9 @@ have). COM_STMT_EXECUTE decodes the parameters, puts them into the statement tex
 and answers it like COM_QUERY (:class:`mock_master.answers.Answerer`), as a binary result set.
 COM_STMT_CLOSE (no reply), COM_STMT_RESET (OK), COM_STMT_SEND_LONG_DATA (no reply; the data is
 appended to the parameter) are handled; an unknown statement id gets MariaDB's ERR 1243.
+EXECUTE with CURSOR_TYPE_READ_ONLY opens a cursor as MariaDB does (definitions, then an EOF with
+SERVER_STATUS_CURSOR_EXISTS); COM_STMT_FETCH sends up to the asked number of rows and an EOF
+with CURSOR_EXISTS, or LAST_ROW_SENT once the rows ran out (the cursor then closed: ERR 1421).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_STMT_SEND_LONG_DATA = 0x16, 0x17, 0x18
 COM_STMT_CLOSE, COM_STMT_RESET, COM_STMT_FETCH = 0x19, 0x1A, 0x1C
 STMT_COMMANDS = (COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE,
                  COM_STMT_RESET, COM_STMT_FETCH)
+CURSOR_TYPE_READ_ONLY = 0x01  # COM_STMT_EXECUTE flags
+CURSOR_EXISTS, LAST_ROW_SENT = 0x40, 0x80  # SERVER_STATUS_*
 _RESULT_HEADS = ("SELECT", "SHOW", "WITH", "DESC", "DESCRIBE", "EXPLAIN", "(")
 
 
@@ -50,6 +55,8 @@ class Statement:
     columns: list[results.ColumnDefinition41]
     types: tuple[tuple[int, bool], ...] = ()
     long_data: dict[int, bytes] = field(default_factory=dict)
+    #: an open read-only cursor (EXECUTE with CURSOR_TYPE_READ_ONLY): its columns, rows left
+    cursor: tuple[list[results.ColumnDefinition41], list[results.TextRow]] | None = None
 
 
 def find_markers(query: str) -> list[tuple[int, int]]:
@@ -90,14 +97,17 @@ class PreparedStatements:
             st = self._get(args, "mysqld_stmt_reset")
             if st is not None:
                 st.long_data.clear()
+                st.cursor = None
                 c.send(OkPacket(status_flags=c._status()))
         elif command == COM_STMT_SEND_LONG_DATA:
             st = self.stmts.get(int.from_bytes(args[:4], "little"))
             if st is not None and len(args) >= 6:
                 n = int.from_bytes(args[4:6], "little")
                 st.long_data[n] = st.long_data.get(n, b"") + args[6:]
-        else:  # COM_STMT_FETCH: no cursors are opened (EXECUTE sends the rows)
-            self._get(args, "mysqld_stmt_fetch")
+        else:
+            st = self._get(args, "mysqld_stmt_fetch")
+            if st is not None:
+                self._fetch(st, int.from_bytes(args[4:8], "little"))
 
     def _get(self, args: bytes, where: str) -> Statement | None:
         sid = int.from_bytes(args[:4], "little")
@@ -175,9 +185,10 @@ class PreparedStatements:
         if ans is None:
             self._unknown(q)
             return
-        self._send_answer(ans, st)
+        st.cursor = None
+        self._send_answer(ans, st, ex.flags)
 
-    def _send_answer(self, ans: Answer, st: Statement) -> None:
+    def _send_answer(self, ans: Answer, st: Statement, flags: int) -> None:
         c = self.conn
         if ans.err is not None:
             self._err(ans.err)
@@ -187,7 +198,8 @@ class PreparedStatements:
             c.send(OkPacket(ok.affected_rows, ok.last_insert_id, c._status(), ok.warnings,
                             ok.info))
             return
-        status = c._status(ans.extra_status)
+        cursor = bool(flags & CURSOR_TYPE_READ_ONLY)
+        status = c._status(ans.extra_status | (CURSOR_EXISTS if cursor else 0))
         # MARIADB_CLIENT_CACHE_METADATA: the client keeps the PREPARE's definitions; they are
         # sent again only when they changed
         cached = bool(c.session.capabilities & MARIADB_CACHE_METADATA) \
@@ -195,8 +207,28 @@ class PreparedStatements:
         c.send(results.ColumnCount(len(ans.columns), 0 if cached else 1))
         for col in [] if cached else ans.columns:
             c.send(col)
+        if cursor:  # the rows wait for COM_STMT_FETCH
+            st.cursor = (ans.columns, list(ans.rows))
+            c.send(EofPacket(0, status))
+            return
         if not c.session.deprecate_eof:
             c.send(EofPacket(0, status))
         for row in ans.rows:
             c.send_raw(encode_binary_row(ans.columns, row.values))
         c.send(EofPacket(0, status))
+
+    def _fetch(self, st: Statement, n: int) -> None:
+        c = self.conn
+        if st.cursor is None:
+            self._err(ErrPacket(1421, f"The statement ({st.id}) has no open cursor", "HY000"))
+            return
+        columns, rows = st.cursor
+        batch, rest = rows[:n], rows[n:]
+        for row in batch:
+            c.send_raw(encode_binary_row(columns, row.values))
+        if len(batch) < n:  # the end was reached during this fetch: the cursor closes
+            st.cursor = None
+            c.send(EofPacket(0, c._status(LAST_ROW_SENT)))
+        else:
+            st.cursor = (columns, rest)
+            c.send(EofPacket(0, c._status(CURSOR_EXISTS)))
