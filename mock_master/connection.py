@@ -48,6 +48,7 @@ from binlogscope.wire.handshake import (
 from binlogscope.wire.replication import SemiSyncAck
 from binlogscope.wire.responses import encode_err
 from mock_master.answers import Answer, QueryContext
+from mock_master.compression import BadFrameError, Compression, FrameTooLargeError
 from mock_master.faults import Action
 from mock_master.prepared import STMT_COMMANDS, PreparedStatements
 from mock_master.runlog import MAX_ITEMS, ClientLog, Closed, clip
@@ -109,9 +110,33 @@ class Connection:
         self.dump_server_id: int | None = None
         self.streaming = False
         self._draining = False
+        #: the compressed protocol, after a login with CLIENT_COMPRESS
+        self.zip: Compression | None = None
 
     # ---------------------------------------------------------------- raw IO
     async def _recv(self) -> bytes:
+        """The client's next plain bytes (decrypted, and inflated after a CLIENT_COMPRESS
+        login)."""
+        z = self.zip
+        if z is None:
+            return await self._recv_wire()
+        while True:
+            try:
+                got = z.take()
+            except FrameTooLargeError as exc:
+                self._too_large(exc.seq, exc.size, z.limit)
+            except BadFrameError as exc:
+                self.log.violations.append(str(exc))
+                raise Closed(str(exc)) from None
+            if got:
+                return got
+            if got is None:
+                data = await self._recv_wire()
+                if not data:
+                    return b""
+                z.feed(data)
+
+    async def _recv_wire(self) -> bytes:
         if self.tls is None:
             return await self.reader.read(65536)
         assert self._tls_in is not None
@@ -136,6 +161,8 @@ class Connection:
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if self.closed:
             raise Closed("closed")
+        if self.zip is not None:
+            data = self.zip.wrap(data)
         if self.tls is not None:
             self.tls.write(data)
             self._tls_flush()
@@ -256,9 +283,15 @@ class Connection:
         limit = m.limit("connect_timeout")
         try:
             async with asyncio.timeout(limit if limit > 0 else None):
-                self.send(HandshakeV10(version, self.log.id, self.nonce, caps, 45,
-                                       int(StatusFlag.SERVER_STATUS_AUTOCOMMIT), default_plugin,
-                                       _MARIADB_EXT if m.flavor == "mariadb" else 0))
+                greeting = bytearray(self.session.send(HandshakeV10(
+                    version, self.log.id, self.nonce, caps, 45,
+                    int(StatusFlag.SERVER_STATUS_AUTOCOMMIT), default_plugin,
+                    _MARIADB_EXT if m.flavor == "mariadb" else 0)))
+                # CLIENT_COMPRESS is offered as the server does; the session is not told (it
+                # would stop decoding): this connection inflates and deflates below it
+                greeting[4 + 1 + len(version.encode()) + 1 + 4 + 8 + 1] |= int(
+                    CAP.CLIENT_COMPRESS)
+                self.write(greeting)
                 await self.drain()
                 await self._authenticate(default_plugin)
         except TimeoutError:
@@ -312,6 +345,9 @@ class Connection:
         self.log.authenticated = True
         self.send(OkPacket())
         await self.drain()
+        if self.client_caps & int(CAP.CLIENT_COMPRESS):  # from the next packet on
+            self.zip = Compression(int(self.m.limit("max_allowed_packet")))
+            self.log.compressed = True
 
     async def _sha2(self, user: User, response: bytes, nonce: bytes) -> bool:
         pw = user.password.encode()

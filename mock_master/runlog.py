@@ -93,6 +93,8 @@ class ClientLog:
     user: str | None = None
     auth_plugin: str | None = None
     tls: bool = False
+    #: the compressed protocol (CLIENT_COMPRESS) was negotiated
+    compressed: bool = False
     authenticated: bool = False
     queries: list[str] = field(default_factory=list)
     unknown_queries: list[str] = field(default_factory=list)

@@ -334,3 +334,95 @@ def test_mysql_matches_a_replica_by_its_uuid(serve_scenario: Any) -> None:
     assert msg.startswith("A replica with the same server_uuid/server_id as this replica has "
                           "connected to the source; the first event 'mysql-bin.000001' at 4")
     assert a.closed(3) and b2.until_quiet(0.2) == []
+
+
+# ------------------------------------------------------------------- compressed protocol
+def test_the_compressed_protocol_with_real_clients(serve_scenario: Any) -> None:
+    """CLIENT_COMPRESS is offered as by the server; mysql-connector-python and the mariadb
+    command-line client (libmariadb) log in with it and read their answers."""
+    import shutil
+    import subprocess
+
+    import mysql.connector
+
+    mm = serve_scenario(_scenario())
+    greeting = Raw(mm).packet()
+    assert greeting is not None
+    caps = decode_handshake_v10(ByteReader(greeting[1])).capability_flags
+    assert caps & 0x20 and caps & 0xFFFF == 0xF7FE  # MariaDB 10.11's lower flags
+    c = mysql.connector.connect(host=mm.host, port=mm.port, user="repl", password="replpass",
+                                compress=True)
+    cur = c.cursor()
+    cur.execute("SELECT @@version_comment, @@server_id, '" + "x" * 5000 + "'")
+    assert cur.fetchall() == [("binlogscope mock master", 1, "x" * 5000)]
+    cur.execute("SHOW BINARY LOGS")
+    assert cur.fetchall() == [(f.name, f.size) for f in mm.master.stream.files]
+    c.close()
+    client = shutil.which("mariadb") or shutil.which("mysql")
+    if client is not None:
+        out = subprocess.run([client, "--compress", f"-h{mm.host}", f"-P{mm.port}", "-urepl",
+                              "--skip-ssl", "-e", "SELECT @@server_id"], capture_output=True,
+                             text=True, timeout=30, env={"MYSQL_PWD": "replpass"})
+        assert out.returncode == 0 and out.stdout.split() == ["@@server_id", "1"], out.stderr
+    _wait(lambda: all(cl.closed_by for cl in mm.log.clients))
+    assert [cl.compressed for cl in mm.log.clients if cl.authenticated] == \
+        [True] * (2 if client is not None else 1)
+
+
+def test_a_compressed_dump_carries_the_same_events(serve_scenario: Any) -> None:
+    from mock_master.compression import Compression
+
+    mm = serve_scenario(_scenario())
+
+    def dump(compress: bool) -> bytes:
+        c = Raw(mm)
+        got = c.packet()
+        assert got is not None
+        nonce = decode_handshake_v10(ByteReader(got[1])).auth_plugin_data[:20]
+        c.s.sendall(encode_packet(encode_handshake_response41(HandshakeResponse41(
+            DEFAULT_CAPABILITIES | (0x20 if compress else 0), "repl",
+            auth.scramble_native(b"replpass", nonce),
+            client_plugin_name="mysql_native_password")), 1))
+        ok = c.packet()
+        assert ok is not None and ok[1][0] == 0
+        z = Compression(0)
+        plain = bytearray()
+
+        def send(payload: bytes) -> None:
+            z.seq = 0  # a client's command starts the compressed ids at 0
+            c.s.sendall(z.wrap(encode_packet(payload, 0)) if compress
+                        else encode_packet(payload, 0))
+
+        def packet() -> bytes | None:
+            if not compress:
+                got = c.packet()
+                return None if got is None else got[1]
+            while True:
+                if len(plain) >= 4 and len(plain) >= 4 + int.from_bytes(plain[:3], "little"):
+                    n = int.from_bytes(plain[:3], "little")
+                    p = bytes(plain[4:4 + n])
+                    del plain[:4 + n]
+                    return p
+                more = z.take()
+                if more is not None:
+                    plain.extend(more)
+                    continue
+                d = c.s.recv(1 << 16)
+                if not d:
+                    return None
+                z.feed(d)
+
+        for q in (b"SET @master_binlog_checksum = 'CRC32'", b"SET @mariadb_slave_capability=4"):
+            send(b"\x03" + q)
+            assert (packet() or b"\xff")[0] == 0
+        send(b"\x12" + struct.pack("<IHI", 4, 1, 0) + b"mysql-bin.000001")
+        out = bytearray()
+        while (p := packet()) is not None and not (p[0] == 0xFE and len(p) < 9):
+            out += p
+        c.s.close()
+        return bytes(out)
+
+    plain_dump = dump(False)
+    assert len(plain_dump) > 500
+    assert dump(True) == plain_dump
+    assert [cl.compressed for cl in mm.log.clients] == [False, True]

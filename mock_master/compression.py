@@ -1,0 +1,91 @@
+"""The compressed client/server protocol (CLIENT_COMPRESS, zlib), as the server's net layer
+speaks it: sans-IO framing for one connection of the mock master.
+
+After the OK that ends a login with CLIENT_COMPRESS, both directions carry compressed packets:
+a 7-byte header (3 bytes payload length, 1 byte compressed sequence id, 3 bytes uncompressed
+length - 0 when the payload is stored as is) and a payload holding the plain packet stream (zlib
+when that pays, and never below :data:`MIN_COMPRESS_LENGTH` bytes, as the server's
+``my_compress``). The compressed sequence id restarts with each client packet: the server's
+replies go on from the client's id + 1. A client frame whose length (or uncompressed length)
+reaches max_allowed_packet is refused before its body is read, as plain packets are.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from binlogscope.wire.framing import MAX_PAYLOAD
+
+#: payloads shorter than this are sent uncompressed (the server's MIN_COMPRESS_LENGTH)
+MIN_COMPRESS_LENGTH = 50
+HEADER = 7
+
+
+class FrameTooLargeError(Exception):
+    """A client frame reaches max_allowed_packet (``size``; ``seq``: its sequence id)."""
+
+    def __init__(self, size: int, seq: int) -> None:
+        super().__init__(f"compressed packet of {size} bytes")
+        self.size = size
+        self.seq = seq
+
+
+class BadFrameError(Exception):
+    """A client frame that does not inflate to its announced length."""
+
+
+class Compression:
+    """One connection's compressed framing: :meth:`wrap` what the server sends,
+    :meth:`feed`/:meth:`take` what the client sends."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit  # max_allowed_packet (0: none)
+        self.seq = 0  # the next compressed sequence id the server sends
+        self._in = bytearray()
+
+    # ---------------------------------------------------------------- server -> client
+    def wrap(self, data: bytes | bytearray | memoryview) -> bytes:
+        """``data`` (plain packets) as compressed frames."""
+        view = memoryview(data)
+        out = bytearray()
+        for i in range(0, len(view), MAX_PAYLOAD):
+            chunk = bytes(view[i:i + MAX_PAYLOAD])
+            z = zlib.compress(chunk) if len(chunk) >= MIN_COMPRESS_LENGTH else b""
+            if z and len(z) < len(chunk):
+                out += len(z).to_bytes(3, "little") + bytes((self.seq,)) \
+                    + len(chunk).to_bytes(3, "little") + z
+            else:
+                out += len(chunk).to_bytes(3, "little") + bytes((self.seq,)) + b"\0\0\0" + chunk
+            self.seq = (self.seq + 1) & 0xFF
+        return bytes(out)
+
+    # ---------------------------------------------------------------- client -> server
+    def feed(self, data: bytes) -> None:
+        self._in += data
+
+    def take(self) -> bytes | None:
+        """The plain bytes of the next whole client frame, or None until one is complete.
+        Raises :class:`FrameTooLargeError` as soon as a too big frame's header is there."""
+        if len(self._in) < HEADER:
+            return None
+        n = int.from_bytes(self._in[0:3], "little")
+        seq = self._in[3]
+        plain = int.from_bytes(self._in[4:7], "little")
+        if self.limit > 0 and max(n, plain) >= self.limit:
+            self.seq = (seq + 1) & 0xFF
+            raise FrameTooLargeError(max(n, plain), seq)
+        if len(self._in) < HEADER + n:
+            return None
+        body = bytes(self._in[HEADER:HEADER + n])
+        del self._in[:HEADER + n]
+        self.seq = (seq + 1) & 0xFF
+        if not plain:
+            return body
+        d = zlib.decompressobj()
+        try:
+            out = d.decompress(body, plain)
+        except zlib.error as exc:
+            raise BadFrameError(f"compressed packet does not inflate: {exc}") from None
+        if len(out) != plain or d.unconsumed_tail:
+            raise BadFrameError(f"compressed packet inflates to more or less than {plain} bytes")
+        return out
