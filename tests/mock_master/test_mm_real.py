@@ -102,9 +102,12 @@ def _sql(server: MariaDB, sql: str) -> list[tuple[Any, ...]]:
         conn.close()
 
 
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "compressed"])
 def test_a_real_replica_applies_the_replayed_stream(
         source: tuple[MariaDB, list[Path]], mock: ThreadedMockMaster,
-        tmp_path_factory: pytest.TempPathFactory) -> None:
+        tmp_path_factory: pytest.TempPathFactory, compressed: bool) -> None:
+    """A real MariaDB replica with semi-sync, also over the compressed protocol
+    (slave_compressed_protocol)."""
     server, _ = source
     d = tmp_path_factory.mktemp("mm-replica")
     try:
@@ -115,6 +118,7 @@ def test_a_real_replica_applies_the_replayed_stream(
         # the workload's schema was created before the binlog starts
         _sql(replica, "SET GLOBAL server_id = 2")
         _sql(replica, "SET GLOBAL rpl_semi_sync_slave_enabled = ON")
+        _sql(replica, f"SET GLOBAL slave_compressed_protocol = {int(compressed)}")
         _sql(replica, f"CREATE DATABASE IF NOT EXISTS `{server.database}`")
         _sql(replica, f"CHANGE MASTER TO MASTER_HOST='{mock.host}', MASTER_PORT={mock.port}, "
                       "MASTER_USER='repl', MASTER_PASSWORD='replpass', MASTER_CONNECT_RETRY=1")
@@ -152,6 +156,7 @@ def test_a_real_replica_applies_the_replayed_stream(
         stop(d)
     clients = [c for c in mock.log.clients if c.dump]
     assert clients[0].register is not None and clients[0].register["server_id"] == 2
+    assert clients[0].compressed == compressed
     assert clients[0].acks_requested
     assert clients[0].acks == clients[0].acks_requested
     assert not mock.log.violations
