@@ -104,6 +104,8 @@ class Column:
     json: bool = False  # MariaDB's JSON: LONGTEXT utf8mb4_bin CHECK (json_valid(...))
     #: a TIME/DATETIME/TIMESTAMP in the pre-10.0 format (its TABLE_MAP type 11/12/7)
     old_temporal: bool = False
+    #: GENERATION_EXPRESSION of a generated column (as the server writes it)
+    generation: str | None = None
 
     def column_type(self) -> str:
         t = self.data_type
@@ -207,11 +209,20 @@ class Table:
                 return ix
         return None
 
+    def _first_unique_not_null(self) -> Index | None:
+        """Without a PRIMARY KEY the server takes the first UNIQUE key of NOT NULL columns as
+        the primary one (COLUMN_KEY shows PRI)."""
+        for ix in self.indexes:
+            cols = [self.column(n) for n in ix.columns]
+            if ix.unique and cols and all(c is not None and not c.nullable for c in cols):
+                return ix
+        return None
+
     def key_of(self, col: Column) -> str:
         """COLUMN_KEY: PRI for primary key parts; UNI for the column of a one-column unique
         key; MUL for the first column of any other key."""
         name = col.name.lower()
-        pk = self.primary_key
+        pk = self.primary_key or self._first_unique_not_null()
         if pk is not None and name in (c.lower() for c in pk.columns):
             return "PRI"
         uni = mul = False
@@ -245,7 +256,7 @@ def columns_row(t: Table, c: Column, ordinal: int, privileges: str) -> dict[str,
         "COLUMN_TYPE": c.column_type(), "COLUMN_KEY": t.key_of(c), "EXTRA": c.extra,
         "PRIVILEGES": privileges, "COLUMN_COMMENT": c.comment,
         "IS_GENERATED": "ALWAYS" if "GENERATED" in c.extra else "NEVER",
-        "GENERATION_EXPRESSION": None,
+        "GENERATION_EXPRESSION": c.generation,
     }
 
 
