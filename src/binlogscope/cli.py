@@ -221,6 +221,9 @@ def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO)
             signal.signal(signum, handler)
         if tty:
             err.write("\n")
+    if res.resumed:
+        print(f"{PROG}: export: {args.out} held an unfinished export of the same input(s); "
+              "went on from its last checkpoint (as --resume does)", file=err)
     if res.already_complete:
         print(f"{PROG}: export: {args.out} is already complete; nothing to do", file=err)
         return 0

@@ -77,8 +77,9 @@ def test_export_that_fails_before_its_first_checkpoint_is_removed(
     assert _events(ds) == len(_file_events(BINLOG))
 
 
+@pytest.mark.parametrize("again", ["--resume", "the same command"])
 def test_failure_after_a_checkpoint_keeps_it_for_resume(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, again: str) -> None:
     ds = tmp_path / "ds"
     original = run_mod.TableMapper.event
 
@@ -92,9 +93,14 @@ def test_failure_after_a_checkpoint_keeps_it_for_resume(
         run_mod.run_export(run_mod_source(), ds, checkpoint_events=20)
     assert _events(ds) > 0  # the checkpoints made are kept
     monkeypatch.setattr(run_mod.TableMapper, "event", original)
-    assert main(["export", "--resume", "--out", str(ds)], out=io.StringIO(),
-                err=io.StringIO()) == 0
-    assert _events(ds) == len(_file_events(BINLOG))
+    err = io.StringIO()
+    if again == "--resume":
+        rc = main(["export", "--resume", "--out", str(ds)], out=io.StringIO(), err=err)
+    else:  # the same command again: it goes on where the failed run ended
+        rc = main(["export", str(BINLOG), "--out", str(ds)], out=io.StringIO(), err=err)
+        assert "went on from its last checkpoint" in err.getvalue()
+    assert rc == 0, err.getvalue()
+    assert _events(ds) == len(_file_events(BINLOG))  # every event once
 
 
 def run_mod_source() -> Any:

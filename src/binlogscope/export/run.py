@@ -59,6 +59,8 @@ class ExportResult:
     damage: dict[int, list[Any]] = field(default_factory=dict)
     #: the dataset was new and nothing was kept: it was removed again
     removed: bool = False
+    #: the directory held an unfinished export of the same inputs, resumed without --resume
+    resumed: bool = False
 
     def damage_lines(self) -> list[str]:
         """One line per damaged input: how many events, where the damage starts, what."""
@@ -98,6 +100,14 @@ def run_export(
         raise ExportError(f"{root} exists and is not a directory; --out names the dataset "
                           "directory (new or empty)")
     inputs = source.inputs()
+    auto_resumed = False
+    if not resume and root.is_dir() and any(root.iterdir()):
+        # the same command run again after a failure or a stop: go on where it ended
+        old = read_state(root)
+        if old is not None and old.get("format") == STATE_FORMAT \
+                and old.get("schema_version") == SCHEMA_VERSION \
+                and old.get("inputs") == inputs and not old.get("complete"):
+            resume = auto_resumed = True
     state = read_state(root) if resume else None
     if resume:
         if state is None or state.get("format") != STATE_FORMAT:
@@ -140,7 +150,7 @@ def run_export(
                            row_group_size=row_group_size, builders=COLUMN_BUILDERS)
     mapper = TableMapper(no_raw=no_raw, emit_values=writer.add_values,
                          emit_many=writer.add_many)
-    result = ExportResult(counts)
+    result = ExportResult(counts, resumed=auto_resumed)
     total = source.total_bytes()
     sizes = _input_sizes(inputs) if source.kind == "file" else None
     starts = [0]
