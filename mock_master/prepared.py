@@ -32,7 +32,7 @@ from binlogscope.wire.prepared import (
 )
 from binlogscope.wire.results import MARIADB_CACHE_METADATA
 from mock_master.answers import Answer
-from mock_master.schema_ddl import MariaDBDialect
+from mock_master.schema_sql import MariaDBDialect
 
 if TYPE_CHECKING:
     from mock_master.connection import Connection

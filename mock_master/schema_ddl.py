@@ -1,11 +1,8 @@
-"""DDL -> tables: CREATE / ALTER / RENAME / DROP TABLE (and CREATE/DROP DATABASE) read with sqlglot.
+"""DDL -> tables: CREATE / ALTER / RENAME / DROP TABLE (and CREATE/DROP DATABASE) applied.
 
-Why a real SQL parser: DDL in the wild has quoted and back-quoted names with spaces and
-keywords, comments, ``DEFAULT 'a,b'`` strings holding commas and parentheses, ENUM members with
-escaped quotes, table options in any order, and ALTER statements with many actions. Regular
-expressions get some of these wrong silently; sqlglot's MySQL grammar (extended below with the
-MariaDB type names INET4/INET6/POINT/...) gives a syntax tree or fails loudly. A statement it
-cannot read is reported (``SchemaCatalog.notes``) and leaves the tables as they were.
+The statements are read with sqlglot (:mod:`mock_master.schema_sql` says why a real parser and
+holds the grammar); this module applies their trees to the tables as MariaDB does. A statement
+it cannot read is reported (``SchemaCatalog.notes``) and leaves the tables as they were.
 
 :class:`SchemaCatalog` holds the tables and, like Canal's table-meta history, a snapshot after
 every change keyed by the stream position (file index, event index) of the DDL that made it:
@@ -23,7 +20,6 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import SqlglotError
-from sqlglot.tokenizer_core import TokenType
 
 from mock_master.schema_model import (
     LOB_TYPES,
@@ -36,52 +32,26 @@ from mock_master.schema_model import (
     normalize_charset,
     normalize_collation,
 )
-
-
-class MariaDBDialect(MySQL):
-    """sqlglot's MySQL dialect plus the type names only MariaDB has."""
-
-    class Tokenizer(MySQL.Tokenizer):
-        KEYWORDS = {  # noqa: RUF012 - sqlglot's extension point is this class attribute
-            **MySQL.Tokenizer.KEYWORDS,
-            "INET4": TokenType.IPV4, "INET6": TokenType.IPV6, "POINT": TokenType.POINT,
-            "LINESTRING": TokenType.LINESTRING, "POLYGON": TokenType.POLYGON,
-            "MULTIPOLYGON": TokenType.MULTIPOLYGON,
-            "MULTILINESTRING": TokenType.MULTILINESTRING,
-            # types sqlglot has no token for, carried by tokens MySQL DDL never uses
-            "MULTIPOINT": TokenType.RING, "GEOMETRYCOLLECTION": TokenType.HLLSKETCH,
-            "GEOMCOLLECTION": TokenType.HLLSKETCH,
-        }
-
-
-#: sqlglot type name -> (MariaDB DATA_TYPE, unsigned)
-_TYPES: dict[str, tuple[str, bool]] = {
-    "BOOLEAN": ("tinyint", False), "TINYINT": ("tinyint", False), "UTINYINT": ("tinyint", True),
-    "SMALLINT": ("smallint", False), "USMALLINT": ("smallint", True),
-    "MEDIUMINT": ("mediumint", False), "UMEDIUMINT": ("mediumint", True),
-    "INT": ("int", False), "UINT": ("int", True), "BIGINT": ("bigint", False),
-    "UBIGINT": ("bigint", True), "SERIAL": ("bigint", True),
-    "DECIMAL": ("decimal", False), "UDECIMAL": ("decimal", True),
-    "FLOAT": ("float", False), "UFLOAT": ("float", True),
-    "DOUBLE": ("double", False), "UDOUBLE": ("double", True), "BIT": ("bit", False),
-    "CHAR": ("char", False), "NCHAR": ("char", False), "VARCHAR": ("varchar", False),
-    "NVARCHAR": ("varchar", False), "BINARY": ("binary", False),
-    "VARBINARY": ("varbinary", False), "TINYTEXT": ("tinytext", False),
-    "TEXT": ("text", False), "MEDIUMTEXT": ("mediumtext", False),
-    "LONGTEXT": ("longtext", False), "TINYBLOB": ("tinyblob", False), "BLOB": ("blob", False),
-    "MEDIUMBLOB": ("mediumblob", False), "LONGBLOB": ("longblob", False),
-    "JSON": ("longtext", False), "ENUM": ("enum", False), "SET": ("set", False),
-    "DATE": ("date", False), "DATETIME": ("datetime", False), "DATETIME64": ("datetime", False),
-    "TIMESTAMP": ("timestamp", False), "TIMESTAMPTZ": ("timestamp", False),
-    "TIMESTAMPLTZ": ("timestamp", False), "TIME": ("time", False), "YEAR": ("year", False),
-    "GEOMETRY": ("geometry", False), "POINT": ("point", False),
-    "LINESTRING": ("linestring", False), "POLYGON": ("polygon", False),
-    "MULTIPOLYGON": ("multipolygon", False), "MULTILINESTRING": ("multilinestring", False),
-    "RING": ("multipoint", False), "HLLSKETCH": ("geometrycollection", False),
-    "UUID": ("uuid", False), "IPV4": ("inet4", False), "IPV6": ("inet6", False),
-    "VECTOR": ("vector", False),
-}
-_NUMERIC = ("tinyint", "smallint", "mediumint", "int", "bigint", "decimal", "float", "double")
+from mock_master.schema_sql import (
+    CONVERT_RE,
+    NUMERIC_TYPES,
+    SQL_TYPES,
+    UNSIGNED_MARK,
+    MariaDBDialect,
+    command_text,
+    default_text,
+    fn_text,
+    join_extra,
+    key_columns,
+    lob_for,
+    lob_for_bytes,
+    looks_like_ddl,
+    param_int,
+    parse_ddl,
+    short_sql,
+    split_commas,
+    unique_name,
+)
 
 
 class DdlError(ValueError):
@@ -134,10 +104,10 @@ class SchemaCatalog:
         if not looks_like_ddl(sql):
             return True
         try:
-            parsed = _parse_ddl(sql)
+            parsed = parse_ddl(sql)
         except SqlglotError as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            self.notes.append(f"schema: cannot parse DDL{where}: {first}: {_short(sql)}")
+            self.notes.append(f"schema: cannot parse DDL{where}: {first}: {short_sql(sql)}")
             return False
         ok = True
         for stmt in parsed:
@@ -146,12 +116,12 @@ class SchemaCatalog:
             try:
                 self._apply(stmt, sql, default_schema, origin)
             except DdlError as exc:
-                self.notes.append(f"schema: DDL not applied{where}: {exc}: {_short(sql)}")
+                self.notes.append(f"schema: DDL not applied{where}: {exc}: {short_sql(sql)}")
                 ok = False
             except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
                 # a tree shape this reader did not expect: the statement is skipped, said once
                 self.notes.append(f"schema: DDL not understood{where} ({type(exc).__name__}: "
-                                  f"{exc}): {_short(sql)}")
+                                  f"{exc}): {short_sql(sql)}")
                 ok = False
         return ok
 
@@ -185,10 +155,10 @@ class SchemaCatalog:
                     self.touched.add(k)
                     del self.tables[k]
         elif isinstance(stmt, exp.Command) and stmt.name.upper() == "RENAME":
-            self._rename(_command_text(stmt), db)
+            self._rename(command_text(stmt), db)
         elif isinstance(stmt, exp.Command) and stmt.name.upper() == "ALTER" and \
-                _CONVERT_RE.match(_command_text(stmt)):
-            self._convert(_command_text(stmt), db)
+                CONVERT_RE.match(command_text(stmt)):
+            self._convert(command_text(stmt), db)
         elif isinstance(stmt, exp.Command) and stmt.name.upper() in ("CREATE", "ALTER"):
             raise DdlError("statement form not supported by the parser")
 
@@ -260,11 +230,11 @@ class SchemaCatalog:
         if not isinstance(kind, exp.DataType):
             raise DdlError(f"column {cd.name!r} without a type")
         tname = kind.this.name if hasattr(kind.this, "name") else str(kind.this)
-        if tname not in _TYPES:
+        if tname not in SQL_TYPES:
             raise DdlError(f"column {cd.name!r}: type {kind.sql(dialect=MariaDBDialect)} not "
                            "known to the DDL reader")
-        dtype, unsigned = _TYPES[tname]
-        params = [_int(p) for p in kind.expressions
+        dtype, unsigned = SQL_TYPES[tname]
+        params = [param_int(p) for p in kind.expressions
                   if not (isinstance(p, exp.Literal) and p.is_string)]
         col = Column(cd.name, dtype, unsigned=unsigned)
         if dtype in ("enum", "set"):
@@ -276,7 +246,7 @@ class SchemaCatalog:
         elif tname == "BOOLEAN":
             col.length = 1
         elif dtype in ("text", "blob") and params and params[0] is not None:
-            col.data_type = dtype = _lob_for(dtype, params[0])  # TEXT(n): the fitting type
+            col.data_type = dtype = lob_for(dtype, params[0])  # TEXT(n): the fitting type
         elif dtype == "year" or dtype == "vector":
             pass
         else:
@@ -295,15 +265,15 @@ class SchemaCatalog:
             if isinstance(k, exp.NotNullColumnConstraint):
                 col.nullable = bool(k.args.get("allow_null"))
             elif isinstance(k, exp.AutoIncrementColumnConstraint):
-                col.extra = _join(col.extra, "auto_increment")
+                col.extra = join_extra(col.extra, "auto_increment")
             elif isinstance(k, exp.DefaultColumnConstraint):
                 col.has_default = True
-                col.default = _default_text(k.this, col)
+                col.default = default_text(k.this, col)
             elif isinstance(k, exp.CharacterSetColumnConstraint):
                 charset = normalize_charset(k.this.name)
             elif isinstance(k, exp.CollateColumnConstraint):
                 collation = normalize_collation(k.this.name)
-            elif isinstance(k, exp.CommentColumnConstraint) and k.this.name == _UNSIGNED_MARK:
+            elif isinstance(k, exp.CommentColumnConstraint) and k.this.name == UNSIGNED_MARK:
                 col.unsigned = True
             elif isinstance(k, exp.CommentColumnConstraint):
                 col.comment = k.this.name
@@ -317,16 +287,16 @@ class SchemaCatalog:
             elif isinstance(k, exp.BinaryColumnConstraint):
                 binary_attr = True
             elif isinstance(k, exp.OnUpdateColumnConstraint):
-                col.extra = _join(col.extra, "on update " + _fn_text(k.this))
+                col.extra = join_extra(col.extra, "on update " + fn_text(k.this))
             elif isinstance(k, exp.ComputedColumnConstraint):
-                col.extra = _join(col.extra, "STORED GENERATED" if k.args.get("persisted")
+                col.extra = join_extra(col.extra, "STORED GENERATED" if k.args.get("persisted")
                                   else "VIRTUAL GENERATED")
                 col.generation = k.this.sql(dialect=MariaDBDialect, identify=True)
             elif isinstance(k, exp.CheckColumnConstraint) and "json_valid" in \
                     k.sql(dialect=MariaDBDialect).lower():
                 col.json = True  # JSON as SHOW CREATE TABLE writes it: LONGTEXT + this CHECK
             elif isinstance(k, exp.InvisibleColumnConstraint):
-                col.extra = _join(col.extra, "INVISIBLE")
+                col.extra = join_extra(col.extra, "INVISIBLE")
         if tname in ("NCHAR", "NVARCHAR") and charset is None:
             charset = "utf8mb3"  # NATIONAL CHAR: MariaDB's utf8mb3
         if tname == "JSON":
@@ -344,13 +314,13 @@ class SchemaCatalog:
                 col.data_type = {"char": "binary", "varchar": "varbinary"}.get(
                     dtype, dtype.replace("text", "blob"))
                 col.charset = col.collation = None
-        if dtype not in _NUMERIC:
+        if dtype not in NUMERIC_TYPES:
             col.unsigned = False
         return col
 
     def _table_constraint(self, item: exp.Expression, t: Table) -> None:
         if isinstance(item, exp.PrimaryKey):
-            cols, subs = _key_columns(item.expressions)
+            cols, subs = key_columns(item.expressions)
             t.indexes.insert(0, Index("PRIMARY", cols, unique=True, primary=True,
                                       sub_parts=subs))
             for n in cols:
@@ -359,16 +329,16 @@ class SchemaCatalog:
                     c.nullable = False
         elif isinstance(item, exp.UniqueColumnConstraint):
             target = item.this
-            cols, subs = _key_columns(target.expressions if isinstance(target, exp.Schema)
+            cols, subs = key_columns(target.expressions if isinstance(target, exp.Schema)
                                       else [])
             name = target.this.name if isinstance(target, exp.Schema) and target.this \
                 else (cols[0] if cols else "")
-            t.indexes.append(Index(_unique_name(t, name), cols, unique=True, sub_parts=subs))
+            t.indexes.append(Index(unique_name(t, name), cols, unique=True, sub_parts=subs))
         elif isinstance(item, exp.IndexColumnConstraint):
-            cols, subs = _key_columns(item.expressions)
+            cols, subs = key_columns(item.expressions)
             kind = (item.args.get("kind") or "").upper()
             name = item.this.name if item.this else (cols[0] if cols else "")
-            t.indexes.append(Index(_unique_name(t, name), cols, sub_parts=subs,
+            t.indexes.append(Index(unique_name(t, name), cols, sub_parts=subs,
                                    kind={"FULLTEXT": "FULLTEXT", "SPATIAL": "SPATIAL"}.get(
                                        kind, "BTREE")))
         elif isinstance(item, exp.Constraint):
@@ -450,7 +420,7 @@ class SchemaCatalog:
                 if col is not None and "default" in action.args:
                     d = action.args.get("default")
                     col.has_default = d is not None
-                    col.default = _default_text(d, col) if d is not None else None
+                    col.default = default_text(d, col) if d is not None else None
                 elif col is not None and action.args.get("drop"):
                     col.has_default, col.default = True, None
             elif isinstance(action, exp.Property | exp.Properties):
@@ -482,7 +452,7 @@ class SchemaCatalog:
         """ALTER TABLE t CONVERT TO CHARACTER SET cs [COLLATE c]: every text column and the
         table default take the charset (TEXT types grow to keep their length in characters,
         as the server does)."""
-        m = _CONVERT_RE.match(text)
+        m = CONVERT_RE.match(text)
         assert m is not None
         key = self._name(m.group(1), db)
         t = self.tables.get(key)
@@ -498,7 +468,7 @@ class SchemaCatalog:
             if c.data_type in LOB_TYPES and c.charset is not None:
                 # the old maximum in characters, in bytes of the new charset
                 chars = LOB_TYPES[c.data_type] // mbmaxlen(c.charset)
-                c.data_type = _lob_for_bytes("text", chars * mbmaxlen(charset))
+                c.data_type = lob_for_bytes("text", chars * mbmaxlen(charset))
             c.charset, c.collation = charset, collation
 
     @staticmethod
@@ -521,7 +491,7 @@ class SchemaCatalog:
     def _rename(self, text: str, db: str | None) -> None:
         body = re.sub(r"^\s*TABLES?\s+", "", text, flags=re.IGNORECASE)
         pairs = []
-        for part in _split_commas(body):
+        for part in split_commas(body):
             lr = re.split(r"\s+TO\s+", part.strip(), flags=re.IGNORECASE)
             if len(lr) != 2:
                 raise DdlError("RENAME TABLE not understood")
@@ -545,174 +515,6 @@ class SchemaCatalog:
         return self._key(t, db)
 
 
-_UNSIGNED_MARK = "\x00unsigned"
-_CONVERT_RE = re.compile(r"^\s*TABLE\s+(.+?)\s+CONVERT\s+TO\s+(?:CHARACTER\s+SET|CHARSET)\s+"
-                         r"'?(\w+)'?(?:\s+COLLATE\s+'?(\w+)'?)?\s*$", re.IGNORECASE | re.DOTALL)
-#: MariaDB's own generated-column syntax, written the standard way for the parser
-_MARIADB_GENERATED = re.compile(r"\s(?:GENERATED\s+ALWAYS\s+)?AS\s*\(", re.IGNORECASE)
-_PARTITIONS = re.compile(r"\bPARTITION\s+BY\b.*$", re.IGNORECASE | re.DOTALL)
-
-
-def _command_text(stmt: exp.Command) -> str:
-    """What follows the first word of a statement sqlglot kept as a generic command."""
-    e = stmt.args.get("expression")
-    return str(e.this if isinstance(e, exp.Expr) else e or "")
-
-
-def _parse_ddl(sql: str) -> list[Any]:
-    """sqlglot's tree of a DDL statement; when the grammar does not take it, once more without
-    what the answers never show (PARTITION BY ...) and with MariaDB's ``AS (expr)
-    VIRTUAL|PERSISTENT`` generated columns spelt ``GENERATED ALWAYS AS (expr) ...``."""
-    try:
-        parsed = sqlglot.parse(sql, read=MariaDBDialect)
-        if not any(isinstance(p, exp.Command) and p.name.upper() == "CREATE" for p in parsed):
-            return list(parsed)
-        first_error: SqlglotError | None = None
-    except SqlglotError as exc:
-        first_error = exc
-    again = _PARTITIONS.sub("", sql)
-    again = _MARIADB_GENERATED.sub(" GENERATED ALWAYS AS (", again)
-    again = re.sub(r"\)\s+PERSISTENT\b", ") STORED", again, flags=re.IGNORECASE)
-    # FLOAT/DOUBLE UNSIGNED (deprecated, still accepted) is not in the grammar: a marker
-    again = re.sub(r"\b(FLOAT|DOUBLE|REAL)(\s*\(\s*\d+\s*(?:,\s*\d+\s*)?\))?\s+UNSIGNED\b",
-                   rf"\1\2 COMMENT '{_UNSIGNED_MARK}'", again, flags=re.IGNORECASE)
-    if again == sql and first_error is not None:
-        raise first_error
-    try:
-        return list(sqlglot.parse(again, read=MariaDBDialect))
-    except SqlglotError:
-        if first_error is not None:
-            raise first_error from None
-        raise
-
-
-_DDL_RE = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(CREATE|ALTER|DROP|RENAME)\s+(?:OR\s+REPLACE\s+)?"
-                     r"(?:TEMPORARY\s+)?(?:ONLINE\s+|IGNORE\s+)?(TABLES?|DATABASE|SCHEMA)\b",
-                     re.IGNORECASE | re.DOTALL)
-
-
-def looks_like_ddl(sql: str) -> bool:
-    """Whether a statement is table/database DDL (only those are parsed)."""
-    return bool(_DDL_RE.match(sql))
-
-
-def _short(sql: str) -> str:
-    s = " ".join(sql.split())
-    return s if len(s) <= 160 else s[:157] + "..."
-
-
-def _int(node: exp.Expression) -> int | None:
-    v: Any = node.this if isinstance(node, exp.DataTypeParam) else node
-    try:
-        return int(v.name if isinstance(v, exp.Expr) else v)
-    except (TypeError, ValueError):
-        return None
-
-
-def _lob_for_bytes(base: str, n: int) -> str:
-    for prefix in ("tiny", "", "medium", "long"):
-        if n <= LOB_TYPES[prefix + base]:
-            return prefix + base
-    return "long" + base
-
-
-def _lob_for(dtype: str, n: int) -> str:
-    base = "text" if dtype == "text" else "blob"
-    for prefix in ("tiny", "", "medium", "long"):
-        if n <= LOB_TYPES[prefix + base] // mbmaxlen("utf8mb4" if base == "text" else None):
-            return prefix + base
-    return "long" + base
-
-
-def _join(extra: str, word: str) -> str:
-    return f"{extra} {word}".strip()
-
-
-def _fn_text(node: exp.Expression) -> str:
-    """A function default as the server shows it: ``current_timestamp()``,
-    ``current_timestamp(6)``."""
-    if isinstance(node, exp.CurrentTimestamp | exp.CurrentDatetime):
-        arg = node.this
-        return f"current_timestamp({arg.name if arg is not None else ''})"
-    if isinstance(node, exp.Anonymous) and node.name.upper() == "NOW":
-        return "current_timestamp(" + ",".join(a.sql() for a in node.expressions) + ")"
-    return node.sql(dialect=MariaDBDialect).lower()
-
-
-def _default_text(node: exp.Expression, col: Column) -> str | None:
-    """COLUMN_DEFAULT: ``'NULL'``; a number as is; a string quoted for string/temporal types
-    (``'x'``), as a number for numeric ones; a function lowercased."""
-    if isinstance(node, exp.Null):
-        return "NULL"
-    if isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
-        return "-" + _number_text(node.this.name, col)
-    if isinstance(node, exp.Literal):
-        if col.data_type in _NUMERIC:
-            return _number_text(node.name, col)
-        if node.is_string:
-            return "'" + node.name.replace("'", "''") + "'"
-        return _number_text(node.name, col) if col.data_type not in (
-            "char", "varchar", "enum", "set") else "'" + node.name + "'"
-    if isinstance(node, exp.Boolean):
-        return "1" if node.this else "0"
-    return _fn_text(node)
-
-
-def _number_text(text: str, col: Column) -> str:
-    if col.data_type == "decimal":
-        scale = col.scale if col.scale is not None else 0
-        try:
-            return f"{float(text):.{scale}f}"
-        except ValueError:
-            return text
-    return text
-
-
-def _key_columns(parts: list[exp.Expression]) -> tuple[list[str], list[int | None]]:
-    cols: list[str] = []
-    subs: list[int | None] = []
-    for p in parts:
-        node = p.this if isinstance(p, exp.Ordered) else p
-        if isinstance(node, exp.Anonymous | exp.Func) and node.expressions:
-            cols.append(node.name)  # col(10): a prefix
-            subs.append(_int(node.expressions[0]))
-        else:
-            cols.append(node.name)
-            subs.append(None)
-    return cols, subs
-
-
-def _unique_name(t: Table, name: str) -> str:
-    names = {ix.name for ix in t.indexes}
-    if name not in names:
-        return name
-    n = 2
-    while f"{name}_{n}" in names:
-        n += 1
-    return f"{name}_{n}"
-
-
-def _split_commas(text: str) -> list[str]:
-    out, cur, q = [], [], None
-    for ch in text:
-        if q:
-            cur.append(ch)
-            if ch == q:
-                q = None
-        elif ch in "`'\"":
-            q = ch
-            cur.append(ch)
-        elif ch == ",":
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur))
-    return [p for p in out if p.strip()]
-
-
 def catalog_from_ddl(text: str, *, default_schema: str | None = None,
                      origin: str = "scenario") -> SchemaCatalog:
     """A catalog from a DDL script (``CREATE DATABASE``/``USE``/``CREATE TABLE``...); the
@@ -733,5 +535,5 @@ def catalog_from_ddl(text: str, *, default_schema: str | None = None,
         try:
             cat._apply(stmt, sql, db, origin)
         except DdlError as exc:
-            cat.notes.append(f"schema: DDL not applied: {exc}: {_short(sql)}")
+            cat.notes.append(f"schema: DDL not applied: {exc}: {short_sql(sql)}")
     return cat

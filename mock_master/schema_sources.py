@@ -25,8 +25,9 @@ from binlogscope.wire.binlog._collations import COLLATIONS, charset_of
 from binlogscope.wire.binlog.context import ColumnInfo
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.binlog.values import split_string_meta
-from mock_master.schema_ddl import SchemaCatalog, catalog_from_ddl, looks_like_ddl
+from mock_master.schema_ddl import SchemaCatalog, catalog_from_ddl
 from mock_master.schema_model import Column, Index, Table, mbmaxlen
+from mock_master.schema_sql import looks_like_ddl
 
 if TYPE_CHECKING:
     from mock_master.sources import EventStream
