@@ -233,6 +233,20 @@ class Dump:
         if not self._find_start():
             await self.flush()
             return
+        if stream.checksum and not self.checksum_announced and self.m.flavor == "mariadb":
+            # MariaDB: the fake ROTATE, then the FORMAT_DESCRIPTION read says CRC32: error
+            f = stream.files[self.file_index]
+            start = f.offsets[self.event_index] if self.event_index < f.count else f.size
+            await self._file_start(self.file_index, start if self.event_index else 4, True, 0,
+                                   rotate_only=True)
+            fde = f.fde
+            self._error(1236, f"Slave can not handle replication events with the checksum that "
+                        f"master is configured to log; the first event "
+                        f"'{self._requested_name()}' at {self.cmd.binlog_pos}, the last event "
+                        f"read from '{f.name}' at 4, the last byte read from '{f.name}' at "
+                        f"{4 + (len(fde) if fde is not None else 0)}.")
+            await self.flush()
+            return
         c._reader_task = asyncio.create_task(c.read_during_stream())
         fi, ei = self.file_index, self.event_index
         first = True
@@ -252,7 +266,12 @@ class Dump:
         except Closed:
             return
 
-    async def _file_start(self, fi: int, pos: int, first: bool, ei: int) -> None:
+    def _requested_name(self) -> str:
+        """The file name the dump asked for, as the server's errors print it ('.' for none)."""
+        return self.cmd.binlog_filename.split("\0", 1)[0] or "."
+
+    async def _file_start(self, fi: int, pos: int, first: bool, ei: int, *,
+                          rotate_only: bool = False) -> None:
         """The fake ROTATE and the FORMAT_DESCRIPTION that open each file of the dump."""
         f = self.m.stream.files[fi]
         crc = f.checksum and (self.client_crc or not first) and not self.strip
@@ -260,6 +279,8 @@ class Dump:
                            server_id=self.m.server_id, flags=LOG_EVENT_ARTIFICIAL_F,
                            checksum=crc)
         await self._emit(rot, fi, -1)
+        if rotate_only:
+            return
         fde = f.fde
         if fde is None:
             return
@@ -322,7 +343,7 @@ class Dump:
         """The server's fatal read error text with the dump's coordinates."""
         f = self.m.stream.files[fi]
         start = f.offsets[i]
-        name = self.cmd.binlog_filename.split("\0", 1)[0]
+        name = self._requested_name()
         return (f"{msg}; the first event '{name}' at {self.cmd.binlog_pos}, the last event "
                 f"read from '{f.name}' at {start}, the last byte read from '{f.name}' at "
                 f"{start + len(f.event(i))}.")

@@ -221,6 +221,14 @@ def test_replicas_below_the_gtid_capability(source: Any, mock: ThreadedMockMaste
     assert 162 not in types and ((cap is not None and cap >= 2) or 2 in types)
 
 
+@pytest.mark.parametrize("file", ["", "mysql-bin.000002"])
+def test_checksums_not_announced(source: Any, mock: ThreadedMockMaster, file: str) -> None:
+    """A client that never set @master_binlog_checksum: the fake ROTATE, then the server's
+    error (its binlog has CRC32 checksums)."""
+    pk = both(source, mock, [CAP4], file=file)
+    assert pk[-1][0] == 0xFF and len(pk) == 2
+
+
 def _read_events(conn: Any, *, until_type: int | None, deadline: float) -> list[bytes]:
     """Events of a blocking semi-sync dump, each as its sequence id + payload: up to the first
     heartbeat (until_type None: the history is sent) or up to an event of ``until_type``;
