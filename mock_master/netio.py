@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from binlogscope.session import Session
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
@@ -150,7 +150,7 @@ class ClientIO:
                 del self.buf[:pos]
                 return out
 
-    def _too_large(self, seq: int, size: int, limit: int) -> None:
+    def _too_large(self, seq: int, size: int, limit: int) -> NoReturn:
         self.log.errors.append(f"ERR {ER_NET_PACKET_TOO_LARGE}: {_TOO_LARGE} (a packet of "
                                f"{size} bytes or more, max_allowed_packet {limit})")
         if not self.streaming:  # in a dump an ERR would land inside the event stream
