@@ -108,6 +108,8 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
         except StateFileError as exc:
             print(f"{PROG}: error: {exc}", file=err)
             return None
+    # live --out FILE (export's --out is its dataset directory, not a stream's output)
+    out_file = getattr(args, "out", None) if getattr(args, "command", "live") == "live" else None
     return LiveSettings(
         conn=conn, server_id=args.server_id, start=args.start, gtid=args.gtid,
         semi_sync=args.semi_sync, heartbeat=args.heartbeat, non_blocking=args.non_blocking,
@@ -118,8 +120,8 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
         record_path=getattr(args, "record", None),
         record_raw=getattr(args, "record_raw", False),
         stream_tree=not getattr(args, "json", False),
-        out_path=getattr(args, "out", None) if args.state else None,
-        commit_each_txn=bool(args.state) and not getattr(args, "out", None))
+        out_path=out_file if args.state else None,
+        commit_each_txn=bool(args.state) and not out_file)
 
 
 class Stopped(KeyboardInterrupt):

@@ -8,7 +8,9 @@ decoder and reaches the consumer as a :class:`LiveItem`.
 Pipeline (Canal's, kept visible): fetcher (this module's thread) -> decoder (Session) -> filter
 (:class:`TableFilter`) -> bounded :class:`EventStore` (put/get/ack; a slow consumer holds the
 fetcher back) -> consumer (printer, TUI, recorder) which acks; the acked position is what the
-``--state`` file keeps, so a restart neither loses nor repeats an event.
+``--state`` file keeps, so a restart loses no event. With :func:`run_live`'s ``commit`` the
+consumer's output advances with the state at transaction boundaries: ``live --out FILE`` repeats
+nothing (:mod:`.live_output`), stdout at most the transaction in flight at a crash.
 
 Semi-sync: the 0xEF header is expected only once ``SET @rpl_semi_sync_slave = 1`` was answered
 OK (the Session tracks that); an event whose flag asks for an ACK is acknowledged (position + file
