@@ -3,8 +3,7 @@
     python tests/mock_master/diff_scenarios.py [NAME ...]    # starts a throw-away MariaDB
 
 prints each scenario's report (the mock master against the real server, packet by packet).
-The test suite (test_differential_clients.py) runs the scenarios listed in its PASSING tuple;
-the others are here so whoever fixes the mock can see what still differs.
+The test suite (test_differential_clients.py) runs every one of them (the live ones last).
 
 A scenario is ``fn(ctx) -> DiffReport``; ``ctx`` is a :class:`Context` (the real server with
 its binlog copies, and a replica server started on first use).
@@ -264,41 +263,50 @@ def _event_positions(path: Path) -> list[int]:
 
 
 # ------------------------------------------------------------------------- live (appended) events
-def _live_events(ctx: Context, statements: list[str]) -> list[bytes]:
-    """Commit ``statements`` on the real server; the events they added to its active file."""
+def _live_events(ctx: Context, statements: list[str]) -> list[list[bytes]]:
+    """Commit ``statements`` on the real server one by one (autocommit: with semi-sync each
+    waits for the replica's ACK); per statement, the events it added to the active file."""
     active = ctx.source.server.binlog_files()[-1]
-    before = active.stat().st_size
     conn = ctx.source.server.connect()
+    groups: list[list[bytes]] = []
     try:
         with conn.cursor() as cur:
             for s in statements:
+                before = active.stat().st_size
                 cur.execute(s)
+                time.sleep(0.3)
+                data = active.read_bytes()[before:]
+                events, pos = [], 0
+                while pos + 19 <= len(data):
+                    size = int.from_bytes(data[pos + 9 : pos + 13], "little")
+                    events.append(data[pos : pos + size])
+                    pos += size
+                groups.append(events)
     finally:
         conn.close()
-    time.sleep(0.3)
-    data = active.read_bytes()[before:]
-    out, pos = [], 0
-    while pos + 19 <= len(data):
-        size = int.from_bytes(data[pos + 9 : pos + 13], "little")
-        out.append(data[pos : pos + size])
-        pos += size
-    return out
+    return groups
 
 
 def _live_diff(ctx: Context, make_session: Callable[[Callable[[], None]],
                                                      Callable[[str, int], object]],
                statements: list[str], **mock_kw: Any) -> DiffReport:
     """Real side: commits while the client runs. Mock side: the same events appended through
-    the mock's API while the client runs. The copies are refreshed afterwards."""
-    appended: list[bytes] = []
+    the mock's API while the client runs, a commit at a time as on the real side. The copies
+    are refreshed afterwards."""
+    appended: list[list[bytes]] = []
 
     def on_real() -> None:
         appended.extend(_live_events(ctx, statements))
 
+    def on_mock() -> None:
+        for group in appended:
+            mm.append_events(list(group))
+            time.sleep(0.3)
+
     real = record(make_session(on_real), *ctx.source.real)
     mm = ctx.source.mock(**mock_kw)
     try:
-        mock = record(make_session(lambda: mm.append_events(list(appended))), mm.host, mm.port)
+        mock = record(make_session(on_mock), mm.host, mm.port)
     finally:
         mm.stop()
     settle_binlog(ctx.source.server)

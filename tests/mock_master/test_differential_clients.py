@@ -1,0 +1,62 @@
+"""Real clients against a real MariaDB and against the mock master serving copies of its binlog
+files, compared packet by packet with the differential harness (docs/differential.md).
+
+Each scenario is defined in diff_scenarios.py (also runnable on its own, to read the reports).
+The scenarios that append to the real server's binlog come last."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from ci_support import unavailable
+from diff_scenarios import SCENARIOS, Context, make_context
+from mariadb_server import ServerStartError, stop
+
+pytestmark = [pytest.mark.mysql, pytest.mark.network]
+
+#: every scenario, in the order they run (the live ones last: they append to the real binlog)
+PASSING: tuple[str, ...] = (
+    "pmr_file_pos",
+    "pmr_gtid_inside",
+    "pmr_gtid_unknown_domain",
+    "pmr_annotate_on",
+    "pmr_annotate_off",
+    "pmr_blocking_heartbeats",
+    "raw_dump_no_capability",
+    "raw_dump_capability_2",
+    "mariadb_binlog_raw",
+    "mariadb_binlog_text",
+    "connector_information_schema",
+    "replica_file_pos",
+    "replica_gtid",
+    "replica_resume_mid_file",
+    "replica_until_gtid",
+    "mariadb_binlog_stop_never",
+    "replica_semi_sync_live",
+)
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Context]:
+    work = tmp_path_factory.mktemp("differential")
+    try:
+        c = make_context(work)
+    except ServerStartError as exc:
+        unavailable(f"MariaDB could not be started: {exc}")
+    try:
+        yield c
+    finally:
+        c.close()
+        stop(c.source.server.dir)
+
+
+@pytest.mark.parametrize("name", PASSING)
+def test_the_mock_answers_the_client_as_mariadb_does(ctx: Context, name: str) -> None:
+    report = SCENARIOS[name](ctx)
+    assert report.ok, report.text()
+    assert report.packets_compared >= 40
+
+
+def test_every_scenario_is_in_the_suite() -> None:
+    assert sorted(PASSING) == sorted(SCENARIOS)
