@@ -61,6 +61,9 @@ class PacketDecoded:
     #: the joined payload (continuation fragments merged, headers excluded); secrets inside
     #: are still there: redact with binlogscope.wire.fields before showing or storing
     payload: bytes = b""
+    #: when the packet was seen: capture time (pcap) or arrival/sending time (live), seconds
+    #: since the epoch; None when not known
+    wire_time: float | None = None
 
     @property
     def end(self) -> int:

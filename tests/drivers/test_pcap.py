@@ -289,20 +289,24 @@ def test_json_fields_and_filters() -> None:
     objs = [json.loads(x) for x in p.stdout.splitlines()]
     assert len(objs) == 4 and {o["event_type"] for o in objs} == {"WRITE_ROWS_EVENT_V1"}
     o = objs[0]
-    for k in ("flow", "direction", "frame", "timestamp", "seq", "payload_length", "semi_sync",
-              "log_pos", "rows", "table", "schema"):
+    for k in ("flow", "direction", "frame", "wire_time", "timestamp", "seq", "payload_length",
+              "semi_sync", "binlog_file", "offset", "log_pos", "gtid", "rows", "table",
+              "schema"):
         assert k in o, k
     assert o["flow"].endswith("-> 127.0.0.1:39041") and o["direction"] == "server"
     assert o["semi_sync"] == {"ack_requested": False} and o["table"] == "orders_semi"
     assert o["rows"][0]["after"]["customer"] == "cust0"
-    # "timestamp" is the frame's capture time (seconds, with the fraction the capture keeps);
-    # the event header's own second is "event_timestamp"
+    # "wire_time" is the frame's capture time (seconds, with the µs the capture keeps); the
+    # event header's own second is "timestamp", as from every source
     from scapy.utils import rdpcap
 
-    assert o["timestamp"] == pytest.approx(float(rdpcap(str(SEMI))[o["frame"] - 1].time))
-    assert isinstance(o["event_timestamp"], int) and o["event_timestamp"] > 1_600_000_000
-    assert abs(o["timestamp"] - o["event_timestamp"]) < 3600
-    assert o["timestamp"] != o["event_timestamp"]
+    assert o["wire_time"] == pytest.approx(float(rdpcap(str(SEMI))[o["frame"] - 1].time),
+                                           abs=1e-6)
+    assert isinstance(o["timestamp"], int) and o["timestamp"] > 1_600_000_000
+    assert abs(o["wire_time"] - o["timestamp"]) < 3600
+    assert o["wire_time"] != o["timestamp"]
+    assert o["binlog_file"] == "mysql-bin.000004" and o["offset"] + o["event_size"] == \
+        o["log_pos"] and o["gtid"] == "0-1-13"
     p2 = run("--json", "--table", r"shop\.orders_semi", "--flow", "1", str(SEMI))
     types = {json.loads(x)["event_type"] for x in p2.stdout.splitlines()}
     assert types == {"TABLE_MAP_EVENT", "WRITE_ROWS_EVENT_V1", "UPDATE_ROWS_EVENT_V1",

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pytest
 
 from binlogscope.cli import main
-from binlogscope.export.arrow import STATE_FILE, read_state, read_table
+from binlogscope.export.arrow import SCHEMA_VERSION, STATE_FILE, read_state, read_table
 from binlogscope.export.records import BinlogFileSource, Record, ResumePoint
 from binlogscope.export.run import run_export
 
@@ -71,7 +71,7 @@ def test_row_counts_per_table_and_operation(tmp_path: Path, path: Path) -> None:
     assert got == _json_counts(path)
     events = read_table(tmp_path / "out", "events")
     assert events.num_rows == _json_event_count(path)
-    assert set(events.column("schema_version").to_pylist()) == {1}
+    assert set(events.column("schema_version").to_pylist()) == {SCHEMA_VERSION}
     # events: one per offset, in the partition dirs of their own date/schema
     assert len(set(events.column("offset").to_pylist())) == events.num_rows
     state = read_state(tmp_path / "out")

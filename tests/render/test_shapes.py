@@ -23,8 +23,11 @@ from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.node import Node
 
-EVENT_KEYS = ["offset", "event_type", "type_code", "timestamp", "server_id", "event_size",
-              "log_pos", "flags", "checksum_ok", "schema", "table", "rows", "gtid", "query"]
+#: a binlog event's keys on every source (docs/coordinates.md); a ROTATE adds next_file and
+#: next_position
+EVENT_KEYS = ["binlog_file", "offset", "log_pos", "gtid", "event_type", "type_code",
+              "timestamp", "server_id", "event_size", "flags", "checksum_ok", "schema", "table",
+              "rows", "query"]
 H = EventHeader(1700000000, 30, 7, 90, 1234, 0)
 
 
@@ -95,17 +98,17 @@ def test_session_event_shapes() -> None:
     d = session_event_json(_packet(DecodedEvent(21, H, None, None, True)))
     assert d is not None
     assert list(d) == ["kind", "direction", "seq", "payload_length", "semi_sync",
-                       "packet_offset", "error", *EVENT_KEYS]
+                       "packet_offset", "wire_time", "error", *EVENT_KEYS]
     assert d["kind"] == "binlog_event"
     d = session_event_json(_packet(None, "com_query"))
     assert d == {"kind": "com_query", "direction": "server", "seq": 3, "payload_length": 90,
-                 "semi_sync": None, "packet_offset": 17, "error": None}
+                 "semi_sync": None, "packet_offset": 17, "wire_time": None, "error": None}
     assert session_event_json(DecodeError(Peer.CLIENT, 5, "bad")) == {
-        "kind": "decode_error", "direction": "client", "offset": 5, "error": "bad"}
+        "kind": "decode_error", "direction": "client", "packet_offset": 5, "error": "bad"}
     assert session_event_json(PhaseChanged(Phase.AUTH, Phase.COMMAND, "ok")) == {
         "kind": "phase", "from": "auth", "to": "command", "why": "ok"}
     tls = TlsStarted(Peer.CLIENT, 9, Node("encrypted", 9, 0))
-    assert session_event_json(tls) == {"kind": "tls", "offset": 9}
+    assert session_event_json(tls) == {"kind": "tls", "packet_offset": 9}
     assert session_event_json(None) is None
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
@@ -80,9 +81,13 @@ def read_binlog_file(
     With ``start_position`` the FORMAT_DESCRIPTION at offset 4 is decoded first (it says how to
     read the rest: checksums, post-header lengths) but only events at or after the position are
     yielded. Raises :class:`BinlogFileError` if the file cannot be opened or is not a binlog.
+    Every event carries its coordinates (:class:`CoordTracker`: the file's name, its offset,
+    its transaction's GTID - known from ``start_position`` on only when it is a transaction
+    boundary).
     """
     p = Path(path)
     ctx = ctx if ctx is not None else DecodeContext()
+    stamp = CoordTracker.for_file(p.name).stamp
     with _open(p) as f:
         try:
             head = f.read(4)
@@ -135,6 +140,7 @@ def read_binlog_file(
             for ev in dec.events():
                 if stop_position is not None and ev.offset >= stop_position:
                     return
+                stamp(ev)
                 yield ev
             if not chunk:
                 break

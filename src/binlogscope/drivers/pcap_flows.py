@@ -515,6 +515,7 @@ class CaptureReader:
                 dd.last_packet_end = at + ev.wire_length
                 if direction is Peer.SERVER:
                     conn.server_packets += 1
+                ev.wire_time = ts
                 append(CaptureItem(flow, "event", frame, ts, ev))
                 continue
             other = getattr(ev, "direction", None)
@@ -525,6 +526,7 @@ class CaptureReader:
                 dd.last_packet_end = ev.offset + ev.wire_length
                 if ev.direction == Peer.SERVER:
                     conn.server_packets += 1
+                ev.wire_time = ts
             elif isinstance(ev, DecodeError | TlsStarted):
                 frame, ts = dd.frame_at(ev.offset)
                 if isinstance(ev, TlsStarted):

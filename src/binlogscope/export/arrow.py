@@ -28,7 +28,7 @@ import pyarrow as pa
 from binlogscope.pipeline.state import fsync_dir
 
 #: bump when a column is added, removed, renamed or changes type (also in docs/export-schema.md)
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Hive's name for a NULL partition value (pyarrow and Spark both read it back as NULL)
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -82,7 +82,9 @@ EVENTS: tuple[Column, ...] = (
     *_COMMON_HEAD,
     Column("binlog_file", pa.string(),
            "binlog file the event is in (the file name for files, from ROTATE for streams)"),
-    Column("offset", pa.int64(), "byte offset of the event's first byte in `binlog_file`"),
+    Column("offset", pa.int64(), "byte offset of the event's first byte in `binlog_file` (the "
+           "same for every source: for pcap/live `log_pos - event_size`); NULL for an event "
+           "that is in no file (the dump's fake ROTATE, heartbeats)"),
     Column("log_pos", pa.int64(),
            "header log_pos: offset of the byte after the event on the source"),
     Column("event_size", pa.int64(), "header event_size: header + body + checksum"),
@@ -106,7 +108,8 @@ EVENTS: tuple[Column, ...] = (
     Column("table", pa.string(), "table name (TABLE_MAP and row events)"),
     Column("query", pa.string(), "statement text (QUERY, ROWS_QUERY, ANNOTATE_ROWS)"),
     Column("rows", pa.int32(), "row changes in a row event, else NULL"),
-    Column("capture_time", _TS, "when the event was seen on the wire (pcap/live); NULL for files"),
+    Column("capture_time", _TS, "when the event was seen on the wire (pcap: capture time, live: "
+           "arrival time; the `wire_time` of `--json`); NULL for files"),
     Column("date", pa.string(), "partition: UTC date of `timestamp` (YYYY-MM-DD)", partition=True),
     Column("schema", pa.string(), "partition: database (TABLE_MAP/row events: the table's; QUERY: "
            "the default database); NULL otherwise", partition=True),
@@ -226,6 +229,11 @@ def render_schema_doc() -> str:
         "`python -m binlogscope.export.arrow > docs/export-schema.md`; do not edit by hand -->",
         "",
         f"Schema version: **{SCHEMA_VERSION}** (every row carries it in `schema_version`).",
+        "",
+        "Version 2: for pcap and live sources `offset` and `trx_offset` are offsets in "
+        "`binlog_file` (version 1 stored offsets in the TCP stream there), and `binlog_file` "
+        "follows the stream's ROTATE events; the coordinates are those of `--json` on every "
+        "source (see docs/coordinates.md).",
         "",
         "`binlogscope export SOURCE --out DIR` writes a Parquet dataset with three tables, one "
         "directory each (`DIR/packets`, `DIR/events`, `DIR/rows`), partitioned Hive style "

@@ -53,7 +53,7 @@ def _i64(v: Any) -> int | None:
 
 @dataclass(slots=True)
 class _Trx:
-    offset: int
+    offset: int | None  # in binlog_file (None: the transaction's first event is in no file)
     binlog_file: str
     gtid: str | None
     open: bool  # BEGIN seen (or a MariaDB GTID that opens a group): statements stay inside
@@ -142,6 +142,10 @@ class TableMapper:
         body = ev.body
         code = h.type_code if h is not None else -1
         trx = self.trx
+        # coordinates: the file the event is in and its offset there (None: in no file)
+        outer = rec.event
+        file = outer.binlog_file if outer.binlog_file is not None else rec.binlog_file
+        pos = outer.file_pos
         ends = False
         xid: int | None = None
         is_rows = _is_rows(body)
@@ -152,25 +156,25 @@ class TableMapper:
             gtid = getattr(body, "gtid", None)
             gtid = gtid if isinstance(gtid, str) and gtid.upper() != "ANONYMOUS" else None
             opens = code == _MARIADB_GTID and not _mariadb_standalone(body)
-            trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, gtid, opens)
+            trx = self.trx = _Trx(pos, file, gtid, opens)
         elif code in _QUERY_TYPES:
             q = _statement_kind(getattr(body, "query", None))
             if q == "BEGIN":
                 if trx is None:
-                    trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, True)
+                    trx = self.trx = _Trx(pos, file, None, True)
                 trx.open = True
             elif q == "END":
                 if trx is None:
-                    trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, True)
+                    trx = self.trx = _Trx(pos, file, None, True)
                 ends = True
             elif trx is None:  # an autocommitted statement (DDL): its own transaction
-                trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, False)
+                trx = self.trx = _Trx(pos, file, None, False)
                 ends = True
             elif not trx.open:  # the single statement after a GTID
                 ends = True
         elif code == _XID:
             if trx is None:
-                trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, True)
+                trx = self.trx = _Trx(pos, file, None, True)
             xid = _i64(getattr(body, "xid", None))
             ends = True
         elif code == _XA_PREPARE:
@@ -181,8 +185,8 @@ class TableMapper:
 
         if is_rows and trx is None:
             # rows outside any transaction (damaged or partial input): a transaction of its own
-            trx = self.trx = _Trx(rec.event.offset, rec.binlog_file, None, True)
-        self._add_event(rec, ev, inner_index, trx, is_rows)
+            trx = self.trx = _Trx(pos, file, None, True)
+        self._add_event(rec, ev, inner_index, trx, is_rows, file, pos)
         if ends:
             ts = h.timestamp if h is not None else None
             self._finish(xid, ts)
@@ -197,7 +201,7 @@ class TableMapper:
 
     # ---- internals
     def _add_event(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None,
-                   trx: _Trx | None, is_rows: bool) -> None:
+                   trx: _Trx | None, is_rows: bool, file: str, pos: int | None) -> None:
         outer = rec.event
         h = ev.header
         oh = outer.header
@@ -211,8 +215,8 @@ class TableMapper:
         date = partition_date(ts)
         cap = rec.capture_time
         row: list[Any] = [  # COLUMNS["events"] order
-            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, rec.binlog_file,
-            outer.offset, oh.log_pos if oh else None, h.event_size if h else ev.size,
+            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, file,
+            pos, oh.log_pos if oh else None, h.event_size if h else ev.size,
             inner_index, ts * 1_000_000 if h else None, h.server_id if h else None,
             _type_name(h.type_code) if h else ev.type_name, h.type_code if h else None,
             h.flags if h else None,
@@ -244,7 +248,7 @@ class TableMapper:
         pk_labels = cols.pk if cols else None
         # COLUMNS["rows"] order; row_index, images, json and pk are set per row
         base: list[Any] = [
-            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, rec.binlog_file,
+            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, ev_row[4],
             ev_row[5], ev_row[6], ev_row[8], None, ev_row[11], ev_row[19], op, ev_row[9],
             None, ev_row[10], trx.gtid, None, trx.offset, None, None, None, None, pk_labels,
             None, ev_row[22],

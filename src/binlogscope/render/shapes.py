@@ -26,6 +26,7 @@ line use; neither decodes row values.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +41,9 @@ from binlogscope.events import (
 )
 from binlogscope.pipeline.filter import event_table
 from binlogscope.wire.binlog.types import event_type_name
-from binlogscope.wire.fields import redact
+from binlogscope.wire.commands import gtid_set_text
+from binlogscope.wire.constants import Command
+from binlogscope.wire.fields import REDACTED, redact
 from binlogscope.wire.node import json_value
 
 if TYPE_CHECKING:
@@ -150,39 +153,59 @@ def _type_name(code: int) -> str:
     return name
 
 
-def _binlog_keys(out: dict[str, Any], ev: DecodedEvent, timestamp_key: str) -> None:
-    """Add a binlog event's keys to ``out``: ``offset``, ``event_type``, the header's fields
-    (its ``timestamp`` under ``timestamp_key``), ``checksum_ok``, ``schema``, ``table``,
-    ``rows``, ``gtid``, ``query``. The one list of a binlog event's keys."""
+_ROTATE = 4  # ROTATE_EVENT: its target file and position are keys of their own
+
+
+def _binlog_keys(out: dict[str, Any], ev: DecodedEvent) -> None:
+    """Add a binlog event's keys to ``out``: its coordinates ``binlog_file``, ``offset`` (its
+    start in that file), ``log_pos`` (its end), ``gtid`` (the transaction's), then
+    ``event_type``, the header's fields (``timestamp`` is the header's), ``checksum_ok``,
+    ``schema``, ``table``, ``rows``, ``query``; a ROTATE adds ``next_file`` and
+    ``next_position``. The one list of a binlog event's keys, for every source
+    (docs/coordinates.md).
+
+    ``binlog_file``, ``offset``, ``log_pos`` and ``gtid`` come first: the coordinates a
+    consumer keys on (to drop the repeats of a resumed stream, to find the event in the file).
+    """
     h = ev.header
-    out["offset"] = ev.offset
+    out["binlog_file"] = ev.binlog_file
+    out["offset"] = ev.file_pos
+    out["log_pos"] = None if h is None else h.log_pos
+    out["gtid"] = None
     if h is None:
         out["event_type"] = ev.type_name
-        out["type_code"] = out[timestamp_key] = out["server_id"] = out["event_size"] = None
-        out["log_pos"] = out["flags"] = None
+        out["type_code"] = out["timestamp"] = out["server_id"] = out["event_size"] = None
+        out["flags"] = None
+        code = -1
     else:
         code = h.type_code
         name = _type_names.get(code)
         out["event_type"] = name if name is not None else _type_name(code)
         out["type_code"] = code
-        out[timestamp_key] = h.timestamp
+        out["timestamp"] = h.timestamp
         out["server_id"] = h.server_id
         out["event_size"] = h.event_size
-        out["log_pos"] = h.log_pos
         out["flags"] = h.flags
     out["checksum_ok"] = ev.checksum_ok
     body = ev.body
     get = _getters.get(type(body))
     if get is None:
         get = _getters[type(body)] = _getter(type(body))
-    out["schema"], out["table"], out["rows"], out["gtid"], out["query"] = get(body)
+    out["schema"], out["table"], out["rows"], gtid, out["query"] = get(body)
+    trx = ev.trx_gtid
+    out["gtid"] = trx if trx is not None else gtid
+    if code == _ROTATE:
+        name = getattr(body, "next_log_name", None)
+        pos = getattr(body, "position", None)
+        out["next_file"] = name if type(name) is str else None
+        out["next_position"] = pos if type(pos) is int else None
 
 
 def binlog_event_json(ev: DecodedEvent, file: str | None = None) -> dict[str, Any]:
-    """A binlog event read from a file: ``file``, the event's keys (:func:`_binlog_keys`),
-    ``error``."""
+    """A binlog event read from a file: ``file`` (the path read), the event's keys
+    (:func:`_binlog_keys`), ``error``."""
     out: dict[str, Any] = {"file": file}
-    _binlog_keys(out, ev, "timestamp")
+    _binlog_keys(out, ev)
     out["error"] = ev.error
     return out
 
@@ -198,9 +221,11 @@ _SERVER = Peer.SERVER
 _CLIENT = Peer.CLIENT
 
 
-def _packet_keys(out: dict[str, Any], ev: PacketDecoded, timestamp_key: str) -> dict[str, Any]:
+def _packet_keys(out: dict[str, Any], ev: PacketDecoded) -> dict[str, Any]:
     """Add a decoded packet's keys to ``out`` (the flow/frame head of a capture item, or
-    nothing) in their output order."""
+    nothing) in their output order: ``direction``, ``seq``, ``payload_length``,
+    ``semi_sync``, ``kind``, ``packet_offset`` (in the direction's byte stream),
+    ``wire_time``, ``error``, then a binlog event's keys or a packet's ``fields``."""
     d = ev.direction  # (identity tests: an Enum's .value is a Python-level descriptor)
     out["direction"] = "server" if d is _SERVER else "client" if d is _CLIENT else d.value
     out["seq"] = ev.seq
@@ -210,30 +235,75 @@ def _packet_keys(out: dict[str, Any], ev: PacketDecoded, timestamp_key: str) -> 
     bev = ev.binlog_event
     out["kind"] = "binlog_event" if bev is not None else ev.kind
     out["packet_offset"] = ev.offset
+    t = ev.wire_time
+    out["wire_time"] = None if t is None else round(t, 6)
     out["error"] = ev.error
     if bev is not None:
-        _binlog_keys(out, bev, timestamp_key)
-    elif ev.node is not None:  # a tree was recorded: the payload's fields too
-        payload = next((c for c in ev.node.children if c.name != "packet_header"), None)
-        if payload is not None:
-            out["fields"] = {c.name: json_value(c.value)
-                             for c in redact(payload).children if not c.children}
+        _binlog_keys(out, bev)
+    else:
+        fields = packet_fields(ev)
+        if fields is not None:
+            out["fields"] = fields
+    return out
+
+
+#: per value class: its (field name, secret) pairs (a secret field is ``repr=False``)
+_value_fields: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _fields_of(cls: type) -> tuple[tuple[str, bool], ...]:
+    got = _value_fields.get(cls)
+    if got is None:
+        got = _value_fields[cls] = tuple(
+            (f.name, not f.repr) for f in dataclasses.fields(cls))
+    return got
+
+
+def packet_fields(ev: PacketDecoded) -> dict[str, Any] | None:
+    """``fields`` of a packet that is not a binlog event: from its tree when one was
+    recorded (its leaves), else from its typed value (a COM_QUERY's ``query``, a
+    COM_BINLOG_DUMP's file/position/flags/server id, a COM_BINLOG_DUMP_GTID's ``gtid_set``,
+    COM_REGISTER_SLAVE's fields, an ERR's code/state/message, a command's ``command`` name).
+    Secrets (scrambles, auth responses, passwords) are always ``<redacted>``."""
+    node = ev.node
+    if node is not None:
+        payload = next((c for c in node.children if c.name != "packet_header"), None)
+        if payload is None:
+            return None
+        return {c.name: json_value(c.value) for c in redact(payload).children if not c.children}
+    value = ev.value
+    if value is None or not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return None
+    out: dict[str, Any] = {}
+    for name, secret in _fields_of(type(value)):
+        v = getattr(value, name)
+        if secret:
+            out[name] = REDACTED if v else json_value(v)
+        elif name == "gtid_set" and type(v) is tuple:
+            out[name] = gtid_set_text(v)
+        elif name == "command" and type(v) is int:
+            try:
+                out[name] = Command(v).name
+            except ValueError:
+                out[name] = v
+        else:
+            out[name] = json_value(v)
     return out
 
 
 def _other_event_keys(out: dict[str, Any], ev: SessionEvent | None) -> dict[str, Any] | None:
     """Add the keys of a session event that is not a packet; None: nothing to print."""
     if isinstance(ev, DecodeError):
-        out.update(kind="decode_error", direction=ev.direction.value, offset=ev.offset,
-                   error=ev.message)
+        out.update(kind="decode_error", direction=ev.direction.value,
+                   packet_offset=ev.offset, error=ev.message)
     elif isinstance(ev, SequenceMismatch):
-        out.update(kind="sequence_mismatch", direction=ev.direction.value, offset=ev.offset,
-                   expected=ev.expected, got=ev.got)
+        out.update(kind="sequence_mismatch", direction=ev.direction.value,
+                   packet_offset=ev.offset, expected=ev.expected, got=ev.got)
     elif isinstance(ev, PhaseChanged):
         out.update({"kind": "phase", "from": ev.old.value, "to": ev.new.value,
                     "why": ev.reason})
     elif isinstance(ev, TlsStarted):
-        out.update(kind="tls", offset=ev.offset)
+        out.update(kind="tls", packet_offset=ev.offset)
     else:
         return None
     return out
@@ -243,7 +313,7 @@ def session_event_json(ev: SessionEvent | None) -> dict[str, Any] | None:
     """A session event (a packet, a decode error, ...); None: nothing to print."""
     if type(ev) is PacketDecoded:
         out: dict[str, Any] = {}
-        _packet_keys(out, ev, "timestamp")
+        _packet_keys(out, ev)
         # (a packet's keys begin with its kind)
         return {"kind": out.pop("kind"), **out}
     return _other_event_keys({}, ev)
@@ -264,9 +334,9 @@ _last_flow: list[Any] = [None, ""]
 
 
 def capture_item_json(item: CaptureItem) -> dict[str, Any] | None:
-    """An item of a capture: ``flow``, ``flow_id``, ``frame``, ``timestamp`` (the capture
-    time), then the session event's keys; a binlog event's own header timestamp is
-    ``event_timestamp``. Flow starts, notes and errors: ``kind`` and ``text``."""
+    """An item of a capture: ``flow``, ``flow_id``, ``frame``, ``wire_time`` (the capture
+    time of the frame), then the session event's keys (a binlog event's ``timestamp`` is its
+    header's, as from every source). Flow starts, notes and errors: ``kind`` and ``text``."""
     flow = item.flow
     last = _last_flow
     if flow is last[0]:
@@ -275,14 +345,14 @@ def capture_item_json(item: CaptureItem) -> dict[str, Any] | None:
         name = last[1] = flow.name
         last[0] = flow
     out: dict[str, Any] = {"flow": name, "flow_id": flow.id, "frame": item.frame,
-                           "timestamp": item.timestamp}
+                           "wire_time": round(item.timestamp, 6)}
     ev = item.event
     if item.kind != "event":
         out["kind"] = item.kind
         out["text"] = item.text
         return out
     if type(ev) is PacketDecoded:
-        return _packet_keys(out, ev, "event_timestamp")
+        return _packet_keys(out, ev)  # (its wire_time is the frame's: the head's key)
     keys = _other_event_keys({}, ev)
     if keys is None:
         return None
@@ -297,6 +367,7 @@ __all__ = [
     "capture_item_json",
     "event_table",
     "live_item_json",
+    "packet_fields",
     "rows_json",
     "rows_of",
     "semi_sync_json",

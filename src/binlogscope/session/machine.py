@@ -17,14 +17,20 @@ then the reader of the phase: :mod:`.readers`). Packets the
 session itself sends are decoded too (``direction`` tells them apart), so a live driver's log
 shows both sides.
 
+Coordinates: every binlog event of the stream gets its ``binlog_file``, file offset and
+transaction GTID from the session's :class:`~binlogscope.wire.binlog.coords.CoordTracker`
+(``coords``); every packet gets ``wire_time``, the time its bytes were fed (a live endpoint:
+the wall clock; an OBSERVER's driver sets the capture time itself).
+
 For captures joined mid-connection pass ``start_phase`` (and, if known, ``capabilities``,
 ``semi_sync``; ``semi_sync=None`` in BINLOG_STREAM detects the header packet by packet).
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +56,7 @@ from binlogscope.session.replies import Reply, ReplyReader
 from binlogscope.session.resync import greeting_plausible
 from binlogscope.wire import handshake, replication, results
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.constants import (
     SEMI_SYNC_INDICATOR,
@@ -108,8 +115,15 @@ class Session(PacketReaders):
         client_offset: int = 0,
         server_offset: int = 0,
         max_result_rows: int = 10_000,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.role = role
+        #: stamps ``wire_time`` on packets (default: the wall clock for a REPLICA or SOURCE,
+        #: none for an OBSERVER, whose driver knows the capture time)
+        self._clock = clock if clock is not None or role is Role.OBSERVER else time.time
+        self._now: float | None = None
+        #: the coordinates of the stream's binlog events (file, offset, transaction GTID)
+        self.coords = CoordTracker.for_stream()
         self._phase = start_phase
         #: build the annotated tree of every packet (a driver may turn it off at any time)
         self.record = record
@@ -319,6 +333,9 @@ class Session(PacketReaders):
         if not data:
             self._close(peer)
             return
+        clock = self._clock
+        if clock is not None:
+            self._now = clock()
         if self._phase in _OPAQUE:
             self.opaque_bytes[peer] += len(data)
             return
@@ -394,6 +411,8 @@ class Session(PacketReaders):
         buf.skip(gap.skip)
         self._need[peer] = 0
         self._seq = None
+        if peer is Peer.SERVER:
+            self.coords.lost()
         if self._phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
             return
         dropped = f"; the {len(rest)} bytes of the packet in progress are dropped" if rest else ""
@@ -506,11 +525,12 @@ class Session(PacketReaders):
             self._seq = (pkt.last_sequence_id + 1) & 0xFF
             wire_length = pkt.wire_length
         ev = decode_event(payload, ctx, start=off, base=offset + HEADER_LEN, record=False)
+        self.coords.stamp(ev)
         error = ev.error
         self._out.append(PacketDecoded(
             Peer.SERVER, offset, seq, len(payload), "binlog_event",
             replication.BinlogPacket(ev, header, None), None, Phase.BINLOG_STREAM, header, ev,
-            error, wire_length, payload))
+            error, wire_length, payload, self._now))
         if error is not None:
             self._out.append(DecodeError(Peer.SERVER, offset, error, None))
         return True
@@ -529,11 +549,13 @@ class Session(PacketReaders):
             semi = d.value.semi_sync
             bev = d.value.event
             error = error or d.value.error or bev.error
+            if peer is Peer.SERVER:
+                self.coords.stamp(bev)
         if self.record:
             node = packet_tree(pkt, d, error)
         self._emit(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
                                  d.value, node, phase, semi, bev, error, pkt.wire_length,
-                                 pkt.payload))
+                                 pkt.payload, self._now))
         if error is not None:
             at = d.error_offset if d.error_offset is not None else pkt.offset
             self._emit(DecodeError(peer, at, error, node))

@@ -26,6 +26,13 @@ class DecodedEvent:
     #: the event's bytes (as go-mysql's RawData): the decoder reads them, the hex pane shows
     #: them, a rows event reads its row values from them on demand
     raw: bytes | None = None
+    #: coordinates (set by :class:`binlogscope.wire.binlog.coords.CoordTracker`, None until
+    #: then or when unknown): the binlog file the event is in, its start offset in that file
+    #: (None for an event that is in no file: the dump's fake ROTATE, heartbeats...) and the
+    #: GTID of the transaction it belongs to
+    binlog_file: str | None = None
+    file_pos: int | None = None
+    trx_gtid: str | None = None
 
     @property
     def type_name(self) -> str:

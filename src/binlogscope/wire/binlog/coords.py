@@ -1,0 +1,180 @@
+"""Coordinates of binlog events: which file each event is in, where it starts, its transaction.
+
+One tracker for every source, so that ``file``, ``live``, ``pcap``, the inspector and the export
+give the same ``(binlog_file, offset, log_pos, gtid)`` for the same event:
+
+- **files** (:meth:`CoordTracker.for_file`): the file is the one being read, the offset is
+  where the event starts in it;
+- **replication streams** (:meth:`CoordTracker.for_stream`: live, captures): the file comes from
+  the ROTATE events (the dump's fake ROTATE, sent first, names the file the dump starts in; a
+  real ROTATE at the end of a file names the next one), and the offset is ``log_pos -
+  event_size`` (``log_pos`` is where the event ends in the source's file). Events that are in
+  no file - the fake ROTATE, the FORMAT_DESCRIPTION re-sent with ``log_pos`` 0 when a dump
+  starts mid-file, heartbeats, MariaDB's fake GTID_LIST (all ``log_pos`` 0 or the
+  LOG_EVENT_ARTIFICIAL_F flag) - have no offset. A second FORMAT_DESCRIPTION with a real
+  ``log_pos`` and no ROTATE before it means a new file whose name was not seen (a gap in a
+  capture): the file becomes unknown (None) until the next ROTATE.
+
+The transaction's GTID is given to every event of the transaction: from the GTID event up to
+and including the event that ends it (XID, XA PREPARE, COMMIT/ROLLBACK, or the single
+statement after a GTID that does not open a group, such as DDL).
+
+Pure: the tracker only reads decoded events and writes their ``binlog_file``, ``file_pos`` and
+``trx_gtid`` slots.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from binlogscope.wire.binlog.decoded import DecodedEvent
+from binlogscope.wire.binlog.types import EventType as E
+
+_ROTATE = int(E.ROTATE_EVENT)
+_FDE = int(E.FORMAT_DESCRIPTION_EVENT)
+_GTIDS = frozenset(int(t) for t in (E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT,
+                                    E.GTID_TAGGED_LOG_EVENT, E.GTID_EVENT))
+_MARIADB_GTID = int(E.GTID_EVENT)
+_HEARTBEATS = frozenset((int(E.HEARTBEAT_LOG_EVENT), int(E.HEARTBEAT_LOG_EVENT_V2)))
+_QUERIES = frozenset((int(E.QUERY_EVENT), int(E.QUERY_COMPRESSED_EVENT)))
+_ENDS = frozenset((int(E.XID_EVENT), int(E.XA_PREPARE_LOG_EVENT)))
+#: events that only occur inside a group: after a GTID that did not open one, they open it
+_INSIDE = frozenset(int(t) for t in (
+    E.TABLE_MAP_EVENT, E.ANNOTATE_ROWS_EVENT, E.ROWS_QUERY_LOG_EVENT, E.INTVAR_EVENT,
+    E.USER_VAR_EVENT, E.RAND_EVENT, E.BEGIN_LOAD_QUERY_EVENT, E.APPEND_BLOCK_EVENT,
+    E.WRITE_ROWS_EVENT_V1, E.UPDATE_ROWS_EVENT_V1, E.DELETE_ROWS_EVENT_V1,
+    E.WRITE_ROWS_EVENT, E.UPDATE_ROWS_EVENT, E.DELETE_ROWS_EVENT, E.PARTIAL_UPDATE_ROWS_EVENT,
+    E.WRITE_ROWS_COMPRESSED_EVENT_V1, E.UPDATE_ROWS_COMPRESSED_EVENT_V1,
+    E.DELETE_ROWS_COMPRESSED_EVENT_V1, E.WRITE_ROWS_COMPRESSED_EVENT,
+    E.UPDATE_ROWS_COMPRESSED_EVENT, E.DELETE_ROWS_COMPRESSED_EVENT))
+#: LOG_EVENT_ARTIFICIAL_F: made up by the dump thread, not in any file
+ARTIFICIAL = 0x20
+_FL_STANDALONE = 0x01
+
+_WORD = re.compile(r"\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.S)
+
+
+def statement_kind(query: Any) -> str:
+    """``BEGIN`` (opens a transaction), ``END`` (commits or rolls one back) or ``OTHER``."""
+    if type(query) is not str:
+        return "OTHER"
+    m = _WORD.match(query)
+    if not m:
+        return "OTHER"
+    w1 = m.group(1).upper()
+    w2 = (m.group(2) or "").upper()
+    if w1 == "BEGIN" or (w1 == "START" and w2 == "TRANSACTION") or (
+            w1 == "XA" and w2 in ("START", "BEGIN")):
+        return "BEGIN"
+    if w1 == "COMMIT" or (w1 == "ROLLBACK" and w2 != "TO") or (
+            w1 == "XA" and w2 in ("COMMIT", "ROLLBACK", "PREPARE")):
+        return "END"
+    return "OTHER"
+
+
+class CoordTracker:
+    """Stamps ``binlog_file``, ``file_pos`` and ``trx_gtid`` on events fed in source order."""
+
+    __slots__ = ("_fde_seen", "_gtid", "_in_trx", "_open", "file", "in_file")
+
+    def __init__(self, file: str | None = None, *, in_file: bool = False) -> None:
+        #: the binlog file events are in now (None: not known)
+        self.file = file
+        #: True: reading a file (offsets are file offsets, ROTATE does not change the file)
+        self.in_file = in_file
+        self._fde_seen = False  # a FORMAT_DESCRIPTION with a real log_pos in the current file
+        self._gtid: str | None = None  # the open transaction's GTID
+        self._open = False  # the transaction is a group (BEGIN, or a MariaDB group GTID)
+        self._in_trx = False
+
+    @classmethod
+    def for_file(cls, name: str) -> CoordTracker:
+        """Events read from the binlog file ``name`` (a path or a name; ``.gz`` dropped)."""
+        base = name.replace("\\", "/").rsplit("/", 1)[-1]
+        if base.endswith(".gz"):
+            base = base[:-3]
+        return cls(base, in_file=True)
+
+    @classmethod
+    def for_stream(cls, file: str | None = None) -> CoordTracker:
+        """Events of a replication stream (``file``: the dump's file, if known already)."""
+        return cls(file)
+
+    def stamp(self, ev: DecodedEvent) -> None:
+        """Set the event's coordinates and move the state on."""
+        h = ev.header
+        if h is None:
+            ev.binlog_file = self.file
+            ev.file_pos = ev.offset if self.in_file else None
+            return
+        code = h.type_code
+        log_pos = h.log_pos
+        artificial = h.flags & ARTIFICIAL or log_pos == 0 or code in _HEARTBEATS
+        if self.in_file:
+            ev.binlog_file = self.file
+            ev.file_pos = ev.offset
+        elif code == _ROTATE:
+            name = getattr(ev.body, "next_log_name", None)
+            if artificial:  # the dump's fake ROTATE: the stream is in that file from here
+                if type(name) is str:
+                    self.file = name
+                ev.binlog_file = self.file
+                ev.file_pos = None
+            else:  # the last event of a file: the next events are in the one it names
+                ev.binlog_file = self.file
+                ev.file_pos = log_pos - h.event_size
+                self.file = name if type(name) is str else None
+            self._fde_seen = False
+            self._end_trx()
+            return
+        else:
+            if code == _FDE and not artificial:
+                if self._fde_seen:  # a new file began without its ROTATE being seen
+                    self.file = None
+                self._fde_seen = True
+            ev.binlog_file = self.file
+            ev.file_pos = None if artificial else log_pos - h.event_size
+        self._transaction(ev, code)
+
+    def lost(self) -> None:
+        """Events are missing here (a gap in a capture): the open transaction's GTID is not
+        known to cover what follows."""
+        self._end_trx()
+
+    def _end_trx(self) -> None:
+        self._gtid = None
+        self._open = self._in_trx = False
+
+    def _transaction(self, ev: DecodedEvent, code: int) -> None:
+        if code in _GTIDS:
+            body = ev.body
+            g = getattr(body, "gtid", None)
+            self._gtid = g if type(g) is str and g != "ANONYMOUS" else None
+            self._in_trx = True
+            flags2 = getattr(body, "flags2", None)
+            self._open = (code == _MARIADB_GTID and type(flags2) is int
+                          and not flags2 & _FL_STANDALONE)
+            ev.trx_gtid = self._gtid
+            return
+        if code == _FDE:
+            self._end_trx()
+            return
+        if not self._in_trx:
+            if code in _QUERIES and statement_kind(getattr(ev.body, "query", None)) == "BEGIN":
+                self._in_trx = self._open = True  # a transaction without a GTID
+            return
+        ev.trx_gtid = self._gtid
+        if code in _ENDS:
+            self._end_trx()
+        elif code in _QUERIES:
+            kind = statement_kind(getattr(ev.body, "query", None))
+            if kind == "BEGIN":
+                self._open = True
+            elif kind == "END" or not self._open:
+                self._end_trx()
+        elif code in _INSIDE:
+            self._open = True
+
+
+__all__ = ["ARTIFICIAL", "CoordTracker", "statement_kind"]
