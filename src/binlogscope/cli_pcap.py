@@ -1,8 +1,10 @@
 """``binlogscope pcap``: MySQL/MariaDB replication traffic from pcap/pcapng captures.
 
 Plain text (the annotated packets), ``--json`` (one object per packet: flow, direction, frame,
-timestamp, seq, payload_length, semi_sync and the decoded fields) or ``--summary`` (per flow:
-packets, bytes, events by type, semi-sync ACKs and their latency, heartbeats, errors). On a
+timestamp, seq, payload_length, semi_sync and the decoded fields) or ``--summary`` (per flow,
+:mod:`binlogscope.cli_pcap_summary`: the dump request and how it ended, who closed the
+connection, packets, bytes, events by type, semi-sync ACKs and their latency, heartbeats, server
+ERRs, decode errors, TCP gaps). On a
 terminal without an output option the TUI opens when it has a pcap source; otherwise plain text.
 Output: :func:`binlogscope.render.shapes.capture_item_json` through the one serializer, or
 :func:`binlogscope.render.text.capture_item_text`. The capture reader is imported when the
@@ -15,18 +17,17 @@ import argparse
 import re
 import signal
 import sys
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from binlogscope.cli_common import PROG, BadPatternError, table_pattern
-from binlogscope.events import DecodeError, PacketDecoded, Peer, SequenceMismatch
+from binlogscope.cli_pcap_summary import FlowStats
+from binlogscope.events import DecodeError, PacketDecoded
 from binlogscope.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.filter import event_table
 from binlogscope.render.json_out import LineWriter, dumps_line
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
-from binlogscope.wire.replication import SemiSyncAck
 
 if TYPE_CHECKING:
     from binlogscope.drivers.pcap import CaptureItem, Flow
@@ -102,129 +103,6 @@ def _norm_type(t: str) -> str:
     return t.strip().lower()
 
 
-# ---------------------------------------------------------------------------- summary
-@dataclass
-class _FlowStats:
-    flow: Flow
-    packets: Counter[str] = field(default_factory=Counter)  # per direction
-    bytes: Counter[str] = field(default_factory=Counter)
-    events: Counter[str] = field(default_factory=Counter)
-    kinds: Counter[str] = field(default_factory=Counter)
-    acks: int = 0
-    acks_requested: int = 0
-    latencies: list[float] = field(default_factory=list)
-    heartbeats: int = 0
-    errors: int = 0
-    first_error: str = ""
-    awaiting: dict[tuple[str, int], float] = field(default_factory=dict)
-    log_file: str = ""
-
-    def add(self, item: CaptureItem) -> None:
-        ev = item.event
-        if item.kind == "error":
-            self._error(item.text)
-            return
-        if isinstance(ev, DecodeError):
-            self._error(ev.message)
-            return
-        if isinstance(ev, SequenceMismatch):
-            self._error(f"sequence id {ev.got}, expected {ev.expected}")
-            return
-        if not isinstance(ev, PacketDecoded):
-            return
-        d = ev.direction.value
-        self.packets[d] += 1
-        self.bytes[d] += ev.wire_length
-        self.kinds[ev.kind] += 1
-        bev = ev.binlog_event
-        if bev is not None:
-            name = bev.type_name
-            self.events[name] += 1
-            if "HEARTBEAT" in name:
-                self.heartbeats += 1
-            body = bev.body
-            nxt = getattr(body, "next_log_name", None)
-            if isinstance(nxt, str) and nxt:
-                self.log_file = nxt
-            if ev.semi_sync is not None and ev.semi_sync.ack_requested and bev.header:
-                self.acks_requested += 1
-                self.awaiting[(self.log_file, bev.header.log_pos)] = item.timestamp
-        if isinstance(ev.value, SemiSyncAck) and ev.direction == Peer.CLIENT:
-            self.acks += 1
-            key = (ev.value.binlog_filename, ev.value.binlog_pos)
-            sent = self.awaiting.pop(key, None)
-            if sent is None:  # file name unknown (joined mid-stream): match the position
-                k2 = next((k for k in self.awaiting if k[1] == ev.value.binlog_pos), None)
-                sent = self.awaiting.pop(k2) if k2 is not None else None
-            if sent is not None:
-                self.latencies.append(item.timestamp - sent)
-
-    def _error(self, msg: str) -> None:
-        self.errors += 1
-        if not self.first_error:
-            self.first_error = msg
-
-    def latency(self) -> dict[str, float] | None:
-        if not self.latencies:
-            return None
-        xs = sorted(self.latencies)
-
-        def pct(p: float) -> float:
-            i = min(len(xs) - 1, max(0, round(p * (len(xs) - 1))))
-            return xs[i]
-
-        return {"min_ms": xs[0] * 1000, "median_ms": pct(0.5) * 1000, "p99_ms": pct(0.99) * 1000}
-
-    def to_json(self) -> dict[str, Any]:
-        f = self.flow
-        return {
-            "flow": f.name, "flow_id": f.id, "first_frame": f.first_frame,
-            "mid_stream": f.mid_stream, "encrypted": f.encrypted, "compressed": f.compressed,
-            "packets": dict(self.packets), "bytes": dict(self.bytes),
-            "packet_kinds": dict(self.kinds), "events": dict(self.events),
-            "semi_sync_acks": self.acks, "semi_sync_acks_requested": self.acks_requested,
-            "ack_latency": self.latency(), "heartbeats": self.heartbeats, "errors": self.errors,
-            "first_error": self.first_error or None,
-            "tcp": {"retransmitted_segments": f.client_stats.retransmitted_segments
-                    + f.server_stats.retransmitted_segments,
-                    "out_of_order_segments": f.client_stats.out_of_order_segments
-                    + f.server_stats.out_of_order_segments,
-                    "gaps": f.client_stats.gaps + f.server_stats.gaps,
-                    "lost_bytes": f.client_stats.lost_bytes + f.server_stats.lost_bytes},
-            "opaque_bytes": f.opaque_bytes,
-        }
-
-    def text(self) -> list[str]:
-        j = self.to_json()
-        f = self.flow
-        flags = [w for w, on in (("joined mid-stream", f.mid_stream), ("TLS-encrypted",
-                                 f.encrypted), ("compressed", f.compressed)) if on]
-        lines = [f"flow {f.id}: {f.name}" + (f" ({', '.join(flags)})" if flags else "")]
-        lines.append(f"  packets   client->server {self.packets['client']}, "
-                     f"server->client {self.packets['server']}")
-        lines.append(f"  bytes     client->server {self.bytes['client']}, "
-                     f"server->client {self.bytes['server']}"
-                     + (f", {f.opaque_bytes} encrypted/undecoded" if f.opaque_bytes else ""))
-        if self.events:
-            lines.append(f"  events    {sum(self.events.values())}: " + ", ".join(
-                f"{k} {v}" for k, v in sorted(self.events.items(), key=lambda kv: -kv[1])))
-        lat = j["ack_latency"]
-        ack = f"  semi-sync {self.acks} ACKs ({self.acks_requested} requested)"
-        if lat:
-            ack += (f", latency min {lat['min_ms']:.3f} ms, median {lat['median_ms']:.3f} ms, "
-                    f"p99 {lat['p99_ms']:.3f} ms")
-        lines.append(ack)
-        lines.append(f"  heartbeats {self.heartbeats}")
-        tcp = j["tcp"]
-        lines.append(f"  errors    {self.errors}" + (f" (first: {self.first_error})"
-                                                      if self.first_error else ""))
-        if any(tcp.values()):
-            lines.append(f"  tcp       {tcp['retransmitted_segments']} retransmitted, "
-                         f"{tcp['out_of_order_segments']} out of order, {tcp['gaps']} gaps "
-                         f"({tcp['lost_bytes']} bytes lost)")
-        return lines
-
-
 # ---------------------------------------------------------------------------- command
 def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
     if args.json or args.summary or args.plain or out is not sys.stdout or args.file == "-":
@@ -257,7 +135,7 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return rc
     ports = set(args.port) if args.port else None
     record = not (args.json or args.summary or args.brief)
-    stats: dict[int, _FlowStats] = {}
+    stats: dict[int, FlowStats] = {}
     errors = 0
     if hasattr(signal, "SIGPIPE") and out is sys.stdout:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
@@ -279,7 +157,7 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                             if flt.flow_ok(item.flow):
                                 st = stats.get(item.flow.id)
                                 if st is None:
-                                    st = stats[item.flow.id] = _FlowStats(item.flow)
+                                    st = stats[item.flow.id] = FlowStats(item.flow)
                                 st.add(item)
                             continue
                         if filtering and not flt.item_ok(item):
@@ -319,7 +197,7 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _print_summary(args: argparse.Namespace, stats: dict[int, _FlowStats], out: TextIO) -> None:
+def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: TextIO) -> None:
     if not args.summary:
         return
     lines = LineWriter(out)

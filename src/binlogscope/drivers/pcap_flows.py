@@ -71,6 +71,10 @@ class Flow:
     encrypted: bool = False
     compressed: bool = False
     opaque_bytes: int = 0
+    #: who closed the connection: the side whose FIN or RST came first, its flag, its frame
+    closed_by: str | None = None
+    close_flag: str | None = None  # "FIN" | "RST"
+    close_frame: int | None = None
 
     @property
     def name(self) -> str:
@@ -361,11 +365,22 @@ class CaptureReader:
         if seg.payload:
             for piece in d.tcp.segment(seq, seg.payload, fr.number, fr.timestamp):
                 self._deliver(conn, d, piece, out)
-        if seg.flags & TCP_RST:
-            conn.client.fin_pending = conn.server.fin_pending = True
-        elif seg.flags & TCP_FIN:
-            d.fin_pending = True
-        for dd in (conn.client, conn.server):
+        if seg.flags & (TCP_RST | TCP_FIN):
+            flow = conn.flow
+            rst = seg.flags & TCP_RST
+            if flow.closed_by is None:
+                flow.closed_by = d.peer.value
+                flow.close_flag = "RST" if rst else "FIN"
+                flow.close_frame = fr.number
+                out.append(CaptureItem(flow, "note", fr.number, fr.timestamp,
+                                       text=f"{d.peer.value} closed the connection "
+                                       f"({flow.close_flag})"))
+            if rst:
+                conn.client.fin_pending = conn.server.fin_pending = True
+            else:
+                d.fin_pending = True
+        # the side that closed first is closed first (the session names it)
+        for dd in ((conn.client, conn.server) if c2s else (conn.server, conn.client)):
             if dd.fin_pending and not dd.tcp.fin_seen and (
                     not dd.tcp.holding or seg.flags & TCP_RST):
                 self._close_dir(conn, dd, fr, out)
@@ -379,7 +394,7 @@ class CaptureReader:
             self._deliver(conn, d, piece, out)
         if conn.session is not None and not d.syncing:
             conn.session.receive_data(b"", sender=d.peer)
-            self._drain(conn, d, out)
+            self._drain(conn, d, out, (fr.number, fr.timestamp))
 
     def _end(self, conn: _Conn, reason: str) -> list[CaptureItem]:
         out: list[CaptureItem] = []
@@ -494,7 +509,10 @@ class CaptureReader:
         d.fed_end += len(data)
         self._drain(conn, d, out)
 
-    def _drain(self, conn: _Conn, d: _Dir, out: list[CaptureItem]) -> None:
+    def _drain(self, conn: _Conn, d: _Dir, out: list[CaptureItem],
+               now: tuple[int, float] | None = None) -> None:
+        """The session's events as items; ``now``: the frame that closed ``d`` (the frame of
+        the events that have no offset: the close and the phase change it makes)."""
         s = conn.session
         assert s is not None
         flow = conn.flow
@@ -531,6 +549,8 @@ class CaptureReader:
                 frame, ts = dd.frame_at(ev.offset)
                 if isinstance(ev, TlsStarted):
                     flow.encrypted = True
+            elif now is not None:
+                frame, ts = now
             else:
                 frame, ts = (dd.frames[-1][1], dd.frames[-1][2]) if dd.frames else (0, 0.0)
             out.append(CaptureItem(flow, "event", frame, ts, ev))

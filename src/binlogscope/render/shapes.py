@@ -260,35 +260,37 @@ def _fields_of(cls: type) -> tuple[tuple[str, bool], ...]:
 
 
 def packet_fields(ev: PacketDecoded) -> dict[str, Any] | None:
-    """``fields`` of a packet that is not a binlog event: from its tree when one was
-    recorded (its leaves), else from its typed value (a COM_QUERY's ``query``, a
-    COM_BINLOG_DUMP's file/position/flags/server id, a COM_BINLOG_DUMP_GTID's ``gtid_set``,
-    COM_REGISTER_SLAVE's fields, an ERR's code/state/message, a command's ``command`` name).
-    Secrets (scrambles, auth responses, passwords) are always ``<redacted>``."""
-    node = ev.node
-    if node is not None:
-        payload = next((c for c in node.children if c.name != "packet_header"), None)
-        if payload is None:
-            return None
-        return {c.name: json_value(c.value) for c in redact(payload).children if not c.children}
+    """``fields`` of a packet that is not a binlog event, the same with or without a tree:
+    its typed value's fields (a COM_QUERY's ``query``, a COM_BINLOG_DUMP's
+    ``binlog_filename``/``binlog_pos``/``flags``/``server_id``, a COM_BINLOG_DUMP_GTID's
+    ``gtid_set``, COM_REGISTER_SLAVE's fields, an ERR's ``error_code``/``sql_state``/
+    ``error_message``, a plain command's ``command`` name such as ``COM_QUIT``), else the
+    leaves of its tree when one was recorded. Secrets (scrambles, auth responses, passwords)
+    are always ``<redacted>``."""
     value = ev.value
-    if value is None or not dataclasses.is_dataclass(value) or isinstance(value, type):
+    if value is not None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for name, secret in _fields_of(type(value)):
+            v = getattr(value, name)
+            if secret:
+                out[name] = REDACTED if v else json_value(v)
+            elif name == "gtid_set" and type(v) is tuple:
+                out[name] = gtid_set_text(v)
+            elif name == "command" and type(v) is int:
+                try:
+                    out[name] = Command(v).name
+                except ValueError:
+                    out[name] = v
+            else:
+                out[name] = json_value(v)
+        return out
+    node = ev.node
+    if node is None:
         return None
-    out: dict[str, Any] = {}
-    for name, secret in _fields_of(type(value)):
-        v = getattr(value, name)
-        if secret:
-            out[name] = REDACTED if v else json_value(v)
-        elif name == "gtid_set" and type(v) is tuple:
-            out[name] = gtid_set_text(v)
-        elif name == "command" and type(v) is int:
-            try:
-                out[name] = Command(v).name
-            except ValueError:
-                out[name] = v
-        else:
-            out[name] = json_value(v)
-    return out
+    payload = next((c for c in node.children if c.name != "packet_header"), None)
+    if payload is None:
+        return None
+    return {c.name: json_value(c.value) for c in redact(payload).children if not c.children}
 
 
 def _other_event_keys(out: dict[str, Any], ev: SessionEvent | None) -> dict[str, Any] | None:

@@ -144,6 +144,7 @@ class Session(PacketReaders):
         #: bytes the packet at the head of each buffer needs before it is worth trying again
         self._need = {Peer.CLIENT: 0, Peer.SERVER: 0}
         self._closed: set[Peer] = set()
+        self._first_closer: Peer | None = None
         self._chunks: deque[tuple[Peer, bytes | _Resync | _JoinStream]] = deque()
         self._out: deque[SessionEvent] = deque()
         # sequence ids: None = not known yet (joined mid-way)
@@ -437,8 +438,11 @@ class Session(PacketReaders):
                 if self.record else None
             self._emit(DecodeError(peer, off, msg, node))
         self._emit(ConnectionClosed(peer, buf.offset))
+        if self._first_closer is None:
+            self._first_closer = peer
         if len(self._closed) == 2 or self.last_command == Command.COM_QUIT:
-            self._set_phase(Phase.CLOSED, f"{peer.value} closed the connection")
+            # named: the side that closed first (the other one only answered)
+            self._set_phase(Phase.CLOSED, f"{self._first_closer.value} closed the connection")
 
     # ------------------------------------------------------------------ packets
     def _check_seq(self, peer: Peer, pkt: Packet, expected: int | None) -> None:
