@@ -112,3 +112,27 @@ def test_summary_dump_request_end_and_gaps() -> None:
         capture_output=True, text=True, timeout=120).stdout.splitlines()]
     errs = [o for o in items if o.get("kind") == "decode_error"]
     assert len(errs) == 1 and errs[0]["frame"] == gap["frame"] and "TCP gap" in errs[0]["error"]
+
+
+def test_inspector_model_rows_carry_the_coordinates_and_the_gap() -> None:
+    """The TUI's model (no Textual): a capture's event rows have the coordinates of the file's
+    rows; a TCP gap is an error row with its node."""
+    from binlogscope.inspector.sources.binlog_file import BinlogFileSource
+    from binlogscope.inspector.sources.pcap import PcapSource
+
+    f = BinlogFileSource(CAPTURES / "pcap-semisync.binlog")
+    f.run(lambda: False)
+    in_file = {(r.file_pos, r.log_pos) for r in (f.row(i) for i in range(len(f)))}
+    assert {r.binlog_file for r in (f.row(i) for i in range(len(f)))} == {"pcap-semisync.binlog"}
+    p = PcapSource(CAPTURES / "pcap-semisync.pcap", ports=[PORT])
+    p.run(lambda: False)
+    rows = [p.row(i) for i in range(len(p))]
+    events = [r for r in rows if r.file_pos is not None]
+    assert len(events) > 30 and {r.binlog_file for r in events} == {"mysql-bin.000004"}
+    assert {(r.file_pos, r.log_pos) for r in events} <= in_file
+    loss = PcapSource(CAPTURES / "pcap-loss-reorder.pcap", ports=[PORT])
+    loss.run(lambda: False)
+    gaps = [i for i in range(len(loss)) if loss.row(i).error
+            and "TCP gap" in loss.row(i).summary]
+    assert len(gaps) == 1
+    assert loss.detail(gaps[0]).error is not None

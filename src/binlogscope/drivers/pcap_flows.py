@@ -459,13 +459,17 @@ class CaptureReader:
         in_stream = s is not None and s.phase == Phase.BINLOG_STREAM
         found: list[tuple[int, bool]] = []
         waits: list[int] = []
-        scans = ([(True, False)] if server else [(False, True)] if in_stream else [])
-        if not (server and in_stream):
+        # the source's side: a binlog stream packet (with or without the 0xEF semi-sync
+        # header); the replica's: a semi-sync ACK (0xEF, sequence id 0), which only a binlog
+        # stream has - looked for even before the stream is known, so a capture that starts
+        # mid-stream is not read as commands and OK packets
+        scans = [(True, False)] if server else [(False, True)]
+        if not (server and in_stream):  # (a replica also sends commands: COM_QUIT...)
             scans.append((False, False))
         for is_binlog, is_ack in scans:
             at, wait = find_packet_start(buf, binlog=is_binlog, ack=is_ack)
             if at is not None:
-                found.append((at, is_binlog))
+                found.append((at, is_binlog or is_ack))
             elif wait is not None:
                 waits.append(wait)
         if not found:
@@ -477,17 +481,18 @@ class CaptureReader:
                 d.sync_base += keep_from
                 del buf[:keep_from]
             return
-        pos, binlog = min(found, key=lambda f: (f[0], not f[1]))  # a binlog match wins ties
+        # a stream match wins ties
+        pos, stream = min(found, key=lambda f: (f[0], not f[1]))
         skip = d.skip + pos
         data = bytes(d.sync_buf[pos:])
         d.syncing = False
         d.sync_buf.clear()
         if s is None:
-            phase = Phase.BINLOG_STREAM if (server and binlog) else Phase.COMMAND
+            phase = Phase.BINLOG_STREAM if stream else Phase.COMMAND
             s = conn.session = Session(Role.OBSERVER, start_phase=phase, semi_sync=None,
                                        record=self.record)
             conn.flow.mid_stream = True
-        elif (server and binlog and s.phase == Phase.COMMAND and conn.server_packets == 0
+        elif (stream and s.phase == Phase.COMMAND and conn.server_packets == 0
               and conn.flow.mid_stream):
             s.join_stream()  # joined mid-way: the stream shows what this is
         if skip or d.sync_base + pos != 0:

@@ -65,6 +65,10 @@ class Row:
     direction: str | None = None  # "->" client to server, "<-" server to client; None: files
     seq: int | None = None
     semi_sync: str | None = None  # "ack?" / "ef" / "ACK 1234"
+    #: the binlog event's coordinates (docs/coordinates.md): the file it is in and its start
+    #: offset there (None: not a binlog event, or an event in no file)
+    binlog_file: str | None = None
+    file_pos: int | None = None
 
     @property
     def number(self) -> int:

@@ -259,8 +259,11 @@ def session_event_text(ev: SessionEvent | None, brief: bool, prefix: str = "") -
         if ev.semi_sync is not None:
             semi = " [semi-sync" + (" ACK requested]" if ev.semi_sync.flag & 1 else "]")
         head = f"{prefix}{arrow} {ev.direction.value} {title}{semi}"
-        if ev.binlog_event is not None:
-            head += f"  {event_line(ev.binlog_event)}"
+        bev = ev.binlog_event
+        if bev is not None:
+            if bev.file_pos is not None:  # its coordinates (docs/coordinates.md)
+                head += f"  @{bev.binlog_file or '?'}:{bev.file_pos}"
+            head += f"  {event_line(bev)}"
         if ev.error:
             head += f"  !! {ev.error}"
         if brief or ev.node is None:

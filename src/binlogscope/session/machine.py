@@ -555,6 +555,10 @@ class Session(PacketReaders):
             error = error or d.value.error or bev.error
             if peer is Peer.SERVER:
                 self.coords.stamp(bev)
+        elif (type(d.value) is replication.SemiSyncAck and self.coords.file is None
+              and d.value.binlog_filename):
+            # joined mid-stream: the replica's ACK names the file the stream is in
+            self.coords.file = d.value.binlog_filename
         if self.record:
             node = packet_tree(pkt, d, error)
         self._emit(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,

@@ -27,6 +27,7 @@ from binlogscope.pipeline.filter import event_table
 from binlogscope.render.json_out import dumps_line
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.binlog.types import ChecksumAlg, event_type_name
@@ -85,6 +86,7 @@ class BinlogFileSource:
     def __init__(self, path: str | Path, *, start_position: int | None = None,
                  stop_position: int | None = None) -> None:
         self.path = Path(path)
+        self._name = CoordTracker.for_file(self.path.name).file  # the rows' binlog_file
         self.start_position = start_position
         self.stop_position = stop_position
         self._offsets = array("q")
@@ -123,7 +125,8 @@ class BinlogFileSource:
         return Row(index=index, time=float(self._times[index]), length=self._sizes[index],
                    event_type=name, offset=self._offsets[index], summary=self._summaries[index],
                    table=self._tables[t] if t >= 0 else None, log_pos=self._log_pos[index],
-                   error=err, kind=event_kind(name, err))
+                   error=err, kind=event_kind(name, err), binlog_file=self._name,
+                   file_pos=self._offsets[index])
 
     def search_text(self, index: int) -> str:
         t = self._table_ids[index]

@@ -137,6 +137,7 @@ class PacketStreamSource:
         self._phase = array("b")
         self._stepi = array("i")  # -1 none
         self._file = array("i")  # binlog file at that row, -1 none
+        self._fpos = array("q")  # a binlog event's offset in that file, -1 none
         self._ctx = array("i")  # decode context id (in _contexts), -1: not a packet
         self._summaries = TextColumn()
         self._payload: list[bytes | None] = []  # the packet's payload (re-decoding, hex pane)
@@ -259,7 +260,8 @@ class PacketStreamSource:
     def _append(self, ts: float, item: StreamItem, type_name: str, kind: str, summary: str, *,
                 length: int = 0, direction: Peer | None = None, seq: int = -1, semi: int = 0,
                 table: int = -1, log_pos: int = -1, offset: int = 0, ctx: int = -1,
-                payload: bytes | None = None, error: bool = False, pkind: str = "") -> int:
+                payload: bytes | None = None, error: bool = False, pkind: str = "",
+                file_pos: int = -1) -> int:
         """Store every column of a new row, then publish it (the length changes last)."""
         n = self._n
         self._time.append(ts)
@@ -278,6 +280,7 @@ class PacketStreamSource:
         self._phase.append(self.phase)
         self._stepi.append(self._c.step)
         self._file.append(self._c.file)
+        self._fpos.append(file_pos)
         self._ctx.append(ctx)
         self._summaries.append(summary)
         self._payload.append(payload)
@@ -324,7 +327,7 @@ class PacketStreamSource:
         semi = 0
         if ev.semi_sync is not None:
             semi = 2 if ev.semi_sync.ack_requested else 1
-        table = log_pos = -1
+        table = log_pos = file_pos = -1
         bev = ev.binlog_event
         if bev is not None:
             self._c.phase = 5
@@ -337,9 +340,11 @@ class PacketStreamSource:
                         self.server_version = contexts.server_version
                     if contexts.checksum_alg is not None:
                         self.checksum = _alg_name(contexts.checksum_alg)
-                nxt = getattr(bev.body, "next_log_name", None)
-                if isinstance(nxt, str) and nxt:
-                    self._c.file = self._intern(self._files, self._file_index, nxt)
+            # the coordinates the session's tracker gave the event (docs/coordinates.md)
+            if bev.binlog_file is not None:
+                self._c.file = self._intern(self._files, self._file_index, bev.binlog_file)
+            if bev.file_pos is not None:
+                file_pos = bev.file_pos
             schema, name = event_table(bev)
             if name is None:
                 tm = contexts.table(cid)
@@ -357,7 +362,8 @@ class PacketStreamSource:
         n = self._append(ts, item, type_name(ev), packet_kind(ev), summary,
                          length=ev.payload_length, direction=ev.direction, seq=ev.seq, semi=semi,
                          table=table, log_pos=log_pos, offset=ev.offset, ctx=cid,
-                         payload=ev.payload, error=bool(ev.error) or k == "err", pkind=k)
+                         payload=ev.payload, error=bool(ev.error) or k == "err", pkind=k,
+                         file_pos=file_pos)
         if semi == 3:
             self._ack_pos[n] = v.binlog_pos
         if ev.node is not None:
@@ -376,6 +382,8 @@ class PacketStreamSource:
         t = self._table[index]
         lp = self._log_pos[index]
         ts = self._time[index]
+        fp = self._fpos[index]
+        f = self._file[index]
         return Row(
             index=index, time=None if math.isnan(ts) else ts, length=self._len[index],
             event_type=name, offset=self._offset[index], summary=self._summaries[index],
@@ -383,7 +391,9 @@ class PacketStreamSource:
             error=index in self._errors, kind=KINDS[self._kind[index]],
             direction=None if d == 0 else "->" if d == 1 else "<-",
             seq=None if self._seq[index] < 0 else self._seq[index],
-            semi_sync=self._semi_text(index, semi))
+            semi_sync=self._semi_text(index, semi),
+            binlog_file=self._files[f] if f >= 0 and fp >= 0 else None,
+            file_pos=fp if fp >= 0 else None)
 
     def _semi_text(self, index: int, semi: int) -> str | None:
         if semi == 1:
