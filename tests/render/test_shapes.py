@@ -16,6 +16,7 @@ from binlogscope.pipeline.filter import event_table
 from binlogscope.render.shapes import (
     binlog_event_json,
     live_item_json,
+    packet_fields,
     session_event_json,
 )
 from binlogscope.render.text import _query_text, event_line
@@ -125,3 +126,41 @@ def test_query_text_is_the_squeezed_cut_query(query: str) -> None:
     squeezed = " ".join(query.split())
     want = squeezed if len(squeezed) <= 80 else squeezed[:77] + "..."
     assert _query_text(query) == want
+
+
+def test_command_packets_carry_their_fields_without_a_tree() -> None:
+    import uuid
+
+    from binlogscope.wire.commands import (
+        ComBinlogDump,
+        ComBinlogDumpGtid,
+        ComQuery,
+        ComRegisterSlave,
+        GtidInterval,
+        GtidSid,
+        SimpleCommand,
+    )
+    from binlogscope.wire.constants import Command
+    from binlogscope.wire.handshake import ErrPacket, HandshakeResponse41
+
+    def pkt(value: Any, kind: str, d: Peer = Peer.CLIENT) -> PacketDecoded:
+        return PacketDecoded(d, 0, 0, 9, kind, value, None, Phase.COMMAND)
+
+    assert packet_fields(pkt(ComQuery("SELECT 1"), "com_query")) == {
+        "query": "SELECT 1", "attributes": []}
+    assert packet_fields(pkt(ComBinlogDump(4, 7, "b.000001", 2), "com_binlog_dump")) == {
+        "binlog_pos": 4, "server_id": 7, "binlog_filename": "b.000001", "flags": 2}
+    sid = uuid.UUID("3e11fa47-71ca-11e1-9e33-c80aa9429562")
+    gtid = ComBinlogDumpGtid(7, "", 4, 4, (GtidSid(sid, (GtidInterval(1, 6),)),))
+    assert packet_fields(pkt(gtid, "com_binlog_dump_gtid"))["gtid_set"] == f"{sid}:1-5"
+    reg = packet_fields(pkt(ComRegisterSlave(7, "h", "u", "secret", 3306), "com_register_slave"))
+    assert reg is not None and reg["password"] == "<redacted>" and reg["hostname"] == "h"
+    err = packet_fields(pkt(ErrPacket(1236, "no file", "HY000"), "err", Peer.SERVER))
+    assert err is not None and (err["error_code"], err["sql_state"], err["error_message"]) == (
+        1236, "HY000", "no file")
+    quit_ = packet_fields(pkt(SimpleCommand(int(Command.COM_QUIT)), "command"))
+    assert quit_ == {"command": "COM_QUIT", "arguments": ""}
+    resp = HandshakeResponse41(0, "u", auth_response=b"\x01scramble")
+    shown = packet_fields(pkt(resp, "handshake_response41"))
+    assert shown is not None and shown["auth_response"] == "<redacted>"
+    assert "scramble" not in repr(shown) and "7363" not in repr(shown)
