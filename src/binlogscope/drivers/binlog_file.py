@@ -87,7 +87,9 @@ def read_binlog_file(
     """
     p = Path(path)
     ctx = ctx if ctx is not None else DecodeContext()
-    stamp = CoordTracker.for_file(p.name).stamp
+    # (standard input has no file name: its events' binlog_file is unknown)
+    stamp = (CoordTracker(None, in_file=True) if str(path) == STDIN_PATH
+             else CoordTracker.for_file(p.name)).stamp
     with _open(p) as f:
         try:
             head = f.read(4)
