@@ -123,6 +123,14 @@ def test_live_pcap_and_export_coordinates_equal_the_binlog_files(
     from_pcap, from_files = keys(tmp_path / "xp"), keys(tmp_path / "xf")
     assert from_pcap and from_pcap <= from_files
     assert {k[:3] for k in from_pcap} == {g[:3] for g in got}
+    # and so does export --live of the same files
+    env = dict(os.environ, MYSQL_PWD=mariadb.repl_password, HOME=str(mariadb.dir))
+    p = _cli("export", "--live", "--host", mariadb.host, "--port", port, "-u",
+             mariadb.repl_user, "--ssl-mode", "DISABLED", "--start", f"{first}:4",
+             "--non-blocking", "--out", str(tmp_path / "xl"), env=env)
+    assert p.returncode == 0, p.stderr
+    from_live = keys(tmp_path / "xl")
+    assert {k[:3] for k in from_live} == {g[:3] for g in got} and from_live <= from_files
 
 
 def test_summary_of_a_refused_dump_shows_the_err(mariadb: Any, tmp_path: Path) -> None:
