@@ -446,7 +446,6 @@ class Connection(ClientIO):
 
     def _same_id_message(self, d: Any) -> str:
         files = self.m.stream.files
-        first = files[min(getattr(d, "file_index", 0), len(files) - 1)] if files else None
         last = files[-1] if files else None
         cmd = d.cmd
         start = cmd.binlog_pos if isinstance(cmd, ComBinlogDump) else 4
@@ -455,7 +454,7 @@ class Connection(ClientIO):
                 if self.m.flavor == "mariadb" else
                 "A replica with the same server_uuid/server_id as this replica has connected "
                 "to the source")
-        fn = first.name if first is not None else ""
+        fn = cmd.binlog_filename.split("\0", 1)[0] or "."  # as asked ('.' for none)
         ln = last.name if last is not None else ""
         return (f"{head}; the first event '{fn}' at {start}, the last event read from '{ln}' at "
                 f"{last_ev}, the last byte read from '{ln}' at "

@@ -91,8 +91,9 @@ class Raw:
         return self.packet()
 
     def dump(self, server_id: int, *, name: bytes = b"mysql-bin.000001",
-             blocking: bool = True) -> None:
-        for q in (b"SET @master_binlog_checksum = 'CRC32'", b"SET @mariadb_slave_capability=4"):
+             blocking: bool = True, setup: tuple[bytes, ...] = ()) -> None:
+        for q in (b"SET @master_binlog_checksum = 'CRC32'", b"SET @mariadb_slave_capability=4",
+                  *setup):
             ok = self.command(b"\x03" + q)
             assert ok is not None and ok[1][0] == 0
         self.s.sendall(encode_packet(b"\x12" + struct.pack("<IHI", 4, 0 if blocking else 1,

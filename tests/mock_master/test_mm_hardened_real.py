@@ -98,13 +98,15 @@ def test_timeouts_as_the_server(servers: tuple[tuple[str, int], tuple[str, int]]
     assert seen[0] == seen[1] == (None, True, None, True)
 
 
-def test_same_server_id_as_the_server(servers: tuple[tuple[str, int], tuple[str, int]]
-                                      ) -> None:
+@pytest.mark.parametrize("gtid", [False, True], ids=["file_pos", "gtid"])
+def test_same_server_id_as_the_server(servers: tuple[tuple[str, int], tuple[str, int]],
+                                      gtid: bool) -> None:
+    setup = (b"SET @slave_connect_state = '0-1-1'",) if gtid else ()
     seen = []
     for addr in _both(servers):
         old = Raw(addr)
         old.login()
-        old.dump(77)
+        old.dump(77, setup=setup, name=b"" if gtid else b"mysql-bin.000001")
         n = len(old.until_quiet(0.5))
         reg = Raw(addr)
         reg.login()
@@ -112,7 +114,7 @@ def test_same_server_id_as_the_server(servers: tuple[tuple[str, int], tuple[str,
         after_register = old.until_quiet(0.3)
         new = Raw(addr)
         new.login()
-        new.dump(77)
+        new.dump(77, setup=setup, name=b"" if gtid else b"mysql-bin.000001")
         got = old.until_quiet(1.5)
         seen.append((ok is not None and ok[1][0], after_register,
                      [(seq - n, p) for seq, p in got], old.closed(3)))
