@@ -266,6 +266,8 @@ def _cmd_analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.export.spark import AnalyzeError, analyze
 
     reports = args.reports if args.reports else str(Path(args.dir) / "_reports")
+    if err.isatty():  # the JVM takes seconds to start: say so instead of a silent terminal
+        print(f"{PROG} analyze: starting Spark ({args.master}) ...", file=err, flush=True)
     try:
         res = analyze(args.dir, master=args.master, conf=conf, sql=args.sql,
                       report_dir=reports, plots=args.plots, limit=args.limit,

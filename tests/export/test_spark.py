@@ -87,8 +87,8 @@ def _known_stream(root: Path) -> None:
                 "gtid": t["gtid"], "trx_offset": t["trx_offset"]})
     p0 = (S0 + 100) * US
     for q, a, pos in ((p0, p0 + 2_000, 395), (p0 + US, p0 + US + 5_000, 931)):
-        for t, direction, kind, ack in ((q, "server", "BINLOG_EVENT", True),
-                                        (a, "client", "SEMI_SYNC_ACK", False)):
+        for t, direction, kind, ack in ((q, "server", "binlog_event", True),
+                                        (a, "client", "semi_sync_ack", False)):
             w.add("packets", ("2023-11-14",), {
                 "schema_version": SCHEMA_VERSION, "source_kind": "live", "source": "h:3306",
                 "session_id": "s1", "direction": direction, "time": t, "seq": 1,
@@ -159,6 +159,30 @@ def test_semi_sync_ack_latency(reports: dict[str, Any]) -> None:
     rep = reports["semi_sync_ack_latency"]
     assert rep.note is None
     assert rep.rows == [(2, 2.0, 3.5, pytest.approx(4.7), pytest.approx(4.97), 5.0, 3.5)]
+
+
+def test_ack_latency_of_a_real_semi_sync_capture(spark: Any, tmp_path: Path) -> None:
+    """The exporter's own packets (ACK rows carry the acknowledged position) feed the report:
+    every ACK of a real MariaDB semi-sync capture, latencies as computed from the packets."""
+    from binlogscope.export.spark import register_tables, report_ack_latency
+
+    cap = Path(__file__).resolve().parents[2] / "captures" / "pcap-semisync.pcap"
+    out = tmp_path / "ss"
+    assert main(["export", "--pcap", str(cap), "--out", str(out)], out=io.StringIO(),
+                err=io.StringIO()) == 0
+    packets = read_table(out, "packets").to_pylist()
+    sent = {(p["binlog_file"], p["log_pos"]): p["time"] for p in packets if p["ack_request"]}
+    acks = [p for p in packets if p["kind"] == "semi_sync_ack"]
+    assert len(acks) == len(sent) > 3
+    expected = sorted((a["time"] - sent[(a["binlog_file"], a["log_pos"])]).total_seconds() * 1e3
+                      for a in acks)
+    register_tables(spark, out, reports_only=True)
+    rep = report_ack_latency(spark, False)
+    assert rep.note is None
+    n, lo, _p50, _p90, _p99, hi, mean = (float(v) for v in rep.rows[0])
+    assert n == len(acks)
+    assert (lo, hi) == (pytest.approx(expected[0]), pytest.approx(expected[-1]))
+    assert mean == pytest.approx(sum(expected) / len(expected))
 
 
 def test_replication_delay(reports: dict[str, Any]) -> None:

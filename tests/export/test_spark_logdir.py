@@ -69,4 +69,7 @@ def test_spark_session_uses_then_removes_its_log_dir(monkeypatch: pytest.MonkeyP
     assert seen["text"] == spark_mod._LOG4J
     assert path.parent.name.startswith("binlogscope-spark-")
     assert path.parent.name != "binlogscope-spark"
-    assert not path.parent.exists()  # removed once the session started
+    assert not path.exists()  # the configuration goes once the session started
+    # the directory (the JVM's stderr log) is private and goes when the process ends
+    assert (path.parent / "spark-jvm.log").exists()
+    assert path.parent.stat().st_mode & 0o777 == 0o700

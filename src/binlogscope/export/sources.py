@@ -26,6 +26,7 @@ from binlogscope.export.records import (
 )
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.replication import SemiSyncAck
 
 
 def _tables_ctx(ctx: DecodeContext, pkt: PacketDecoded) -> None:
@@ -45,6 +46,9 @@ def _packet_record(pkt: PacketDecoded, *, index: int, source: str, kind: str,
     ev = pkt.binlog_event
     semi = pkt.semi_sync
     log_pos = ev.header.log_pos if ev is not None and ev.header is not None else None
+    ack = pkt.value
+    if isinstance(ack, SemiSyncAck):  # the event it acknowledges: its end position and file
+        log_pos, binlog_file = ack.binlog_pos, ack.binlog_filename or binlog_file
     return PacketRecord(
         input_index=index, source=source, source_kind=kind, direction=pkt.direction.value,
         seq=pkt.seq, payload_length=pkt.payload_length, kind=pkt.kind, session_id=session_id,

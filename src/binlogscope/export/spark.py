@@ -12,6 +12,7 @@ and written as Parquet and CSV; ``--plots DIR`` draws PNG charts with matplotlib
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import shutil
@@ -39,6 +40,8 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+appender.console.filter.threshold.type = ThresholdFilter
+appender.console.filter.threshold.level = error
 logger.native.name = org.apache.hadoop.util.NativeCodeLoader
 logger.native.level = error
 logger.snappy.name = org.apache.spark.util.Utils
@@ -68,8 +71,8 @@ def require(module: str) -> None:
 
 def log_config_dir() -> Path:
     """A fresh private directory (mode 0700, its own random name) holding the log4j2
-    configuration of one Spark start; never a fixed shared path another user could pre-create
-    or point elsewhere with a symlink. The caller removes it."""
+    configuration (and the JVM's stderr) of one Spark start; never a fixed shared path another
+    user could pre-create or point elsewhere with a symlink. The caller removes it."""
     log_dir = Path(tempfile.mkdtemp(prefix="binlogscope-spark-"))
     fd = os.open(log_dir / "log4j2.properties", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -79,7 +82,8 @@ def log_config_dir() -> Path:
 
 def spark_session(master: str = "local[*]", conf: Sequence[tuple[str, str]] = (),
                   app_name: str = "binlogscope") -> Any:
-    """A quiet Spark session (WARN), UI off, few shuffle partitions; ``conf`` overrides all."""
+    """A quiet Spark session (Spark's WARN lines and the JVM's stderr kept off the terminal),
+    UI off, few shuffle partitions; ``conf`` overrides all."""
     from pyspark.sql import SparkSession
 
     log_dir = log_config_dir()
@@ -97,11 +101,21 @@ def spark_session(master: str = "local[*]", conf: Sequence[tuple[str, str]] = ()
     for k, v in settings.items():
         builder = builder.config(k, v)
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python3"))
+    # The JVM's own stderr (its launcher warnings, e.g. "Using incubator modules") goes to a
+    # private log file, not the user's terminal: Spark's errors still reach Python as
+    # exceptions. The directory goes when the process ends.
+    jvm_log = os.open(log_dir / "spark-jvm.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    saved = os.dup(2)
+    os.dup2(jvm_log, 2)
     try:
         spark = builder.getOrCreate()
-    finally:  # the JVM read its logging configuration when it started
-        shutil.rmtree(log_dir, ignore_errors=True)
-    spark.sparkContext.setLogLevel("WARN")
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(jvm_log)
+        log_conf.unlink(missing_ok=True)  # the JVM read its logging configuration at start
+        atexit.register(shutil.rmtree, log_dir, True)
+    spark.sparkContext.setLogLevel("WARN")  # (the console shows ERROR lines only: _LOG4J)
     return spark
 
 
@@ -297,7 +311,7 @@ FROM packets q JOIN packets a
   ON q.session_id = a.session_id AND q.log_pos = a.log_pos
      AND coalesce(q.binlog_file, '') = coalesce(a.binlog_file, '')
 WHERE q.ack_request AND q.direction = 'server'
-  AND a.kind = 'SEMI_SYNC_ACK' AND a.direction = 'client' AND a.time >= q.time"""
+  AND upper(a.kind) = 'SEMI_SYNC_ACK' AND a.direction = 'client' AND a.time >= q.time"""
     df = spark.sql(_distribution(spark, lat, "v"))
     rep = _collect("semi_sync_ack_latency",
                    "Semi-sync ACK latency in ms (ACK-requested event -> replica ACK)", df)
