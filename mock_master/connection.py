@@ -314,6 +314,8 @@ class Connection(ClientIO):
                 self.m.note(f"client {self.log.id} registered as a replica: server_id "
                             f"{v.server_id}, report host {v.hostname or '-'}:{v.port}")
                 self.send(OkPacket())
+            elif isinstance(v, ComBinlogDumpGtid) and self.m.flavor == "mariadb":
+                self._unknown_command(int(Command.COM_BINLOG_DUMP_GTID))  # MySQL's command
             elif isinstance(v, ComBinlogDump | ComBinlogDumpGtid):
                 await self._dump(v)
                 if self.session.phase != Phase.COMMAND:

@@ -670,6 +670,12 @@ class Dump:
         self.send_event(ev, ack=ack, magic=magic)
         if ack:
             await self.flush()
+            if not self.ack_all and (fi, i) >= self.live_from:
+                # a transaction appended while the client is connected stands for a commit:
+                # the server's committing session waits for its ACK (up to the semi-sync
+                # timeout) before the next one commits
+                await self._wait_ack(self.m.stream.files[fi].name, peek_header(ev).log_pos,
+                                     fault=False)
         self._last_send = time.monotonic()
         held = self._held
         if held is not None and held[0] is not ev:
@@ -708,9 +714,10 @@ class Dump:
                 pass
         await self._check_acks()
 
-    async def _wait_ack(self, name: str, pos: int) -> None:
+    async def _wait_ack(self, name: str, pos: int, *, fault: bool = True) -> None:
         c = self.c
-        c.log.faults.append(f"pause_until_ack {name}:{pos}")
+        if fault:
+            c.log.faults.append(f"pause_until_ack {name}:{pos}")
         deadline = time.monotonic() + c.ack_timeout
         while (name, pos) in c.pending_acks and not c.closed:
             c.ack_event.clear()

@@ -140,6 +140,9 @@ def dump(host: str, port: int, setup: list[str], *, file: str = "", pos: int = 4
             p = _packet(conn)
             out.append(p)
             if p[0] == 0xFF or (p[0] == 0xFE and len(p) < 9):
+                # then the server closes the connection (its dump command ends the session)
+                conn._sock.settimeout(5)
+                out.append(b"closed" if conn._sock.recv(1) == b"" else b"open")
                 return out
             assert len(out) < 100_000
     finally:
@@ -172,7 +175,7 @@ def _gtids(mock: ThreadedMockMaster, domain: int = 0) -> list[Any]:
 
 def test_file_pos_from_the_first_file(source: Any, mock: ThreadedMockMaster) -> None:
     pk = both(source, mock, [CRC, CAP4], flags=3)
-    assert len(pk) > 40 and pk[-1][0] == 0xFE
+    assert len(pk) > 40 and pk[-2][0] == 0xFE and pk[-1] == b"closed"
 
 
 def test_file_pos_mid_file_sends_the_fde_with_log_pos_and_created_0(
@@ -197,7 +200,7 @@ def test_gtid_start_inside_the_binlog(source: Any, mock: ThreadedMockMaster,
 @pytest.mark.parametrize("state", ["0-1-99999", "0-5-3", "0-1-1,3-1-99", "bad"])
 def test_gtid_start_errors(source: Any, mock: ThreadedMockMaster, state: str) -> None:
     pk = both(source, mock, [CRC, CAP4, f"SET @slave_connect_state = '{state}'"])
-    assert pk[-1][0] == 0xFF
+    assert pk[-2][0] == 0xFF and pk[-1] == b"closed"
 
 
 @pytest.mark.parametrize("ahead", [2, 0, -1], ids=["later", "at-start", "before"])
@@ -206,8 +209,8 @@ def test_until_gtid(source: Any, mock: ThreadedMockMaster, ahead: int) -> None:
     start_g, until_g = gs[-8], gs[-8 + ahead]
     pk = both(source, mock, [CRC, CAP4, f"SET @slave_connect_state = '{start_g.gtid}'",
                              f"SET @slave_until_gtid = '{until_g.gtid}'"], flags=2)
-    assert pk[-1][0] == 0xFE
-    until = pk[-2][1:]
+    assert pk[-2][0] == 0xFE
+    until = pk[-3][1:]
     assert until[4] == 163 and until[22] >> 4 & 1  # FLAG_UNTIL_REACHED in the count word
 
 
@@ -226,7 +229,26 @@ def test_checksums_not_announced(source: Any, mock: ThreadedMockMaster, file: st
     """A client that never set @master_binlog_checksum: the fake ROTATE, then the server's
     error (its binlog has CRC32 checksums)."""
     pk = both(source, mock, [CAP4], file=file)
-    assert pk[-1][0] == 0xFF and len(pk) == 2
+    assert pk[-2][0] == 0xFF and len(pk) == 3
+
+
+def test_com_binlog_dump_gtid_is_an_unknown_command_for_mariadb(
+        source: tuple[MariaDB, list[Path]], mock: ThreadedMockMaster) -> None:
+    """MariaDB has no COM_BINLOG_DUMP_GTID (MySQL's): ERR 1047 and the connection goes on."""
+    server, _ = source
+    seen = []
+    for host, port in ((server.host, server.port), (mock.host, mock.port)):
+        conn = _login(host, port, [CRC])
+        conn._sock.settimeout(10)
+        payload = struct.pack("<HIIQI", 0, 77, 0, 4, 8) + bytes(8)
+        conn._execute_command(0x1E, payload)
+        err = _packet(conn)
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1")
+            seen.append((err, cur.fetchall()))
+        conn.close()
+    assert seen[0] == seen[1]
+    assert seen[0][0][:3] == b"\xff\x17\x04"  # 1047
 
 
 def _read_events(conn: Any, *, until_type: int | None, deadline: float) -> list[bytes]:
