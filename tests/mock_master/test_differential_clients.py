@@ -6,7 +6,11 @@ The scenarios that append to the real server's binlog come last."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from ci_support import unavailable
@@ -60,3 +64,21 @@ def test_the_mock_answers_the_client_as_mariadb_does(ctx: Context, name: str) ->
 
 def test_every_scenario_is_in_the_suite() -> None:
     assert sorted(PASSING) == sorted(SCENARIOS)
+
+
+def test_mock_master_diff_command_against_mariadb(ctx: Context, tmp_path: Path) -> None:
+    """The documented tool, end to end: ``mock-master diff --real ... --binlog-dir ...`` with
+    mariadb-binlog as the client says SAME and exits 0."""
+    exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    if exe is None:
+        unavailable("mariadb-binlog is not installed")
+    server = ctx.source.server
+    first = server.binlog_files()[0].name
+    proc = subprocess.run(
+        [sys.executable, "-m", "mock_master", "diff", "--real", f"{server.host}:{server.port}",
+         "--binlog-dir", str(server.binlog_dir), "--", exe, "--read-from-remote-server",
+         "--host={host}", "--port={port}", "--user=repl", "--password=replpass",
+         "--to-last-log", first],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("SAME: 1 connection(s) to the real server, 1 to the mock")
