@@ -123,7 +123,8 @@ def default_variables(flavor: str, version: str, server_id: int, *, checksum: bo
         "sql_mode": Variable("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,"
                              "NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION"),
         "character_set_server": Variable("utf8mb4"),
-        "collation_server": Variable("utf8mb4_general_ci"),
+        "collation_server": Variable("utf8mb4_general_ci" if flavor == "mariadb"
+                                     else "utf8mb4_0900_ai_ci"),
         "character_set_client": Variable("utf8mb4"),
         "character_set_connection": Variable("utf8mb4"),
         "character_set_results": Variable("utf8mb4"),

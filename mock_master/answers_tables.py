@@ -41,6 +41,7 @@ from mock_master.info_schema import (
     truth,
 )
 from mock_master.schema_model import columns_row
+from mock_master.schema_mysql import mysql_columns_row
 from mock_master.schema_sources import SchemaKnowledge
 from mock_master.schema_sql import MariaDBDialect
 
@@ -145,6 +146,9 @@ def show_columns(a: Answerer, t: Any, full: bool, like: str | None, ctx: QueryCo
         if pat is not None and not pat.fullmatch(c.name):
             continue
         r = columns_row(t, c, i, privileges_for(ctx.user))
+        k = a.knowledge()
+        if k.mysql_version is not None:
+            r = mysql_columns_row(r, c, k.mysql_version)
         d = r["COLUMN_DEFAULT"]
         # SHOW COLUMNS shows the default unquoted, and NULL for 'NULL'
         if d == "NULL":

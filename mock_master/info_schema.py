@@ -33,6 +33,11 @@ from mock_master.schema_model import (
 )
 
 __all__ = ["statistics_rows"]
+from mock_master.schema_mysql import (
+    MYSQL_COLUMNS_ABSENT,
+    MYSQL_COLUMNS_EXTRA,
+    mysql_columns_row,
+)
 from mock_master.schema_sources import SchemaKnowledge
 
 T_LONG, T_LONGLONG, T_DATETIME, T_BLOB, T_VAR_STRING = 3, 8, 12, 252, 253
@@ -254,14 +259,26 @@ def truth(node: exp.Expression, row: dict[str, Any], params: list[Any]) -> bool 
     raise UnsupportedError(f"condition {node.sql(dialect='mysql')!r}")
 
 
+def table_spec(org: str, knowledge: SchemaKnowledge) -> list[tuple[str, str, int, int]]:
+    """The columns of an information_schema table for the server's flavour."""
+    spec = IS_TABLES[org]
+    if org == "COLUMNS" and knowledge.mysql_version is not None:
+        spec = [x for x in spec if x[0] not in MYSQL_COLUMNS_ABSENT]
+        spec += [(name, _I, 10, UNS) for name in MYSQL_COLUMNS_EXTRA]
+    return spec
+
+
 def is_rows(table: str, knowledge: SchemaKnowledge, user: str) -> list[dict[str, Any]]:
     """Every row of an information_schema table, in the server's natural order."""
     tables = [knowledge.tables[k] for k in sorted(knowledge.tables)]
     out: list[dict[str, Any]] = []
     if table == "COLUMNS":
         priv = privileges_for(user)
+        v = knowledge.mysql_version
         for t in tables:
-            out.extend(columns_row(t, c, i, priv) for i, c in enumerate(t.columns, start=1))
+            for i, c in enumerate(t.columns, start=1):
+                row = columns_row(t, c, i, priv)
+                out.append(row if v is None else mysql_columns_row(row, c, v))
     elif table == "TABLES":
         out = [tables_row(t) for t in tables]
     elif table == "STATISTICS":
@@ -298,7 +315,7 @@ def select_information_schema(sel: exp.Select, knowledge: SchemaKnowledge, cs: i
     for k in ("group", "having", "distinct", "windows"):
         if sel.args.get(k):
             raise UnsupportedError(f"{k.upper()} in an information_schema SELECT")
-    spec = IS_TABLES[org]
+    spec = table_spec(org, knowledge)
     by_name = {s[0]: s for s in spec}
     label_table = tnode.alias or tnode.name
     cols: list[ColumnDefinition41] = []

@@ -72,6 +72,13 @@ class SchemaCatalog:
     #: what could not be read (one line each), for the run log
     notes: list[str] = field(default_factory=list)
     touched: set[tuple[str, str]] = field(default_factory=set)
+    #: MySQL 8 rules (utf8mb4's default collation is utf8mb4_0900_ai_ci there)
+    mysql: bool = False
+
+    def _default_collation(self, charset: str) -> str:
+        if self.mysql and normalize_charset(charset) == "utf8mb4":
+            return "utf8mb4_0900_ai_ci"
+        return default_collation(charset)
 
     def find(self, schema: str, name: str) -> Table | None:
         return self.tables.get((schema, name))
@@ -181,7 +188,7 @@ class SchemaCatalog:
         if collation:
             return collation
         if charset:
-            return default_collation(charset)
+            return self._default_collation(charset)
         return inherited
 
     def _create_table(self, stmt: exp.Create, sql: str, db: str | None, origin: str) -> None:
@@ -305,7 +312,7 @@ class SchemaCatalog:
         if dtype in ("char", "varchar", "enum", "set", "tinytext", "text", "mediumtext",
                      "longtext"):
             if collation is None:
-                collation = default_collation(charset) if charset else t.collation
+                collation = self._default_collation(charset) if charset else t.collation
                 if binary_attr:
                     collation = f"{charset or collation_charset(collation)}_bin"
             col.collation = collation
@@ -446,7 +453,7 @@ class SchemaCatalog:
             elif isinstance(p, exp.CollateProperty):
                 collation = normalize_collation(p.this.name)
         if collation or charset:
-            t.collation = collation or default_collation(charset or "")
+            t.collation = collation or self._default_collation(charset or "")
 
     def _convert(self, text: str, db: str | None) -> None:
         """ALTER TABLE t CONVERT TO CHARACTER SET cs [COLLATE c]: every text column and the
@@ -459,7 +466,8 @@ class SchemaCatalog:
         if t is None:
             raise DdlError(f"ALTER TABLE of an unknown table {key[0]}.{key[1]}")
         charset = normalize_charset(m.group(2))
-        collation = normalize_collation(m.group(3)) if m.group(3) else default_collation(charset)
+        collation = (normalize_collation(m.group(3)) if m.group(3)
+                     else self._default_collation(charset))
         self.touched.add(key)
         t.collation = collation
         for c in t.columns:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -51,6 +52,8 @@ class SchemaKnowledge:
     notes: list[str] = field(default_factory=list)
     #: (schema, table) seen in TABLE_MAPs without column names: answered as unknown tables
     unnamed: set[tuple[str, str]] = field(default_factory=set)
+    #: the MySQL version when the flavour is MySQL (its information_schema values differ)
+    mysql_version: tuple[int, int, int] | None = None
 
     def find(self, schema: str, table: str) -> Table | None:
         return self.tables.get((schema, table))
@@ -59,13 +62,17 @@ class SchemaKnowledge:
 def build_knowledge(stream: EventStream, *, ddl: str | None = None,
                     schema_from: str | None = None,
                     columns_rows: dict[str, list[dict[str, Any]]] | None = None,
-                    server_collation: str = "utf8mb4_general_ci") -> SchemaKnowledge:
+                    server_collation: str = "utf8mb4_general_ci", flavor: str = "mariadb",
+                    version: str = "") -> SchemaKnowledge:
     """All sources merged: the scenario over the stream's DDL over TABLE_MAP metadata."""
     k = SchemaKnowledge()
+    if flavor == "mysql":
+        nums = [int(x) for x in re.findall(r"\d+", version)[:3]] + [0, 0, 0]
+        k.mysql_version = (nums[0], nums[1], nums[2]) if nums[0] else (8, 0, 0)
     tm_tables, unnamed = tables_from_table_maps(stream)
     k.unnamed = unnamed - set(tm_tables)
     k.tables.update(tm_tables)
-    k.history = catalog_from_stream(stream, server_collation)
+    k.history = catalog_from_stream(stream, server_collation, mysql=flavor == "mysql")
     k.notes.extend(k.history.notes)
     # a table the stream's DDL created, renamed or dropped is what that DDL left (its older
     # TABLE_MAPs describe a table that no longer exists under that name)
@@ -110,11 +117,12 @@ def _old_temporal_from_table_maps(ddl: dict[tuple[str, str], Table],
 
 
 # ------------------------------------------------------------------------------- the stream
-def catalog_from_stream(stream: EventStream, server_collation: str) -> SchemaCatalog:
+def catalog_from_stream(stream: EventStream, server_collation: str, *, mysql: bool = False
+                        ) -> SchemaCatalog:
     """The stream's DDL applied in order (a snapshot per change, keyed (file, event))."""
     from mock_master.sources import decode_stored
 
-    cat = SchemaCatalog(server_collation=server_collation)
+    cat = SchemaCatalog(server_collation=server_collation, mysql=mysql)
     for fi, f in enumerate(stream.files):
         for ei, ev in f.select((QUERY,)):
             body: Any = decode_stored(ev, f.checksum).body

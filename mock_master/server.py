@@ -132,7 +132,8 @@ class MockMaster:
             self._knowledge = build_knowledge(
                 self.stream, ddl=sc.schema_ddl_text(), schema_from=sc.schema_from,
                 columns_rows=sc.schema,
-                server_collation=str(self.variables["collation_server"].resolved()))
+                server_collation=str(self.variables["collation_server"].resolved()),
+                flavor=self.flavor, version=self.version)
             self.log.notes.extend(self._knowledge.notes)
             self._knowledge.notes = self.log.notes
         return self._knowledge

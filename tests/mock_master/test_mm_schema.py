@@ -169,3 +169,37 @@ def test_schema_ddl_on_the_command_line(tmp_path: Any) -> None:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
+
+
+def test_mysql_flavour_shows_mysql_8_values() -> None:
+    """MySQL 8.0's information_schema forms (as documented: no MySQL server here to compare
+    with): no integer display widths, JSON its own type, NULL for no default, unquoted string
+    defaults, DEFAULT_GENERATED, utf8mb4_0900_ai_ci, SRS_ID instead of IS_GENERATED."""
+    b = EventBuilder("mysql")
+    b.query("CREATE TABLE shop.m (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, "
+            "flag TINYINT(1), n BIGINT, y YEAR, j JSON, s VARCHAR(4) DEFAULT 'x', "
+            "ts TIMESTAMP NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP) "
+            "DEFAULT CHARSET=utf8mb4", schema="shop")
+    mm = ThreadedMockMaster(Scenario(flavor="mysql", sources=[StreamSource(b.build())])).start()
+    try:
+        rows = _query(mm, "SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, COLUMN_DEFAULT, EXTRA, "
+                          "COLLATION_NAME FROM information_schema.COLUMNS WHERE "
+                          "TABLE_NAME = 'm' ORDER BY ORDINAL_POSITION")
+        assert rows == (
+            ("id", "int unsigned", "int", None, "auto_increment", None),
+            ("flag", "tinyint(1)", "tinyint", None, "", None),
+            ("n", "bigint", "bigint", None, "", None),
+            ("y", "year", "year", None, "", None),
+            ("j", "json", "json", None, "", None),
+            ("s", "varchar(4)", "varchar", "x", "", "utf8mb4_0900_ai_ci"),
+            ("ts", "timestamp", "timestamp", "CURRENT_TIMESTAMP",
+             "DEFAULT_GENERATED on update CURRENT_TIMESTAMP", None),
+        )
+        c = pymysql.connect(host=mm.host, port=mm.port, user="repl", password="replpass")
+        with c.cursor() as cur:
+            cur.execute("SELECT * FROM information_schema.COLUMNS WHERE TABLE_NAME = 'm'")
+            names = [d[0] for d in cur.description]
+        c.close()
+        assert "IS_GENERATED" not in names and names[-2:] == ["GENERATION_EXPRESSION", "SRS_ID"]
+    finally:
+        mm.stop()
