@@ -540,13 +540,27 @@ class Dump:
                     i += 1
                     continue
                 if self.skip_gtids is not None:
+                    # MySQL (Binlog_sender::send_events): a group whose GTID the client has is
+                    # skipped up to the next GTID (a ROTATE is never skipped); the replica
+                    # learns the skipped positions from a heartbeat, sent before the next event
+                    # (or at once when nothing went out for a heartbeat period)
                     if t in (33, 34):
                         skipping = self._skip_gtid_txn(ev, fi)
+                    elif t == ROTATE:
+                        skipping = False
                     if skipping:
-                        if (fi, i) in stream.txn_ends:
-                            skipping = False
+                        end = f.offsets[i] + len(ev)
+                        if self.heartbeat > 0 and \
+                                time.monotonic() - self._last_send >= self.heartbeat:
+                            self._heartbeat(f, end)
+                            self._skip_hb = None
+                        else:
+                            self._skip_hb = end
                         i += 1
                         continue
+                    if self._skip_hb is not None:
+                        self._heartbeat(f, self._skip_hb)
+                        self._skip_hb = None
                 if self.fast and not self.strip and t not in (FDE, 160, 161, 162, 163) \
                         and not self.dummy_types:
                     self.packet(b"\x00" + ev)
@@ -562,6 +576,10 @@ class Dump:
                 if t == 4 and i == n and fi + 1 < len(stream.files):
                     await self.flush()
                     return "next"
+            if self._skip_hb is not None or (skipping and f.count):
+                # still inside a skipped group at the end of what there is to read
+                self._heartbeat(f, f.size)
+                self._skip_hb = None
             await self.flush()
             if fi + 1 < len(stream.files):
                 return "next"
@@ -598,12 +616,15 @@ class Dump:
 
     _last_send = 0.0
     _fde_fixed = b""
+    #: MySQL GTID dump: the end of the last skipped event, for the next heartbeat
+    _skip_hb: int | None = None
 
-    def _heartbeat(self, f: Any) -> None:
+    def _heartbeat(self, f: Any, pos: int | None = None) -> None:
         # MariaDB: the checksum of the file's FORMAT_DESCRIPTION; MySQL: the client's setting
         crc = f.checksum and (self.client_crc or self.m.flavor == "mariadb") and not self.strip
-        hb = encode_event(HEARTBEAT, encode_heartbeat(HeartbeatEvent(f.name, f.size)),
-                          server_id=self.m.server_id, log_pos=f.size, checksum=crc)
+        at = f.size if pos is None else pos
+        hb = encode_event(HEARTBEAT, encode_heartbeat(HeartbeatEvent(f.name, at)),
+                          server_id=self.m.server_id, log_pos=at, checksum=crc)
         self.send_event(hb)
         self.c.log.heartbeats_sent += 1
         self._last_send = time.monotonic()
