@@ -39,7 +39,9 @@ PASSWORD = "replpass"
 
 @pytest.fixture
 def master() -> Iterator[ThreadedMockMaster]:
-    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([CAPTURE])])).start()
+    # every replayed transaction asks for an ACK (the ACK rows and flags on screen)
+    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([CAPTURE])],
+                                     ack_every_transaction=True)).start()
     try:
         yield mm
     finally:

@@ -64,7 +64,9 @@ def _live_app() -> tuple[BinlogScopeApp, Any]:
     from mock_master.server import ThreadedMockMaster
     from tests.tui.test_live import CAPTURE, _settings
 
-    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([CAPTURE])])).start()
+    # every replayed transaction asks for an ACK (the ACK rows and flags on screen)
+    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([CAPTURE])],
+                                     ack_every_transaction=True)).start()
 
     class PinnedLive(LiveSource):
         def info(self) -> Any:
