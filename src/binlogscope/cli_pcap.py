@@ -17,17 +17,19 @@ import argparse
 import re
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from binlogscope.cli_common import PROG, BadPatternError, table_pattern
 from binlogscope.cli_pcap_summary import FlowStats
+from binlogscope.cli_types import event_type_names, unknown_types
 from binlogscope.events import DecodeError, PacketDecoded
 from binlogscope.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.filter import event_table
 from binlogscope.render.json_out import LineWriter, dumps_line
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
+from binlogscope.wire.constants import command_name
 
 if TYPE_CHECKING:
     from binlogscope.drivers.pcap import CaptureItem, Flow
@@ -69,10 +71,15 @@ class _Filter:
     table: re.Pattern[str] | None
     types: set[str]
 
+    #: the --flow selectors that matched a flow of the capture
+    matched: set[str] = field(default_factory=set)
+
     def flow_ok(self, flow: Flow) -> bool:
         if not self.flows:
             return True
-        return any(f == str(flow.id) or (not f.isdigit() and f in flow.name) for f in self.flows)
+        hit = [f for f in self.flows if f == str(flow.id) or (not f.isdigit() and f in flow.name)]
+        self.matched.update(hit)
+        return bool(hit)
 
     def item_ok(self, item: CaptureItem) -> bool:
         if not self.flow_ok(item.flow):
@@ -90,12 +97,14 @@ class _Filter:
             if table is None or not self.table.fullmatch(f"{schema}.{table}"):
                 return False
         if self.types:
-            names = {ev.kind.lower()}
+            kind = ev.kind.lower()
+            if kind in self.types:
+                return True
             if bev is not None:
-                t = bev.type_name.lower()
-                names |= {t, t.removesuffix("_event"), t.removesuffix("_log_event")}
-            if not names & self.types:
-                return False
+                return not event_type_names(bev.type_name).isdisjoint(self.types)
+            if kind == "command" and ev.payload:
+                return command_name(ev.payload[0]).lower() in self.types
+            return False
         return True
 
 
@@ -129,6 +138,12 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except BadPatternError:
         return 2
     flt = _Filter(args.flow, table, {_norm_type(t) for t in args.type})
+    bad = unknown_types(flt.types)
+    if bad:
+        print(f"{PROG}: pcap: unknown --type {', '.join(bad)}: use a binlog event type "
+              "(WRITE_ROWS_EVENT, write_rows, gtid, ...) or a packet kind (com_query, err, "
+              "semi_sync_ack, ...)", file=err)
+        return 2
     if _wants_tui(args, out):
         rc = _run_tui(args, err)
         if rc is not None:
@@ -191,6 +206,11 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"{PROG}: {args.file}: no MySQL connection found (server ports: "
               f"{', '.join(map(str, sorted(ports or {3306})))} and any port with a server "
               "greeting; try --port)", file=err)
+    missing = [f for f in flt.flows if f not in flt.matched]
+    if missing:
+        print(f"{PROG}: {args.file}: no flow matches --flow {', '.join(missing)} (--summary "
+              "lists the flows)", file=err)
+        return 2
     if errors:
         print(f"{PROG}: {args.file}: {errors} decode error(s) (shown in the output)", file=err)
         return 1
