@@ -40,7 +40,7 @@ from mock_master.info_schema import (
     statistics_rows,
     truth,
 )
-from mock_master.schema_model import columns_row
+from mock_master.schema_model import columns_row, tables_row
 from mock_master.schema_mysql import mysql_columns_row
 from mock_master.schema_sources import SchemaKnowledge
 from mock_master.schema_sql import MariaDBDialect
@@ -69,6 +69,8 @@ def about_tables(a: Answerer, q: str, ctx: QueryContext) -> Answer:
         if isinstance(stmt, exp.Show) and str(stmt.name).upper() == "INDEX":
             t = known_table(a, stmt.args.get("target"), stmt.args.get("db"), ctx, k)
             return show_index(a, t, ctx)
+        if isinstance(stmt, exp.Show) and str(stmt.name).upper() == "TABLE STATUS":
+            return show_table_status(a, stmt, ctx, k)
         if isinstance(stmt, exp.Show) and str(stmt.name).upper() == "TABLES":
             return show_tables(a, stmt, ctx, k)
         if isinstance(stmt, exp.Show) and str(stmt.name).upper() == "DATABASES":
@@ -199,6 +201,39 @@ def show_tables(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowled
             continue
         out.append((name, "BASE TABLE") if full else (name,))
     return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
+
+_STATUS = [("Name", "TABLE_NAME"), ("Engine", "ENGINE"), ("Version", "VERSION"),
+           ("Row_format", "ROW_FORMAT"), ("Rows", "TABLE_ROWS"),
+           ("Avg_row_length", "AVG_ROW_LENGTH"), ("Data_length", "DATA_LENGTH"),
+           ("Max_data_length", "MAX_DATA_LENGTH"), ("Index_length", "INDEX_LENGTH"),
+           ("Data_free", "DATA_FREE"), ("Auto_increment", "AUTO_INCREMENT"),
+           ("Create_time", "CREATE_TIME"), ("Update_time", "UPDATE_TIME"),
+           ("Check_time", "CHECK_TIME"), ("Collation", "TABLE_COLLATION"),
+           ("Checksum", "CHECKSUM"), ("Create_options", "CREATE_OPTIONS"),
+           ("Comment", "TABLE_COMMENT"), ("Max_index_length", "MAX_INDEX_LENGTH"),
+           ("Temporary", "TEMPORARY")]
+
+
+def show_table_status(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge
+                      ) -> Answer:
+    """SHOW TABLE STATUS [FROM db] [LIKE ...]: information_schema.TABLES renamed."""
+    db = stmt.args.get("db")
+    schema = db.name if isinstance(db, exp.Expression) else ctx.database
+    if not schema:
+        raise QueryError(1046, "No database selected", "3D000")
+    if schema not in databases(a, k):
+        raise QueryError(1049, f"Unknown database '{schema}'", "42000")
+    spec = {s[0]: s for s in IS_TABLES["TABLES"]}
+    cols = [is_col(*spec[org], ctx.charset, label=label, table_label="TABLES",
+                   org_table="TABLES") for label, org in _STATUS]
+    like = stmt.args.get("like")
+    out = []
+    for (sch, name), t in sorted(k.tables.items()):
+        if sch == schema and (like is None or _like(like.name).fullmatch(name)):
+            r = tables_row(t)
+            out.append(tuple(r[org] for _, org in _STATUS))
+    return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
+
 
 def databases(a: Answerer, k: SchemaKnowledge) -> set[str]:
     names = {"information_schema", "mysql", "performance_schema", "sys"}

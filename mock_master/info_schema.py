@@ -312,7 +312,7 @@ def select_information_schema(sel: exp.Select, knowledge: SchemaKnowledge, cs: i
         if org in KNOWN_ELSEWHERE:
             raise UnsupportedError(f"information_schema.{org}")
         raise QueryError(1109, f"Unknown table '{tnode.name}' in information_schema", "42S02")
-    for k in ("group", "having", "distinct", "windows"):
+    for k in ("group", "having", "windows"):
         if sel.args.get(k):
             raise UnsupportedError(f"{k.upper()} in an information_schema SELECT")
     spec = table_spec(org, knowledge)
@@ -320,8 +320,17 @@ def select_information_schema(sel: exp.Select, knowledge: SchemaKnowledge, cs: i
     label_table = tnode.alias or tnode.name
     cols: list[ColumnDefinition41] = []
     keys: list[str] = []
+    counted = False
     for item in sel.expressions:
         node, alias = (item.this, item.alias) if isinstance(item, exp.Alias) else (item, None)
+        if isinstance(node, exp.Count) and isinstance(node.this, exp.Star) and \
+                not node.args.get("distinct"):
+            # COUNT(*): BIGINT NOT NULL, binary, 21 wide, named as written
+            cols.append(ColumnDefinition41(alias or item.sql(dialect="mysql"), T_LONGLONG, "",
+                                           "", "", "", "def", 63, 21, NN | BIN, 0))
+            keys.append("")
+            counted = True
+            continue
         if isinstance(node, exp.Star) or (isinstance(node, exp.Column)
                                           and isinstance(node.this, exp.Star)):
             for s in spec:
@@ -346,6 +355,10 @@ def select_information_schema(sel: exp.Select, knowledge: SchemaKnowledge, cs: i
             if truth(where.this, r, list(params)):
                 kept.append(r)
         rows = kept
+    if counted:  # an aggregate without GROUP BY: one row
+        if any(k for k in keys):
+            raise UnsupportedError("COUNT(*) with other columns and no GROUP BY")
+        return cols, [tuple(len(rows) for _ in keys)]
     order = sel.args.get("order")
     if order is not None:
         for o in reversed(order.expressions):
@@ -367,13 +380,16 @@ def select_information_schema(sel: exp.Select, knowledge: SchemaKnowledge, cs: i
                 raise UnsupportedError(f"ORDER BY {node.sql(dialect='mysql')!r}")
             rows.sort(key=lambda r, k=key: (r[k] is not None, _cmp_key(r[k])),  # type: ignore[misc]
                       reverse=bool(o.args.get("desc")))
+    out = [tuple(r[k] for k in keys) for r in rows]
+    if sel.args.get("distinct"):
+        out = list(dict.fromkeys(out))
     limit = sel.args.get("limit")
     if limit is not None:
         n = int(limit.expression.name)
         off = sel.args.get("offset")
         start = int(off.expression.name) if off is not None else 0
-        rows = rows[start:start + n]
-    return cols, [tuple(r[k] for k in keys) for r in rows]
+        out = out[start:start + n]
+    return cols, out
 
 
 # ------------------------------------------------------------------------------- SHOW
@@ -419,6 +435,8 @@ def show_create_table(t: Table) -> str:
     tail = f") ENGINE={t.engine}"
     # AUTO_INCREMENT=n is shown only once rows were inserted (the mock master has no rows)
     tail += f" DEFAULT CHARSET={cs} COLLATE={t.collation}"
+    if t.row_format:
+        tail += f" ROW_FORMAT={t.row_format}"
     if t.comment:
         tail += " COMMENT='" + t.comment.replace("'", "''") + "'"
     return f"CREATE TABLE `{t.name}` (\n" + ",\n".join(lines) + "\n" + tail

@@ -35,6 +35,7 @@ from mock_master.schema_model import (
 from mock_master.schema_sql import (
     CONVERT_RE,
     NUMERIC_TYPES,
+    PARTITIONS,
     SQL_TYPES,
     UNSIGNED_MARK,
     MariaDBDialect,
@@ -214,15 +215,8 @@ class SchemaCatalog:
             raise DdlError("CREATE TABLE without a column list (CREATE ... SELECT)")
         coll = self._options_collation(stmt, self.databases.get(key[0], self.server_collation))
         t = Table(key[0], key[1], collation=coll, origin=origin, ddl=sql)
-        opts = []
-        for p in props.expressions if props is not None else []:
-            if isinstance(p, exp.EngineProperty):
-                t.engine = p.this.name
-            elif isinstance(p, exp.SchemaCommentProperty):
-                t.comment = p.this.name
-            elif isinstance(p, exp.Property) and not isinstance(
-                    p, exp.CharacterSetProperty | exp.CollateProperty | exp.AutoIncrementProperty):
-                opts.append(p.sql(dialect=MariaDBDialect).lower())
+        self._table_options(t, props.expressions if props is not None else [])
+        t.partitioned = bool(PARTITIONS.search(sql))
         for item in schema_node.expressions:
             if isinstance(item, exp.ColumnDef):
                 col = self._column(item, t)
@@ -440,8 +434,8 @@ class SchemaCatalog:
                 raise DdlError(f"ALTER action not understood: {action.sql(dialect=MySQL)}")
 
     def _table_options(self, t: Table, options: list[Any]) -> None:
-        """ALTER TABLE's table options: ENGINE, COMMENT, DEFAULT CHARSET/COLLATE (the default
-        of new columns; existing ones keep theirs)."""
+        """Table options: ENGINE, COMMENT, ROW_FORMAT, DEFAULT CHARSET/COLLATE (in ALTER TABLE
+        the default of new columns; existing ones keep theirs)."""
         charset = collation = None
         for p in options:
             if isinstance(p, exp.EngineProperty):
@@ -452,6 +446,8 @@ class SchemaCatalog:
                 charset = normalize_charset(p.this.name)
             elif isinstance(p, exp.CollateProperty):
                 collation = normalize_collation(p.this.name)
+            elif isinstance(p, exp.RowFormatProperty):
+                t.row_format = p.this.name.upper()
         if collation or charset:
             t.collation = collation or self._default_collation(charset or "")
 

@@ -190,7 +190,9 @@ class Table:
     engine: str = "InnoDB"
     collation: str = "utf8mb4_general_ci"
     comment: str = ""
-    create_options: str = ""
+    #: ROW_FORMAT given in the DDL (upper case), None: the engine's default
+    row_format: str | None = None
+    partitioned: bool = False
     #: where the definition came from: "scenario", "server", "stream DDL", "TABLE_MAP"
     origin: str = ""
     #: the CREATE TABLE text this came from (when the origin was DDL)
@@ -267,12 +269,27 @@ def tables_row(t: Table) -> dict[str, Any]:
     return {
         "TABLE_CATALOG": "def", "TABLE_SCHEMA": t.schema, "TABLE_NAME": t.name,
         "TABLE_TYPE": "BASE TABLE", "ENGINE": t.engine, "VERSION": 10,
-        "ROW_FORMAT": "Dynamic", "TABLE_ROWS": 0, "AVG_ROW_LENGTH": 0,
+        "ROW_FORMAT": row_format(t), "TABLE_ROWS": 0, "AVG_ROW_LENGTH": 0,
         "DATA_LENGTH": 16384, "MAX_DATA_LENGTH": 0, "INDEX_LENGTH": 0, "DATA_FREE": 0,
         "AUTO_INCREMENT": ai, "CREATE_TIME": None, "UPDATE_TIME": None, "CHECK_TIME": None,
-        "TABLE_COLLATION": t.collation, "CHECKSUM": None, "CREATE_OPTIONS": t.create_options,
+        "TABLE_COLLATION": t.collation, "CHECKSUM": None,
+        "CREATE_OPTIONS": " ".join(x for x in (
+            "partitioned" if t.partitioned else "",
+            f"row_format={t.row_format}" if t.row_format else "") if x),
         "TABLE_COMMENT": t.comment, "MAX_INDEX_LENGTH": 0, "TEMPORARY": "N",
     }
+
+
+def row_format(t: Table) -> str:
+    """TABLES.ROW_FORMAT: the DDL's, else the engine's default (MyISAM: Fixed without
+    variable-length columns)."""
+    if t.row_format:
+        return t.row_format.capitalize()
+    if t.engine.lower() == "myisam" and not any(
+            c.data_type in ("varchar", "varbinary") or c.data_type in LOB_TYPES
+            for c in t.columns):
+        return "Fixed"
+    return "Dynamic"
 
 
 def statistics_rows(t: Table) -> list[dict[str, Any]]:

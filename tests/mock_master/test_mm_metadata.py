@@ -156,6 +156,15 @@ IS_QUERIES = [
     f"WHERE TABLE_SCHEMA = '{DB2}' ORDER BY TABLE_NAME",
     f"SELECT * FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = '{DB2}' "
     "AND CONSTRAINT_NAME <> 'fk' ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION",
+    "SELECT TABLE_NAME, CREATE_OPTIONS, ROW_FORMAT FROM information_schema.TABLES WHERE "
+    f"TABLE_SCHEMA = '{DB2}' ORDER BY TABLE_NAME",
+    f"SELECT COUNT(*) AS n, COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
+    f"'{DB2}'",
+    "SELECT DISTINCT DATA_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA "
+    f"= '{DB2}' ORDER BY DATA_TYPE, COLUMN_KEY LIMIT 6",
+    f"SHOW FULL TABLES IN {DB2} WHERE Table_Type = 'BASE TABLE'",
+    f"SHOW TABLE STATUS FROM {DB2}",
+    f"SHOW CREATE TABLE {DB2}.a",
     f"SELECT * FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '{DB}' "
     "ORDER BY TABLE_NAME, ORDINAL_POSITION",
     f"select column_name, c.Data_Type AS dt, COLUMN_TYPE from information_schema.columns c "
@@ -199,6 +208,11 @@ def test_metadata_queries_answer_as_mariadb(pair: Any, query: str) -> None:
     if query.startswith("SHOW INDEX") and isinstance(real[1], tuple):
         # Cardinality counts rows: an allowed difference (the mock master has no table data)
         real, mock = ((f, tuple((*r[:6], None, *r[7:]) for r in rows), st)
+                      for f, rows, st in (real, mock))
+    if query.startswith("SHOW TABLE STATUS") and isinstance(real[1], tuple):
+        # the statistics (version, rows, lengths, times): allowed differences as in TABLES
+        keep = (0, 1, 3, 14, 16, 17, 19)
+        real, mock = ((f, tuple(tuple(r[i] for i in keep) for r in rows), st)
                       for f, rows, st in (real, mock))
     assert mock == real
 
