@@ -361,6 +361,9 @@ class GtidDump:
             d, s, n, flags2 = gtid
             group = _SKIP_STANDALONE if flags2 & FL_STANDALONE else _SKIP_TRANSACTION
             self.seen.update(d, s, n)
+            have_now = binlog.find(d, s)
+            if have_now is None or have_now < n:  # an event appended since the dump started
+                binlog.update(d, s, n)
             e = self.state.get(d)
             if e is not None:
                 g = e.gtid

@@ -260,22 +260,25 @@ def _read_events(conn: Any, *, until_type: int | None, deadline: float) -> list[
     while time.monotonic() < deadline:
         p = _packet_seq(conn)
         assert p[1] == 0, p
-        if p[1 + 3 + 4] == 27:
+        t = p[1 + (3 if p[2] == 0xEF else 1) + 4]  # after the semi-sync header, if any
+        if t == 27:
             if until_type is None:
                 return out
             continue
         out.append(p)
-        if p[1 + 3 + 4] == until_type:
+        if t == until_type:
             return out
-    raise AssertionError("timed out")
+    raise AssertionError(f"timed out after {len(out)} packets")
 
 
-def _commit_and_append(server: MariaDB, mm: ThreadedMockMaster, name: str, sql: str) -> None:
+def _commit_and_append(server: MariaDB, mm: ThreadedMockMaster, name: str,
+                       *sql: str) -> None:
     f = next(f for f in server.binlog_files() if f.name == name)
     size = f.stat().st_size
     w = server.connect()
     with w.cursor() as cur:
-        cur.execute(sql)
+        for q in sql:
+            cur.execute(q)
     w.close()
     new = f.read_bytes()[size:]
     evs, off = [], 0
@@ -284,6 +287,46 @@ def _commit_and_append(server: MariaDB, mm: ThreadedMockMaster, name: str, sql: 
         evs.append(new[off:off + n])
         off += n
     mm.append_events(evs)
+
+
+def test_a_requested_domain_turning_up_short_of_the_position_ends_the_dump(
+        source: tuple[MariaDB, list[Path]], tmp_path: Path) -> None:
+    """Commits on the real server (runs after the non-blocking tests). A GTID dump asks for a
+    domain the binlog never had (ignored at the start); when a transaction of that domain turns
+    up below the requested sequence number, the server ends the dump with its error there."""
+    server, _ = source
+    files = _copy(server, tmp_path / "binlogs")
+    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource(list(files))])).start()
+    try:
+        g = mm.master.stream.gtids[-1]
+        setup = [CRC, CAP4, f"SET @slave_connect_state = '{g.gtid},44-1-5'",
+                 "SET @master_heartbeat_period = 100000000"]
+        conns = []
+        for host, port in ((server.host, server.port), (mm.host, mm.port)):
+            c = _login(host, port, setup)
+            c._sock.settimeout(20)
+            c._execute_command(0x12, struct.pack("<IHI", 4, 2, 95 + len(conns)))
+            conns.append(c)
+        deadline = time.monotonic() + 30
+        before = [[p[1:] for p in _read_events(c, until_type=None, deadline=deadline)]
+                  for c in conns]
+        same(before[0], before[1])
+        _commit_and_append(server, mm, files[-1].name,
+                           "SET SESSION gtid_domain_id = 44",
+                           "INSERT INTO t VALUES (6000, 'd44')")
+        ends = []
+        for c in conns:
+            while True:
+                p = _packet(c)
+                if p[0] == 0xFF:
+                    ends.append(p)
+                    break
+                assert p[0] == 0 and p[5] == 27, p  # heartbeats only: the group is refused
+        assert ends[0] == ends[1] and b"44-1-5" in ends[0], ends
+        for c in conns:
+            c.close()
+    finally:
+        mm.stop()
 
 
 def test_semi_sync_acks_only_for_transactions_after_connect(
