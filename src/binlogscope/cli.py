@@ -27,6 +27,7 @@ from binlogscope.cli_live import (
 )
 from binlogscope.cli_pcap import add_pcap_parser, cmd_pcap
 from binlogscope.cli_plugins import add_plugin_parsers, run_demo, run_plugin
+from binlogscope.cli_sniff import add_sniff_parser, cmd_sniff
 
 #: subcommands still being built (name -> what it will do); each says so and exits 2
 _PENDING: dict[str, str] = {}
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_live_parser(sub)
     add_plugin_parsers(sub)  # subcommands of installed packages (mock-master)
     add_pcap_parser(sub)
+    add_sniff_parser(sub)
 
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"{what} - not built yet")
@@ -318,6 +320,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return rc
         if args.command == "pcap":
             return cmd_pcap(args, out, err)
+        if args.command == "sniff":
+            return cmd_sniff(args, out, err)
         if args.command in _PENDING:
             print(f"{PROG}: {args.command}: not built yet ({_PENDING[args.command]})", file=err)
             return 2

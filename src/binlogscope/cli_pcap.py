@@ -17,6 +17,7 @@ import argparse
 import re
 import signal
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -130,9 +131,10 @@ def _run_tui(args: argparse.Namespace, err: TextIO) -> int | None:
     return run_tui(PcapSource(args.file, ports=args.port or None), table_regex=args.table)
 
 
-def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from binlogscope.drivers.pcap import CaptureError, read_capture_batches
-
+def capture_filter(args: argparse.Namespace, err: TextIO, command: str = "pcap"
+                   ) -> _Filter | int:
+    """The --flow/--table/--type selection of ``pcap`` and ``sniff`` (or an exit code after a
+    one-line error)."""
     try:
         table = table_pattern(args.table, err)
     except BadPatternError:
@@ -140,16 +142,35 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     flt = _Filter(args.flow, table, {_norm_type(t) for t in args.type})
     bad = unknown_types(flt.types)
     if bad:
-        print(f"{PROG}: pcap: unknown --type {', '.join(bad)}: use a binlog event type "
+        print(f"{PROG}: {command}: unknown --type {', '.join(bad)}: use a binlog event type "
               "(WRITE_ROWS_EVENT, write_rows, gtid, ...) or a packet kind (com_query, err, "
               "semi_sync_ack, ...)", file=err)
         return 2
+    return flt
+
+
+def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from binlogscope.drivers.pcap import CaptureError, read_capture_batches
+
+    flt = capture_filter(args, err)
+    if isinstance(flt, int):
+        return flt
     if _wants_tui(args, out):
         rc = _run_tui(args, err)
         if rc is not None:
             return rc
     ports = set(args.port) if args.port else None
     record = not (args.json or args.summary or args.brief)
+    return emit_capture(read_capture_batches(args.file, ports, record=record), args, flt,
+                        out, err, name=args.file, fatal=CaptureError)
+
+
+def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace, flt: _Filter,
+                 out: TextIO, err: TextIO, *, name: str,
+                 fatal: type[Exception] | tuple[type[Exception], ...]) -> int:
+    """Write what ``batches`` (capture items a frame at a time) hold as ``--json``, ``--plain``,
+    ``--brief`` or ``--summary``; the exit status (``fatal``: the source's one-line errors)."""
+    ports = set(args.port) if args.port else None
     stats: dict[int, FlowStats] = {}
     errors = 0
     if hasattr(signal, "SIGPIPE") and out is sys.stdout:
@@ -163,7 +184,7 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         try:
             with fewer_gc_passes():  # (gc_tuning: ~25 % less CPU on big captures)
-                for items in read_capture_batches(args.file, ports, record=record):
+                for items in batches:
                     for item in items:
                         ev = item.event
                         if item.kind == "error" or type(ev) is DecodeError:
@@ -195,7 +216,7 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if text:
                 out.write("\n".join(text) + "\n")
             lines.flush()
-    except CaptureError as exc:
+    except fatal as exc:
         _print_summary(args, stats, out)
         print(f"{PROG}: error: {exc}", file=err)
         return 1
@@ -203,16 +224,16 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 0
     _print_summary(args, stats, out)
     if not stats and args.summary:
-        print(f"{PROG}: {args.file}: no MySQL connection found (server ports: "
+        print(f"{PROG}: {name}: no MySQL connection found (server ports: "
               f"{', '.join(map(str, sorted(ports or {3306})))} and any port with a server "
               "greeting; try --port)", file=err)
     missing = [f for f in flt.flows if f not in flt.matched]
     if missing:
-        print(f"{PROG}: {args.file}: no flow matches --flow {', '.join(missing)} (--summary "
+        print(f"{PROG}: {name}: no flow matches --flow {', '.join(missing)} (--summary "
               "lists the flows)", file=err)
         return 2
     if errors:
-        print(f"{PROG}: {args.file}: {errors} decode error(s) (shown in the output)", file=err)
+        print(f"{PROG}: {name}: {errors} decode error(s) (shown in the output)", file=err)
         return 1
     return 0
 
@@ -229,4 +250,4 @@ def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: T
     lines.flush()
 
 
-__all__ = ["add_pcap_parser", "cmd_pcap"]
+__all__ = ["add_pcap_parser", "capture_filter", "cmd_pcap", "emit_capture"]

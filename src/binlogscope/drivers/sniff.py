@@ -22,7 +22,9 @@ Memory stays flat: a frame is handed on as soon as it is read.
 
 from __future__ import annotations
 
+import logging
 import select
+import socket
 import struct
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -31,6 +33,7 @@ from typing import Any
 
 from binlogscope.drivers.pcap_flows import CaptureItem, CaptureReader
 from binlogscope.drivers.pcap_layers import LINKTYPE_ETHERNET, LINKTYPE_RAW
+from binlogscope.events import PacketDecoded
 
 #: linux/if_packet.h
 SOL_PACKET = 263
@@ -38,6 +41,9 @@ PACKET_STATISTICS = 6
 PACKET_OUTGOING = 4
 #: net/if_arp.h hardware types -> pcap link types
 _LINKTYPES = {1: LINKTYPE_ETHERNET, 772: LINKTYPE_ETHERNET, 65534: LINKTYPE_RAW}
+SO_RCVBUFFORCE = 33
+#: the socket's receive buffer: frames wait there while the decoder is busy
+RCVBUF = 64 << 20
 #: the longest frame read (tcpdump's default snap length)
 SNAPLEN = 262_144
 
@@ -64,6 +70,8 @@ class LiveCapture:
     """An open AF_PACKET capture on one interface."""
 
     def __init__(self, iface: str, bpf: str | None) -> None:
+        logging.getLogger("scapy.runtime").setLevel(logging.ERROR)  # (its "guess type" line)
+        logging.getLogger("scapy").setLevel(logging.ERROR)
         try:
             from scapy.arch.linux import L2ListenSocket
             from scapy.error import Scapy_Exception
@@ -80,9 +88,14 @@ class LiveCapture:
             if exc.errno == 19:  # ENODEV
                 raise SniffError(f"no such interface: {iface}") from None
             raise SniffError(f"cannot capture on {iface}: {exc.strerror or exc}") from None
-        except Scapy_Exception as exc:
+        except (Scapy_Exception, ValueError) as exc:  # a bad filter; scapy: no such interface
             raise SniffError(f"cannot capture on {iface}: {exc}") from None
-        hatype = self._sock.ins.getsockname()[3]
+        ins = self._sock.ins
+        try:  # room for bursts while the decoder is busy (root may go past rmem_max)
+            ins.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RCVBUF)
+        except OSError:
+            ins.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
+        hatype = ins.getsockname()[3]
         self.linktype = _LINKTYPES.get(hatype, LINKTYPE_ETHERNET)
         self.loopback = hatype == 772
         self._stats = CaptureStats()
@@ -128,13 +141,14 @@ class PcapNgFile:
         from scapy.utils import RawPcapNgWriter
 
         try:
-            self._w: Any = RawPcapNgWriter(path, linktype=linktype, snaplen=SNAPLEN)
+            self._w: Any = RawPcapNgWriter(path)
         except OSError as exc:
             raise SniffError(f"cannot write {path}: {exc.strerror or exc}") from None
+        self._w.linktype = linktype
+        self._w.write_header(None)
 
     def write(self, data: bytes, ts: float) -> None:
-        sec = int(ts)
-        self._w.write_packet(data, sec=sec, usec=int(round((ts - sec) * 1e6)))
+        self._w.write_packet(data, sec=ts)  # (the pcapng writer keeps µs of a float time)
 
     def close(self) -> None:
         self._w.close()
@@ -168,7 +182,7 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
                 kept = []
                 for it in items:
                     kept.append(it)
-                    if it.kind == "event" and type(it.event).__name__ == "PacketDecoded":
+                    if it.kind == "event" and isinstance(it.event, PacketDecoded):
                         packets += 1
                         if packets >= count:
                             break

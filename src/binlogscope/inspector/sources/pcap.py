@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from binlogscope.drivers.pcap import CaptureError, read_capture
+from binlogscope.drivers.pcap import CaptureError, CaptureItem, read_capture
 from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
 
 
@@ -28,18 +28,20 @@ class PcapSource(PacketStreamSource):
             for it in read_capture(str(self.path), self.ports, record=False):
                 if cancelled():
                     return
-                if it.kind == "flow":
-                    yield StreamItem(kind="note", text=f"flow {it.flow.id}: {it.flow.name} "
-                                     f"({it.text})", time=it.timestamp, conn=it.flow.id,
-                                     frame=it.frame)
-                elif it.kind in ("note", "error"):
-                    yield StreamItem(kind=it.kind, text=it.text, time=it.timestamp,
-                                     conn=it.flow.id, frame=it.frame)
-                else:
-                    yield StreamItem(event=it.event, time=it.timestamp, conn=it.flow.id,
-                                     frame=it.frame)
+                yield stream_item(it)
         except CaptureError as exc:
             self.fatal = str(exc)
 
 
-__all__ = ["PcapSource"]
+def stream_item(it: CaptureItem) -> StreamItem:
+    """A capture item (file or live capture) as a row's item: flow number, frame, time."""
+    if it.kind == "flow":
+        return StreamItem(kind="note", text=f"flow {it.flow.id}: {it.flow.name} ({it.text})",
+                          time=it.timestamp, conn=it.flow.id, frame=it.frame)
+    if it.kind in ("note", "error"):
+        return StreamItem(kind=it.kind, text=it.text, time=it.timestamp, conn=it.flow.id,
+                          frame=it.frame)
+    return StreamItem(event=it.event, time=it.timestamp, conn=it.flow.id, frame=it.frame)
+
+
+__all__ = ["PcapSource", "stream_item"]

@@ -1,0 +1,121 @@
+"""``binlogscope sniff -i IFACE``: other programs' replication sessions, live, from an interface.
+
+What ``pcap`` shows of a capture file, as the packets pass: the TUI in follow mode on a terminal,
+else ``--json``, ``--plain``/``--brief`` or ``--summary`` (printed when the capture ends:
+Ctrl-C, SIGTERM, ``--count`` packets, ``--duration`` seconds). ``--write FILE.pcapng`` keeps
+every captured frame. Kernel drops (the socket buffer was full) are reported at the end, beside
+the TCP gaps they cause. Without the privilege to capture: one line saying what is needed.
+The capture layer is :mod:`binlogscope.drivers.sniff`; the output is ``pcap``'s
+(:func:`binlogscope.cli_pcap.emit_capture`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from typing import Any, TextIO
+
+from binlogscope.cli_common import PROG
+from binlogscope.cli_pcap import capture_filter, emit_capture
+
+
+def add_sniff_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "sniff", help="decode MySQL/MariaDB replication traffic live from a network interface",
+        description="Capture on an interface (needs root or CAP_NET_RAW) and decode every MySQL "
+        "connection as `binlogscope pcap` does, live: other programs' sessions (a replica, a "
+        "CDC connector, a binlog server) while they run.")
+    p.add_argument("-i", "--interface", required=True, metavar="IFACE",
+                   help="the interface to capture on, e.g. lo or eth0")
+    p.add_argument("--port", type=int, action="append", default=[], metavar="N",
+                   help="a server port carrying MySQL (repeatable; default 3306; ports where a "
+                   "server greeting is seen are always added)")
+    p.add_argument("--bpf", metavar="FILTER",
+                   help="a capture filter ANDed with 'tcp' (tcpdump syntax), e.g. 'host 10.0.0.5'")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--plain", action="store_true", help="the annotated packets as text")
+    out.add_argument("--json", action="store_true", help="one JSON object per packet")
+    p.add_argument("--summary", action="store_true",
+                   help="per flow statistics when the capture ends (with --json: one object "
+                   "per flow)")
+    p.add_argument("--brief", action="store_true", help="one line per packet, no field dump")
+    p.add_argument("--write", metavar="FILE.pcapng",
+                   help="also write every captured frame to this pcapng file")
+    p.add_argument("--count", type=int, metavar="N", help="stop after N decoded packets")
+    p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this long")
+    p.add_argument("--flow", action="append", default=[], metavar="FLOW",
+                   help="only this flow: its number or text in 'client -> server' (repeatable)")
+    p.add_argument("--table", metavar="REGEX",
+                   help=r"only binlog events on tables whose 'schema.table' matches")
+    p.add_argument("--type", action="append", default=[], metavar="EVENT_TYPE",
+                   help="only these binlog event types or packet kinds (as pcap --type)")
+
+
+def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
+    if args.json or args.summary or args.plain or args.brief or out is not sys.stdout:
+        return False
+    return sys.stdin.isatty() and out.isatty()
+
+
+def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from binlogscope.drivers.sniff import PcapNgFile, SniffError, open_capture, sniff_batches
+
+    if (args.count is not None and args.count < 1) or (args.duration is not None and \
+            args.duration <= 0):
+        print(f"{PROG}: sniff: --count and --duration must be positive", file=err)
+        return 2
+    flt = capture_filter(args, err, "sniff")
+    if isinstance(flt, int):
+        return flt
+    try:
+        capture = open_capture(args.interface, args.bpf)
+    except SniffError as exc:
+        print(f"{PROG}: sniff: {exc}", file=err)
+        return 1
+    try:
+        write = PcapNgFile(args.write, capture.linktype) if args.write else None
+    except SniffError as exc:
+        capture.close()
+        print(f"{PROG}: sniff: {exc}", file=err)
+        return 1
+    ports = set(args.port) if args.port else None
+    if _wants_tui(args, out):
+        from binlogscope.inspector.sources.sniff import SniffSource
+        from binlogscope.tui import run_tui
+
+        return run_tui(SniffSource(capture, ports=ports, write=write, count=args.count,
+                                   duration=args.duration), table_regex=args.table)
+    stopping = threading.Event()
+    previous: dict[int, Any] = {}
+
+    def stop(signum: int, frame: Any) -> None:
+        stopping.set()
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, stop)
+    record = not (args.json or args.summary or args.brief)
+    if err.isatty():
+        print(f"{PROG} sniff: capturing on {args.interface} (Ctrl-C ends)", file=err, flush=True)
+    try:
+        rc = emit_capture(
+            sniff_batches(capture, ports, record=record, stop=stopping.is_set,
+                          count=args.count, duration=args.duration, write=write),
+            args, flt, out, err, name=f"sniff -i {args.interface}", fatal=SniffError)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        st = capture.stats()
+        capture.close()
+        if write is not None:
+            write.close()
+    drops = f"{st.dropped:,} dropped by the kernel (socket buffer full)" if st.dropped \
+        else "none dropped by the kernel"
+    print(f"{PROG} sniff: {st.received:,} frames captured on {args.interface}, {drops}"
+          + (f"; written to {args.write}" if args.write else ""), file=err)
+    return 1 if rc == 0 and st.dropped else rc
+
+
+__all__ = ["add_sniff_parser", "cmd_sniff"]
