@@ -268,10 +268,11 @@ def _tree_lines(p: PacketDecoded | None, source: bytes, marked: set[str],
             continue  # the flags of an unmarked bit set: its hex value says it all
         out.append((">> " if hit else "   ") + line)
     if len(out) > limit:
+        # the title line, then a window around the first marked field
         keep = [i for i, s in enumerate(out) if s.startswith(">>")]
-        lo = max(0, (keep[0] if keep else 0) - limit // 2)
+        lo = max(1, (keep[0] if keep else 1) - limit // 2)
         cut = out[lo : lo + limit]
-        out = ([f"   ... {lo} lines" ] if lo else []) + cut + \
+        out = out[:1] + ([f"   ... {lo - 1} lines"] if lo > 1 else []) + cut + \
             ([f"   ... {len(out) - lo - limit} lines"] if len(out) > lo + limit else [])
     return out
 
@@ -425,26 +426,29 @@ def compare(real: Sequence[Conversation], mock: Sequence[Conversation],
             if diffs:
                 rep.differences.append(PacketDiff(rc.index, i, a0, b0, diffs, rsrc, msrc,
                                                   heartbeat=True))
-        rclose, mclose = _server_closed(rc, rp), _server_closed(mc, mp)
-        if rclose != mclose:
+        rclose, mclose = _close_state(rc, rp), _close_state(mc, mp)
+        if rclose != mclose and QUIT not in (rclose, mclose):
             rep.differences.append(PacketDiff(
-                rc.index, len(rs), None, None,
-                [FieldDiff("connection", _closed_text(rclose), _closed_text(mclose))]))
+                rc.index, len(rs), None, None, [FieldDiff("connection", rclose, mclose)]))
     rep.heartbeats = (hb_real, hb_mock)
     return rep
 
 
-def _server_closed(conv: Conversation, packets: list[PacketDecoded]) -> bool:
-    """The server closed the connection without being asked (no COM_QUIT before): a real
-    server does so after a dump ends, or after an error it treats as fatal."""
-    if conv.closed_by != "server":
-        return False
-    return not any(p.direction is Peer.CLIENT and p.kind == "command"
-                   and p.payload[:1] == b"\x01" for p in packets)
+#: how a connection ended: the server closed it unasked / the client left without COM_QUIT
+#: (or the relay stopped) / the client sent COM_QUIT (then nobody can tell whether the server
+#: would have closed it anyway: not compared)
+CLOSED_BY_SERVER = "the server closed it (no COM_QUIT)"
+LEFT_OPEN = "left open (the client left without COM_QUIT)"
+QUIT = "the client sent COM_QUIT"
 
 
-def _closed_text(closed: bool) -> str:
-    return "the server closed it" if closed else "left open (until the client quit or left)"
+def _close_state(conv: Conversation, packets: list[PacketDecoded]) -> str:
+    """How the connection ended. A real server closes it unasked after a dump ends, or after
+    an error it treats as fatal; a client that sends COM_QUIT at once races with that."""
+    if any(p.direction is Peer.CLIENT and p.kind == "command" and p.payload[:1] == b"\x01"
+           for p in packets):
+        return QUIT
+    return CLOSED_BY_SERVER if conv.closed_by == "server" else LEFT_OPEN
 
 
 def _client_notes(index: int, rp: list[PacketDecoded], mp: list[PacketDecoded],
