@@ -103,7 +103,8 @@ def _add_export_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                    help="make completed data visible every N events (default 200000)")
     e.add_argument("--spark", action="store_true", help="decode on Spark, one task per "
                    "input; SOURCE may also be a glob or a Hadoop-FS URI (docs/spark-cluster.md)")
-    e.add_argument("--master", default="local[*]", help="with --spark: Spark master URL")
+    e.add_argument("--master", help="with --spark: Spark master URL (default: spark-submit's, "
+                   "else local[*])")
     e.add_argument("--conf", action="append", default=[], metavar="K=V",
                    help="with --spark: Spark configuration, repeatable")
     e.add_argument("--checkpoint-files", type=int, metavar="N", help="with --spark: make "

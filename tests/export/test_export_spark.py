@@ -138,13 +138,22 @@ def test_relay_log_set_and_a_transaction_cut_by_the_file_boundary(
     res = run_spark_export([str(d / "*relay-bin*")], sp, spark=spark, checkpoint_files=2)
     assert res.complete and not res.errors
     assert_same_dataset(local, sp)
-    # the cut transaction: its rows in the second file are exported there (as the local
-    # export does: each file is decoded on its own), none is lost or doubled
+    # the cut transaction, as the local export has it (each file is decoded on its own): the
+    # part in the first file ends with it (no XID), the rows event in the second file has no
+    # TABLE_MAP there (it is in the first file) and is kept with that error, its XID closes a
+    # transaction of its own; no event is lost or doubled
     whole = tmp_path / "whole"
     run_export(BinlogFileSource([str(WORKLOAD)]), whole)
-    rows = read_table(sp, "rows").to_pylist()
-    second = [r for r in rows if r["source"] == str(split[1])]
-    assert second and second[0]["trx_offset"] is not None
+    events = read_table(sp, "events").to_pylist()
+    first = sorted((e for e in events if e["source"] == str(split[0])),
+                   key=lambda e: e["offset"])
+    second = sorted((e for e in events if e["source"] == str(split[1])),
+                    key=lambda e: e["offset"])
+    assert first[-1]["event_type"] == "TABLE_MAP_EVENT" and first[-1]["xid"] is None
+    assert second[0]["event_type"] == "FORMAT_DESCRIPTION_EVENT"
+    assert second[1]["event_type"].startswith("WRITE_ROWS") and "no TABLE_MAP" in \
+        second[1]["error"]
+    assert second[2]["event_type"] == "XID_EVENT" and second[2]["xid"] is not None
     n_whole = read_table(whole, "events").num_rows
     n_split = sum(1 for r in read_table(sp, "events").to_pylist()
                   if r["source"] in map(str, split))

@@ -80,10 +80,11 @@ def log_config_dir() -> Path:
     return log_dir
 
 
-def spark_session(master: str = "local[*]", conf: Sequence[tuple[str, str]] = (),
+def spark_session(master: str | None = "local[*]", conf: Sequence[tuple[str, str]] = (),
                   app_name: str = "binlogscope") -> Any:
     """A quiet Spark session (Spark's WARN lines and the JVM's stderr kept off the terminal),
-    UI off, few shuffle partitions; ``conf`` overrides all."""
+    UI off, few shuffle partitions; ``conf`` overrides all. ``master`` None: the one
+    ``spark-submit`` was given, else Spark's default ``local[*]``."""
     from pyspark.sql import SparkSession
 
     log_dir = log_config_dir()
@@ -97,7 +98,9 @@ def spark_session(master: str = "local[*]", conf: Sequence[tuple[str, str]] = ()
         "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{log_conf}",
     }
     settings.update(dict(conf))
-    builder = SparkSession.builder.master(master).appName(app_name)
+    builder = SparkSession.builder.appName(app_name)
+    if master:
+        builder = builder.master(master)
     for k, v in settings.items():
         builder = builder.config(k, v)
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python3"))

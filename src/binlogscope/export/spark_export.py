@@ -52,6 +52,11 @@ STATE_FORMAT = "binlogscope-export"  # the local export's (binlogscope.export.ru
 STAGING = "_spark_staging"
 ERRORS_TABLE = "errors"
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+#: Parquet row groups of the written parts (each open part file holds one in memory)
+ROW_GROUP_BYTES = 32 << 20
+#: the driver's heap when the export starts a local Spark (local mode runs the tasks in it);
+#: ``--conf spark.driver.memory=...`` overrides it
+LOCAL_DRIVER_MEMORY = "2g"
 _PART = re.compile(r"^part-(\d{6})-\d{4}\.parquet$")
 
 #: phase, inputs done, inputs in all, bytes done, bytes in all, seconds since the start
@@ -82,6 +87,10 @@ class SparkExportResult:
     errors: list[tuple[str, str]] = field(default_factory=list)
     #: per decoded input: (source, bytes, seconds of its task)
     task_times: list[tuple[str, int, float]] = field(default_factory=list)
+    #: wall seconds per phase: decode (the decode job), write (Spark's Parquet writes),
+    #: publish (renames and the state file)
+    phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
+        ("decode", "write", "publish"), 0.0))
 
 
 def is_uri(source: str) -> bool:
@@ -214,7 +223,7 @@ def _export_conf(spark: Any) -> dict[str, str | None]:
         # the dataset's timestamps as the local export writes them (INT64 micros, UTC)
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
         # a task's rows go to their partition files as they come (no sort by partition)
-        "spark.sql.maxConcurrentOutputFileWriters": "256",
+        "spark.sql.maxConcurrentOutputFileWriters": "16",
         "spark.sql.session.timeZone": "UTC",
     }
     before: dict[str, str | None] = {}
@@ -318,7 +327,7 @@ def _write_table(df: Any, table: str, target: Path) -> None:
     cols = [fn.col(table).getField(c).alias(c) for c in data_schema(table).names]
     (df.where(fn.col("table") == table).select(*cols, *[fn.col(c) for c in pcols])
      .write.mode("overwrite").partitionBy(*pcols).option("compression", "zstd")
-     .parquet(str(target)))
+     .option("parquet.block.size", str(ROW_GROUP_BYTES)).parquet(str(target)))
 
 
 def run_spark_export(
@@ -326,7 +335,7 @@ def run_spark_export(
     out: str | Path,
     *,
     kind: str = "file",
-    master: str = "local[*]",
+    master: str | None = None,
     conf: Sequence[tuple[str, str]] = (),
     resume: bool = False,
     no_raw: bool = False,
@@ -336,7 +345,9 @@ def run_spark_export(
     spark: Any = None,
 ) -> SparkExportResult:
     """Export ``sources`` into ``out`` on Spark (see the module doc). ``spark``: a session to
-    use (kept open); else one is started on ``master`` with ``conf`` and stopped at the end."""
+    use (kept open); else the active one (``spark-submit``, a notebook), else one is started
+    on ``master`` (None: ``spark-submit``'s, else ``local[*]``) with ``conf``, and stopped at
+    the end."""
     from binlogscope.export.spark import require
 
     require("pyspark")
@@ -382,7 +393,12 @@ def run_spark_export(
         else:
             from binlogscope.export.spark import spark_session
 
-            spark = spark_session(master, conf, app_name="binlogscope-export")
+            settings = list(conf)
+            launched = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit's JVM is running
+            if not launched and (master or "local").startswith("local") and not any(
+                    k == "spark.driver.memory" for k, _ in settings):
+                settings.insert(0, ("spark.driver.memory", LOCAL_DRIVER_MEMORY))
+            spark = spark_session(master, settings, app_name="binlogscope-export")
     result = SparkExportResult(dict.fromkeys(TABLES, 0),
                                startup_seconds=time.monotonic() - t0)
     before = _export_conf(spark)
@@ -449,6 +465,7 @@ def run_spark_export(
             sc.setJobGroup(gid, f"binlogscope export: checkpoint {checkpoint}", True)
             if watcher is not None:
                 watcher.files_before, watcher.group, watcher.phase = done, gid, "decode"
+            t_phase = time.monotonic()
             mapped = (_task_frame(spark, group).mapInArrow(fn_task, schema)
                       .persist(StorageLevel.DISK_ONLY))
             meta = (mapped.where(fn.col("table").isin("stats", ERRORS_TABLE))
@@ -460,6 +477,8 @@ def run_spark_export(
                 watcher.group = None
                 watcher.files_before = done + len(group)
             counts = {t: sum(int(s[t]) for s in stats) for t in ("events", "rows", "packets")}
+            t_write = time.monotonic()
+            result.phases["decode"] += t_write - t_phase
             for table in TABLES:
                 if counts[table]:
                     if watcher is not None:
@@ -471,6 +490,8 @@ def run_spark_export(
                  .parquet(str(staging / ERRORS_TABLE)))
             mapped.unpersist()
             mapped = None
+            t_publish = time.monotonic()
+            result.phases["write"] += t_publish - t_write
             _publish(staging, root, checkpoint)
             done += len(group)
             for t in TABLES:
@@ -485,6 +506,7 @@ def run_spark_export(
             state["updated"] = _now()
             write_state(root, state)
             shutil.rmtree(staging, ignore_errors=True)
+            result.phases["publish"] += time.monotonic() - t_publish
         if result.errors:
             (root / ERRORS_TABLE).mkdir(exist_ok=True)
         state["resume"] = None
