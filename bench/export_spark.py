@@ -61,7 +61,32 @@ def child_local(files: list[Path], out: Path) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - t0, "cpu": _cpu(), "counts": res.counts}
 
 
-def child_spark(files: list[Path], out: Path, master: str) -> dict[str, Any]:
+def tree_cpu() -> float:
+    """CPU seconds of this process and every live descendant (the JVM, Spark's Python
+    workers), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    kids: dict[int, list[int]] = {}
+    own: dict[int, float] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        kids.setdefault(int(st[1]), []).append(int(d))
+        # utime, stime, and the children it has waited for
+        own[int(d)] = sum(int(x) for x in st[11:15]) / tick
+    total, todo = 0.0, [os.getpid()]
+    while todo:
+        p = todo.pop()
+        total += own.get(p, 0.0)
+        todo += kids.get(p, [])
+    return total
+
+
+def child_spark(files: list[Path], out: Path, master: str, writer: str) -> dict[str, Any]:
     from binlogscope.export.spark import spark_session
     from binlogscope.export.spark_export import LOCAL_DRIVER_MEMORY, run_spark_export
 
@@ -69,19 +94,21 @@ def child_spark(files: list[Path], out: Path, master: str) -> dict[str, Any]:
     spark = spark_session(master, [("spark.driver.memory", LOCAL_DRIVER_MEMORY)],
                           app_name="binlogscope-export")
     startup = time.perf_counter() - t0
+    cpu0 = tree_cpu()
     try:
         t1 = time.perf_counter()
-        res = run_spark_export([str(f) for f in files], out, spark=spark)
+        res = run_spark_export([str(f) for f in files], out, spark=spark, writer=writer)
         export = time.perf_counter() - t1
+        cpu = tree_cpu() - cpu0
     finally:
         spark.stop()
     return {"startup": startup, "export": export, "total": time.perf_counter() - t0,
             "phases": res.phases, "tasks": res.task_times, "counts": res.counts,
-            "errors": res.errors, "cpu": _cpu()}
+            "errors": res.errors, "cpu": cpu}
 
 
 def _run_child(mode: str, files: list[Path], tmp: Path) -> dict[str, Any]:
-    out = tmp / f"out-{mode.replace('[', '').replace(']', '')}"
+    out = tmp / ("out-" + "".join(c for c in mode if c.isalnum()))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
     proc = subprocess.run([sys.executable, __file__, "--child", mode, "--out", str(out),
@@ -106,14 +133,17 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=HERE / "data")
     ap.add_argument("--files", type=int, help="only the first N files")
+    ap.add_argument("--tasks-writer", action="store_true",
+                    help="also run --writer tasks (each task writes its parts with pyarrow)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         files = [Path(p) for p in args.paths]
+        master, _, writer = args.child.partition("/")
         res = (child_local(files, args.out) if args.child == "local"
-               else child_spark(files, args.out, args.child))
+               else child_spark(files, args.out, master, writer or "spark"))
         print(json.dumps(res))
         return 0
 
@@ -126,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         loc = _run_child("local", files, tmp)
         s1 = _run_child("local[1]", files, tmp)
         s2 = _run_child("local[2]", files, tmp)
+        w1 = _run_child("local[1]/tasks", files, tmp) if args.tasks_writer else None
+        w2 = _run_child("local[2]/tasks", files, tmp) if args.tasks_writer else None
     assert s1["counts"] == s2["counts"] == loc["counts"], (s1["counts"], loc["counts"])
     local_rate = mb / loc["seconds"]
     print(f"local exporter: {loc['seconds']:.1f} s, {local_rate:.1f} MB/s "
@@ -134,7 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         ph = r["phases"]
         print(f"--spark {name}: total {r['total']:.1f} s = start-up {r['startup']:.1f} s + "
               f"export {r['export']:.1f} s (decode {ph['decode']:.1f}, write {ph['write']:.1f}"
-              f", publish {ph['publish']:.1f}); {mb / r['export']:.1f} MB/s")
+              f", publish {ph['publish']:.1f}); {mb / r['export']:.1f} MB/s; CPU "
+              f"{r['cpu']:.1f} s = {r['cpu'] / r['export']:.2f} cores busy")
+    print(f"CPU per MB: local exporter {loc['cpu'] / mb * 1000:.0f} ms, --spark "
+          f"{s1['cpu'] / mb * 1000:.0f} ms ({s1['cpu'] / loc['cpu']:.2f}x)")
     speedup = s1["export"] / s2["export"]
     speedup_total = s1["total"] / s2["total"]
     print(f"\nlocal[2] / local[1]: {speedup:.2f}x on the export, {speedup_total:.2f}x with "
@@ -151,6 +186,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Spark start-up share {name}: {100 * r['startup'] / r['total']:.0f} % of "
               f"{r['total']:.1f} s; {mb / r['export'] / cores:.1f} MB/s per core "
               f"({mb / r['total'] / cores:.1f} with start-up)")
+    if w1 is not None and w2 is not None:
+        print(f"\n--writer tasks: local[1] export {w1['export']:.1f} s ({mb / w1['export']:.1f}"
+              f" MB/s, CPU {w1['cpu']:.1f} s), local[2] {w2['export']:.1f} s "
+              f"({mb / w2['export']:.1f} MB/s, CPU {w2['cpu']:.1f} s): "
+              f"{w1['export'] / w2['export']:.2f}x")
+        for name, r in (("local[1]", w1), ("local[2]", w2)):
+            total_task = sum(s for _, _, s in r["tasks"])
+            print(f"  per-task rate {name}: {mb / total_task:.1f} MB/s "
+                  f"({mb / total_task / local_rate:.2f}x the local exporter); task seconds "
+                  f"{', '.join(f'{s:.1f}' for _, _, s in r['tasks'])}")
     # projection: the decode tasks of local[1] (one core, no contention between tasks) on N
     # cores biggest first; the write time spread over the files by size, the same way
     ph = s1["phases"]

@@ -109,6 +109,8 @@ def _add_export_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                    help="with --spark: Spark configuration, repeatable")
     e.add_argument("--checkpoint-files", type=int, metavar="N", help="with --spark: make "
                    "completed data visible every N inputs (default 4 per core)")
+    e.add_argument("--writer", choices=("spark", "tasks"), default="spark", help="with "
+                   "--spark: Parquet written by Spark (default) or by each task itself")
 
     a = sub.add_parser("analyze", help="reports over an export, computed on Spark",
                        description="Run the reports (or --sql) over an export with PySpark.")

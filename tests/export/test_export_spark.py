@@ -122,6 +122,12 @@ def test_binlogs_both_ways_equal(spark: Any, tmp_path: Path) -> None:
     assert state["counts"] == counts == read_state(local)["counts"]  # type: ignore[index]
     assert f"exported {counts['events']} events, {counts['rows']} rows" in out
     assert not (sp / "errors").exists()
+    # --writer tasks: each task writes its parts itself (pyarrow), the same dataset
+    tasks = tmp_path / "tasks"
+    res = run_spark_export([str(d)], tasks, spark=spark, writer="tasks", checkpoint_files=2)
+    assert res.complete and not res.errors
+    assert assert_same_dataset(local, tasks) == counts
+    assert not (tasks / "_spark_staging").exists()
 
 
 def test_relay_log_set_and_a_transaction_cut_by_the_file_boundary(

@@ -52,6 +52,8 @@ STATE_FORMAT = "binlogscope-export"  # the local export's (binlogscope.export.ru
 STAGING = "_spark_staging"
 ERRORS_TABLE = "errors"
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+#: who writes the Parquet files (see :func:`run_spark_export`)
+WRITERS = ("spark", "tasks")
 #: Parquet row groups of the written parts (each open part file holds one in memory)
 ROW_GROUP_BYTES = 32 << 20
 #: the driver's heap when the export starts a local Spark (local mode runs the tasks in it);
@@ -289,22 +291,28 @@ class _Watcher(threading.Thread):
 # ----------------------------------------------------------------------------- the export
 
 def _publish(staging: Path, root: Path, checkpoint: int) -> None:
-    """Move a group's Parquet files from the staging tree into the dataset, named as the
-    local export names its parts (``part-<checkpoint>-<n>.parquet``, n per directory)."""
-    for table in (*TABLES, ERRORS_TABLE):
-        base = staging / table
-        if not base.is_dir():
-            continue
-        for dirpath, _dirs, files in sorted(os.walk(base)):
-            parts = sorted(f for f in files if f.endswith(".parquet")
-                           and not f.startswith((".", "_")))
-            if not parts:
+    """Move a group's Parquet files from the staging tree (Spark's writes, or the tasks' own
+    ``tasks/input-<n>/`` trees) into the dataset, named as the local export names its parts
+    (``part-<checkpoint>-<n>.parquet``, n per directory)."""
+    tasks = staging / "tasks"
+    bases = sorted(tasks.iterdir()) if tasks.is_dir() else [staging]
+    seqs: dict[Path, int] = {}
+    for top in bases:
+        for table in (*TABLES, ERRORS_TABLE):
+            base = top / table
+            if not base.is_dir():
                 continue
-            dest = root / table / os.path.relpath(dirpath, base)
-            dest.mkdir(parents=True, exist_ok=True)
-            for seq, name in enumerate(parts, 1):
-                os.replace(Path(dirpath) / name,
-                           dest / f"part-{checkpoint:06d}-{seq:04d}.parquet")
+            for dirpath, _dirs, files in sorted(os.walk(base)):
+                parts = sorted(f for f in files if f.endswith(".parquet")
+                               and not f.startswith((".", "_")))
+                if not parts:
+                    continue
+                dest = root / table / os.path.relpath(dirpath, base)
+                dest.mkdir(parents=True, exist_ok=True)
+                for name in parts:
+                    seq = seqs[dest] = seqs.get(dest, 0) + 1
+                    os.replace(Path(dirpath) / name,
+                               dest / f"part-{checkpoint:06d}-{seq:04d}.parquet")
 
 
 def _clean_errors(root: Path, checkpoint: int) -> None:
@@ -343,11 +351,15 @@ def run_spark_export(
     checkpoint_files: int | None = None,
     progress: Progress | None = None,
     spark: Any = None,
+    writer: str = "spark",
 ) -> SparkExportResult:
     """Export ``sources`` into ``out`` on Spark (see the module doc). ``spark``: a session to
     use (kept open); else the active one (``spark-submit``, a notebook), else one is started
     on ``master`` (None: ``spark-submit``'s, else ``local[*]``) with ``conf``, and stopped at
-    the end."""
+    the end. ``writer``: ``spark`` (Spark's Parquet writer) or ``tasks`` (each task writes
+    its input's parts with the local exporter's writer; Spark schedules and collects)."""
+    if writer not in WRITERS:
+        raise SparkExportError(f"--writer {writer}: expected one of {', '.join(WRITERS)}")
     from binlogscope.export.spark import require
 
     require("pyspark")
@@ -448,7 +460,6 @@ def run_spark_export(
         bytes_total = sum(i.size for i in inputs)
         bytes_before = sum(i.size for i in inputs[:start])
         opts = TaskOptions(kind, no_raw, ports)
-        fn_task = partial(decode_partition, opts=opts, added=acc.add)
         schema = spark_union_schema()
         if progress is not None:
             watcher = _Watcher(spark, progress, acc, start, len(inputs), bytes_before,
@@ -466,8 +477,12 @@ def run_spark_export(
             if watcher is not None:
                 watcher.files_before, watcher.group, watcher.phase = done, gid, "decode"
             t_phase = time.monotonic()
-            mapped = (_task_frame(spark, group).mapInArrow(fn_task, schema)
-                      .persist(StorageLevel.DISK_ONLY))
+            if writer == "tasks":
+                opts.write_dir = str((staging / "tasks").resolve())
+            fn_task = partial(decode_partition, opts=opts, added=acc.add)
+            mapped = _task_frame(spark, group).mapInArrow(fn_task, schema)
+            if writer == "spark":
+                mapped = mapped.persist(StorageLevel.DISK_ONLY)
             meta = (mapped.where(fn.col("table").isin("stats", ERRORS_TABLE))
                     .select("table", "stats", ERRORS_TABLE).collect())
             stats = [r["stats"] for r in meta if r["table"] == "stats"]
@@ -480,7 +495,7 @@ def run_spark_export(
             t_write = time.monotonic()
             result.phases["decode"] += t_write - t_phase
             for table in TABLES:
-                if counts[table]:
+                if counts[table] and writer == "spark":
                     if watcher is not None:
                         watcher.phase = f"write {table}"
                     _write_table(mapped, table, staging / table)
@@ -600,6 +615,7 @@ def cmd_export_spark(args: Any, out: TextIO, err: TextIO, prog: str = "binlogsco
                                resume=args.resume, no_raw=args.no_raw,
                                ports=args.port or None,
                                checkpoint_files=args.checkpoint_files,
+                               writer=getattr(args, "writer", "spark"),
                                progress=progress_bar(err, prog) if tty else None)
     except SparkExportError as exc:
         print(f"{prog}: export: {exc}", file=err)

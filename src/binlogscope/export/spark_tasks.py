@@ -142,6 +142,9 @@ class TaskOptions:
     kind: str  # "file" or "pcap"
     no_raw: bool = False
     ports: list[int] | None = None
+    #: ``--writer tasks``: each task writes its input's parts here (``input-<index>/``) with
+    #: the local exporter's writer and hands back only its ``stats`` and ``errors`` rows
+    write_dir: str | None = None
 
 
 def _records(local: str, opts: TaskOptions) -> Iterator[Record]:
@@ -175,7 +178,10 @@ def decode_input(index: int, source: str, size: int, content: bytes | None,
             with open(local, "wb") as f:
                 f.write(content)
             del content
-        writer = BatchCollector(Path(scratch))
+        own_parts = opts.write_dir is not None
+        writer = (DatasetWriter(Path(str(opts.write_dir)) / f"input-{index:06d}",
+                                builders=COLUMN_BUILDERS) if own_parts
+                  else BatchCollector(Path(scratch)))
         mapper = TableMapper(no_raw=opts.no_raw, emit_values=writer.add_values,
                              emit_many=writer.add_many)
         errors: list[str] = []
@@ -191,21 +197,26 @@ def decode_input(index: int, source: str, size: int, content: bytes | None,
                     mapper.input_done()
                     if rec.error:
                         errors.append(rec.error.replace(local, source))
-                if writer.ready:
+                if isinstance(writer, BatchCollector) and writer.ready:
                     for table, partition, data in writer.take():
                         counts[table] += data.num_rows
                         yield table_batch(table, partition, data)
             mapper.input_done()
-            writer.finish()
+            if isinstance(writer, BatchCollector):
+                writer.finish()
+            else:
+                writer.checkpoint()
+                counts.update(writer.rows_written)
         except SourceError as exc:  # missing, not a file
             errors.append(str(exc).replace(local, source))
         except Exception as exc:  # a failure decoding this input must not end the job
             errors.append(f"{source}: {type(exc).__name__}: {exc}".replace(local, source)
                           + "\n" + traceback.format_exc(limit=-3).rstrip())
-            writer.abort()
-        for table, partition, data in writer.take():
-            counts[table] += data.num_rows
-            yield table_batch(table, partition, data)
+            writer.abort()  # (--writer tasks: none of the input's rows is kept)
+        if isinstance(writer, BatchCollector):
+            for table, partition, data in writer.take():
+                counts[table] += data.num_rows
+                yield table_batch(table, partition, data)
         writer.close()
         for message in errors:
             failed = True
