@@ -46,8 +46,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     sub.add_parser("actions", help="list the fault actions a scenario can use")
     from mock_master.diff_run import add_diff_arguments
 
-    add_diff_arguments(sub.add_parser("diff", help="run a client against a real server and "
-                                      "against the mock, compare the packets"))
+    add_diff_arguments(sub.add_parser(
+        "diff", help="run a client against a real server and against the mock, compare the "
+        "packets", description="Run the client command against the real server, then against "
+        "the mock master serving copies of its binlog files, both through a recording relay; "
+        "compare the server packets field by field (docs/differential.md). Exit 0: the same, "
+        "1: different."))
     return p
 
 

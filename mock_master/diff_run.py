@@ -132,13 +132,21 @@ def add_diff_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--real", required=True, metavar="HOST:PORT",
                    help="the real server the client is first run against")
     p.add_argument("--binlog", action="append", default=[], metavar="PATH",
-                   help="copies of that server's binlog files (repeatable); the mock serves "
-                   "them. Default: the files the server lists in SHOW BINARY LOGS, read from "
-                   "--binlog-dir")
-    p.add_argument("--binlog-dir", metavar="DIR", help="the server's binlog directory")
+                   help="the server's binlog files (repeatable; copied after the real run), "
+                   "for the mock to serve")
+    p.add_argument("--binlog-dir", metavar="DIR", help="the server's binlog directory: the "
+                   "files its *.index lists")
     p.add_argument("--scenario", metavar="FILE", help="a mock master scenario (TOML/YAML) to "
                    "serve instead (users, flavour, answers)")
     p.add_argument("--flavor", choices=["mariadb", "mysql"])
+    p.add_argument("--user", action="append", default=[], metavar="NAME",
+                   help="the mock's login for the client (repeatable; default: the scenario's, "
+                   "else repl/replpass); its password from --password-file/--password-env")
+    p.add_argument("--auth-plugin", choices=["mysql_native_password", "caching_sha2_password"],
+                   default="mysql_native_password", help="the --user logins' auth plugin")
+    from mock_master.__main__ import add_password_arguments
+
+    add_password_arguments(p, "the password of the --user logins (default: none)")
     p.add_argument("--timeout", type=float, default=120, help="seconds per run (default 120)")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                    help="the client, with {host} and {port} where it takes the server "
@@ -166,11 +174,18 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> i
         index = sorted(d.glob("*.index"))
         names = (index[0].read_text().split() if index else [])
         files += [d / Path(n).name for n in names]
-    scenario = None
-    if args.scenario:
-        from mock_master.scenarios import load_scenario
+    from mock_master.__main__ import password_from_args
+    from mock_master.scenarios import ScenarioError, User, load_scenario
 
-        scenario = load_scenario(args.scenario)
+    scenario = None
+    try:  # everything that can fail before the real run
+        if args.scenario:
+            scenario = load_scenario(args.scenario)
+        users = [User(name, password_from_args(args, default=""), args.auth_plugin)
+                 for name in args.user]
+    except ScenarioError as exc:
+        print(f"{prog}: error: {exc}", file=err)
+        return 2
     if not files and scenario is None:
         print(f"{prog}: error: give --binlog files, --binlog-dir or --scenario", file=err)
         return 2
@@ -187,6 +202,8 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> i
             sc.sources.append(BinlogSource(list(copies)))
         if args.flavor:
             sc.flavor = args.flavor
+        if users:
+            sc.users = users
         mm = ThreadedMockMaster(sc).start()
         try:
             mock_run = record(command, mm.host, mm.port, timeout=args.timeout)

@@ -5,6 +5,7 @@ scrambles); a fault on one side must be found at the right packet and field, and
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -164,3 +165,31 @@ def test_identity_strings_are_allowed_and_other_values_are_not() -> None:
     assert rep.differences[0].fields[0].real == "'1'"
     assert rep.differences[0].fields[0].mock == "'2'"
     assert "SELECT @@server_id" in rep.differences[0].title()
+
+
+def test_mock_master_diff_takes_the_mocks_login_and_reports_a_refused_one(tmp_path: Path) -> None:
+    exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    if exe is None:
+        pytest.skip("mariadb-binlog is not installed")
+    client = [exe, "--read-from-remote-server", "--host={host}", "--port={port}",
+              "--user=repl", "--password=replpass", "--to-last-log", _served_name()]
+    env = dict(os.environ, DIFF_PW="replpass")
+    with _mock() as real:
+        def diff(user: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "mock_master", "diff", "--real",
+                 f"{real.host}:{real.port}", "--binlog", str(capture(WORKLOAD)), "--user", user,
+                 "--password-env", "DIFF_PW", "--", *client],
+                capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+
+        same = diff("repl")
+        assert same.returncode == 0, same.stdout + same.stderr
+        refused = diff("someone")  # the mock knows only 'someone': repl is refused
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "err 1045 \"Access denied for user 'repl'" in refused.stdout
+    missing = subprocess.run(
+        [sys.executable, "-m", "mock_master", "diff", "--real", "127.0.0.1:1", "--binlog",
+         str(capture(WORKLOAD)), "--user", "x", "--password-env", "DIFF_PW_UNSET", "--", "true"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "DIFF_PW_UNSET" in missing.stderr and "Traceback" not in missing.stderr
