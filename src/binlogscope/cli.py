@@ -27,6 +27,7 @@ from binlogscope.cli_live import (
 )
 from binlogscope.cli_pcap import add_pcap_parser, cmd_pcap
 from binlogscope.cli_plugins import add_plugin_parsers, run_demo, run_plugin
+from binlogscope.cli_proxy import add_proxy_parser, cmd_proxy
 from binlogscope.cli_sniff import add_sniff_parser, cmd_sniff
 
 #: subcommands still being built (name -> what it will do); each says so and exits 2
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_plugin_parsers(sub)  # subcommands of installed packages (mock-master)
     add_pcap_parser(sub)
     add_sniff_parser(sub)
+    add_proxy_parser(sub)
 
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"{what} - not built yet")
@@ -325,6 +327,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return cmd_pcap(args, out, err)
         if args.command == "sniff":
             return cmd_sniff(args, out, err)
+        if args.command == "proxy":
+            return cmd_proxy(args, out, err)
         if args.command in _PENDING:
             print(f"{PROG}: {args.command}: not built yet ({_PENDING[args.command]})", file=err)
             return 2

@@ -1,0 +1,130 @@
+"""``binlogscope proxy`` between real clients and the test's real MariaDB.
+
+`mariadb-binlog --read-from-remote-server --raw` through the proxy writes byte-identical files
+to the direct run; 20 concurrent pymysql sessions get their answers through it; the binlog
+events the proxy decoded are the ones ``binlogscope file --json`` reads at the same
+(binlog_file, offset) of the server's files, and its ``--record`` capture decodes with
+``binlogscope pcap`` to the same events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.mysql
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+CLI = [sys.executable, "-m", "binlogscope"]
+
+
+def _events(lines: list[str]) -> list[tuple[str, int, int, str]]:
+    out = []
+    for line in lines:
+        o = json.loads(line)
+        if o.get("kind") == "binlog_event" and o.get("offset") is not None:
+            out.append((o["binlog_file"], o["offset"], o["log_pos"], o["event_type"]))
+    return out
+
+
+def _raw_dump(mariadb, port: int, first: str, into: Path) -> None:  # type: ignore[no-untyped-def]
+    into.mkdir()
+    res = subprocess.run(
+        [shutil.which("mariadb-binlog") or "mariadb-binlog", "--read-from-remote-server",
+         "--raw", "--to-last-log", f"--host={mariadb.host}", f"--port={port}",
+         f"--user={mariadb.user}", f"--password={mariadb.password}",
+         f"--result-file={into}/", first], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
+def test_proxy_relays_real_clients_unchanged(mariadb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    with mariadb.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS proxy_t (id INT PRIMARY KEY, v VARCHAR(20))")
+        cur.execute("REPLACE INTO proxy_t VALUES (1, 'one'), (2, 'two')")
+        cur.execute("FLUSH BINARY LOGS")
+        cur.execute("UPDATE proxy_t SET v = 'uno' WHERE id = 1")
+        cur.execute("SHOW BINARY LOGS")
+        logs = [r[0] for r in cur.fetchall()]
+    rec = tmp_path / "proxy.pcapng"
+    proxy = subprocess.Popen(
+        [*CLI, "proxy", "--listen", "127.0.0.1:0", "--upstream",
+         f"{mariadb.host}:{mariadb.port}", "--json", "--record", str(rec)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        assert proxy.stderr is not None
+        first = proxy.stderr.readline()
+        m = re.search(r"listening on [\d.]+:(\d+)", first)
+        assert m, first
+        port = int(m.group(1))
+        _raw_dump(mariadb, port, logs[0], tmp_path / "via")
+        _raw_dump(mariadb, mariadb.port, logs[0], tmp_path / "direct")
+        via = sorted(p.name for p in (tmp_path / "via").iterdir())
+        assert via == sorted(p.name for p in (tmp_path / "direct").iterdir()) and via
+        for name in via:
+            assert (tmp_path / "via" / name).read_bytes() == \
+                (tmp_path / "direct" / name).read_bytes(), name
+
+        def query(i: int) -> int:
+            import pymysql
+
+            c = pymysql.connect(host="127.0.0.1", port=port, user=mariadb.user,
+                                password=mariadb.password, database=mariadb.database)
+            with c, c.cursor() as cur:
+                cur.execute("SELECT %s + 1", (i,))
+                return int(cur.fetchone()[0])
+
+        with ThreadPoolExecutor(20) as pool:
+            assert list(pool.map(query, range(20))) == [i + 1 for i in range(20)]
+    finally:
+        proxy.send_signal(signal.SIGINT)
+        out, err = proxy.communicate(timeout=60)
+    assert "Traceback" not in err and "21 connection(s) relayed" in err, err
+    assert not mariadb.password or mariadb.password not in out + err
+    seen = _events(out.splitlines())
+    expected: dict[tuple[str, int], tuple[int, str]] = {}
+    for name in logs:
+        res = subprocess.run([*CLI, "file", "--json", str(mariadb.binlog_dir / name)],
+                             capture_output=True, text=True, env=ENV, timeout=60)
+        for line in res.stdout.splitlines():
+            o = json.loads(line)
+            expected[(name, o["offset"])] = (o["log_pos"], o["event_type"])
+    assert len(seen) > 10 and {f for f, *_ in seen} == set(logs)
+    assert sum(1 for line in out.splitlines() if '"kind":"flow"' in line) == 21
+    for f, off, log_pos, etype in seen:
+        assert expected.get((f, off)) == (log_pos, etype), (f, off)
+    res = subprocess.run([*CLI, "pcap", "--json", "--port", str(mariadb.port), str(rec)],
+                         capture_output=True, text=True, env=ENV, timeout=60)
+    assert _events(res.stdout.splitlines()) == seen
+    tshark = shutil.which("tshark")
+    if tshark:  # Wireshark opens the recording and finds the MySQL packets
+        res = subprocess.run([tshark, "-r", str(rec), "-d", f"tcp.port=={mariadb.port},mysql",
+                              "-Y", "mysql", "-T", "fields", "-e", "frame.number"],
+                             capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0 and len(res.stdout.split()) > len(seen)
+
+
+def test_proxy_refused_upstream_and_bad_arguments(tmp_path: Path) -> None:
+    res = subprocess.run([*CLI, "proxy", "--listen", "127.0.0.1:0", "--upstream", "nope"],
+                         capture_output=True, text=True, env=ENV, timeout=60)
+    assert res.returncode == 2 and "expected [HOST:]PORT" in res.stderr
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    busy = s.getsockname()[1]
+    s.listen(1)
+    res = subprocess.run([*CLI, "proxy", "--listen", f"127.0.0.1:{busy}", "--upstream",
+                          "127.0.0.1:1"], capture_output=True, text=True, env=ENV, timeout=60)
+    s.close()
+    assert res.returncode == 1 and "cannot listen" in res.stderr
+    assert "Traceback" not in res.stderr
