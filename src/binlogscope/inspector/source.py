@@ -15,6 +15,7 @@ Rules for implementers:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,8 +24,10 @@ from typing import Any, Protocol, TextIO, runtime_checkable
 from binlogscope.wire.fields import is_sensitive, redact, redact_bytes
 from binlogscope.wire.node import Node
 
-#: optional columns a source may fill (files leave them empty; live sessions and captures don't)
-OPTIONAL_COLUMNS = frozenset({"direction", "seq", "semi_sync"})
+#: optional columns a source may fill (files leave them empty; live sessions and captures don't):
+#: ``wire_time`` says the row times are capture/arrival times with microseconds, ``frame`` and
+#: ``flow`` are a capture's frame number and flow (connection) number
+OPTIONAL_COLUMNS = frozenset({"direction", "seq", "semi_sync", "wire_time", "frame", "flow"})
 
 #: row kinds: each has a colour in app.tcss (``event-list--kind-<kind>``)
 KINDS = (
@@ -69,6 +72,9 @@ class Row:
     #: offset there (None: not a binlog event, or an event in no file)
     binlog_file: str | None = None
     file_pos: int | None = None
+    #: capture sources: the frame the packet starts in and its flow (connection) number
+    frame: int | None = None
+    flow: int | None = None
 
     @property
     def number(self) -> int:
@@ -198,11 +204,26 @@ class SessionSource(Protocol):
     def stop(self) -> None: ...
 
 
-def format_time(ts: float | None, wide: bool) -> str:
+def format_time(ts: float | None, wide: bool, usec: bool = False) -> str:
+    """UTC time of day (``wide``: with the date); ``usec`` adds ``.ffffff``."""
     if ts is None:
         return ""
-    t = time.gmtime(ts)
-    return time.strftime("%Y-%m-%d %H:%M:%S" if wide else "%H:%M:%S", t)
+    sec = math.floor(ts)
+    t = time.gmtime(sec)
+    text = time.strftime("%Y-%m-%d %H:%M:%S" if wide else "%H:%M:%S", t)
+    if usec:
+        us = round((ts - sec) * 1_000_000)
+        if us >= 1_000_000:  # rounding up to the next second
+            return format_time(float(sec + 1), wide, usec)
+        text += f".{us:06d}"
+    return text
+
+
+def format_seconds(delta: float | None) -> str:
+    """A time difference in seconds with microseconds (``0.000213``, ``-1.5`` -> ``-1.500000``)."""
+    if delta is None:
+        return ""
+    return f"{delta:.6f}"
 
 
 def event_kind(type_name: str, error: bool = False) -> str:

@@ -102,7 +102,7 @@ class _Conn:
 class PacketStreamSource:
     """Rows from :class:`StreamItem` objects; subclasses (or ``items``) produce them."""
 
-    columns: frozenset[str] = frozenset({"direction", "seq", "semi_sync"})
+    columns: frozenset[str] = frozenset({"direction", "seq", "semi_sync", "wire_time"})
     live = False
     paused = False
 
@@ -393,7 +393,9 @@ class PacketStreamSource:
             seq=None if self._seq[index] < 0 else self._seq[index],
             semi_sync=self._semi_text(index, semi),
             binlog_file=self._files[f] if f >= 0 and fp >= 0 else None,
-            file_pos=fp if fp >= 0 else None)
+            file_pos=fp if fp >= 0 else None,
+            frame=None if self._frame[index] < 0 else self._frame[index],
+            flow=self._conn[index])
 
     def _semi_text(self, index: int, semi: int) -> str | None:
         if semi == 1:

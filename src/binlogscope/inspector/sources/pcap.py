@@ -17,6 +17,7 @@ from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
 
 class PcapSource(PacketStreamSource):
     live = False
+    columns = PacketStreamSource.columns | {"frame", "flow"}
 
     def __init__(self, path: str | Path, *, ports: Iterable[int] | None = None) -> None:
         super().__init__(label=str(path))

@@ -62,6 +62,7 @@ class MainScreen(Screen[None]):
         Binding("X", "prompt('export_event')", "Export event", show=False),
         Binding("c", "copy('hex')", "Copy hex"),
         Binding("v", "copy('value')", "Copy value", show=False),
+        Binding("t", "time_mode", "Time", show=False),
         Binding("escape", "focus_list", "List", show=False),
         Binding("F", "follow", "Follow"),
         Binding("p", "pause", "Pause"),
@@ -422,6 +423,12 @@ class MainScreen(Screen[None]):
         self.notify("paused: the store fills and holds the fetcher back, nothing is lost; "
                     "p resumes" if self.paused else "resumed")
         self._show_status()
+
+    def action_time_mode(self) -> None:
+        mode = self.events.cycle_time_mode()
+        self.notify({"absolute": "time: UTC time of each row",
+                     "relative": "time: seconds since the first row",
+                     "delta": "time: seconds since the previous shown row"}[mode])
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())

@@ -16,12 +16,15 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from binlogscope.inspector.source import KINDS, Row, format_time
+from binlogscope.inspector.source import KINDS, Row, format_seconds, format_time
 from binlogscope.inspector.view import View
 from binlogscope.tui.messages import FollowRequested, RowHighlighted
 from binlogscope.tui.widgets.styled import StyledScrollView
 
 _COLS_NARROW = 100
+#: the time column's modes (``t`` cycles): UTC time, seconds since the first row, seconds since
+#: the previous shown row (Wireshark's "delta displayed": semi-sync ACK latency)
+TIME_MODES = ("absolute", "relative", "delta")
 
 
 def _fit(text: str, width: int, right: bool = False) -> str:
@@ -63,6 +66,7 @@ class EventList(StyledScrollView, can_focus=True):
         self.show_optional: frozenset[str] = view.source.columns
         self._last_posted: tuple[int, int] | None = None
         self._sized_rows = -1
+        self.time_mode = "absolute"
 
     # ----- data
     @property
@@ -168,31 +172,67 @@ class EventList(StyledScrollView, can_focus=True):
         """Wide columns (full time, type names, log_pos) when the summary still gets room."""
         return width >= _COLS_NARROW + (40 if self.show_optional else 0)
 
+    def cycle_time_mode(self) -> str:
+        """absolute -> relative to the first row -> delta to the previous shown row -> ..."""
+        self.time_mode = TIME_MODES[(TIME_MODES.index(self.time_mode) + 1) % len(TIME_MODES)]
+        self.refresh()
+        return self.time_mode
+
+    def _time_column(self, wide: bool) -> tuple[str, str, int, bool]:
+        usec = "wire_time" in self.show_optional
+        if self.time_mode == "relative":
+            return ("time", "rel. time (s)" if wide else "rel. time", 13, True)
+        if self.time_mode == "delta":
+            return ("time", "delta (s)", 13, True)
+        if usec:
+            return ("time", "time (UTC)" if wide else "time", 26 if wide else 15, False)
+        return ("time", "time (UTC)" if wide else "time", 19 if wide else 8, False)
+
     def _columns(self, width: int) -> list[tuple[str, str, int, bool]]:
         """(key, title, width, right-aligned) that fit ``width``; summary takes the rest."""
-        n = max(len(self.view.source), 1)
+        src = self.view.source
+        n = max(len(src), 1)
         num_w = max(len(str(n)), 3) + 1
         wide = self._wide(width)
+        opt = self.show_optional
         cols: list[tuple[str, str, int, bool]] = [("number", "no.", num_w, True)]
-        cols.append(("time", "time (UTC)" if wide else "time", 19 if wide else 8, False))
-        if "direction" in self.show_optional:
+        if "frame" in opt:
+            last = src.row(n - 1).frame if len(src) else None
+            cols.append(("frame", "frame", max(len(str(last or 0)), 5), True))
+        cols.append(self._time_column(wide))
+        if "flow" in opt:
+            cols.append(("flow", "flow", 4, True))
+        if "direction" in opt:
             cols.append(("direction", "dir", 3, False))
-        cols.append(("length", "len", 7 if wide else 5, True))
-        if "seq" in self.show_optional:
+        cols.append(("length", "len", 8, True))
+        if "seq" in opt:
             cols.append(("seq", "seq", 3, True))
-        if "semi_sync" in self.show_optional:
+        if "semi_sync" in opt:
             cols.append(("semi_sync", "semi", 10 if wide else 4, False))
         cols.append(("event_type", "type", 24 if wide else 16, False))
-        cols.append(("table", "schema.table", 24 if wide else 14, False))
+        cols.append(("table", "schema.table", 20 if wide else 14, False))
         if wide:
+            cols.append(("file_pos", "# at", 10, True))
             cols.append(("log_pos", "log_pos", 10, True))
         return cols
+
+    def _time_cell(self, row: Row, vi: int, wide: bool) -> str:
+        if self.time_mode == "absolute":
+            return format_time(row.time, wide, "wire_time" in self.show_optional)
+        if row.time is None:
+            return ""
+        if self.time_mode == "relative":
+            src = self.view.source
+            first = src.row(0).time if len(src) else None
+            return format_seconds(None if first is None else row.time - first)
+        if vi == 0:
+            return format_seconds(0.0)
+        prev = self.view.source.row(self.view.row_index(vi - 1)).time
+        return format_seconds(None if prev is None else row.time - prev)
 
     def _cell(self, row: Row, key: str, wide: bool) -> str:
         if key == "number":
             return str(row.number)
-        if key == "time":
-            return format_time(row.time, wide)
         if key == "length":
             return str(row.length)
         if key == "semi_sync" and not wide and row.semi_sync:
@@ -219,7 +259,7 @@ class EventList(StyledScrollView, can_focus=True):
         row = self.view.source.row(ri)
         cells = []
         for key, _, w, right in cols:
-            text = self._cell(row, key, wide)
+            text = self._time_cell(row, vi, wide) if key == "time" else self._cell(row, key, wide)
             if key == "number" and ri in self.bookmarks:
                 text = "*" + text
             cells.append(_fit(text, w, right))
