@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from binlogscope.wire.node import Node, format_value
 from mock_master.diff_capture import CLIENT, Conversation
 
 HEARTBEAT_TYPES = (27, 41)
-_OPAQUE = (Phase.ENCRYPTED, Phase.COMPRESSED)
+_OPAQUE = (Phase.ENCRYPTED,)
 ARTIFICIAL_F = 0x20
 
 
@@ -42,15 +43,58 @@ def decode(conv: Conversation) -> list[PacketDecoded]:
     return _decode(conv)[0]
 
 
-def _decode(conv: Conversation) -> tuple[list[PacketDecoded], Phase]:
-    """The packets, and the phase the conversation ended in (ENCRYPTED / COMPRESSED: the rest
-    could not be decoded)."""
+def _decode(conv: Conversation) -> tuple[list[PacketDecoded], Phase, bytes]:
+    """The packets, the phase the conversation ended in (ENCRYPTED: the rest could not be
+    decoded), and the server's bytes the packets' offsets point into. A compressed protocol
+    conversation is inflated and decoded on (offsets then count inflated bytes)."""
     s = Session(Role.OBSERVER)
     out: list[PacketDecoded] = []
+    fed = {Peer.CLIENT: bytearray(), Peer.SERVER: bytearray()}
+    inner: Session | None = None
+    zbuf = {Peer.CLIENT: bytearray(), Peer.SERVER: bytearray()}
+    server_source = bytearray()
     for who, data, _ in conv.chunks:
-        s.receive_data(data, Peer.CLIENT if who == CLIENT else Peer.SERVER)
-        out.extend(ev for ev in s.events() if isinstance(ev, PacketDecoded))
-    return out, s.phase
+        peer = Peer.CLIENT if who == CLIENT else Peer.SERVER
+        if inner is None:
+            fed[peer] += data
+            s.receive_data(data, peer)
+            out.extend(ev for ev in s.events() if isinstance(ev, PacketDecoded))
+            if s.phase is not Phase.COMPRESSED:
+                continue
+            plain = {p: len(fed[p]) - s.opaque_bytes[p] for p in fed}
+            server_source += fed[Peer.SERVER][: plain[Peer.SERVER]]
+            inner = Session(Role.OBSERVER, start_phase=Phase.COMMAND,
+                            capabilities=s.capabilities, client_offset=plain[Peer.CLIENT],
+                            server_offset=plain[Peer.SERVER])
+            for p in fed:
+                zbuf[p] += fed[p][plain[p]:]
+                _inflate(zbuf[p], inner, p, server_source)
+        else:
+            zbuf[peer] += data
+            _inflate(zbuf[peer], inner, peer, server_source)
+        out.extend(ev for ev in inner.events() if isinstance(ev, PacketDecoded))
+    if inner is None:
+        return out, s.phase, bytes(fed[Peer.SERVER])
+    return out, inner.phase, bytes(server_source)
+
+
+def _inflate(buf: bytearray, inner: Session, peer: Peer, server_source: bytearray) -> None:
+    """Feed the complete compressed-protocol frames at the head of ``buf`` to ``inner``:
+    3-byte compressed length, sequence id, 3-byte length before compression (0: stored)."""
+    while len(buf) >= 7:
+        clen = int.from_bytes(buf[0:3], "little")
+        ulen = int.from_bytes(buf[4:7], "little")
+        if len(buf) < 7 + clen:
+            return
+        body = bytes(buf[7 : 7 + clen])
+        del buf[: 7 + clen]
+        try:
+            plain = zlib.decompress(body) if ulen else body
+        except zlib.error:
+            plain = body  # damaged: decoded as it is (the packets will show it)
+        if peer is Peer.SERVER:
+            server_source += plain
+        inner.receive_data(plain, peer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +260,10 @@ class DiffReport:
 
     @property
     def ok(self) -> bool:
-        return not self.differences and self.real_connections == self.mock_connections
+        """Nothing differs - and there was something to compare (a client that never
+        connected proves nothing)."""
+        return (not self.differences and self.real_connections == self.mock_connections
+                and self.real_connections > 0)
 
     def summary(self) -> str:
         allowed = ", ".join(f"{k} {v}" for k, v in sorted(self.allowed.items())) or "none"
@@ -226,6 +273,8 @@ class DiffReport:
                 f"allowed differences: {allowed}")
         if self.ok:
             return f"SAME: {head}"
+        if not self.differences and self.real_connections == self.mock_connections == 0:
+            return f"NOTHING COMPARED: the client never connected; {head}"
         n = len(self.differences)
         extra = "" if self.real_connections == self.mock_connections else \
             " (a different number of connections)"
@@ -384,12 +433,11 @@ def compare(real: Sequence[Conversation], mock: Sequence[Conversation],
     rep = DiffReport(len(real), len(mock))
     hb_real = hb_mock = 0
     for rc, mc in zip(real, mock, strict=False):
-        rsrc, msrc = rc.data("server"), mc.data("server")
-        (rp, rphase), (mp, mphase) = _decode(rc), _decode(mc)
+        (rp, rphase, rsrc), (mp, mphase, msrc) = _decode(rc), _decode(mc)
         for side, phase in (("real server", rphase), ("mock", mphase)):
             if phase in _OPAQUE:
                 rep.notes.append(f"connection {rc.index}: with the {side} the conversation "
-                                 f"turned {phase.value} (TLS or compression): compared only "
+                                 f"turned {phase.value} (TLS): compared only "
                                  "up to there")
         if rphase != mphase and (rphase in _OPAQUE or mphase in _OPAQUE):
             rep.differences.append(PacketDiff(rc.index, 0, None, None, [FieldDiff(

@@ -139,12 +139,12 @@ def mariadb_binlog_text(ctx: Context) -> DiffReport:
 
 
 # ------------------------------------------------------------------------ mysql-connector-python
-def connector_information_schema(ctx: Context) -> DiffReport:
+def connector_information_schema(ctx: Context, *, compress: bool = False) -> DiffReport:
     def run(host: str, port: int) -> object:
         import mysql.connector
 
         conn = mysql.connector.connect(host=host, port=port, user="repl", password="replpass",
-                                       use_pure=True)
+                                       use_pure=True, compress=compress)
         try:
             cur = conn.cursor()
             cur.execute("SELECT COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, COLUMN_TYPE, "
@@ -166,9 +166,15 @@ def connector_information_schema(ctx: Context) -> DiffReport:
     return _diff(ctx, run)
 
 
+def connector_compressed(ctx: Context) -> DiffReport:
+    """The same over the compressed protocol (the harness inflates both conversations)."""
+    return connector_information_schema(ctx, compress=True)
+
+
 # ---------------------------------------------------------------------------- a MariaDB replica
 def _replica_session(ctx: Context, change: str, *, until: str = "", slave_pos: str = "",
                      create_table: bool = False, semi_sync: bool = False,
+                     compressed: bool = False,
                      live: Callable[[], None] | None = None) -> Callable[[str, int], object]:
     """A real replica replicating through the relay until it has read everything (or has
     stopped at its UNTIL). Starting past the CREATE TABLE (``slave_pos``, a file position),
@@ -203,6 +209,7 @@ def _replica_session(ctx: Context, change: str, *, until: str = "", slave_pos: s
         sql(replica, "STOP SLAVE")
         sql(replica, "RESET SLAVE ALL")
         sql(replica, f"SET GLOBAL rpl_semi_sync_slave_enabled = {'ON' if semi_sync else 'OFF'}")
+        sql(replica, f"SET GLOBAL slave_compressed_protocol = {'ON' if compressed else 'OFF'}")
         sql(replica, "DROP DATABASE IF EXISTS binlogscope_test")
         sql(replica, "CREATE DATABASE binlogscope_test")
         sql(replica, f"SET GLOBAL gtid_slave_pos = '{slave_pos}'")
@@ -238,6 +245,11 @@ def replica_file_pos(ctx: Context) -> DiffReport:
 
 def replica_gtid(ctx: Context) -> DiffReport:
     return _diff(ctx, _replica_session(ctx, "MASTER_USE_GTID=slave_pos"))
+
+
+def replica_gtid_compressed(ctx: Context) -> DiffReport:
+    """slave_compressed_protocol = ON (the harness inflates both conversations)."""
+    return _diff(ctx, _replica_session(ctx, "MASTER_USE_GTID=slave_pos", compressed=True))
 
 
 def replica_resume_mid_file(ctx: Context) -> DiffReport:
@@ -379,8 +391,10 @@ SCENARIOS: dict[str, Callable[[Context], DiffReport]] = {
     "mariadb_binlog_raw": mariadb_binlog_raw,
     "mariadb_binlog_text": mariadb_binlog_text,
     "connector_information_schema": connector_information_schema,
+    "connector_compressed": connector_compressed,
     "replica_file_pos": replica_file_pos,
     "replica_gtid": replica_gtid,
+    "replica_gtid_compressed": replica_gtid_compressed,
     "replica_resume_mid_file": replica_resume_mid_file,
     "replica_until_gtid": replica_until_gtid,
     # these two append to the real server's binlog (the copies are refreshed after each)
