@@ -168,10 +168,11 @@ class ContextLog:
         k = ev.kind
         table = names = -1
         fde = -1
-        if k == "handshake_v10" and v is not None:
-            c.server_caps = v.capability_flags
+        if k == "handshake_v10" and v is not None:  # (MariaDB's own bits above 32, as the
+            c.server_caps = v.capability_flags | v.mariadb_capabilities << 32  # session)
         elif k in ("handshake_response41", "handshake_response320", "ssl_request") and v:
-            c.client_caps = v.capability_flags
+            c.client_caps = (v.capability_flags
+                             | getattr(v, "mariadb_capabilities", 0) << 32)
         elif k == "column_count":
             c.columns = []
             c.names = -1
@@ -198,6 +199,8 @@ class ContextLog:
         caps = c.server_caps if c.server_caps is not None else DEFAULT_CAPABILITIES
         if c.client_caps is not None:
             caps &= c.client_caps
+        else:
+            caps &= 0xFFFFFFFF  # MariaDB's bits count once both sides have them
         try:
             capsi = self._caps.index(caps)
         except ValueError:
