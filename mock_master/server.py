@@ -105,6 +105,7 @@ class MockMaster:
         custom = [(re.compile(p, re.IGNORECASE | re.DOTALL), spec)
                   for p, spec in scenario.answers]
         self._knowledge: SchemaKnowledge | None = None
+        self._knowledge_events = 0
         self.answerer = Answerer(self.flavor, variables, self._binlogs, self.knowledge, custom,
                                  lambda name, pos: binlog_gtid_pos(self.stream, name, pos))
 
@@ -127,14 +128,16 @@ class MockMaster:
     def knowledge(self) -> SchemaKnowledge:
         """What the answers know of the tables (built when a client first asks; see
         mock_master.schema_sources); its notes go to the run log once."""
-        if self._knowledge is None:
+        events = self.stream.event_count  # events appended since: their DDL counts too
+        if self._knowledge is None or self._knowledge_events != events:
             sc = self.scenario
             self._knowledge = build_knowledge(
                 self.stream, ddl=sc.schema_ddl_text(), schema_from=sc.schema_from,
                 columns_rows=sc.schema,
                 server_collation=str(self.variables["collation_server"].resolved()),
                 flavor=self.flavor, version=self.version)
-            self.log.notes.extend(self._knowledge.notes)
+            self._knowledge_events = events
+            self.log.notes.extend(n for n in self._knowledge.notes if n not in self.log.notes)
             self._knowledge.notes = self.log.notes
         return self._knowledge
 

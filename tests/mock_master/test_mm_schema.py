@@ -203,3 +203,18 @@ def test_mysql_flavour_shows_mysql_8_values() -> None:
         assert "IS_GENERATED" not in names and names[-2:] == ["GENERATION_EXPRESSION", "SRS_ID"]
     finally:
         mm.stop()
+
+
+def test_ddl_appended_while_serving_is_seen_by_the_next_query() -> None:
+    """A live server's information_schema changes with its DDL: so does the mock's when events
+    are appended (a blocking dump's live commits)."""
+    mm = ThreadedMockMaster(Scenario(sources=[StreamSource(_stream())])).start()
+    try:
+        q = "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_NAME = 'late'"
+        assert _query(mm, q) == ()
+        extra = EventBuilder("mariadb")
+        extra.query("CREATE TABLE shop.late (a INT, b TEXT)", schema="shop")
+        mm.append_events(extra.files[0].events[2:])  # after its FD and GTID_LIST
+        assert _query(mm, q) == (("a",), ("b",))
+    finally:
+        mm.stop()
