@@ -173,7 +173,8 @@ def test_setup_queries_have_the_real_column_definitions(serve_scenario: Any) -> 
         cur.execute("SELECT MAX(ORDINAL_POSITION) FROM information_schema.COLUMNS")
     assert ie.value.args[0] == 1105 and "cannot answer" in ie.value.args[1]
     c.close()
-    assert mm.log.unknown_queries == ["SELECT MAX(ORDINAL_POSITION) FROM information_schema.COLUMNS"]
+    assert mm.log.unknown_queries == [
+        "SELECT MAX(ORDINAL_POSITION) FROM information_schema.COLUMNS"]
 
 
 def test_scenario_answers(serve_scenario: Any) -> None:
