@@ -85,6 +85,12 @@ def pmr_file_pos(ctx: Context) -> DiffReport:
     return _diff(ctx, pmr_session(log_file=ctx.source.names[0], log_pos=4, resume_stream=True))
 
 
+def pmr_file_pos_mid_file(ctx: Context) -> DiffReport:
+    pos = _event_positions(ctx.source.files[0])[6]  # a GTID event in the middle of the file
+    return _diff(ctx, pmr_session(log_file=ctx.source.names[0], log_pos=pos,
+                                  resume_stream=True))
+
+
 def pmr_gtid_inside(ctx: Context) -> DiffReport:
     return _diff(ctx, pmr_session(is_mariadb=True, auto_position="0-1-3"))
 
@@ -132,6 +138,17 @@ def mariadb_binlog_raw(ctx: Context) -> DiffReport:
     rep = _diff(ctx, _mariadb_binlog("--raw", f"--result-file={out}/", "--to-last-log",
                                      ctx.source.names[0]))
     return rep
+
+
+def mariadb_binlog_start_position(ctx: Context) -> DiffReport:
+    pos = _event_positions(ctx.source.files[0])[6]
+    return _diff(ctx, _mariadb_binlog(f"--start-position={pos}", "--to-last-log",
+                                      ctx.source.names[0]))
+
+
+def mariadb_binlog_gtid_start(ctx: Context) -> DiffReport:
+    return _diff(ctx, _mariadb_binlog("--start-position=0-1-4", "--to-last-log",
+                                      ctx.source.names[0]))
 
 
 def mariadb_binlog_text(ctx: Context) -> DiffReport:
@@ -381,6 +398,7 @@ def _wait_sizes(d: Path, want: dict[str, int], timeout: float = 20) -> None:
 
 SCENARIOS: dict[str, Callable[[Context], DiffReport]] = {
     "pmr_file_pos": pmr_file_pos,
+    "pmr_file_pos_mid_file": pmr_file_pos_mid_file,
     "pmr_gtid_inside": pmr_gtid_inside,
     "pmr_gtid_unknown_domain": pmr_gtid_unknown_domain,
     "pmr_annotate_on": pmr_annotate_on,
@@ -390,6 +408,8 @@ SCENARIOS: dict[str, Callable[[Context], DiffReport]] = {
     "raw_dump_capability_2": raw_dump_capability_2,
     "mariadb_binlog_raw": mariadb_binlog_raw,
     "mariadb_binlog_text": mariadb_binlog_text,
+    "mariadb_binlog_start_position": mariadb_binlog_start_position,
+    "mariadb_binlog_gtid_start": mariadb_binlog_gtid_start,
     "connector_information_schema": connector_information_schema,
     "connector_compressed": connector_compressed,
     "replica_file_pos": replica_file_pos,

@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.mysql, pytest.mark.network]
 #: every scenario, in the order they run (the live ones last: they append to the real binlog)
 PASSING: tuple[str, ...] = (
     "pmr_file_pos",
+    "pmr_file_pos_mid_file",
     "pmr_gtid_inside",
     "pmr_gtid_unknown_domain",
     "pmr_annotate_on",
@@ -31,6 +32,8 @@ PASSING: tuple[str, ...] = (
     "raw_dump_capability_2",
     "mariadb_binlog_raw",
     "mariadb_binlog_text",
+    "mariadb_binlog_start_position",
+    "mariadb_binlog_gtid_start",
     "connector_information_schema",
     "connector_compressed",
     "replica_file_pos",
