@@ -129,8 +129,14 @@ def _status(run: Run) -> object:
 
 # --------------------------------------------------------------------------------- command line
 def add_diff_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--real", required=True, metavar="HOST:PORT",
-                   help="the real server the client is first run against")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--real", metavar="HOST:PORT",
+                       help="the real server the client is first run against")
+    where.add_argument("--start-mariadb", metavar="DIR",
+                       help="start a throw-away MariaDB under DIR instead (scripts/mariadb.sh, "
+                       "a source checkout; logins root and repl/replpass), stopped at the end")
+    p.add_argument("--sql", metavar="FILE", help="with --start-mariadb: run this SQL file "
+                   "(as root, database binlogscope_test) before the client, to fill the binlog")
     p.add_argument("--binlog", action="append", default=[], metavar="PATH",
                    help="the server's binlog files (repeatable; copied after the real run), "
                    "for the mock to serve")
@@ -153,7 +159,8 @@ def add_diff_arguments(p: argparse.ArgumentParser) -> None:
                    "address")
 
 
-def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
+def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str, *,
+             started: bool = False) -> int:
     """``mock-master diff``: 0 when the mock said the same as the real server, 1 when not,
     2 on a usage error."""
     command = list(args.command)
@@ -162,6 +169,28 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> i
     if not command:
         print(f"{prog}: error: give the client command after --", file=err)
         return 2
+    if args.sql and not args.start_mariadb:
+        print(f"{prog}: error: --sql needs --start-mariadb", file=err)
+        return 2
+    if args.start_mariadb and not started:
+        from mock_master import diff_server
+
+        try:
+            server = diff_server.start(args.start_mariadb)
+        except (diff_server.ServerError, OSError, subprocess.TimeoutExpired) as exc:
+            print(f"{prog}: error: {exc}", file=err)
+            return 1
+        try:
+            if args.sql:
+                diff_server.run_sql(server, args.sql)
+            args.real = f"{server.host}:{server.port}"
+            args.binlog_dir = str(server.binlog_dir)
+            return run_diff(args, out, err, prog, started=True)
+        except diff_server.ServerError as exc:
+            print(f"{prog}: error: {exc}", file=err)
+            return 1
+        finally:
+            server.stop()
     host, _, port_text = args.real.rpartition(":")
     try:
         real = (host or "127.0.0.1", int(port_text))
@@ -170,10 +199,9 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> i
         return 2
     files: list[Path] = [Path(b) for b in args.binlog]
     if args.binlog_dir:
-        d = Path(args.binlog_dir)
-        index = sorted(d.glob("*.index"))
-        names = (index[0].read_text().split() if index else [])
-        files += [d / Path(n).name for n in names]
+        from mock_master.diff_server import binlog_files
+
+        files += binlog_files(Path(args.binlog_dir))
     from mock_master.__main__ import password_from_args
     from mock_master.scenarios import ScenarioError, User, load_scenario
 

@@ -87,3 +87,29 @@ def test_mock_master_diff_command_against_mariadb(ctx: Context, tmp_path: Path) 
         capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("SAME: 1 connection(s) to the real server, 1 to the mock")
+
+
+def test_mock_master_diff_starts_its_own_mariadb(tmp_path: Path) -> None:
+    """``--start-mariadb DIR --sql FILE``: the harness starts the real server itself, fills its
+    binlog, compares, and stops it."""
+    exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    if exe is None:
+        unavailable("mariadb-binlog is not installed")
+    sql = tmp_path / "workload.sql"
+    sql.write_text("CREATE TABLE t (id INT UNSIGNED PRIMARY KEY, v VARCHAR(10));\n"
+                   "INSERT INTO t VALUES (1, 'a'), (2, 'b');\n"
+                   "FLUSH BINARY LOGS;\n"
+                   "UPDATE t SET v = 'c' WHERE id = 1;\n")
+    server_dir = tmp_path / "server"
+    proc = subprocess.run(
+        [sys.executable, "-m", "mock_master", "diff", "--start-mariadb", str(server_dir),
+         "--sql", str(sql), "--", exe, "--read-from-remote-server", "--host={host}",
+         "--port={port}", "--user=repl", "--password=replpass", "--to-last-log",
+         "mysql-bin.000001"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    try:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.startswith("SAME: 1 connection(s) to the real server")
+        assert not (server_dir / "mariadbd.pid").exists()  # stopped again
+    finally:
+        stop(server_dir)
