@@ -90,7 +90,8 @@ def select_from(a: Answerer, stmt: exp.Select, q: str, ctx: QueryContext, k: Sch
     src = stmt.args.get("from_") or stmt.args.get("from")
     t = src.this if src is not None else None
     if isinstance(t, exp.Table) and t.db.lower() == "information_schema":
-        cols, out = select_information_schema(stmt, k, ctx.charset, ctx.user, [])
+        cols, out = select_information_schema(stmt, k, ctx.charset, ctx.user, [],
+                                                ctx.database)
         return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
     if isinstance(t, exp.Table) and not stmt.args.get("joins"):
         table = known_table(a, t.this, t.args.get("db"), ctx, k)

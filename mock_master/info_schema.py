@@ -300,9 +300,16 @@ def is_rows(table: str, knowledge: SchemaKnowledge, user: str) -> list[dict[str,
 
 
 def select_information_schema(sel: exp.Select, knowledge: SchemaKnowledge, cs: int, user: str,
-                              params: list[Any]
+                              params: list[Any], database: str | None = None
                               ) -> tuple[list[ColumnDefinition41], list[tuple[Any, ...]]]:
-    """Evaluate one SELECT over an information_schema table."""
+    """Evaluate one SELECT over an information_schema table (``database``: the connection's
+    current one, for DATABASE() / SCHEMA() in the condition)."""
+    where_node = sel.args.get("where")
+    if where_node is not None and where_node.find(exp.CurrentSchema) is not None:
+        sel = sel.copy()
+        sel.set("where", where_node.transform(
+            lambda n: (exp.Null() if database is None else exp.Literal.string(database))
+            if isinstance(n, exp.CurrentSchema) else n))
     src = sel.args.get("from_") or sel.args.get("from")
     tnode = src.this if src is not None else None
     if not isinstance(tnode, exp.Table) or sel.args.get("joins"):

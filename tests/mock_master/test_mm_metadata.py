@@ -121,7 +121,7 @@ def pair(mariadb: Any, tmp_path_factory: pytest.TempPathFactory
 
 def _pymysql(host: str, port: int) -> Any:
     return pymysql.connect(host=host, port=port, user="repl", password="replpass",
-                           charset="utf8mb4")
+                           charset="utf8mb4", database=DB2)  # DATABASE(), SHOW TABLES
 
 
 def _fields(cur: Any) -> list[tuple[Any, ...]]:
@@ -165,6 +165,8 @@ IS_QUERIES = [
     f"SHOW FULL TABLES IN {DB2} WHERE Table_Type = 'BASE TABLE'",
     f"SHOW TABLE STATUS FROM {DB2}",
     f"SHOW CREATE TABLE {DB2}.a",
+    "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
+    "DATABASE() ORDER BY 1, 2",
     f"SELECT * FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '{DB}' "
     "ORDER BY TABLE_NAME, ORDINAL_POSITION",
     f"select column_name, c.Data_Type AS dt, COLUMN_TYPE from information_schema.columns c "
