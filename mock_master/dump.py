@@ -618,6 +618,8 @@ class Dump:
     _fde_fixed = b""
     #: MySQL GTID dump: the end of the last skipped event, for the next heartbeat
     _skip_hb: int | None = None
+    #: an ACK did not come in time: transactions no longer wait for theirs
+    _ack_waits_off = False
 
     def _heartbeat(self, f: Any, pos: int | None = None) -> None:
         # MariaDB: the checksum of the file's FORMAT_DESCRIPTION; MySQL: the client's setting
@@ -691,12 +693,14 @@ class Dump:
         self.send_event(ev, ack=ack, magic=magic)
         if ack:
             await self.flush()
-            if not self.ack_all and (fi, i) >= self.live_from:
-                # a transaction appended while the client is connected stands for a commit:
-                # the server's committing session waits for its ACK (up to the semi-sync
-                # timeout) before the next one commits
-                await self._wait_ack(self.m.stream.files[fi].name, peek_header(ev).log_pos,
-                                     fault=False)
+            if not self._ack_waits_off:
+                # a transaction that asks for an ACK stands for a commit: the server's
+                # committing session waits for the ACK (up to the semi-sync timeout) before the
+                # next one commits; after a timeout the server turns semi-sync off and nobody
+                # waits any more
+                name, pos = self.m.stream.files[fi].name, peek_header(ev).log_pos
+                if not await self._wait_ack(name, pos, fault=False):
+                    self._ack_waits_off = True
         self._last_send = time.monotonic()
         held = self._held
         if held is not None and held[0] is not ev:
@@ -735,7 +739,8 @@ class Dump:
                 pass
         await self._check_acks()
 
-    async def _wait_ack(self, name: str, pos: int, *, fault: bool = True) -> None:
+    async def _wait_ack(self, name: str, pos: int, *, fault: bool = True) -> bool:
+        """Wait up to the ACK timeout for the ACK of name:pos; False when it did not come."""
         c = self.c
         if fault:
             c.log.faults.append(f"pause_until_ack {name}:{pos}")
@@ -745,11 +750,12 @@ class Dump:
             left = deadline - time.monotonic()
             if left <= 0:
                 await self._check_acks()
-                return
+                return False
             try:
                 await asyncio.wait_for(c.ack_event.wait(), timeout=left)
             except TimeoutError:
                 pass
+        return not c.closed
 
     async def _fire(self, a: Action, ev: bytes | None, fi: int, i: int) -> str | None:
         c = self.c
