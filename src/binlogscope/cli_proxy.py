@@ -6,9 +6,11 @@ forwarded unchanged both ways (:mod:`binlogscope.drivers.proxy`) and both direct
 and shown as ``pcap`` shows a capture: the TUI on a terminal, else ``--json``, ``--plain``,
 ``--brief``; ``--summary`` per connection when the proxy stops (Ctrl-C, SIGTERM, ``--count``);
 ``--record FILE.pcapng`` keeps a capture of every connection. Credentials are forwarded, never
-shown (the same redaction as everywhere). TLS sessions are forwarded but stay opaque (the
-decoder says so); TLS termination, fault actions and a TUI view of the proxy are not built yet
-(without an output option the annotated text is printed).
+shown (the same redaction as everywhere). ``--action 'KIND at=N key=value'`` (repeatable) and
+``--scenario FILE`` inject the mock master's faults into the relayed stream
+(:mod:`binlogscope.drivers.proxy_faults`). TLS sessions are forwarded but stay opaque (the
+decoder says so); TLS termination and a TUI view of the proxy are not built yet (without an
+output option the annotated text is printed).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from binlogscope.cli_pcap import capture_filter, emit_capture
 
 
 def add_proxy_parser(sub: Any) -> None:
+    from binlogscope.drivers.proxy_faults import ACTIONS
+
     p = sub.add_parser(
         "proxy", help="relay a real client to a real server and decode both directions live",
         description="Listen for clients, relay each connection to the upstream server "
@@ -38,6 +42,13 @@ def add_proxy_parser(sub: Any) -> None:
     p.add_argument("--brief", action="store_true", help="one line per packet, no field dump")
     p.add_argument("--record", metavar="FILE.pcapng",
                    help="write every relayed connection to this pcapng capture")
+    p.add_argument("--action", action="append", default=[], metavar="'KIND at=N key=value'",
+                   help="a fault on the relayed stream (repeatable): "
+                   + ", ".join(sorted(ACTIONS)) + "; 'at' counts the events after the dump "
+                   "request (1 = the fake ROTATE; ACKs for drop_ack/delay_ack), also "
+                   "after_seconds=S, times=N (0: every connection), client=N")
+    p.add_argument("--scenario", metavar="FILE",
+                   help="a TOML/YAML file whose [[actions]] apply (a mock master scenario works)")
     p.add_argument("--count", type=int, metavar="N", help="stop after N decoded packets")
     p.add_argument("--flow", action="append", default=[], metavar="N",
                    help="only this connection (its number, or text in 'client -> server')")
@@ -61,6 +72,14 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.count is not None and args.count < 1:
         print(f"{PROG}: proxy: --count must be positive", file=err)
         return 2
+    from binlogscope.drivers.proxy_faults import ActionError, load_actions, parse_action
+
+    try:
+        actions = load_actions(args.scenario) if args.scenario else []
+        actions += [parse_action(a) for a in args.action]
+    except ActionError as exc:
+        print(f"{PROG}: proxy: {exc}", file=err)
+        return 2
     flt = capture_filter(args, err, "proxy")
     if isinstance(flt, int):
         return flt
@@ -70,7 +89,7 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except SniffError as exc:
         print(f"{PROG}: proxy: {exc}", file=err)
         return 1
-    proxy = ReplicationProxy(listen, upstream, record=record)
+    proxy = ReplicationProxy(listen, upstream, record=record, actions=actions)
     try:
         port = proxy.start()
     except ProxyError as exc:
@@ -78,6 +97,8 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 1
     print(f"{PROG} proxy: listening on {listen[0]}:{port}, relaying to "
           f"{upstream[0]}:{upstream[1]} (Ctrl-C ends)", file=err, flush=True)
+    for a in actions:
+        print(f"{PROG} proxy: fault action {a.describe()}", file=err, flush=True)
     stopping = threading.Event()
     previous: dict[int, Any] = {}
 

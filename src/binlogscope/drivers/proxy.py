@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from binlogscope.drivers.pcap_flows import CaptureItem, Flow
+from binlogscope.drivers.proxy_faults import ActionPlan, FaultRelay, RelayAction
 from binlogscope.drivers.sniff import PcapNgFile
 from binlogscope.events import PacketDecoded, Peer
 from binlogscope.session import Role, Session
@@ -61,8 +62,11 @@ class ReplicationProxy:
     """Listen on ``listen``; relay every connection to ``upstream``; decode off the hot path."""
 
     def __init__(self, listen: tuple[str, int], upstream: tuple[str, int], *,
-                 record: PcapNgFile | None = None, queue_chunks: int = QUEUE_CHUNKS) -> None:
+                 record: PcapNgFile | None = None, queue_chunks: int = QUEUE_CHUNKS,
+                 actions: list[RelayAction] | None = None) -> None:
         self.listen = listen
+        #: fault actions (:mod:`binlogscope.drivers.proxy_faults`); none: chunks copied as read
+        self.plan = ActionPlan(actions) if actions else None
         self.upstream = upstream
         self.record = record
         self._q: queue.Queue[tuple[int, Peer | None, bytes, float, Any]] = queue.Queue(
@@ -73,6 +77,7 @@ class ReplicationProxy:
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
+        self._writers: set[asyncio.StreamWriter] = set()
         self._error: str | None = None
         self.port = 0
         self.connections = 0
@@ -89,6 +94,7 @@ class ReplicationProxy:
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
         self._loop = loop
         try:
             self._server = loop.run_until_complete(
@@ -104,6 +110,11 @@ class ReplicationProxy:
             loop.run_forever()
         finally:
             self._server.close()
+            for w in list(self._writers):  # the relays still open end as if the peers closed
+                w.close()
+            tasks = asyncio.all_tasks(loop)
+            if tasks:
+                loop.run_until_complete(asyncio.wait(tasks, timeout=2))
             loop.run_until_complete(self._server.wait_closed())
             loop.close()
 
@@ -130,9 +141,22 @@ class ReplicationProxy:
             c_writer.close()
             return
         self._offer(cid, None, b"", ("open", client, s_writer.get_extra_info("peername")))
+        self._writers |= {c_writer, s_writer}
+
+        peers = {"client": Peer.CLIENT, "server": Peer.SERVER}
+        relay = None
+        if self.plan is not None:
+            plan = self.plan
+            relay = FaultRelay(lambda: plan.for_connection(cid),
+                               lambda who, data: self._offer(cid, peers[who], data),
+                               lambda text: self._offer(cid, None, b"", ("fault", text)))
+            relay.c_writer, relay.s_writer = c_writer, s_writer
 
         async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter, peer: Peer) -> None:
             try:
+                if relay is not None:
+                    await relay.pump(src, dst, peer is Peer.CLIENT, CHUNK)
+                    return
                 while True:
                     data = await src.read(CHUNK)
                     if not data:
@@ -145,7 +169,7 @@ class ReplicationProxy:
             finally:
                 self._offer(cid, peer, b"")
                 try:
-                    if dst.can_write_eof():
+                    if dst.can_write_eof() and not dst.is_closing():
                         dst.write_eof()
                 except (ConnectionError, OSError, RuntimeError):
                     pass
@@ -154,6 +178,7 @@ class ReplicationProxy:
                              pump(s_reader, c_writer, Peer.SERVER))
         for w in (c_writer, s_writer):
             w.close()
+            self._writers.discard(w)
 
     def stop(self) -> None:
         """Stop listening and close every relay (never blocks long)."""
@@ -185,6 +210,10 @@ class ReplicationProxy:
                 continue
             out: list[CaptureItem] = []
             conn = conns.get(cid)
+            if peer is None and extra[0] == "fault":
+                if conn is not None:  # (not a recorded frame: numbered as the last one)
+                    yield [CaptureItem(conn.flow, "note", frame, ts, text=f"fault: {extra[1]}")]
+                continue
             if peer is None:  # a connection opened (or was refused upstream)
                 what, client, server = extra
                 frame += 1  # (the SYN; with the SYN-ACK and ACK: frames as recorded)
