@@ -1,0 +1,110 @@
+"""pytest plugin: the ``replication_proxy`` fixture (registered through the ``pytest11`` entry
+point, beside the mock master's ``mock_master`` fixture).
+
+Put :class:`~binlogscope.drivers.proxy.ReplicationProxy` between the code under test and a real
+(or mock) server, optionally with fault actions, and look at what went over the wire::
+
+    def test_my_connector_survives_a_cut(replication_proxy):
+        rp = replication_proxy("db-host:3306", actions=["disconnect_after_event at=40"])
+        run_connector(host=rp.host, port=rp.port, ...)       # the connector dials the proxy
+        rp.stop()                                             # (also done at the test's end)
+        assert any("disconnect_after_event" in n for n in rp.notes)
+        rows = [e for e in rp.binlog_events() if e.type_name.startswith("WRITE_ROWS")]
+
+The factory takes the upstream (``"HOST:PORT"`` or ``(host, port)``), ``actions`` (the
+``--action`` strings, or :class:`~binlogscope.drivers.proxy_faults.RelayAction` objects),
+``scenario`` (a TOML/YAML file with ``[[actions]]``), ``record`` (a pcapng path) and the listen
+address (default ``127.0.0.1``, a free port). A thread decodes as the relay runs; ``items``
+holds every :class:`~binlogscope.drivers.pcap_flows.CaptureItem` (per connection ``flow``,
+decoded packets as ``event``, fault and close notes as ``note``). Every proxy is stopped (and
+its decoding drained) when the test ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from binlogscope.drivers.pcap_flows import CaptureItem
+from binlogscope.drivers.proxy import ReplicationProxy, parse_hostport
+from binlogscope.drivers.proxy_faults import RelayAction, load_actions, parse_action
+from binlogscope.events import PacketDecoded
+from binlogscope.wire.binlog.decoded import DecodedEvent
+
+
+class RunningProxy:
+    """A started proxy and what it decoded so far."""
+
+    def __init__(self, upstream: str | tuple[str, int], *,
+                 actions: Sequence[str | RelayAction] = (), scenario: str | Path | None = None,
+                 record: str | Path | None = None, host: str = "127.0.0.1",
+                 port: int = 0) -> None:
+        up = parse_hostport(upstream) if isinstance(upstream, str) else upstream
+        acts = load_actions(scenario) if scenario is not None else []
+        acts += [parse_action(a) if isinstance(a, str) else a for a in actions]
+        self._record = None
+        if record is not None:
+            from binlogscope.drivers.pcap_layers import LINKTYPE_ETHERNET
+            from binlogscope.drivers.sniff import PcapNgFile
+
+            self._record = PcapNgFile(str(record), LINKTYPE_ETHERNET)
+        self.proxy = ReplicationProxy((host, port), up, record=self._record, actions=acts)
+        self.host = host
+        self.port = self.proxy.start()
+        self.items: list[CaptureItem] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._decode, name="replication-proxy-decode",
+                                        daemon=True)
+        self._thread.start()
+
+    def _decode(self) -> None:
+        for batch in self.proxy.batches(stop=self._stop.is_set):
+            self.items.extend(batch)
+
+    def stop(self) -> None:
+        """Stop relaying (open connections are closed) and finish decoding what was relayed."""
+        if not self._stop.is_set():
+            self._stop.set()
+            self._thread.join(30)
+            if self._record is not None:
+                self._record.close()
+
+    @property
+    def connections(self) -> int:
+        return self.proxy.connections
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes: faults fired, who closed each connection, decode stops."""
+        return [i.text or "" for i in list(self.items) if i.kind in ("note", "error")]
+
+    def packets(self) -> list[PacketDecoded]:
+        """Every decoded packet, both directions, in relay order."""
+        return [i.event for i in list(self.items) if isinstance(i.event, PacketDecoded)]
+
+    def binlog_events(self) -> list[DecodedEvent]:
+        """The binlog events the clients were sent (heartbeats included)."""
+        return [p.binlog_event for p in self.packets() if p.binlog_event is not None]
+
+
+@pytest.fixture
+def replication_proxy() -> Iterator[Callable[..., RunningProxy]]:
+    started: list[RunningProxy] = []
+
+    def factory(upstream: str | tuple[str, int], **kw: Any) -> RunningProxy:
+        rp = RunningProxy(upstream, **kw)
+        started.append(rp)
+        return rp
+
+    try:
+        yield factory
+    finally:
+        for rp in started:
+            rp.stop()
+
+
+__all__ = ["RunningProxy", "replication_proxy"]
