@@ -19,6 +19,7 @@ from binlogscope import __version__
 from binlogscope.cli_common import PROG
 from binlogscope.cli_file import add_file_parser, cmd_file, file_args, wants_tui
 from binlogscope.cli_live import (
+    COUNT_HELP,
     add_live_connection_options,
     add_live_parser,
     cmd_live,
@@ -95,7 +96,7 @@ def _add_export_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                    "Ctrl-C, --count, --until-position or the end of a --non-blocking dump)")
     e.add_argument("--port", type=int, action="append", default=[],
                    help="with --pcap: MySQL server port(s); with --live: the server port")
-    e.add_argument("--count", type=int, metavar="N", help="with --live: stop after N events")
+    e.add_argument("--count", type=int, metavar="N", help=f"with --live: {COUNT_HELP}")
     e.add_argument("--until-position", metavar="FILE:POS", help="with --live: stop there")
     add_live_connection_options(e, port=False)
     e.add_argument("--resume", action="store_true",

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from binlogscope.drivers.live import LiveItem, LiveSettings
 
 PROG = "binlogscope"
+#: ``--count`` of ``live`` and ``export --live`` (drivers.live_items.counted_event)
+COUNT_HELP = ("stop after N binlog events are shown (the dump's artificial Rotate and "
+              "Format_description count; heartbeats and filtered-out events do not)")
 
 
 def add_live_connection_options(p: Any, *, port: bool = True) -> None:
@@ -72,7 +75,7 @@ def add_live_parser(sub: Any) -> None:
                    "(both directions, timestamps) as pcapng; secrets redacted")
     f.add_argument("--record-raw", action="store_true",
                    help="keep auth scrambles in the recording (they never are by default)")
-    f.add_argument("--count", type=int, metavar="N", help="stop after N binlog events")
+    f.add_argument("--count", type=int, metavar="N", help=COUNT_HELP)
     f.add_argument("--table", action="append", default=[], metavar="REGEX",
                    help=r"only row events of matching 'schema\.table' (repeatable)")
     f.add_argument("--exclude", action="append", default=[], metavar="REGEX",

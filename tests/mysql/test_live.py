@@ -248,9 +248,10 @@ def test_restart_with_state_file_neither_loses_nor_repeats(mariadb: Any, tmp_pat
     _sql(mariadb, "BEGIN", f"INSERT INTO live_state VALUES {rows}", "COMMIT")
     state = tmp_path / "state.json"
     first: list[LiveItem] = []
-    # run 1 stops after 6 events (GTID, ANNOTATE, TABLE_MAP, 3 of ~12 WRITE_ROWS): mid-transaction
+    # run 1 stops after 8 events (the artificial ROTATE and FORMAT_DESCRIPTION, GTID,
+    # ANNOTATE, TABLE_MAP, 3 of ~12 WRITE_ROWS): mid-transaction
     run_live(LiveSettings(conn=_conn(mariadb), start=f"{name}:{pos}", non_blocking=True,
-                          state_path=str(state)), first.append, count=6)
+                          state_path=str(state)), first.append, count=8)
     saved = json.loads(state.read_text())
     assert saved["skip"] > 0, saved  # stopped inside the transaction
     second: list[LiveItem] = []

@@ -44,11 +44,12 @@ from binlogscope.drivers.live_items import (
     LiveItem,
     LiveSettings,
     ServerInfo,
+    counted_event,
 )
 from binlogscope.drivers.live_setup import SetupStep
 from binlogscope.drivers.live_stream import stream
 from binlogscope.drivers.recorder import SessionRecorder
-from binlogscope.events import PacketDecoded, Role
+from binlogscope.events import Role
 from binlogscope.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.position import PositionTracker, RestartPoint
 from binlogscope.pipeline.state import ReplicaState
@@ -312,26 +313,14 @@ class LiveReplica:
                 return sid
 
 
-def _is_real_event(item: LiveItem) -> bool:
-    """A binlog event with a position in the source's file (not one of the dump's artificial
-    events: flag 0x20 or log_pos 0): what ``count`` counts."""
-    if item.kind != "packet" or item.restart is None:
-        return False
-    ev = item.event
-    if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:
-        return False
-    h = ev.binlog_event.header
-    return h is not None and not h.flags & 0x20 and h.log_pos != 0
-
-
 Commit = Callable[[], "int | None"]
 
 
 def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
              count: int | None = None, *, commit: Commit | None = None,
              should_stop: Callable[[], bool] | None = None) -> LiveReplica:
-    """Run a replica until the dump ends, ``count`` delivered events, ``should_stop()`` or an
-    error.
+    """Run a replica until the dump ends, ``count`` events shown (:func:`counted_event`),
+    ``should_stop()`` or an error.
 
     ``commit`` (with a ``--state`` file): the consumer's output and the state advance
     together. ``commit()`` writes out (and, for a file, fsyncs) everything consumed so far
@@ -377,7 +366,7 @@ def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[LiveItem],
                         last = cursor
                         if item.restart is not None:
                             restart = item.restart
-                    if count is not None and item.deliver and _is_real_event(item):
+                    if count is not None and item.deliver and counted_event(item):
                         delivered += 1
                         if delivered >= count:
                             done = True
@@ -439,7 +428,7 @@ def _run_committed(rep: LiveReplica, settings: LiveSettings,
                         if each_txn or now - last_commit >= interval:
                             checkpoint()
                             last_commit = now
-                if count is not None and item.deliver and _is_real_event(item):
+                if count is not None and item.deliver and counted_event(item):
                     delivered += 1
                     if delivered >= count:
                         done = True

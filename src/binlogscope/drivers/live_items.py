@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from binlogscope.drivers.live_setup import SetupStep
 from binlogscope.drivers.options import ConnectionOptions
-from binlogscope.events import SessionEvent
+from binlogscope.events import PacketDecoded, SessionEvent
 from binlogscope.pipeline.filter import TableFilter
 from binlogscope.pipeline.position import RestartPoint
 from binlogscope.wire.handshake import ErrPacket
@@ -47,6 +47,25 @@ class LiveItem:
     text: str = ""
     restart: RestartPoint | None = None  # for packets: the resume point once this is acked
     deliver: bool = True  # False: a replay of an already delivered event (skipped on resume)
+
+
+#: HEARTBEAT_LOG_EVENT, HEARTBEAT_LOG_EVENT_V2: keep-alives the source sends during silence
+HEARTBEAT_TYPES = (27, 41)
+
+
+def counted_event(item: LiveItem) -> bool:
+    """What ``--count N`` counts (``live``, ``export --live``, the TUI): a binlog event of the
+    dump that is shown, including the artificial ones the source sends at the start of a dump
+    (the Rotate with flag 0x20, a Format_description with log_pos 0); not a heartbeat (it
+    comes only when the source is idle: counting it would make N depend on timing), not a
+    replay skipped on resume, not an event the table filter dropped."""
+    if item.kind != "packet" or not item.deliver:
+        return False
+    ev = item.event
+    if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:
+        return False
+    h = ev.binlog_event.header
+    return h is not None and h.type_code not in HEARTBEAT_TYPES
 
 
 @dataclass
@@ -98,5 +117,5 @@ def parse_start(start: str) -> tuple[str, int]:
     return name, int(pos)
 
 
-__all__ = ["ERR_HINTS", "LiveError", "LiveItem", "LiveSettings", "ServerInfo", "err_text",
-           "parse_start"]
+__all__ = ["ERR_HINTS", "HEARTBEAT_TYPES", "LiveError", "LiveItem", "LiveSettings",
+           "ServerInfo", "counted_event", "err_text", "parse_start"]

@@ -163,6 +163,7 @@ class LiveRecordSource:
         import time as _time
 
         from binlogscope.drivers.live import LiveReplica
+        from binlogscope.drivers.live_items import HEARTBEAT_TYPES
         from binlogscope.pipeline.position import RestartPoint
 
         source = self.inputs()[0]
@@ -217,13 +218,14 @@ class LiveRecordSource:
                     "gtid_set": r.gtid_set})
                 yield EventRecord(bev, ctx, 0, source, fname or "", source_kind="live",
                                   session_id=sid, capture_time=now, resume=at)
-                if bev.header.log_pos and not bev.header.flags & 0x20:
-                    delivered += 1
-                    if self.count is not None and delivered >= self.count:
+                if self.count is not None and bev.header.type_code not in HEARTBEAT_TYPES:
+                    delivered += 1  # as live --count counts: live_items.counted_event
+                    if delivered >= self.count:
                         break
-                    if self.until is not None and fname is not None and (
-                            fname, bev.header.log_pos) >= self.until:
-                        break
+                if self.until is not None and fname is not None and bev.header.log_pos \
+                        and not bev.header.flags & 0x20 \
+                        and (fname, bev.header.log_pos) >= self.until:
+                    break
         finally:
             rep.stop()
             rep.join(5)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from binlogscope.drivers.live import LiveItem, LiveReplica, LiveSettings
-from binlogscope.events import PacketDecoded
+from binlogscope.drivers.live_items import counted_event
 from binlogscope.inspector.source import SourceInfo
 from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
 
@@ -122,14 +122,8 @@ class LiveSource(PacketStreamSource):
 
 
 def _is_event(item: LiveItem) -> bool:
-    """A real binlog event (what ``--count`` counts), as ``run_live`` counts them."""
-    ev = item.event
-    if item.kind != "packet" or item.restart is None or not item.deliver:
-        return False
-    if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:
-        return False
-    h = ev.binlog_event.header
-    return h is not None and not h.flags & 0x20 and h.log_pos != 0
+    """What ``--count`` counts, as ``run_live`` counts them."""
+    return counted_event(item)
 
 
 __all__ = ["LiveSource"]
