@@ -75,6 +75,8 @@ class Row:
     #: capture sources: the frame the packet starts in and its flow (connection) number
     frame: int | None = None
     flow: int | None = None
+    #: the GTID of the transaction the event belongs to (None: outside one, or not seen)
+    gtid: str | None = None
 
     @property
     def number(self) -> int:
@@ -143,7 +145,8 @@ class SourceInfo:
     label: str
     server_version: str = ""
     checksum: str = ""
-    events: int = 0
+    events: int = 0  # binlog events
+    rows: int | None = None  # packet streams: rows (packets, notes, steps); None: = events
     errors: int = 0
     done: bool = False
     progress: float | None = None  # 0..1 while indexing, None when unknown

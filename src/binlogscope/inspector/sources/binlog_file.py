@@ -98,6 +98,8 @@ class BinlogFileSource:
         self._tables: list[str] = []
         self._table_index: dict[str, int] = {}
         self._summaries = TextColumn()
+        self._gtid = array("i")  # index into _gtids, -1: none
+        self._gtids: list[str] = []
         self._errors: set[int] = set()
         self._n = 0
         # checkpoints: (offset of the next event, context before it); sorted by offset
@@ -126,7 +128,8 @@ class BinlogFileSource:
                    event_type=name, offset=self._offsets[index], summary=self._summaries[index],
                    table=self._tables[t] if t >= 0 else None, log_pos=self._log_pos[index],
                    error=err, kind=event_kind(name, err), binlog_file=self._name,
-                   file_pos=self._offsets[index])
+                   file_pos=self._offsets[index],
+                   gtid=self._gtids[g] if (g := self._gtid[index]) >= 0 else None)
 
     def search_text(self, index: int) -> str:
         t = self._table_ids[index]
@@ -274,6 +277,13 @@ class BinlogFileSource:
         self._log_pos.append(h.log_pos if h else 0)
         self._table_ids.append(self._table_of(ev, ctx))
         self._summaries.append(row_summary(ev))
+        g = ev.trx_gtid
+        if g is None:
+            self._gtid.append(-1)
+        else:
+            if not self._gtids or self._gtids[-1] != g:
+                self._gtids.append(g)
+            self._gtid.append(len(self._gtids) - 1)
         if ev.error:
             self._errors.add(n)
         self._n = n + 1

@@ -138,6 +138,9 @@ class PacketStreamSource:
         self._stepi = array("i")  # -1 none
         self._file = array("i")  # binlog file at that row, -1 none
         self._fpos = array("q")  # a binlog event's offset in that file, -1 none
+        self._gtid = array("i")  # the event's transaction GTID (index into _gtids), -1 none
+        self._gtids: list[str] = []
+        self._gtid_index: dict[str, int] = {}
         self._ctx = array("i")  # decode context id (in _contexts), -1: not a packet
         self._summaries = TextColumn()
         self._payload: list[bytes | None] = []  # the packet's payload (re-decoding, hex pane)
@@ -261,7 +264,7 @@ class PacketStreamSource:
                 length: int = 0, direction: Peer | None = None, seq: int = -1, semi: int = 0,
                 table: int = -1, log_pos: int = -1, offset: int = 0, ctx: int = -1,
                 payload: bytes | None = None, error: bool = False, pkind: str = "",
-                file_pos: int = -1) -> int:
+                file_pos: int = -1, gtid: int = -1) -> int:
         """Store every column of a new row, then publish it (the length changes last)."""
         n = self._n
         self._time.append(ts)
@@ -281,6 +284,7 @@ class PacketStreamSource:
         self._stepi.append(self._c.step)
         self._file.append(self._c.file)
         self._fpos.append(file_pos)
+        self._gtid.append(gtid)
         self._ctx.append(ctx)
         self._summaries.append(summary)
         self._payload.append(payload)
@@ -327,7 +331,7 @@ class PacketStreamSource:
         semi = 0
         if ev.semi_sync is not None:
             semi = 2 if ev.semi_sync.ack_requested else 1
-        table = log_pos = file_pos = -1
+        table = log_pos = file_pos = gtid = -1
         bev = ev.binlog_event
         if bev is not None:
             self._c.phase = 5
@@ -345,6 +349,8 @@ class PacketStreamSource:
                 self._c.file = self._intern(self._files, self._file_index, bev.binlog_file)
             if bev.file_pos is not None:
                 file_pos = bev.file_pos
+            if bev.trx_gtid is not None:
+                gtid = self._intern(self._gtids, self._gtid_index, bev.trx_gtid)
             schema, name = event_table(bev)
             if name is None:
                 tm = contexts.table(cid)
@@ -363,7 +369,7 @@ class PacketStreamSource:
                          length=ev.payload_length, direction=ev.direction, seq=ev.seq, semi=semi,
                          table=table, log_pos=log_pos, offset=ev.offset, ctx=cid,
                          payload=ev.payload, error=bool(ev.error) or k == "err", pkind=k,
-                         file_pos=file_pos)
+                         file_pos=file_pos, gtid=gtid)
         if semi == 3:
             self._ack_pos[n] = v.binlog_pos
         if ev.node is not None:
@@ -395,7 +401,8 @@ class PacketStreamSource:
             binlog_file=self._files[f] if f >= 0 and fp >= 0 else None,
             file_pos=fp if fp >= 0 else None,
             frame=None if self._frame[index] < 0 else self._frame[index],
-            flow=self._conn[index])
+            flow=self._conn[index],
+            gtid=self._gtids[g] if (g := self._gtid[index]) >= 0 else None)
 
     def _semi_text(self, index: int, semi: int) -> str | None:
         if semi == 1:
@@ -462,7 +469,8 @@ class PacketStreamSource:
         if self._raw_dropped:
             extra["bytes dropped"] = f"first {self._raw_dropped:,} rows"
         return SourceInfo(label=self.label, server_version=self.server_version,
-                          checksum=self.checksum, events=self._n, errors=len(self._errors),
+                          checksum=self.checksum, events=self.binlog_events, rows=self._n,
+                          errors=len(self._errors),
                           done=self._done, fatal=self.fatal, extra=extra)
 
     # ------------------------------------------------------------------ details

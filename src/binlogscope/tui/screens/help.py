@@ -29,15 +29,20 @@ that owns the byte is selected. The line under the panes says what the field mea
 | `b` / `B` | bookmark the row / jump to the next bookmark |
 | `x` / `X` | export the view (JSON lines; `NAME.parquet` or `DIR/`: Parquet) / the event's tree |
 | `c` / `v` | copy the selected field's hex / value |
+| `t` | time column: UTC time / seconds since the first row / delta to the previous shown row |
 | `F` | live: follow the newest row (moving up or scrolling stops it; `End` resumes) |
 | `p` | live: pause / resume taking events (the store holds the fetcher back: nothing is lost) |
 | `?` | this help; `q` quits (always, even while the network hangs) |
 
 **Filter**: terms separated by spaces, all must match:
 `type:WRITE,UPDATE` (event type contains), `table:shop\\.orders` (regex on schema.table),
+`gtid:0-1-42` (the transaction's events), `file:000004` (binlog file name contains),
+`pos:1262` (the event holding that position), `pos>N` `pos<N` `pos>=N` `pos<=N` (start offset,
+"# at"), `flow:1,3` (capture flows), `seq:0`, `semi:ack` / `semi:ask` / `semi:ef`,
+`time>12:30:05.250000` `time<2026-11-22T00:21:26` (UTC; a time of day or a date and time),
 `errors` (rows with a decode error), `dir:client` / `dir:server` (who sent the packet),
-anything else is free text in type, table and summary.
-An empty filter shows every row.
+anything else is free text in type, table and summary. The status bar shows the active filter;
+an empty filter shows every row; `↑ ↓` in the prompt walk its history.
 
 Colours: control (FORMAT_DESCRIPTION, ROTATE, ...), GTID, query, TABLE_MAP, write / update /
 delete rows, commit (XID), heartbeat, and errors in red. Times are UTC.

@@ -140,8 +140,10 @@ class MainScreen(Screen[None]):
         det = self.detail
         if self.field is not None and det is not None and self.field is not det.node:
             pos += f" (field @{self.field.offset})"
+        flt = self.view.filter
         self.query_one(StatusBar).show(self.source.info(), pos, len(self.view),
-                                       self.view.filter.active, len(self.events.bookmarks),
+                                       flt.spec() if flt.active else "",
+                                       len(self.events.bookmarks),
                                        follow=self.follow if self.live else None)
         if self.session is not None:
             now, at, step = self.session.phase_at(row)

@@ -14,8 +14,9 @@ from binlogscope.inspector.source import SourceInfo
 
 
 class StatusBar(Static):
-    def show(self, info: SourceInfo, position: str, shown: int, filtered: bool,
+    def show(self, info: SourceInfo, position: str, shown: int, filter_spec: str,
              bookmarks: int, follow: bool | None = None) -> None:
+        """``filter_spec``: the active filter's text ("" = none), always shown when set."""
         t = Text(no_wrap=True, overflow="ellipsis")
         x = dict(info.extra)
         state = x.pop("state", None)
@@ -23,13 +24,16 @@ class StatusBar(Static):
             self._live(t, info, x, state, follow)
         # most useful first: a narrow terminal cuts the end off
         t.append(position or info.label.rsplit("/", 1)[-1], style="bold")
-        events = f"{info.events:,} {'rows' if state is not None else 'events'}"
+        if filter_spec:
+            t.append(f" | filter: {filter_spec} ({shown:,} shown)", style="bold")
+        if info.rows is None:
+            events = f"{info.events:,} events"
+        else:  # a packet stream: rows (packets, notes) and the binlog events among them
+            events = f"{info.rows:,} rows, {info.events:,} binlog events"
         if not info.done and state is None:
             events += " (indexing" + (f" {info.progress:.0%}" if info.progress is not None
                                       else "") + ")"
         t.append(f" | {events}")
-        if filtered:
-            t.append(f" | {shown:,} shown", style="bold")
         if info.errors:
             t.append(f" | {info.errors} error{'s' if info.errors != 1 else ''}",
                      style="bold red")
