@@ -9,6 +9,7 @@ Output: :func:`binlogscope.render.shapes.live_item_json` through the one seriali
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
@@ -53,6 +54,9 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
     r.add_argument("--state", metavar="FILE", help="persist the acked position here and resume "
                    "from it (nothing lost; with --out nothing repeated, on stdout at most the "
                    "transaction in flight at a crash)")
+    c.add_argument("--connect-timeout", type=float, metavar="SECONDS",
+                   help="limit for the TCP connect and the login handshake (default 10, the "
+                   "server's own connect_timeout; 0: no limit, as the mysql client's default)")
     r.add_argument("--net-read-timeout", type=int, default=60, metavar="SECONDS")
     r.add_argument("--no-reconnect", action="store_true")
 
@@ -96,14 +100,20 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
     from binlogscope.pipeline.filter import TableFilter
     from binlogscope.pipeline.state import ReplicaState, StateFileError
 
-    port = args.port[0] if isinstance(args.port, list) and args.port else args.port
+    port = args.port
+    if isinstance(port, list):  # export's --port (also the pcap ports)
+        port = port[0] if port else None
     try:
         conn = resolve_options(defaults_file=args.defaults_file, cli={
-            "host": args.host, "port": port or None, "socket": args.socket, "user": args.user,
+            "host": args.host, "port": port, "socket": args.socket, "user": args.user,
             "ssl_mode": args.ssl_mode, "ssl_ca": args.ssl_ca, "ssl_cert": args.ssl_cert,
             "ssl_key": args.ssl_key})
     except OptionFileError as exc:
         print(f"{PROG}: error: {exc}", file=err)
+        return None
+    problem = check_live_args(args, conn)
+    if problem:
+        print(f"{PROG}: error: {problem}", file=err)
         return None
     if args.state:  # a state file that cannot be used stops the run before it connects
         try:
@@ -120,11 +130,74 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
         table_filter=TableFilter(getattr(args, "table", []) or [],
                                  getattr(args, "exclude", []) or []),
         net_read_timeout=args.net_read_timeout, reconnect=not args.no_reconnect,
+        connect_timeout=_CONNECT_TIMEOUT if getattr(args, "connect_timeout", None) is None
+        else args.connect_timeout,
         record_path=getattr(args, "record", None),
         record_raw=getattr(args, "record_raw", False),
         stream_tree=not getattr(args, "json", False),
         out_path=out_file if args.state else None,
         commit_each_txn=bool(args.state) and not out_file)
+
+
+#: seconds for the TCP connect and the handshake when --connect-timeout is not given
+_CONNECT_TIMEOUT = 10.0
+
+
+def check_live_args(args: argparse.Namespace, conn: Any) -> str | None:
+    """What is wrong with the options of a replica before it connects (one line), or None.
+
+    ``conn``: the resolved :class:`~binlogscope.drivers.options.ConnectionOptions` (the
+    command line over the option file)."""
+    import math
+    import os
+
+    from binlogscope.drivers.live_items import LiveError, parse_start
+
+    def number(name: str, value: float | None, low: float, high: float | None = None,
+               what: str = "") -> str | None:
+        if value is None:
+            return None
+        if math.isnan(value) or value < low or (high is not None and value > high) \
+                or math.isinf(value):
+            rng = f">= {_num(low)}" if high is None else f"{_num(low)}..{_num(high)}"
+            return f"{name} {_num(value)}: must be {rng}{what}"
+        return None
+
+    if not conn.socket:
+        bad = number("port", conn.port, 1, 65535)
+        if bad:
+            return bad
+    start = getattr(args, "start", None)
+    if start is not None:
+        try:
+            _, pos = parse_start(start)
+        except LiveError as exc:
+            return str(exc)
+        if not 4 <= pos <= 0xFFFFFFFF:
+            return (f"--start {start!r}: position {pos} is out of range (4..4294967295; 4 is "
+                    "the first event of a file)")
+    for problem in (
+            number("--heartbeat", getattr(args, "heartbeat", None), 0, 4294967,
+                   " seconds (0: none; the most CHANGE MASTER's MASTER_HEARTBEAT_PERIOD takes)"),
+            number("--connect-timeout", getattr(args, "connect_timeout", None), 0),
+            number("--net-read-timeout", getattr(args, "net_read_timeout", None), 1),
+            number("--count", getattr(args, "count", None), 1),
+            number("--server-id", getattr(args, "server_id", None), 1, 0xFFFFFFFF)):
+        if problem:
+            return problem
+    if conn.ssl_mode == "DISABLED":  # the TLS files are not used
+        return None
+    for opt, path in (("--ssl-ca", conn.ssl_ca), ("--ssl-cert", conn.ssl_cert),
+                      ("--ssl-key", conn.ssl_key)):
+        full = os.path.expanduser(path) if path else ""
+        if full and not os.path.isfile(full):
+            how = "is not a file" if os.path.exists(full) else "no such file"
+            return f"{opt} {path}: {how}"
+    return None
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if math.isfinite(v) and v == int(v) else f"{v:g}"
 
 
 class Stopped(KeyboardInterrupt):
@@ -306,7 +379,8 @@ def live_resume_source(state: dict[str, Any], args: argparse.Namespace, err: Tex
         return 2
     ns = argparse.Namespace(**vars(args))
     for key in ("host", "socket", "user", "ssl_mode", "ssl_ca", "ssl_cert", "ssl_key",
-                "server_id", "start", "gtid", "heartbeat", "count", "until_position"):
+                "server_id", "start", "gtid", "heartbeat", "count", "until_position",
+                "connect_timeout"):
         if getattr(ns, key, None) is None:
             setattr(ns, key, o.get(key))
     if not getattr(ns, "port", None):

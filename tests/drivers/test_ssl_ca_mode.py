@@ -49,10 +49,12 @@ def test_no_ca_stays_preferred_and_socket_is_not_forced(tmp_path: Path) -> None:
 def test_live_command_line_ssl_ca_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MYSQL_PWD", "x")
     monkeypatch.setenv("HOME", str(tmp_path))
-    for argv in (["live", "--ssl-ca", "/ca.pem"], ["export", "--live", "--out", "d",
-                                                    "--ssl-ca", "/ca.pem"]):
+    ca = tmp_path / "ca.pem"  # (a missing file is an error before connecting)
+    ca.write_text("")
+    for argv in (["live", "--ssl-ca", str(ca)], ["export", "--live", "--out", "d",
+                                                  "--ssl-ca", str(ca)]):
         s = live_settings(build_parser().parse_args(argv), io.StringIO())
         assert s is not None and s.conn.ssl_mode == "VERIFY_CA"
-    s = live_settings(build_parser().parse_args(["live", "--ssl-ca", "/ca.pem", "--ssl-mode",
+    s = live_settings(build_parser().parse_args(["live", "--ssl-ca", str(ca), "--ssl-mode",
                                                  "preferred"]), io.StringIO())
     assert s is not None and s.conn.ssl_mode == "PREFERRED"

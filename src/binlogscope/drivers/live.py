@@ -276,6 +276,7 @@ class LiveReplica:
         rd = Connection(sock, Session(Role.REPLICA), self.put, self.flush, self.recorder)
         try:
             authenticate(rd, self.s.conn, self.info, self.put)
+            rd.sock.settimeout(self.s.net_read_timeout)  # logged in: the connect limit is over
             live_dialog.run_setup(rd, self.s, self.info, self.state.slave_uuid,
                                   self._gtid_start(), self.put)
             self._register_and_dump(rd)

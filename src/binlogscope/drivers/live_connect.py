@@ -43,14 +43,16 @@ Put = Callable[[LiveItem], None]
 
 
 def open_socket(settings: LiveSettings) -> socket.socket:
-    """A connected TCP (no Nagle) or Unix socket, with the connect timeout."""
+    """A connected TCP (no Nagle) or Unix socket, with the connect timeout (0: none) for the
+    connect and the login handshake."""
     c = settings.conn
+    limit = settings.connect_timeout or None
     if c.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(settings.connect_timeout)
+        sock.settimeout(limit)
         sock.connect(c.socket)
     else:
-        sock = socket.create_connection((c.host, c.port), timeout=settings.connect_timeout)
+        sock = socket.create_connection((c.host, c.port), timeout=limit)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
 

@@ -31,7 +31,7 @@ def parse_option_file(path: str | Path, groups: tuple[str, ...] = GROUPS,
         raise OptionFileError(f"cannot read option file {p}: {exc.strerror or exc}") from None
     out: dict[str, str] = {}
     group: str | None = None
-    for raw in text.splitlines():
+    for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line[0] in "#;":
             continue
@@ -43,9 +43,14 @@ def parse_option_file(path: str | Path, groups: tuple[str, ...] = GROUPS,
             for f in sorted(d.glob("*.cnf")):
                 out.update(parse_option_file(f, groups, _depth + 1))
             continue
-        if line.startswith("[") and line.endswith("]"):
-            group = line[1:-1].strip().lower()
+        if line.startswith("["):  # as the mysql client, a malformed file is an error
+            if not line.split("#", 1)[0].rstrip().endswith("]"):
+                raise OptionFileError(f"option file {p} line {lineno}: wrong group definition")
+            group = line.split("#", 1)[0].rstrip()[1:-1].strip().lower()
             continue
+        if group is None:
+            raise OptionFileError(f"option file {p} line {lineno}: an option before any "
+                                  "[group]")
         if group not in groups:
             continue
         key, sep, value = line.partition("=")

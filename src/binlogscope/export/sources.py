@@ -151,6 +151,7 @@ class LiveRecordSource:
                 "ssl_key": c.ssl_key, "server_id": s.server_id, "start": s.start,
                 "gtid": s.gtid, "semi_sync": s.semi_sync, "heartbeat": s.heartbeat,
                 "non_blocking": s.non_blocking, "net_read_timeout": s.net_read_timeout,
+                "connect_timeout": s.connect_timeout,
                 "reconnect": s.reconnect,
                 "table": [p.pattern for p in s.table_filter.include],
                 "exclude": [p.pattern for p in s.table_filter.exclude], "count": self.count,
