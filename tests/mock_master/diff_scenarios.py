@@ -183,6 +183,42 @@ def connector_information_schema(ctx: Context, *, compress: bool = False) -> Dif
     return _diff(ctx, run)
 
 
+def connector_schema_queries(ctx: Context) -> DiffReport:
+    """What CDC clients read besides COLUMNS: SHOW CREATE TABLE, the primary key from
+    KEY_COLUMN_USAGE and STATISTICS, TABLES (the columns a mock can know: no row counts or
+    times), SHOW TABLES, SHOW DATABASES."""
+    queries = (
+        "SHOW CREATE TABLE binlogscope_test.items",
+        "SELECT COLUMN_NAME, ORDINAL_POSITION FROM information_schema.KEY_COLUMN_USAGE "
+        "WHERE TABLE_SCHEMA = 'binlogscope_test' AND TABLE_NAME = 'items' "
+        "AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION",
+        "SELECT INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX, COLUMN_NAME FROM "
+        "information_schema.STATISTICS WHERE TABLE_SCHEMA = 'binlogscope_test' "
+        "AND TABLE_NAME = 'items' ORDER BY INDEX_NAME, SEQ_IN_INDEX",
+        "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, TABLE_COLLATION FROM "
+        "information_schema.TABLES WHERE TABLE_SCHEMA = 'binlogscope_test'",
+        "SHOW TABLES FROM binlogscope_test",
+    )
+
+    def run(host: str, port: int) -> object:
+        import mysql.connector
+
+        conn = mysql.connector.connect(host=host, port=port, user="repl", password="replpass",
+                                       use_pure=True)
+        try:
+            out = []
+            for q in queries:
+                cur = conn.cursor()
+                cur.execute(q)
+                out.append(cur.fetchall())
+                cur.close()
+            return out
+        finally:
+            conn.close()
+
+    return _diff(ctx, run)
+
+
 def connector_compressed(ctx: Context) -> DiffReport:
     """The same over the compressed protocol (the harness inflates both conversations)."""
     return connector_information_schema(ctx, compress=True)
@@ -412,6 +448,7 @@ SCENARIOS: dict[str, Callable[[Context], DiffReport]] = {
     "mariadb_binlog_gtid_start": mariadb_binlog_gtid_start,
     "connector_information_schema": connector_information_schema,
     "connector_compressed": connector_compressed,
+    "connector_schema_queries": connector_schema_queries,
     "replica_file_pos": replica_file_pos,
     "replica_gtid": replica_gtid,
     "replica_gtid_compressed": replica_gtid_compressed,

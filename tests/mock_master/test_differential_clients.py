@@ -36,6 +36,7 @@ PASSING: tuple[str, ...] = (
     "mariadb_binlog_gtid_start",
     "connector_information_schema",
     "connector_compressed",
+    "connector_schema_queries",
     "replica_file_pos",
     "replica_gtid",
     "replica_gtid_compressed",
