@@ -26,7 +26,8 @@ that owns the byte is selected. The line under the panes says what the field mea
 | `f` | filter (see below); `e` toggles errors only |
 | `/` | search type, table and summary; `n` / `N` next / previous |
 | `g` | go to a position (`1234`, `FILE:1234`), a row (`#57`), a GTID (`0-1-42`, `uuid:42`) |
-| `b` / `B` | bookmark the row / jump to the next bookmark |
+| `+` (`*`) / `-` | expand every field of the event / collapse all |
+| `b` / `B` / `Ctrl+B` / `m` | bookmark the row / next / previous bookmark / the bookmark list |
 | `x` / `X` | export the view (JSON lines; `NAME.parquet` or `DIR/`: Parquet) / the event's tree |
 | `c` / `v` | copy the selected field's hex / value |
 | `t` | time column: UTC time / seconds since the first row / delta to the previous shown row |
@@ -43,6 +44,10 @@ that owns the byte is selected. The line under the panes says what the field mea
 `errors` (rows with a decode error), `dir:client` / `dir:server` (who sent the packet),
 anything else is free text in type, table and summary. The status bar shows the active filter;
 an empty filter shows every row; `↑ ↓` in the prompt walk its history.
+
+**Export** never overwrites: an existing name becomes `NAME-1.EXT` (the message says so).
+**Copy** uses OSC 52, which many terminals and tmux drop silently: the value is also shown and
+saved to a file (the message names it).
 
 Colours: control (FORMAT_DESCRIPTION, ROTATE, ...), GTID, query, TABLE_MAP, write / update /
 delete rows, commit (XID), heartbeat, and errors in red. Times are UTC.

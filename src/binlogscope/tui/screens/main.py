@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -25,6 +27,7 @@ from binlogscope.tui.messages import (
     PromptSubmitted,
     RowHighlighted,
 )
+from binlogscope.tui.screens.bookmarks import BookmarkScreen
 from binlogscope.tui.screens.help import HelpScreen
 from binlogscope.tui.widgets.event_list import EventList
 from binlogscope.tui.widgets.field_help import FieldHelp
@@ -37,8 +40,29 @@ from binlogscope.wire.node import Node
 
 #: rows a filtered view takes in per tick while the source is still growing
 _SYNC_LIMIT = 50_000
+#: characters of a copied value shown in the notification
+_COPY_SHOWN = 240
 _MARIADB_GTID = re.compile(r"\d+-\d+-\d+")
 _MYSQL_GTID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:", re.I)
+
+
+def free_path(path: Path) -> Path:
+    """``path`` if nothing is there, else the first free ``NAME-1.EXT``, ``NAME-2.EXT``..."""
+    if not path.exists():
+        return path
+    suffix = "".join(path.suffixes[-1:]) if path.suffix else ""
+    stem = path.name[: len(path.name) - len(suffix)] if suffix else path.name
+    k = 1
+    while True:
+        cand = path.with_name(f"{stem}-{k}{suffix}")
+        if not cand.exists():
+            return cand
+        k += 1
+
+
+def default_clipboard_file() -> Path:
+    """Where copy also writes the value (terminals that drop OSC 52)."""
+    return Path(tempfile.gettempdir()) / f"binlogscope-clipboard-{os.getuid()}.txt"
 
 
 def looks_like_gtid(text: str) -> bool:
@@ -57,7 +81,11 @@ class MainScreen(Screen[None]):
         Binding("N", "search(-1)", "Prev", show=False),
         Binding("g", "prompt('goto')", "Go to"),
         Binding("b", "bookmark", "Mark"),
-        Binding("B", "next_bookmark", "Next mark", show=False),
+        Binding("B", "next_bookmark(1)", "Next mark", show=False),
+        Binding("ctrl+b", "next_bookmark(-1)", "Previous mark", show=False),
+        Binding("m", "bookmark_list", "Marks", show=False),
+        Binding("plus,asterisk", "expand_all", "Expand all", show=False),
+        Binding("minus", "collapse_all", "Collapse all", show=False),
         Binding("x", "prompt('export')", "Export"),
         Binding("X", "prompt('export_event')", "Export event", show=False),
         Binding("c", "copy('hex')", "Copy hex"),
@@ -82,6 +110,7 @@ class MainScreen(Screen[None]):
         #: live: keep the cursor on the newest row (off when the user moves up; F / End resume)
         self.follow = self.live
         self.paused = False
+        self.clipboard_file = default_clipboard_file()
 
     def compose(self) -> ComposeResult:
         yield PromptBar(id="prompt")
@@ -349,20 +378,50 @@ class MainScreen(Screen[None]):
         self.events.refresh()
         self._show_status()
 
-    def action_next_bookmark(self) -> None:
+    def action_next_bookmark(self, direction: int = 1) -> None:
+        """The next (1) or previous (-1) bookmark, wrapping around."""
         marks = sorted(self.events.bookmarks)
         if not marks:
             self.notify("no bookmarks: press b to mark a row")
             return
         cur = self.events.current_row or 0
-        nxt = next((m for m in marks if m > cur), marks[0])
+        if direction > 0:
+            nxt = next((m for m in marks if m > cur), marks[0])
+        else:
+            nxt = next((m for m in reversed(marks) if m < cur), marks[-1])
         self._jump(nxt)
+
+    def action_bookmark_list(self) -> None:
+        marks = sorted(self.events.bookmarks)
+        if not marks:
+            self.notify("no bookmarks: press b to mark a row")
+            return
+
+        def chosen(row: int | None) -> None:
+            if row is not None:
+                self._jump(row)
+
+        self.app.push_screen(BookmarkScreen(self.source, marks, self.events.current_row),
+                             chosen)
+
+    # ----- tree
+    def action_expand_all(self) -> None:
+        if self.detail is None:
+            return
+        n = self.query_one(FieldTree).expand_everything()
+        self.notify(f"expanded {n} fields")
+
+    def action_collapse_all(self) -> None:
+        if self.detail is not None:
+            self.query_one(FieldTree).collapse_everything()
 
     # ----- export, copy
     @work(thread=True, group="export", exit_on_error=False)
     def _export(self, name: str, rows: list[int], tree: bool) -> None:
         worker = get_current_worker()
-        path = Path(name).expanduser()
+        asked = Path(name).expanduser()
+        path = free_path(asked)
+        note = f" ({asked} exists: not overwritten)" if path != asked else ""
         if not tree and (name.endswith(("/", ".parquet"))):
             from binlogscope.inspector.parquet_export import export_view_parquet
 
@@ -373,16 +432,18 @@ class MainScreen(Screen[None]):
                 self.app.call_from_thread(self.notify, f"export failed: {exc}",
                                           severity="error")
                 return
-            self.app.call_from_thread(self.notify, msg)
+            self.app.call_from_thread(self.notify, msg + note,
+                                      severity="warning" if note else "information")
             return
         try:
-            with path.open("w", encoding="utf-8") as out:
+            with path.open("x", encoding="utf-8") as out:  # "x": never overwrite
                 n = self.source.export_jsonl(rows, out, tree=tree,
                                              cancelled=lambda: worker.is_cancelled)
         except OSError as exc:
             self.app.call_from_thread(self.notify, f"export failed: {exc}", severity="error")
             return
-        self.app.call_from_thread(self.notify, f"exported {n} event(s) to {path}")
+        self.app.call_from_thread(self.notify, f"exported {n} event(s) to {path}{note}",
+                                  severity="warning" if note else "information")
 
     def action_copy(self, what: str) -> None:
         node = self.field
@@ -390,9 +451,19 @@ class MainScreen(Screen[None]):
             self.notify("select a field first", severity="warning")
             return
         text = self.detail.hex_text(node) if what == "hex" else node.text
-        self.app.copy_to_clipboard(text)
-        shown = text if len(text) <= 60 else text[:59] + "…"
-        self.notify(f"copied {node.name} {what}: {shown}")
+        self.app.copy_to_clipboard(text)  # OSC 52: many terminals (and tmux) drop it silently
+        # so the value is also saved to a file and shown: it is never lost
+        saved = ""
+        try:
+            self.clipboard_file.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.clipboard_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+            saved = f"\nalso saved to {self.clipboard_file} (if the terminal ignores OSC 52)"
+        except OSError as exc:
+            saved = f"\n(could not save to {self.clipboard_file}: {exc})"
+        shown = text if len(text) <= _COPY_SHOWN else text[: _COPY_SHOWN - 1] + "…"
+        self.notify(f"copied {node.name} {what}: {shown}{saved}", timeout=8)
 
     # ----- live: follow, pause
     @on(FollowRequested)

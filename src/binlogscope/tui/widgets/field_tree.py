@@ -101,6 +101,25 @@ class FieldTree(Tree[Node]):
         _ = self._tree_lines  # builds the line list and gives every visible node its line
         self.move_cursor(tnode, animate=False)
 
+    def expand_everything(self) -> int:
+        """Expand every field of the event (Wireshark's Expand All); returns how many nodes."""
+        n = 0
+        stack = [self.root]
+        while stack:
+            tnode = stack.pop()
+            self._populate(tnode)
+            if tnode.children:
+                tnode.expand()
+            n += 1
+            stack.extend(tnode.children)
+        return n
+
+    def collapse_everything(self) -> None:
+        """Collapse every field down to the event's top line (the cursor goes to the root)."""
+        self.root.collapse_all()
+        self.root.expand()
+        self._move(self.root)
+
     def action_collapse_or_parent(self) -> None:
         node = self.cursor_node
         if node is None:
