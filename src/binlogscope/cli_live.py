@@ -39,6 +39,9 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
                    "--ssl-mode VERIFY_CA, as with the mysql client)")
     c.add_argument("--ssl-cert")
     c.add_argument("--ssl-key")
+    from binlogscope.drivers.options import add_auth_arguments
+
+    add_auth_arguments(c)
     r = p.add_argument_group("replication")
     r.add_argument("--server-id", type=int, help="this replica's server_id (default: random, "
                    "never the server's own)")
@@ -96,7 +99,7 @@ def wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
 def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
     """LiveSettings from the parsed options (None after printing a one-line error)."""
     from binlogscope.drivers.live import LiveSettings
-    from binlogscope.drivers.options import OptionFileError, resolve_options
+    from binlogscope.drivers.options import OptionFileError, auth_cli_values, resolve_options
     from binlogscope.pipeline.filter import TableFilter
     from binlogscope.pipeline.state import ReplicaState, StateFileError
 
@@ -107,7 +110,7 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
         conn = resolve_options(defaults_file=args.defaults_file, cli={
             "host": args.host, "port": port, "socket": args.socket, "user": args.user,
             "ssl_mode": args.ssl_mode, "ssl_ca": args.ssl_ca, "ssl_cert": args.ssl_cert,
-            "ssl_key": args.ssl_key})
+            "ssl_key": args.ssl_key, **auth_cli_values(args)})
     except OptionFileError as exc:
         print(f"{PROG}: error: {exc}", file=err)
         return None

@@ -608,7 +608,7 @@ def test_binlogscope_live_caching_sha2_rsa_fast_path_and_tls(serve_scenario: Any
 
     def run(ssl_mode: str, password: str = "s3cret") -> Any:
         conn = ConnectionOptions(host=host, port=port, user="sha", password=password,
-                                 ssl_mode=ssl_mode)
+                                 ssl_mode=ssl_mode, get_server_public_key=True)
         items: list[LiveItem] = []
         rep = run_live(LiveSettings(conn=conn, start="mysql-bin.000001:4", non_blocking=True,
                                     reconnect=False), items.append)

@@ -325,11 +325,20 @@ def test_auth_plugins_against_the_real_server(mariadb: Any, plugin: str) -> None
                         f"USING '{_old_password_hash(pw.encode())}'")
         cur.execute(f"GRANT REPLICATION SLAVE, REPLICATION CLIENT, BINLOG MONITOR ON *.* "
                     f"TO {user}@'%'")
+    # the 3.23 scramble is refused unless asked for (one line, exit 1, the password kept)
+    optin = ["--insecure-auth"] if plugin == "mysql_old_password" else []
     try:
         env = dict(os.environ, MYSQL_PWD=pw, HOME=str(mariadb.dir))
+        if optin:
+            refused = subprocess.run(
+                [sys.executable, "-m", "binlogscope", "live", "--port", str(mariadb.port),
+                 "-u", user, "--non-blocking", "--json", "--ssl-mode", "DISABLED"],
+                capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+            assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+            assert "mysql_old_password" in refused.stderr and "--insecure-auth" in refused.stderr
         p = subprocess.run(
             [sys.executable, "-m", "binlogscope", "live", "--port", str(mariadb.port), "-u", user,
-             "--non-blocking", "--json", "--ssl-mode", "DISABLED"],
+             "--non-blocking", "--json", "--ssl-mode", "DISABLED", *optin],
             capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
         assert p.returncode == 0, p.stderr
         kinds = [json.loads(x)["kind"] for x in p.stdout.splitlines()]
@@ -338,7 +347,7 @@ def test_auth_plugins_against_the_real_server(mariadb: Any, plugin: str) -> None
         assert pw not in p.stdout
         wrong = subprocess.run(
             [sys.executable, "-m", "binlogscope", "live", "--port", str(mariadb.port), "-u", user,
-             "--non-blocking", "--ssl-mode", "DISABLED"],
+             "--non-blocking", "--ssl-mode", "DISABLED", *optin],
             capture_output=True, text=True, env=dict(env, MYSQL_PWD="nope"), timeout=60,
             stdin=subprocess.DEVNULL)
         assert wrong.returncode == 1 and "1045" in wrong.stderr

@@ -203,7 +203,7 @@ async def test_live_caching_sha2_full_auth_secrets_never_show(tmp_path: Path) ->
     mm = ThreadedMockMaster(sc).start()
     try:
         conn = ConnectionOptions(host="127.0.0.1", port=mm.port, user="sha", password=PASSWORD,
-                                 ssl_mode="DISABLED")
+                                 ssl_mode="DISABLED", get_server_public_key=True)
         first = mm.master.stream.files[0].name
         settings = LiveSettings(conn=conn, start=f"{first}:4", non_blocking=True,
                                 reconnect=False, server_id=4243)

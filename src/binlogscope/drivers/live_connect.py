@@ -10,9 +10,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from binlogscope.drivers import live_auth
+from binlogscope.drivers.live_auth import AuthPolicy, AuthState
 from binlogscope.drivers.live_items import LiveError, LiveItem, LiveSettings, ServerInfo, err_text
 from binlogscope.drivers.live_setup import SetupStep
-from binlogscope.drivers.options import ConnectionOptions
+from binlogscope.drivers.options import DEFAULT_MAX_PACKET, ConnectionOptions
 from binlogscope.drivers.recorder import SessionRecorder
 from binlogscope.events import (
     ConnectionClosed,
@@ -23,7 +25,6 @@ from binlogscope.events import (
     SessionEvent,
 )
 from binlogscope.session import Session
-from binlogscope.wire import auth
 from binlogscope.wire.constants import CapabilityFlag
 from binlogscope.wire.handshake import (
     DEFAULT_CAPABILITIES,
@@ -88,6 +89,8 @@ class Connection:
         #: read (~5,000 events alive at once, rows and all) made the decode ~2x slower
         #: (caches, GC passes over the survivors) than 64 KiB reads (~300 events) when streaming
         self._rbuf = memoryview(bytearray(1 << 16))
+        #: largest packet buffered from the server (--max-packet-size; set by authenticate)
+        self.max_packet = DEFAULT_MAX_PACKET
 
     def send(self, value: Any) -> None:
         data = self.session.send(value)
@@ -150,6 +153,13 @@ class Connection:
     def _read(self) -> bool:
         """Hand what was decoded to the consumer, then one read into the session (False: EOF)."""
         self._flush()  # everything decoded so far reaches the consumer first
+        need = self.session.incomplete_packet_size(Peer.SERVER)
+        if need > self.max_packet:
+            # a hostile (or misconfigured) server cannot make the client buffer without bound
+            raise LiveError(
+                f"the server is sending a packet of more than {need} bytes, over the "
+                f"--max-packet-size limit of {self.max_packet} bytes: giving up (raise "
+                "--max-packet-size if the server's max_allowed_packet is larger)")
         try:
             n = self.sock.recv_into(self._rbuf)
             self.read_at = time.perf_counter()
@@ -195,7 +205,12 @@ class Connection:
 
 # ---------------------------------------------------------------------------- handshake and auth
 def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put: Put) -> None:
-    """The greeting, TLS if wanted, the handshake response and the auth exchange until OK."""
+    """The greeting, TLS if wanted, the handshake response and the auth exchange until OK.
+
+    What may be sent is decided by :mod:`.live_auth` (the password itself only over TLS or a
+    Unix socket, or as the user allowed); a refusal is a LiveError and the connection closes
+    without another byte."""
+    rd.max_packet = conn.max_packet_size
     greeting = rd.next_packet()
     if isinstance(greeting.value, ErrPacket):
         raise LiveError(err_text(greeting.value, "the server refused the connection"))
@@ -216,11 +231,14 @@ def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put:
         caps |= CAP.CLIENT_SSL
         rd.send(SslRequest(caps))
         rd.start_tls(ssl_context(conn), server_hostname=conn.host)
-    plugin = hs.auth_plugin_name or "mysql_native_password"
-    nonce = hs.auth_plugin_data.rstrip(b"\0")
+    policy = AuthPolicy.of(conn, tls=use_tls)
     password = (conn.password or "").encode()
+    nonce = hs.auth_plugin_data.rstrip(b"\0")
+    plugin = live_auth.greeting_plugin(hs.auth_plugin_name or "mysql_native_password",
+                                       policy, password)
+    state = AuthState(plugin, nonce)
     rd.send(HandshakeResponse41(
-        caps, conn.user, scramble(plugin, password, nonce, tls=use_tls),
+        caps, conn.user, live_auth.response(plugin, password, nonce, policy, state),
         client_plugin_name=plugin,
         connect_attrs=(("_client_name", "binlogscope"), ("program_name", "binlogscope")),
     ))
@@ -239,50 +257,32 @@ def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put:
             plugin = v.plugin_name or "mysql_old_password"
             if plugin == "mysql_old_password":
                 nonce = (v.plugin_provided_data or nonce)[:8]
-                data = auth.scramble_323(password, nonce) + b"\0"
+            elif plugin == "dialog":
+                nonce = v.plugin_provided_data  # the question: type byte + prompt
             else:
                 nonce = v.plugin_provided_data.rstrip(b"\0")
-                data = scramble(plugin, password, nonce, tls=use_tls)
-            rd.send(AuthSwitchResponse(data))
+            state = AuthState(plugin, nonce)
+            rd.send(AuthSwitchResponse(live_auth.response(plugin, password, nonce, policy,
+                                                          state)))
             continue
         if isinstance(v, AuthMoreData):
-            answer = _more_data_answer(plugin, v.data, password, nonce, use_tls)
+            answer = live_auth.more_data_answer(v.data, password, policy, state)
             if answer is not None:
                 rd.send(AuthSwitchResponse(answer))
+            continue
+        if state.plugin == "dialog" and p.kind == "raw" and p.payload:
+            # the dialog plugin's next question comes without the 0x01 prefix
+            rd.send(AuthSwitchResponse(live_auth.response("dialog", password, p.payload,
+                                                          policy, state)))
             continue
         raise LiveError(f"authentication: unexpected {p.kind} packet")
 
 
-def _more_data_answer(plugin: str, data: bytes, password: bytes, nonce: bytes,
-                      tls: bool) -> bytes | None:
-    """The answer to AuthMoreData (None: none, the OK follows)."""
-    if plugin == "caching_sha2_password" and data[:1] == b"\x03":
-        return None  # fast auth OK; the OK packet follows
-    if plugin in ("caching_sha2_password", "sha256_password"):
-        if data[:1] == b"\x04" or (plugin == "sha256_password" and not data):
-            if tls:
-                return password + b"\0"
-            return b"\x02" if plugin == "caching_sha2_password" else b"\x01"
-        if data.startswith(b"-----BEGIN"):
-            return auth.rsa_encrypt_password(password, nonce, data)
-    raise LiveError(f"authentication: unexpected AuthMoreData for {plugin}")
-
-
 def scramble(plugin: str, password: bytes, nonce: bytes, *, tls: bool) -> bytes:
-    """The auth response of ``plugin`` for this password and nonce."""
-    if plugin == "sha256_password":
-        return password + b"\0" if tls else (b"\x01" if password else b"")
-    if plugin == "unix_socket":
-        return b""  # the server checks the socket peer's OS user; nothing to send
-    if plugin == "mysql_clear_password":
-        if not tls:
-            raise LiveError("the server asks for the password in clear text without TLS: "
-                            "refusing (use --ssl-mode REQUIRED)")
-        return password + b"\0"
-    fn = auth.SCRAMBLERS.get(plugin)
-    if fn is None:
-        raise LiveError(f"authentication plugin {plugin!r} is not supported")
-    return fn(password, nonce)
+    """The auth response of ``plugin`` for this password and nonce, with the default policy
+    (nothing insecure allowed; ``tls``: a secure transport)."""
+    return live_auth.response(plugin, password, nonce, AuthPolicy(secure=tls),
+                              AuthState(plugin, nonce))
 
 
 def ssl_context(conn: ConnectionOptions) -> ssl.SSLContext:

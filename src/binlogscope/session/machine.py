@@ -197,6 +197,15 @@ class Session(PacketReaders):
     def deprecate_eof(self) -> bool:
         return bool(self.capabilities & CAP.CLIENT_DEPRECATE_EOF)
 
+    def incomplete_packet_size(self, sender: Peer = Peer.SERVER) -> int:
+        """Bytes (fragment headers included) the packet still being received from ``sender``
+        is known to need so far (0: none in progress). Known after :meth:`events` ran over the
+        bytes fed; it grows fragment by fragment for a multi-fragment packet. A client bounds
+        its buffering with it (``--max-packet-size``)."""
+        if not self._buffers[sender].pending:
+            return 0
+        return self._need[sender]
+
     def receive_data(
         self, data: bytes | bytearray | memoryview, sender: Peer = Peer.SERVER
     ) -> None:

@@ -115,6 +115,9 @@ _ARG_DOCS = {
     Command.COM_INIT_DB: ("schema_name", "schema to make the default (like USE)"),
     Command.COM_FIELD_LIST: ("table", "table name + NUL + column wildcard"),
     Command.COM_PROCESS_KILL: ("connection_id", "connection to kill (int<4>)"),
+    # user, auth response (a password proof), schema, charset, plugin: masked as a whole
+    Command.COM_CHANGE_USER: ("arguments", SENSITIVE + "user, auth response (password proof), "
+                              "schema, character set, auth plugin, attributes"),
 }
 
 

@@ -26,6 +26,8 @@ SENSITIVE = "[sensitive] "
 SENSITIVE_NAMES = frozenset({
     "auth_plugin_data_part_1", "auth_plugin_data_part_2", "auth_response",
     "plugin_provided_data", "auth_plugin_response", "password",
+    # AuthMoreData's payload, except the one-byte caching_sha2 statuses (0x03 / 0x04)
+    "authentication_method_data",
 })
 REDACTED = "<redacted>"
 

@@ -366,9 +366,12 @@ PERFORM_FULL_AUTHENTICATION = 0x04
 
 @dataclass(frozen=True, slots=True)
 class AuthMoreData:
-    """0x01: extra data from the auth plugin (caching_sha2 status byte, an RSA public key...)."""
+    """0x01: extra data from the auth plugin (caching_sha2 status byte, an RSA public key...).
 
-    data: bytes
+    Anything but the two one-byte caching_sha2 statuses is auth material (a key, a plugin's
+    challenge or question): kept out of ``repr`` and its Node marked sensitive."""
+
+    data: bytes = field(repr=False)
 
     @property
     def fast_auth_success(self) -> bool:
@@ -392,10 +395,12 @@ def decode_auth_more_data(r: ByteReader, caps: int = 0) -> AuthMoreData:
             "caching_sha2_password: not cached; the client must send the password over TLS "
             "or RSA-encrypted with the server's public key")
     elif data.startswith(b"-----BEGIN"):
-        display, doc = "RSA public key (PEM)", "the server's RSA public key for password " \
-            "encryption"
+        display, doc = "RSA key (PEM)", "the server's RSA key (PEM) the client encrypts " \
+            "the password with (sha256_password, caching_sha2_password without TLS)"
     else:
         display, doc = "", "data for the authentication plugin"
+    if len(data) != 1 or data[0] not in (FAST_AUTH_SUCCESS, PERFORM_FULL_AUTHENTICATION):
+        doc = SENSITIVE + doc  # auth material: masked on every surface
     r.rest("authentication_method_data", doc=doc, display=display)
     return AuthMoreData(data)
 
