@@ -4,10 +4,14 @@
 :class:`DecodedEvent` per complete event and stops when it needs more bytes. Memory stays flat:
 only the event being decoded is buffered.
 
-Damage handling: a header whose ``event_size`` cannot be right (smaller than a header, larger
-than the limit) yields an error event, then the decoder searches forward for the next plausible
-header (valid size whose ``log_pos`` equals its end offset, as every v4 binlog file has) and
-continues there. A truncated last event yields an error event with what could be decoded.
+Damage handling (:mod:`.resync`): an event is trusted when its CRC32 verifies or, without
+checksums, when it decodes and its ``log_pos`` continues the chain. One that is not: if the
+next plausible event starts right at its end, only its body was damaged and it is yielded with
+its error; otherwise the decoder scans forward once, byte by byte, for the next plausible
+header (known type, size, ``log_pos`` chain, CRC32) and yields the bytes before it as one
+``damaged`` error event. Inserted or deleted bytes and a corrupted ``event_size`` lose only the
+events they touch, in time linear in the input. A truncated last event yields an error event
+with what could be decoded.
 """
 
 from __future__ import annotations
@@ -18,15 +22,26 @@ from collections.abc import Iterator
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
-from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.binlog.resync import (
+    MAX_EVENT_SIZE,
+    NO,
+    YES,
+    candidate,
+    chain_ok,
+    known_types,
+)
+from binlogscope.wire.binlog.types import ChecksumAlg, EventType
 from binlogscope.wire.node import Node
 from binlogscope.wire.reader import ByteReader
 
-#: largest event accepted (max_allowed_packet's ceiling is 1 GiB)
-MAX_EVENT_SIZE = 1 << 30
+#: a damaged stretch longer than this is reported in pieces (its bytes are not all kept)
+DAMAGE_PIECE = 1 << 20
+#: without checksums, how far back into the event before the damage a header is looked for
+SCAN_BACK = 16
 #: an event at least this big is given a buffer of its own bytes only (see ``_fill``)
 EXACT_CUT = 1 << 20
-_KNOWN = {int(t) for t in EventType}
+_CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
+_FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 _SIZE = struct.Struct("<I")
 
 
@@ -61,6 +76,14 @@ class BinlogStreamDecoder:
         self.magic_node: Node | None = None
         #: set when the input is not a binlog at all (bad magic): nothing more is decoded
         self.fatal: str | None = None
+        #: log_pos of the last trusted event (0: none yet), the chain damage is checked against
+        self._lp = 0
+        #: absolute offset of the last event accepted by the hot loop (None: none yet)
+        self._start: int | None = None
+        #: where the forward scan for the next plausible header goes on (None: not scanning)
+        self._scan: int | None = None
+        self._known_for: str | None = None
+        self._known_set: frozenset[int] = frozenset()
 
     @property
     def offset(self) -> int:
@@ -143,52 +166,228 @@ class BinlogStreamDecoder:
             base = self._base
             pos = self._pos
             n = len(buf)
-            # ----- the hot loop: complete events in the buffer
-            while pos + HEADER_LEN <= n:
-                size = size_at(buf, pos + 9)[0]
-                if size > n - pos or size < HEADER_LEN + 4:
-                    break
-                ev = decode_event(buf, ctx, start=pos, base=base, record=record, reader=reader)
-                pos += size
+            # ----- the hot loop: complete events in the buffer that can be trusted (CRC32
+            # verified, or decoded with a log_pos that continues the chain)
+            if self._scan is None:
+                while pos + HEADER_LEN <= n:
+                    size = size_at(buf, pos + 9)[0]
+                    if size > n - pos or size < HEADER_LEN + 4:
+                        break
+                    ev = decode_event(buf, ctx, start=pos, base=base, record=record,
+                                      reader=reader)
+                    lp = size_at(buf, pos + 13)[0]
+                    if ev.checksum_ok is not True and (
+                            ev.error is not None or not self._trusted(buf, pos, size, lp)):
+                        break  # the slow path decides: damaged body, or lost alignment
+                    self._start = base + pos
+                    pos += size
+                    self._pos = pos
+                    if lp:
+                        self._lp = lp
+                    yield ev
                 self._pos = pos
-                yield ev
-            self._pos = pos
-            # ----- everything else: short buffer, damage, tiny events, end of file
+            # ----- everything else: damage, short buffer, tiny events, end of file
             avail = n - pos
-            if avail < HEADER_LEN:
+            if avail < HEADER_LEN and self._scan is None:
                 if self._fill(HEADER_LEN) >= HEADER_LEN:
                     continue
                 if self._eof and self._avail():
                     yield self._emit(self._avail())
                 return
+            step = self._slow_step()
+            if step is None:
+                return  # more bytes needed
+            yield from step
+
+    def _trusted(self, buf: bytes, pos: int, size: int, lp: int) -> bool:
+        """An event decoded without error and without a verified CRC: a type the flavour
+        writes, and its log_pos continues the chain (or starts one: a FORMAT_DESCRIPTION,
+        as a relay log's copy of its source's, or the first event of a chain from 0); a type
+        it does not write only when its log_pos continues the chain exactly."""
+        code = buf[pos + 4]
+        if self.ctx.type_map:
+            code = self.ctx.type_map.get(code, code)
+        end = self._base + pos + size
+        if code not in self._known():  # a type this decoder does not know: the exact chain
+            return lp != 0 and (lp == end or (self._lp != 0 and lp - size == self._lp))
+        return chain_ok(lp, size, end, self._lp) or code == _FDE or lp == size
+
+    def _next_fits(self, e: int, log_pos: int) -> bool:
+        """Is there, at ``e``, the end of the data or a header of a known type and size whose
+        log_pos continues ``log_pos`` or starts a chain of its own?"""
+        buf = self._buf
+        if e == len(buf):
+            return self._eof and not self._chunks
+        if e + HEADER_LEN > len(buf):
+            return False
+        h = peek_header(buf, e)
+        code = self.ctx.type_map.get(h.type_code, h.type_code)
+        lp, size = h.log_pos, h.event_size
+        return (code in self._known() and HEADER_LEN <= size <= MAX_EVENT_SIZE
+                and (lp - size == log_pos or lp == 0 or lp == size or code == _FDE))
+
+    def _known(self) -> frozenset[int]:
+        v = self.ctx.server_version
+        if v != self._known_for:
+            self._known_for = v
+            self._known_set = known_types(self.ctx)
+        return self._known_set
+
+    def _candidate(self, q: int, chain_from: int) -> int:
+        ctx = self.ctx
+        crc = ctx.checksum_alg == _CRC32 and ctx.verify_checksums
+        return candidate(self._buf, q, eof=self._eof and not self._chunks, ctx=ctx,
+                         known=self._known(), crc=crc, chain_from=chain_from,
+                         base=self._base)
+
+    def _wait(self, upto: int) -> bool:
+        """Make the buffer reach index ``upto`` if the bytes are there; True: look again (it
+        does, or it changed), False: wait for more bytes."""
+        need = upto - self._pos
+        before = self._avail()
+        if before >= need:
+            return True
+        return self._fill(need) > before
+
+    def _slow_step(self) -> list[DecodedEvent] | None:
+        """One decision at the read position the hot loop did not take: the events it gives
+        (an empty list: look again), or None when more bytes are needed."""
+        buf, pos = self._buf, self._pos
+        if self._scan is None:
             h = peek_header(buf, pos)
-            if h.event_size < HEADER_LEN or h.event_size > MAX_EVENT_SIZE:
-                self._fill(MAX_EVENT_SIZE + 1, force=True)  # join all received: find a header
-                buf = self._buf
-                avail = self._avail()
-                skip = self._resync_distance()
-                if skip is None and not self._eof:
-                    return  # wait for more bytes to find the next header
-                skip = avail if skip is None else skip
-                damaged = buf[self._pos : self._pos + skip]
-                ev = decode_event(damaged, ctx, base=self.offset, record=record)
-                ev.size = skip
-                note = (f"implausible event_size {h.event_size}; skipped {skip} bytes to the "
-                        "next plausible event header")
-                ev.error = f"at offset {self.offset + 9}: {note}"
-                self._pos += skip
-                yield ev
-                continue
-            if h.event_size > avail:
-                if self._fill(h.event_size) >= h.event_size:
+            size = h.event_size
+            e = pos + size
+            eof = self._eof and not self._chunks
+            code = self.ctx.type_map.get(h.type_code, h.type_code)
+            known = code in self._known()
+            fits = HEADER_LEN <= size <= MAX_EVENT_SIZE
+            chained = h.log_pos != 0 and chain_ok(h.log_pos, size, self._base + e, self._lp)
+            if fits and e > len(buf) and not eof and (known or chained):
+                # judged once it is all there (a big event: the buffer becomes exactly its
+                # bytes, decoded in place by the hot loop)
+                return [] if self._wait(e) else None
+            if fits and e <= len(buf):
+                ev = decode_event(buf, self.ctx, start=pos, base=self._base,
+                                  record=self.record)
+                # a verified CRC vouches even for an unknown type; without one, an event
+                # that decodes, followed by a header that continues its chain or starts
+                # one (relay logs restart their log_pos chains mid-transaction)
+                if ev.checksum_ok is True or (
+                        ev.error is None and not known and self._trusted(buf, pos, size,
+                                                                         h.log_pos)):
+                    return [self._took(ev, pos, size)]
+                if ev.error is None and known:
+                    if e + HEADER_LEN > len(buf) and not eof:
+                        return [] if self._wait(e + HEADER_LEN) else None
+                    if self._next_fits(e, h.log_pos):
+                        return [self._took(ev, pos, size)]
+            v = self._candidate(pos, self._lp)
+            if v >= 0:
+                return [] if self._wait(v) else None
+            if v == YES:
+                return [self._take(pos, size)]
+            if known and fits and chained:
+                # is only this event damaged? its size must fit its log_pos chain and its
+                # end must be where the next plausible event starts
+                if e > len(buf):
+                    return [self._emit(self._avail())]  # a truncated last event
+                elif e == len(buf) and eof:
+                    return [self._take(pos, size)]
+                else:
+                    w = self._candidate(e, h.log_pos)
+                    if w == YES:
+                        return [self._take(pos, size)]
+                    if w >= 0:
+                        return [] if self._wait(w) else None
+            start = pos + 1
+            crc = self.ctx.checksum_alg == _CRC32 and self.ctx.verify_checksums
+            if not crc and self._start is not None:
+                # no checksum vouched for the event before: bytes deleted from its end make
+                # it swallow the start of the next header; look for that header from a few
+                # bytes back too
+                start = max(self._start - self._base + 1, pos - SCAN_BACK, 0)
+            self._scan = self._base + start
+        return self._scan_forward()
+
+    def _take(self, pos: int, size: int) -> DecodedEvent:
+        """Decode the event at ``pos`` as a real one (its error, if any, is its own)."""
+        ev = decode_event(self._buf, self.ctx, start=pos, base=self._base, record=self.record)
+        return self._took(ev, pos, size)
+
+    def _took(self, ev: DecodedEvent, pos: int, size: int) -> DecodedEvent:
+        self._start = self._base + pos
+        self._pos = pos + size
+        lp = _SIZE.unpack_from(self._buf, pos + 13)[0]
+        if lp:
+            self._lp = lp
+        return ev
+
+    def _scan_forward(self) -> list[DecodedEvent] | None:
+        """The one forward pass from ``_scan`` (an absolute offset) for the next plausible
+        header; the damaged bytes before it become one error event (in pieces of
+        :data:`DAMAGE_PIECE` when long, so memory stays bounded)."""
+        assert self._scan is not None
+        q = max(self._scan - self._base, 0)  # (bytes before the buffer are gone)
+        buf = self._buf
+        n = len(buf)
+        eof = self._eof and not self._chunks
+        out: list[DecodedEvent] = []
+        chain = self._lp
+        cand = self._candidate
+        while True:
+            if q - self._pos >= DAMAGE_PIECE:
+                out.append(self._damage(q, "the damage goes on"))
+            if q + HEADER_LEN > n and not eof:
+                v = q + HEADER_LEN
+            elif q >= n:  # end of file: everything left is damage
+                self._scan = None
+                if q > self._pos:
+                    out.append(self._damage(q, "no event header after it"))
+                return out
+            else:
+                v = cand(q, chain)
+                if v == YES and q < self._pos:
+                    self._scan = None
+                    out.append(self._overlap(q))
+                    return out
+                if v == YES:
+                    self._scan = None
+                    out.append(self._damage(q, "the next plausible event header is at "
+                                               f"offset {self._base + q}"))
+                    return out
+                if v == NO:
+                    q += 1
                     continue
-                if self._eof:
-                    yield self._emit(self._avail())
-                return
-            # a complete event too small for a checksum: the general decoder
-            ev = decode_event(buf, ctx, start=pos, base=self._base, record=record)
-            self._pos += h.event_size
-            yield ev
+            # more bytes needed to tell
+            self._scan = self._base + q
+            if self._wait(v) or out:
+                return out
+            return None
+
+    def _overlap(self, q: int) -> DecodedEvent:
+        """The next plausible header starts at ``q``, inside the event before (which no
+        checksum vouched for): bytes are missing there. An empty error event says so, and
+        decoding goes on at ``q``."""
+        off = self._base + q
+        msg = (f"at offset {off}: damaged data: the event before runs {self._pos - q} bytes "
+               "into the next plausible event header (bytes missing?); decoding goes on there")
+        node = Node("damaged", off, 0, None, "", "0 bytes", "where two events overlap", (),
+                    msg) if self.record else None
+        self._pos = q
+        return DecodedEvent(off, None, None, node, None, error=msg, size=0, raw=b"")
+
+    def _damage(self, q: int, why: str) -> DecodedEvent:
+        """The bytes from the read position to ``q`` as one error event (consumed)."""
+        pos = self._pos
+        raw = self._buf[pos:q]
+        off = self._base + pos
+        msg = (f"at offset {off}: damaged data: {q - pos} bytes that are no plausible event "
+               f"(unknown type, size, log_pos chain or checksum) skipped; {why}")
+        node = Node("damaged", off, q - pos, None, "", f"{q - pos} bytes skipped",
+                    "bytes between two events that do not form a plausible event", (), msg) \
+            if self.record else None
+        self._pos = q
+        return DecodedEvent(off, None, None, node, None, error=msg, size=q - pos, raw=raw)
 
     def _emit(self, avail: int) -> DecodedEvent:
         """Decode a truncated tail at EOF (yields the error) and consume it."""
@@ -198,18 +397,3 @@ class BinlogStreamDecoder:
             ev.error = f"at offset {self.offset}: truncated event at end of file"
         self._pos += avail
         return ev
-
-    def _resync_distance(self) -> int | None:
-        """Bytes to skip to the next plausible event header, None if none in the buffer."""
-        buf = self._buf
-        start = self._pos + 1
-        last = len(buf) - HEADER_LEN
-        for p in range(start, last + 1):
-            h = peek_header(buf, p)
-            if (
-                HEADER_LEN <= h.event_size <= MAX_EVENT_SIZE
-                and h.type_code in _KNOWN
-                and h.log_pos == self._base + p + h.event_size
-            ):
-                return p - self._pos
-        return None
