@@ -36,8 +36,6 @@ from binlogscope.wire.reader import ByteReader
 
 #: a damaged stretch longer than this is reported in pieces (its bytes are not all kept)
 DAMAGE_PIECE = 1 << 20
-#: without checksums, how far back into the event before the damage a header is looked for
-SCAN_BACK = 16
 #: an event at least this big is given a buffer of its own bytes only (see ``_fill``)
 EXACT_CUT = 1 << 20
 _CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
@@ -78,8 +76,6 @@ class BinlogStreamDecoder:
         self.fatal: str | None = None
         #: log_pos of the last trusted event (0: none yet), the chain damage is checked against
         self._lp = 0
-        #: absolute offset of the last event accepted by the hot loop (None: none yet)
-        self._start: int | None = None
         #: where the forward scan for the next plausible header goes on (None: not scanning)
         self._scan: int | None = None
         self._known_for: str | None = None
@@ -179,7 +175,6 @@ class BinlogStreamDecoder:
                     if ev.checksum_ok is not True and (
                             ev.error is not None or not self._trusted(buf, pos, size, lp)):
                         break  # the slow path decides: damaged body, or lost alignment
-                    self._start = base + pos
                     pos += size
                     self._pos = pos
                     if lp:
@@ -299,14 +294,7 @@ class BinlogStreamDecoder:
                         return [self._take(pos, size)]
                     if w >= 0:
                         return [] if self._wait(w) else None
-            start = pos + 1
-            crc = self.ctx.checksum_alg == _CRC32 and self.ctx.verify_checksums
-            if not crc and self._start is not None:
-                # no checksum vouched for the event before: bytes deleted from its end make
-                # it swallow the start of the next header; look for that header from a few
-                # bytes back too
-                start = max(self._start - self._base + 1, pos - SCAN_BACK, 0)
-            self._scan = self._base + start
+            self._scan = self._base + pos + 1
         return self._scan_forward()
 
     def _take(self, pos: int, size: int) -> DecodedEvent:
@@ -315,7 +303,6 @@ class BinlogStreamDecoder:
         return self._took(ev, pos, size)
 
     def _took(self, ev: DecodedEvent, pos: int, size: int) -> DecodedEvent:
-        self._start = self._base + pos
         self._pos = pos + size
         lp = _SIZE.unpack_from(self._buf, pos + 13)[0]
         if lp:
@@ -327,7 +314,7 @@ class BinlogStreamDecoder:
         header; the damaged bytes before it become one error event (in pieces of
         :data:`DAMAGE_PIECE` when long, so memory stays bounded)."""
         assert self._scan is not None
-        q = max(self._scan - self._base, 0)  # (bytes before the buffer are gone)
+        q = self._scan - self._base
         buf = self._buf
         n = len(buf)
         eof = self._eof and not self._chunks
@@ -346,10 +333,6 @@ class BinlogStreamDecoder:
                 return out
             else:
                 v = cand(q, chain)
-                if v == YES and q < self._pos:
-                    self._scan = None
-                    out.append(self._overlap(q))
-                    return out
                 if v == YES:
                     self._scan = None
                     out.append(self._damage(q, "the next plausible event header is at "
@@ -363,18 +346,6 @@ class BinlogStreamDecoder:
             if self._wait(v) or out:
                 return out
             return None
-
-    def _overlap(self, q: int) -> DecodedEvent:
-        """The next plausible header starts at ``q``, inside the event before (which no
-        checksum vouched for): bytes are missing there. An empty error event says so, and
-        decoding goes on at ``q``."""
-        off = self._base + q
-        msg = (f"at offset {off}: damaged data: the event before runs {self._pos - q} bytes "
-               "into the next plausible event header (bytes missing?); decoding goes on there")
-        node = Node("damaged", off, 0, None, "", "0 bytes", "where two events overlap", (),
-                    msg) if self.record else None
-        self._pos = q
-        return DecodedEvent(off, None, None, node, None, error=msg, size=0, raw=b"")
 
     def _damage(self, q: int, why: str) -> DecodedEvent:
         """The bytes from the read position to ``q`` as one error event (consumed)."""
