@@ -112,3 +112,24 @@ async def test_file_columns_start_offset_and_len_width() -> None:
         assert cells["time"] == format_time(row.time, True)  # whole seconds: no fraction
         assert "# at" in _line(scr, 0)
         assert len("16777216") <= cols["length"]
+
+
+@sync
+async def test_phase_strip_follows_the_selected_rows_flow() -> None:
+    from binlogscope.tui.widgets.phase_strip import PhaseStrip
+
+    app = BinlogScopeApp(PcapSource(SEMISYNC))
+    async with app.run_test(size=(160, 40)) as pilot:
+        scr = await _ready(app)
+        src = scr.source
+        strip = scr.query_one(PhaseStrip)
+        # flow 1 streams binlog events; flow 2 (a plain client session) never leaves setup
+        streaming = next(i for i in range(len(src)) if src.row(i).flow == 1
+                         and src.row(i).event_type == "XID_EVENT")
+        setup = max(i for i in range(len(src)) if src.row(i).flow == 2)
+        scr.events.cursor = streaming
+        await wait_for(lambda: "  stream " in str(strip.render()))
+        scr.events.cursor = setup
+        await wait_for(lambda: "  setup  " in str(strip.render()))
+        assert "  stream " not in str(strip.render())
+        await pilot.pause()

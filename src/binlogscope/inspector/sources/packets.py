@@ -449,11 +449,15 @@ class PacketStreamSource:
         return best
 
     def phase_at(self, index: int | None) -> tuple[int, int, SetupStep | None]:
-        """(phase of the session now, phase at row ``index``, the setup step behind the row)."""
+        """(phase of the row's connection now, phase at row ``index``, the setup step behind
+        the row); no row: the latest connection's."""
         if index is None or not 0 <= index < self._n:
             return self.phase, self.phase, self.steps[self._c.step] if self._c.step >= 0 else None
         si = self._stepi[index]
-        return self.phase, self._phase[index], self.steps[si] if si >= 0 else None
+        # "now" is where the row's own connection is (captures interleave flows)
+        c = self._conns.get(self._conn[index])
+        now = c.phase if c is not None else self.phase
+        return now, self._phase[index], self.steps[si] if si >= 0 else None
 
     def info(self) -> SourceInfo:
         extra: dict[str, str] = {}
