@@ -108,3 +108,23 @@ def test_tls_ssl_ca_alone_verifies(tls_server: tuple[Any, Path, Path]) -> None:
     assert p.stderr.count("\n") == 1 and "certificate" in p.stderr.lower()
     p = _live(server, "--json", "--ssl-ca", str(ca))
     assert p.returncode == 0, p.stderr
+
+
+def test_tls_required_by_the_server_gets_a_tls_hint(tls_server: tuple[Any, Path, Path]) -> None:
+    """MariaDB refuses a plain login under require_secure_transport=ON with ERR 1045 (not
+    MySQL's 3159): over plain TCP to a server offering TLS the hint names --ssl-mode."""
+    server, _, _ = tls_server
+    c = server.connect()
+    try:
+        with c.cursor() as cur:
+            cur.execute("SET GLOBAL require_secure_transport=ON")
+        p = _live(server, "--ssl-mode", "DISABLED")
+        ok = _live(server, "--json", "--ssl-mode", "REQUIRED")
+    finally:
+        with c.cursor() as cur:
+            cur.execute("SET GLOBAL require_secure_transport=OFF")
+        c.close()
+    assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+    assert "ERR 1045" in p.stderr and "require_secure_transport" in p.stderr
+    assert "--ssl-mode REQUIRED" in p.stderr
+    assert ok.returncode == 0, ok.stderr

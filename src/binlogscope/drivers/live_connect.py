@@ -213,7 +213,8 @@ def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put:
     rd.max_packet = conn.max_packet_size
     greeting = rd.next_packet()
     if isinstance(greeting.value, ErrPacket):
-        raise LiveError(err_text(greeting.value, "the server refused the connection"))
+        raise LiveError(err_text(greeting.value, "the server refused the connection",
+                                 logged_in=False))
     hs = greeting.value
     if not isinstance(hs, HandshakeV10):
         raise LiveError(f"{conn.describe()}: not a MySQL/MariaDB server greeting")
@@ -252,7 +253,8 @@ def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put:
         if isinstance(v, OkPacket):
             return
         if isinstance(v, ErrPacket):
-            raise LiveError(err_text(v, "authentication failed"))
+            raise LiveError(err_text(v, "authentication failed", logged_in=False, tls_possible=(
+                not use_tls and bool(hs.capability_flags & CAP.CLIENT_SSL))))
         if isinstance(v, AuthSwitchRequest):
             plugin = v.plugin_name or "mysql_old_password"
             if plugin == "mysql_old_password":

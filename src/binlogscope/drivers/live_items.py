@@ -20,16 +20,55 @@ ERR_HINTS = {
     1227: "the user lacks a privilege: a replica needs REPLICATION SLAVE (and REPLICATION "
           "CLIENT / BINLOG MONITOR for the status queries)",
     1129: "the host is blocked after too many connection errors: FLUSH HOSTS on the server",
+    3159: "the server accepts only encrypted connections (require_secure_transport): use "
+          "--ssl-mode REQUIRED (or VERIFY_CA with --ssl-ca)",
 }
+#: 1045 once logged in: MariaDB answers COM_REGISTER_SLAVE / COM_BINLOG_DUMP of an account
+#: without REPLICATION SLAVE with ER_ACCESS_DENIED_ERROR (MySQL sends 1227)
+_NO_REPL_PRIVILEGE = ("the login worked, but the account lacks the REPLICATION SLAVE privilege a "
+                      "replica needs: GRANT REPLICATION SLAVE ON *.* TO the user")
+#: 1045 at login over plain TCP to a server that offers TLS: MariaDB refuses an unencrypted
+#: login this way both for require_secure_transport=ON and an account's REQUIRE SSL
+_LOGIN_TLS = (" - or the server requires TLS (require_secure_transport, or the account's "
+              "REQUIRE SSL): try --ssl-mode REQUIRED")
+#: 1236 texts about a GTID start (MariaDB: "...requested to start from GTID X, which is not in
+#: the master's binlog", "Could not find GTID state requested by slave in any binlog files";
+#: MySQL: "...purged binary logs containing GTIDs that the slave requires")
+_GTID_HINT = ("the GTID position is not in the source's binlog (purged, never written there, or "
+              "a diverged replica): compare --gtid with SELECT @@gtid_binlog_pos / "
+              "@@gtid_purged, or start from a FILE:POS")
+#: 1236 texts about a position inside an existing file
+_POSITION_HINT = ("the position is not the start of an event in that file (or beyond its end):"
+                  " use a position that SHOW BINLOG EVENTS lists, or 4 for the file's start")
+
+
+def err_hint(err: ErrPacket, *, logged_in: bool = True, tls_possible: bool = False) -> str | None:
+    """The hint for a server's ERR, by code and, where one code has several causes, by the
+    stage (``logged_in``: the login is over) and the message text. ``tls_possible``: the
+    login went over plain TCP to a server that offers TLS."""
+    code, msg = err.error_code, err.error_message.lower()
+    if code == 1045:
+        if logged_in:
+            return _NO_REPL_PRIVILEGE
+        return ERR_HINTS[1045] + (_LOGIN_TLS if tls_possible else "")
+    if code == 1227 and "replication slave" in msg:
+        return _NO_REPL_PRIVILEGE
+    if code == 1236:
+        if "gtid" in msg:
+            return _GTID_HINT
+        if "position" in msg and "could not find first log" not in msg:
+            return _POSITION_HINT
+    return ERR_HINTS.get(code)
 
 
 class LiveError(Exception):
     """A failure the user must act on; the message is one clear line."""
 
 
-def err_text(err: ErrPacket, what: str) -> str:
-    """``what: ERR code (state) message`` and the hint for that code, if there is one."""
-    hint = ERR_HINTS.get(err.error_code)
+def err_text(err: ErrPacket, what: str, *, logged_in: bool = True,
+             tls_possible: bool = False) -> str:
+    """``what: ERR code (state) message`` and the hint for it (:func:`err_hint`), if any."""
+    hint = err_hint(err, logged_in=logged_in, tls_possible=tls_possible)
     text = f"{what}: ERR {err.error_code} ({err.sql_state}) {err.error_message}"
     return f"{text} - hint: {hint}" if hint else text
 
@@ -118,4 +157,4 @@ def parse_start(start: str) -> tuple[str, int]:
 
 
 __all__ = ["ERR_HINTS", "HEARTBEAT_TYPES", "LiveError", "LiveItem", "LiveSettings",
-           "ServerInfo", "counted_event", "err_text", "parse_start"]
+           "ServerInfo", "counted_event", "err_hint", "err_text", "parse_start"]
