@@ -137,8 +137,8 @@ def test_a_real_replica_applies_the_replayed_stream(
             conn.close()
             if status.get("Last_SQL_Error") or status.get("Last_IO_Error"):
                 break
-            if status.get("Gtid_Slave_Pos") == want and status.get(
-                    "Slave_SQL_Running_State", "").startswith("Slave has read all"):
+            if status.get("Gtid_Slave_Pos") == want and (status.get(
+                    "Slave_SQL_Running_State") or "").startswith("Slave has read all"):
                 break
             time.sleep(0.3)
         assert not status.get("Last_SQL_Error") and not status.get("Last_IO_Error"), status
