@@ -42,6 +42,8 @@ def _workload(conn: Any) -> None:
         cur.execute("SET @uv = 100")
         cur.execute("INSERT INTO t VALUES (@uv, 'user var')")
         cur.execute("SET SESSION binlog_format = 'ROW'")
+        cur.execute("SET SESSION gtid_seq_no = 100")  # a hole in domain 0: 0-1-100 follows
+        cur.execute("INSERT INTO t VALUES (300, 'after the hole')")
         cur.execute("FLUSH BINARY LOGS")
         for i in range(6, 16):
             cur.execute("INSERT INTO t VALUES (%s, %s)", (i, "y" * (i * 3)))
@@ -201,6 +203,15 @@ def test_gtid_start_inside_the_binlog(source: Any, mock: ThreadedMockMaster,
 def test_gtid_start_errors(source: Any, mock: ThreadedMockMaster, state: str) -> None:
     pk = both(source, mock, [CRC, CAP4, f"SET @slave_connect_state = '{state}'"])
     assert pk[-2][0] == 0xFF and pk[-1] == b"closed"
+
+
+@pytest.mark.parametrize("strict", [0, 1])
+def test_gtid_start_in_a_hole(source: Any, mock: ThreadedMockMaster, strict: int) -> None:
+    """0-1-50 is not in the binlog, but lower and higher ones are: strict mode refuses, else
+    the dump starts after it."""
+    pk = both(source, mock, [CRC, CAP4, "SET @slave_connect_state = '0-1-50'",
+                             f"SET @slave_gtid_strict_mode = {strict}"])
+    assert (pk[-2][0] == 0xFF) == bool(strict)
 
 
 @pytest.mark.parametrize("ahead", [2, 0, -1], ids=["later", "at-start", "before"])
