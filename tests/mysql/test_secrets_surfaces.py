@@ -293,3 +293,50 @@ def test_no_secret_in_the_mock_master_run_log(tmp_path: Path) -> None:
     pw = PASSWORD.encode()
     for needle in (PASSWORD, pw.hex(), base64.b64encode(pw).decode(), PASSWORD + "x"):
         assert needle not in text
+
+
+def test_no_secret_from_the_mock_master_command(account: Any, tmp_path: Path) -> None:
+    """``mock_master record`` from the real server and ``mock_master serve`` of the recording,
+    both with the password in an environment variable: their output, the recording, the run
+    log and their command lines hold no secret, nor does binlogscope's login to it."""
+    db = account
+    env = {**_env(db), "SECRET_PW": PASSWORD}
+    recording = tmp_path / "rec.jsonl"
+    p = subprocess.run(
+        [sys.executable, "-m", "mock_master", "record", str(recording), "--host", db.host,
+         "--port", str(db.port), "--user", USER, "--password-env", "SECRET_PW"],
+        env=env, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    surfaces = {"record stdout": p.stdout, "record stderr": p.stderr,
+                "recording": recording.read_bytes()}
+    log = tmp_path / "run.json"
+    srv = subprocess.Popen(
+        [sys.executable, "-m", "mock_master", "serve", "--recording", str(recording),
+         "--port", "0", "--user", "u", "--password-env", "SECRET_PW", "--log", str(log)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        assert srv.stdout is not None
+        lines = [srv.stdout.readline(), srv.stdout.readline()]  # the banner, the port
+        port = int(next(x for x in lines if x.strip().isdigit()))
+        surfaces["serve banner"] = b"".join(lines)
+        surfaces["serve cmdline"] = Path(f"/proc/{srv.pid}/cmdline").read_bytes()
+        for pw in (PASSWORD, PASSWORD + "x"):
+            conn = ConnectionOptions(host="127.0.0.1", port=port, user="u", password=pw,
+                                     ssl_mode="DISABLED")
+            items: list[LiveItem] = []
+            rep = run_live(LiveSettings(conn=conn, non_blocking=True, reconnect=False,
+                                        server_id=4245), items.append)
+            assert (rep.error is None) == (pw == PASSWORD), rep.error
+            surfaces[f"live items ({len(pw)})"] = "\n".join(
+                repr(i) for i in items).encode("utf-8", "replace")
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        out, err = srv.communicate(timeout=60)
+    surfaces["serve stdout"], surfaces["serve stderr"] = out, err
+    assert b"(wrong password)" in err and b"started COM_BINLOG_DUMP" in err, err
+    surfaces["run log"] = log.read_bytes()
+    assert b'"u"' in surfaces["run log"]
+    text, raw = _needles([])
+    text.append(PASSWORD + "x")
+    leaks = {where: _leaks(blob, text, raw) for where, blob in surfaces.items()}
+    assert not any(leaks.values()), {k: v for k, v in leaks.items() if v}
