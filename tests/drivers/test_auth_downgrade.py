@@ -339,3 +339,26 @@ def test_packet_size_option_parsing(tmp_path: Path) -> None:
     bad_key.write_text("hello")
     with pytest.raises(OptionFileError, match="not a PEM public key"):
         resolve_options(env={}, cli={"server_public_key_path": str(bad_key)}, prompt=False)
+
+
+def test_dialog_questions_after_the_first_come_without_a_prefix() -> None:
+    """MariaDB's dialog plugin (PAM): the first question in the switch request, the next as a
+    bare packet; password questions are answered (with --insecure-auth here, no TLS), any
+    other question ends the login with one line."""
+    notes: dict[str, Any] = {}
+
+    def script(c: WeakConnection) -> None:
+        c.greet("mysql_native_password")
+        c.recv_packet()
+        c.send(AuthSwitchRequest("dialog", b"\x04Password: "))
+        notes["first"] = c.recv_packet().value.data
+        c.sock.sendall(c.session.send_raw(b"\x05One more time: "))
+        notes["second"] = c.recv_packet().value.data
+        c.sock.sendall(c.session.send_raw(b"\x03Your pet's name? "))
+        c.recv_packet()
+
+    with WeakServer(script) as srv:
+        error, _ = _login(srv.port, insecure_auth=True)
+    srv.join()
+    assert notes["first"] == notes["second"] == PW + b"\0"
+    assert error is not None and "not the password" in error
