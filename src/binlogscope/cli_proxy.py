@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import threading
 from typing import Any, TextIO
 
 from binlogscope.cli_common import PROG
 from binlogscope.cli_pcap import capture_filter, emit_capture
+
+#: seconds (sys.setswitchinterval) while the proxy runs
+SWITCH_INTERVAL = 0.0005
 
 
 def add_proxy_parser(sub: Any) -> None:
@@ -89,6 +93,9 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except SniffError as exc:
         print(f"{PROG}: proxy: {exc}", file=err)
         return 1
+    # the relay thread waits for the GIL while the decoder holds it: switch more often than
+    # the default 5 ms so forwarding is not held up by decoding
+    sys.setswitchinterval(SWITCH_INTERVAL)
     proxy = ReplicationProxy(listen, upstream, record=record, actions=actions)
     try:
         port = proxy.start()

@@ -2,10 +2,10 @@
 
 Each client connection gets its own upstream connection. Forwarding comes first: an asyncio loop
 in its own thread copies every chunk to the other side unchanged and only then hands a copy to
-the decoder through a bounded queue (:data:`QUEUE_CHUNKS`). When the decoder falls behind and
-the queue is full, that connection's decoding stops (a note says so) - the client's bytes are
-never held back or dropped. Half-closes are passed on as they come (a FIN from one side becomes
-a FIN to the other).
+the decoder through a bounded queue (:data:`QUEUE_CHUNKS` chunks, :data:`QUEUE_BYTES` bytes).
+When the decoder falls behind and the queue is full, that connection's decoding stops (a note
+says so) - the client's bytes are never held back or dropped. Half-closes are passed on as
+they come (a FIN from one side becomes a FIN to the other).
 
 The decoder (the caller's thread, :meth:`ReplicationProxy.batches`) feeds both directions of a
 connection into one OBSERVER :class:`~binlogscope.session.Session` and yields the same
@@ -30,13 +30,19 @@ from typing import Any
 
 from binlogscope.drivers.pcap_flows import CaptureItem, Flow
 from binlogscope.drivers.proxy_faults import ActionPlan, FaultRelay, RelayAction
+from binlogscope.drivers.proxy_relay import Leg, relay_connection
 from binlogscope.drivers.sniff import PcapNgFile
 from binlogscope.events import PacketDecoded, Peer
 from binlogscope.session import Role, Session
 
 #: chunks waiting for the decoder (all connections); beyond this a connection's decode stops
 QUEUE_CHUNKS = 20_000
-#: the most bytes read from a socket at a time (and the largest recorded frame payload)
+#: bytes waiting for the decoder (all connections); beyond this a connection's decode stops
+QUEUE_BYTES = 1 << 30
+#: the most bytes read from a socket at a time (fewer, larger reads: the relay thread needs the
+#: GIL once per read, and the decoder holds it between switch intervals)
+READ = 1 << 20
+#: the largest recorded frame payload (a read is recorded as several frames)
 CHUNK = 65_000
 
 
@@ -63,6 +69,7 @@ class ReplicationProxy:
 
     def __init__(self, listen: tuple[str, int], upstream: tuple[str, int], *,
                  record: PcapNgFile | None = None, queue_chunks: int = QUEUE_CHUNKS,
+                 queue_bytes: int = QUEUE_BYTES,
                  actions: list[RelayAction] | None = None) -> None:
         self.listen = listen
         #: fault actions (:mod:`binlogscope.drivers.proxy_faults`); none: chunks copied as read
@@ -77,7 +84,12 @@ class ReplicationProxy:
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
+        self._added = 0  # bytes queued for the decoder (relay thread) ...
+        self._taken = 0  # ... and taken off the queue (decoder)
+        self._max_bytes = queue_bytes
         self._writers: set[asyncio.StreamWriter] = set()
+        self._transports: set[asyncio.BaseTransport] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._error: str | None = None
         self.port = 0
         self.connections = 0
@@ -98,7 +110,9 @@ class ReplicationProxy:
         self._loop = loop
         try:
             self._server = loop.run_until_complete(
-                asyncio.start_server(self._handle, self.listen[0], self.listen[1]))
+                asyncio.start_server(self._handle, self.listen[0], self.listen[1],
+                                     limit=4 * READ) if self.plan is not None else
+                loop.create_server(self._client_leg, self.listen[0], self.listen[1]))
         except OSError as exc:
             self._error = f"cannot listen on {_addr(self.listen)}: {exc.strerror or exc}"
             self._ready.set()
@@ -112,6 +126,8 @@ class ReplicationProxy:
             self._server.close()
             for w in list(self._writers):  # the relays still open end as if the peers closed
                 w.close()
+            for t in list(self._transports):
+                t.close()
             tasks = asyncio.all_tasks(loop)
             if tasks:
                 loop.run_until_complete(asyncio.wait(tasks, timeout=2))
@@ -122,10 +138,41 @@ class ReplicationProxy:
         """A copy for the decoder, after forwarding; never blocks the relay."""
         if cid in self._skipping:
             return
+        # (the relay thread only adds to _added, the decoder to _taken: no lock needed)
+        if self._added - self._taken > self._max_bytes:
+            self._skipping.add(cid)
+            return
         try:
             self._q.put_nowait((cid, peer, data, time.time(), extra))
+            self._added += len(data)
         except queue.Full:
             self._skipping.add(cid)
+
+    def _client_leg(self) -> Leg:
+        """A client connected (no fault actions): relay it with the protocols of
+        :mod:`binlogscope.drivers.proxy_relay`."""
+        cid = next(self._ids)
+        self.connections += 1
+
+        def offer(peer: Peer, data: bytes) -> None:
+            self._offer(cid, peer, data)
+
+        leg = Leg(Peer.CLIENT, offer, self._transports)
+        server_leg = Leg(Peer.SERVER, offer, self._transports)
+
+        def made(c: Leg) -> None:
+            assert c.transport is not None and self._loop is not None
+            client = c.transport.get_extra_info("peername")
+            task = self._loop.create_task(relay_connection(
+                c, self.upstream, server_leg,
+                lambda server: self._offer(cid, None, b"", ("open", client, server)),
+                lambda msg: self._offer(cid, None, b"", (
+                    "refused", client, f"upstream {_addr(self.upstream)}: {msg}"))))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+        leg.on_made = made
+        return leg
 
     async def _handle(self, c_reader: asyncio.StreamReader, c_writer: asyncio.StreamWriter
                       ) -> None:
@@ -133,7 +180,7 @@ class ReplicationProxy:
         self.connections += 1
         client = c_writer.get_extra_info("peername")
         try:
-            s_reader, s_writer = await asyncio.open_connection(*self.upstream)
+            s_reader, s_writer = await asyncio.open_connection(*self.upstream, limit=4 * READ)
         except OSError as exc:
             self._offer(cid, None, b"", ("refused", client,
                                          f"upstream {_addr(self.upstream)}: "
@@ -155,10 +202,10 @@ class ReplicationProxy:
         async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter, peer: Peer) -> None:
             try:
                 if relay is not None:
-                    await relay.pump(src, dst, peer is Peer.CLIENT, CHUNK)
+                    await relay.pump(src, dst, peer is Peer.CLIENT, READ)
                     return
                 while True:
-                    data = await src.read(CHUNK)
+                    data = await src.read(READ)
                     if not data:
                         break
                     dst.write(data)  # forwarding first ...
@@ -230,7 +277,8 @@ class ReplicationProxy:
                 continue
             if conn is None:
                 continue
-            frame += 1
+            self._taken += len(data)
+            frame += max(1, -(-len(data) // CHUNK))  # (frames as recorded)
             self._record_data(conn, peer, data, ts)
             if not data:
                 who = "client" if peer is Peer.CLIENT else "server"
@@ -286,7 +334,10 @@ class ReplicationProxy:
     def _record_data(self, conn: _Conn, peer: Peer, data: bytes, ts: float) -> None:
         if self.record is None or "[" in conn.flow.client:
             return
-        self.record.write(self._frame(conn, peer, "PA" if data else "FA", data), ts)
+        if not data:
+            self.record.write(self._frame(conn, peer, "FA"), ts)
+        for i in range(0, len(data), CHUNK):
+            self.record.write(self._frame(conn, peer, "PA", data[i:i + CHUNK]), ts)
 
 
 def parse_hostport(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
@@ -303,4 +354,5 @@ def parse_hostport(text: str, default_host: str = "127.0.0.1") -> tuple[str, int
     return host.strip("[]") or default_host, n
 
 
-__all__ = ["CHUNK", "QUEUE_CHUNKS", "ProxyError", "ReplicationProxy", "parse_hostport"]
+__all__ = ["CHUNK", "QUEUE_BYTES", "QUEUE_CHUNKS", "READ", "ProxyError", "ReplicationProxy",
+           "parse_hostport"]

@@ -1,0 +1,133 @@
+"""The proxy's forwarding path without fault actions: two asyncio protocols per connection.
+
+Each chunk the kernel hands one side (``data_received``) is written to the other side's
+transport at once - no StreamReader buffer in between, so a byte is not copied by Python on its
+way through - and the same ``bytes`` object is then offered to the decoder. Flow control is
+the transports': when a side's write buffer passes its high-water mark, reading from the other
+side pauses until it drains. A FIN is passed on as a FIN (half-close); a reset or error on one
+side closes the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from binlogscope.events import Peer
+
+#: offer(peer, data): data=b"" when that peer closed its direction
+Offer = Callable[[Peer, bytes], None]
+
+
+class Leg(asyncio.Protocol):
+    """One TCP connection of a relayed pair: what it receives goes to ``other``."""
+
+    def __init__(self, peer: Peer, offer: Offer, transports: set[asyncio.BaseTransport]
+                 ) -> None:
+        self.peer = peer  # who sends on this connection
+        self.offer = offer
+        self.transports = transports
+        self.transport: asyncio.Transport | None = None
+        self.other: Leg | None = None
+        self.pending: list[bytes] = []  # (before the other side is connected)
+        self.eof = False
+        self.lost = False
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        #: called once connected (the client's leg starts its relay here)
+        self.on_made: Callable[[Leg], None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.transports.add(transport)
+        transport.set_write_buffer_limits(high=4 << 20)
+        if self.on_made is not None:
+            self.on_made(self)
+
+    def link(self, other: Leg) -> None:
+        self.other = other
+        for data in self.pending:
+            self.data_received(data)
+        self.pending.clear()
+        if self.eof:
+            self._pass_eof()
+
+    def data_received(self, data: bytes) -> None:
+        other = self.other
+        if other is None or other.transport is None:
+            self.pending.append(data)
+            return
+        other.transport.write(data)  # forwarding first ...
+        self.offer(self.peer, data)  # ... then the decoder's copy (the same object)
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        if self.other is not None:
+            self._pass_eof()
+        return True  # keep the other direction open
+
+    def _pass_eof(self) -> None:
+        self.offer(self.peer, b"")
+        other = self.other
+        assert other is not None
+        t = other.transport
+        if t is not None and not t.is_closing():
+            if other.eof:  # both directions ended
+                t.close()
+                if self.transport is not None:
+                    self.transport.close()
+            elif t.can_write_eof():
+                t.write_eof()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        if self.transport is not None:
+            self.transports.discard(self.transport)
+        if not self.eof:
+            self.eof = True
+            self.offer(self.peer, b"")
+        other = self.other
+        if other is not None and other.transport is not None and \
+                not other.transport.is_closing():
+            if other.eof:
+                other.transport.close()
+            elif other.transport.can_write_eof() and exc is None:
+                other.transport.write_eof()
+            else:
+                other.transport.close()
+        if not self.done.done():
+            self.done.set_result(None)
+
+    # the other side's writes back up: stop reading here until they drain
+    def pause_writing(self) -> None:
+        if self.other is not None and self.other.transport is not None:
+            self.other.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.other is not None and self.other.transport is not None:
+            self.other.transport.resume_reading()
+
+
+async def relay_connection(client: Leg, upstream: tuple[str, int], server_leg: Leg,
+                           on_open: Callable[[Any], None],
+                           on_refused: Callable[[str], None]) -> None:
+    """Connect ``server_leg`` to the upstream, link both legs; wait until both are closed."""
+    loop = asyncio.get_running_loop()
+    assert client.transport is not None
+    client.transport.pause_reading()
+    try:
+        transport, _ = await loop.create_connection(lambda: server_leg, *upstream)
+    except OSError as exc:
+        on_refused(f"{exc.strerror or exc}")
+        client.transport.close()
+        return
+    on_open(transport.get_extra_info("peername"))
+    server_leg.link(client)
+    client.link(server_leg)
+    if not client.transport.is_closing():
+        client.transport.resume_reading()
+    await asyncio.gather(client.done, server_leg.done)
+
+
+__all__ = ["Leg", "relay_connection"]
