@@ -214,6 +214,18 @@ def test_gtid_start_in_a_hole(source: Any, mock: ThreadedMockMaster, strict: int
     assert (pk[-2][0] == 0xFF) == bool(strict)
 
 
+@pytest.mark.parametrize("ignore", [0, 1])
+def test_gtid_start_ahead_of_the_binlog(source: Any, mock: ThreadedMockMaster,
+                                        ignore: int) -> None:
+    """A position beyond the binlog's last GTID of the domain: an error, unless
+    @slave_gtid_ignore_duplicates (it may have come another way)."""
+    last = _gtids(mock)[-1]
+    pk = both(source, mock, [CRC, CAP4,
+                             f"SET @slave_connect_state = '0-1-{last.seq + 5}'",
+                             f"SET @slave_gtid_ignore_duplicates = {ignore}"])
+    assert (pk[-2][0] == 0xFF) == (not ignore)
+
+
 @pytest.mark.parametrize("ahead", [2, 0, -1], ids=["later", "at-start", "before"])
 def test_until_gtid(source: Any, mock: ThreadedMockMaster, ahead: int) -> None:
     gs = _gtids(mock)
