@@ -250,33 +250,41 @@ def _write_text(events: Iterable[DecodedEvent], path: str, info: FileEvents,
 
 
 def wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
-    """The TUI opens for one file on a terminal unless an output format was asked for."""
+    """The TUI opens for the files on a terminal unless an output format was asked for."""
     if any(getattr(args, k, False) for k in ("json", "tree", "summary", "plain", "verbose",
                                               "start_datetime", "stop_datetime", "database")):
         return False  # an output format, or selections only the text outputs apply
-    if len(args.paths) != 1 or out is not sys.stdout or args.paths[0] == STDIN_PATH:
+    if not args.paths or out is not sys.stdout or STDIN_PATH in args.paths:
         return False
     return sys.stdin.isatty() and out.isatty()
 
 
 def run_tui(args: argparse.Namespace, err: TextIO) -> int:
-    """Open the Textual inspector on one binlog file (imported lazily: textual is heavy)."""
+    """Open the Textual inspector on the binlog files (imported lazily: textual is heavy)."""
     from binlogscope.drivers.binlog_file import looks_like_binlog
 
-    path = args.paths[0]
-    if not Path(path).is_file():
-        print(f"{PROG}: error: cannot open {path}: no such file", file=err)
-        return 1
-    if not looks_like_binlog(path):
-        print(f"{PROG}: error: {path} is not a binlog file (no fe 62 69 6e magic)", file=err)
-        return 1
+    for path in args.paths:
+        if not Path(path).is_file():
+            print(f"{PROG}: error: cannot open {path}: no such file", file=err)
+            return 1
+        if not looks_like_binlog(path):
+            print(f"{PROG}: error: {path} is not a binlog file (no fe 62 69 6e magic)",
+                  file=err)
+            return 1
+    from binlogscope.inspector.source import RowSource
     from binlogscope.inspector.sources.binlog_file import BinlogFileSource
+    from binlogscope.inspector.sources.binlog_files import BinlogSetSource
     from binlogscope.tui import run_tui as _run
 
-    source = BinlogFileSource(path, start_position=args.start_position,
-                              stop_position=args.stop_position)
+    source: RowSource
+    if len(args.paths) == 1:
+        source = BinlogFileSource(args.paths[0], start_position=args.start_position,
+                                  stop_position=args.stop_position)
+    else:  # the whole set, as the text outputs read it
+        source = BinlogSetSource(args.paths, start_position=args.start_position,
+                                 stop_position=args.stop_position)
     try:
         table_pattern(args.table, err)
     except BadPatternError:
         return 2
-    return _run(source, table_regex=args.table)
+    return _run(source, table_regex=args.table, err=err)

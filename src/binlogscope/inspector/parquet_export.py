@@ -82,6 +82,9 @@ def export_view_parquet(source: Any, indices: Sequence[int], out_dir: Path,
                         cancelled: Callable[[], bool]) -> str:
     """Write the rows to a new dataset directory; returns a one-line summary."""
     view: _FileView | _PacketView
+    if hasattr(source, "parts"):  # several binlog files (BinlogSetSource)
+        raise ValueError("Parquet export of several files from the TUI is not supported: "
+                         "export JSON lines, or run `binlogscope export` on the files")
     if hasattr(source, "packet"):
         view = _PacketView(source, indices, cancelled)
     else:

@@ -338,8 +338,12 @@ class MainScreen(Screen[None]):
                 if not 0 <= row < len(self.source):
                     raise ValueError(f"no row {where}")
             else:
-                pos = int(where.rsplit(":", 1)[-1])
-                found = self.source.find_offset(pos)
+                file, _, num = where.rpartition(":")
+                pos = int(num)
+                if file and hasattr(self.source, "parts"):  # a set of files: FILE:POS
+                    found = self.source.find_offset(pos, file)  # type: ignore[call-arg]
+                else:
+                    found = self.source.find_offset(pos)
                 if found is None:
                     raise ValueError(f"no event at position {pos}")
                 row = found
