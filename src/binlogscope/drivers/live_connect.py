@@ -126,6 +126,16 @@ class Connection:
                 rec.packet(ev)
             self._pending.append(ev)
 
+    def take_sent(self) -> list[PacketDecoded]:
+        """The packets this side just sent, as the session decoded them, taken out of the
+        pending events (the stream lists an ACK right after the event it acknowledges)."""
+        self._drain()
+        sent = [e for e in self._pending
+                if isinstance(e, PacketDecoded) and e.direction is Peer.CLIENT]
+        if sent:
+            self._pending = [e for e in self._pending if e not in sent]
+        return sent
+
     def take(self, allow_close: bool = False) -> list[SessionEvent] | None:
         """Every event decoded so far (reading once when there is none), for the stream loop,
         which routes them itself; None when the server closed and nothing is left."""

@@ -34,8 +34,9 @@ def stream(rep: LiveReplica, rd: Connection) -> None:
     Each read's events are handled in one pass (a semi-sync transaction arrives in one
     read: GTID .. XID, the ACK request on the last). An event whose semi-sync header asks
     for an ACK is put in the store (decoded, positioned, visible to the consumer) and the
-    ACK goes out at once: before the events after it in the same read, before the session
-    decodes the ACK packet itself for the log, and without waiting for the consumer.
+    ACK goes out at once: before the events after it in the same read and without waiting for
+    the consumer; the ACK packet, as the session decodes it, is listed right after that event
+    (so the order of the list does not depend on how the server's bytes were split into reads).
     """
     skip = rep.resume_skip
     update, restart_point = rep.fetch_pos.update, rep.fetch_pos.restart_point
@@ -98,6 +99,8 @@ def _ack(rep: LiveReplica, rd: Connection, log_pos: int) -> None:
     for the GIL with this one)."""
     rep.flush(wake=False)
     rd.send(SemiSyncAck(log_pos, rep.fetch_pos.log_file or ""))
+    for sent in rd.take_sent():  # listed right after the event it acknowledges, whatever
+        rep.put(LiveItem("packet", sent))  # else the same read brought
     rep.store.wake()
     rep.acks_sent += 1
     rep.ack_delays.append(rd.sent_at - rd.read_at)
