@@ -2,8 +2,8 @@
 dataset (every table, column and row after sorting), the ``errors`` table, ``--resume`` after a
 killed Spark export, relay-log sets and captures.
 
-One JVM for the module (the session fixture; the CLI reuses the active session) and one more
-for the export that is killed.
+One JVM for the test run (the ``spark`` fixture of tests/export/conftest.py; the CLI reuses the
+active session) and one more for the export that is killed.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +40,6 @@ RELAY_LOGS = [RUST / "slave-relay-bin.000001", RUST / "bug33029-slave-relay-bin.
               RUST / "corrupt-relay-bin.000624"]
 MARIADB = [RUST / "mariadb-bin.000001", FIX / "zalora__binlog-parser/data/fixtures/mysql-bin.07",
            RUST / "transaction_compression.000001"]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from binlogscope.export.spark import spark_session
-
-    s = spark_session("local[2]", [("spark.sql.shuffle.partitions", "2")])
-    yield s
-    s.stop()
 
 
 def _rows(root: Path, table: str) -> list[str]:
@@ -252,7 +242,12 @@ def test_resume_after_a_killed_spark_export(spark: Any, tmp_path: Path) -> None:
 
 def test_analyze_reads_a_spark_export(spark: Any, tmp_path: Path) -> None:
     sp = tmp_path / "spark"
-    assert run_spark_export([str(WORKLOAD)], sp, spark=spark).complete
+    calls: list[tuple[str, int, int, int, int, float]] = []
+    assert run_spark_export([str(WORKLOAD)], sp, spark=spark,
+                            progress=lambda *a: calls.append(a)).complete
+    size = WORKLOAD.stat().st_size  # the progress: the files and bytes the tasks reported
+    assert calls and calls[-1][:5] == ("done", 1, 1, size, size)
+    assert [c[1] for c in calls] == sorted(c[1] for c in calls)
     rc, out, err = _cli("analyze", str(sp), "--sql",
                         "SELECT operation, count(*) AS n FROM rows GROUP BY operation "
                         "ORDER BY operation")
@@ -264,6 +259,16 @@ def test_analyze_reads_a_spark_export(spark: Any, tmp_path: Path) -> None:
         ops[r["operation"]] = ops.get(r["operation"], 0) + 1
     for op, n in ops.items():
         assert any(line.split()[:2] == [op, str(n)] for line in out.splitlines()), (op, out)
+
+
+def test_progress_bar() -> None:
+    from binlogscope.export.spark_export import progress_bar
+
+    err = io.StringIO()
+    progress_bar(err, "binlogscope")("decode", 2, 5, 10_000_000, 20_000_000, 2.0)
+    line = err.getvalue()
+    assert line.startswith("\rbinlogscope export --spark: [#########.") and "2/5 files" in line
+    assert "10.0/20.0 MB" in line and "5.0 MB/s (decode)" in line
 
 
 def test_cli_errors(tmp_path: Path) -> None:
