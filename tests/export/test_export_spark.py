@@ -156,6 +156,28 @@ def test_relay_log_set_and_a_transaction_cut_by_the_file_boundary(
     assert n_split == n_whole + 1  # the second file's own FORMAT_DESCRIPTION
 
 
+def test_hadoop_uris_read_through_spark(spark: Any, tmp_path: Path) -> None:
+    """``file:`` URIs (a glob) are listed by Hadoop and read by Spark's binaryFile source: the
+    same rows, each naming its input by the URI."""
+    d = tmp_path / "in"
+    d.mkdir()
+    for p in [WORKLOAD, *MARIADB[:2]]:
+        shutil.copy(p, d / p.name)
+    local, sp = tmp_path / "local", tmp_path / "spark"
+    run_export(BinlogFileSource([str(d)]), local)
+    res = run_spark_export([f"file://{d}/*"], sp, spark=spark)
+    assert res.complete and not res.errors
+    names = read_state(sp)["inputs"]  # type: ignore[index]
+    assert names == sorted(f"file:{p}" for p in BinlogFileSource([str(d)]).inputs())
+    for table in TABLES:
+        want = sorted(json.dumps(dict(r, source=f"file:{r['source']}"), sort_keys=True,
+                                 default=str) for r in read_table(local, table).to_pylist())
+        assert _rows(sp, table) == want, table
+    rc, _, err = _cli("export", "file:///nonexistent/dir/*", "--out", str(tmp_path / "x"),
+                      "--spark")
+    assert rc == 2 and "no such file" in err
+
+
 def test_captures_both_ways_equal(spark: Any, tmp_path: Path) -> None:
     caps = sorted(str(p) for p in CAPTURES.iterdir() if p.suffix in (".pcap", ".pcapng"))
     assert len(caps) >= 4
