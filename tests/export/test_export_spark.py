@@ -303,3 +303,43 @@ def test_cli_errors(tmp_path: Path) -> None:
     (tmp_path / "full" / STATE_FILE).write_text("{}")
     rc, _, err = _cli("export", str(WORKLOAD), "--out", str(tmp_path / "full"), "--spark")
     assert rc == 2 and "not empty" in err
+
+
+@pytest.mark.mysql
+def test_a_fresh_mariadb_workload_set_both_ways(spark: Any, mariadb: Any,
+                                                 tmp_path: Path) -> None:
+    """The test workload on a throw-away MariaDB (every type, DML, DDL, a rotation in the
+    middle), its binlog files exported both ways."""
+    sys.path.insert(0, str(REPO / "tests" / "mysql"))
+    from mariadb_workload import Workload
+
+    db = "spark_export_test"
+    admin = mariadb.connect()
+    try:
+        with admin.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS {db}")
+            cur.execute(f"CREATE DATABASE {db} CHARACTER SET utf8mb4")
+            cur.execute("FLUSH BINARY LOGS")
+            cur.execute("SHOW MASTER STATUS")
+            first = cur.fetchone()[0]
+        conn = mariadb.connect(database=db, conv={})
+        try:
+            Workload(conn).run_full(version=mariadb.version, bulk_rows=2000, big=False)
+        finally:
+            conn.close()
+        with admin.cursor() as cur:
+            cur.execute("FLUSH BINARY LOGS")
+    finally:
+        admin.close()
+    files = [p for p in mariadb.binlog_files() if p.name >= first][:-1]
+    assert len(files) >= 2  # the workload rotates once
+    d = tmp_path / "in"
+    d.mkdir()
+    for p in files:
+        shutil.copy(p, d / p.name)
+    local, sp = tmp_path / "local", tmp_path / "spark"
+    run_export(BinlogFileSource([str(d)]), local)
+    res = run_spark_export([str(d)], sp, spark=spark)
+    assert res.complete and not res.errors
+    counts = assert_same_dataset(local, sp)
+    assert counts["rows"] > 2000
