@@ -485,8 +485,9 @@ class PacketStreamSource:
             return masked_detail(info, b"", info.offset, info.error)
         ev = self.packet(index)
         if ev is None or ev.node is None:
-            msg = ("decoded tree dropped to bound memory and no bytes kept: only the last "
-                   f"{self.tree_window:,} packets keep their tree")
+            msg = ("the packet's bytes were dropped to bound memory (the oldest rows lose "
+                   f"theirs first beyond {self.max_raw_bytes >> 20:,} MiB) and this source "
+                   "cannot read them again")
             node = Node("packet", self._offset[index], 0, None, "", "(no tree)", msg, (), msg)
             return Detail(node=node, raw=b"", base=self._offset[index], error=msg)
         # the packet as it was on the wire: the framing is rebuilt from the payload; scrambles
@@ -500,11 +501,15 @@ class PacketStreamSource:
             return ev
         return self.redecoded(index) or ev
 
+    def payload(self, index: int) -> bytes | None:
+        """The row's packet payload, None when not kept (a capture reads it again)."""
+        return self._payload[index]
+
     def redecoded(self, index: int) -> PacketDecoded | None:
         """Row ``index`` decoded again from its payload, with its tree (None: no bytes kept)."""
-        payload = self._payload[index]
         cid = self._ctx[index]
-        if payload is None or cid < 0:
+        payload = self.payload(index) if cid >= 0 else None
+        if payload is None:
             return None
         return redecode_packet(payload, self._type_names[self._pkind[index]],
                                self._contexts.context(cid),

@@ -3,7 +3,9 @@
 A thin adapter: :func:`~binlogscope.drivers.pcap.read_capture` items become
 :class:`~binlogscope.inspector.sources.packets.StreamItem` objects (flow number, frame,
 capture time). The capture is read without trees (a million packets stay fast and small); a
-row's tree is decoded from the packet's payload when it is selected.
+row's tree is decoded from the packet's payload when it is selected. A row whose payload was
+dropped to bound memory (``max_raw_bytes``: big captures, events over 16 MiB) is decoded on
+demand from its place in the capture: the capture is read again up to that packet.
 """
 
 from __future__ import annotations
@@ -12,15 +14,17 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from binlogscope.drivers.pcap import CaptureError, CaptureItem, read_capture
-from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
+from binlogscope.events import PacketDecoded, Peer
+from binlogscope.inspector.sources.packets import MAX_RAW_BYTES, PacketStreamSource, StreamItem
 
 
 class PcapSource(PacketStreamSource):
     live = False
     columns = PacketStreamSource.columns | {"frame", "flow"}
 
-    def __init__(self, path: str | Path, *, ports: Iterable[int] | None = None) -> None:
-        super().__init__(label=str(path))
+    def __init__(self, path: str | Path, *, ports: Iterable[int] | None = None,
+                 max_raw_bytes: int = MAX_RAW_BYTES) -> None:
+        super().__init__(label=str(path), max_raw_bytes=max_raw_bytes)
         self.path = Path(path)
         self.ports = list(ports) if ports else None
 
@@ -32,6 +36,25 @@ class PcapSource(PacketStreamSource):
                 yield stream_item(it)
         except CaptureError as exc:
             self.fatal = str(exc)
+
+    def payload(self, index: int) -> bytes | None:
+        """The row's packet payload: the kept one, else read again from the capture (the
+        packet of the same flow, direction and stream offset)."""
+        kept = super().payload(index)
+        if kept is not None or self._ctx[index] < 0:
+            return kept
+        flow = self._conn[index]
+        offset = self._offset[index]
+        direction = Peer.CLIENT if self._dir[index] == 1 else Peer.SERVER
+        try:
+            for it in read_capture(str(self.path), self.ports, record=False):
+                ev = it.event
+                if (isinstance(ev, PacketDecoded) and (it.flow.id & 0xFFFF) == flow
+                        and ev.offset == offset and ev.direction == direction):
+                    return ev.payload
+        except CaptureError:
+            return None
+        return None
 
 
 def stream_item(it: CaptureItem) -> StreamItem:
