@@ -40,6 +40,7 @@ from binlogscope.drivers.live_connect import (
 )
 from binlogscope.drivers.live_items import (
     ERR_HINTS,
+    SERVER_GOING,
     LiveError,
     LiveItem,
     LiveSettings,
@@ -55,6 +56,11 @@ from binlogscope.pipeline.position import PositionTracker, RestartPoint
 from binlogscope.pipeline.state import ReplicaState
 from binlogscope.pipeline.store import EventStore, StoreClosed
 from binlogscope.session import Session
+
+
+class ServerGoingAwayError(ConnectionError):
+    """A reconnect's login or setup refused because the server is shutting down (or the
+    connection was killed): retried like a lost connection."""
 
 
 class LiveReplica:
@@ -275,11 +281,14 @@ class LiveReplica:
         self._sock = sock
         rd = Connection(sock, Session(Role.REPLICA), self.put, self.flush, self.recorder)
         try:
-            authenticate(rd, self.s.conn, self.info, self.put)
-            rd.sock.settimeout(self.s.net_read_timeout)  # logged in: the connect limit is over
-            live_dialog.run_setup(rd, self.s, self.info, self.state.slave_uuid,
-                                  self._gtid_start(), self.put)
-            self._register_and_dump(rd)
+            try:
+                self._login_and_dump(rd)
+            except LiveError as exc:
+                if exc.code in SERVER_GOING and self.resume is not None:
+                    # a reconnect met a server that is shutting down or restarting: the
+                    # reconnect backoff retries it (the first connect stays fatal)
+                    raise ServerGoingAwayError(str(exc)) from None
+                raise
             stream(self, rd)
         finally:
             try:
@@ -287,6 +296,14 @@ class LiveReplica:
             except OSError:
                 pass
             self._sock = None
+
+    def _login_and_dump(self, rd: Connection) -> None:
+        """Log in, set up, register and send the dump command."""
+        authenticate(rd, self.s.conn, self.info, self.put)
+        rd.sock.settimeout(self.s.net_read_timeout)  # logged in: the connect limit is over
+        live_dialog.run_setup(rd, self.s, self.info, self.state.slave_uuid,
+                              self._gtid_start(), self.put)
+        self._register_and_dump(rd)
 
     def _register_and_dump(self, rd: Connection) -> None:
         sid = self.server_id

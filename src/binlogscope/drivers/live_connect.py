@@ -224,7 +224,7 @@ def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put:
     greeting = rd.next_packet()
     if isinstance(greeting.value, ErrPacket):
         raise LiveError(err_text(greeting.value, "the server refused the connection",
-                                 logged_in=False))
+                                 logged_in=False), greeting.value.error_code)
     hs = greeting.value
     if not isinstance(hs, HandshakeV10):
         raise LiveError(f"{conn.describe()}: not a MySQL/MariaDB server greeting")
@@ -264,7 +264,7 @@ def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put:
             return
         if isinstance(v, ErrPacket):
             raise LiveError(err_text(v, "authentication failed", logged_in=False, tls_possible=(
-                not use_tls and bool(hs.capability_flags & CAP.CLIENT_SSL))))
+                not use_tls and bool(hs.capability_flags & CAP.CLIENT_SSL))), v.error_code)
         if isinstance(v, AuthSwitchRequest):
             plugin = v.plugin_name or "mysql_old_password"
             if plugin == "mysql_old_password":

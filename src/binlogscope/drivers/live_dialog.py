@@ -67,7 +67,8 @@ def run_setup(rd: Connection, settings: LiveSettings, info: ServerInfo, slave_uu
         res = query(rd, step.sql)
         if isinstance(res, ErrPacket):
             if not step.optional:
-                raise LiveError(err_text(res, f"setup step '{step.what}' failed"))
+                raise LiveError(err_text(res, f"setup step '{step.what}' failed"),
+                                res.error_code)
             put(LiveItem("note", text=f"{step.what}: server said {res.error_code} "
                                       f"{res.error_message}"))
     info.checksum = _value(rd, put, "SELECT @@global.binlog_checksum", QUERY_WHY["checksum"])
@@ -99,7 +100,8 @@ def register(rd: Connection, server_id: int, put: Put) -> None:
         if isinstance(p.value, OkPacket):
             return
         if isinstance(p.value, ErrPacket):
-            raise LiveError(err_text(p.value, "COM_REGISTER_SLAVE refused"))
+            raise LiveError(err_text(p.value, "COM_REGISTER_SLAVE refused"),
+                            p.value.error_code)
 
 
 def dump(rd: Connection, settings: LiveSettings, info: ServerInfo, server_id: int,

@@ -62,7 +62,19 @@ def err_hint(err: ErrPacket, *, logged_in: bool = True, tls_possible: bool = Fal
 
 
 class LiveError(Exception):
-    """A failure the user must act on; the message is one clear line."""
+    """A failure the user must act on; the message is one clear line. ``code``: the server's
+    ERR code when the server refused something."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+#: ERR codes that say the server (or this connection) is going away, not that the request is
+#: wrong: ER_SERVER_SHUTDOWN, ER_CONNECTION_KILLED (MariaDB), ER_QUERY_INTERRUPTED, the
+#: ER_NET_* read/write errors and timeouts, CR_SERVER_LOST. A dump ended by one reconnects; a
+#: reconnect's login or setup refused by one is retried with the reconnect backoff.
+SERVER_GOING = frozenset((1053, 1927, 1317, 1158, 1159, 1160, 1161, 2013))
 
 
 def err_text(err: ErrPacket, what: str, *, logged_in: bool = True,
@@ -156,5 +168,16 @@ def parse_start(start: str) -> tuple[str, int]:
     return name, int(pos)
 
 
-__all__ = ["ERR_HINTS", "HEARTBEAT_TYPES", "LiveError", "LiveItem", "LiveSettings",
-           "ServerInfo", "counted_event", "err_hint", "err_text", "parse_start"]
+__all__ = [
+    "ERR_HINTS",
+    "HEARTBEAT_TYPES",
+    "SERVER_GOING",
+    "LiveError",
+    "LiveItem",
+    "LiveSettings",
+    "ServerInfo",
+    "counted_event",
+    "err_hint",
+    "err_text",
+    "parse_start",
+]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from binlogscope.drivers.live_connect import Connection
-from binlogscope.drivers.live_items import LiveError, LiveItem, err_text
+from binlogscope.drivers.live_items import SERVER_GOING, LiveError, LiveItem, err_text
 from binlogscope.events import ConnectionClosed, PacketDecoded, Peer, Phase
 from binlogscope.pipeline.filter import event_table
 from binlogscope.wire.handshake import ErrPacket
@@ -22,10 +22,8 @@ if TYPE_CHECKING:
 
 _HEARTBEATS = (27, 41)  # HEARTBEAT_LOG_EVENT, HEARTBEAT_LOG_EVENT_V2
 _BATCH = 256  # items handed to the store at once
-#: ERR codes that end a dump because the connection goes, not because the request is wrong:
-#: ER_SERVER_SHUTDOWN, ER_CONNECTION_KILLED (MariaDB), ER_QUERY_INTERRUPTED, ER_NET_* read
-#: and write errors and timeouts
-_LOST = frozenset((1053, 1927, 1317, 1158, 1159, 1160, 1161, 2013))
+#: ERR codes that end a dump because the connection goes, not because the request is wrong
+_LOST = SERVER_GOING
 
 
 def stream(rep: LiveReplica, rd: Connection) -> None:
@@ -65,7 +63,7 @@ def stream(rep: LiveReplica, rd: Connection) -> None:
                     if ev.kind == "err" and isinstance(v, ErrPacket):
                         if v.error_code in _LOST:  # killed, shutting down: reconnect
                             raise ConnectionError(err_text(v, "the source ended the dump"))
-                        raise LiveError(err_text(v, "the source ended the dump"))
+                        raise LiveError(err_text(v, "the source ended the dump"), v.error_code)
                     if rd.session.phase == Phase.COMMAND:
                         _ended(rep, "EOF")
                         return
