@@ -32,7 +32,7 @@ from binlogscope.wire.constants import SEMI_SYNC_INDICATOR
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet, fragment_count
 from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_err
 from binlogscope.wire.replication import encode_binlog_packet
-from mock_master.faults import Action
+from mock_master.dump_events import BATCH_BYTES, EventEmitter
 from mock_master.framing import frame_events
 from mock_master.mariadb_gtid import GTID, GTID_LIST, QUERY, GtidStartError
 from mock_master.positions import StartError, find_start, in_gtid_set
@@ -44,7 +44,6 @@ from mock_master.sources import (
     ROTATE,
     CompatError,
     begin_event,
-    corrupt_checksum,
     decode_stored,
     dummy_event,
     rewrite_header,
@@ -58,19 +57,15 @@ if TYPE_CHECKING:
 HEARTBEAT = int(EventType.HEARTBEAT_LOG_EVENT)
 #: MariaDB's MARIA_SLAVE_CAPABILITY_*: 1 ANNOTATE, 2 TOLERATE_HOLES, 3 BINLOG_CHECKPOINT, 4 GTID
 CAP_ANNOTATE, CAP_HOLES, CAP_CHECKPOINT, CAP_GTID = 1, 2, 3, 4
-BATCH_BYTES = 1 << 20
 #: how much framed wire image the server keeps for fast replays
 IMAGE_CACHE_BYTES = 2 << 30
 #: events framed per step (a few MB of a typical binlog)
 CHUNK_EVENTS = 1 << 14
-#: actions that act before their event is sent (the others change how it is sent)
-_FIRED_BEFORE = frozenset({"delay", "heartbeat", "heartbeat_storm", "send_error", "restart",
-                           "stall", "heartbeat_gap", "slow_drip", "semisync_without_negotiation",
-                           "ack_timeout", "mariadb_dummy_events"})
 
 
-class Dump:
-    """One COM_BINLOG_DUMP(_GTID): where to start, then the event loop with faults."""
+class Dump(EventEmitter):
+    """One COM_BINLOG_DUMP(_GTID): where to start, then the event loop (each event through
+    :class:`~mock_master.dump_events.EventEmitter`: ACKs and faults)."""
 
     def __init__(self, conn: Connection, cmd: ComBinlogDump | ComBinlogDumpGtid) -> None:
         self.c = conn
@@ -630,178 +625,3 @@ class Dump:
         self.send_event(hb)
         self.c.log.heartbeats_sent += 1
         self._last_send = time.monotonic()
-
-    async def _check_acks(self) -> None:
-        c = self.c
-        now = time.monotonic()
-        for key, t in list(c.pending_acks.items()):
-            if now - t > c.ack_timeout:
-                del c.pending_acks[key]
-                c.log.violations.append(f"missing ACK: no ACK for {key[0]}:{key[1]} within "
-                                        f"{c.ack_timeout:g}s")
-                if any(a.kind == "ack_timeout" for a in self.actions) and not c.semi_fallback:
-                    c.semi_fallback = True
-                    c.log.faults.append(f"ack_timeout: semi-sync switched off after "
-                                        f"{c.ack_timeout:g}s without an ACK (async from now)")
-
-    async def _timed_actions(self) -> None:
-        el = time.monotonic() - self.started
-        for a in list(self.actions):
-            if a.after_seconds is not None and el >= a.after_seconds and a.at is None:
-                self.actions.remove(a)
-                if await self._fire(a, None, -1, -1) == "stop":
-                    raise Closed("fault ended the dump")
-
-    async def _emit(self, ev: bytes, fi: int, i: int, *, ack: bool = False) -> None:
-        """Send one event with whatever actions fire on it."""
-        self.sent += 1
-        n = self.sent
-        c = self.c
-        if c.closed:
-            raise Closed("closed")
-        fire = [a for a in self.actions if a.at == n]
-        if self.actions:
-            await self._timed_actions()
-        for a in fire:
-            if a.kind in _FIRED_BEFORE and await self._fire(a, ev, fi, i) == "stop":
-                raise Closed("fault ended the dump")
-        magic = 0xBE if any(a.kind == "bad_semisync_magic" for a in fire) else 0xEF
-        if any(a.kind == "bad_semisync_magic" for a in fire):
-            c.log.faults.append(f"bad_semisync_magic at event {n}")
-            if not (self.semi or self.force_semi):
-                self.force_semi = True
-        if any(a.kind == "corrupt_checksum_at" for a in fire):
-            ev = corrupt_checksum(ev)
-            c.log.faults.append(f"corrupt_checksum_at event {n}")
-        if any(a.kind == "truncate_event" for a in fire):
-            a = next(a for a in fire if a.kind == "truncate_event")
-            keep = int(a.arg("keep") or len(ev) // 2)
-            c.log.faults.append(f"truncate_event: event {n} cut to {keep} of {len(ev)} bytes")
-            self.send_event(ev[:keep], magic=magic)
-            await self.flush()
-            c.close("fault: truncate_event")
-            raise Closed("truncated")
-        if any(a.kind == "reorder" for a in fire):
-            c.log.faults.append(f"reorder: event {n} held back, sent after the next one")
-            self._held = (ev, fi, i, ack)
-            return
-        if ack:
-            name = self.m.stream.files[fi].name
-            end = peek_header(ev).log_pos
-            c.pending_acks[(name, end)] = time.monotonic()
-            c.log.acks_requested.append([name, end])
-        self.send_event(ev, ack=ack, magic=magic)
-        if ack:
-            await self.flush()
-            if not self._ack_waits_off:
-                # a transaction that asks for an ACK stands for a commit: the server's
-                # committing session waits for the ACK (up to the semi-sync timeout) before the
-                # next one commits; after a timeout the server turns semi-sync off and nobody
-                # waits any more
-                name, pos = self.m.stream.files[fi].name, peek_header(ev).log_pos
-                if not await self._wait_ack(name, pos, fault=False):
-                    self._ack_waits_off = True
-        self._last_send = time.monotonic()
-        held = self._held
-        if held is not None and held[0] is not ev:
-            self._held = None
-            self.send_event(held[0], ack=False)
-        if any(a.kind == "duplicate_event" for a in fire):
-            c.log.faults.append(f"duplicate_event: event {n} sent twice")
-            self.send_event(ev, ack=False)
-        if any(a.kind == "pause_until_ack" for a in fire) or (
-                ack and any(a.kind == "pause_until_ack" and a.at is None for a in self.actions)):
-            await self.flush()
-            if ack:
-                await self._wait_ack(self.m.stream.files[fi].name, peek_header(ev).log_pos)
-            else:
-                c.log.faults.append(f"pause_until_ack at event {n}: no ACK was requested for "
-                                    "it (semi-sync off, or not a transaction end)")
-        if any(a.kind == "disconnect_after_event" for a in fire):
-            await self.flush()
-            c.log.faults.append(f"disconnect_after_event {n}")
-            c.close("fault: disconnect_after_event")
-            raise Closed("disconnect")
-        if len(self.out) >= BATCH_BYTES or self.drip or fire:
-            await self.flush()
-        if self.semi and c.pending_acks:
-            await self._check_acks()
-
-    async def _wait_pending_acks(self) -> None:
-        """Before a non-blocking dump ends: give the requested ACKs time to arrive."""
-        c = self.c
-        deadline = time.monotonic() + c.ack_timeout
-        while c.pending_acks and not c.closed and time.monotonic() < deadline:
-            c.ack_event.clear()
-            try:
-                await asyncio.wait_for(c.ack_event.wait(), timeout=0.1)
-            except TimeoutError:
-                pass
-        await self._check_acks()
-
-    async def _wait_ack(self, name: str, pos: int, *, fault: bool = True) -> bool:
-        """Wait up to the ACK timeout for the ACK of name:pos; False when it did not come."""
-        c = self.c
-        if fault:
-            c.log.faults.append(f"pause_until_ack {name}:{pos}")
-        deadline = time.monotonic() + c.ack_timeout
-        while (name, pos) in c.pending_acks and not c.closed:
-            c.ack_event.clear()
-            left = deadline - time.monotonic()
-            if left <= 0:
-                await self._check_acks()
-                return False
-            try:
-                await asyncio.wait_for(c.ack_event.wait(), timeout=left)
-            except TimeoutError:
-                pass
-        return not c.closed
-
-    async def _fire(self, a: Action, ev: bytes | None, fi: int, i: int) -> str | None:
-        c = self.c
-        k = a.kind
-        c.log.faults.append(f"{k} {a.args or ''}".strip() + (f" at event {a.at}" if a.at
-                                                              else ""))
-        if k == "delay":
-            await self.flush()
-            await asyncio.sleep(float(a.arg("seconds")))
-        elif k in ("heartbeat", "heartbeat_storm"):
-            f = self.m.stream.files[max(fi, 0)]
-            for _ in range(int(a.arg("count"))):
-                self._heartbeat(f)
-            await self.flush()
-        elif k == "send_error":
-            await self.flush()
-            self._error(int(a.arg("code")), str(a.arg("message")))
-            await self.flush()
-            c.close("fault: send_error")
-            return "stop"
-        elif k == "restart":
-            await self.flush()
-            task = asyncio.create_task(self.m.restart(float(a.arg("seconds"))))
-            self.m._tasks.add(task)
-            task.add_done_callback(self.m._tasks.discard)
-            return "stop"
-        elif k == "stall":
-            await self.flush()
-            secs = a.arg("seconds")
-            if secs is None:
-                while not c.closed:
-                    await asyncio.sleep(0.1)
-                return "stop"
-            await asyncio.sleep(float(secs))
-        elif k == "heartbeat_gap":
-            self.no_heartbeat_until = time.monotonic() + float(a.arg("seconds"))
-        elif k == "slow_drip":
-            self.drip = float(a.arg("bytes_per_second"))
-        elif k == "semisync_without_negotiation":
-            self.force_semi = True
-        elif k == "ack_timeout":
-            c.ack_timeout = float(a.arg("seconds"))
-        elif k == "mariadb_dummy_events":
-            self.dummy_types |= {int(t) for t in a.arg("types")}
-        elif k == "disconnect_after_event":
-            await self.flush()
-            c.close("fault: disconnect_after_event")
-            return "stop"
-        return None
