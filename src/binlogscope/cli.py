@@ -96,7 +96,8 @@ def _add_export_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                    "Ctrl-C, --count, --until-position or the end of a --non-blocking dump)")
     e.add_argument("--port", type=int, action="append", default=[],
                    help="with --pcap: MySQL server port(s); with --live: the server port")
-    e.add_argument("--count", type=int, metavar="N", help=f"with --live: {COUNT_HELP}")
+    e.add_argument("--count", type=int, metavar="N",
+                   help="with --live: " + COUNT_HELP.replace("shown", "exported"))
     e.add_argument("--until-position", metavar="FILE:POS", help="with --live: stop there")
     add_live_connection_options(e, port=False)
     e.add_argument("--resume", action="store_true",
