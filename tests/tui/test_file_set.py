@@ -79,3 +79,21 @@ def test_file_with_two_paths_on_a_terminal_opens_the_tui() -> None:
     assert rc == 0
     assert b"\x1b[?1049h" in out  # the alternate screen: the TUI, not the text dump
     assert b"# at" in out
+
+
+def test_parquet_export_of_a_file_set(tmp_path: Path) -> None:
+    """``x NAME.parquet`` over a file set: the view's events of every file, with its name."""
+    import pyarrow.parquet as pq
+
+    from binlogscope.inspector.parquet_export import export_view_parquet
+
+    src = BinlogSetSource(FILES)
+    src.run(lambda: False)
+    rows = [i for i in range(len(src)) if src.row(i).gtid is not None]
+    assert {src.row(i).binlog_file for i in rows} == {"binlog.000001", "binlog.000002"}
+    out = tmp_path / "set.parquet"
+    msg = export_view_parquet(src, rows, out, lambda: False)
+    assert msg.startswith(f"exported {len(rows)} events")
+    events = pq.read_table(out / "events").to_pylist()
+    assert sorted((e["binlog_file"], e["offset"]) for e in events) == sorted(
+        (src.row(i).binlog_file, src.row(i).file_pos) for i in rows)

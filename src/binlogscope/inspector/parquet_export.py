@@ -22,28 +22,33 @@ from binlogscope.wire.binlog.context import DecodeContext
 
 
 class _FileView:
+    """The view's events of one or more binlog files (a file set: each file one input)."""
+
     kind = "file"
 
-    def __init__(self, path: Path, offsets: list[int], cancelled: Callable[[], bool]) -> None:
-        self.path, self.offsets, self.cancelled = path, sorted(offsets), cancelled
+    def __init__(self, parts: list[tuple[Path, list[int]]], cancelled: Callable[[], bool]
+                 ) -> None:
+        self.parts = [(path, sorted(offsets)) for path, offsets in parts]
+        self.cancelled = cancelled
 
     def inputs(self) -> list[str]:
-        return [str(self.path)]
+        return [str(path) for path, _ in self.parts]
 
     def total_bytes(self) -> int | None:
         return None
 
     def records(self, resume: ResumePoint | None = None) -> Iterator[Record]:
-        wanted = set(self.offsets)
-        ctx = DecodeContext()
-        if self.offsets:
-            for ev in read_binlog_file(self.path, record=False, ctx=ctx,
-                                       stop_position=self.offsets[-1] + 1):
-                if self.cancelled():
-                    break
-                if ev.offset in wanted:
-                    yield EventRecord(ev, ctx, 0, str(self.path), self.path.name)
-        yield InputDone(0, str(self.path))
+        for k, (path, offsets) in enumerate(self.parts):
+            wanted = set(offsets)
+            ctx = DecodeContext()
+            if offsets:
+                for ev in read_binlog_file(path, record=False, ctx=ctx,
+                                           stop_position=offsets[-1] + 1):
+                    if self.cancelled():
+                        break
+                    if ev.offset in wanted:
+                        yield EventRecord(ev, ctx, k, str(path), path.name)
+            yield InputDone(k, str(path))
 
 
 class _PacketView:
@@ -82,14 +87,17 @@ def export_view_parquet(source: Any, indices: Sequence[int], out_dir: Path,
                         cancelled: Callable[[], bool]) -> str:
     """Write the rows to a new dataset directory; returns a one-line summary."""
     view: _FileView | _PacketView
-    if hasattr(source, "parts"):  # several binlog files (BinlogSetSource)
-        raise ValueError("Parquet export of several files from the TUI is not supported: "
-                         "export JSON lines, or run `binlogscope export` on the files")
     if hasattr(source, "packet"):
         view = _PacketView(source, indices, cancelled)
+    elif hasattr(source, "parts"):  # several binlog files (BinlogSetSource)
+        per: dict[str, list[int]] = {str(p.path): [] for p in source.parts}
+        for i in indices:
+            r = source.row(i)
+            per[str(source.parts[source.part_of(i)].path)].append(r.offset)
+        view = _FileView([(Path(k), v) for k, v in per.items()], cancelled)
     else:
         offsets = [source.row(i).offset for i in indices]
-        view = _FileView(Path(source.path), offsets, cancelled)
+        view = _FileView([(Path(source.path), offsets)], cancelled)
     res = run_export(view, str(out_dir))
     c = res.counts
     return f"exported {c['events']} events, {c['rows']} rows, {c['packets']} packets to {out_dir}"

@@ -33,6 +33,10 @@ class BinlogSetSource:
         self._starts: list[int] = [0]  # first global row of each indexed (or indexing) part
         self._done = False
 
+    def part_of(self, index: int) -> int:
+        """Which file (index into ``parts``) row ``index`` is in."""
+        return bisect_right(self._starts, index) - 1
+
     def _part(self, index: int) -> tuple[BinlogFileSource, int]:
         k = bisect_right(self._starts, index) - 1
         return self.parts[k], index - self._starts[k]
