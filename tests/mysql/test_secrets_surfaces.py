@@ -8,7 +8,8 @@ response). Surfaces: ``live --json`` (blocking, with ``--record`` and ``--state`
 ``/proc/PID/cmdline`` and ``ps`` line read while it runs, the password coming from MYSQL_PWD),
 ``live --plain``, ``export --live`` (every file of the dataset, Parquet cells decoded),
 ``pcap`` (JSON and text) over a raw capture of a session and over the ``--record`` file, the
-TUI (Pilot: tree, hex pane, help, screen, copy, ``X`` and ``x`` exports) over the raw capture,
+TUI (Pilot: tree, hex pane, help, screen, copy, ``X`` and ``x`` exports) over the raw capture
+and over a live session,
 and the mock master's run log of a login with the same password.
 """
 
@@ -267,6 +268,35 @@ async def test_no_secret_in_the_tui_over_a_raw_capture(account: Any, tmp_path: P
     pw = PASSWORD.encode()
     await _check_app(PcapSource(raw), tmp_path,
                      [PASSWORD, pw.hex(), base64.b64encode(pw).decode()])
+
+
+@sync
+async def test_no_secret_in_the_tui_of_a_live_session(account: Any, tmp_path: Path) -> None:
+    """The TUI (Pilot) of a live session with the real server: every surface and export
+    masked; the wire's own nonce and auth response (kept by the proxy) are needles too."""
+    from binlogscope.inspector.sources.live import LiveSource
+
+    db = account
+    proxy = Proxy(db.host, db.port)
+    try:
+        conn = ConnectionOptions(host="127.0.0.1", port=proxy.port, user=USER,
+                                 password=PASSWORD, ssl_mode="DISABLED")
+        src = LiveSource(LiveSettings(conn=conn, non_blocking=True, reconnect=False))
+        pw = PASSWORD.encode()
+        await _check_app(src, tmp_path, [PASSWORD, pw.hex(), base64.b64encode(pw).decode()])
+    finally:
+        proxy.close()
+    secrets: list[bytes] = []
+    for chunks in proxy.sessions:
+        secrets += _session_secrets(chunks)
+    assert len(secrets) >= 2
+    text, raw_needles = _needles(secrets)
+    written = [f for f in tmp_path.rglob("*") if f.is_file()]
+    assert written
+    for f in written:
+        assert not _leaks(f.read_bytes(), text, raw_needles), f.name
+    assert not _leaks(_exported_text(tmp_path / "view.parquet").encode("latin-1", "replace"),
+                      text, raw_needles)
 
 
 def test_no_secret_in_the_mock_master_run_log(tmp_path: Path) -> None:
