@@ -588,7 +588,7 @@ def progress_bar(err: TextIO, prog: str) -> Progress:
         rate = done / secs / 1e6 if secs > 0 else 0.0
         err.write(f"\r{prog} export --spark: [{'#' * filled}{'.' * (width - filled)}] "
                   f"{files}/{total} files, {done / 1e6:,.1f}/{total_bytes / 1e6:,.1f} MB, "
-                  f"{rate:,.1f} MB/s ({phase})   ")
+                  f"{rate:,.1f} MB/s ({phase})\x1b[K")  # (erase what a longer line left)
         err.flush()
 
     return show
