@@ -1,6 +1,7 @@
 """Text that is not valid in its charset (a VARCHAR value, a statement) exports in every
 locale: the output is valid UTF-8 as ``file --json`` writes it (U+FFFD for each undecodable
-byte), and the raw bytes of a row value are kept in the ``before``/``after`` maps (``0x`` hex)."""
+byte), and the raw bytes are kept: a row value's in the ``before``/``after`` maps (``0x`` hex),
+a statement's in ``events.query_raw``."""
 
 from __future__ import annotations
 
@@ -84,5 +85,10 @@ def test_invalid_text_exports_valid_with_the_raw_bytes_kept(
     events = pads.dataset(out / "events", partitioning="hive").to_table().to_pylist()
     queries = [e["query"] for e in events if e["query"] and "TABLE t_\ufffdtr" in e["query"]]
     assert len(queries) == 1
+    # the statement's own bytes are kept beside its valid text; valid statements keep none
+    (raw_q,) = [e["query_raw"] for e in events if e["query"] == queries[0]]
+    assert raw_q is not None and b"CREATE TABLE t_\xfftr" in raw_q
+    assert raw_q.decode("utf-8", "replace") == queries[0]
+    assert all(e["query_raw"] is None for e in events if e["query"] != queries[0])
     want = [o["query"] for o in _file_json(path) if o["query"] and "t_\ufffdtr" in o["query"]]
     assert queries == want

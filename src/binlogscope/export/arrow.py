@@ -107,6 +107,9 @@ EVENTS: tuple[Column, ...] = (
            "outside transactions"),
     Column("table", pa.string(), "table name (TABLE_MAP and row events)"),
     Column("query", pa.string(), "statement text (QUERY, ROWS_QUERY, ANNOTATE_ROWS)"),
+    Column("query_raw", pa.binary(),
+           "the statement's own bytes when its text shows U+FFFD (bytes not valid in its "
+           "character set, as file --json shows them); null otherwise"),
     Column("rows", pa.int32(), "row changes in a row event, else NULL"),
     Column("capture_time", _TS, "when the event was seen on the wire (pcap: capture time, live: "
            "arrival time; the `wire_time` of `--json`); NULL for files"),

@@ -223,6 +223,7 @@ class TableMapper:
             ev.checksum_ok, ev.error, trx.gtid if trx else None, None,
             trx.offset if trx else None, table if isinstance(table, str) else None,
             query if isinstance(query, str) else None,
+            statement_bytes(ev, query) if isinstance(query, str) else None,
             len(rows) if isinstance(rows, list) else None,
             None if cap is None else round(cap * 1_000_000),
         ]
@@ -370,6 +371,28 @@ def _mariadb_standalone(body: Any) -> bool:
 
 
 _WORD = re.compile(r"\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.S)
+
+
+def statement_bytes(ev: DecodedEvent, query: str) -> bytes | None:
+    """The statement's own bytes when its text did not decode in its character set (the
+    decoder shows each bad byte as U+FFFD, as ``file --json``); None otherwise. Read from the
+    event's bytes: QUERY (uncompressed), ANNOTATE_ROWS and ROWS_QUERY events."""
+    if "\ufffd" not in query:
+        return None
+    raw, h = ev.raw, ev.header
+    if not raw or h is None:
+        return None
+    end = len(raw) - (4 if ev.checksum_ok is not None else 0)
+    code = h.type_code
+    if code == E.QUERY_EVENT and len(raw) >= 32:  # 13-byte post-header: schema, status vars
+        start = 19 + 13 + int.from_bytes(raw[30:32], "little") + raw[27] + 1
+    elif code == E.ANNOTATE_ROWS_EVENT:
+        start = 19
+    elif code == E.ROWS_QUERY_LOG_EVENT:
+        start = 20
+    else:
+        return None
+    return bytes(raw[start:end]) if start <= end else None
 
 
 def _statement_kind(query: Any) -> str:
