@@ -12,12 +12,11 @@ The capture layer is :mod:`binlogscope.drivers.sniff`; the output is ``pcap``'s
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from typing import Any, TextIO
 
 from binlogscope.cli_common import PROG
+from binlogscope.cli_live import Stopped, flag_on_signals, restore_signals
 from binlogscope.cli_pcap import capture_filter, emit_capture
 
 
@@ -87,26 +86,20 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         return run_tui(SniffSource(capture, ports=ports, write=write, count=args.count,
                                    duration=args.duration), table_regex=args.table)
-    stopping = threading.Event()
-    previous: dict[int, Any] = {}
-
-    def stop(signum: int, frame: Any) -> None:
-        stopping.set()
-
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, stop)
+    fired: list[int] = []
+    previous = flag_on_signals(fired)  # the first signal ends the capture, with its summary
     record = not (args.json or args.summary or args.brief)
     if err.isatty():
         print(f"{PROG} sniff: capturing on {args.interface} (Ctrl-C ends)", file=err, flush=True)
     try:
         rc = emit_capture(
-            sniff_batches(capture, ports, record=record, stop=stopping.is_set,
+            sniff_batches(capture, ports, record=record, stop=lambda: bool(fired),
                           count=args.count, duration=args.duration, write=write),
             args, flt, out, err, name=f"sniff -i {args.interface}", fatal=SniffError)
+    except Stopped:  # a second signal: at once
+        rc = 130
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        restore_signals(previous)
         st = capture.stats()
         capture.close()
         if write is not None:
