@@ -242,27 +242,25 @@ def run_sniff(m: dict[str, Any], server: Any, tmp: Path) -> dict[str, Any]:
     alone = _dump(server.host, server.port, first, tmp / "direct")
     proc = subprocess.Popen([*CLI, "sniff", "-i", "lo", "--port", str(server.port), "--summary"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    if "capturing" not in line:
-        proc.kill()
-        return {"error": line.strip()}
-    time.sleep(0.5)
+    time.sleep(3)  # (the capture socket is open once the process has started: no line on a pipe)
+    if proc.poll() is not None:
+        return {"error": proc.communicate()[1].strip()}
     watched = _dump(server.host, server.port, first, tmp / "direct")
     t0 = time.perf_counter()
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=3600)
     finish = time.perf_counter() - t0
-    dm = re.search(r"([\d,]+) frames captured on lo, (none|[\d,]+) dropped", line + err)
+    dm = re.search(r"([\d,]+) frames captured on lo, (none|[\d,]+) dropped", err)
     frames = int(dm.group(1).replace(",", "")) if dm else None
     dropped = (0 if dm and dm.group(2) == "none" else
                int(dm.group(2).replace(",", "")) if dm else None)
-    ev = re.search(r"([\d,]+) binlog events?", out)
-    events = int(ev.group(1).replace(",", "")) if ev else None
+    counts = re.findall(r"^  events\s+(\d+):", out, re.M)  # (per flow, in --summary)
+    events = sum(int(c) for c in counts) if counts else None
     res = {"dump_alone_s": alone, "dump_watched_s": watched, "frames": frames,
            "kernel_drops": dropped, "events_decoded": events, "events_in_binlog": m["events"],
-           "finished_after_s": finish, "gaps": err.count("gap") + out.count("gap")}
+           "finished_after_s": finish,
+           "tcp": re.findall(r"^  tcp\s+(.*)$", out, re.M)}
     print(f"  sniff -i lo: dump {alone:.2f} s alone, {watched:.2f} s while sniffed; {frames} "
           f"frames, kernel drops {dropped}, binlog events decoded {events} of {m['events']}, "
           f"done {finish:.1f} s after the dump")
