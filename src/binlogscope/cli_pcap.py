@@ -167,13 +167,16 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace, flt: _Filter,
                  out: TextIO, err: TextIO, *, name: str,
-                 fatal: type[Exception] | tuple[type[Exception], ...]) -> int:
+                 fatal: type[Exception] | tuple[type[Exception], ...],
+                 sigpipe_default: bool = True) -> int:
     """Write what ``batches`` (capture items a frame at a time) hold as ``--json``, ``--plain``,
-    ``--brief`` or ``--summary``; the exit status (``fatal``: the source's one-line errors)."""
+    ``--brief`` or ``--summary``; the exit status (``fatal``: the source's one-line errors).
+    ``sigpipe_default=False``: keep SIGPIPE ignored (the proxy writes to sockets whose peer may
+    be gone: that must be an error on that socket, not the end of the process)."""
     ports = set(args.port) if args.port else None
     stats: dict[int, FlowStats] = {}
     errors = 0
-    if hasattr(signal, "SIGPIPE") and out is sys.stdout:
+    if hasattr(signal, "SIGPIPE") and out is sys.stdout and sigpipe_default:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     filtering = bool(flt.flows or flt.table is not None or flt.types)
     summary, as_json, brief = args.summary, args.json, args.brief

@@ -115,10 +115,13 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             previous[sig] = signal.signal(sig, stop)
+        if hasattr(signal, "SIGPIPE"):  # a client gone mid-write must not end the proxy
+            previous[signal.SIGPIPE] = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     tree = not (args.json or args.summary or args.brief)
     try:
         rc = emit_capture(proxy.batches(record=tree, stop=stopping.is_set, count=args.count),
-                          args, flt, out, err, name=f"proxy {args.listen}", fatal=ProxyError)
+                          args, flt, out, err, name=f"proxy {args.listen}", fatal=ProxyError,
+                          sigpipe_default=False)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -128,3 +128,48 @@ def test_proxy_refused_upstream_and_bad_arguments(tmp_path: Path) -> None:
     s.close()
     assert res.returncode == 1 and "cannot listen" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_proxy_survives_a_client_killed_mid_dump(mariadb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A replica killed while the server still sends (here: a blocking mariadb-binlog dump and
+    a commit after the kill) costs that connection only: the proxy keeps serving."""
+    proxy = subprocess.Popen(
+        [*CLI, "proxy", "--listen", "127.0.0.1:0", "--upstream",
+         f"{mariadb.host}:{mariadb.port}", "--summary"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        assert proxy.stderr is not None
+        m = re.search(r"listening on [\d.]+:(\d+)", proxy.stderr.readline())
+        assert m
+        port = int(m.group(1))
+        with mariadb.connect() as conn, conn.cursor() as cur:
+            cur.execute("CREATE TABLE IF NOT EXISTS proxy_kill (id BIGINT PRIMARY KEY)")
+            cur.execute("SHOW MASTER STATUS")
+            name = cur.fetchone()[0]
+        dump = subprocess.Popen(
+            [shutil.which("mariadb-binlog") or "mariadb-binlog", "--read-from-remote-server",
+             "--stop-never", f"--host={mariadb.host}", f"--port={port}",
+             f"--user={mariadb.user}", f"--password={mariadb.password}", name],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import time
+
+        time.sleep(1.5)
+        dump.kill()
+        dump.wait()
+        with mariadb.connect() as conn, conn.cursor() as cur:
+            for i in range(3):  # events the server sends to the dead client through the proxy
+                cur.execute(f"INSERT INTO proxy_kill VALUES ({time.time_ns() + i})")
+                conn.commit()
+        time.sleep(1)
+        assert proxy.poll() is None, "the proxy died with its client"
+        import pymysql
+
+        c = pymysql.connect(host="127.0.0.1", port=port, user=mariadb.user,
+                            password=mariadb.password)
+        with c, c.cursor() as cur:
+            cur.execute("SELECT 41 + 1")
+            assert cur.fetchone()[0] == 42
+    finally:
+        proxy.send_signal(signal.SIGINT)
+        _, err = proxy.communicate(timeout=60)
+    assert proxy.returncode == 0 and "Traceback" not in err, err
