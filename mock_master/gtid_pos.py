@@ -1,7 +1,8 @@
 """``binlog_gtid_pos(file, pos)``: the GTID position at a point of the served binlog files.
 
 As MariaDB computes it (``gtid_state_from_binlog_pos``): the state starts from the file's
-GTID_LIST event and every GTID event that ends at or before ``pos`` replaces its domain's GTID.
+GTID_LIST event (also for a position at or before it: 0, 4, the GTID_LIST's own start) and
+every GTID event that ends at or before ``pos`` replaces its domain's GTID.
 ``pos`` must be an event boundary of the file (its start 0/4 or an event's start or end);
 anything else, and a file the server does not have, gives NULL.
 """
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 _GTID = int(EventType.GTID_EVENT)
 _GTID_LIST = int(EventType.GTID_LIST_EVENT)
+_FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 
 
 def binlog_gtid_pos(stream: EventStream, name: str, pos: int) -> str | None:
@@ -34,8 +36,9 @@ def binlog_gtid_pos(stream: EventStream, name: str, pos: int) -> str | None:
     state: dict[int, str] = {}
     for i in range(f.count):
         ev = f.event(i)
-        if offsets[i] + len(ev) > pos:
-            break
+        if offsets[i] + len(ev) > pos and ev[4] not in (_GTID_LIST, _FDE):
+            break  # (the file's preamble - FORMAT_DESCRIPTION, GTID_LIST - is read whatever
+            # the position, as the server does: its starting state counts from position 0)
         if ev[4] == _GTID_LIST:
             body: Any = decode_stored(ev, f.checksum).body
             for g in getattr(body, "gtids", None) or []:
