@@ -44,6 +44,8 @@ _LINKTYPES = {1: LINKTYPE_ETHERNET, 772: LINKTYPE_ETHERNET, 65534: LINKTYPE_RAW}
 SO_RCVBUFFORCE = 33
 #: the socket's receive buffer: frames wait there while the decoder is busy
 RCVBUF = 64 << 20
+#: on a stop, frames already in the socket buffer are still read for at most this long
+DRAIN_SECONDS = 3.0
 #: the longest frame read (tcpdump's default snap length)
 SNAPLEN = 262_144
 
@@ -159,19 +161,31 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
                   duration: float | None = None, write: PcapNgFile | None = None,
                   poll: float = 0.2) -> Iterator[list[CaptureItem]]:
     """What :func:`~binlogscope.drivers.pcap.read_capture_batches` yields, live: a frame's items
-    at a time, until ``stop()``, ``count`` packets decoded, or ``duration`` seconds."""
+    at a time, until ``stop()`` (then what the socket buffer already holds is still read, for
+    at most :data:`DRAIN_SECONDS`), ``count`` packets decoded, or ``duration`` seconds."""
     reader = CaptureReader(ports, record=record)
     feed = reader.record_frame
     end = time.monotonic() + duration if duration is not None else None
     number = 0
     packets = 0
-    while not stop():
-        wait = poll if end is None else min(poll, end - time.monotonic())
-        if wait <= 0:
-            break
-        got = capture.read(wait)
-        if got is None:
-            continue
+    drain_until: float | None = None
+    while True:
+        if drain_until is None and stop():
+            # what the kernel already holds was seen before the stop: decode it too
+            drain_until = time.monotonic() + DRAIN_SECONDS
+        if drain_until is not None:
+            if time.monotonic() > drain_until:
+                break
+            got = capture.read(0.05)
+            if got is None:
+                break
+        else:
+            wait = poll if end is None else min(poll, end - time.monotonic())
+            if wait <= 0:
+                break
+            got = capture.read(wait)
+            if got is None:
+                continue
         data, ts = got
         number += 1
         if write is not None:
