@@ -398,7 +398,6 @@ class EventStream:
             f.reindex()
         self._gtids: list[GtidMark] | None = None
         self._txn_ends: set[tuple[int, int]] | None = None
-        self._tables: dict[tuple[str, str], list[tuple[str, int]]] | None = None
 
     def reindex(self) -> None:
         """The files' events changed: recompute offsets, forget the indexes."""
@@ -406,7 +405,6 @@ class EventStream:
             f.reindex()
         self._gtids = None
         self._txn_ends = None
-        self._tables = None
 
     @property
     def gtids(self) -> list[GtidMark]:
@@ -441,26 +439,6 @@ class EventStream:
                         ends.add((fi, ei))
             self._txn_ends = ends
         return self._txn_ends
-
-    @property
-    def tables(self) -> dict[tuple[str, str], list[tuple[str, int]]]:
-        """(schema, table) -> [(column name, MYSQL_TYPE code)] learnt from TABLE_MAP events."""
-        if self._tables is None:
-            tables: dict[tuple[str, str], list[tuple[str, int]]] = {}
-            seen: dict[bytes, tuple[tuple[str, str], list[tuple[str, int]]] | None] = {}
-            for f in self.files:
-                for _ei, ev in f.select((int(EventType.TABLE_MAP_EVENT),)):
-                    # the same table map again (its table id on): decoded once
-                    body = ev[HEADER_LEN + 6:len(ev) - 4 if f.checksum else len(ev)]
-                    if body in seen:
-                        names = seen[body]
-                    else:
-                        names = table_map_names(ev, f.checksum)
-                        seen[body] = names
-                    if names is not None:
-                        tables[names[0]] = names[1]
-            self._tables = tables
-        return self._tables
 
     def file_index(self, name: str) -> int | None:
         for i, f in enumerate(self.files):
@@ -515,21 +493,6 @@ class EventStream:
 def _query_text(ev: bytes, checksum: bool) -> str:
     body = decode_stored(ev, checksum).body
     return str(body.query) if body is not None else ""
-
-
-def table_map_names(ev: bytes, checksum: bool
-                    ) -> tuple[tuple[str, str], list[tuple[str, int]]] | None:
-    """(schema, table) and the columns of a TABLE_MAP: (name, type code); names come from FULL
-    row metadata (``col_N`` without it)."""
-    d = decode_stored(ev, checksum)
-    tm = d.body
-    if tm is None or d.error is not None:
-        return None
-    cols = tm.columns
-    names = [c.name for c in cols]
-    if any(n is None for n in names):
-        names = [f"col_{i + 1}" for i in range(len(cols))]
-    return (tm.schema, tm.table), [(str(n), c.type) for n, c in zip(names, cols, strict=True)]
 
 
 # ------------------------------------------------------------------------------- transforms

@@ -22,6 +22,7 @@ import threading
 from typing import Any, TextIO
 
 from binlogscope.cli_common import PROG
+from binlogscope.cli_live import Stopped, flag_on_signals, restore_signals
 from binlogscope.cli_pcap import capture_filter, emit_capture
 
 #: seconds (sys.setswitchinterval) while the proxy runs
@@ -106,25 +107,21 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
           f"{upstream[0]}:{upstream[1]} (Ctrl-C ends)", file=err, flush=True)
     for a in actions:
         print(f"{PROG} proxy: fault action {a.describe()}", file=err, flush=True)
-    stopping = threading.Event()
-    previous: dict[int, Any] = {}
-
-    def stop(signum: int, frame: Any) -> None:
-        stopping.set()
-
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, stop)
-        if hasattr(signal, "SIGPIPE"):  # a client gone mid-write must not end the proxy
-            previous[signal.SIGPIPE] = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    fired: list[int] = []
+    previous = flag_on_signals(fired)  # the first signal stops the proxy, with its summary
+    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
+        # a client gone mid-write must not end the proxy
+        previous[signal.SIGPIPE] = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     tree = not (args.json or args.summary or args.brief)
     try:
-        rc = emit_capture(proxy.batches(record=tree, stop=stopping.is_set, count=args.count),
+        rc = emit_capture(proxy.batches(record=tree, stop=lambda: bool(fired),
+                                        count=args.count),
                           args, flt, out, err, name=f"proxy {args.listen}", fatal=ProxyError,
                           sigpipe_default=False)
+    except Stopped:  # a second signal: at once
+        rc = 130
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        restore_signals(previous)
         proxy.stop()
         if record is not None:
             record.close()

@@ -154,8 +154,7 @@ def test_a_big_binlog_file_is_served_straight_from_its_bytes(serve_scenario: Any
 def test_file_backed_stream_builds_its_indexes_lazily(tmp_path: Path) -> None:
     st = load_binlog_files([_big_stream_file(tmp_path)])
     f = st.files[0]
-    assert f.data is not None and st._gtids is None and st._tables is None
-    assert st.tables == {("shop", "orders"): [("id", 3), ("note", 252), ("at", 18)]}
+    assert f.data is not None and st._gtids is None
     assert len(st.gtids) == 1500 and st.gtids[-1].gtid == "0-1-1500"
     assert len(st.txn_ends) == 1500
     assert f.data is not None  # still not split into an event list

@@ -9,32 +9,18 @@ events the proxy decoded are the ones ``binlogscope file --json`` reads at the s
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
 import signal
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from watch_support import CLI, ENV, binlog_events, server_events
 
 pytestmark = pytest.mark.mysql
-ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
-    [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
-CLI = [sys.executable, "-m", "binlogscope"]
 
-
-def _events(lines: list[str]) -> list[tuple[str, int, int, str]]:
-    out = []
-    for line in lines:
-        o = json.loads(line)
-        if o.get("kind") == "binlog_event" and o.get("offset") is not None:
-            out.append((o["binlog_file"], o["offset"], o["log_pos"], o["event_type"]))
-    return out
 
 
 def _raw_dump(mariadb, port: int, first: str, into: Path) -> None:  # type: ignore[no-untyped-def]
@@ -90,21 +76,15 @@ def test_proxy_relays_real_clients_unchanged(mariadb, tmp_path: Path) -> None:  
         out, err = proxy.communicate(timeout=60)
     assert "Traceback" not in err and "21 connection(s) relayed" in err, err
     assert not mariadb.password or mariadb.password not in out + err
-    seen = _events(out.splitlines())
-    expected: dict[tuple[str, int], tuple[int, str]] = {}
-    for name in logs:
-        res = subprocess.run([*CLI, "file", "--json", str(mariadb.binlog_dir / name)],
-                             capture_output=True, text=True, env=ENV, timeout=60)
-        for line in res.stdout.splitlines():
-            o = json.loads(line)
-            expected[(name, o["offset"])] = (o["log_pos"], o["event_type"])
+    seen = binlog_events(out.splitlines())
+    expected = server_events(mariadb.binlog_dir, logs)
     assert len(seen) > 10 and {f for f, *_ in seen} == set(logs)
     assert sum(1 for line in out.splitlines() if '"kind":"flow"' in line) == 21
     for f, off, log_pos, etype in seen:
         assert expected.get((f, off)) == (log_pos, etype), (f, off)
     res = subprocess.run([*CLI, "pcap", "--json", "--port", str(mariadb.port), str(rec)],
                          capture_output=True, text=True, env=ENV, timeout=60)
-    assert _events(res.stdout.splitlines()) == seen
+    assert binlog_events(res.stdout.splitlines()) == seen
     tshark = shutil.which("tshark")
     if tshark:  # Wireshark opens the recording and finds the MySQL packets
         res = subprocess.run([tshark, "-r", str(rec), "-d", f"tcp.port=={mariadb.port},mysql",

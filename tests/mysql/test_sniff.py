@@ -9,22 +9,16 @@ capability to capture, one line says what is needed. (CI runs the suite as root.
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from watch_support import CLI, ENV, binlog_events, server_events
 
 pytestmark = pytest.mark.mysql
-ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
-    [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
-CLI = [sys.executable, "-m", "binlogscope"]
 
 
 def _can_capture() -> bool:
@@ -36,14 +30,6 @@ def _can_capture() -> bool:
         return False
     return True
 
-
-def _events(lines: list[str]) -> list[tuple[str, int, int, str]]:
-    out = []
-    for line in lines:
-        o = json.loads(line)
-        if o.get("kind") == "binlog_event" and o.get("offset") is not None:
-            out.append((o["binlog_file"], o["offset"], o["log_pos"], o["event_type"]))
-    return out
 
 
 def test_sniff_sees_a_real_dump(mariadb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -75,24 +61,17 @@ def test_sniff_sees_a_real_dump(mariadb, tmp_path: Path) -> None:  # type: ignor
     out, err = sniff.communicate(timeout=30)
     assert "Traceback" not in err
     assert "frames captured on lo" in err
-    seen = _events(out.splitlines())
+    seen = binlog_events(out.splitlines())
     assert {f for f, *_ in seen} == set(logs[-2:])
     # the events are the server's: same type and end position at the same file offset
-    expected: dict[tuple[str, int], tuple[int, str]] = {}
-    for name in logs[-2:]:
-        path = mariadb.binlog_dir / name
-        res = subprocess.run([*CLI, "file", "--json", str(path)], capture_output=True,
-                             text=True, env=ENV, timeout=60)
-        for line in res.stdout.splitlines():
-            o = json.loads(line)
-            expected[(name, o["offset"])] = (o["log_pos"], o["event_type"])
+    expected = server_events(mariadb.binlog_dir, logs[-2:])
     assert len(seen) > 10
     for f, off, log_pos, etype in seen:
         assert expected.get((f, off)) == (log_pos, etype), (f, off)
     # the written capture decodes to the same events
     res = subprocess.run([*CLI, "pcap", "--json", "--port", str(mariadb.port), str(pcapng)],
                          capture_output=True, text=True, env=ENV, timeout=60)
-    assert _events(res.stdout.splitlines()) == seen
+    assert binlog_events(res.stdout.splitlines()) == seen
 
 
 def test_sniff_without_the_capability_says_what_is_needed() -> None:
