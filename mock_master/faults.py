@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from binlogscope.drivers.scenario_files import check_action
 from binlogscope.wire.binlog.control_events import RowsQueryEvent
 from binlogscope.wire.binlog.encode_events import (
     encode_event,
@@ -100,17 +101,7 @@ class Action:
 def validate_action(a: Action) -> None:
     from mock_master.scenarios import ScenarioError
 
-    if a.kind not in ACTIONS:
-        raise ScenarioError(f"action {a.kind!r}: expected one of {', '.join(sorted(ACTIONS))}")
-    known = set(ACTIONS[a.kind][0])
-    extra = set(a.args) - known
-    if extra:
-        raise ScenarioError(f"action {a.kind}: unknown arguments {', '.join(sorted(extra))} "
-                            f"(takes {', '.join(sorted(known)) or 'none'})")
-    if a.at is None and a.after_seconds is None and a.kind not in NO_POSITION:
-        raise ScenarioError(f"action {a.kind}: give 'at' (event number) or 'after_seconds'")
-    if a.at is not None and a.at < 1:
-        raise ScenarioError(f"action {a.kind}: 'at' counts from 1")
+    check_action(a.kind, a.args, a.at, a.after_seconds, ACTIONS, NO_POSITION, ScenarioError)
 
 
 # ------------------------------------------------------------------------------- stream actions

@@ -41,12 +41,12 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from binlogscope.drivers.scenario_files import read_scenario_file
 from mock_master.faults import ACTIONS, Action, validate_action
 from mock_master.loaders import load_binlog_files, load_pcap, load_recording
 from mock_master.sources import EventStream, SourceError
@@ -198,27 +198,7 @@ class Scenario:
 def load_scenario(path: str | Path) -> Scenario:
     """A scenario from a .toml or .yaml/.yml file; relative paths are relative to the file."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"cannot read scenario {p}: {exc.strerror or exc}") from None
-    if p.suffix in (".yaml", ".yml"):
-        try:
-            import yaml  # type: ignore[import-untyped]
-        except ImportError:
-            raise ScenarioError("YAML scenarios need PyYAML (pip install pyyaml); or use "
-                                "TOML") from None
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            raise ScenarioError(f"{p}: bad YAML: {exc}") from None
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ScenarioError(f"{p}: bad TOML: {exc}") from None
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{p}: the scenario must be a table/mapping")
+    data = read_scenario_file(p, ScenarioError)
     return scenario_from_dict(data, base=p.parent)
 
 

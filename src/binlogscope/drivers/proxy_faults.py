@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from binlogscope.drivers.scenario_files import check_action, read_scenario_file
 from binlogscope.wire.constants import CapabilityFlag
 from binlogscope.wire.framing import encode_packet
 from binlogscope.wire.responses import ErrPacket, encode_err
@@ -91,17 +91,7 @@ class RelayAction:
 
 
 def validate(a: RelayAction) -> RelayAction:
-    if a.kind not in ACTIONS:
-        raise ActionError(f"action {a.kind!r}: expected one of {', '.join(sorted(ACTIONS))}")
-    known = set(ACTIONS[a.kind][0])
-    extra = set(a.args) - known
-    if extra:
-        raise ActionError(f"action {a.kind}: unknown arguments {', '.join(sorted(extra))} "
-                          f"(takes {', '.join(sorted(known)) or 'none'})")
-    if a.at is None and a.after_seconds is None and a.kind not in NO_POSITION:
-        raise ActionError(f"action {a.kind}: give 'at' (event number) or 'after_seconds'")
-    if a.at is not None and a.at < 1:
-        raise ActionError(f"action {a.kind}: 'at' counts from 1")
+    check_action(a.kind, a.args, a.at, a.after_seconds, ACTIONS, NO_POSITION, ActionError)
     if a.times < 0:
         raise ActionError(f"action {a.kind}: 'times' must be >= 0")
     return a
@@ -149,25 +139,8 @@ def load_actions(path: str | Path) -> list[RelayAction]:
     """The ``[[actions]]`` of a TOML or YAML scenario file (other keys are ignored: the file
     can be a mock master scenario)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ActionError(f"cannot read scenario {p}: {exc.strerror or exc}") from None
-    if p.suffix in (".yaml", ".yml"):
-        try:
-            import yaml  # type: ignore[import-untyped]
-        except ImportError:
-            raise ActionError("YAML scenarios need PyYAML; or use TOML") from None
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            raise ActionError(f"{p}: bad YAML: {exc}") from None
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ActionError(f"{p}: bad TOML: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("actions", []), list):
+    data = read_scenario_file(p, ActionError)
+    if not isinstance(data.get("actions", []), list):
         raise ActionError(f"{p}: expected a table with an 'actions' list")
     out = []
     for entry in data.get("actions", []):
