@@ -45,16 +45,31 @@ def add_pcap_parser(sub: Any) -> None:
         "with the capture frame each packet starts in.")
     p.add_argument("file", metavar="FILE", help="a pcap or pcapng capture (.gz too); - reads "
                    "standard input (tcpdump -w - | binlogscope pcap -)")
+    add_port_argument(p)
+    add_capture_outputs(p, "per flow statistics instead of the packets")
+    add_capture_selection(p)
+
+
+def add_port_argument(p: Any) -> None:
+    """``--port``: what ``pcap`` and ``sniff`` take as server ports."""
     p.add_argument("--port", type=int, action="append", default=[], metavar="N",
                    help="a server port carrying MySQL (repeatable; default 3306; ports where "
                    "a server greeting is seen are always added)")
+
+
+def add_capture_outputs(p: Any, summary: str) -> None:
+    """The outputs of :func:`emit_capture` (``pcap``, ``sniff``, ``proxy``): ``--plain``,
+    ``--json``, ``--summary`` (``summary``: when it is printed), ``--brief``."""
     out = p.add_mutually_exclusive_group()
     out.add_argument("--plain", action="store_true", help="the annotated packets as text")
     out.add_argument("--json", action="store_true", help="one JSON object per packet")
     p.add_argument("--summary", action="store_true",
-                   help="per flow statistics instead of the packets (with --json: one object "
-                   "per flow)")
+                   help=f"{summary} (with --json: one object per flow)")
     p.add_argument("--brief", action="store_true", help="one line per packet, no field dump")
+
+
+def add_capture_selection(p: Any) -> None:
+    """The selection of :func:`capture_filter`: ``--flow``, ``--table``, ``--type``."""
     p.add_argument("--flow", action="append", default=[], metavar="FLOW",
                    help="only this flow: its number (as in --summary) or text in "
                    "'client ip:port -> server ip:port' (repeatable)")
@@ -253,4 +268,5 @@ def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: T
     lines.flush()
 
 
-__all__ = ["add_pcap_parser", "capture_filter", "cmd_pcap", "emit_capture"]
+__all__ = ["add_capture_outputs", "add_capture_selection", "add_pcap_parser",
+           "add_port_argument", "capture_filter", "cmd_pcap", "emit_capture"]

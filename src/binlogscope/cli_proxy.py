@@ -23,7 +23,12 @@ from typing import Any, TextIO
 
 from binlogscope.cli_common import PROG
 from binlogscope.cli_live import Stopped, flag_on_signals, restore_signals
-from binlogscope.cli_pcap import capture_filter, emit_capture
+from binlogscope.cli_pcap import (
+    add_capture_outputs,
+    add_capture_selection,
+    capture_filter,
+    emit_capture,
+)
 
 #: seconds (sys.setswitchinterval) while the proxy runs
 SWITCH_INTERVAL = 0.0005
@@ -39,12 +44,7 @@ def add_proxy_parser(sub: Any) -> None:
     p.add_argument("--listen", required=True, metavar="[HOST:]PORT",
                    help="where clients connect (default host 127.0.0.1; port 0 picks one)")
     p.add_argument("--upstream", required=True, metavar="HOST:PORT", help="the real server")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--plain", action="store_true", help="the annotated packets as text")
-    out.add_argument("--json", action="store_true", help="one JSON object per packet")
-    p.add_argument("--summary", action="store_true",
-                   help="per connection statistics when the proxy stops")
-    p.add_argument("--brief", action="store_true", help="one line per packet, no field dump")
+    add_capture_outputs(p, "per connection statistics when the proxy stops")
     p.add_argument("--record", metavar="FILE.pcapng",
                    help="write every relayed connection to this pcapng capture")
     p.add_argument("--action", action="append", default=[], metavar="'KIND at=N key=value'",
@@ -55,12 +55,7 @@ def add_proxy_parser(sub: Any) -> None:
     p.add_argument("--scenario", metavar="FILE",
                    help="a TOML/YAML file whose [[actions]] apply (a mock master scenario works)")
     p.add_argument("--count", type=int, metavar="N", help="stop after N decoded packets")
-    p.add_argument("--flow", action="append", default=[], metavar="N",
-                   help="only this connection (its number, or text in 'client -> server')")
-    p.add_argument("--table", metavar="REGEX",
-                   help=r"only binlog events on tables whose 'schema.table' matches")
-    p.add_argument("--type", action="append", default=[], metavar="EVENT_TYPE",
-                   help="only these binlog event types or packet kinds (as pcap --type)")
+    add_capture_selection(p)
 
 
 def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

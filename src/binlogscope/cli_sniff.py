@@ -17,7 +17,13 @@ from typing import Any, TextIO
 
 from binlogscope.cli_common import PROG
 from binlogscope.cli_live import Stopped, flag_on_signals, restore_signals
-from binlogscope.cli_pcap import capture_filter, emit_capture
+from binlogscope.cli_pcap import (
+    add_capture_outputs,
+    add_capture_selection,
+    add_port_argument,
+    capture_filter,
+    emit_capture,
+)
 
 
 def add_sniff_parser(sub: Any) -> None:
@@ -28,28 +34,15 @@ def add_sniff_parser(sub: Any) -> None:
         "CDC connector, a binlog server) while they run.")
     p.add_argument("-i", "--interface", required=True, metavar="IFACE",
                    help="the interface to capture on, e.g. lo or eth0")
-    p.add_argument("--port", type=int, action="append", default=[], metavar="N",
-                   help="a server port carrying MySQL (repeatable; default 3306; ports where a "
-                   "server greeting is seen are always added)")
+    add_port_argument(p)
     p.add_argument("--bpf", metavar="FILTER",
                    help="a capture filter ANDed with 'tcp' (tcpdump syntax), e.g. 'host 10.0.0.5'")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--plain", action="store_true", help="the annotated packets as text")
-    out.add_argument("--json", action="store_true", help="one JSON object per packet")
-    p.add_argument("--summary", action="store_true",
-                   help="per flow statistics when the capture ends (with --json: one object "
-                   "per flow)")
-    p.add_argument("--brief", action="store_true", help="one line per packet, no field dump")
+    add_capture_outputs(p, "per flow statistics when the capture ends")
     p.add_argument("--write", metavar="FILE.pcapng",
                    help="also write every captured frame to this pcapng file")
     p.add_argument("--count", type=int, metavar="N", help="stop after N decoded packets")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this long")
-    p.add_argument("--flow", action="append", default=[], metavar="FLOW",
-                   help="only this flow: its number or text in 'client -> server' (repeatable)")
-    p.add_argument("--table", metavar="REGEX",
-                   help=r"only binlog events on tables whose 'schema.table' matches")
-    p.add_argument("--type", action="append", default=[], metavar="EVENT_TYPE",
-                   help="only these binlog event types or packet kinds (as pcap --type)")
+    add_capture_selection(p)
 
 
 def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
