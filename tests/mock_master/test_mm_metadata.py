@@ -313,34 +313,59 @@ def test_prepared_statement_packets_are_mariadbs(pair: Any, query: str,
     assert mock == real
 
 
-@pytest.mark.parametrize("use_pure", [True, False])
-def test_mysql_connector_prepared_cursor_reads_information_schema(pair: Any,
-                                                                  use_pure: bool) -> None:
-    mysql_connector = pytest.importorskip("mysql.connector")
-    if not use_pure and not mysql_connector.HAVE_CEXT:
-        pytest.skip("mysql-connector-python without its C extension here")
+#: the client session both pairings run: mysql-connector-python's prepared cursor over
+#: information_schema.COLUMNS, then a text query over STATISTICS; prints repr() of what it read
+_CONNECTOR_CLIENT = """
+import sys
+if sys.argv[1] == "cext":
+    # the wheel's C extension links its own libssl.so.3 (3.2+); it must be loaded before
+    # Python's ssl module binds the system's libssl.so.3 (Debian 12: 3.0), as an application
+    # that imports mysql.connector first does
+    import _mysql_connector  # noqa: F401
+import mysql.connector as mysql_connector
+use_pure = sys.argv[1] == "pure"
+if not use_pure and not mysql_connector.HAVE_CEXT:
+    sys.exit("mysql-connector-python's C extension did not load")
+out = []
+for hostport in sys.argv[2:]:
+    host, port = hostport.rsplit(":", 1)
+    c = mysql_connector.connect(host=host, port=int(port), user="repl", password="replpass",
+                                use_pure=use_pure, charset="utf8mb4")
+    assert type(c).__name__ == ("MySQLConnection" if use_pure else "CMySQLConnection"), c
+    cur = c.cursor(prepared=True)
+    cur.execute("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY, "
+                "NUMERIC_PRECISION, CHARACTER_OCTET_LENGTH FROM "
+                "information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND "
+                "TABLE_NAME IN (%s, %s) ORDER BY TABLE_NAME, ORDINAL_POSITION",
+                ("mm_meta", "kinds", "odd name"))
+    rows = cur.fetchall()
+    out.append((cur.description, rows))
+    cur.close()
+    text = c.cursor()
+    text.execute("SELECT TABLE_NAME, NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, "
+                 "SUB_PART, NULLABLE FROM information_schema.STATISTICS WHERE "
+                 "TABLE_SCHEMA = 'mm_meta' ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX")
+    out.append((text.description, text.fetchall()))
+    c.close()
+print(repr(out))
+"""
+
+
+@pytest.mark.parametrize("mode", ["pure", "cext"])
+def test_mysql_connector_prepared_cursor_reads_information_schema(pair: Any, mode: str) -> None:
+    """Both of mysql-connector-python's implementations (pure Python, and the C extension over
+    libmysqlclient) read the same descriptions and rows from the mock as from MariaDB. The
+    client runs in its own process, so the C extension loads as it does in an application."""
+    import subprocess
+    import sys
+
+    assert DB == "mm_meta"
     server, mm, _ = pair
-    results = []
-    for host, port in ((server.host, server.port), (mm.host, mm.port)):
-        c = mysql_connector.connect(host=host, port=port, user="repl", password="replpass",
-                                    use_pure=use_pure, charset="utf8mb4")
-        try:
-            cur = c.cursor(prepared=True)
-            cur.execute("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY, "
-                        "NUMERIC_PRECISION, CHARACTER_OCTET_LENGTH FROM "
-                        "information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND "
-                        "TABLE_NAME IN (%s, %s) ORDER BY TABLE_NAME, ORDINAL_POSITION",
-                        (DB, "kinds", "odd name"))
-            rows = cur.fetchall()
-            results.append((cur.description, rows))
-            cur.close()
-            text = c.cursor()
-            text.execute("SELECT TABLE_NAME, NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, "
-                         "SUB_PART, NULLABLE FROM information_schema.STATISTICS WHERE "
-                         f"TABLE_SCHEMA = '{DB}' ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX")
-            results.append((text.description, text.fetchall()))
-        finally:
-            c.close()
+    proc = subprocess.run([sys.executable, "-c", _CONNECTOR_CLIENT, mode,
+                           f"{server.host}:{server.port}", f"{mm.host}:{mm.port}"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = eval(proc.stdout, {"Decimal": __import__("decimal").Decimal})  # (repr above)
     assert len(results[0][1]) > 40
     assert results[2] == results[0]
     assert results[3] == results[1]
