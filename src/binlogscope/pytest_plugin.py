@@ -14,7 +14,8 @@ Put :class:`~binlogscope.drivers.proxy.ReplicationProxy` between the code under 
 The factory takes the upstream (``"HOST:PORT"`` or ``(host, port)``), ``actions`` (the
 ``--action`` strings, or :class:`~binlogscope.drivers.proxy_faults.RelayAction` objects),
 ``scenario`` (a TOML/YAML file with ``[[actions]]``), ``record`` (a pcapng path) and the listen
-address (default ``127.0.0.1``, a free port). A thread decodes as the relay runs; ``items``
+address (default ``127.0.0.1``, a free port). The relay runs in its own process and a thread
+decodes here as it relays (``error`` says so if the relay process died); ``items``
 holds every :class:`~binlogscope.drivers.pcap_flows.CaptureItem` (per connection ``flow``,
 decoded packets as ``event``, fault and close notes as ``note``). Every proxy is stopped (and
 its decoding drained) when the test ends.
@@ -30,7 +31,7 @@ from typing import Any
 import pytest
 
 from binlogscope.drivers.pcap_flows import CaptureItem
-from binlogscope.drivers.proxy import ReplicationProxy, parse_hostport
+from binlogscope.drivers.proxy import ProxyError, ReplicationProxy, parse_hostport
 from binlogscope.drivers.proxy_faults import RelayAction, load_actions, parse_action
 from binlogscope.events import PacketDecoded
 from binlogscope.wire.binlog.decoded import DecodedEvent
@@ -56,14 +57,19 @@ class RunningProxy:
         self.host = host
         self.port = self.proxy.start()
         self.items: list[CaptureItem] = []
+        #: why decoding ended early (the relay process died), or None
+        self.error: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._decode, name="replication-proxy-decode",
                                         daemon=True)
         self._thread.start()
 
     def _decode(self) -> None:
-        for batch in self.proxy.batches(stop=self._stop.is_set):
-            self.items.extend(batch)
+        try:
+            for batch in self.proxy.batches(stop=self._stop.is_set):
+                self.items.extend(batch)
+        except ProxyError as exc:  # the relay process died: say so, keep what was decoded
+            self.error = str(exc)
 
     def stop(self) -> None:
         """Stop relaying (open connections are closed) and finish decoding what was relayed."""

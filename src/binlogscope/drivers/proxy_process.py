@@ -1,0 +1,458 @@
+"""The proxy's relay in its own process, and the channel that carries the decoder's copies.
+
+Decoding a busy stream holds a CPU (and, in one process, the GIL) all the time; a relay in the
+same process waits for it and the client slows down. So :class:`~binlogscope.drivers.proxy.\
+ReplicationProxy` starts the relay in a child process (``multiprocessing`` with the
+``forkserver`` start method: the parent has threads, so a plain fork is not safe; the fork
+server, started once per parent with this module preloaded, makes each later child quick to
+start). The child runs an asyncio loop (:class:`Relay`): it listens, relays every connection
+(:mod:`binlogscope.drivers.proxy_relay` without fault actions,
+:class:`~binlogscope.drivers.proxy_faults.FaultRelay` with them) and, after forwarding, offers
+a copy of every chunk to the parent (:meth:`Relay.offer`: ``cid, peer, data, extra``; ``extra``
+is a small picklable tuple whose first element names its kind - "open", "refused", "fault",
+... - and is passed on unchanged).
+
+The channel is one Unix socketpair. Relay -> decoder: messages (:data:`HEADER`, then the data,
+then the pickled extra); the child never blocks on it - unsent messages wait in a queue the
+loop writes out when the socket is writable. Decoder -> relay: how many bytes and chunks it has
+taken so far (:data:`ACK`), and EOF to stop. The relay counts what it offered minus what was
+taken; past ``queue_bytes`` bytes or ``queue_chunks`` chunks a connection's decoding stops (a
+"skipped" message says so, its bytes are still forwarded; only its close notices follow). On
+stop (EOF from the parent, or SIGTERM) the child stops listening, closes its relays, writes out
+everything queued and an "end" message, and exits; a parent that reads EOF without "end" knows
+the relay died. A parent that dies closes the socket, and the child stops too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import multiprocessing
+import pickle
+import signal
+import socket
+import struct
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from binlogscope.drivers.proxy_faults import ActionPlan, FaultRelay, RelayAction
+from binlogscope.drivers.proxy_relay import Leg, relay_connection
+from binlogscope.events import Peer
+
+#: the most bytes read from a socket at a time by the fault relay
+READ = 1 << 20
+#: a message: connection id, peer (0 none, 1 client, 2 server), time.time(), data length,
+#: pickled extra length
+HEADER = struct.Struct("<IBdII")
+#: the decoder's progress: bytes and chunks taken (cumulative)
+ACK = struct.Struct("<QQ")
+_PEERS: dict[Peer | None, int] = {None: 0, Peer.CLIENT: 1, Peer.SERVER: 2}
+_BY_CODE: tuple[Peer | None, ...] = (None, Peer.CLIENT, Peer.SERVER)
+#: one message of the channel: (cid, peer, data, time.time(), extra)
+Message = tuple[int, Peer | None, bytes, float, Any]
+
+
+@dataclass(frozen=True)
+class RelayConfig:
+    """What the relay process needs (pickled to it)."""
+
+    listen: tuple[str, int]
+    upstream: tuple[str, int]
+    actions: tuple[RelayAction, ...] = ()
+    queue_chunks: int = 20_000
+    queue_bytes: int = 1 << 30
+
+
+def _addr(hostport: tuple[str, int]) -> str:
+    return f"{hostport[0]}:{hostport[1]}"
+
+
+# ---------------------------------------------------------------------- the child: relay side
+class _Outbox:
+    """The relay's end of the channel: messages queued and written when the socket takes them;
+    the parent's acknowledgements read as they come."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
+                 on_eof: Any) -> None:
+        self.loop = loop
+        self.sock = sock
+        sock.setblocking(False)
+        self.out: collections.deque[bytes | memoryview] = collections.deque()
+        self.writing = False
+        self.broken = False
+        self.taken = self.taken_chunks = 0
+        self._acks = bytearray()
+        self._on_eof = on_eof
+        loop.add_reader(sock.fileno(), self._read)
+
+    def send(self, cid: int, peer: Peer | None, data: bytes, extra: Any = None) -> None:
+        if self.broken:
+            return
+        blob = pickle.dumps(extra) if extra is not None else b""
+        self.out.append(HEADER.pack(cid, _PEERS[peer], time.time(), len(data), len(blob)))
+        if data:
+            self.out.append(data)
+        if blob:
+            self.out.append(blob)
+        if not self.writing:
+            self._write()
+
+    def _write(self) -> None:
+        out = self.out
+        while out:
+            try:
+                n = self.sock.sendmsg(list(itertools.islice(out, 0, 256)))
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:  # the parent is gone: nothing more to say
+                self.broken = True
+                out.clear()
+                break
+            while n:
+                first = out[0]
+                if len(first) <= n:
+                    n -= len(first)
+                    out.popleft()
+                else:
+                    out[0] = memoryview(first)[n:]
+                    n = 0
+        if out and not self.writing:
+            self.loop.add_writer(self.sock.fileno(), self._write)
+            self.writing = True
+        elif not out and self.writing:
+            self.loop.remove_writer(self.sock.fileno())
+            self.writing = False
+
+    def _read(self) -> None:
+        try:
+            data = self.sock.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.loop.remove_reader(self.sock.fileno())
+            self._on_eof()
+            return
+        acks = self._acks
+        acks += data
+        whole = len(acks) - len(acks) % ACK.size
+        if whole:
+            self.taken, self.taken_chunks = ACK.unpack_from(acks, whole - ACK.size)
+            del acks[:whole]
+
+    async def flush(self, timeout: float) -> None:
+        """Wait until everything queued is written (the parent is reading) or ``timeout``."""
+        end = time.monotonic() + timeout
+        while self.out and not self.broken and time.monotonic() < end:
+            await asyncio.sleep(0.01)
+
+
+class Relay:
+    """The relay process's loop: listen, relay each connection, offer copies to the decoder."""
+
+    def __init__(self, config: RelayConfig, sock: socket.socket) -> None:
+        self.config = config
+        #: fault actions (:mod:`binlogscope.drivers.proxy_faults`); none: chunks copied as read
+        self.plan = ActionPlan(list(config.actions)) if config.actions else None
+        self.sock = sock
+        self._ids = itertools.count(1)
+        self._skipping: set[int] = set()
+        self._added = self._added_chunks = 0
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._transports: set[asyncio.BaseTransport] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._box: _Outbox | None = None
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        stopping = self._stopping = asyncio.Event()
+        box = self._box = _Outbox(loop, self.sock, stopping.set)
+        loop.add_signal_handler(signal.SIGTERM, stopping.set)
+        listen = self.config.listen
+        try:
+            server = await (
+                asyncio.start_server(self._handle, listen[0], listen[1], limit=4 * READ)
+                if self.plan is not None else
+                loop.create_server(self._client_leg, listen[0], listen[1]))
+        except OSError as exc:
+            box.send(0, None, b"", ("error", f"cannot listen on {_addr(listen)}: "
+                                             f"{exc.strerror or exc}"))
+            await box.flush(5)
+            return
+        box.send(0, None, b"", ("listening", server.sockets[0].getsockname()[1]))
+        await stopping.wait()
+        server.close()
+        for w in list(self._writers):  # the relays still open end as if the peers closed
+            w.close()
+        for t in list(self._transports):
+            t.close()
+        tasks = [t for t in asyncio.all_tasks(loop) if t is not asyncio.current_task()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=2)
+        await server.wait_closed()
+        box.send(0, None, b"", ("end",))
+        await box.flush(3600)  # (the parent decodes what it was sent, then reads on)
+
+    def offer(self, cid: int, peer: Peer | None, data: bytes, extra: Any = None) -> None:
+        """A copy for the decoder, after forwarding; never blocks the relay."""
+        box = self._box
+        assert box is not None
+        if cid in self._skipping:
+            if data:
+                return  # (only close notices and notes after decoding stopped)
+        elif data:
+            cfg = self.config
+            if self._added - box.taken > cfg.queue_bytes or \
+                    self._added_chunks - box.taken_chunks >= cfg.queue_chunks:
+                self._skipping.add(cid)
+                box.send(cid, None, b"", ("skipped",))
+                return
+            self._added += len(data)
+            self._added_chunks += 1
+        box.send(cid, peer, data, extra)
+
+    def _client_leg(self) -> Leg:
+        """A client connected (no fault actions): relay it with the protocols of
+        :mod:`binlogscope.drivers.proxy_relay`."""
+        cid = next(self._ids)
+        upstream = self.config.upstream
+
+        def offer(peer: Peer, data: bytes) -> None:
+            self.offer(cid, peer, data)
+
+        leg = Leg(Peer.CLIENT, offer, self._transports)
+        server_leg = Leg(Peer.SERVER, offer, self._transports)
+
+        def made(c: Leg) -> None:
+            assert c.transport is not None and self._loop is not None
+            client = c.transport.get_extra_info("peername")
+            task = self._loop.create_task(relay_connection(
+                c, upstream, server_leg,
+                lambda server: self.offer(cid, None, b"", ("open", client, server)),
+                lambda msg: self.offer(cid, None, b"", (
+                    "refused", client, f"upstream {_addr(upstream)}: {msg}"))))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+        leg.on_made = made
+        return leg
+
+    async def _handle(self, c_reader: asyncio.StreamReader, c_writer: asyncio.StreamWriter
+                      ) -> None:
+        """A client connected (fault actions on): relay it packet by packet."""
+        cid = next(self._ids)
+        upstream = self.config.upstream
+        client = c_writer.get_extra_info("peername")
+        try:
+            s_reader, s_writer = await asyncio.open_connection(*upstream, limit=4 * READ)
+        except OSError as exc:
+            self.offer(cid, None, b"", ("refused", client,
+                                        f"upstream {_addr(upstream)}: {exc.strerror or exc}"))
+            c_writer.close()
+            return
+        self.offer(cid, None, b"", ("open", client, s_writer.get_extra_info("peername")))
+        self._writers |= {c_writer, s_writer}
+        peers = {"client": Peer.CLIENT, "server": Peer.SERVER}
+        plan = self.plan
+        assert plan is not None
+        relay = FaultRelay(lambda: plan.for_connection(cid),
+                           lambda who, data: self.offer(cid, peers[who], data),
+                           lambda text: self.offer(cid, None, b"", ("fault", text)))
+        relay.c_writer, relay.s_writer = c_writer, s_writer
+
+        async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter, peer: Peer) -> None:
+            try:
+                await relay.pump(src, dst, peer is Peer.CLIENT, READ)
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                self.offer(cid, peer, b"")
+                try:
+                    if dst.can_write_eof() and not dst.is_closing():
+                        dst.write_eof()
+                except (ConnectionError, OSError, RuntimeError):
+                    pass
+
+        await asyncio.gather(pump(c_reader, s_writer, Peer.CLIENT),
+                             pump(s_reader, c_writer, Peer.SERVER))
+        for w in (c_writer, s_writer):
+            w.close()
+            self._writers.discard(w)
+
+
+def relay_main(sock: socket.socket, config: RelayConfig) -> None:
+    """The relay process's entry point."""
+    # Ctrl-C reaches the whole process group: the parent decides when the relay stops
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        asyncio.run(Relay(config, sock).run())
+    finally:
+        sock.close()
+
+
+# ---------------------------------------------------------------------- the parent: decoder side
+class RelayGoneError(Exception):
+    """The relay process ended without saying so (its exit status in the text)."""
+
+
+class RelayProcess:
+    """The parent's handle on the relay process and its end of the channel."""
+
+    #: acknowledge the decoder's progress at least this often (bytes, chunks)
+    ACK_BYTES, ACK_CHUNKS = 1 << 20, 256
+
+    def __init__(self, config: RelayConfig) -> None:
+        self.config = config
+        self.sock: socket.socket | None = None
+        self.proc: multiprocessing.process.BaseProcess | None = None
+        self._buf = bytearray()
+        self._pos = 0
+        self.taken = self.taken_chunks = 0
+        self._acked = self._acked_chunks = 0
+        self.ended = False  # the relay said "end" (or is known to be gone)
+        self._eof = False
+        self._stop_sent = False
+
+    def start(self, timeout: float = 60) -> int | str:
+        """Start the child; its port, or the line saying why it cannot listen."""
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload([__name__])
+        mine, theirs = socket.socketpair()
+        self.sock = mine
+        self.proc = ctx.Process(target=relay_main, args=(theirs, self.config),
+                                name="binlogscope-proxy-relay", daemon=True)
+        try:
+            self.proc.start()
+        finally:
+            theirs.close()
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                msg = self.next(max(0.0, end - time.monotonic()))
+            except RelayGoneError as exc:
+                return f"the relay process ended before listening ({exc})"
+            if msg is None:
+                self.close()
+                return f"the relay process did not start listening within {timeout:g} s"
+            extra = msg[4]
+            if extra[0] == "listening":
+                return int(extra[1])
+            if extra[0] == "error":
+                self.close()
+                return str(extra[1])
+
+    def next(self, timeout: float) -> Message | None:
+        """The next message; None when none came within ``timeout`` or the relay ended
+        (``ended``); raises :class:`RelayGoneError` if it died."""
+        sock = self.sock
+        assert sock is not None
+        while True:
+            msg = self._parse()
+            if msg is not None:
+                if msg[0] == 0 and msg[4] is not None and msg[4][0] == "end":
+                    self.ended = True
+                    return None
+                return msg
+            if self._eof or self.ended:
+                return None
+            self.ack()
+            sock.settimeout(timeout)
+            try:
+                data = sock.recv(1 << 20)
+            except TimeoutError:
+                return None
+            except OSError:
+                data = b""
+            if not data:
+                self._eof = True
+                if not self.ended:
+                    self.ended = True
+                    raise RelayGoneError(self._exit_status())
+                return None
+            buf = self._buf
+            if self._pos:
+                del buf[:self._pos]
+                self._pos = 0
+            buf += data
+
+    def _parse(self) -> Message | None:
+        buf, pos = self._buf, self._pos
+        if len(buf) - pos < HEADER.size:
+            return None
+        cid, peer, ts, n, m = HEADER.unpack_from(buf, pos)
+        end = pos + HEADER.size + n + m
+        if len(buf) < end:
+            return None
+        start = pos + HEADER.size
+        data = bytes(buf[start:start + n])
+        extra = pickle.loads(buf[start + n:end]) if m else None
+        self._pos = end
+        if n:
+            self.taken += n
+            self.taken_chunks += 1
+            if self.taken - self._acked >= self.ACK_BYTES or \
+                    self.taken_chunks - self._acked_chunks >= self.ACK_CHUNKS:
+                self.ack()
+        return cid, _BY_CODE[peer], data, ts, extra
+
+    def ack(self) -> None:
+        """Tell the relay how much the decoder has taken (never blocks)."""
+        if self.sock is None or self._stop_sent or (
+                self.taken == self._acked and self.taken_chunks == self._acked_chunks):
+            return
+        try:
+            self.sock.send(ACK.pack(self.taken, self.taken_chunks), socket.MSG_DONTWAIT)
+            self._acked, self._acked_chunks = self.taken, self.taken_chunks
+        except OSError:
+            pass
+
+    def request_stop(self) -> None:
+        """Ask the relay to stop (EOF on its socket); what it relayed still comes."""
+        if self.sock is not None and not self._stop_sent:
+            self._stop_sent = True
+            try:
+                self.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def _exit_status(self) -> str:
+        proc = self.proc
+        if proc is None:
+            return "not started"
+        proc.join(5)
+        code = proc.exitcode
+        if code is None:
+            return "it closed its channel but still runs"
+        if code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exit status {code}"
+
+    def close(self, wait: float = 5) -> None:
+        """End the relay now (what it still holds is dropped) and close the channel."""
+        if self.sock is not None:
+            self.request_stop()
+            self.sock.close()
+            self.sock = None
+        proc = self.proc
+        if proc is not None:
+            proc.join(wait)
+            if proc.exitcode is None:
+                proc.terminate()
+                proc.join(2)
+                if proc.exitcode is None:
+                    proc.kill()
+                    proc.join(2)
+            self.ended = True
+
+
+__all__ = ["ACK", "HEADER", "READ", "Message", "Relay", "RelayConfig", "RelayGoneError",
+           "RelayProcess", "relay_main"]
