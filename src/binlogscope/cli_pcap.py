@@ -135,6 +135,13 @@ def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
     return sys.stdin.isatty() and out.isatty()
 
 
+def live_tui_wanted(args: argparse.Namespace, out: TextIO) -> bool:
+    """``sniff`` and ``proxy``: the TUI (follow mode) on a terminal without an output option."""
+    if args.json or args.summary or args.plain or args.brief or out is not sys.stdout:
+        return False
+    return sys.stdin.isatty() and out.isatty()
+
+
 def _run_tui(args: argparse.Namespace, err: TextIO) -> int | None:
     """Open the TUI when a pcap source exists for it (None: not available, print instead)."""
     try:
@@ -269,4 +276,4 @@ def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: T
 
 
 __all__ = ["add_capture_outputs", "add_capture_selection", "add_pcap_parser",
-           "add_port_argument", "capture_filter", "cmd_pcap", "emit_capture"]
+           "add_port_argument", "capture_filter", "cmd_pcap", "emit_capture", "live_tui_wanted"]

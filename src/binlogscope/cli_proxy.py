@@ -3,14 +3,15 @@ with a real server by putting binlogscope between them.
 
 Point the client (a replica, a CDC connector, mariadb-binlog) at the listen port; every byte is
 forwarded unchanged both ways (:mod:`binlogscope.drivers.proxy`) and both directions are decoded
-and shown as ``pcap`` shows a capture: the TUI on a terminal, else ``--json``, ``--plain``,
-``--brief``; ``--summary`` per connection when the proxy stops (Ctrl-C, SIGTERM, ``--count``);
-``--record FILE.pcapng`` keeps a capture of every connection. Credentials are forwarded, never
-shown (the same redaction as everywhere). ``--action 'KIND at=N key=value'`` (repeatable) and
-``--scenario FILE`` inject the mock master's faults into the relayed stream
+and shown as ``pcap`` shows a capture: on a terminal without an output option, the TUI that
+``sniff`` opens, in follow mode (:class:`~binlogscope.inspector.sources.sniff.ProxySource`: a
+flow per connection, ``flow:N`` filters one; ``q`` or Ctrl-C stops the proxy), else ``--json``,
+``--plain``, ``--brief``; ``--summary`` per connection when the proxy stops (Ctrl-C, SIGTERM,
+``--count``); ``--record FILE.pcapng`` keeps a capture of every connection. Credentials are
+forwarded, never shown (the same redaction as everywhere). ``--action 'KIND at=N key=value'``
+(repeatable) and ``--scenario FILE`` inject the mock master's faults into the relayed stream
 (:mod:`binlogscope.drivers.proxy_faults`). TLS sessions are forwarded but stay opaque (the
-decoder says so); TLS termination and a TUI view of the proxy are not built yet (without an
-output option the annotated text is printed).
+decoder says so); TLS termination is not built yet.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import argparse
 import signal
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from binlogscope.cli_common import PROG
 from binlogscope.cli_live import Stopped, flag_on_signals, restore_signals
@@ -28,7 +29,11 @@ from binlogscope.cli_pcap import (
     add_capture_selection,
     capture_filter,
     emit_capture,
+    live_tui_wanted,
 )
+
+if TYPE_CHECKING:
+    from binlogscope.drivers.proxy import ReplicationProxy
 
 #: seconds (sys.setswitchinterval) while the proxy runs
 SWITCH_INTERVAL = 0.0005
@@ -109,10 +114,13 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         previous[signal.SIGPIPE] = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     tree = not (args.json or args.summary or args.brief)
     try:
-        rc = emit_capture(proxy.batches(record=tree, stop=lambda: bool(fired),
-                                        count=args.count),
-                          args, flt, out, err, name=f"proxy {args.listen}", fatal=ProxyError,
-                          sigpipe_default=False)
+        if live_tui_wanted(args, out):
+            rc = _run_tui(proxy, args)
+        else:
+            rc = emit_capture(proxy.batches(record=tree, stop=lambda: bool(fired),
+                                            count=args.count),
+                              args, flt, out, err, name=f"proxy {args.listen}",
+                              fatal=ProxyError, sigpipe_default=False)
     except Stopped:  # a second signal: at once
         rc = 130
     finally:
@@ -122,6 +130,18 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             record.close()
     print(f"{PROG} proxy: {proxy.connections} connection(s) relayed"
           + (f"; recorded to {args.record}" if args.record else ""), file=err)
+    return rc
+
+
+def _run_tui(proxy: ReplicationProxy, args: argparse.Namespace) -> int:
+    """The TUI over the relay until ``q``/Ctrl-C; what was relayed is decoded (and recorded)
+    before it returns."""
+    from binlogscope.inspector.sources.sniff import ProxySource
+    from binlogscope.tui import run_tui
+
+    source = ProxySource(proxy, count=args.count)
+    rc = run_tui(source, table_regex=args.table)
+    source.ended.wait(30)
     return rc
 
 

@@ -12,7 +12,6 @@ The capture layer is :mod:`binlogscope.drivers.sniff`; the output is ``pcap``'s
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, TextIO
 
 from binlogscope.cli_common import PROG
@@ -23,6 +22,7 @@ from binlogscope.cli_pcap import (
     add_port_argument,
     capture_filter,
     emit_capture,
+    live_tui_wanted,
 )
 
 
@@ -43,12 +43,6 @@ def add_sniff_parser(sub: Any) -> None:
     p.add_argument("--count", type=int, metavar="N", help="stop after N decoded packets")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this long")
     add_capture_selection(p)
-
-
-def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
-    if args.json or args.summary or args.plain or args.brief or out is not sys.stdout:
-        return False
-    return sys.stdin.isatty() and out.isatty()
 
 
 def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -73,7 +67,7 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"{PROG}: sniff: {exc}", file=err)
         return 1
     ports = set(args.port) if args.port else None
-    if _wants_tui(args, out):
+    if live_tui_wanted(args, out):
         from binlogscope.inspector.sources.sniff import SniffSource
         from binlogscope.tui import run_tui
 

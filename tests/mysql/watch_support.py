@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -35,3 +37,23 @@ def server_events(binlog_dir: Path, names: list[str]) -> dict[tuple[str, int], t
             o = json.loads(line)
             expected[(name, o["offset"])] = (o["log_pos"], o["event_type"])
     return expected
+
+
+def master_status(server: Any) -> tuple[str, int]:
+    """The server's current binlog file and position (SHOW MASTER STATUS)."""
+    with server.connect() as conn, conn.cursor() as cur:
+        cur.execute("SHOW MASTER STATUS")
+        name, pos = cur.fetchone()[:2]
+    return str(name), int(pos)
+
+
+def remote_dump_command(server: Any, port: int, name: str, pos: int = 4, *,
+                        replica: bool = False) -> list[str]:
+    """``mariadb-binlog --read-from-remote-server`` from ``name:pos`` on ``port`` (the server's
+    or a proxy's) as the replication account, output dropped: to the end of the last binlog, or
+    with ``replica`` blocking for new events as a replica does (``--stop-never``)."""
+    exe = shutil.which("mariadb-binlog") or "mariadb-binlog"
+    return [exe, "--read-from-remote-server", f"--host={server.host}", f"--port={port}",
+            f"--user={server.repl_user}", f"--password={server.repl_password}",
+            f"--start-position={pos}", "--stop-never" if replica else "--to-last-log",
+            "--result-file=/dev/null", name]

@@ -8,6 +8,7 @@ import pty
 import select
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,10 @@ pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run_in_pty(args: list[str], wait_for: bytes, timeout: float = 60.0) -> tuple[int, bytes]:
-    """Run ``python -m binlogscope ARGS`` on a pty; press q once ``wait_for`` shows up."""
+def run_in_pty(args: list[str], ready: bytes | Callable[[bytes], bool], timeout: float = 60.0,
+               key: bytes = b"q") -> tuple[int, bytes]:
+    """Run ``python -m binlogscope ARGS`` on a pty; press ``key`` once ``ready`` shows up in
+    the output (or ``ready(output)`` is true)."""
     pid, fd = pty.fork()
     if pid == 0:  # child
         os.environ["PYTHONPATH"] = f"{ROOT / 'src'}{os.pathsep}{ROOT}"
@@ -42,9 +45,9 @@ def _run_in_pty(args: list[str], wait_for: bytes, timeout: float = 60.0) -> tupl
             except OSError:
                 chunk = b""
             out += chunk
-        if not sent and wait_for in out:
+        if not sent and (ready(out) if callable(ready) else ready in out):
             time.sleep(0.5)
-            os.write(fd, b"q")
+            os.write(fd, key)
             sent = True
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -53,6 +56,15 @@ def _run_in_pty(args: list[str], wait_for: bytes, timeout: float = 60.0) -> tupl
         os.kill(pid, 9)
         os.waitpid(pid, 0)
         raise AssertionError(f"the TUI did not end: {out[-2000:]!r}")
+    while True:  # what the command wrote last (its summary line)
+        r, _, _ = select.select([fd], [], [], 0.2)
+        try:
+            chunk = os.read(fd, 65536) if r else b""
+        except OSError:
+            chunk = b""
+        if not chunk:
+            break
+        out += chunk
     os.close(fd)
     assert status is not None
     return os.waitstatus_to_exitcode(status), out
@@ -62,13 +74,13 @@ def test_fatal_error_in_the_tui_exits_non_zero(tmp_path: Path) -> None:
     bad = tmp_path / "cut.pcap"
     good = (ROOT / "captures" / "pcap-semisync.pcap").read_bytes()
     bad.write_bytes(good[:24] + b"\xff" * 40)  # a frame header that claims 4 GiB
-    rc, out = _run_in_pty(["pcap", str(bad)], b"truncated capture")
+    rc, out = run_in_pty(["pcap", str(bad)], b"truncated capture")
     assert rc == 1
     assert b"binlogscope: error:" in out and b"truncated capture" in out
 
 
 def test_clean_session_exits_zero() -> None:
-    rc, _ = _run_in_pty(["file", str(CRC)], b"303 events")
+    rc, _ = run_in_pty(["file", str(CRC)], b"303 events")
     assert rc == 0
 
 

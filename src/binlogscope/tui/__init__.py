@@ -5,8 +5,9 @@ What it shows comes from :mod:`binlogscope.inspector` (sources, view, exports), 
 
 from __future__ import annotations
 
+import signal
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from binlogscope.inspector.source import Detail, Row, RowSource, SourceInfo
 
@@ -28,13 +29,41 @@ def run_tui(source: RowSource, *, table_regex: str | None = None, err: TextIO | 
 
     flt = RowFilter(table=re.compile(f"^(?:{table_regex})$")) if table_regex else None
     app = BinlogScopeApp(source, flt)
+    previous = _quit_on_signals(app)
     try:
         app.run()
     finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         stop = getattr(source, "stop", None)
         if callable(stop):
             stop()  # a live session: close the connection (never blocks)
     return exit_status(source, err)
+
+
+def _quit_on_signals(app: Any) -> dict[int, Any]:
+    """SIGINT (a ``kill``: Ctrl-C is a key while the TUI runs), SIGTERM and SIGHUP quit the TUI
+    as ``q`` does: the terminal is restored and the command ends cleanly. Returns the handlers
+    to put back."""
+    import asyncio
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def quit_app(_signum: int, _frame: object) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # (not running yet or any more)
+        loop.call_soon_threadsafe(app.exit)
+
+    previous: dict[int, Any] = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            previous[signum] = signal.signal(signum, quit_app)
+    return previous
 
 
 def exit_status(source: RowSource, err: TextIO | None) -> int:

@@ -1,53 +1,99 @@
-"""A live capture (``binlogscope sniff -i IFACE``) as a :class:`RowSource`, in follow mode.
+"""Capture items that arrive while the TUI runs, as a :class:`RowSource` in follow mode.
 
-The same rows as a capture file (:func:`~binlogscope.inspector.sources.pcap.stream_item`), read
-from :func:`~binlogscope.drivers.sniff.sniff_batches` in the TUI's worker thread until the TUI
-closes. Memory stays bounded over hours as for any packet stream: rows keep compact columns,
-trees are decoded when a row is selected, and payload bytes beyond the source's budget are let
-go (the status bar says from which row). The kernel's drop counter is in the status bar.
+One path for every live producer of capture items: :class:`LiveCaptureSource` reads batches of
+:class:`~binlogscope.drivers.pcap_flows.CaptureItem` (the rows a capture file gives, through
+:func:`~binlogscope.inspector.sources.pcap.stream_item`: flow number, frame, capture time) in the
+TUI's worker thread until the TUI closes. ``binlogscope sniff -i IFACE`` feeds it from
+:func:`~binlogscope.drivers.sniff.sniff_batches` (:class:`SniffSource`: the kernel's drop counter
+in the status bar), ``binlogscope proxy`` from
+:meth:`~binlogscope.drivers.proxy.ReplicationProxy.batches` (:class:`ProxySource`: where it
+listens and how many connections it relayed). Rows carry the flow (connection) and frame
+columns, so the ``flow:`` filter and the phase strip work per connection as for a capture file.
+
+When the TUI closes (or the producer stops) the producer is still run to its end without
+showing anything: what it already took in is decoded, so a ``--write``/``--record`` file holds
+every frame seen. Memory stays bounded over hours as for any packet stream: rows keep compact
+columns, trees are decoded when a row is selected, and payload bytes beyond the source's budget
+are let go (the status bar says from which row).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 
+from binlogscope.drivers.pcap_flows import CaptureItem
+from binlogscope.drivers.proxy import ProxyError, ReplicationProxy
 from binlogscope.drivers.sniff import LiveCapture, PcapNgFile, SniffError, sniff_batches
 from binlogscope.inspector.source import SourceInfo
 from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
 from binlogscope.inspector.sources.pcap import stream_item
 
+#: the producer: batches of capture items until ``stop()`` turns true
+Batches = Callable[[Callable[[], bool]], Iterator[list[CaptureItem]]]
 
-class SniffSource(PacketStreamSource):
+
+class LiveCaptureSource(PacketStreamSource):
+    """Rows from a live producer of capture items (one per connection flow), follow mode."""
+
     live = True
+    columns = PacketStreamSource.columns | {"frame", "flow"}
 
-    def __init__(self, capture: LiveCapture, *, ports: Iterable[int] | None = None,
-                 write: PcapNgFile | None = None, count: int | None = None,
-                 duration: float | None = None) -> None:
-        super().__init__(label=f"sniff -i {capture.iface}")
-        self.capture = capture
-        self.ports = list(ports) if ports else None
-        self.write = write
-        self.count = count
-        self.duration = duration
+    def __init__(self, label: str, batches: Batches, *,
+                 fatal: type[Exception] | tuple[type[Exception], ...] = (),
+                 close: Callable[[], None] | None = None) -> None:
+        super().__init__(label=label)
+        self._batches = batches
+        self._fatal = fatal
+        self._close = close
         self._stopped = False
+        #: set once the producer has run to its end and ``close`` ran
+        self.ended = threading.Event()
 
     def stop(self) -> None:
         self._stopped = True
 
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[StreamItem]:
+        batches = self._batches(lambda: self._stopped or cancelled())
         try:
-            for items in sniff_batches(self.capture, self.ports,
-                                       stop=lambda: self._stopped or cancelled(),
-                                       count=self.count, duration=self.duration,
-                                       write=self.write):
+            for items in batches:
                 for it in items:
                     yield stream_item(it)
-        except SniffError as exc:
+        except self._fatal as exc:
             self.fatal = str(exc)
-        finally:
-            if self.write is not None:
-                self.write.close()
-            self.capture.close()
+        finally:  # (also when the TUI closes: the rest is decoded, not shown)
+            self._stopped = True
+            try:
+                for _ in batches:
+                    pass
+            except self._fatal:
+                pass
+            finally:
+                if self._close is not None:
+                    self._close()
+                self.ended.set()
+
+
+class SniffSource(LiveCaptureSource):
+    """``binlogscope sniff -i IFACE``: frames of an interface, the kernel's drops shown."""
+
+    def __init__(self, capture: LiveCapture, *, ports: Iterable[int] | None = None,
+                 write: PcapNgFile | None = None, count: int | None = None,
+                 duration: float | None = None) -> None:
+        self.capture = capture
+        self.ports = list(ports) if ports else None
+        self.write = write
+
+        def close() -> None:
+            if write is not None:
+                write.close()
+            capture.close()
+
+        super().__init__(
+            f"sniff -i {capture.iface}",
+            lambda stop: sniff_batches(capture, self.ports, stop=stop, count=count,
+                                       duration=duration, write=write),
+            fatal=SniffError, close=close)
 
     def info(self) -> SourceInfo:
         info = super().info()
@@ -56,4 +102,25 @@ class SniffSource(PacketStreamSource):
         return info
 
 
-__all__ = ["SniffSource"]
+class ProxySource(LiveCaptureSource):
+    """``binlogscope proxy``: both directions of every relayed connection, a flow each. The
+    relay is started and stopped by the caller; :meth:`stop` ends the decoding (which stops the
+    relay and decodes what it relayed)."""
+
+    def __init__(self, proxy: ReplicationProxy, *, count: int | None = None,
+                 close: Callable[[], None] | None = None) -> None:
+        self.proxy = proxy
+        host, port = proxy.listen[0], proxy.port or proxy.listen[1]
+        self.listening = f"{host}:{port} -> {proxy.upstream[0]}:{proxy.upstream[1]}"
+        super().__init__(f"proxy {self.listening}",
+                         lambda stop: proxy.batches(stop=stop, count=count),
+                         fatal=ProxyError, close=close)
+
+    def info(self) -> SourceInfo:
+        info = super().info()
+        info.extra["relay"] = self.listening
+        info.extra["connections"] = f"{self.proxy.connections:,}"
+        return info
+
+
+__all__ = ["LiveCaptureSource", "ProxySource", "SniffSource"]
