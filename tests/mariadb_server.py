@@ -141,3 +141,39 @@ def raw_connect(server: MariaDB, **kwargs: Any) -> Any:
     the connection charset), binary ones (charset 63) as ``bytes``; NULL is ``None``.
     """
     return server.connect(conv={}, **kwargs)
+
+
+def write_ca_and_cert(d: Path, name: str) -> tuple[Path, Path, Path]:
+    """A throw-away CA and a certificate for 127.0.0.1 it signed (PEM files in ``d``):
+    (CA, certificate, key)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{name} test CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+          .not_valid_before(now - datetime.timedelta(days=1))
+          .not_valid_after(now + datetime.timedelta(days=2))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+            .issuer_name(ca_name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=2))
+            .sign(ca_key, hashes.SHA256()))
+    ca_p, cert_p, key_p = d / f"{name}-ca.pem", d / f"{name}-cert.pem", d / f"{name}-key.pem"
+    ca_p.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    cert_p.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_p.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                        serialization.PrivateFormat.TraditionalOpenSSL,
+                                        serialization.NoEncryption()))
+    return ca_p, cert_p, key_p

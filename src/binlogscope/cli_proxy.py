@@ -10,8 +10,23 @@ flow per connection, ``flow:N`` filters one; ``q`` or Ctrl-C stops the proxy), e
 ``--count``); ``--record FILE.pcapng`` keeps a capture of every connection. Credentials are
 forwarded, never shown (the same redaction as everywhere). ``--action 'KIND at=N key=value'``
 (repeatable) and ``--scenario FILE`` inject the mock master's faults into the relayed stream
-(:mod:`binlogscope.drivers.proxy_faults`). TLS sessions are forwarded but stay opaque (the
-decoder says so); TLS termination is not built yet.
+(:mod:`binlogscope.drivers.proxy_faults`).
+
+TLS: a client that asks for TLS (its SSLRequest) has its TLS terminated at the proxy
+(:mod:`binlogscope.drivers.proxy_tls`), so the encrypted session is decoded like any other.
+The proxy shows clients ``--tls-cert``/``--tls-key``, or else a self-signed certificate it
+generates at start (it prints the file and the SHA-256 fingerprint; the files are removed when
+it stops), and speaks TLS of its own to the server with ``--ssl-mode``/``--ssl-ca`` (the
+meanings of ``live``: PREFERRED/REQUIRED encrypt without verifying, VERIFY_CA checks the
+chain, VERIFY_IDENTITY also the host name; ``--ssl-ca`` alone means VERIFY_CA). What this
+means for trust: the proxy is a man in the middle by design - it holds the private key the
+client's TLS ends at, so the client must trust the proxy's certificate (or not verify the
+server at all), the server sees the proxy's TLS connection, not the client's (a client
+certificate reaches it only as ``--ssl-cert``), and a ``--record`` capture of such a session
+holds the decrypted traffic (credentials are in it as the client sent them; keep it like a
+secret). ``--tls-passthrough`` relays TLS sessions untouched instead (they stay opaque). When
+the server does not offer TLS or fails the verification, the client's connection is closed
+and the proxy prints one line.
 """
 
 from __future__ import annotations
@@ -20,6 +35,7 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from binlogscope.cli_common import PROG
@@ -60,12 +76,78 @@ def add_proxy_parser(sub: Any) -> None:
     p.add_argument("--scenario", metavar="FILE",
                    help="a TOML/YAML file whose [[actions]] apply (a mock master scenario works)")
     p.add_argument("--count", type=int, metavar="N", help="stop after N decoded packets")
+    _add_tls_options(p)
     add_capture_selection(p)
+
+
+def _add_tls_options(p: Any) -> None:
+    t = p.add_argument_group(
+        "TLS termination", "a client that asks for TLS has it terminated here (the proxy holds "
+        "the key; the client must trust its certificate or not verify; the server sees the "
+        "proxy's TLS; --record then holds the decrypted traffic) and the proxy speaks TLS to "
+        "the server")
+    t.add_argument("--tls-cert", metavar="PEM", help="certificate (chain) shown to TLS clients "
+                   "(default: a self-signed one generated at start, its file and fingerprint "
+                   "printed, removed at exit)")
+    t.add_argument("--tls-key", metavar="PEM", help="the private key of --tls-cert")
+    t.add_argument("--tls-passthrough", action="store_true",
+                   help="do not terminate TLS: relay TLS sessions untouched (not decoded)")
+    t.add_argument("--ssl-mode", choices=["PREFERRED", "REQUIRED", "VERIFY_CA",
+                                          "VERIFY_IDENTITY"], type=str.upper,
+                   help="upstream TLS verification, as for live (default PREFERRED: "
+                   "encrypted, not verified; --ssl-ca alone means VERIFY_CA)")
+    t.add_argument("--ssl-ca", metavar="PEM", help="CA file to verify the server with")
+    t.add_argument("--ssl-cert", metavar="PEM", help="client certificate for the server")
+    t.add_argument("--ssl-key", metavar="PEM", help="the key of --ssl-cert")
+
+
+def _tls_settings(args: argparse.Namespace, upstream: tuple[str, int]) -> Any:
+    """The proxy's TlsSettings (None: --tls-passthrough), a certificate generated if none was
+    given; a str is the one-line problem."""
+    import os
+
+    from binlogscope.drivers.proxy_tls import TlsSettings, generate_certificate
+
+    if args.tls_passthrough:
+        return None
+    if bool(args.tls_cert) != bool(args.tls_key):
+        return "--tls-cert and --tls-key go together"
+    for opt in ("tls_cert", "tls_key", "ssl_ca", "ssl_cert", "ssl_key"):
+        path = getattr(args, opt)
+        if path and not os.path.isfile(os.path.expanduser(path)):
+            return f"--{opt.replace('_', '-')} {path}: no such file"
+    mode = args.ssl_mode or ("VERIFY_CA" if args.ssl_ca else "PREFERRED")
+    cert, key = args.tls_cert, args.tls_key
+    if not cert:
+        c, k, fingerprint = generate_certificate(names=(args.listen.rpartition(":")[0].strip(
+            "[]"),))
+        cert, key = str(c), str(k)
+        args.generated_tls = c.parent
+        args.tls_note = (f"{PROG} proxy: TLS clients get a self-signed certificate generated "
+                         f"for this run: {c} (SHA-256 {fingerprint}); clients that verify the "
+                         "server must trust it (--tls-cert/--tls-key to use your own)")
+    return TlsSettings(os.path.expanduser(cert), os.path.expanduser(key), mode,
+                       args.ssl_ca and os.path.expanduser(args.ssl_ca),
+                       args.ssl_cert and os.path.expanduser(args.ssl_cert),
+                       args.ssl_key and os.path.expanduser(args.ssl_key), upstream[0])
+
+
+def _tls_failures(batches: Iterator[list[Any]], err: TextIO) -> Iterator[list[Any]]:
+    """The batches, and one line on stderr for each connection whose TLS termination failed
+    (also an error item in the output)."""
+    from binlogscope.drivers.proxy import TLS_FAILED
+
+    for batch in batches:
+        for item in batch:
+            if item.kind == "error" and (item.text or "").startswith(TLS_FAILED):
+                print(f"{PROG} proxy: connection {item.flow.id} from {item.flow.client}: "
+                      f"{item.text}", file=err, flush=True)
+        yield batch
 
 
 def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.drivers.pcap_layers import LINKTYPE_ETHERNET
-    from binlogscope.drivers.proxy import ProxyError, ReplicationProxy, parse_hostport
+    from binlogscope.drivers.proxy import parse_hostport
     from binlogscope.drivers.sniff import PcapNgFile, SniffError
 
     try:
@@ -97,14 +179,38 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # the relay thread waits for the GIL while the decoder holds it: switch more often than
     # the default 5 ms so forwarding is not held up by decoding
     sys.setswitchinterval(SWITCH_INTERVAL)
-    proxy = ReplicationProxy(listen, upstream, record=record, actions=actions)
+    tls = _tls_settings(args, upstream)
+    if isinstance(tls, str):
+        print(f"{PROG}: proxy: {tls}", file=err)
+        if record is not None:
+            record.close()
+        return 2
+    try:
+        return _run(args, out, err, listen, upstream, record, actions, flt, tls)
+    finally:
+        generated = getattr(args, "generated_tls", None)
+        if generated is not None:
+            import shutil
+
+            shutil.rmtree(generated, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, int],
+         upstream: tuple[str, int], record: Any, actions: list[Any], flt: Any, tls: Any) -> int:
+    from binlogscope.drivers.proxy import ProxyError, ReplicationProxy
+
+    proxy = ReplicationProxy(listen, upstream, record=record, actions=actions, tls=tls)
     try:
         port = proxy.start()
     except ProxyError as exc:
         print(f"{PROG}: proxy: {exc}", file=err)
+        if record is not None:
+            record.close()
         return 1
     print(f"{PROG} proxy: listening on {listen[0]}:{port}, relaying to "
           f"{upstream[0]}:{upstream[1]} (Ctrl-C ends)", file=err, flush=True)
+    if getattr(args, "tls_note", None):
+        print(args.tls_note, file=err, flush=True)
     for a in actions:
         print(f"{PROG} proxy: fault action {a.describe()}", file=err, flush=True)
     fired: list[int] = []
@@ -117,8 +223,8 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if live_tui_wanted(args, out):
             rc = _run_tui(proxy, args)
         else:
-            rc = emit_capture(proxy.batches(record=tree, stop=lambda: bool(fired),
-                                            count=args.count),
+            rc = emit_capture(_tls_failures(proxy.batches(record=tree, stop=lambda: bool(fired),
+                                                          count=args.count), err),
                               args, flt, out, err, name=f"proxy {args.listen}",
                               fatal=ProxyError, sigpipe_default=False)
     except Stopped:  # a second signal: at once

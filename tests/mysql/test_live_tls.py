@@ -3,7 +3,6 @@ certificate: REQUIRED, VERIFY_CA with the right and a wrong CA, and a recorded T
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import subprocess
@@ -13,47 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
-from mariadb_server import start, stop
+from mariadb_server import start, stop, write_ca_and_cert
 
 pytestmark = pytest.mark.mysql
-
-
-def _write_ca_and_cert(d: Path, name: str) -> tuple[Path, Path, Path]:
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{name} test CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
-          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-          .not_valid_before(now - datetime.timedelta(days=1))
-          .not_valid_after(now + datetime.timedelta(days=2))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-            .issuer_name(ca_name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=2))
-            .sign(ca_key, hashes.SHA256()))
-    ca_p, cert_p, key_p = d / f"{name}-ca.pem", d / f"{name}-cert.pem", d / f"{name}-key.pem"
-    ca_p.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    cert_p.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_p.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                        serialization.PrivateFormat.TraditionalOpenSSL,
-                                        serialization.NoEncryption()))
-    return ca_p, cert_p, key_p
 
 
 @pytest.fixture(scope="module")
 def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path, Path]]:
     d = tmp_path_factory.mktemp("tls")
-    ca, cert, key = _write_ca_and_cert(d, "good")
-    other_ca, _, _ = _write_ca_and_cert(d, "other")
+    ca, cert, key = write_ca_and_cert(d, "good")
+    other_ca, _, _ = write_ca_and_cert(d, "other")
     server_dir = d / "server"
     try:
         server = start(server_dir, extra_env={

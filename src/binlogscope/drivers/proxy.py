@@ -17,6 +17,13 @@ the proxy's recording - so ``pcap``'s outputs (``--json``, ``--plain``, ``--summ
 serve the proxy unchanged. ``record``: every chunk as a TCP frame (with the connection's
 handshake and FINs) in a pcapng file that ``binlogscope pcap`` and Wireshark open; the frames
 are built with scapy.
+
+``tls`` (:class:`~binlogscope.drivers.proxy_tls.TlsSettings`): a client that asks for TLS has
+it terminated at the proxy, which speaks TLS of its own upstream
+(:mod:`binlogscope.drivers.proxy_tls`); the relay offers the decoder the plaintext after a
+``("tls", ok, text)`` marker, and the connection's session goes on decoding it
+(:meth:`~binlogscope.session.Session.tls_established` with ``plaintext=True``). Without
+``tls`` a TLS session is relayed as it is and stays opaque.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any
 from binlogscope.drivers.pcap_flows import CaptureItem, Flow
 from binlogscope.drivers.proxy_faults import RelayAction, validate
 from binlogscope.drivers.proxy_process import READ, RelayConfig, RelayGoneError, RelayProcess
+from binlogscope.drivers.proxy_tls import TlsSettings
 from binlogscope.drivers.sniff import PcapNgFile
 from binlogscope.events import PacketDecoded, Peer
 from binlogscope.session import Role, Session
@@ -40,6 +48,10 @@ QUEUE_BYTES = 1 << 30
 CHUNK = 65_000
 FELL_BEHIND = ("the decoder fell behind the relay: this connection's decoding stops here (its "
                "bytes are still forwarded unchanged)")
+
+
+#: the start of the error item's text when TLS termination failed on a connection
+TLS_FAILED = "TLS termination failed: "
 
 
 class ProxyError(Exception):
@@ -67,13 +79,14 @@ class ReplicationProxy:
     def __init__(self, listen: tuple[str, int], upstream: tuple[str, int], *,
                  record: PcapNgFile | None = None, queue_chunks: int = QUEUE_CHUNKS,
                  queue_bytes: int = QUEUE_BYTES,
-                 actions: list[RelayAction] | None = None) -> None:
+                 actions: list[RelayAction] | None = None,
+                 tls: TlsSettings | None = None) -> None:
         self.listen = listen
         self.upstream = upstream
         self.record = record
         #: what the relay process is given (pickled to it)
         self.config = RelayConfig(listen, upstream, tuple(validate(a) for a in actions or ()),
-                                  queue_chunks, queue_bytes)
+                                  queue_chunks, queue_bytes, tls)
         self._relay: RelayProcess | None = None
         self._decoding = False
         self.port = 0
@@ -149,6 +162,14 @@ class ReplicationProxy:
                             conn.skipped = True
                             yield [CaptureItem(conn.flow, "error", frame, ts,
                                                text=FELL_BEHIND)]
+                    elif kind == "tls":  # TLS terminated, or it failed: (_, ok, text)
+                        if conn is not None:
+                            ok, text = extra[1], extra[2]
+                            if ok:  # (the bytes that follow are the plaintext)
+                                conn.session.tls_established(plaintext=True)
+                            yield [CaptureItem(conn.flow, "note" if ok else "error", frame, ts,
+                                               text=text if ok else f"{TLS_FAILED}{text} (the "
+                                               "client's connection was closed)")]
                     elif kind in ("open", "refused"):
                         yield self._opened(conns, cid, extra, frame + 1, ts, record)
                         self.connections += 1
@@ -243,5 +264,6 @@ def parse_hostport(text: str, default_host: str = "127.0.0.1") -> tuple[str, int
     return host.strip("[]") or default_host, n
 
 
-__all__ = ["CHUNK", "FELL_BEHIND", "QUEUE_BYTES", "QUEUE_CHUNKS", "READ", "ProxyError",
+__all__ = ["CHUNK", "FELL_BEHIND", "QUEUE_BYTES", "QUEUE_CHUNKS", "READ", "TLS_FAILED",
+           "ProxyError",
            "ReplicationProxy", "parse_hostport"]

@@ -39,6 +39,7 @@ from typing import Any
 
 from binlogscope.drivers.proxy_faults import ActionPlan, FaultRelay, RelayAction
 from binlogscope.drivers.proxy_relay import Leg, relay_connection
+from binlogscope.drivers.proxy_tls import Contexts, TlsSettings, TlsSwitch, stream_prelude
 from binlogscope.events import Peer
 
 #: the most bytes read from a socket at a time by the fault relay
@@ -63,6 +64,8 @@ class RelayConfig:
     actions: tuple[RelayAction, ...] = ()
     queue_chunks: int = 20_000
     queue_bytes: int = 1 << 30
+    #: TLS termination (None: TLS sessions relayed opaque); the SSL contexts are built here
+    tls: TlsSettings | None = None
 
 
 def _addr(hostport: tuple[str, int]) -> str:
@@ -167,6 +170,7 @@ class Relay:
         self._stopping: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._box: _Outbox | None = None
+        self._ctxs: Contexts | None = None
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -175,6 +179,15 @@ class Relay:
         box = self._box = _Outbox(loop, self.sock, stopping.set)
         loop.add_signal_handler(signal.SIGTERM, stopping.set)
         listen = self.config.listen
+        if self.config.tls is not None:
+            from binlogscope.drivers.proxy_tls import contexts
+
+            try:
+                self._ctxs = contexts(self.config.tls)
+            except (OSError, ValueError) as exc:  # (ssl.SSLError is an OSError)
+                box.send(0, None, b"", ("error", f"TLS: {exc}"))
+                await box.flush(5)
+                return
         try:
             server = await (
                 asyncio.start_server(self._handle, listen[0], listen[1], limit=4 * READ)
@@ -241,6 +254,8 @@ class Relay:
             task.add_done_callback(self._tasks.discard)
 
         leg.on_made = made
+        if self._ctxs is not None:
+            TlsSwitch(self._ctxs, leg, server_leg, lambda extra: self.offer(cid, None, b"", extra))
         return leg
 
     async def _handle(self, c_reader: asyncio.StreamReader, c_writer: asyncio.StreamWriter
@@ -265,8 +280,24 @@ class Relay:
                            lambda who, data: self.offer(cid, peers[who], data),
                            lambda text: self.offer(cid, None, b"", ("fault", text)))
         relay.c_writer, relay.s_writer = c_writer, s_writer
+        c_src: Any = c_reader
+        s_src: Any = s_reader
+        c_dst: Any = c_writer
+        s_dst: Any = s_writer
+        if self._ctxs is not None:  # (the greeting, the first packet, TLS: plaintext after)
+            ends = await stream_prelude(
+                self._ctxs, c_reader, c_writer, s_reader, s_writer,
+                lambda who, data: self.offer(cid, peers[who], data),
+                lambda extra: self.offer(cid, None, b"", extra))
+            if ends is None:
+                for w in (c_writer, s_writer):
+                    w.close()
+                    self._writers.discard(w)
+                return
+            c_src = c_dst = ends[0]
+            s_src = s_dst = ends[1]
 
-        async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter, peer: Peer) -> None:
+        async def pump(src: Any, dst: Any, peer: Peer) -> None:
             try:
                 await relay.pump(src, dst, peer is Peer.CLIENT, READ)
             except (ConnectionError, OSError):
@@ -279,8 +310,7 @@ class Relay:
                 except (ConnectionError, OSError, RuntimeError):
                     pass
 
-        await asyncio.gather(pump(c_reader, s_writer, Peer.CLIENT),
-                             pump(s_reader, c_writer, Peer.SERVER))
+        await asyncio.gather(pump(c_src, s_dst, Peer.CLIENT), pump(s_src, c_dst, Peer.SERVER))
         for w in (c_writer, s_writer):
             w.close()
             self._writers.discard(w)

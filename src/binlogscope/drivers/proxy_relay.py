@@ -6,6 +6,10 @@ way through - and the same ``bytes`` object is then offered to the decoder. Flow
 the transports': when a side's write buffer passes its high-water mark, reading from the other
 side pauses until it drains. A FIN is passed on as a FIN (half-close); a reset or error on one
 side closes the other.
+
+TLS termination (:mod:`.proxy_tls`) hooks in through two attributes of a leg: ``intercept``
+turns what the leg receives into what it relays (the TLS handshakes, then the plaintext), and
+``tls`` encrypts what the leg sends; without them a chunk goes through untouched.
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ class Leg(asyncio.Protocol):
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         #: called once connected (the client's leg starts its relay here)
         self.on_made: Callable[[Leg], None] | None = None
+        #: received bytes -> the bytes to relay (b"": nothing now); None: relayed as received
+        self.intercept: Callable[[bytes], bytes] | None = None
+        #: encrypts what this leg sends (a proxy_tls.TlsEnd once TLS is established)
+        self.tls: Any = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -48,17 +56,28 @@ class Leg(asyncio.Protocol):
     def link(self, other: Leg) -> None:
         self.other = other
         for data in self.pending:
-            self.data_received(data)
+            self.relay(data)
         self.pending.clear()
         if self.eof:
             self._pass_eof()
 
     def data_received(self, data: bytes) -> None:
+        if self.intercept is not None:
+            data = self.intercept(data)
+            if not data:
+                return
+        self.relay(data)
+
+    def relay(self, data: bytes) -> None:
+        """Send what this leg received (plaintext) to the other side, then offer it."""
         other = self.other
         if other is None or other.transport is None:
             self.pending.append(data)
             return
-        other.transport.write(data)  # forwarding first ...
+        if other.tls is not None:
+            other.transport.write(other.tls.encrypt(data))
+        else:
+            other.transport.write(data)  # forwarding first ...
         self.offer(self.peer, data)  # ... then the decoder's copy (the same object)
 
     def eof_received(self) -> bool:

@@ -94,6 +94,11 @@ class _Resync:
 
 
 @dataclass(slots=True)
+class _TlsPlaintext:
+    """Queued with the received bytes: :meth:`Session.tls_established` of an OBSERVER."""
+
+
+@dataclass(slots=True)
 class _JoinStream:
     """Queued with the received bytes: :meth:`Session.join_stream`."""
 
@@ -145,7 +150,8 @@ class Session(PacketReaders):
         self._need = {Peer.CLIENT: 0, Peer.SERVER: 0}
         self._closed: set[Peer] = set()
         self._first_closer: Peer | None = None
-        self._chunks: deque[tuple[Peer, bytes | _Resync | _JoinStream]] = deque()
+        self._chunks: deque[tuple[Peer, bytes | _Resync | _JoinStream | _TlsPlaintext]] = \
+            deque()
         self._out: deque[SessionEvent] = deque()
         # sequence ids: None = not known yet (joined mid-way)
         self._seq: int | None = 0 if start_phase == Phase.CONNECT else None
@@ -299,14 +305,26 @@ class Session(PacketReaders):
         out.append(self.send(handshake.EofPacket(0, status_flags)))
         return b"".join(out)
 
-    def tls_established(self) -> None:
-        """REPLICA/SOURCE: the driver completed the TLS handshake after the SSLRequest.
+    def tls_established(self, *, plaintext: bool = False) -> None:
+        """The driver completed the TLS handshake after the SSLRequest.
 
-        The driver now feeds the *decrypted* bytes, which continue the connection phase (the
-        HandshakeResponse follows with the next sequence id), so decoding resumes in AUTH. An
-        OBSERVER never sees plaintext and stays in ENCRYPTED.
+        REPLICA/SOURCE: the driver now feeds the *decrypted* bytes, which continue the
+        connection phase (the HandshakeResponse follows with the next sequence id), so
+        decoding resumes in AUTH.
+
+        OBSERVER: a capture never sees plaintext and stays in ENCRYPTED, unless its driver says
+        it does with ``plaintext=True`` - a proxy that terminates TLS on both legs and feeds
+        the decrypted bytes of both directions from here on. Queued in order with
+        :meth:`receive_data` (the bytes fed before are the ciphertext's side: the SSLRequest).
         """
-        if self.role == Role.OBSERVER or self._phase != Phase.ENCRYPTED:
+        if self.role == Role.OBSERVER:
+            if plaintext:
+                self._chunks.append((Peer.CLIENT, _TlsPlaintext()))
+            return
+        self._to_plaintext()
+
+    def _to_plaintext(self) -> None:
+        if self._phase != Phase.ENCRYPTED:
             return
         self._response_seen = False
         self._set_phase(Phase.AUTH, "TLS established: decoding the decrypted bytes")
@@ -331,9 +349,12 @@ class Session(PacketReaders):
             self._emit(PhaseChanged(old, new, reason))
 
     # ------------------------------------------------------------------ bytes -> packets
-    def _feed(self, peer: Peer, data: bytes | _Resync | _JoinStream) -> None:
+    def _feed(self, peer: Peer, data: bytes | _Resync | _JoinStream | _TlsPlaintext) -> None:
         if isinstance(data, _Resync):
             self._resync(peer, data)
+            return
+        if isinstance(data, _TlsPlaintext):
+            self._to_plaintext()
             return
         if isinstance(data, _JoinStream):
             if self._phase == Phase.COMMAND:
