@@ -14,12 +14,16 @@ from mock_master.server import ThreadedMockMaster
 
 def rows_via_pymysqlreplication(host: str, port: int, *, user: str = "repl",
                                 password: str = "replpass", mariadb: bool = True,
-                                log_file: str | None = None, **kw: Any) -> list[Any]:
-    """Every row event python-mysql-replication reads (non-blocking), as plain data."""
+                                log_file: str | None = None,
+                                ssl: dict[str, Any] | None = None, **kw: Any) -> list[Any]:
+    """Every row event python-mysql-replication reads (non-blocking), as plain data
+    (``ssl``: pymysql's TLS settings)."""
     from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-    settings = {"host": host, "port": port, "user": user, "passwd": password}
+    settings: dict[str, Any] = {"host": host, "port": port, "user": user, "passwd": password}
+    if ssl is not None:
+        settings["ssl"] = ssl
     extra: dict[str, Any] = {}
     if log_file is not None:
         extra = {"log_file": log_file, "log_pos": 4, "resume_stream": True}

@@ -226,6 +226,41 @@ def test_tls_switch_stops_decoding() -> None:
     assert not [e for e in evs if isinstance(e, DecodeError)]
 
 
+def test_observer_told_it_sees_the_plaintext_decodes_after_the_tls_switch() -> None:
+    """A driver that terminates TLS (the proxy) feeds the decrypted bytes after saying so: the
+    connection phase goes on (HandshakeResponse with sequence id 2, OK); without the call the
+    same bytes stay opaque."""
+    greeting = hs.HandshakeV10("8.0.45", 1, b"x" * 20, 0xDFFFFFFF)
+    ssl = encode_packet(hs.encode_ssl_request(hs.SslRequest(CLIENT_CAPS | C.CLIENT_SSL)), 1)
+    response = encode_packet(hs.encode_handshake_response41(hs.HandshakeResponse41(
+        CLIENT_CAPS | C.CLIENT_SSL, username="u", auth_response=b"r" * 20)), 2)
+    ok = encode_packet(hs.encode_ok(hs.OkPacket()), 3)
+    query = encode_packet(cm.encode_com_query(cm.ComQuery("SELECT 1")), 0)
+    for told in (True, False):
+        s = Session()
+        s.receive_data(encode_packet(hs.encode_handshake_v10(greeting), 0), Peer.SERVER)
+        s.receive_data(ssl, Peer.CLIENT)
+        assert s.phase == Phase.CONNECT  # (queued: nothing is decoded before events())
+        if told:
+            s.tls_established(plaintext=True)
+        s.receive_data(response, Peer.CLIENT)
+        s.receive_data(ok, Peer.SERVER)
+        s.receive_data(query, Peer.CLIENT)
+        evs = list(s.events())
+        kinds = [e.kind for e in evs if isinstance(e, PacketDecoded)]
+        assert not [e for e in evs if isinstance(e, DecodeError | SequenceMismatch)]
+        if told:
+            assert kinds == ["handshake_v10", "ssl_request", "handshake_response41", "ok",
+                             "com_query"]
+            assert s.phase == Phase.COMMAND
+        else:
+            assert kinds == ["handshake_v10", "ssl_request"]
+            assert s.phase == Phase.ENCRYPTED
+    s = Session()
+    s.tls_established()  # an observer not told it sees the plaintext: nothing changes
+    assert s.phase == Phase.CONNECT and not list(s.events())
+
+
 def test_damaged_packet_resyncs_at_the_next_one() -> None:
     s = Session(start_phase=Phase.COMMAND)
     s.receive_data(encode_packet(b"\x03SELECT 1", 0), Peer.CLIENT)

@@ -1,0 +1,329 @@
+"""``binlogscope proxy`` terminating TLS, against a real MariaDB with TLS and a replication user
+that REQUIRES SSL (so every session that logs in was encrypted on the server's leg).
+
+A real MariaDB replica with MASTER_SSL=1, then with MASTER_SSL_VERIFY_SERVER_CERT against the
+proxy's generated self-signed certificate, gets the source's rows through the proxy; the
+binlog events the proxy decoded after the TLS switch are the ones ``binlogscope file --json``
+reads at the same (binlog_file, offset), rows included. ``mariadb-binlog
+--read-from-remote-server --raw --ssl`` through the proxy (the plain relay and the fault
+relay) writes byte-identical files to the direct run; python-mysql-replication with TLS
+(verifying the proxy's certificate) reads the same rows as direct. A wrong CA with
+``--ssl-mode VERIFY_CA`` closes the client's connection and gives one line. The password, the
+scramble and the auth response are on no output.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ci_support import unavailable
+from mariadb_server import MariaDB, ServerStartError, raw_connect, start, stop, write_ca_and_cert
+from watch_support import CLI, ENV, binlog_events
+
+from tests.mock_master.conftest import rows_via_pymysqlreplication
+
+pytestmark = [pytest.mark.mysql, pytest.mark.timeout(600)]
+
+USER = "tls_repl"
+PASSWORD = "Tls-proxy-secret-7c1e"
+TABLE = "proxy_tls_t"
+
+
+@pytest.fixture(scope="module")
+def tls_source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MariaDB, Path, Path]]:
+    """A MariaDB with TLS (a throw-away CA), a REQUIRE SSL replication user and some rows;
+    (server, its CA, another CA)."""
+    d = tmp_path_factory.mktemp("proxy-tls")
+    ca, cert, key = write_ca_and_cert(d, "good")
+    other_ca, _, _ = write_ca_and_cert(d, "other")
+    try:
+        server = start(d / "server", extra_env={
+            "MARIADB_EXTRA_ARGS": f"--ssl-ca={ca} --ssl-cert={cert} --ssl-key={key}"})
+    except ServerStartError as exc:
+        unavailable(f"MariaDB with TLS could not be started: {exc}")
+    try:
+        _sql(server, "SET SESSION sql_log_bin = 0",  # (the binlog would hold the password)
+             f"CREATE USER IF NOT EXISTS '{USER}'@'%' IDENTIFIED BY '{PASSWORD}' "
+                     "REQUIRE SSL",
+             f"GRANT REPLICATION SLAVE, REPLICATION CLIENT, BINLOG MONITOR, SELECT ON *.* TO "
+             f"'{USER}'@'%'",
+             "SET SESSION sql_log_bin = 1",
+             f"CREATE TABLE IF NOT EXISTS {TABLE} (id INT PRIMARY KEY, v VARCHAR(40))",
+             f"INSERT INTO {TABLE} VALUES (1, 'one'), (2, 'two'), (3, 'three')",
+             f"UPDATE {TABLE} SET v = 'uno' WHERE id = 1",
+             f"DELETE FROM {TABLE} WHERE id = 2",
+             "FLUSH BINARY LOGS")
+        yield server, ca, other_ca
+    finally:
+        stop(d / "server")
+
+
+def _sql(server: MariaDB, *statements: str) -> list[tuple[Any, ...]]:
+    conn = raw_connect(server, database=server.database)
+    try:
+        with conn.cursor() as cur:
+            for s in statements:
+                cur.execute(s)
+            return list(cur.fetchall())
+    finally:
+        conn.close()
+
+
+class Proxy:
+    """``binlogscope proxy`` as a process: its port, and its outputs once stopped."""
+
+    def __init__(self, server: MariaDB, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [*CLI, "proxy", "--listen", "127.0.0.1:0", "--upstream",
+             f"{server.host}:{server.port}", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+        assert self.proc.stderr is not None
+        first = self.proc.stderr.readline()
+        m = re.search(r"listening on [\d.]+:(\d+)", first)
+        assert m, first + self.proc.stderr.read()
+        self.port = int(m.group(1))
+        self.cert: Path | None = None
+        if "--tls-cert" not in args and "--tls-passthrough" not in args:
+            line = self.proc.stderr.readline()
+            c = re.search(r"generated for this run: (\S+) \(SHA-256 ([0-9A-F:]{95})\)", line)
+            assert c, line
+            self.cert = Path(c.group(1))
+            assert self.cert.is_file()
+        self.out = self.err = ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        self.out, rest = self.proc.communicate(timeout=60)
+        self.err = rest
+        assert "Traceback" not in self.err, self.err
+        if self.cert is not None:  # the generated key and certificate are gone with the run
+            assert not self.cert.exists() and not self.cert.parent.exists()
+
+
+def _secrets_absent(text: str) -> None:
+    for needle in (PASSWORD, PASSWORD.encode().hex(), base64.b64encode(PASSWORD.encode())
+                   .decode()):
+        assert needle not in text
+
+
+def _wire_secrets_absent(lines: list[str], text: str) -> None:
+    """No scramble or auth response the session's JSON shows as redacted is elsewhere."""
+    for line in lines:
+        o = json.loads(line)
+        if o.get("kind") in ("handshake_v10", "handshake_response41"):
+            f = o["fields"]
+            assert f.get("auth_plugin_data", "<redacted>") == "<redacted>"
+            assert f.get("auth_response", "<redacted>") == "<redacted>"
+    _secrets_absent(text)
+
+
+def _raw_dump(server: MariaDB, port: int, first: str, into: Path) -> None:
+    exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    if exe is None:
+        unavailable("mariadb-binlog is not installed")
+    into.mkdir()
+    res = subprocess.run(
+        [exe, "--read-from-remote-server", "--raw", "--to-last-log", "--ssl",
+         f"--host={server.host}", f"--port={port}", f"--user={USER}", f"--password={PASSWORD}",
+         f"--result-file={into}/", first], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
+def _file_events(server: MariaDB, names: list[str]) -> dict[tuple[str, int], dict[str, Any]]:
+    out = {}
+    for name in names:
+        res = subprocess.run([*CLI, "file", "--json", str(server.binlog_dir / name)],
+                             capture_output=True, text=True, env=ENV, timeout=60)
+        for line in res.stdout.splitlines():
+            o = json.loads(line)
+            out[(name, o["offset"])] = o
+    return out
+
+
+def _same_events_as_the_files(server: MariaDB, lines: list[str]) -> int:
+    """Every binlog event the proxy decoded (from its --json lines) is the one the server's
+    files hold at (binlog_file, offset): log_pos, type and rows. Returns how many."""
+    seen = [json.loads(line) for line in lines if '"binlog_event"' in line]
+    seen = [o for o in seen if o.get("kind") == "binlog_event" and o.get("offset") is not None]
+    files = _file_events(server, sorted({o["binlog_file"] for o in seen}))
+    for o in seen:
+        want = files.get((o["binlog_file"], o["offset"]))
+        assert want is not None, (o["binlog_file"], o["offset"])
+        assert (o["log_pos"], o["event_type"], o.get("rows")) == \
+            (want["log_pos"], want["event_type"], want.get("rows")), (o, want)
+    return len(seen)
+
+
+def _tls_switch_seen(lines: list[str], connections: int) -> None:
+    """Each connection's SSLRequest, the proxy's note, then decoded plaintext (the
+    HandshakeResponse after the switch)."""
+    kinds: dict[int, list[str]] = {}
+    for line in lines:
+        o = json.loads(line)
+        k = o["kind"] if o["kind"] != "note" or "TLS terminated" not in o.get("text", "") \
+            else "terminated"
+        kinds.setdefault(o["flow_id"], []).append(k)
+    switched = [f for f, ks in kinds.items() if "ssl_request" in ks and "terminated" in ks
+                and ks.index("ssl_request") < ks.index("terminated")
+                < ks.index("handshake_response41")]
+    assert len(switched) >= connections, kinds
+
+
+def test_a_replica_with_master_ssl_through_the_proxy(
+        tls_source: tuple[MariaDB, Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    server, ca, other_ca = tls_source
+    proxy = Proxy(server, "--json", "--ssl-mode", "VERIFY_CA", "--ssl-ca", str(ca))
+    d = tmp_path_factory.mktemp("proxy-tls-replica")
+    try:
+        replica = start(d)
+    except ServerStartError as exc:
+        proxy.stop()
+        unavailable(f"MariaDB could not be started: {exc}")
+    try:
+        assert proxy.cert is not None
+        _sql(replica, "SET GLOBAL server_id = 3",
+             f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={proxy.port}, "
+             f"MASTER_USER='{USER}', MASTER_PASSWORD='{PASSWORD}', MASTER_SSL=1, "
+             "MASTER_CONNECT_RETRY=1, MASTER_USE_GTID=no, MASTER_LOG_FILE='"
+             f"{server.binlog_files()[0].name}', MASTER_LOG_POS=4",
+             "START SLAVE")
+        q = f"SELECT * FROM {server.database}.{TABLE} ORDER BY 1"
+        _wait_replicated(replica, server, q)
+        # again, the replica verifying the proxy's certificate (generated, self-signed: its
+        # own CA) and the host name it was given; first with another CA: refused
+        _sql(replica, "STOP SLAVE",
+             f"CHANGE MASTER TO MASTER_SSL_VERIFY_SERVER_CERT=1, MASTER_SSL_CA='{other_ca}'",
+             "START SLAVE")
+        assert "SSL" in _io_error(replica)
+        _sql(replica, "STOP SLAVE",
+             f"CHANGE MASTER TO MASTER_SSL_VERIFY_SERVER_CERT=1, MASTER_SSL_CA='{proxy.cert}'",
+             "START SLAVE")
+        _sql(server, f"INSERT INTO {TABLE} VALUES (10, 'after the verified reconnect')")
+        _wait_replicated(replica, server, q)
+        _sql(replica, "STOP SLAVE")
+    finally:
+        stop(d)
+        proxy.stop()
+    lines = proxy.out.splitlines()
+    _tls_switch_seen(lines, 2)
+    assert _same_events_as_the_files(server, lines) > 10
+    types = " ".join(o["event_type"] for o in map(json.loads, lines)
+                     if o.get("kind") == "binlog_event")
+    assert all(t in types for t in ("WRITE_ROWS", "UPDATE_ROWS", "DELETE_ROWS")), types
+    _wire_secrets_absent(lines, proxy.out + proxy.err)
+
+
+def _slave_status(replica: MariaDB) -> dict[str, Any]:
+    conn = replica.connect(database=None, cursorclass=__import__("pymysql").cursors.DictCursor)
+    with conn, conn.cursor() as cur:
+        cur.execute("SHOW SLAVE STATUS")
+        return dict(cur.fetchone() or {})
+
+
+def _io_error(replica: MariaDB) -> str:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        err = str(_slave_status(replica).get("Last_IO_Error") or "")
+        if err:
+            return err
+        time.sleep(0.3)
+    raise AssertionError("the replica connected")
+
+
+def _wait_replicated(replica: MariaDB, server: MariaDB, q: str) -> None:
+    want = _sql(server, q)
+    deadline = time.monotonic() + 90
+    status: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        status = _slave_status(replica)
+        if status.get("Last_IO_Error") or status.get("Last_SQL_Error"):
+            break
+        try:
+            if _sql(replica, q) == want:
+                return
+        except Exception:  # (the table is not there yet)
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"the replica did not get the rows: {status}")
+
+
+@pytest.mark.parametrize("faults", [False, True], ids=["relay", "fault-relay"])
+def test_mariadb_binlog_ssl_through_the_proxy_is_byte_identical(
+        tls_source: tuple[MariaDB, Path, Path], tmp_path: Path, faults: bool) -> None:
+    server, _, _ = tls_source
+    logs = [p.name for p in server.binlog_files()]
+    extra = ["--action", "delay at=3 seconds=0.1"] if faults else []
+    proxy = Proxy(server, "--json", *extra)
+    try:
+        _raw_dump(server, proxy.port, logs[0], tmp_path / "via")
+    finally:
+        proxy.stop()
+    _raw_dump(server, server.port, logs[0], tmp_path / "direct")
+    via = sorted(p.name for p in (tmp_path / "via").iterdir())
+    assert via == sorted(p.name for p in (tmp_path / "direct").iterdir()) and via
+    for name in via:
+        assert (tmp_path / "via" / name).read_bytes() == \
+            (tmp_path / "direct" / name).read_bytes(), name
+    lines = proxy.out.splitlines()
+    _tls_switch_seen(lines, 1)
+    assert len(binlog_events(lines)) > 10
+    assert _same_events_as_the_files(server, lines) > 10
+    if faults:
+        assert any("fault: delay at event 3" in line for line in lines)
+    _wire_secrets_absent(lines, proxy.out + proxy.err)
+
+
+def test_python_mysql_replication_with_tls_through_the_proxy(
+        tls_source: tuple[MariaDB, Path, Path], tmp_path: Path) -> None:
+    server, ca, _ = tls_source
+    first = server.binlog_files()[0].name
+    direct = rows_via_pymysqlreplication(server.host, server.port, user=USER,
+                                         password=PASSWORD, log_file=first,
+                                         ssl={"ca": str(ca), "check_hostname": False})
+    proxy = Proxy(server, "--json", "--record", str(tmp_path / "rec.pcapng"))
+    try:
+        assert proxy.cert is not None  # verified: the proxy's certificate, for 127.0.0.1
+        via = rows_via_pymysqlreplication("127.0.0.1", proxy.port, user=USER,
+                                          password=PASSWORD, log_file=first,
+                                          ssl={"ca": str(proxy.cert)})
+    finally:
+        proxy.stop()
+    assert len(direct) >= 3 and via == direct
+    lines = proxy.out.splitlines()
+    _tls_switch_seen(lines, 2)
+    assert _same_events_as_the_files(server, lines) > 5
+    _wire_secrets_absent(lines, proxy.out + proxy.err)
+
+
+def test_upstream_verification_failure_is_one_line(
+        tls_source: tuple[MariaDB, Path, Path]) -> None:
+    server, _, other_ca = tls_source
+    exe = shutil.which("mariadb") or shutil.which("mysql")
+    if exe is None:
+        unavailable("the mariadb client is not installed")
+    proxy = Proxy(server, "--json", "--ssl-mode", "VERIFY_CA", "--ssl-ca", str(other_ca))
+    try:
+        res = subprocess.run([exe, "-h127.0.0.1", f"-P{proxy.port}", f"-u{USER}",
+                              f"-p{PASSWORD}", "--ssl", "-e", "SELECT 1"],
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        proxy.stop()
+    assert res.returncode != 0 and "1\n" not in res.stdout  # the client got no session
+    failed = [line for line in proxy.err.splitlines() if "TLS termination failed" in line]
+    assert len(failed) == 1, proxy.err
+    assert "certificate failed the verification" in failed[0]
+    assert "closed" in failed[0]
+    assert proxy.proc.returncode == 1
+    _secrets_absent(proxy.out + proxy.err)
