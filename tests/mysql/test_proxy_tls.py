@@ -128,6 +128,44 @@ def _wire_secrets_absent(lines: list[str], text: str) -> None:
     _secrets_absent(text)
 
 
+def _recorded_secrets(rec: Path, server_port: int) -> list[bytes]:
+    """The scrambles (greetings) and auth responses (the HandshakeResponse after each
+    SSLRequest) in the proxy's recording - it holds the decrypted traffic."""
+    from scapy.layers.inet import IP, TCP
+    from scapy.layers.l2 import Ether
+    from scapy.utils import RawPcapNgReader
+
+    from binlogscope.wire.handshake import (
+        decode_handshake_response41,
+        decode_handshake_v10,
+        is_ssl_request,
+    )
+    from binlogscope.wire.reader import ByteReader
+
+    streams: dict[tuple[str, int, str, int], bytearray] = {}
+    for data, _ in RawPcapNgReader(str(rec)):
+        pkt = Ether(data)
+        payload = bytes(pkt[TCP].payload)
+        if payload:
+            key = (pkt[IP].src, pkt[TCP].sport, pkt[IP].dst, pkt[TCP].dport)
+            streams.setdefault(key, bytearray()).extend(payload)
+    out = []
+    for (_, sport, _, _), buf in streams.items():
+        packets = []
+        pos = 0
+        while pos + 4 <= len(buf) and len(packets) < 2:
+            n = int.from_bytes(buf[pos:pos + 3], "little")
+            packets.append(bytes(buf[pos + 4:pos + 4 + n]))
+            pos += 4 + n
+        if sport == server_port:
+            out.append(decode_handshake_v10(ByteReader(packets[0], record=False))
+                       .auth_plugin_data)
+        elif len(packets) == 2 and is_ssl_request(packets[0]):
+            out.append(decode_handshake_response41(ByteReader(packets[1], record=False))
+                       .auth_response)
+    return [s for s in out if s]
+
+
 def _raw_dump(server: MariaDB, port: int, first: str, into: Path) -> None:
     exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
     if exe is None:
@@ -305,6 +343,18 @@ def test_python_mysql_replication_with_tls_through_the_proxy(
     _tls_switch_seen(lines, 2)
     assert _same_events_as_the_files(server, lines) > 5
     _wire_secrets_absent(lines, proxy.out + proxy.err)
+    # the recording holds the decrypted logins (documented): their scrambles and auth
+    # responses are on no output of the proxy, nor of `pcap` reading the recording
+    secrets = _recorded_secrets(tmp_path / "rec.pcapng", server.port)
+    assert len(secrets) == 4  # two connections (control and stream): 2 greetings, 2 logins
+    res = subprocess.run([*CLI, "pcap", "--json", "--port", str(server.port),
+                          str(tmp_path / "rec.pcapng")], capture_output=True, text=True,
+                         env=ENV, timeout=60)
+    assert res.returncode == 0 and '"kind":"ssl_request"' in res.stdout, res.stderr
+    for text in (proxy.out + proxy.err, res.stdout + res.stderr):
+        for secret in secrets:
+            for needle in (secret.hex(), secret.hex(" "), base64.b64encode(secret).decode()):
+                assert needle not in text
 
 
 def test_upstream_verification_failure_is_one_line(
@@ -327,3 +377,36 @@ def test_upstream_verification_failure_is_one_line(
     assert "closed" in failed[0]
     assert proxy.proc.returncode == 1
     _secrets_absent(proxy.out + proxy.err)
+
+
+def test_passthrough_relays_tls_opaque_and_bad_tls_files_are_one_line(
+        tls_source: tuple[MariaDB, Path, Path], tmp_path: Path) -> None:
+    server, ca, _ = tls_source
+    exe = shutil.which("mariadb") or shutil.which("mysql")
+    if exe is None:
+        unavailable("the mariadb client is not installed")
+    proxy = Proxy(server, "--json", "--tls-passthrough")
+    try:  # the client verifies the server's own certificate: the proxy is not in its TLS
+        res = subprocess.run([exe, "-h127.0.0.1", f"-P{proxy.port}", f"-u{USER}",
+                              f"-p{PASSWORD}", "--ssl", f"--ssl-ca={ca}", "-N", "-e",
+                              "SELECT 40 + 2"], capture_output=True, text=True, timeout=60)
+    finally:
+        proxy.stop()
+    assert res.returncode == 0 and res.stdout.strip() == "42", res.stderr
+    kinds = [json.loads(line)["kind"] for line in proxy.out.splitlines()]
+    assert "ssl_request" in kinds and "tls" in kinds and "handshake_response41" not in kinds
+    assert "TLS terminated" not in proxy.out
+    _secrets_absent(proxy.out + proxy.err)
+    # unreadable or half-given TLS files: one line, before listening
+    (tmp_path / "junk.pem").write_text("not a certificate\n")
+    for args, says in ((["--tls-cert", str(tmp_path / "missing.pem"), "--tls-key", str(ca)],
+                        "no such file"),
+                       (["--tls-cert", str(ca)], "go together"),
+                       (["--tls-cert", str(tmp_path / "junk.pem"), "--tls-key",
+                         str(tmp_path / "junk.pem")], "TLS:")):
+        res = subprocess.run([*CLI, "proxy", "--listen", "127.0.0.1:0", "--upstream",
+                              f"{server.host}:{server.port}", *args],
+                             capture_output=True, text=True, env=ENV, timeout=60)
+        assert res.returncode in (1, 2) and says in res.stderr, (args, res.stderr)
+        assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1, \
+            res.stderr

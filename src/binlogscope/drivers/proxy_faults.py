@@ -18,8 +18,10 @@ packets keep their sequence numbers except where an action adds or removes a pac
 after are renumbered so the client's framing stays valid). ``duplicate_event`` sends the
 event's bytes twice (CRC32 and ``log_pos`` as the server wrote them, the copy without a
 semi-sync ACK request); ``corrupt_checksum_at`` flips the CRC32's last byte and nothing else;
-``truncate_event`` sends the first ``keep`` bytes as a complete packet and closes. A TLS or
-compressed session is relayed unchanged (its packets cannot be read; a note says so).
+``truncate_event`` sends the first ``keep`` bytes as a complete packet and closes. A TLS session
+the proxy terminates (:mod:`.proxy_tls`) reaches this relay as plaintext and gets its faults;
+a compressed session, or a TLS session the proxy does not terminate, is relayed unchanged (its
+packets cannot be read; a note says so).
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ start). The child runs an asyncio loop (:class:`Relay`): it listens, relays ever
 :class:`~binlogscope.drivers.proxy_faults.FaultRelay` with them) and, after forwarding, offers
 a copy of every chunk to the parent (:meth:`Relay.offer`: ``cid, peer, data, extra``; ``extra``
 is a small picklable tuple whose first element names its kind - "open", "refused", "fault",
-... - and is passed on unchanged).
+"tls", ... - and is passed on unchanged). With ``RelayConfig.tls`` the relay terminates TLS
+(:mod:`binlogscope.drivers.proxy_tls`; its SSL contexts are built here, in the child).
 
 The channel is one Unix socketpair. Relay -> decoder: messages (:data:`HEADER`, then the data,
 then the pickled extra); the child never blocks on it - unsent messages wait in a queue the
@@ -184,7 +185,7 @@ class Relay:
 
             try:
                 self._ctxs = contexts(self.config.tls)
-            except (OSError, ValueError) as exc:  # (ssl.SSLError is an OSError)
+            except ValueError as exc:
                 box.send(0, None, b"", ("error", f"TLS: {exc}"))
                 await box.flush(5)
                 return

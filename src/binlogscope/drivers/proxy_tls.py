@@ -81,16 +81,38 @@ class Contexts:
     server_hostname: str | None
 
 
+_LOAD_ERRORS = {"PEM_LIB": "not a PEM certificate and key",
+                "KEY_VALUES_MISMATCH": "the key does not belong to the certificate",
+                "NO_CERTIFICATE_OR_CRL_FOUND": "no certificate in it"}
+
+
+def _load_error(what: str, exc: OSError) -> ValueError:
+    reason = getattr(exc, "reason", None) or ("PEM_LIB" if "PEM lib" in str(exc) else None)
+    text = _LOAD_ERRORS.get(str(reason), str(reason or exc.strerror or exc).replace("_", " ")
+                            .lower())
+    return ValueError(f"{what}: {text}")
+
+
 def contexts(t: TlsSettings) -> Contexts:
-    """Build the SSL contexts (raises OSError/ssl.SSLError on unreadable files)."""
+    """Build the SSL contexts; a file that does not load raises ValueError (one line naming
+    the option)."""
     from binlogscope.drivers.live_connect import ssl_context
     from binlogscope.drivers.options import ConnectionOptions
 
     clients = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    clients.load_cert_chain(t.cert, t.key)
-    up = ssl_context(ConnectionOptions(host=t.server_hostname, ssl_mode=t.ssl_mode,
-                                       ssl_ca=t.ssl_ca, ssl_cert=t.ssl_cert,
-                                       ssl_key=t.ssl_key))
+    try:
+        clients.load_cert_chain(t.cert, t.key)
+    except OSError as exc:  # (ssl.SSLError too)
+        raise _load_error(f"--tls-cert {t.cert} / --tls-key {t.key}", exc) from None
+    try:
+        up = ssl_context(ConnectionOptions(host=t.server_hostname, ssl_mode=t.ssl_mode,
+                                           ssl_ca=t.ssl_ca, ssl_cert=t.ssl_cert,
+                                           ssl_key=t.ssl_key))
+    except OSError as exc:
+        names = " / ".join(f"{o} {v}" for o, v in (("--ssl-ca", t.ssl_ca),
+                                                   ("--ssl-cert", t.ssl_cert),
+                                                   ("--ssl-key", t.ssl_key)) if v)
+        raise _load_error(names or "upstream TLS", exc) from None
     host = t.server_hostname or None
     try:  # no SNI for an IP address (the ssl module refuses none, but servers ignore it)
         ipaddress.ip_address(t.server_hostname)
