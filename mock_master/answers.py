@@ -90,8 +90,10 @@ class Variable:
 
 
 def default_variables(flavor: str, version: str, server_id: int, *, checksum: bool,
-                      semi_sync: bool, gtid_pos: str | Callable[[], str], server_uuid: str,
-                      port: int, basename: str, mysql_gtids: bool | Callable[[], bool]
+                      semi_sync: bool, gtid_pos: str | Callable[[], str],
+                      server_uuid: str | Callable[[], str],
+                      port: int, basename: str, mysql_gtids: bool | Callable[[], bool],
+                      gtid_purged: str | Callable[[], str] = ""
                       ) -> dict[str, Variable]:
     """The server variables; ``gtid_pos`` and ``mysql_gtids`` may be functions, called when a
     client first asks (they need the stream's GTID index)."""
@@ -150,7 +152,7 @@ def default_variables(flavor: str, version: str, server_id: int, *, checksum: bo
             "gtid_mode": Variable(gtid_mode),
             "enforce_gtid_consistency": Variable(gtid_mode),
             "gtid_executed": Variable(gtid_pos),
-            "gtid_purged": Variable(""),
+            "gtid_purged": Variable(gtid_purged),
             "binlog_transaction_compression": Variable(False, "bool"),
             "binlog_rows_query_log_events": Variable(False, "bool"),
             "server_id_bits": Variable(32, "int"),

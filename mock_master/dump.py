@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
 from binlogscope.wire.binlog.dump_frames import frame_event_list
@@ -34,6 +34,7 @@ from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_
 from binlogscope.wire.replication import encode_binlog_packet
 from mock_master.dump_events import BATCH_BYTES, EventEmitter
 from mock_master.framing import frame_events
+from mock_master.mariadb_compat import CAP_GTID, changed_types, compat_error, compat_event
 from mock_master.mariadb_gtid import GTID, GTID_LIST, QUERY, GtidStartError
 from mock_master.positions import StartError, find_start, in_gtid_set
 from mock_master.runlog import Closed
@@ -43,7 +44,6 @@ from mock_master.sources import (
     MYSQL_GTID,
     ROTATE,
     CompatError,
-    begin_event,
     decode_stored,
     dummy_event,
     rewrite_header,
@@ -55,8 +55,6 @@ if TYPE_CHECKING:
     from mock_master.connection import Connection
 
 HEARTBEAT = int(EventType.HEARTBEAT_LOG_EVENT)
-#: MariaDB's MARIA_SLAVE_CAPABILITY_*: 1 ANNOTATE, 2 TOLERATE_HOLES, 3 BINLOG_CHECKPOINT, 4 GTID
-CAP_ANNOTATE, CAP_HOLES, CAP_CHECKPOINT, CAP_GTID = 1, 2, 3, 4
 #: how much framed wire image the server keeps for fast replays
 IMAGE_CACHE_BYTES = 2 << 30
 #: events framed per step (a few MB of a typical binlog)
@@ -176,7 +174,9 @@ class Dump(EventEmitter):
 
     def _find_start(self) -> bool:
         try:
-            start = find_start(self.m.stream, self.cmd, self.c.ctx.user_vars, self.m.flavor)
+            start = find_start(self.m.stream, self.cmd, self.c.ctx.user_vars, self.m.flavor,
+                               server_uuid=self.m.server_uuid() if self.m.flavor == "mysql"
+                               else None, version=self.m.version_tuple)
         except StartError as exc:
             self._error(exc.code, str(exc))
             return False
@@ -308,31 +308,13 @@ class Dump(EventEmitter):
         elif t in self.dummy_types:
             ev = dummy_event(ev, ck)
         elif self.m.flavor == "mariadb" and t >= 160:
-            cap = self.capability
-            if t == 160 and not self.annotate:
-                if cap >= CAP_HOLES:
-                    return None
-                if cap < CAP_ANNOTATE:
-                    ev = dummy_event(ev, ck)
-            elif t == GTID and cap < CAP_GTID:
-                if ev[HEADER_LEN + 12] & 1:  # FL_STANDALONE: no COMMIT follows
-                    if cap >= CAP_HOLES:
-                        return None
-                    ev = dummy_event(ev, ck)
-                else:
-                    ev = begin_event(ev, ck)
-            elif (t == 161 and cap < CAP_CHECKPOINT) or (t == GTID_LIST and cap < CAP_GTID):
-                if cap >= CAP_HOLES:
-                    return None
-                ev = dummy_event(ev, ck)
+            out = compat_event(ev, ck, self.capability, self.annotate)
+            if out is None:
+                return None
+            ev = out
         if self.strip:
             ev = strip_checksum(ev)
         return ev
-
-    _COMPAT_ERRORS: ClassVar[dict[int, str]] = {
-        160: "Failed to replace row annotate event with dummy: too small event.",
-        GTID: "Failed to replace GTID event with backwards-compatible event: corrupt event.",
-    }
 
     def _fatal_text(self, msg: str, fi: int, i: int) -> str:
         """The server's fatal read error text with the dump's coordinates."""
@@ -348,9 +330,7 @@ class Dump(EventEmitter):
         try:
             out = self._transform(ev, fi)
         except CompatError:
-            msg = self._COMPAT_ERRORS.get(ev[4], "Failed to replace binlog checkpoint or gtid "
-                                          "list event with dummy: too small event.")
-            self._error(1236, self._fatal_text(msg, fi, i))
+            self._error(1236, self._fatal_text(compat_error(ev[4]), fi, i))
             await self.flush()
             return False
         if out is not None:
@@ -439,12 +419,7 @@ class Dump(EventEmitter):
             return False
         changed = {FDE}  # only event 0 may be the FDE (sent as _fde_fixed, below)
         if self.m.flavor == "mariadb":
-            if not self.annotate or self.capability < 1:
-                changed.add(160)
-            if self.capability < 3:
-                changed.add(161)
-            if self.capability < 4:
-                changed |= {162, 163}
+            changed |= changed_types(self.capability, self.annotate)
         types = f.types()
         return not any(types.find(t, max(ei, 1)) >= 0 for t in changed)
 

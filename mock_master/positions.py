@@ -11,13 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtid, PreviousGtidsEvent
+from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtid
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, gtid_set_text
 from mock_master.mariadb_gtid import BinlogState, GtidDump, GtidStartError
-from mock_master.sources import MARIA_GTID, MYSQL_GTID, EventStream, decode_stored
+from mock_master.sources import MARIA_GTID, EventStream, decode_stored
 
 GTID_LIST = 163
-PREVIOUS_GTIDS = 35
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
@@ -61,7 +60,9 @@ def _flag_var(user_vars: dict[str, Any], name: str) -> bool:
 
 
 def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
-               user_vars: dict[str, Any], flavor: str) -> Start:
+               user_vars: dict[str, Any], flavor: str, *, server_uuid: str | None = None,
+               version: tuple[int, int, int] = (8, 0, 0)) -> Start:
+    """``server_uuid`` / ``version``: the MySQL source's, for the auto-position checks."""
     if isinstance(cmd, ComBinlogDumpGtid):
         # MySQL (rpl_source.cc): the set is read whatever the flags, the name is a C string
         name = cmd.binlog_filename.split("\0", 1)[0]
@@ -76,7 +77,11 @@ def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
                 raise StartError(_NO_FILE)
             fi, ei = found, _event_at(stream, found, name, cmd.binlog_pos)
             return Start(fi, ei, skip, log, clear_fde=ei > 0)
-        fi, clear = _mysql_gtid_file(stream, skip)
+        from mock_master.mysql_gtid import check_auto_position, first_file
+
+        if server_uuid is not None:
+            check_auto_position(stream, skip, server_uuid, version)
+        fi, clear = first_file(stream, skip)
         return Start(fi, 0, skip, log, clear_fde=clear)
     state = user_vars.get("slave_connect_state")
     log = {"command": "COM_BINLOG_DUMP", "server_id": cmd.server_id,
@@ -134,44 +139,6 @@ def mariadb_binlog_state(stream: EventStream) -> BinlogState:
         if stream.files[g.file_index].event(g.event_index)[4] == MARIA_GTID:
             state.update(g.domain, g.server_id, g.seq)
     return state
-
-
-def _previous_gtids(stream: EventStream, fi: int) -> list[tuple[str, int, int]] | None:
-    f = stream.files[fi]
-    for i in range(min(4, f.count)):
-        ev = f.event(i)
-        if ev[4] == PREVIOUS_GTIDS:
-            body = decode_stored(ev, f.checksum).body
-            if isinstance(body, PreviousGtidsEvent):
-                return [(e.sid, iv.start, iv.end) for e in body.entries for iv in e.intervals]
-    return None
-
-
-def _covered(have: list[tuple[str, int, int]], skip: list[tuple[str, int, int]]) -> bool:
-    """Is every interval of ``have`` inside the union of ``skip``'s intervals?"""
-    for sid, a, b in have:
-        while a < b:
-            nxt = next((e for s, st, e in skip if s == sid and st <= a < e), None)
-            if nxt is None:
-                return False
-            a = nxt
-    return True
-
-
-def _mysql_gtid_file(stream: EventStream, skip: list[tuple[str, int, int]]) -> tuple[int, bool]:
-    """MySQL (find_first_log_not_in_gtid_set): the newest file whose PREVIOUS_GTIDS the
-    client's set covers; 'created'/log_pos of its FORMAT_DESCRIPTION are cleared when the
-    client has the file's first transaction."""
-    fi = 0
-    for k in range(len(stream.files) - 1, -1, -1):
-        prev = _previous_gtids(stream, k)
-        if prev is not None and _covered(prev, skip):
-            fi = k
-            break
-    f = stream.files[fi]
-    first = next(f.select((MYSQL_GTID,)), None)
-    clear = first is not None and in_gtid_set(first[1], f.checksum, skip)
-    return fi, clear
 
 
 def in_gtid_set(ev: bytes, checksum: bool, skip: list[tuple[str, int, int]]) -> bool:

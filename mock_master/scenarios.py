@@ -106,13 +106,17 @@ class StreamSource:
 
 Source = BinlogSource | PcapSource | RecordingSource | StreamSource
 
+DEFAULT_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+
 
 @dataclass
 class Scenario:
     flavor: str = "mariadb"
     server_version: str | None = None  # default: the stream's FDE version, else a flavour default
     server_id: int | None = None  # default: the stream's server_id
-    server_uuid: str = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    #: @@server_uuid (default: MySQL flavour the UUID of the files' newest GTID, else
+    #: DEFAULT_UUID)
+    server_uuid: str | None = None
     #: who may log in; no root, no empty password unless the scenario gives one
     users: list[User] = field(default_factory=lambda: [User("repl", "replpass")])
     sources: list[Source] = field(default_factory=list)

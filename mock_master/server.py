@@ -26,8 +26,10 @@ from mock_master.answers import Answerer, Variable, default_variables
 from mock_master.connection import Connection
 from mock_master.faults import STREAM_ACTIONS, Action, apply_stream_actions
 from mock_master.gtid_pos import binlog_gtid_pos
+from mock_master.mysql_gtid import executed, purged, server_uuid_of
+from mock_master.mysql_gtid import to_text as gtid_text
 from mock_master.runlog import MAX_CLOSED, ClientLog, Closed, RunLog
-from mock_master.scenarios import Scenario
+from mock_master.scenarios import DEFAULT_UUID, Scenario
 from mock_master.schema_sources import SchemaKnowledge, build_knowledge
 from mock_master.sources import EventStream, dummy_event
 
@@ -69,6 +71,10 @@ class MockMaster:
         ver = scenario.server_version or self.stream.server_version or (
             "10.11.19-MariaDB-log" if self.flavor == "mariadb" else "8.0.45")
         self.version = ver
+        nums = [int(x) for x in re.findall(r"\d+", ver)[:3]] + [0, 0, 0]
+        #: (major, minor, patch) of the served version
+        self.version_tuple = (nums[0], nums[1], nums[2])
+        self._server_uuid: str | None = scenario.server_uuid
         self.users = {u.name: u for u in scenario.users}
         self.sha2_cache: set[str] = set()
         self._rsa_key: Any = None
@@ -92,9 +98,10 @@ class MockMaster:
         variables = default_variables(
             self.flavor, ver, self.server_id, checksum=self.stream.checksum,
             semi_sync=scenario.semi_sync, gtid_pos=self._gtid_pos,
-            server_uuid=scenario.server_uuid, port=port,
+            server_uuid=self.server_uuid, port=port,
             basename=self.stream.files[0].name.rsplit(".", 1)[0] if self.stream.files
-            else "mysql-bin", mysql_gtids=self._mysql_gtids)
+            else "mysql-bin", mysql_gtids=self._mysql_gtids,
+            gtid_purged=self._gtid_purged)
         for k, lim in LIMIT_DEFAULTS[self.flavor].items():
             variables[k] = Variable(lim, "int")
         for k, v in scenario.variables.items():
@@ -110,17 +117,26 @@ class MockMaster:
                                  lambda name, pos: binlog_gtid_pos(self.stream, name, pos))
 
     # ---------------------------------------------------------------- facts for answers
+    def server_uuid(self) -> str:
+        """@@server_uuid: the scenario's; a MySQL source defaults to the UUID of the newest
+        GTID in its files (the server that wrote them: the dump's GTID checks use it)."""
+        if self._server_uuid is None:
+            self._server_uuid = (server_uuid_of(self.stream) if self.flavor == "mysql"
+                                 else None) or DEFAULT_UUID
+        return self._server_uuid
+
     def _mysql_gtids(self) -> bool:
         return any(":" in g.gtid for g in self.stream.gtids)
 
     def _gtid_pos(self) -> str:
+        """@@gtid_executed (MySQL: the oldest file's PREVIOUS_GTIDS and the files' GTIDs, as
+        Gtid_set::to_string writes it) or @@gtid_binlog_pos (MariaDB)."""
         if any(":" in g.gtid for g in self.stream.gtids):
-            by_sid: dict[str, list[int]] = {}
-            for g in self.stream.gtids:
-                sid, _, gno = g.gtid.rpartition(":")
-                by_sid.setdefault(sid, []).append(int(gno))
-            return ",".join(f"{s}:{min(v)}-{max(v)}" for s, v in sorted(by_sid.items()))
+            return gtid_text(executed(self.stream))
         return self.stream.gtid_state()
+
+    def _gtid_purged(self) -> str:
+        return gtid_text(purged(self.stream))
 
     def _binlogs(self) -> list[tuple[str, int]]:
         return [(f.name, f.size) for f in self.stream.files]
