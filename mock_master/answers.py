@@ -24,6 +24,7 @@ from sqlglot.errors import SqlglotError
 
 from binlogscope.wire.handshake import ErrPacket, OkPacket
 from binlogscope.wire.results import ColumnDefinition41, TextRow
+from mock_master.mysql_shapes import mysql_decimals, mysql_eval
 from mock_master.schema_sources import SchemaKnowledge
 from mock_master.schema_sql import MariaDBDialect
 
@@ -156,6 +157,7 @@ def default_variables(flavor: str, version: str, server_id: int, *, checksum: bo
             "binlog_transaction_compression": Variable(False, "bool"),
             "binlog_rows_query_log_events": Variable(False, "bool"),
             "server_id_bits": Variable(32, "int"),
+            "character_set_database": Variable("utf8mb4"),
         })
     return v
 
@@ -221,6 +223,12 @@ class Answerer:
     # ---------------------------------------------------------------- entry
     def answer(self, query: str, ctx: QueryContext) -> Answer | None:
         """The answer, or None when the query is unknown (the caller sends the ERR)."""
+        a = self._answer(query, ctx)
+        if self.flavor == "mysql" and a is not None and a.columns:
+            a.columns = [mysql_decimals(c) for c in a.columns]
+        return a
+
+    def _answer(self, query: str, ctx: QueryContext) -> Answer | None:
         q = query.strip().rstrip(";").strip()
         for pattern, spec in self.custom:
             if pattern.fullmatch(q):
@@ -244,6 +252,13 @@ class Answerer:
                 r"SHOW (DATABASES|SCHEMAS)( LIKE |$)", up):
             return self._about_tables(q, ctx)
         if up.startswith("SELECT ") and " FROM " not in up:
+            if self.flavor == "mysql":  # the mysql client's "select @@version_comment limit 1"
+                m = re.fullmatch(r"(.*?)\s+LIMIT\s+(\d+)", q[7:], re.IGNORECASE | re.DOTALL)
+                if m:
+                    a = self._select(m.group(1), ctx)
+                    if a is not None and int(m.group(2)) == 0:
+                        a.rows = []
+                    return a
             return self._select(q[7:], ctx)
         if up.startswith(("USE ", "COMMIT", "ROLLBACK", "BEGIN", "START TRANSACTION")):
             if up.startswith("USE "):
@@ -261,6 +276,12 @@ class Answerer:
             if name not in CHARSET_IDS:
                 return err(1115, f"Unknown character set: '{m.group(1)}'", "42000")
             ctx.charset = CHARSET_IDS[name]
+            if self.flavor == "mysql" and m.group(2):
+                # the results' charset is the collation named (capture: 8.4.2 sends
+                # SET NAMES 'utf8mb4' COLLATE 'utf8mb4_0900_ai_ci' and gets 255 columns)
+                from mock_master.schema_model import COLLATION_IDS, normalize_collation
+
+                ctx.charset = COLLATION_IDS.get(normalize_collation(m.group(2)), ctx.charset)
             return Answer(ok=OkPacket())
         for part in _split_top(text, ","):
             lhs, sep, rhs = part.partition("=")
@@ -285,6 +306,11 @@ class Answerer:
             ctx.session_vars[name] = Variable(value[0], kind)
         return Answer(ok=OkPacket())
 
+    def version_tuple(self) -> tuple[int, int, int]:
+        nums = [int(x) for x in re.findall(r"\d+", str(self.variables["version"].resolved())
+                                           .removeprefix("5.5.5-"))[:3]] + [0, 0, 0]
+        return nums[0], nums[1], nums[2]
+
     # ---------------------------------------------------------------- expressions
     def variable(self, name: str, ctx: QueryContext, scope: str | None) -> Variable | None:
         key = name.lower()
@@ -298,6 +324,10 @@ class Answerer:
         e = expr.strip()
         cs = ctx.charset
         name = e
+        if self.flavor == "mysql":
+            got = mysql_eval(self, e, ctx)
+            if got is not None:
+                return got
         m = _VAR_REF.match(e)
         if m:
             var = self.variable(m.group(2), ctx, m.group(1))

@@ -40,6 +40,7 @@ from mock_master.info_schema import (
     statistics_rows,
     truth,
 )
+from mock_master.mysql_shapes import show_columns_cols, show_databases_col, show_tables_cols
 from mock_master.schema_model import columns_row, tables_row
 from mock_master.schema_mysql import mysql_columns_row
 from mock_master.schema_sources import SchemaKnowledge
@@ -138,8 +139,10 @@ def show_columns(a: Answerer, t: Any, full: bool, like: str | None, ctx: QueryCo
               ("Extra", "EXTRA")]
     if full:
         names += [("Privileges", "PRIVILEGES"), ("Comment", "COLUMN_COMMENT")]
-    cols = [is_col(*spec[org], ctx.charset, label=label, table_label="COLUMNS",
-                   org_table="COLUMNS") for label, org in names]
+    mv = a.knowledge().mysql_version
+    cols = ([is_col(*spec[org], ctx.charset, label=label, table_label="COLUMNS",
+                    org_table="COLUMNS") for label, org in names] if mv is None
+            else show_columns_cols([label for label, _ in names], ctx.charset, mv))
     out = []
     pat = None
     if like is not None:
@@ -160,7 +163,8 @@ def show_columns(a: Answerer, t: Any, full: bool, like: str | None, ctx: QueryCo
             d = d[1:-1].replace("''", "'")
         r["COLUMN_DEFAULT"] = d
         out.append(tuple(r[org] for _, org in names))
-    return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
+    # MySQL: no SERVER_QUERY_NO_INDEX_USED here (capture, 8.0.26 DESC)
+    return Answer(cols, rows(*out), extra_status=NO_INDEX_USED if mv is None else 0)
 
 def show_index(a: Answerer, t: Any, ctx: QueryContext) -> Answer:
     spec = {s[0]: s for s in IS_TABLES["STATISTICS"]}
@@ -192,6 +196,9 @@ def show_tables(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowled
     if full:
         cols.append(is_col(*spec[1], ctx.charset, label="Table_type",
                            table_label="TABLE_NAMES", org_table="TABLE_NAMES"))
+    if k.mysql_version is not None:
+        cols = show_tables_cols(label, f"Tables_in_{schema}", full, ctx.charset,
+                                k.mysql_version)
     where = stmt.args.get("where")
     out: list[tuple[Any, ...]] = []
     for (sch, name) in sorted(k.tables):
@@ -201,7 +208,9 @@ def show_tables(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowled
         if where is not None and not truth(where.this, row, []):
             continue
         out.append((name, "BASE TABLE") if full else (name,))
-    return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
+    # MySQL: no SERVER_QUERY_NO_INDEX_USED (captures 8.0.26-9.0)
+    return Answer(cols, rows(*out),
+                  extra_status=NO_INDEX_USED if k.mysql_version is None else 0)
 
 _STATUS = [("Name", "TABLE_NAME"), ("Engine", "ENGINE"), ("Version", "VERSION"),
            ("Row_format", "ROW_FORMAT"), ("Rows", "TABLE_ROWS"),
@@ -247,7 +256,8 @@ def show_databases(a: Answerer, like: str | None, ctx: QueryContext, k: SchemaKn
     spec = {s[0]: s for s in IS_TABLES["SCHEMATA"]}
     label = "Database" + (f" ({like})" if like is not None else "")
     cols = [is_col(*spec["SCHEMA_NAME"], ctx.charset, label=label, table_label="SCHEMATA",
-                   org_table="SCHEMATA")]
+                   org_table="SCHEMATA") if k.mysql_version is None
+            else show_databases_col(label, ctx.charset, k.mysql_version)]
     names = sorted(n for n in databases(a, k)
                    if like is None or _like(like).fullmatch(n))
     return Answer(cols, rows(*[(n,) for n in names]), extra_status=NO_INDEX_USED)

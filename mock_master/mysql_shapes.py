@@ -1,0 +1,155 @@
+"""The column definitions MySQL 8 sends where they differ from MariaDB's (the mock master's
+MySQL flavour).
+
+Where each fact comes from ("capture": a real MySQL server's answer in the fixture captures,
+/work/shared/fixtures, compared packet by packet in tests/mock_master/test_mm_mysql_captures.py;
+"source": read in mysql-server's source, not checked against a server):
+
+- String items (``Item_empty_string``, functions, system variables) carry decimals 31
+  (NOT_FIXED_DEC; MariaDB's is 39). Capture: 8.0.21-9.0 ``@@version_comment``,
+  ``DATABASE()``, ``USER()``, ``version()``, SHOW WARNINGS.
+- ``SELECT @@var`` of a string variable: VAR_STRING, flags 0, length ``21845 x mbmaxlen`` of the
+  result charset (65535 at utf8mb3, 87380 at utf8mb4) from 8.0.26 on; 8.0.21 still sent
+  ``len(value) x mbmaxlen``. Captures: 8.0.21, 8.0.26, 8.0.28, 8.0.29, 8.0.32. Versions 8.0.22-25
+  are not captured; the length is taken as the newer form from 8.0.22 on.
+- ``DATABASE()``: 34 characters, nullable; ``USER()`` (and the other Item_func_user): 288
+  characters (USERNAME_LENGTH 32 + 1 + HOSTNAME_LENGTH 255), nullable; ``VERSION()``: its length,
+  NOT NULL. Captures: 8.0.26, 8.0.32, 9.0.0.
+- ``NOW()``: DATETIME, binary, length 19, BINARY|NOT_NULL, decimals 0. Capture: 8.0.28, 8.0.29.
+- SHOW DATABASES / SHOW [FULL] TABLES / SHOW [FULL] COLUMNS / DESCRIBE are queries over a
+  derived table named after the information_schema view (sql/dd/info_schema/show.cc): the
+  ``table`` is the view's name, ``org_name`` the derived column's name, ``org_table`` the data
+  dictionary table for plain columns (``schemata``, ``tables``, ``columns``) and '' for
+  expressions, ``schema`` '' (8.0.21 sent ``mysql``, the dictionary's schema). Captures: 8.0.21,
+  8.0.26, 8.0.32, 9.0.0 (SHOW DATABASES, SHOW TABLES, DESC).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from binlogscope.wire.results import ColumnDefinition41
+
+if TYPE_CHECKING:
+    from mock_master.answers import Answerer, QueryContext
+
+T_LONG, T_DATETIME, T_BLOB, T_VAR_STRING, T_STRING = 3, 12, 252, 253, 254
+NN, BLOB_F, UNS, BIN, ENUM_F, NO_DEF = 0x1, 0x10, 0x20, 0x80, 0x100, 0x1000
+#: NOT_FIXED_DEC of MySQL
+DEC = 31
+#: charset id -> mbmaxlen (the charsets a connection uses)
+_MB = {8: 1, 11: 1, 33: 3, 83: 3, 192: 3, 45: 4, 46: 4, 224: 4, 255: 4, 63: 1}
+
+
+def mbmax(cs: int) -> int:
+    return _MB.get(cs, 4)
+
+
+def string_item(name: str, chars: int, cs: int, *, flags: int = 0) -> ColumnDefinition41:
+    """A string expression's column (no table), as MySQL sends it."""
+    return ColumnDefinition41(name, T_VAR_STRING, "", "", "", "", "def", cs, chars * mbmax(cs),
+                              flags, DEC)
+
+
+def sysvar_string(name: str, value: str, cs: int, version: tuple[int, int, int]
+                  ) -> ColumnDefinition41:
+    chars = 21845 if version >= (8, 0, 22) else len(value)
+    return string_item(name, chars, cs)
+
+
+def now_col(name: str) -> ColumnDefinition41:
+    return ColumnDefinition41(name, T_DATETIME, "", "", "", "", "def", 63, 19, BIN | NN, 0)
+
+
+def mysql_decimals(c: ColumnDefinition41) -> ColumnDefinition41:
+    """MariaDB's NOT_FIXED_DEC (39) on a result column is MySQL's 31."""
+    return dataclasses.replace(c, decimals=DEC) if c.decimals == 39 else c
+
+
+_VAR = re.compile(r"^@@(?:(global|session|local)\.)?([A-Za-z_][A-Za-z0-9_]*)$", re.IGNORECASE)
+
+
+def mysql_eval(a: Answerer, e: str, ctx: QueryContext
+               ) -> tuple[Any, ColumnDefinition41] | None:
+    """The expressions whose MySQL column differs from MariaDB's (None: answered as
+    MariaDB's). Facts: the module doc."""
+    cs = ctx.charset
+    m = _VAR.match(e)
+    if m:
+        var = a.variable(m.group(2), ctx, m.group(1))
+        if var is None or var.kind != "str":
+            return None
+        val = var.select()
+        return val, sysvar_string(e, "" if val is None else str(val), cs, a.version_tuple())
+    up = e.upper().replace(" ", "")
+    if up == "VERSION()":
+        v = str(a.variables["version"].resolved())
+        return v, string_item(e, len(v), cs, flags=NN)
+    if up in ("DATABASE()", "SCHEMA()"):
+        return ctx.database, string_item(e, 34, cs)
+    if up in ("USER()", "CURRENT_USER()", "SESSION_USER()", "SYSTEM_USER()", "CURRENT_USER"):
+        return f"{ctx.user}@{ctx.host}", string_item(e, 288, cs)
+    if up in ("NOW()", "CURRENT_TIMESTAMP()", "CURRENT_TIMESTAMP", "LOCALTIME()",
+              "SYSDATE()"):
+        return time.strftime("%Y-%m-%d %H:%M:%S"), now_col(e)
+    return None
+
+
+def _derived_schema(version: tuple[int, int, int]) -> str:
+    return "" if version >= (8, 0, 22) else "mysql"
+
+
+def show_col(label: str, org_name: str, view: str, dd_table: str, kind: int, chars: int,
+             flags: int, cs: int, version: tuple[int, int, int]) -> ColumnDefinition41:
+    """A column of a SHOW statement's derived table (see the module doc)."""
+    length = chars * mbmax(cs) if kind != T_LONG else chars
+    return ColumnDefinition41(label, kind, _derived_schema(version), view, dd_table, org_name,
+                              "def", cs if kind != T_LONG else 63, length, flags, 0)
+
+
+#: SHOW [FULL] COLUMNS / DESCRIBE: (label, type, chars, flags, plain dictionary column?).
+#: Field..Extra: capture (8.0.26 DESC). Collation, Privileges, Comment (FULL): source only -
+#: COLLATION_NAME and PRIVILEGES are expressions of the COLUMNS view (CASE, a function:
+#: VAR_STRING, nullable), COLUMN_COMMENT is IFNULL(col.comment, '') over VARCHAR(2048).
+SHOW_COLUMNS = {
+    "Field": (T_VAR_STRING, 64, 0, False),
+    "Type": (T_BLOB, 16777215, NN | BLOB_F | BIN | NO_DEF, True),
+    "Collation": (T_VAR_STRING, 64, 0, False),
+    "Null": (T_VAR_STRING, 3, NN, False),
+    "Key": (T_STRING, 3, NN | BIN | ENUM_F | NO_DEF, True),
+    "Default": (T_BLOB, 65535, BLOB_F | BIN, True),
+    "Extra": (T_VAR_STRING, 256, 0, False),
+    "Privileges": (T_VAR_STRING, 154, 0, False),
+    "Comment": (T_VAR_STRING, 2048, NN, False),
+}
+
+
+def show_columns_cols(names: list[str], cs: int, version: tuple[int, int, int]
+                      ) -> list[ColumnDefinition41]:
+    out = []
+    for label in names:
+        kind, chars, flags, plain = SHOW_COLUMNS[label]
+        out.append(show_col(label, label, "COLUMNS", "columns" if plain else "", kind, chars,
+                            flags, cs, version))
+    return out
+
+
+def show_databases_col(label: str, cs: int, version: tuple[int, int, int]
+                       ) -> ColumnDefinition41:
+    return show_col(label, "Database", "SCHEMATA", "schemata", T_VAR_STRING, 64,
+                    NN | BIN | NO_DEF, cs, version)
+
+
+def show_tables_cols(label: str, org_name: str, full: bool, cs: int,
+                     version: tuple[int, int, int]) -> list[ColumnDefinition41]:
+    """Tables_in_db: capture; Table_type (FULL): the TABLES view's TABLE_TYPE, an expression
+    (source only)."""
+    out = [show_col(label, org_name, "TABLES", "tables", T_VAR_STRING, 64, NN | BIN | NO_DEF,
+                    cs, version)]
+    if full:
+        out.append(show_col("Table_type", "Table_type", "TABLES", "", T_VAR_STRING, 11, NN, cs,
+                            version))
+    return out
