@@ -38,11 +38,16 @@ from mock_master.info_schema import (
     select_information_schema,
     show_create_table,
     statistics_rows,
+    table_spec,
     truth,
 )
 from mock_master.mysql_shapes import show_columns_cols, show_databases_col, show_tables_cols
 from mock_master.schema_model import columns_row, tables_row
-from mock_master.schema_mysql import mysql_columns_row
+from mock_master.schema_mysql import (
+    mysql_columns_row,
+    mysql_is_row,
+    show_create_table_mysql,
+)
 from mock_master.schema_sources import SchemaKnowledge
 from mock_master.schema_sql import MariaDBDialect
 
@@ -120,7 +125,8 @@ def known_table(a: Answerer, name: Any, db: Any, ctx: QueryContext, k: SchemaKno
 
 def show_create(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> Answer:
     t = known_table(a, stmt.args.get("target"), stmt.args.get("db"), ctx, k)
-    text = show_create_table(t)
+    text = show_create_table(t) if k.mysql_version is None else \
+        show_create_table_mysql(t, k.mysql_version)
     cs = ctx.charset
     mb = MBMAXLEN.get(cs, 4)
     cols = [ColumnDefinition41("Table", T_VAR_STRING, "", "", "", "", "def", cs, 64 * mb,
@@ -167,17 +173,22 @@ def show_columns(a: Answerer, t: Any, full: bool, like: str | None, ctx: QueryCo
     return Answer(cols, rows(*out), extra_status=NO_INDEX_USED if mv is None else 0)
 
 def show_index(a: Answerer, t: Any, ctx: QueryContext) -> Answer:
-    spec = {s[0]: s for s in IS_TABLES["STATISTICS"]}
+    k = a.knowledge()
+    spec = {s[0]: s for s in table_spec("STATISTICS", k)}
     names = [("Table", "TABLE_NAME"), ("Non_unique", "NON_UNIQUE"),
              ("Key_name", "INDEX_NAME"), ("Seq_in_index", "SEQ_IN_INDEX"),
              ("Column_name", "COLUMN_NAME"), ("Collation", "COLLATION"),
              ("Cardinality", "CARDINALITY"), ("Sub_part", "SUB_PART"),
              ("Packed", "PACKED"), ("Null", "NULLABLE"), ("Index_type", "INDEX_TYPE"),
-             ("Comment", "COMMENT"), ("Index_comment", "INDEX_COMMENT"),
-             ("Ignored", "IGNORED")]
+             ("Comment", "COMMENT"), ("Index_comment", "INDEX_COMMENT")]
+    # MySQL 8's SHOW INDEX ends with Visible and Expression, MariaDB 10.11's with Ignored
+    names += [("Ignored", "IGNORED")] if k.mysql_version is None else \
+        [("Visible", "IS_VISIBLE"), ("Expression", "EXPRESSION")]
     cols = [is_col(*spec[org], ctx.charset, label=label, table_label="STATISTICS",
                    org_table="STATISTICS") for label, org in names]
-    out = [tuple(r[org] for _, org in names) for r in statistics_rows(t)]
+    rows_in = statistics_rows(t) if k.mysql_version is None else \
+        [mysql_is_row("STATISTICS", r) for r in statistics_rows(t)]
+    out = [tuple(r[org] for _, org in names) for r in rows_in]
     return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
 
 def show_tables(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> Answer:

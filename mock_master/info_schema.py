@@ -33,10 +33,12 @@ from mock_master.schema_model import (
 )
 
 __all__ = ["statistics_rows"]
+from mock_master.mysql_shapes import is_view_col
 from mock_master.schema_mysql import (
-    MYSQL_COLUMNS_ABSENT,
-    MYSQL_COLUMNS_EXTRA,
+    MYSQL_IS_ABSENT,
+    MYSQL_IS_EXTRA,
     mysql_columns_row,
+    mysql_is_row,
 )
 from mock_master.schema_sources import SchemaKnowledge
 
@@ -262,9 +264,10 @@ def truth(node: exp.Expression, row: dict[str, Any], params: list[Any]) -> bool 
 def table_spec(org: str, knowledge: SchemaKnowledge) -> list[tuple[str, str, int, int]]:
     """The columns of an information_schema table for the server's flavour."""
     spec = IS_TABLES[org]
-    if org == "COLUMNS" and knowledge.mysql_version is not None:
-        spec = [x for x in spec if x[0] not in MYSQL_COLUMNS_ABSENT]
-        spec += [(name, _I, 10, UNS) for name in MYSQL_COLUMNS_EXTRA]
+    if knowledge.mysql_version is not None:
+        spec = [x for x in spec if x[0] not in MYSQL_IS_ABSENT.get(org, ())]
+        spec += [(name, kind, n, flags) for name, kind, n, flags, _ in
+                 MYSQL_IS_EXTRA.get(org, [])]
     return spec
 
 
@@ -296,6 +299,8 @@ def is_rows(table: str, knowledge: SchemaKnowledge, user: str) -> list[dict[str,
                         "DEFAULT_CHARACTER_SET_NAME": collation_charset(coll),
                         "DEFAULT_COLLATION_NAME": coll, "SQL_PATH": None,
                         "SCHEMA_COMMENT": ""})
+    if knowledge.mysql_version is not None and table != "COLUMNS":
+        out = [mysql_is_row(table, r) for r in out]
     return out
 
 
@@ -323,6 +328,7 @@ def select_information_schema(sel: exp.Select, knowledge: SchemaKnowledge, cs: i
         if sel.args.get(k):
             raise UnsupportedError(f"{k.upper()} in an information_schema SELECT")
     spec = table_spec(org, knowledge)
+    mysql = knowledge.mysql_version is not None
     by_name = {s[0]: s for s in spec}
     label_table = tnode.alias or tnode.name
     cols: list[ColumnDefinition41] = []
@@ -341,7 +347,11 @@ def select_information_schema(sel: exp.Select, knowledge: SchemaKnowledge, cs: i
         if isinstance(node, exp.Star) or (isinstance(node, exp.Column)
                                           and isinstance(node.this, exp.Star)):
             for s in spec:
-                cols.append(is_col(*s, cs, label=s[0], table_label=label_table, org_table=org))
+                c = is_col(*s, cs, label=s[0], table_label=label_table, org_table=org)
+                if mysql:
+                    c = is_view_col(org, s[0], c, label=None, table_label=tnode.alias or None,
+                                    cs=cs)
+                cols.append(c)
                 keys.append(s[0])
             continue
         if not isinstance(node, exp.Column):
@@ -350,8 +360,12 @@ def select_information_schema(sel: exp.Select, knowledge: SchemaKnowledge, cs: i
         if key not in by_name:
             raise QueryError(1054, f"Unknown column '{node.sql(dialect='mysql')}' in "
                              "'SELECT'", "42S22")
-        cols.append(is_col(*by_name[key], cs, label=alias or node.name,
-                           table_label=label_table, org_table=org))
+        c = is_col(*by_name[key], cs, label=alias or node.name, table_label=label_table,
+                   org_table=org)
+        if mysql:
+            c = is_view_col(org, key, c, label=alias or None, table_label=tnode.alias or None,
+                            cs=cs)
+        cols.append(c)
         keys.append(key)
     rows = is_rows(org, knowledge, user)
     where = sel.args.get("where")

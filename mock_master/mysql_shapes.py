@@ -153,3 +153,55 @@ def show_tables_cols(label: str, org_name: str, full: bool, cs: int,
         out.append(show_col("Table_type", "Table_type", "TABLES", "", T_VAR_STRING, 11, NN, cs,
                             version))
     return out
+
+
+# ------------------------------------------------------------------------------- information_schema
+#: View columns whose MySQL 8 definition is known: (dictionary table or '' for an expression,
+#: type, characters, flags). COLUMNS' COLUMN_NAME..EXTRA: capture (their types reach DESC
+#: unchanged). *_SCHEMA/*_NAME/CATALOG: the same ``<dd>.name`` + collation form as SHOW
+#: DATABASES' and SHOW TABLES' columns (capture) in the view definitions
+#: (sql/dd/impl/system_views/*.cc). ORDINAL_POSITION: ``col.ordinal_position`` INT UNSIGNED NOT
+#: NULL (source). Any other column: MariaDB's type and length, as an expression (source only:
+#: not checked).
+_NAME = (T_VAR_STRING, 64, NN | BIN | NO_DEF)
+MYSQL_IS: dict[str, dict[str, tuple[str, int, int, int]]] = {
+    "COLUMNS": {
+        "TABLE_CATALOG": ("catalogs", *_NAME), "TABLE_SCHEMA": ("schemata", *_NAME),
+        "TABLE_NAME": ("tables", *_NAME), "COLUMN_NAME": ("", T_VAR_STRING, 64, 0),
+        "ORDINAL_POSITION": ("columns", T_LONG, 10, NN | UNS | NO_DEF),
+        "COLUMN_DEFAULT": ("columns", T_BLOB, 65535, BLOB_F | BIN),
+        "IS_NULLABLE": ("", T_VAR_STRING, 3, NN),
+        "COLUMN_TYPE": ("columns", T_BLOB, 16777215, NN | BLOB_F | BIN | NO_DEF),
+        "COLUMN_KEY": ("columns", T_STRING, 3, NN | BIN | ENUM_F | NO_DEF),
+        "EXTRA": ("", T_VAR_STRING, 256, 0),
+    },
+    "TABLES": {"TABLE_CATALOG": ("catalogs", *_NAME), "TABLE_SCHEMA": ("schemata", *_NAME),
+               "TABLE_NAME": ("tables", *_NAME)},
+    "SCHEMATA": {"CATALOG_NAME": ("catalogs", *_NAME), "SCHEMA_NAME": ("schemata", *_NAME)},
+    "STATISTICS": {"TABLE_CATALOG": ("catalogs", *_NAME), "TABLE_SCHEMA": ("schemata", *_NAME),
+                   "TABLE_NAME": ("tables", *_NAME)},
+    "KEY_COLUMN_USAGE": {"TABLE_CATALOG": ("catalogs", *_NAME),
+                         "TABLE_SCHEMA": ("schemata", *_NAME),
+                         "TABLE_NAME": ("tables", *_NAME)},
+}
+
+
+def is_view_col(view: str, column: str, fallback: ColumnDefinition41, *, label: str | None,
+                table_label: str | None, cs: int) -> ColumnDefinition41:
+    """A column of a SELECT over an information_schema view (MySQL 8: the views are views -
+    the label is the view's column name, upper case, unless aliased; the table is the alias or
+    the view's name; schema information_schema; org_name the view column; org_table the
+    dictionary table of a plain column, '' for an expression). Source (sql/table.cc
+    create_view_field, sql/item.cc Item_ref::make_field) and the derived-table captures; the
+    names are not checked against a server (none here), the types as MYSQL_IS says."""
+    known = MYSQL_IS.get(view, {}).get(column)
+    if known is not None:
+        dd_table, kind, chars, flags = known
+        binary = kind == T_LONG
+        return ColumnDefinition41(label or column, kind, "information_schema",
+                                  table_label or view, dd_table, column, "def",
+                                  63 if binary else cs, chars if binary else chars * mbmax(cs),
+                                  flags, 0)
+    return dataclasses.replace(fallback, name=label or column, schema="information_schema",
+                               table=table_label or view, org_table="", org_name=column,
+                               flags=fallback.flags & ~NO_DEF)

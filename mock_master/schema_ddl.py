@@ -520,10 +520,13 @@ class SchemaCatalog:
 
 
 def catalog_from_ddl(text: str, *, default_schema: str | None = None,
-                     origin: str = "scenario") -> SchemaCatalog:
+                     origin: str = "scenario", mysql_collation: str | None = None
+                     ) -> SchemaCatalog:
     """A catalog from a DDL script (``CREATE DATABASE``/``USE``/``CREATE TABLE``...); the
-    statements are split by sqlglot, so semicolons inside strings are fine."""
-    cat = SchemaCatalog()
+    statements are split by sqlglot, so semicolons inside strings are fine.
+    ``mysql_collation``: a MySQL server's collation_server (MySQL 8's charset defaults)."""
+    cat = SchemaCatalog() if mysql_collation is None else \
+        SchemaCatalog(server_collation=mysql_collation, mysql=True)
     db = default_schema
     try:
         stmts = sqlglot.parse(text, read=MariaDBDialect)

@@ -90,7 +90,8 @@ def build_knowledge(stream: EventStream, *, ddl: str | None = None,
         k.notes.extend(cat.notes)
         scenario.update(cat.tables)
     if ddl is not None:
-        cat = catalog_from_ddl(ddl, origin="scenario")
+        cat = catalog_from_ddl(ddl, origin="scenario", mysql_collation=server_collation
+                               if flavor == "mysql" else None)
         k.notes.extend(cat.notes)
         scenario.update(cat.tables)
     k.tables.update(scenario)
