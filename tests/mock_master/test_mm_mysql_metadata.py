@@ -1,0 +1,173 @@
+"""MySQL flavour: what PyMySQL and mysql-connector-python (pure Python, text and prepared
+statements) read from information_schema and SHOW CREATE TABLE of a mock master serving MySQL 8
+fixture binlogs. The tables come from the binlogs' own DDL (``CREATE TABLE t1(id SERIAL,
+PRIMARY KEY(id))`` in the 8.0.45 GTID fixtures, a CHAR/VARCHAR/ENUM/SET/TEXT table in the 8.0.28
+one). There is no MySQL server here: the expected answers are MySQL 8's as its source writes
+them (sql/sql_show.cc store_create_info; the information_schema views of
+sql/dd/impl/system_views), with the column definitions the fixture captures verified (see
+mock_master/mysql_shapes.py and test_mm_mysql_captures.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import pytest
+from diff_mysql import FILES, FIXTURE
+
+from binlogscope.events import Peer
+from binlogscope.wire.reader import ByteReader
+from binlogscope.wire.results import decode_column_definition41
+from mock_master.diff_run import record
+from mock_master.differential import decode
+from mock_master.scenarios import BinlogSource, Scenario, User
+from mock_master.server import ThreadedMockMaster
+
+pytestmark = pytest.mark.network
+
+ENUMS = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / \
+    "blackbeam__rust_mysql_common" / "test-data" / "binlogs" / "mysql-enum-string-set.000001"
+
+# MySQL 8 (store_create_info): SERIAL = BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE, so the
+# PRIMARY KEY and a UNIQUE KEY named after the column; no display width; utf8mb4's default
+# collation printed as COLLATE=utf8mb4_0900_ai_ci. (A real server adds AUTO_INCREMENT=n once
+# rows were inserted: the mock master has no table data - a documented difference.)
+T1 = ("CREATE TABLE `t1` (\n  `id` bigint unsigned NOT NULL AUTO_INCREMENT,\n"
+      "  PRIMARY KEY (`id`),\n  UNIQUE KEY `id` (`id`)\n"
+      ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
+# nullable columns DEFAULT NULL, except TEXT (a BLOB field: no default clause)
+T = ("CREATE TABLE `t` (\n  `f1` char(128) DEFAULT NULL,\n  `f2` varchar(300) DEFAULT NULL,\n"
+     "  `f3` enum('var1','variant2','foo') DEFAULT NULL,\n"
+     "  `f4` set('one','two','three','four') DEFAULT NULL,\n  `f5` text\n"
+     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
+
+COLUMNS_Q = ("SELECT column_name, column_type, is_nullable, column_key, column_default, extra "
+             "FROM information_schema.columns WHERE table_schema = %s ORDER BY ordinal_position")
+
+
+def _serve(files: list[Path]) -> ThreadedMockMaster:
+    if not all(f.exists() for f in files):
+        pytest.fail(f"MySQL 8 fixture binlogs missing: {files}")
+    return ThreadedMockMaster(Scenario(flavor="mysql", sources=[BinlogSource(files)],
+                                       users=[User("repl", "replpass",
+                                                   "caching_sha2_password"),
+                                              # mysql-connector's pure caching_sha2 client
+                                              # does no RSA exchange without TLS
+                                              User("native", "nativepw",
+                                                   "mysql_native_password")]))
+
+
+def _columns_of(conv: Any, query_start: str) -> list[Any]:
+    """The column definitions the server sent for the first query starting so."""
+    out: list[Any] = []
+    on = False
+    for p in decode(conv):
+        if p.direction is Peer.CLIENT:
+            q = getattr(p.value, "query", None)
+            if p.kind == "command" and p.value.command == 0x16:  # COM_STMT_PREPARE
+                q = bytes(p.value.arguments).decode()
+            if q is not None:
+                on = isinstance(q, str) and q.startswith(query_start)
+        elif on and p.kind == "column_definition41":
+            out.append(p.value)
+        elif on and p.kind == "raw" and p.value.data[:4] == b"\x03def":
+            # a prepared statement's column (binlogscope's session leaves them raw)
+            d = decode_column_definition41(ByteReader(p.value.data))
+            if d.name != "?":  # not a parameter's
+                out.append(d)
+        elif on and out and (p.kind in ("ok", "eof", "text_row") or
+                             (p.kind == "raw" and p.value.data[:1] == b"\xfe")):
+            return out
+    return out
+
+
+def test_pymysql_show_create_table_and_columns_as_mysql_8_0_45() -> None:
+    def session(host: str, port: int) -> Any:
+        conn = pymysql.connect(host=host, port=port, user="repl", password="replpass",
+                               database="test", charset="utf8mb4",
+                               collation="utf8mb4_0900_ai_ci",
+                               cursorclass=pymysql.cursors.DictCursor)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SHOW CREATE TABLE t1")
+                create = cur.fetchall()
+                cur.execute(COLUMNS_Q, ("test",))
+                return create, cur.fetchall()
+        finally:
+            conn.close()
+
+    with _serve([FIXTURE / f for f in FILES]) as mm:
+        run = record(session, mm.host, mm.port)
+    assert run.error is None, run.error
+    create, cols = run.result
+    assert create == [{"Table": "t1", "Create Table": T1}]
+    # MySQL 8 names information_schema columns as the view does (upper case), whatever the
+    # query wrote - DictCursor keys included
+    assert cols == [{"COLUMN_NAME": "id", "COLUMN_TYPE": "bigint unsigned", "IS_NULLABLE": "NO",
+                     "COLUMN_KEY": "PRI", "COLUMN_DEFAULT": None, "EXTRA": "auto_increment"}]
+    conv = run.conversations[0]
+    table, create_col = _columns_of(conv, "SHOW CREATE TABLE")
+    # Item_empty_string: VAR_STRING NOT NULL, decimals 31, chars x mbmaxlen (utf8mb4_0900: 255)
+    assert (table.type, table.character_set, table.column_length, table.flags,
+            table.decimals) == (253, 255, 64 * 4, 1, 31)
+    assert (create_col.type, create_col.column_length, create_col.flags,
+            create_col.decimals) == (253, max(len(T1), 1024) * 4, 1, 31)
+    defs = _columns_of(conv, "SELECT column_name")
+    got = [(d.name, d.type, d.schema, d.table, d.org_table, d.org_name, d.character_set,
+            d.column_length, d.flags) for d in defs]
+    assert got == [
+        # COLUMN_NAME: an expression of the view (col.name COLLATE utf8_tolower_ci)
+        ("COLUMN_NAME", 253, "information_schema", "COLUMNS", "", "COLUMN_NAME", 255, 256, 0),
+        ("COLUMN_TYPE", 252, "information_schema", "COLUMNS", "columns", "COLUMN_TYPE", 255,
+         16777215 * 4, 0x1091),
+        ("IS_NULLABLE", 253, "information_schema", "COLUMNS", "", "IS_NULLABLE", 255, 12, 1),
+        ("COLUMN_KEY", 254, "information_schema", "COLUMNS", "columns", "COLUMN_KEY", 255, 12,
+         0x1181),
+        ("COLUMN_DEFAULT", 252, "information_schema", "COLUMNS", "columns", "COLUMN_DEFAULT",
+         255, 65535 * 4, 0x90),
+        ("EXTRA", 253, "information_schema", "COLUMNS", "", "EXTRA", 255, 1024, 0),
+    ]
+
+
+@pytest.mark.parametrize("prepared", [False, True])
+def test_mysql_connector_reads_information_schema_and_show_create(prepared: bool) -> None:
+    mysql_connector = pytest.importorskip("mysql.connector")
+
+    def session(host: str, port: int) -> Any:
+        c = mysql_connector.connect(host=host, port=port, user="native", password="nativepw",
+                                    use_pure=True, database="mysql", charset="utf8mb4",
+                                    collation="utf8mb4_0900_ai_ci")
+        try:
+            cur = c.cursor(prepared=prepared)
+            cur.execute("SELECT table_name, column_name, data_type, column_type, "
+                        "character_set_name, collation_name FROM information_schema.columns "
+                        "WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position",
+                        ("mysql", "t"))
+            desc = [d[0] for d in cur.description]
+            rows = [tuple(v.decode() if isinstance(v, bytes | bytearray) else v for v in r)
+                    for r in cur.fetchall()]
+            cur.close()
+            text = c.cursor()
+            text.execute("SHOW CREATE TABLE t")
+            return desc, rows, text.fetchall()
+        finally:
+            c.close()
+
+    with _serve([ENUMS]) as mm:
+        run = record(session, mm.host, mm.port)
+    assert run.error is None, run.error
+    desc, rows, create = run.result
+    assert desc == ["TABLE_NAME", "COLUMN_NAME", "DATA_TYPE", "COLUMN_TYPE",
+                    "CHARACTER_SET_NAME", "COLLATION_NAME"]
+    cs = ("utf8mb4", "utf8mb4_0900_ai_ci")
+    assert rows == [("t", "f1", "char", "char(128)", *cs),
+                    ("t", "f2", "varchar", "varchar(300)", *cs),
+                    ("t", "f3", "enum", "enum('var1','variant2','foo')", *cs),
+                    ("t", "f4", "set", "set('one','two','three','four')", *cs),
+                    ("t", "f5", "text", "text", *cs)]
+    assert create == [("t", T)]
+    defs = _columns_of(run.conversations[0], "SELECT table_name")
+    assert [(d.name, d.org_table, d.flags) for d in defs[:2]] == [
+        ("TABLE_NAME", "tables", 0x1081), ("COLUMN_NAME", "", 0)]
+    assert all(d.decimals == 0 and d.schema == "information_schema" for d in defs)
