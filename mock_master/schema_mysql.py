@@ -1,8 +1,9 @@
 """MySQL 8's information_schema values for the same tables (the mock master's MySQL flavour).
 
 Where MySQL 8.0 shows a column differently from MariaDB (the values here follow MySQL 8.0's
-documented behaviour; there is no MySQL server in this project's tests to compare with, so the
-result-set column definitions stay MariaDB's):
+documented behaviour and source; there is no MySQL server in this project's tests to compare
+with; the result-set column definitions are in :mod:`mock_master.mysql_shapes`, SHOW CREATE
+TABLE's text is :func:`show_create_table_mysql` below):
 
 - integer display widths are gone from COLUMN_TYPE since 8.0.19 (``int``, ``bigint unsigned``),
   except ``tinyint(1)`` and ZEROFILL columns; ``year`` has none;
