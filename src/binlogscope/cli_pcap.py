@@ -17,12 +17,12 @@ import argparse
 import re
 import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from binlogscope.cli_common import PROG, BadPatternError, table_pattern
-from binlogscope.cli_pcap_summary import FlowStats
+from binlogscope.cli_pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
 from binlogscope.cli_types import event_type_names, unknown_types
 from binlogscope.events import DecodeError, PacketDecoded
 from binlogscope.gc_tuning import fewer_gc_passes
@@ -190,11 +190,14 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace, flt: _Filter,
                  out: TextIO, err: TextIO, *, name: str,
                  fatal: type[Exception] | tuple[type[Exception], ...],
-                 sigpipe_default: bool = True) -> int:
+                 sigpipe_default: bool = True,
+                 capture_loss: Callable[[], dict[str, Any]] | None = None) -> int:
     """Write what ``batches`` (capture items a frame at a time) hold as ``--json``, ``--plain``,
     ``--brief`` or ``--summary``; the exit status (``fatal``: the source's one-line errors).
     ``sigpipe_default=False``: keep SIGPIPE ignored (the proxy writes to sockets whose peer may
-    be gone: that must be an error on that socket, not the end of the process)."""
+    be gone: that must be an error on that socket, not the end of the process).
+    ``capture_loss``: a live capture's counters (``sniff``), shown after the flows in
+    ``--summary`` with the TCP gaps of every flow, so what was lost is in one place."""
     ports = set(args.port) if args.port else None
     stats: dict[int, FlowStats] = {}
     errors = 0
@@ -242,12 +245,12 @@ def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace,
                 out.write("\n".join(text) + "\n")
             lines.flush()
     except fatal as exc:
-        _print_summary(args, stats, out)
+        _print_summary(args, stats, out, capture_loss)
         print(f"{PROG}: error: {exc}", file=err)
         return 1
     except BrokenPipeError:
         return 0
-    _print_summary(args, stats, out)
+    _print_summary(args, stats, out, capture_loss)
     if not stats and args.summary:
         print(f"{PROG}: {name}: no MySQL connection found (server ports: "
               f"{', '.join(map(str, sorted(ports or {3306})))} and any port with a server "
@@ -263,7 +266,8 @@ def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace,
     return 0
 
 
-def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: TextIO) -> None:
+def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: TextIO,
+                   capture_loss: Callable[[], dict[str, Any]] | None = None) -> None:
     if not args.summary:
         return
     lines = LineWriter(out)
@@ -272,6 +276,12 @@ def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: T
             lines.write(st.to_json())
         else:
             out.write("\n".join(st.text()) + "\n\n")
+    if capture_loss is not None:
+        loss = capture_loss_json(capture_loss(), list(stats.values()))
+        if args.json:
+            lines.write({"capture": loss})
+        else:
+            out.write("\n".join(capture_loss_lines(loss)) + "\n")
     lines.flush()
 
 

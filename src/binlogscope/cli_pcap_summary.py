@@ -182,7 +182,8 @@ class FlowStats:
                     "out_of_order_segments": f.client_stats.out_of_order_segments
                     + f.server_stats.out_of_order_segments,
                     "gaps": f.client_stats.gaps + f.server_stats.gaps,
-                    "lost_bytes": f.client_stats.lost_bytes + f.server_stats.lost_bytes},
+                    "lost_bytes": f.client_stats.lost_bytes + f.server_stats.lost_bytes,
+                    "skipped_bytes": f.skipped_bytes},
             "gaps": self.gaps[:MAX_GAPS_LISTED],
             "opaque_bytes": f.opaque_bytes,
         }
@@ -247,10 +248,50 @@ class FlowStats:
         if any(tcp.values()):
             lines.append(f"  tcp       {tcp['retransmitted_segments']} retransmitted, "
                          f"{tcp['out_of_order_segments']} out of order, {tcp['gaps']} gaps "
-                         f"({tcp['lost_bytes']} bytes lost)")
+                         f"({tcp['lost_bytes']} bytes lost"
+                         + (f", {tcp['skipped_bytes']} more skipped to the next packet header"
+                            if tcp["skipped_bytes"] else "") + ")")
         for g in self.gaps[:MAX_GAPS_LISTED]:
             lines.append(f"  gap       {g['direction']} at frame {g['frame']}: {g['text']}")
         return lines
 
 
-__all__ = ["MAX_GAPS_LISTED", "FlowStats"]
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):,.1f} MiB"
+
+
+def capture_loss_text(loss: dict[str, Any]) -> str:
+    """One line: the frames a live capture decoded and the ones it lost before decoding
+    (``loss``: the counters ``sniff`` passes to :func:`~binlogscope.cli_pcap.emit_capture`)."""
+    kernel, buffered = loss["kernel_dropped"], loss["buffer_dropped"]
+    head = f"{loss['frames_decoded']:,} frames decoded from {loss['interface']}"
+    if not kernel and not buffered:
+        return head + ", none lost before decoding (0 kernel drops, 0 decode-buffer drops)"
+    return (head + f", {kernel + buffered:,} LOST before decoding: {kernel:,} dropped by the "
+            f"kernel (capture ring full), {buffered:,} dropped from the decode buffer (decoder "
+            f"behind: {_mib(loss['buffer_peak_bytes'])} of {_mib(loss['buffer_bytes'])} "
+            "used at most)")
+
+
+def capture_loss_json(loss: dict[str, Any], flows: list[FlowStats]) -> dict[str, Any]:
+    """``loss`` with the TCP gaps of every flow added (what the drops did to the streams)."""
+    gaps = lost = skipped = 0
+    for st in flows:
+        f = st.flow
+        gaps += f.client_stats.gaps + f.server_stats.gaps
+        lost += f.client_stats.lost_bytes + f.server_stats.lost_bytes
+        skipped += f.skipped_bytes
+    return {**loss, "frames_lost": loss["kernel_dropped"] + loss["buffer_dropped"],
+            "tcp_gaps": gaps, "tcp_lost_bytes": lost, "resync_skipped_bytes": skipped}
+
+
+def capture_loss_lines(loss: dict[str, Any]) -> list[str]:
+    """``--summary``'s closing lines of a live capture: the drops, then the TCP gaps."""
+    gaps = (f"{loss['tcp_gaps']:,} TCP gaps in the flows above: {loss['tcp_lost_bytes']:,} "
+            f"bytes missing, {loss['resync_skipped_bytes']:,} more bytes after the gaps "
+            "skipped to the next packet header")
+    return [f"capture   {capture_loss_text(loss)}", f"  gaps    {gaps}"]
+
+
+__all__ = ["MAX_GAPS_LISTED", "FlowStats", "capture_loss_json", "capture_loss_lines",
+           "capture_loss_text"]

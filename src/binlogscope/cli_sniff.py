@@ -3,8 +3,11 @@
 What ``pcap`` shows of a capture file, as the packets pass: the TUI in follow mode on a terminal,
 else ``--json``, ``--plain``/``--brief`` or ``--summary`` (printed when the capture ends:
 Ctrl-C, SIGTERM, ``--count`` packets, ``--duration`` seconds). ``--write FILE.pcapng`` keeps
-every captured frame. Kernel drops (the socket buffer was full) are reported at the end, beside
-the TCP gaps they cause. Without the privilege to capture: one line saying what is needed.
+every captured frame. What was lost before decoding is reported at the end (stderr, and in
+``--summary``), beside the TCP gaps it causes: frames the kernel dropped (the capture ring was
+full) and frames dropped because the queue to the decoder (``--buffer`` MiB) was full; on a stop
+everything captured before it is still decoded (a second Ctrl-C ends at once). Without the
+privilege to capture: one line saying what is needed.
 The capture layer is :mod:`binlogscope.drivers.sniff`; the output is ``pcap``'s
 (:func:`binlogscope.cli_pcap.emit_capture`).
 """
@@ -24,6 +27,10 @@ from binlogscope.cli_pcap import (
     emit_capture,
     live_tui_wanted,
 )
+from binlogscope.cli_pcap_summary import capture_loss_text
+from binlogscope.drivers.sniff_ring import BUFFER_BYTES
+
+MIB = 1 << 20
 
 
 def add_sniff_parser(sub: Any) -> None:
@@ -42,6 +49,9 @@ def add_sniff_parser(sub: Any) -> None:
                    help="also write every captured frame to this pcapng file")
     p.add_argument("--count", type=int, metavar="N", help="stop after N decoded packets")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this long")
+    p.add_argument("--buffer", type=float, default=BUFFER_BYTES / MIB, metavar="MIB",
+                   help="the most captured data waiting for the decoder (default "
+                   f"{BUFFER_BYTES // MIB:.0f}); beyond it frames are dropped and counted")
     add_capture_selection(p)
 
 
@@ -49,14 +59,15 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.drivers.sniff import PcapNgFile, SniffError, open_capture, sniff_batches
 
     if (args.count is not None and args.count < 1) or (args.duration is not None and \
-            args.duration <= 0):
-        print(f"{PROG}: sniff: --count and --duration must be positive", file=err)
+            args.duration <= 0) or args.buffer <= 0:
+        print(f"{PROG}: sniff: --count, --duration and --buffer must be positive", file=err)
         return 2
     flt = capture_filter(args, err, "sniff")
     if isinstance(flt, int):
         return flt
     try:
-        capture = open_capture(args.interface, args.bpf)
+        capture = open_capture(args.interface, args.bpf,
+                               buffer_bytes=max(1, int(args.buffer * MIB)))
     except SniffError as exc:
         print(f"{PROG}: sniff: {exc}", file=err)
         return 1
@@ -81,8 +92,9 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         rc = emit_capture(
             sniff_batches(capture, ports, record=record, stop=lambda: bool(fired),
-                          count=args.count, duration=args.duration, write=write),
-            args, flt, out, err, name=f"sniff -i {args.interface}", fatal=SniffError)
+                          count=args.count, duration=args.duration, write=write, drain=None),
+            args, flt, out, err, name=f"sniff -i {args.interface}", fatal=SniffError,
+            capture_loss=lambda: _loss(capture.stats(), args.interface))
     except Stopped:  # a second signal: at once
         rc = 130
     finally:
@@ -91,11 +103,16 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         capture.close()
         if write is not None:
             write.close()
-    drops = f"{st.dropped:,} dropped by the kernel (socket buffer full)" if st.dropped \
-        else "none dropped by the kernel"
-    print(f"{PROG} sniff: {st.received:,} frames captured on {args.interface}, {drops}"
+    print(f"{PROG} sniff: " + capture_loss_text(_loss(st, args.interface))
           + (f"; written to {args.write}" if args.write else ""), file=err)
-    return 1 if rc == 0 and st.dropped else rc
+    return 1 if rc == 0 and st.lost else rc
+
+
+def _loss(st: Any, iface: str) -> dict[str, Any]:
+    """The capture's counters for :func:`capture_loss_text` / ``--summary``."""
+    return {"interface": iface, "frames_decoded": st.frames, "kernel_frames": st.received,
+            "kernel_dropped": st.dropped, "buffer_dropped": st.buffer_dropped,
+            "buffer_peak_bytes": st.buffer_peak, "buffer_bytes": st.buffer_limit}
 
 
 __all__ = ["add_sniff_parser", "cmd_sniff"]

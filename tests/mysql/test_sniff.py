@@ -1,19 +1,24 @@
 """``binlogscope sniff -i lo`` while a real client reads the real server's binlog.
 
 `mariadb-binlog --read-from-remote-server` dumps the test MariaDB's binlogs over loopback while
-``sniff`` captures that port; every binlog event sniff decoded must be the event
-``binlogscope file --json`` reads at the same (binlog_file, offset) of the server's own files,
-and the ``--write`` pcapng must decode to the same events with ``binlogscope pcap``. Without the
-capability to capture, one line says what is needed. (CI runs the suite as root.)
+``sniff`` captures that port (through its ring and capture process); the binlog events sniff
+decoded must be exactly the events ``binlogscope file --json`` reads in the server's own files
+(same (binlog_file, offset), end position and type; none missing), and the ``--write`` pcapng
+must decode to the same events with ``binlogscope pcap``. With a decode buffer too small for
+any ring block, every frame is dropped and the drops are reported (stderr, ``--summary``, exit
+status), adding up to what the kernel saw. Without the capability to capture, one line says
+what is needed. (CI runs the suite as root.)
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from watch_support import CLI, ENV, binlog_events, server_events
@@ -32,7 +37,9 @@ def _can_capture() -> bool:
 
 
 
-def test_sniff_sees_a_real_dump(mariadb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _sniffed_dump(mariadb: Any, *args: str) -> tuple[list[str], str, str, int]:
+    """``sniff -i lo ARGS`` while mariadb-binlog dumps the newest two binlogs: (the logs,
+    sniff's stdout, its stderr, its exit status)."""
     if not _can_capture():
         pytest.fail("the suite runs as root in CI (AF_PACKET capture)")
     client = shutil.which("mariadb-binlog")
@@ -44,10 +51,9 @@ def test_sniff_sees_a_real_dump(mariadb, tmp_path: Path) -> None:  # type: ignor
         cur.execute("UPDATE sniff_t SET v = 'uno' WHERE id = 1")
         cur.execute("SHOW BINARY LOGS")
         logs = [r[0] for r in cur.fetchall()]
-    pcapng = tmp_path / "seen.pcapng"
     sniff = subprocess.Popen(
-        [*CLI, "sniff", "-i", "lo", "--json", "--bpf", f"port {mariadb.port}",
-         "--port", str(mariadb.port), "--write", str(pcapng), "--duration", "60"],
+        [*CLI, "sniff", "-i", "lo", "--bpf", f"port {mariadb.port}", "--port",
+         str(mariadb.port), "--duration", "60", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     time.sleep(2.0)  # the socket is open once the interpreter has started
     dump = subprocess.run(
@@ -58,9 +64,16 @@ def test_sniff_sees_a_real_dump(mariadb, tmp_path: Path) -> None:  # type: ignor
     assert dump.returncode == 0, dump.stderr
     time.sleep(1.0)
     sniff.send_signal(signal.SIGINT)
-    out, err = sniff.communicate(timeout=30)
+    out, err = sniff.communicate(timeout=60)
     assert "Traceback" not in err
-    assert "frames captured on lo" in err
+    return logs, out, err, sniff.returncode
+
+
+def test_sniff_sees_a_real_dump(mariadb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pcapng = tmp_path / "seen.pcapng"
+    logs, out, err, rc = _sniffed_dump(mariadb, "--json", "--write", str(pcapng))
+    assert rc == 0, err
+    assert "none lost before decoding (0 kernel drops, 0 decode-buffer drops)" in err
     seen = binlog_events(out.splitlines())
     assert {f for f, *_ in seen} == set(logs[-2:])
     # the events are the server's: same type and end position at the same file offset
@@ -68,10 +81,32 @@ def test_sniff_sees_a_real_dump(mariadb, tmp_path: Path) -> None:  # type: ignor
     assert len(seen) > 10
     for f, off, log_pos, etype in seen:
         assert expected.get((f, off)) == (log_pos, etype), (f, off)
+    # and none is missing: every event of the closed binlog, and of the last one up to the
+    # dump's end (the shared server may have written more since)
+    last = max(off for f, off, *_ in seen if f == logs[-1])
+    assert {(f, off) for f, off, *_ in seen} == {
+        (f, off) for f, off in expected if f == logs[-2] or off <= last}
     # the written capture decodes to the same events
     res = subprocess.run([*CLI, "pcap", "--json", "--port", str(mariadb.port), str(pcapng)],
                          capture_output=True, text=True, env=ENV, timeout=60)
     assert binlog_events(res.stdout.splitlines()) == seen
+
+
+def test_sniff_reports_decode_buffer_drops(mariadb) -> None:  # type: ignore[no-untyped-def]
+    # a decode buffer smaller than any ring block: every block the capture process takes is
+    # dropped, and counted; the counts add up to the frames the kernel passed the filter
+    _logs, out, err, rc = _sniffed_dump(mariadb, "--summary", "--json", "--buffer", "0.001")
+    assert rc == 1, err
+    objs = [json.loads(line) for line in out.splitlines()]
+    loss = objs[-1]["capture"]
+    assert loss["buffer_dropped"] > 10 and loss["frames_decoded"] == 0
+    assert loss["frames_lost"] == loss["kernel_dropped"] + loss["buffer_dropped"]
+    assert loss["kernel_frames"] == loss["frames_decoded"] + loss["frames_lost"]
+    assert loss["buffer_bytes"] == int(0.001 * (1 << 20))
+    assert {"tcp_gaps", "tcp_lost_bytes", "resync_skipped_bytes"} <= loss.keys()
+    assert (f"0 frames decoded from lo, {loss['frames_lost']:,} LOST before decoding: "
+            f"{loss['kernel_dropped']:,} dropped by the kernel (capture ring full), "
+            f"{loss['buffer_dropped']:,} dropped from the decode buffer") in err
 
 
 def test_sniff_without_the_capability_says_what_is_needed() -> None:

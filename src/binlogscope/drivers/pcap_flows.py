@@ -71,6 +71,9 @@ class Flow:
     encrypted: bool = False
     compressed: bool = False
     opaque_bytes: int = 0
+    #: captured bytes not decoded: after a gap (or before the first header of a connection
+    #: joined mid-way) up to the next packet header found, or to the end when none was
+    skipped_bytes: int = 0
     #: who closed the connection: the side whose FIN or RST came first, its flag, its frame
     closed_by: str | None = None
     close_flag: str | None = None  # "FIN" | "RST"
@@ -405,6 +408,8 @@ class CaptureReader:
                 self._deliver(conn, d, piece, out)
             left = d.fed_end - d.last_packet_end
             s = conn.session
+            if d.syncing:
+                conn.flow.skipped_bytes += len(d.sync_buf)
             if d.syncing and d.reason and not d.reason.startswith("the capture starts"):
                 out.append(CaptureItem(conn.flow, "error", d.gap_frame, self._last_ts,
                                        text=f"{d.peer.value}: at offset {d.gap_offset}: "
@@ -429,6 +434,7 @@ class CaptureReader:
                 d.last_packet_end = d.fed_end
                 return
             if d.syncing:
+                conn.flow.skipped_bytes += len(d.sync_buf)
                 lost = d.skip + len(d.sync_buf) + piece.length
             else:
                 lost = piece.length
@@ -477,6 +483,7 @@ class CaptureReader:
             if len(buf) - keep_from > (1 << 22):  # 4 MiB and still undecided: give up on it
                 keep_from = len(buf) - 3
             if keep_from > 0:
+                conn.flow.skipped_bytes += keep_from
                 d.skip += keep_from
                 d.sync_base += keep_from
                 del buf[:keep_from]
@@ -484,6 +491,7 @@ class CaptureReader:
         # a stream match wins ties
         pos, stream = min(found, key=lambda f: (f[0], not f[1]))
         skip = d.skip + pos
+        conn.flow.skipped_bytes += pos
         data = bytes(d.sync_buf[pos:])
         d.syncing = False
         d.sync_buf.clear()

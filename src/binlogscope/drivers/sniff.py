@@ -1,53 +1,63 @@
 """Live capture from a network interface (``binlogscope sniff -i IFACE``): frames as they pass.
 
-The capture layer is scapy's Linux ``L2ListenSocket`` (an AF_PACKET socket): scapy compiles and
-attaches the BPF filter, binds the interface, sizes the receive buffer and turns on kernel
-timestamps, which is the part worth not writing again. Frames then go through exactly the same
-layers as a capture file (:class:`~binlogscope.drivers.pcap_flows.CaptureReader`: TCP
-reassembly, one OBSERVER session per MySQL connection), so ``sniff`` shows what ``pcap`` would
-show of the same traffic.
+The socket is scapy's Linux ``L2ListenSocket`` (an AF_PACKET socket): scapy compiles and
+attaches the BPF filter, binds the interface and says what went wrong in words, which is the part
+worth not writing again. scapy reads one frame per system call, which cannot follow a full-rate
+binlog dump while the same process decodes (bench/sniff.py: ~40 % of the frames lost), and it
+has no memory-mapped reader; so the frames are read here from a TPACKET_V3 ring on that socket
+by a capture process of their own (:mod:`binlogscope.drivers.sniff_ring`), which hands whole
+ring blocks over through a bounded queue. Frames then go through exactly the same layers as a
+capture file (:class:`~binlogscope.drivers.pcap_flows.CaptureReader`: TCP reassembly, one
+OBSERVER session per MySQL connection), so ``sniff`` shows what ``pcap`` would show of the same
+traffic.
 
 What is added here:
 
 * on the loopback interface every packet is seen twice by AF_PACKET (once leaving, once
-  arriving); as libpcap does, the outgoing copy is skipped there;
-* the kernel's drop counter (``PACKET_STATISTICS``: frames the socket buffer had no room for)
-  is read with :meth:`LiveCapture.stats`; drops are reported beside the TCP gaps they cause;
-* ``write``: every captured frame also goes to a pcapng file (scapy's writer) that
+  arriving); as libpcap does, the outgoing copy is skipped there - in the kernel (the filter
+  starts with a packet-type test), so the copies take no ring room;
+* two drop counters (:meth:`LiveCapture.stats`): the kernel's (frames the ring had no room
+  for: the capture process fell behind) and the queue's (frames the capture process had no
+  room for: the decoder fell behind, ``buffer_bytes``); both are reported beside the TCP gaps
+  they cause;
+* ``write``: every decoded frame also goes to a pcapng file (scapy's writer) that
   ``binlogscope pcap`` and Wireshark open;
 * without the privilege to capture, one :class:`SniffError` line says what is needed.
 
-Memory stays flat: a frame is handed on as soon as it is read.
+Memory stays bounded: the ring (:data:`~binlogscope.drivers.sniff_ring.BLOCK_COUNT` blocks of
+:data:`~binlogscope.drivers.sniff_ring.BLOCK_SIZE`), the queue (``buffer_bytes``), and a frame
+is handed on to the decoder as soon as it is read.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
+import os
 import select
-import socket
 import struct
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from binlogscope.drivers import sniff_ring
 from binlogscope.drivers.pcap_flows import CaptureItem, CaptureReader
 from binlogscope.drivers.pcap_layers import LINKTYPE_ETHERNET, LINKTYPE_RAW
+from binlogscope.drivers.sniff_ring import RECORD, RingStats, block_frames
 from binlogscope.events import PacketDecoded
 
-#: linux/if_packet.h
-SOL_PACKET = 263
-PACKET_STATISTICS = 6
-PACKET_OUTGOING = 4
 #: net/if_arp.h hardware types -> pcap link types
 _LINKTYPES = {1: LINKTYPE_ETHERNET, 772: LINKTYPE_ETHERNET, 65534: LINKTYPE_RAW}
-SO_RCVBUFFORCE = 33
-#: the socket's receive buffer: frames wait there while the decoder is busy
-RCVBUF = 64 << 20
-#: on a stop, frames already in the socket buffer are still read for at most this long
+#: on a stop from the TUI, frames captured before it are still decoded for at most this long
 DRAIN_SECONDS = 3.0
-#: the longest frame read (tcpdump's default snap length)
-SNAPLEN = 262_144
+SO_ATTACH_FILTER = 26
+#: classic BPF: A = the packet type (SKF_AD_OFF + SKF_AD_PKTTYPE); if A == PACKET_OUTGOING
+#: return 0 (drop), else go on with the user's program
+_SKIP_OUTGOING = struct.pack("=HBBIHBBIHBBI", 0x30, 0, 0, (-0x1000 + 4) & 0xFFFFFFFF,
+                             0x15, 0, 1, sniff_ring.PACKET_OUTGOING, 0x06, 0, 0, 0)
 
 
 class SniffError(Exception):
@@ -56,10 +66,22 @@ class SniffError(Exception):
 
 @dataclass(slots=True)
 class CaptureStats:
-    """Frames the kernel handed to the socket and the ones it dropped (buffer full)."""
+    """What the capture counted: frames decoded and the frames lost before decoding."""
 
+    #: frames handed to the decoder
+    frames: int = 0
+    #: frames the kernel passed the filter (dropped ones included)
     received: int = 0
+    #: frames the kernel dropped (the ring was full)
     dropped: int = 0
+    #: frames dropped because the queue to the decoder was full
+    buffer_dropped: int = 0
+    buffer_peak: int = 0
+    buffer_limit: int = 0
+
+    @property
+    def lost(self) -> int:
+        return self.dropped + self.buffer_dropped
 
 
 def bpf_for(extra: str | None) -> str:
@@ -68,10 +90,22 @@ def bpf_for(extra: str | None) -> str:
     return f"tcp and ({extra})" if extra else "tcp"
 
 
-class LiveCapture:
-    """An open AF_PACKET capture on one interface."""
+def _skip_outgoing(sock: Any, bpf: str, iface: str) -> None:
+    """Put the packet-type test in front of the compiled ``bpf`` on ``sock``."""
+    from scapy.arch.common import compile_filter
 
-    def __init__(self, iface: str, bpf: str | None) -> None:
+    prog = compile_filter(bpf, iface)
+    code = _SKIP_OUTGOING + ctypes.string_at(prog.bf_insns, prog.bf_len * 8)
+    insns = ctypes.create_string_buffer(code, len(code))
+    fprog = struct.pack("@HP", len(code) // 8, ctypes.addressof(insns))
+    sock.setsockopt(1, SO_ATTACH_FILTER, fprog)  # (SOL_SOCKET; the kernel copies the program)
+
+
+class LiveCapture:
+    """An open AF_PACKET capture on one interface, read by its capture process."""
+
+    def __init__(self, iface: str, bpf: str, *,
+                 buffer_bytes: int = sniff_ring.BUFFER_BYTES) -> None:
         logging.getLogger("scapy.runtime").setLevel(logging.ERROR)  # (its "guess type" line)
         logging.getLogger("scapy").setLevel(logging.ERROR)
         try:
@@ -82,7 +116,7 @@ class LiveCapture:
         self.iface = iface
         self.bpf = bpf
         try:
-            self._sock: Any = L2ListenSocket(iface=iface, filter=bpf)
+            sock: Any = L2ListenSocket(iface=iface, filter=bpf)
         except PermissionError:
             raise SniffError(f"capturing on {iface} needs root or the CAP_NET_RAW capability "
                              "(e.g. sudo setcap cap_net_raw+ep on the python binary)") from None
@@ -92,48 +126,113 @@ class LiveCapture:
             raise SniffError(f"cannot capture on {iface}: {exc.strerror or exc}") from None
         except (Scapy_Exception, ValueError) as exc:  # a bad filter; scapy: no such interface
             raise SniffError(f"cannot capture on {iface}: {exc}") from None
-        ins = self._sock.ins
-        try:  # room for bursts while the decoder is busy (root may go past rmem_max)
-            ins.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RCVBUF)
-        except OSError:
-            ins.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
-        hatype = ins.getsockname()[3]
-        self.linktype = _LINKTYPES.get(hatype, LINKTYPE_ETHERNET)
-        self.loopback = hatype == 772
-        self._stats = CaptureStats()
+        ins = sock.ins
+        try:
+            hatype = ins.getsockname()[3]
+            self.linktype = _LINKTYPES.get(hatype, LINKTYPE_ETHERNET)
+            self.loopback = hatype == 772
+            if self.loopback:
+                _skip_outgoing(ins, bpf, iface)
+            sniff_ring.setup_ring(ins)
+            # the socket took every frame between its creation and the filter (on a busy
+            # interface, and counted them, drops too): the capture starts here
+            sniff_ring.kernel_counters(ins)
+            self._proc = self._spawn(ins.fileno(), buffer_bytes)
+        except (OSError, Scapy_Exception) as exc:
+            sock.close()
+            raise SniffError(f"cannot set up the capture ring on {iface}: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
+        sock.close()  # (the capture process has the socket now)
+        assert self._proc.stdout is not None
+        self._fd = self._proc.stdout.fileno()
+        os.set_blocking(self._fd, False)
+        self._buf = bytearray()
+        self._ring = RingStats(buffer_limit=buffer_bytes)
+        self._ended = False
+        self._stopped = False
+        self.frames = 0
 
-    def read(self, timeout: float) -> tuple[bytes, float] | None:
-        """The next frame and its kernel time, or None when ``timeout`` passes without one."""
-        ins = self._sock.ins
+    def _spawn(self, fd: int, buffer_bytes: int) -> subprocess.Popen[bytes]:
+        import binlogscope
+
+        root = os.path.dirname(os.path.dirname(os.path.abspath(binlogscope.__file__)))
+        path = os.environ.get("PYTHONPATH")
+        env = {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+        return subprocess.Popen(
+            [sys.executable, "-m", "binlogscope.drivers.sniff_ring", str(fd), str(buffer_bytes),
+             str(sniff_ring.BLOCK_SIZE), str(sniff_ring.BLOCK_COUNT), str(int(self.loopback))],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(fd,), env=env,
+            start_new_session=True)  # (a terminal's Ctrl-C is the parent's to handle)
+
+    def read_batch(self, timeout: float) -> list[tuple[bytes, float]] | None:
+        """The frames (and their kernel times) that the capture process has handed over; []
+        when ``timeout`` passes without any, None when the capture has ended (after
+        :meth:`stop`: everything captured before it has been read)."""
         deadline = time.monotonic() + timeout
         while True:
+            frames = self._records()
+            if frames:
+                self.frames += len(frames)
+                return frames
+            if self._ended:
+                return None
             left = deadline - time.monotonic()
             if left <= 0:
-                return None
-            ready, _, _ = select.select([ins], [], [], left)
+                return []
+            ready, _, _ = select.select([self._fd], [], [], left)
             if not ready:
-                return None
-            # (scapy's reader of one frame with its auxdata and SO_TIMESTAMPNS time)
-            data, sa_ll, ts = self._sock._recv_raw(ins, SNAPLEN)
-            if data is None:
+                return []
+            try:
+                data = os.read(self._fd, 4 << 20)
+            except BlockingIOError:
                 continue
-            if self.loopback and sa_ll[2] == PACKET_OUTGOING:
-                continue  # lo shows every packet leaving and arriving: keep one copy
-            return data, (ts if ts is not None else time.time())
+            if not data:
+                self._proc.wait()
+                raise SniffError(f"the capture process ended unexpectedly (status "
+                                 f"{self._proc.returncode})")
+            self._buf += data
+
+    def _records(self) -> list[tuple[bytes, float]]:
+        buf = self._buf
+        pos = 0
+        frames: list[tuple[bytes, float]] = []
+        head = RECORD.size
+        while len(buf) - pos >= head:
+            kind, length = RECORD.unpack_from(buf, pos)
+            end = pos + head + length
+            if len(buf) < end:
+                break
+            if kind == b"B":
+                frames += block_frames(bytes(buf[pos + head : end]), self.loopback)
+            elif kind == b"S":
+                self._ring = RingStats.unpack(bytes(buf[pos + head : end]))
+            else:  # b"E"
+                self._ended = True
+            pos = end
+        if pos:
+            del buf[:pos]
+        return frames
+
+    def stop(self) -> None:
+        """End the capture: what was captured before is still read (:meth:`read_batch`)."""
+        if not self._stopped:
+            self._stopped = True
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
 
     def stats(self) -> CaptureStats:
-        """The kernel's counters so far (reading them resets the kernel's; they add up here)."""
-        try:
-            raw = self._sock.ins.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8)
-            packets, drops = struct.unpack("II", raw)
-            self._stats.received += packets
-            self._stats.dropped += drops
-        except OSError:
-            pass
-        return self._stats
+        """The counters so far (the capture process sends them four times a second)."""
+        r = self._ring
+        return CaptureStats(self.frames, r.kernel_seen, r.kernel_dropped, r.buffer_dropped,
+                            r.buffer_peak, r.buffer_limit)
 
     def close(self) -> None:
-        self._sock.close()
+        self.stop()
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
 
 
 class PcapNgFile:
@@ -159,39 +258,40 @@ class PcapNgFile:
 def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: bool = False,
                   stop: Callable[[], bool] = lambda: False, count: int | None = None,
                   duration: float | None = None, write: PcapNgFile | None = None,
-                  poll: float = 0.2) -> Iterator[list[CaptureItem]]:
+                  poll: float = 0.2, drain: float | None = DRAIN_SECONDS
+                  ) -> Iterator[list[CaptureItem]]:
     """What :func:`~binlogscope.drivers.pcap.read_capture_batches` yields, live: a frame's items
-    at a time, until ``stop()`` (then what the socket buffer already holds is still read, for
-    at most :data:`DRAIN_SECONDS`), ``count`` packets decoded, or ``duration`` seconds."""
+    at a time, until ``stop()`` or ``duration`` seconds (then the capture ends and what it
+    caught before is still decoded, for at most ``drain`` seconds; None: all of it) or
+    ``count`` packets decoded."""
     reader = CaptureReader(ports, record=record)
     feed = reader.record_frame
+    linktype = capture.linktype
     end = time.monotonic() + duration if duration is not None else None
     number = 0
     packets = 0
     drain_until: float | None = None
-    while True:
-        if drain_until is None and stop():
-            # what the kernel already holds was seen before the stop: decode it too
-            drain_until = time.monotonic() + DRAIN_SECONDS
-        if drain_until is not None:
-            if time.monotonic() > drain_until:
-                break
-            got = capture.read(0.05)
-            if got is None:
-                break
-        else:
-            wait = poll if end is None else min(poll, end - time.monotonic())
-            if wait <= 0:
-                break
-            got = capture.read(wait)
-            if got is None:
+    stopping = False
+    done = False
+    while not done:
+        now = time.monotonic()
+        if not stopping and (stop() or (end is not None and now >= end)):
+            capture.stop()  # what was caught before the stop is still decoded
+            stopping = True
+            drain_until = None if drain is None else now + drain
+        if drain_until is not None and now > drain_until:
+            break
+        wait = poll if end is None or stopping else max(0.0, min(poll, end - now))
+        batch = capture.read_batch(wait)
+        if batch is None:
+            break
+        for data, ts in batch:
+            number += 1
+            if write is not None:
+                write.write(data, ts)
+            items = feed(number, ts, linktype, data)
+            if not items:
                 continue
-        data, ts = got
-        number += 1
-        if write is not None:
-            write.write(data, ts)
-        items = feed(number, ts, capture.linktype, data)
-        if items:
             if count is not None:
                 kept = []
                 for it in items:
@@ -202,6 +302,7 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
                             break
                 yield kept
                 if packets >= count:
+                    done = True
                     break
             else:
                 yield items
@@ -210,9 +311,10 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
         yield items
 
 
-def open_capture(iface: str, bpf: str | None) -> LiveCapture:
+def open_capture(iface: str, bpf: str | None, *,
+                 buffer_bytes: int = sniff_ring.BUFFER_BYTES) -> LiveCapture:
     """A capture of TCP on ``iface``, narrowed by the user's ``bpf``."""
-    return LiveCapture(iface, bpf_for(bpf))
+    return LiveCapture(iface, bpf_for(bpf), buffer_bytes=buffer_bytes)
 
 
 __all__ = ["CaptureStats", "LiveCapture", "PcapNgFile", "SniffError", "bpf_for",

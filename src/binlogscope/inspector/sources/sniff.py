@@ -4,8 +4,9 @@ One path for every live producer of capture items: :class:`LiveCaptureSource` re
 :class:`~binlogscope.drivers.pcap_flows.CaptureItem` (the rows a capture file gives, through
 :func:`~binlogscope.inspector.sources.pcap.stream_item`: flow number, frame, capture time) in the
 TUI's worker thread until the TUI closes. ``binlogscope sniff -i IFACE`` feeds it from
-:func:`~binlogscope.drivers.sniff.sniff_batches` (:class:`SniffSource`: the kernel's drop counter
-in the status bar), ``binlogscope proxy`` from
+:func:`~binlogscope.drivers.sniff.sniff_batches` (:class:`SniffSource`: the drop counters in
+the status bar - the kernel's, the capture ring was full, and the decode buffer's, the decoder
+fell behind), ``binlogscope proxy`` from
 :meth:`~binlogscope.drivers.proxy.ReplicationProxy.batches` (:class:`ProxySource`: where it
 listens and how many connections it relayed). Rows carry the flow (connection) and frame
 columns, so the ``flow:`` filter and the phase strip work per connection as for a capture file.
@@ -99,6 +100,7 @@ class SniffSource(LiveCaptureSource):
         info = super().info()
         st = self.capture.stats()
         info.extra["kernel drops"] = f"{st.dropped:,} of {st.received:,} frames"
+        info.extra["decode-buffer drops"] = f"{st.buffer_dropped:,}"
         return info
 
 
