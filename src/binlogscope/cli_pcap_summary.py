@@ -265,12 +265,16 @@ def capture_loss_text(loss: dict[str, Any]) -> str:
     (``loss``: the counters ``sniff`` passes to :func:`~binlogscope.cli_pcap.emit_capture`)."""
     kernel, buffered = loss["kernel_dropped"], loss["buffer_dropped"]
     head = f"{loss['frames_decoded']:,} frames decoded from {loss['interface']}"
+    left = loss.get("frames_not_decoded", 0)
+    tail = (f"; {left:,} more captured but not decoded (the capture ended before the decoder "
+            "reached them)") if left else ""
     if not kernel and not buffered:
-        return head + ", none lost before decoding (0 kernel drops, 0 decode-buffer drops)"
+        return (head + ", none lost before decoding (0 kernel drops, 0 decode-buffer drops)"
+                + tail)
     return (head + f", {kernel + buffered:,} LOST before decoding: {kernel:,} dropped by the "
             f"kernel (capture ring full), {buffered:,} dropped from the decode buffer (decoder "
             f"behind: {_mib(loss['buffer_peak_bytes'])} of {_mib(loss['buffer_bytes'])} "
-            "used at most)")
+            "used at most)" + tail)
 
 
 def capture_loss_json(loss: dict[str, Any], flows: list[FlowStats]) -> dict[str, Any]:

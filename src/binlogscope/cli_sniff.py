@@ -112,7 +112,8 @@ def _loss(st: Any, iface: str) -> dict[str, Any]:
     """The capture's counters for :func:`capture_loss_text` / ``--summary``."""
     return {"interface": iface, "frames_decoded": st.frames, "kernel_frames": st.received,
             "kernel_dropped": st.dropped, "buffer_dropped": st.buffer_dropped,
-            "buffer_peak_bytes": st.buffer_peak, "buffer_bytes": st.buffer_limit}
+            "buffer_peak_bytes": st.buffer_peak, "buffer_bytes": st.buffer_limit,
+            "frames_not_decoded": st.undecoded}
 
 
 __all__ = ["add_sniff_parser", "cmd_sniff"]

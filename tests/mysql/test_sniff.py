@@ -49,6 +49,9 @@ def _sniffed_dump(mariadb: Any, *args: str) -> tuple[list[str], str, str, int]:
         cur.execute("REPLACE INTO sniff_t VALUES (1, 'one'), (2, 'two')")
         cur.execute("FLUSH BINARY LOGS")
         cur.execute("UPDATE sniff_t SET v = 'uno' WHERE id = 1")
+        # an event bigger than loopback's 64 KiB segments
+        cur.execute("CREATE TABLE IF NOT EXISTS sniff_big (id INT PRIMARY KEY, b LONGBLOB)")
+        cur.execute("REPLACE INTO sniff_big VALUES (1, REPEAT('x', 300000))")
         cur.execute("SHOW BINARY LOGS")
         logs = [r[0] for r in cur.fetchall()]
     sniff = subprocess.Popen(
@@ -93,20 +96,76 @@ def test_sniff_sees_a_real_dump(mariadb, tmp_path: Path) -> None:  # type: ignor
 
 
 def test_sniff_reports_decode_buffer_drops(mariadb) -> None:  # type: ignore[no-untyped-def]
-    # a decode buffer smaller than any ring block: every block the capture process takes is
-    # dropped, and counted; the counts add up to the frames the kernel passed the filter
-    _logs, out, err, rc = _sniffed_dump(mariadb, "--summary", "--json", "--buffer", "0.001")
+    # a decode buffer smaller than any ring block (104 bytes: a block's header and one frame's
+    # are more): every block the capture process takes is dropped, and counted; the counts
+    # add up to the frames the kernel passed the filter
+    _logs, out, err, rc = _sniffed_dump(mariadb, "--summary", "--json", "--buffer", "0.0001")
     assert rc == 1, err
     objs = [json.loads(line) for line in out.splitlines()]
     loss = objs[-1]["capture"]
     assert loss["buffer_dropped"] > 10 and loss["frames_decoded"] == 0
     assert loss["frames_lost"] == loss["kernel_dropped"] + loss["buffer_dropped"]
     assert loss["kernel_frames"] == loss["frames_decoded"] + loss["frames_lost"]
-    assert loss["buffer_bytes"] == int(0.001 * (1 << 20))
+    assert loss["buffer_bytes"] == int(0.0001 * (1 << 20))
     assert {"tcp_gaps", "tcp_lost_bytes", "resync_skipped_bytes"} <= loss.keys()
     assert (f"0 frames decoded from lo, {loss['frames_lost']:,} LOST before decoding: "
             f"{loss['kernel_dropped']:,} dropped by the kernel (capture ring full), "
             f"{loss['buffer_dropped']:,} dropped from the decode buffer") in err
+
+
+def test_sniff_keeps_whole_64k_frames() -> None:
+    # a bulk TCP transfer on lo: its 64 KiB segments (65,535-byte IP packets, 65,549-byte
+    # frames) come through whole - the filter's snap length once cut their last 14 bytes
+    import socket
+    import threading
+
+    from binlogscope.drivers.sniff import open_capture
+
+    if not _can_capture():
+        pytest.fail("the suite runs as root in CI (AF_PACKET capture)")
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    port = srv.getsockname()[1]
+    cap = open_capture("lo", f"port {port}")
+    sent = 16 << 20
+    got = 0
+
+    def receive(conn: socket.socket) -> None:
+        nonlocal got
+        while chunk := conn.recv(1 << 20):
+            got += len(chunk)
+
+    try:
+        cli = socket.create_connection(("127.0.0.1", port))
+        conn, _ = srv.accept()
+        t = threading.Thread(target=receive, args=(conn,))
+        t.start()
+        cli.sendall(b"x" * sent)
+        cli.close()
+        t.join(30)
+        conn.close()
+        time.sleep(0.2)
+        cap.stop()
+        frames: list[bytes] = []
+        while (batch := cap.read_batch(5)) is not None:
+            frames += [data for data, _ts in batch]
+        st = cap.stats()
+    finally:
+        cap.close()
+        srv.close()
+    assert got == sent and st.lost == 0
+    payload = 0
+    big = 0
+    for data in frames:
+        total = int.from_bytes(data[16:18], "big")
+        assert len(data) == 14 + total  # whole: Ethernet header + the IP packet
+        big += total == 65535
+        ihl = (data[14] & 15) * 4
+        tcp = 14 + ihl
+        if int.from_bytes(data[tcp : tcp + 2], "big") != port:  # client -> server
+            payload += total - ihl - (data[tcp + 12] >> 4) * 4
+    assert big > 0 and payload == sent
 
 
 def test_sniff_without_the_capability_says_what_is_needed() -> None:

@@ -54,6 +54,10 @@ _LINKTYPES = {1: LINKTYPE_ETHERNET, 772: LINKTYPE_ETHERNET, 65534: LINKTYPE_RAW}
 #: on a stop from the TUI, frames captured before it are still decoded for at most this long
 DRAIN_SECONDS = 3.0
 SO_ATTACH_FILTER = 26
+_INSN = struct.Struct("=HBBI")  # struct sock_filter
+_BPF_RET_K = 0x06
+#: the longest frame kept (tcpdump's default snap length)
+SNAPLEN = 262_144
 #: classic BPF: A = the packet type (SKF_AD_OFF + SKF_AD_PKTTYPE); if A == PACKET_OUTGOING
 #: return 0 (drop), else go on with the user's program
 _SKIP_OUTGOING = struct.pack("=HBBIHBBIHBBI", 0x30, 0, 0, (-0x1000 + 4) & 0xFFFFFFFF,
@@ -78,6 +82,9 @@ class CaptureStats:
     buffer_dropped: int = 0
     buffer_peak: int = 0
     buffer_limit: int = 0
+    #: frames captured but not (yet) decoded: the backlog while the capture runs; after it,
+    #: what the capture ended without decoding (``--count``, a second Ctrl-C, the TUI closed)
+    undecoded: int = 0
 
     @property
     def lost(self) -> int:
@@ -90,13 +97,25 @@ def bpf_for(extra: str | None) -> str:
     return f"tcp and ({extra})" if extra else "tcp"
 
 
-def _skip_outgoing(sock: Any, bpf: str, iface: str) -> None:
-    """Put the packet-type test in front of the compiled ``bpf`` on ``sock``."""
+def _attach_filter(sock: Any, bpf: str, iface: str, skip_outgoing: bool) -> None:
+    """``bpf`` compiled by scapy (libpcap) on ``sock``, taking whole frames, and with
+    ``skip_outgoing`` the packet-type test in front of it.
+
+    libpcap's program returns the snap length scapy compiled it with (65,535 bytes), and the
+    kernel cuts each frame to what the filter returns: a 64 KiB loopback segment (65,549 bytes
+    with its Ethernet header) lost its last 14 bytes, a TCP gap per big segment. The accepting
+    returns are raised to :data:`SNAPLEN`."""
     from scapy.arch.common import compile_filter
 
     prog = compile_filter(bpf, iface)
-    code = _SKIP_OUTGOING + ctypes.string_at(prog.bf_insns, prog.bf_len * 8)
-    insns = ctypes.create_string_buffer(code, len(code))
+    raw = ctypes.string_at(prog.bf_insns, prog.bf_len * 8)
+    code = bytearray(_SKIP_OUTGOING if skip_outgoing else b"")
+    for at in range(0, len(raw), 8):
+        op, jt, jf, k = _INSN.unpack_from(raw, at)
+        if op == _BPF_RET_K and k:
+            k = SNAPLEN
+        code += _INSN.pack(op, jt, jf, k)
+    insns = ctypes.create_string_buffer(bytes(code), len(code))
     fprog = struct.pack("@HP", len(code) // 8, ctypes.addressof(insns))
     sock.setsockopt(1, SO_ATTACH_FILTER, fprog)  # (SOL_SOCKET; the kernel copies the program)
 
@@ -131,8 +150,7 @@ class LiveCapture:
             hatype = ins.getsockname()[3]
             self.linktype = _LINKTYPES.get(hatype, LINKTYPE_ETHERNET)
             self.loopback = hatype == 772
-            if self.loopback:
-                _skip_outgoing(ins, bpf, iface)
+            _attach_filter(ins, bpf, iface, self.loopback)
             sniff_ring.setup_ring(ins)
             # the socket took every frame between its creation and the filter (on a busy
             # interface, and counted them, drops too): the capture starts here
@@ -223,8 +241,10 @@ class LiveCapture:
     def stats(self) -> CaptureStats:
         """The counters so far (the capture process sends them four times a second)."""
         r = self._ring
+        left = 0 if self._ended else max(
+            0, r.kernel_seen - r.kernel_dropped - r.buffer_dropped - self.frames)
         return CaptureStats(self.frames, r.kernel_seen, r.kernel_dropped, r.buffer_dropped,
-                            r.buffer_peak, r.buffer_limit)
+                            r.buffer_peak, r.buffer_limit, left)
 
     def close(self) -> None:
         self.stop()
