@@ -1,5 +1,5 @@
 """Sniff benchmark (issue 18): does ``binlogscope sniff -i lo`` keep up with the benchmark binlog
-served at the full rate?
+served at the full rate, and are its drops reported when it does not?
 
     python bench/sniff.py               # the full benchmark binlog (bench/make_binlog.py)
     python bench/sniff.py --scale 0.05  # quick
@@ -7,14 +7,18 @@ served at the full rate?
 
 The benchmark MariaDB serves its binlogs to ``mariadb-binlog --read-from-remote-server --raw
 --to-last-log`` over loopback (nothing throttles it: the full serving rate). Each run: the dump
-alone, then the same dump while ``binlogscope sniff -i lo --port PORT`` captures (``--summary
---json``: every packet decoded, the events counted per flow; or ``--json > /dev/null``: every
-packet decoded and serialized). When the dump is done, sniff gets SIGINT and decodes what it
-captured before (its capture process stops reading); the run records how long that took, the
-kernel drops (the capture ring was full), the decode-buffer drops (the queue between the
-capture process and the decoder was full), the frames decoded and, with ``--summary``, the
-binlog events decoded / the events in the binlog (a few more than 1.0 is the dump's artificial
-ROTATE and FORMAT_DESCRIPTION events per file). Medians and the spread over ``--repeat`` runs.
+alone, then the same dump while ``binlogscope sniff -i lo --port PORT --bpf 'port PORT'``
+captures (the filter keeps only the benchmark server's connections: the shared machine's
+loopback carries other programs' MySQL sessions, which sniff would decode too), with
+``--summary --json`` (every packet decoded, the events counted per flow) or ``--json >
+/dev/null`` (every packet decoded and serialized). When the dump is done, sniff gets SIGINT and
+decodes what it captured before the stop; the run records how long that took, the kernel drops
+(the capture ring was full), the decode-buffer drops (the queue between the capture process
+and the decoder was full), the frames decoded and, with ``--summary``, the binlog events decoded
+/ the events the dump served (the events in the files mariadb-binlog wrote, counted by
+``binlogscope file --summary``, plus the server's artificial ROTATE per file). Medians and the
+spread over ``--repeat`` runs. ``--buffer MIB`` passes a smaller decode buffer to sniff, to see
+the drops reported when decoding falls behind by more than the buffer holds.
 
 ``--profile FILE``: py-spy (raw, ``--subprocesses``) of sniff during the first run.
 
@@ -73,12 +77,25 @@ def _int(s: str | None) -> int:
     return int(s.replace(",", "")) if s else 0
 
 
+def served_events(into: Path) -> tuple[int, int]:
+    """(events in the files a dump wrote, the files): ``binlogscope file --summary`` prints a
+    line per event and a ``#`` header per file."""
+    names = sorted(str(p) for p in into.iterdir())
+    res = subprocess.run([*CLI, "file", "--summary", *names], capture_output=True, text=True,
+                         env=ENV, check=True)
+    return sum(1 for line in res.stdout.splitlines() if line and not line.startswith("#")), \
+        len(names)
+
+
 def sniffed(m: dict[str, Any], port: int, tmp: Path, output: str,
-            profile: Path | None) -> dict[str, Any]:
+            profile: Path | None, buffer: float | None) -> dict[str, Any]:
     first = Path(m["files"][0]).name
     args = ["--summary", "--json"] if output == "summary" else ["--json"]
+    if buffer is not None:
+        args += ["--buffer", str(buffer)]
     stdout: Any = subprocess.PIPE if output == "summary" else subprocess.DEVNULL
-    proc = subprocess.Popen([*CLI, "sniff", "-i", "lo", "--port", str(port), *args],
+    proc = subprocess.Popen([*CLI, "sniff", "-i", "lo", "--port", str(port), "--bpf",
+                             f"port {port}", *args],
                             stdout=stdout, stderr=subprocess.PIPE, text=True, env=ENV)
     time.sleep(2)  # (the capture is open once the interpreter has started: no line on a pipe)
     if proc.poll() is not None:
@@ -111,7 +128,6 @@ def sniffed(m: dict[str, Any], port: int, tmp: Path, output: str,
         capture = next((o["capture"] for o in objs if "capture" in o), {})
         res["events_decoded"] = sum(sum(f["events"].values()) for f in flows)
         res["events_in_binlog"] = m["events"]
-        res["ratio"] = res["events_decoded"] / m["events"]
         res["tcp_gaps"] = capture.get("tcp_gaps")
         res["tcp_lost_bytes"] = capture.get("tcp_lost_bytes")
         res["resync_skipped_bytes"] = capture.get("resync_skipped_bytes")
@@ -135,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--outputs", default="summary,json", help="summary, json or both")
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--profile", type=Path, help="py-spy of sniff during the first run")
+    ap.add_argument("--buffer", type=float, help="sniff --buffer MIB (its decode buffer)")
     args = ap.parse_args(argv)
     ensure_bytecode()
     data = args.data.resolve()
@@ -156,10 +173,19 @@ def main(argv: list[str] | None = None) -> int:
                 alone.append(_dump(server.port, first, tmp / "alone"))
                 print(f"  run {i + 1}: dump alone {alone[-1]:.2f} s "
                       f"({m['bytes'] / 1e6 / alone[-1]:.0f} MB/s)", flush=True)
+                if i == 0:
+                    served, files = served_events(tmp / "alone")
+                    print(f"  the dump serves {served:,} events of {files} files (+1 artificial "
+                          "ROTATE a file: the events a sniffer decodes)", flush=True)
+                    served += files
                 for output in outputs:
                     r = sniffed(m, server.port, tmp, output,
-                                args.profile if i == 0 and output == outputs[0] else None)
+                                args.profile if i == 0 and output == outputs[0] else None,
+                                args.buffer)
                     r["load"] = os.getloadavg()[0]
+                    if "events_decoded" in r:
+                        r["events_served"] = served
+                        r["ratio"] = r["events_decoded"] / served
                     runs.append(r)
                     print(f"    sniff --{output}: " + ", ".join(
                         f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v}"

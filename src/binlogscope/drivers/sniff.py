@@ -224,6 +224,8 @@ class LiveCapture:
                 frames += block_frames(bytes(buf[pos + head : end]), self.loopback)
             elif kind == b"S":
                 self._ring = RingStats.unpack(bytes(buf[pos + head : end]))
+            elif kind == b"X":
+                raise SniffError(bytes(buf[pos + head : end]).decode(errors="replace"))
             else:  # b"E"
                 self._ended = True
             pos = end

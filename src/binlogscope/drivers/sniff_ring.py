@@ -24,7 +24,8 @@ sends its whole queue, its final counters and an end record, and exits.
 
 The records on the pipe (native byte order, both ends are this machine): a 5-byte header (kind,
 length) and the payload: ``B`` a ring block as the kernel wrote it (parsed by
-:func:`block_frames`), ``S`` the counters (:class:`RingStats`), ``E`` the end.
+:func:`block_frames`), ``S`` the counters (:class:`RingStats`), ``E`` the end, ``X`` an error
+that ended the capture (its text).
 """
 
 from __future__ import annotations
@@ -237,10 +238,19 @@ def main(argv: list[str]) -> int:
     the socket is FD, the records go to standard output, standard input's end stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the capture ends
     fd, limit, block_size, block_count, skip = (int(a) for a in argv)
+    out = sys.stdout.fileno()
     try:
-        run(fd, sys.stdout.fileno(), sys.stdin.fileno(), limit=limit, block_size=block_size,
+        run(fd, out, sys.stdin.fileno(), limit=limit, block_size=block_size,
             block_count=block_count, skip_outgoing=bool(skip))
     except (BrokenPipeError, KeyboardInterrupt):  # the parent is gone
+        return 1
+    except OSError as exc:  # (the ring could not be mapped...): the parent says it in words
+        text = f"capture process: {exc.strerror or exc}".encode()
+        try:
+            os.set_blocking(out, True)
+            _write_all(out, memoryview(RECORD.pack(b"X", len(text)) + text))
+        except OSError:
+            pass
         return 1
     return 0
 
