@@ -24,7 +24,7 @@ from sqlglot.errors import SqlglotError
 
 from binlogscope.wire.handshake import ErrPacket, OkPacket
 from binlogscope.wire.results import ColumnDefinition41, TextRow
-from mock_master.mysql_shapes import mysql_decimals, mysql_eval
+from mock_master.mysql_shapes import mysql_decimals, mysql_eval, show_variables_cols
 from mock_master.schema_sources import SchemaKnowledge
 from mock_master.schema_sql import MariaDBDialect
 
@@ -244,7 +244,11 @@ class Answerer:
             return self._binary_logs(ctx)
         m = _SHOW_VARS.match(q)
         if m:
-            return self._show_variables(m.group(2), m.group(3), ctx)
+            a = self._show_variables(m.group(2), m.group(3), ctx)
+            if self.flavor == "mysql":
+                a.columns = show_variables_cols((m.group(1) or "").lower() == "global",
+                                                ctx.charset, self.version_tuple())
+            return a
         if (up.startswith(("SELECT ", "(SELECT ")) and " FROM " in up) or up.startswith(
                 ("SHOW CREATE TABLE ", "SHOW COLUMNS ", "SHOW FULL COLUMNS ", "SHOW FIELDS ",
                  "SHOW FULL FIELDS ", "DESC ", "DESCRIBE ", "SHOW INDEX ", "SHOW INDEXES ",
@@ -255,10 +259,10 @@ class Answerer:
             if self.flavor == "mysql":  # the mysql client's "select @@version_comment limit 1"
                 m = re.fullmatch(r"(.*?)\s+LIMIT\s+(\d+)", q[7:], re.IGNORECASE | re.DOTALL)
                 if m:
-                    a = self._select(m.group(1), ctx)
-                    if a is not None and int(m.group(2)) == 0:
-                        a.rows = []
-                    return a
+                    sel = self._select(m.group(1), ctx)
+                    if sel is not None and int(m.group(2)) == 0:
+                        sel.rows = []
+                    return sel
             return self._select(q[7:], ctx)
         if up.startswith(("USE ", "COMMIT", "ROLLBACK", "BEGIN", "START TRANSACTION")):
             if up.startswith("USE "):
@@ -429,9 +433,9 @@ class Answerer:
             if up == "SHOW BINARY LOG STATUS" and major_minor < (11, 0):
                 return _syntax_error("LOG STATUS")
         elif up == "SHOW BINARY LOG STATUS" and major_minor < (8, 2):
-            return _syntax_error("BINARY LOG STATUS")
+            return _syntax_error("BINARY LOG STATUS", "MySQL")
         elif up == "SHOW MASTER STATUS" and major_minor >= (8, 4):
-            return _syntax_error("MASTER STATUS")
+            return _syntax_error("MASTER STATUS", "MySQL")
         cs = ctx.charset
         cols = [string_col("File", 512, cs, flags=NOT_NULL),
                 int_col("Position", 20, NOT_NULL | UNSIGNED | BINARY),
@@ -443,8 +447,10 @@ class Answerer:
         name, size = logs[-1]
         row: tuple[Any, ...] = (name, size, "", "")
         if self.flavor == "mysql":
-            cols.append(string_col("Executed_Gtid_Set", 256, cs, flags=NOT_NULL))
-            row = (*row, self.variables.get("gtid_executed", Variable("")).show())
+            # rpl_source.cc show_master_status: Item_empty_string sized by the set's text
+            gtids = self.variables.get("gtid_executed", Variable("")).show()
+            cols.append(string_col("Executed_Gtid_Set", len(gtids), cs, flags=NOT_NULL))
+            row = (*row, gtids)
         return Answer(cols, rows(row))
 
     def _binary_logs(self, ctx: QueryContext) -> Answer:
@@ -507,9 +513,9 @@ def _unsupported(q: str, why: str) -> Answer:
                   note=f"unsupported statement ({why}): {q[:200]!r}")
 
 
-def _syntax_error(near: str) -> Answer:
+def _syntax_error(near: str, server: str = "MariaDB") -> Answer:
     return err(1064, "You have an error in your SQL syntax; check the manual that corresponds "
-               f"to your MariaDB server version for the right syntax to use near '{near}' at "
+               f"to your {server} server version for the right syntax to use near '{near}' at "
                "line 1", "42000")
 
 

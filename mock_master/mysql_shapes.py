@@ -205,3 +205,20 @@ def is_view_col(view: str, column: str, fallback: ColumnDefinition41, *, label: 
     return dataclasses.replace(fallback, name=label or column, schema="information_schema",
                                table=table_label or view, org_table="", org_name=column,
                                flags=fallback.flags & ~NO_DEF)
+
+
+def show_variables_cols(global_: bool, cs: int, version: tuple[int, int, int]
+                        ) -> list[ColumnDefinition41]:
+    """SHOW [GLOBAL] VARIABLES is ``SELECT * FROM (SELECT VARIABLE_NAME AS Variable_name,
+    VARIABLE_VALUE AS Value FROM performance_schema.session_variables) session_variables``
+    (``global_variables`` for GLOBAL; sql/sql_show_status.cc build_query), over the PFS table
+    ``VARIABLE_NAME varchar(64) NOT NULL, VARIABLE_VALUE varchar(1024)`` (utf8mb4). Source only,
+    with the derived-table metadata the captures show for the SHOW statements over the data
+    dictionary (8.0.21 named the base table's schema, later versions '')."""
+    table = "global_variables" if global_ else "session_variables"
+    schema = "" if version >= (8, 0, 22) else "performance_schema"
+    mb = mbmax(cs)
+    return [ColumnDefinition41("Variable_name", T_VAR_STRING, schema, table, table,
+                               "Variable_name", "def", cs, 64 * mb, NN | NO_DEF, 0),
+            ColumnDefinition41("Value", T_VAR_STRING, schema, table, table, "Value", "def", cs,
+                               1024 * mb, 0, 0)]

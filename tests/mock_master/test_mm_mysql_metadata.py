@@ -171,3 +171,41 @@ def test_mysql_connector_reads_information_schema_and_show_create(prepared: bool
     assert [(d.name, d.org_table, d.flags) for d in defs[:2]] == [
         ("TABLE_NAME", "tables", 0x1081), ("COLUMN_NAME", "", 0)]
     assert all(d.decimals == 0 and d.schema == "information_schema" for d in defs)
+
+
+def test_replication_setup_queries_as_mysql_8_0_45() -> None:
+    """What CDC clients ask before a GTID dump, with MySQL's column definitions (source:
+    sql_show_status.cc build_query for SHOW VARIABLES - a derived table over
+    performance_schema.global_variables -, rpl_source.cc show_master_status)."""
+    uuid = "396e294c-1ca4-11f1-9ae7-00155da79c6b"
+
+    def session(host: str, port: int) -> Any:
+        conn = pymysql.connect(host=host, port=port, user="repl", password="replpass",
+                               charset="utf8mb4", collation="utf8mb4_0900_ai_ci")
+        out = []
+        try:
+            with conn.cursor() as cur:
+                for q in ("SHOW GLOBAL VARIABLES LIKE 'gtid_mode'", "SHOW MASTER STATUS",
+                          "SELECT @@gtid_executed, @@gtid_purged, @@server_uuid"):
+                    cur.execute(q)
+                    out.append(cur.fetchall())
+            return out
+        finally:
+            conn.close()
+
+    with _serve([FIXTURE / f for f in FILES]) as mm:
+        run = record(session, mm.host, mm.port)
+    assert run.error is None, run.error
+    variables, status, gtids = run.result
+    assert variables == (("gtid_mode", "ON"),)
+    assert status[0][0] == "binlog.000002" and status[0][4] == f"{uuid}:1-6"
+    assert gtids == ((f"{uuid}:1-6", "", uuid),)
+    conv = run.conversations[0]
+    name, value = _columns_of(conv, "SHOW GLOBAL VARIABLES")
+    assert (name.schema, name.table, name.org_table, name.org_name, name.column_length,
+            name.flags) == ("", "global_variables", "global_variables", "Variable_name",
+                            256, 0x1001)
+    assert (value.org_name, value.column_length, value.flags) == ("Value", 4096, 0)
+    executed = _columns_of(conv, "SHOW MASTER STATUS")[4]
+    assert (executed.name, executed.column_length, executed.decimals) == (
+        "Executed_Gtid_Set", len(f"{uuid}:1-6") * 4, 31)
