@@ -6,7 +6,10 @@ Facts from MySQL's source (never its code): ``sql/rpl_binlog_sender.cc``
 ``sql/binlog.cc`` (``find_first_log_not_in_gtid_set``, ``read_gtids_from_binlog``,
 ``report_missing_purged_gtids``):
 
-- the checks run only when the dump names no file (the "auto position" branch);
+- any COM_BINLOG_DUMP_GTID needs GTID_MODE = ON (Binlog_sender::init), else "The replication
+  sender thread cannot start in AUTO_POSITION mode: this server has GTID_MODE = OFF instead of
+  ON." (8.0 source);
+- the checks below run only when the dump names no file (the "auto position" branch);
 - first: the replica's GTIDs *of the source's own server_uuid* must be a subset of the
   source's ``gtid_executed`` (owned GTIDs count too; the mock has none), else
   ``ER_REPLICA_HAS_MORE_GTIDS_THAN_SOURCE`` (formerly ER_SLAVE_HAS_MORE_GTIDS_THAN_MASTER);
@@ -171,6 +174,17 @@ def server_uuid_of(stream: EventStream) -> str | None:
 
 def _new_wording(version: tuple[int, int, int]) -> str:
     return "new" if version >= (8, 0, 26) else "old"
+
+
+GTID_MODE_OFF = ("The replication sender thread cannot start in AUTO_POSITION mode: this "
+                 "server has GTID_MODE = OFF instead of ON.")
+
+
+def check_gtid_mode(stream: EventStream) -> None:
+    """Binlog_sender::init: a GTID-protocol dump needs GTID_MODE = ON (the mock's is ON when
+    its files hold MySQL GTIDs)."""
+    if not any(":" in g.gtid for g in stream.gtids):
+        raise StartError(GTID_MODE_OFF)
 
 
 def check_auto_position(stream: EventStream, skip: Triples, server_uuid: str,

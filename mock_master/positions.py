@@ -71,14 +71,16 @@ def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
                "gtid_set": gtid_set_text(cmd.gtid_set) if cmd.gtid_set else None}
         skip = [(str(s.sid), iv.start, iv.end) for s in cmd.gtid_set or ()
                 for iv in s.intervals]
+        from mock_master.mysql_gtid import check_auto_position, check_gtid_mode, first_file
+
+        if server_uuid is not None:
+            check_gtid_mode(stream)
         if name:
             found = stream.file_index(name)
             if found is None:
                 raise StartError(_NO_FILE)
             fi, ei = found, _event_at(stream, found, name, cmd.binlog_pos)
             return Start(fi, ei, skip, log, clear_fde=ei > 0)
-        from mock_master.mysql_gtid import check_auto_position, first_file
-
         if server_uuid is not None:
             check_auto_position(stream, skip, server_uuid, version)
         fi, clear = first_file(stream, skip)

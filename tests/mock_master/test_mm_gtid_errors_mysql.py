@@ -97,3 +97,45 @@ def test_purged_check_passes_when_the_replica_has_them_and_the_dump_starts_there
         got = via_pymysqlreplication(mm.host, mm.port, f"{UUID}:1-4")
         assert not [e for c in mm.log.clients for e in c.errors]
     assert [g for k, g, *_ in got if k == "gtid"] == [f"{UUID}:5", f"{UUID}:6"]
+
+
+def test_servers_before_8_0_26_word_it_master_and_slave(tmp_path: Path) -> None:
+    files = copy_binlogs([FIXTURE / FILES[1]], tmp_path)
+    sc = Scenario(flavor="mysql", server_version="8.0.25", sources=[BinlogSource(list(files))],
+                  users=[User("repl", "replpass", "caching_sha2_password")])
+    with ThreadedMockMaster(sc) as mm:
+        error, _ = _refused(mm, f"{UUID}:1-2")
+        more, _ = _refused(mm, f"{UUID}:1-9")
+    assert _err_of(error) == (1236, (
+        "Cannot replicate because the master purged required binary logs. Replicate the "
+        "missing transactions from elsewhere, or provision a new slave from backup. Consider "
+        "increasing the master's binary log expiration period. The GTID set sent by the slave "
+        f"is '{UUID}:1-2', and the missing transactions are '{UUID}:3-4'"))
+    assert _err_of(more)[1].startswith("Slave has more GTIDs than the master has, using the "
+                                       "master's SERVER_UUID.")
+
+
+def test_sets_too_long_for_the_message_are_left_out(tmp_path: Path) -> None:
+    """MYSQL_ERRMSG_SIZE (512): report_missing_purged_gtids replaces the two sets by a
+    sentence when the message would not fit."""
+    many = ",".join(f"{n:08x}-0000-0000-0000-000000000000:1" for n in range(1, 12))
+    with _serve(tmp_path, FILES[1:]) as mm:
+        error, _ = _refused(mm, f"{many},{UUID}:1-2")
+    assert _err_of(error) == (1236, PURGED.split(" The GTID set")[0] + (
+        " The GTID sets and the missing purged transactions are too long to print in this "
+        "message. For more information, please see the source's error log or the manual for "
+        "GTID_SUBTRACT"))
+
+
+def test_a_server_without_gtids_refuses_any_gtid_dump(tmp_path: Path) -> None:
+    """Binlog_sender::init: GTID_MODE must be ON (files of a server with GTIDs off)."""
+    plain = FIXTURE.parent / "data_80045_position"
+    files = copy_binlogs([plain / f for f in FILES], tmp_path)
+    sc = Scenario(flavor="mysql", sources=[BinlogSource(list(files))],
+                  users=[User("repl", "replpass", "caching_sha2_password")])
+    with ThreadedMockMaster(sc) as mm:
+        assert mm.master.variables["gtid_mode"].show() == "OFF"
+        error, _ = _refused(mm, f"{OTHER}:1")
+    assert _err_of(error) == (1236, "The replication sender thread cannot start in "
+                                    "AUTO_POSITION mode: this server has GTID_MODE = OFF "
+                                    "instead of ON.")
