@@ -20,11 +20,10 @@ from binlogscope.wire.binlog.dump_frames import frame_event_list
 from binlogscope.wire.binlog.encode_events import (
     LOG_EVENT_ARTIFICIAL_F,
     encode_event,
-    encode_gtid_list,
     encode_heartbeat,
     encode_rotate,
 )
-from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtid
+from binlogscope.wire.binlog.gtid_events import MariadbGtid
 from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid
@@ -32,9 +31,9 @@ from binlogscope.wire.constants import SEMI_SYNC_INDICATOR
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet, fragment_count
 from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_err
 from binlogscope.wire.replication import encode_binlog_packet
+from mock_master import mariadb_compat as mc
 from mock_master.dump_events import BATCH_BYTES, EventEmitter
 from mock_master.framing import frame_events
-from mock_master.mariadb_compat import CAP_GTID, changed_types, compat_error, compat_event
 from mock_master.mariadb_gtid import GTID, GTID_LIST, QUERY, GtidStartError
 from mock_master.positions import StartError, find_start, in_gtid_set
 from mock_master.runlog import Closed
@@ -196,7 +195,7 @@ class Dump(EventEmitter):
 
     def _plain_client(self) -> bool:
         """Does this client get every MariaDB event unchanged (no compat conversion)?"""
-        return self.m.flavor != "mariadb" or self.capability >= CAP_GTID
+        return self.m.flavor != "mariadb" or self.capability >= mc.CAP_GTID
 
     # ---------------------------------------------------------------- the loop
     async def run(self) -> None:
@@ -308,7 +307,7 @@ class Dump(EventEmitter):
         elif t in self.dummy_types:
             ev = dummy_event(ev, ck)
         elif self.m.flavor == "mariadb" and t >= 160:
-            out = compat_event(ev, ck, self.capability, self.annotate)
+            out = mc.compat_event(ev, ck, self.capability, self.annotate)
             if out is None:
                 return None
             ev = out
@@ -330,7 +329,7 @@ class Dump(EventEmitter):
         try:
             out = self._transform(ev, fi)
         except CompatError:
-            self._error(1236, self._fatal_text(compat_error(ev[4]), fi, i))
+            self._error(1236, self._fatal_text(mc.compat_error(ev[4]), fi, i))
             await self.flush()
             return False
         if out is not None:
@@ -370,17 +369,12 @@ class Dump(EventEmitter):
         f = self.m.stream.files[fi]
         end = f.offsets[i] + len(ev)
         for gtids, flags in g.fake_after(t, commit):
-            await self._emit(self._fake_gtid_list(gtids, flags, end, ck), fi, -1)
+            await self._emit(mc.fake_gtid_list(gtids, flags, end, ck and not self.strip,
+                                            self.m.server_id), fi, -1)
             if flags:  # UNTIL reached: the dump ends
                 await self._end_with_eof()
                 return "eof"
         return None
-
-    def _fake_gtid_list(self, gtids: list[MariadbGtid], flags: int, log_pos: int,
-                        checksum: bool) -> bytes:
-        body = encode_gtid_list(GtidListEvent(",".join(map(str, gtids)), gtids, flags))
-        return encode_event(GTID_LIST, body, server_id=self.m.server_id, log_pos=log_pos,
-                            flags=LOG_EVENT_ARTIFICIAL_F, checksum=checksum and not self.strip)
 
     async def _end_with_eof(self) -> None:
         await self._wait_pending_acks()
@@ -419,7 +413,7 @@ class Dump(EventEmitter):
             return False
         changed = {FDE}  # only event 0 may be the FDE (sent as _fde_fixed, below)
         if self.m.flavor == "mariadb":
-            changed |= changed_types(self.capability, self.annotate)
+            changed |= mc.changed_types(self.capability, self.annotate)
         types = f.types()
         return not any(types.find(t, max(ei, 1)) >= 0 for t in changed)
 

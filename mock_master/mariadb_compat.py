@@ -1,10 +1,17 @@
-"""What a MariaDB primary sends a replica below the GTID capability instead of an event
-(``send_event_to_slave`` in MariaDB's sql/sql_repl.cc; the tests compare it byte by byte with a
-real MariaDB): a GTID becomes a QUERY ``BEGIN`` (a standalone one a dummy), other events the
-replica cannot handle dummy events of the same size, or nothing at capability 2-3."""
+"""The events a MariaDB primary makes up during a dump (the tests compare them byte by byte
+with a real MariaDB): what it sends a replica below the GTID capability instead of an event
+(``send_event_to_slave`` in MariaDB's sql/sql_repl.cc: a GTID becomes a QUERY ``BEGIN``, a
+standalone one a dummy, other events the replica cannot handle dummy events of the same size,
+or nothing at capability 2-3), and the fake GTID_LIST of a GTID dump."""
 
 from __future__ import annotations
 
+from binlogscope.wire.binlog.encode_events import (
+    LOG_EVENT_ARTIFICIAL_F,
+    encode_event,
+    encode_gtid_list,
+)
+from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtid
 from binlogscope.wire.binlog.header import HEADER_LEN
 from mock_master.mariadb_gtid import GTID, GTID_LIST
 from mock_master.sources import begin_event, dummy_event
@@ -52,3 +59,12 @@ def compat_error(event_type: int) -> str:
         GTID: "Failed to replace GTID event with backwards-compatible event: corrupt event.",
     }.get(event_type, "Failed to replace binlog checkpoint or gtid list event with dummy: too "
                       "small event.")
+
+
+def fake_gtid_list(gtids: list[MariadbGtid], flags: int, log_pos: int, checksum: bool,
+                   server_id: int) -> bytes:
+    """The artificial GTID_LIST a GTID dump sends after the group it asked for (flags:
+    FLAG_UNTIL_REACHED when UNTIL ends the dump)."""
+    body = encode_gtid_list(GtidListEvent(",".join(map(str, gtids)), gtids, flags))
+    return encode_event(GTID_LIST, body, server_id=server_id, log_pos=log_pos,
+                        flags=LOG_EVENT_ARTIFICIAL_F, checksum=checksum)
