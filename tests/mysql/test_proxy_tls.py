@@ -231,7 +231,7 @@ def test_a_replica_with_master_ssl_through_the_proxy(
         unavailable(f"MariaDB could not be started: {exc}")
     try:
         assert proxy.cert is not None
-        _sql(replica, "SET GLOBAL server_id = 3",
+        _sql(replica, "SET GLOBAL server_id = 3", "SET GLOBAL rpl_semi_sync_slave_enabled = ON",
              f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={proxy.port}, "
              f"MASTER_USER='{USER}', MASTER_PASSWORD='{PASSWORD}', MASTER_SSL=1, "
              "MASTER_CONNECT_RETRY=1, MASTER_USE_GTID=no, MASTER_LOG_FILE='"
@@ -248,14 +248,24 @@ def test_a_replica_with_master_ssl_through_the_proxy(
         _sql(replica, "STOP SLAVE",
              f"CHANGE MASTER TO MASTER_SSL_VERIFY_SERVER_CERT=1, MASTER_SSL_CA='{proxy.cert}'",
              "START SLAVE")
+        _wait_semi_sync(server)
+        acked = _status(server, "Rpl_semi_sync_master_yes_tx")
         _sql(server, f"INSERT INTO {TABLE} VALUES (10, 'after the verified reconnect')")
         _wait_replicated(replica, server, q)
+        # the commit waited for the replica's semi-sync ACK, sent through the proxy's TLS
+        assert _status(server, "Rpl_semi_sync_master_yes_tx") == acked + 1
+        assert _status(replica, "Rpl_semi_sync_slave_status") == "ON"
         _sql(replica, "STOP SLAVE")
     finally:
         stop(d)
         proxy.stop()
     lines = proxy.out.splitlines()
     _tls_switch_seen(lines, 2)
+    # the replica refused the proxy's certificate (another CA): one line for that connection
+    refused = [line for line in proxy.err.splitlines() if "TLS termination failed: the "
+               "client aborted the TLS handshake (unknown ca): it does not trust the proxy's "
+               "certificate" in line]
+    assert refused and all("connection" in line for line in refused), proxy.err
     assert _same_events_as_the_files(server, lines) > 10
     types = " ".join(o["event_type"] for o in map(json.loads, lines)
                      if o.get("kind") == "binlog_event")
@@ -278,6 +288,19 @@ def _io_error(replica: MariaDB) -> str:
             return err
         time.sleep(0.3)
     raise AssertionError("the replica connected")
+
+
+def _status(server: MariaDB, name: str) -> Any:
+    rows = _sql(server, f"SHOW GLOBAL STATUS LIKE '{name}'")
+    value = rows[0][1] if rows else None
+    return int(value) if isinstance(value, str) and value.isdigit() else value
+
+
+def _wait_semi_sync(server: MariaDB) -> None:
+    deadline = time.monotonic() + 60
+    while _status(server, "Rpl_semi_sync_master_clients") != 1:
+        assert time.monotonic() < deadline, "the replica did not turn semi-sync on"
+        time.sleep(0.2)
 
 
 def _wait_replicated(replica: MariaDB, server: MariaDB, q: str) -> None:
@@ -357,13 +380,15 @@ def test_python_mysql_replication_with_tls_through_the_proxy(
                 assert needle not in text
 
 
+@pytest.mark.parametrize("faults", [False, True], ids=["relay", "fault-relay"])
 def test_upstream_verification_failure_is_one_line(
-        tls_source: tuple[MariaDB, Path, Path]) -> None:
+        tls_source: tuple[MariaDB, Path, Path], faults: bool) -> None:
     server, _, other_ca = tls_source
     exe = shutil.which("mariadb") or shutil.which("mysql")
     if exe is None:
         unavailable("the mariadb client is not installed")
-    proxy = Proxy(server, "--json", "--ssl-mode", "VERIFY_CA", "--ssl-ca", str(other_ca))
+    extra = ["--action", "delay at=3 seconds=0.1"] if faults else []
+    proxy = Proxy(server, "--json", "--ssl-mode", "VERIFY_CA", "--ssl-ca", str(other_ca), *extra)
     try:
         res = subprocess.run([exe, "-h127.0.0.1", f"-P{proxy.port}", f"-u{USER}",
                               f"-p{PASSWORD}", "--ssl", "-e", "SELECT 1"],

@@ -251,14 +251,28 @@ def established(client: TlsEnd, upstream: TlsEnd) -> str:
             f"{upstream.describe()}): the bytes that follow are the decrypted connection")
 
 
+def _client_failure(exc: BaseException) -> str:
+    """The line for a TLS handshake with the client that failed."""
+    reason = str(getattr(exc, "reason", None) or exc)
+    if "ALERT_" in reason:
+        alert = reason.split("ALERT_", 1)[1].replace("_", " ").lower()
+        distrust = alert in ("unknown ca", "bad certificate", "certificate unknown")
+        return (f"the client aborted the TLS handshake ({alert})" + (
+            ": it does not trust the proxy's certificate (give it the certificate as its CA, "
+            "or use --tls-cert/--tls-key)" if distrust else ""))
+    if isinstance(exc, TimeoutError):
+        return "the client's TLS handshake timed out"
+    return f"the client's TLS handshake failed: {reason}"
+
+
 def _failure(exc: BaseException) -> str:
     if isinstance(exc, ssl.SSLCertVerificationError):
         return f"the server's certificate failed the verification: {exc.verify_message}"
     if isinstance(exc, ssl.SSLError):
-        return f"TLS handshake failed: {exc.reason or exc}"
+        return f"TLS handshake with the server failed: {exc.reason or exc}"
     if isinstance(exc, TimeoutError):
-        return "TLS handshake timed out"
-    return f"TLS handshake failed: {exc}"
+        return "the server's TLS handshake timed out"
+    return f"TLS handshake with the server failed: {exc}"
 
 
 class TlsSwitch:
@@ -349,7 +363,7 @@ class TlsSwitch:
             plain = c.decrypt(data)
             self._write(self.client, c.outgoing())
         except ssl.SSLError as exc:
-            self.fail(f"the client's TLS: {exc.reason or exc}")
+            self.fail(_client_failure(exc))
             return b""
         return plain
 
@@ -401,8 +415,10 @@ class TlsSwitch:
             self.server.relay(plain)
 
     def _timeout(self) -> None:
-        if self.state in ("upstream", "client"):
-            self.fail("TLS handshake timed out")
+        if self.state == "upstream":
+            self.fail("the server's TLS handshake timed out")
+        elif self.state == "client":
+            self.fail("the client's TLS handshake timed out")
 
     def fail(self, text: str) -> None:
         if self.state == "failed":
@@ -529,7 +545,7 @@ async def stream_prelude(ctxs: Contexts, c_reader: asyncio.StreamReader,
     try:
         await asyncio.wait_for(cl.handshake(), HANDSHAKE_TIMEOUT)
     except (ssl.SSLError, ConnectionError, OSError, TimeoutError) as exc:
-        mark(("tls", False, f"the client's TLS: {_failure(exc)}"))
+        mark(("tls", False, _client_failure(exc)))
         return None
     assert cl.end is not None and up.end is not None
     mark(("tls", True, established(cl.end, up.end)))
