@@ -13,8 +13,13 @@ Put :class:`~binlogscope.drivers.proxy.ReplicationProxy` between the code under 
 
 The factory takes the upstream (``"HOST:PORT"`` or ``(host, port)``), ``actions`` (the
 ``--action`` strings, or :class:`~binlogscope.drivers.proxy_faults.RelayAction` objects),
-``scenario`` (a TOML/YAML file with ``[[actions]]``), ``record`` (a pcapng path) and the listen
-address (default ``127.0.0.1``, a free port). The relay runs in its own process and a thread
+``scenario`` (a TOML/YAML file with ``[[actions]]``), ``record`` (a pcapng path), ``tls`` and
+the listen address (default ``127.0.0.1``, a free port). ``tls=True`` terminates the TLS of
+clients that ask for it with a self-signed certificate generated for the test (``rp.tls_cert``:
+its file, for a client that verifies; removed at the end) and speaks TLS upstream without
+verifying; a :class:`~binlogscope.drivers.proxy_tls.TlsSettings` sets certificate, key and
+upstream verification (``binlogscope proxy``'s ``--tls-cert``/``--ssl-mode``...). Without it a
+TLS session is relayed opaque. The relay runs in its own process and a thread
 decodes here as it relays (``error`` says so if the relay process died); ``items``
 holds every :class:`~binlogscope.drivers.pcap_flows.CaptureItem` (per connection ``flow``,
 decoded packets as ``event``, fault and close notes as ``note``). Every proxy is stopped (and
@@ -33,6 +38,7 @@ import pytest
 from binlogscope.drivers.pcap_flows import CaptureItem
 from binlogscope.drivers.proxy import ProxyError, ReplicationProxy, parse_hostport
 from binlogscope.drivers.proxy_faults import RelayAction, load_actions, parse_action
+from binlogscope.drivers.proxy_tls import TlsSettings, generate_certificate
 from binlogscope.events import PacketDecoded
 from binlogscope.wire.binlog.decoded import DecodedEvent
 
@@ -43,7 +49,7 @@ class RunningProxy:
     def __init__(self, upstream: str | tuple[str, int], *,
                  actions: Sequence[str | RelayAction] = (), scenario: str | Path | None = None,
                  record: str | Path | None = None, host: str = "127.0.0.1",
-                 port: int = 0) -> None:
+                 port: int = 0, tls: bool | TlsSettings = False) -> None:
         up = parse_hostport(upstream) if isinstance(upstream, str) else upstream
         acts = load_actions(scenario) if scenario is not None else []
         acts += [parse_action(a) if isinstance(a, str) else a for a in actions]
@@ -53,7 +59,15 @@ class RunningProxy:
             from binlogscope.drivers.sniff import PcapNgFile
 
             self._record = PcapNgFile(str(record), LINKTYPE_ETHERNET)
-        self.proxy = ReplicationProxy((host, port), up, record=self._record, actions=acts)
+        #: the generated certificate clients see with ``tls=True`` (None otherwise)
+        self.tls_cert: Path | None = None
+        settings = tls if isinstance(tls, TlsSettings) else None
+        if tls is True:
+            cert, key, _ = generate_certificate(names=(host,))
+            self.tls_cert = cert
+            settings = TlsSettings(str(cert), str(key), server_hostname=up[0])
+        self.proxy = ReplicationProxy((host, port), up, record=self._record, actions=acts,
+                                      tls=settings)
         self.host = host
         self.port = self.proxy.start()
         self.items: list[CaptureItem] = []
@@ -78,6 +92,10 @@ class RunningProxy:
             self._thread.join(30)
             if self._record is not None:
                 self._record.close()
+            if self.tls_cert is not None:
+                import shutil
+
+                shutil.rmtree(self.tls_cert.parent, ignore_errors=True)
 
     @property
     def connections(self) -> int:

@@ -435,3 +435,26 @@ def test_passthrough_relays_tls_opaque_and_bad_tls_files_are_one_line(
         assert res.returncode in (1, 2) and says in res.stderr, (args, res.stderr)
         assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1, \
             res.stderr
+
+
+def test_the_replication_proxy_fixture_terminates_tls(
+        tls_source: tuple[MariaDB, Path, Path],
+        replication_proxy: Any) -> None:
+    """``tls=True``: a client verifying the generated certificate logs in with TLS (the user
+    REQUIRES SSL) and the fixture decodes its session after the switch."""
+    import pymysql
+
+    server, _, _ = tls_source
+    rp = replication_proxy(f"{server.host}:{server.port}", tls=True)
+    assert rp.tls_cert is not None and rp.tls_cert.is_file()
+    c = pymysql.connect(host=rp.host, port=rp.port, user=USER, password=PASSWORD,
+                        ssl={"ca": str(rp.tls_cert)})
+    with c, c.cursor() as cur:
+        cur.execute("SELECT 'through the fixture'")
+        assert cur.fetchone()[0] == "through the fixture"
+    rp.stop()
+    kinds = [p.kind for p in rp.packets()]
+    assert kinds.index("ssl_request") < kinds.index("handshake_response41") < \
+        kinds.index("com_query")
+    assert any(n.startswith("TLS terminated by the proxy") for n in rp.notes)
+    assert not rp.tls_cert.exists()
