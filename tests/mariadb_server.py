@@ -177,3 +177,63 @@ def write_ca_and_cert(d: Path, name: str) -> tuple[Path, Path, Path]:
                                         serialization.PrivateFormat.TraditionalOpenSSL,
                                         serialization.NoEncryption()))
     return ca_p, cert_p, key_p
+
+
+def sql(server: MariaDB, statement: str) -> list[tuple[Any, ...]]:
+    """``statement``'s rows, every value as the server's text (a new connection, no database)."""
+    conn = raw_connect(server, database=None)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(statement)
+            return list(cur.fetchall())
+    finally:
+        conn.close()
+
+
+def global_status(server: MariaDB, name: str) -> str:
+    """One ``SHOW GLOBAL STATUS`` value ("" when the server has no such variable)."""
+    rows = sql(server, f"SHOW GLOBAL STATUS LIKE '{name}'")
+    return str(rows[0][1]) if rows else ""
+
+
+def start_replica(server: MariaDB, host: str, port: int, log_file: str, log_pos: int, *,
+                  server_id: int = 2, semi_sync: bool = True) -> None:
+    """Make ``server`` a replica (file/position, no GTID) of ``host:port`` - the primary or a
+    proxy in front of it - from ``log_file:log_pos``, with semi-sync ACKs if asked; started."""
+    sql(server, f"SET GLOBAL server_id = {server_id}")
+    sql(server, f"SET GLOBAL rpl_semi_sync_slave_enabled = {'ON' if semi_sync else 'OFF'}")
+    sql(server, f"CHANGE MASTER TO MASTER_HOST='{host}', MASTER_PORT={port}, "
+                "MASTER_USER='repl', MASTER_PASSWORD='replpass', MASTER_CONNECT_RETRY=1, "
+                f"MASTER_LOG_FILE='{log_file}', MASTER_LOG_POS={log_pos}, MASTER_USE_GTID=no")
+    sql(server, "START SLAVE")
+
+
+def replica_status(server: MariaDB) -> dict[str, Any]:
+    """``SHOW SLAVE STATUS`` as a dict (empty when not a replica)."""
+    import pymysql
+
+    conn = server.connect(database=None, cursorclass=pymysql.cursors.DictCursor)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW SLAVE STATUS")
+            return dict(cur.fetchone() or {})
+    finally:
+        conn.close()
+
+
+def wait_replica_at(server: MariaDB, log_file: str, log_pos: int, timeout: float = 60) -> None:
+    """Until the replica has applied the primary's binlog up to ``log_file:log_pos``; raises
+    AssertionError (with the status) on a replication error or the timeout."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    st: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        st = replica_status(server)
+        if st.get("Last_IO_Error") or st.get("Last_SQL_Error"):
+            break
+        if (st.get("Relay_Master_Log_File"), st.get("Exec_Master_Log_Pos")) == (log_file,
+                                                                                 log_pos):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the replica is not at {log_file}:{log_pos}: {st}")

@@ -57,3 +57,94 @@ def remote_dump_command(server: Any, port: int, name: str, pos: int = 4, *,
             f"--user={server.repl_user}", f"--password={server.repl_password}",
             f"--start-position={pos}", "--stop-never" if replica else "--to-last-log",
             "--result-file=/dev/null", name]
+
+
+#: the fields of a binlog event that ``file --json`` and a capture's/proxy's ``--json`` share
+EVENT_FIELDS = ("binlog_file", "offset", "log_pos", "gtid", "event_type", "type_code",
+                "timestamp", "server_id", "event_size", "flags", "checksum_ok", "schema",
+                "table", "rows", "query")
+
+
+def event_objects(lines: list[str]) -> list[dict[str, Any]]:
+    """The :data:`EVENT_FIELDS` of every binlog event (with a file offset) in JSON lines."""
+    out = []
+    for line in lines:
+        o = json.loads(line)
+        if o.get("kind") == "binlog_event" and o.get("offset") is not None:
+            out.append({k: o.get(k) for k in EVENT_FIELDS})
+    return out
+
+
+def server_event_objects(binlog_dir: Path, names: list[str]) -> list[dict[str, Any]]:
+    """The :data:`EVENT_FIELDS` of every event of the server's binlog files (``file --json``)."""
+    out = []
+    for name in names:
+        res = subprocess.run([*CLI, "file", "--json", str(binlog_dir / name)],
+                             capture_output=True, text=True, env=ENV, timeout=60)
+        out += [{k: json.loads(line).get(k) for k in EVENT_FIELDS}
+                for line in res.stdout.splitlines()]
+    return out
+
+
+def start_proxy(upstream: tuple[str, int], *args: str) -> tuple[subprocess.Popen[str], int]:
+    """``binlogscope proxy --listen 127.0.0.1:0 --upstream HOST:PORT ARGS`` and its port."""
+    import re
+
+    proc = subprocess.Popen([*CLI, "proxy", "--listen", "127.0.0.1:0", "--upstream",
+                             f"{upstream[0]}:{upstream[1]}", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    assert proc.stderr is not None
+    first = proc.stderr.readline()
+    m = re.search(r"listening on [\d.]+:(\d+)", first)
+    if not m:
+        proc.kill()
+        raise AssertionError(f"the proxy did not start: {first}{proc.communicate()[1]}")
+    return proc, int(m.group(1))
+
+
+class LoopbackCapture:
+    """``dumpcap -i lo`` (Wireshark's capture program) on some TCP ports, into a pcapng file;
+    :meth:`streams` reads every TCP connection's bytes back with ``tshark``."""
+
+    def __init__(self, path: Path, ports: list[int]) -> None:
+        self.path = path
+        exe = shutil.which("dumpcap")
+        assert exe, "dumpcap (Wireshark) is installed on every CI machine"
+        bpf = " or ".join(f"tcp port {p}" for p in ports)
+        self.proc = subprocess.Popen([exe, "-i", "lo", "-f", bpf, "-w", str(path), "-q"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True)
+        assert self.proc.stderr is not None
+        line = self.proc.stderr.readline()  # "Capturing on 'Loopback: lo'": the filter is on
+        assert "Capturing on" in line, line + self.proc.stderr.read()
+
+    def stop(self) -> None:
+        import signal
+        import time
+
+        time.sleep(0.3)  # (the last frames reach the capture)
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.communicate(timeout=30)
+
+    def streams(self) -> list[tuple[int, int, bytes, bytes]]:
+        """(client port, server port, client->server bytes, server->client bytes) of every TCP
+        connection in the capture (tshark's follow,tcp,raw), in the order they started."""
+        tshark = shutil.which("tshark") or "tshark"
+        conv = subprocess.run([tshark, "-r", str(self.path), "-T", "fields", "-e",
+                               "tcp.stream", "-e", "tcp.srcport", "-e", "tcp.dstport", "-Y",
+                               "tcp.flags.syn == 1 && tcp.flags.ack == 0"],
+                              capture_output=True, text=True, timeout=120, check=True)
+        out = []
+        for line in conv.stdout.splitlines():
+            stream, client, server = (int(x) for x in line.split())
+            res = subprocess.run([tshark, "-r", str(self.path), "-q", "-z",
+                                  f"follow,tcp,raw,{stream}"],
+                                 capture_output=True, text=True, timeout=120, check=True)
+            sides = [bytearray(), bytearray()]
+            body = res.stdout.split("=" * 67)[1] if "=" * 67 in res.stdout else ""
+            for row in body.splitlines():
+                if not row.strip() or ":" in row:
+                    continue  # the header lines (Follow:, Filter:, Node 0:, Node 1:)
+                sides[1 if row.startswith("\t") else 0] += bytes.fromhex(row.strip())
+            out.append((client, server, bytes(sides[0]), bytes(sides[1])))
+        return out
