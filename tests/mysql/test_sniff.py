@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_support import CLI, ENV, binlog_events, server_events
+from watch_support import (
+    CLI,
+    ENV,
+    binlog_events,
+    event_objects,
+    master_status,
+    remote_dump_command,
+    server_events,
+    start_proxy,
+)
 
 pytestmark = pytest.mark.mysql
 
@@ -188,3 +197,55 @@ def test_sniff_bad_interface_and_filter_are_one_line() -> None:
                              capture_output=True, text=True, env=ENV, timeout=60)
         assert res.returncode == 1 and "Traceback" not in res.stderr
         assert len(res.stderr.strip().splitlines()) == 1 and text in res.stderr
+
+
+def test_sniff_sees_both_legs_of_a_proxied_session(mariadb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``sniff -i lo`` on the proxy's port and the server's while a client dumps through the
+    proxy: both legs are flows of their own, and each leg's binlog events are the proxy's
+    decoded events (binlog file, offset, type, rows and every shared field), in order."""
+    if not _can_capture():
+        pytest.fail("the suite runs as root in CI (AF_PACKET capture)")
+    with mariadb.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS sniff_proxy (id BIGINT PRIMARY KEY, v TEXT)")
+    name, pos = master_status(mariadb)
+    with mariadb.connect() as conn, conn.cursor() as cur:
+        cur.execute("INSERT INTO sniff_proxy VALUES (%s, 'a'), (%s, REPEAT('b', 300))",
+                    (time.time_ns(), time.time_ns() + 1))
+        cur.execute("UPDATE sniff_proxy SET v = 'c' WHERE v = 'a'")
+        cur.execute("DELETE FROM sniff_proxy WHERE v = 'c'")
+    proxy, port = start_proxy((mariadb.host, mariadb.port), "--json")
+    sniff = subprocess.Popen(
+        [*CLI, "sniff", "-i", "lo", "--json", "--bpf", f"port {port} or port {mariadb.port}",
+         "--port", str(port), "--port", str(mariadb.port), "--duration", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        time.sleep(2.0)  # the socket is open once the interpreter has started
+        dump = subprocess.run(remote_dump_command(mariadb, port, name, pos),
+                              capture_output=True, text=True, timeout=60)
+        assert dump.returncode == 0, dump.stderr
+        time.sleep(0.5)
+    finally:
+        sniff.send_signal(signal.SIGINT)
+        s_out, s_err = sniff.communicate(timeout=30)
+        proxy.send_signal(signal.SIGINT)
+        p_out, p_err = proxy.communicate(timeout=30)
+    assert sniff.returncode == 0 and "Traceback" not in s_err, s_err
+    assert proxy.returncode == 0 and "1 connection(s) relayed" in p_err, p_err
+    relayed = event_objects(p_out.splitlines())
+    assert len(relayed) >= 10 and {o["binlog_file"] for o in relayed} == {name}
+    assert any(o["rows"] for o in relayed)
+    # sniff's flows with a dump request: the client's leg (to the proxy's port) and the
+    # proxy's leg (to the server's port); (an earlier test's dump thread may still send on a
+    # connection sniff joins mid-way: no dump request seen there)
+    legs: dict[str, list[str]] = {}
+    dumped: set[str] = set()
+    for line in s_out.splitlines():
+        o = json.loads(line)
+        if o.get("kind") == "com_binlog_dump":
+            dumped.add(o["flow"])
+        if o.get("kind") == "binlog_event":
+            legs.setdefault(o["flow"], []).append(line)
+    legs = {f: v for f, v in legs.items() if f in dumped}
+    assert sorted(f.rsplit(":", 1)[1] for f in legs) == sorted([str(port), str(mariadb.port)])
+    for flow, lines in legs.items():
+        assert event_objects(lines) == relayed, flow
