@@ -87,8 +87,8 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     fired: list[int] = []
     previous = flag_on_signals(fired)  # the first signal ends the capture, with its summary
     record = not (args.json or args.summary or args.brief)
-    if err.isatty():
-        print(f"{PROG} sniff: capturing on {args.interface} (Ctrl-C ends)", file=err, flush=True)
+    # (also when stderr is not a terminal: the capture is open now, what a script waits for)
+    print(f"{PROG} sniff: capturing on {args.interface} (Ctrl-C ends)", file=err, flush=True)
     try:
         rc = emit_capture(
             sniff_batches(capture, ports, record=record, stop=lambda: bool(fired),

@@ -30,6 +30,7 @@ from watch_support import (
     remote_dump_command,
     server_events,
     start_proxy,
+    start_sniff,
 )
 
 pytestmark = pytest.mark.mysql
@@ -63,11 +64,8 @@ def _sniffed_dump(mariadb: Any, *args: str) -> tuple[list[str], str, str, int]:
         cur.execute("REPLACE INTO sniff_big VALUES (1, REPEAT('x', 300000))")
         cur.execute("SHOW BINARY LOGS")
         logs = [r[0] for r in cur.fetchall()]
-    sniff = subprocess.Popen(
-        [*CLI, "sniff", "-i", "lo", "--bpf", f"port {mariadb.port}", "--port",
-         str(mariadb.port), "--duration", "60", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    time.sleep(2.0)  # the socket is open once the interpreter has started
+    sniff = start_sniff("--bpf", f"port {mariadb.port}", "--port", str(mariadb.port),
+                        "--duration", "60", *args)
     dump = subprocess.run(
         [client, "--read-from-remote-server", f"--host={mariadb.host}",
          f"--port={mariadb.port}", f"--user={mariadb.user}", f"--password={mariadb.password}",
@@ -214,12 +212,13 @@ def test_sniff_sees_both_legs_of_a_proxied_session(mariadb, tmp_path: Path) -> N
         cur.execute("UPDATE sniff_proxy SET v = 'c' WHERE v = 'a'")
         cur.execute("DELETE FROM sniff_proxy WHERE v = 'c'")
     proxy, port = start_proxy((mariadb.host, mariadb.port), "--json")
-    sniff = subprocess.Popen(
-        [*CLI, "sniff", "-i", "lo", "--json", "--bpf", f"port {port} or port {mariadb.port}",
-         "--port", str(port), "--port", str(mariadb.port), "--duration", "60"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
-        time.sleep(2.0)  # the socket is open once the interpreter has started
+        sniff = start_sniff("--json", "--bpf", f"port {port} or port {mariadb.port}",
+                            "--port", str(port), "--port", str(mariadb.port), "--duration", "60")
+    except BaseException:
+        proxy.kill()
+        raise
+    try:
         dump = subprocess.run(remote_dump_command(mariadb, port, name, pos),
                               capture_output=True, text=True, timeout=60)
         assert dump.returncode == 0, dump.stderr

@@ -148,3 +148,15 @@ class LoopbackCapture:
                 sides[1 if row.startswith("\t") else 0] += bytes.fromhex(row.strip())
             out.append((client, server, bytes(sides[0]), bytes(sides[1])))
         return out
+
+
+def start_sniff(*args: str) -> subprocess.Popen[str]:
+    """``binlogscope sniff -i lo ARGS``, returned once its capture is open (its first line)."""
+    proc = subprocess.Popen([*CLI, "sniff", "-i", "lo", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=ENV)
+    assert proc.stderr is not None
+    first = proc.stderr.readline()
+    if "capturing on lo" not in first:
+        proc.kill()
+        raise AssertionError(f"sniff did not start: {first}{proc.communicate()[1]}")
+    return proc
