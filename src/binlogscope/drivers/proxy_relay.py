@@ -40,7 +40,8 @@ class Leg(asyncio.Protocol):
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         #: called once connected (the client's leg starts its relay here)
         self.on_made: Callable[[Leg], None] | None = None
-        #: received bytes -> the bytes to relay (b"": nothing now); None: relayed as received
+        #: received bytes -> the bytes to relay (b"": nothing now); called with b"" at EOF to
+        #: hand over what it still holds; None: relayed as received
         self.intercept: Callable[[bytes], bytes] | None = None
         #: encrypts what this leg sends (a proxy_tls.TlsEnd once TLS is established)
         self.tls: Any = None
@@ -81,6 +82,10 @@ class Leg(asyncio.Protocol):
         self.offer(self.peer, data)  # ... then the decoder's copy (the same object)
 
     def eof_received(self) -> bool:
+        if self.intercept is not None:  # (e.g. an incomplete first packet: still forwarded)
+            rest = self.intercept(b"")
+            if rest:
+                self.relay(rest)
         self.eof = True
         if self.other is not None:
             self._pass_eof()

@@ -334,6 +334,10 @@ class TlsSwitch:
 
     def from_client(self, data: bytes) -> bytes:
         if self.state == "watch":
+            if not data:  # EOF before a whole first packet: what came is relayed as it is
+                self.state = "plain"
+                held, self.head = bytes(self.head), bytearray()
+                return held
             self.head += data
             n = _first_packet(self.head)
             if not n:
