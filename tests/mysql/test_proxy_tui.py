@@ -6,7 +6,8 @@ pymysql commits rows through it on a second connection: the rows show up while b
 each (``flow:N`` shows one), the phase strip follows the selected row's connection, a rows
 event's tree and hex are the server's event, and no password or scramble is on any surface.
 ``binlogscope proxy`` itself on a terminal (a pty) opens that TUI and ends with its summary
-line on ``q`` and on Ctrl-C, its ``--record`` complete.
+line on ``q`` and on Ctrl-C, its ``--record`` complete. ``sniff``'s TUI (the same live source)
+on lo during a proxied dump shows both legs as flows, with the proxy's events.
 """
 
 from __future__ import annotations
@@ -204,3 +205,53 @@ def test_proxy_command_opens_the_tui_and_ends_with_its_summary(mariadb: Any,
         expected = server_events(mariadb.binlog_dir, [name])
         assert [(f, o) for f, o, *_ in seen if f == name and o >= pos] == \
             sorted((f, o) for f, o in expected if o >= pos)
+
+
+@sync
+async def test_sniff_tui_shows_both_legs_of_a_proxied_dump(mariadb: Any) -> None:
+    """``sniff``'s TUI (the same live source) on lo while mariadb-binlog dumps through the
+    proxy: the client's leg and the proxy's leg are two flows in the flow column, with the same
+    binlog events (file, start offset, type) as the proxy decoded on its one connection."""
+    from binlogscope.drivers.sniff import open_capture
+    from binlogscope.inspector.sources.sniff import SniffSource
+
+    name, pos = master_status(mariadb)
+    with mariadb.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS proxy_tui (id BIGINT PRIMARY KEY, "
+                    "v VARCHAR(40))")
+        cur.execute("INSERT INTO proxy_tui VALUES (%s, 'sniffed')", (time.time_ns(),))
+    proxy = ReplicationProxy(("127.0.0.1", 0), (mariadb.host, mariadb.port))
+    port = proxy.start()
+    relayed = ProxySource(proxy)
+    relayed_app = BinlogScopeApp(relayed)
+    capture = open_capture("lo", f"port {port} or port {mariadb.port}")
+    sniffed = SniffSource(capture, ports=[port, mariadb.port])
+    app = BinlogScopeApp(sniffed)
+
+    def events(src: Any) -> dict[int, list[tuple[str | None, int | None, str]]]:
+        out: dict[int, list[tuple[str | None, int | None, str]]] = {}
+        for i in range(len(src)):
+            r = src.row(i)
+            if r.file_pos is not None:
+                out.setdefault(r.flow, []).append((r.binlog_file, r.file_pos, r.event_type))
+        return out
+
+    try:
+        async with relayed_app.run_test(size=(160, 45)), app.run_test(size=(160, 45)) as pilot:
+            await wait_for(lambda: isinstance(app.screen, MainScreen), 30)
+            scr = app.screen
+            assert isinstance(scr, MainScreen) and scr.live
+            assert "flow" in scr.events.render_line(0).text
+            dump = subprocess.run(remote_dump_command(mariadb, port, name, pos),
+                                  capture_output=True, timeout=60)
+            assert dump.returncode == 0, dump.stderr
+            await wait_for(lambda: len(events(relayed).get(1, [])) >= 5, 30)
+            want = events(relayed)[1]
+            await wait_for(lambda: sorted(events(sniffed).values()) == [want, want], 30)
+            flows = {sniffed.row(i).flow for i in range(len(sniffed))
+                     if sniffed.row(i).event_type == "COM_BINLOG_DUMP"}
+            assert len(flows) == 2
+            await pilot.press("q")
+        assert sniffed.ended.wait(30) and relayed.ended.wait(30)
+    finally:
+        proxy.stop()
