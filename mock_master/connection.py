@@ -40,6 +40,7 @@ from binlogscope.wire.handshake import (
     AuthMoreData,
     AuthSwitchRequest,
     AuthSwitchResponse,
+    EofPacket,
     ErrPacket,
     HandshakeResponse41,
     HandshakeV10,
@@ -329,6 +330,9 @@ class Connection(ClientIO):
                 continue
             elif isinstance(v, SimpleCommand) and v.command in STMT_COMMANDS:
                 self.prepared.handle(v.command, v.arguments)
+            elif isinstance(v, SimpleCommand) and v.command == Command.COM_FIELD_LIST \
+                    and self.m.flavor == "mysql":
+                self._field_list(v.arguments)
             elif isinstance(v, SimpleCommand):
                 if v.command == Command.COM_QUIT:
                     self.close("client (COM_QUIT)")
@@ -345,6 +349,25 @@ class Connection(ClientIO):
                                            "phase")
                 self._unknown_command(p.payload[0] if p.payload else -1)
             await self.drain()
+
+    def _field_list(self, args: bytes) -> None:
+        """COM_FIELD_LIST (MySQL flavour): the table's column definitions, each with its
+        default (mock_master.mysql_fields), then EOF; the server's errors otherwise."""
+        from mock_master.mysql_fields import field_definitions
+
+        name, _, wild = args.partition(b"\0")
+        table = name.decode("utf-8", "replace")
+        db = self.ctx.database
+        if not db:
+            self.send(ErrPacket(1046, "No database selected", "3D000"))
+            return
+        t = self.m.knowledge().find(db, table)
+        if t is None:
+            self.send(ErrPacket(1146, f"Table '{db}.{table}' doesn't exist", "42S02"))
+            return
+        for payload in field_definitions(t, self.ctx.charset, wild.decode("utf-8", "replace")):
+            self.send_raw(payload)
+        self.send(EofPacket(0, self._status()))
 
     def _unknown_command(self, code: int) -> None:
         """ERR 1047 as the server, and the command logged (its byte and name)."""

@@ -31,6 +31,7 @@ class Answered:
     rows: list[list[bytes | None]] = field(default_factory=list)
     status: int | None = None
     error: tuple[int, str] | None = None
+    payload_lengths: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -62,12 +63,18 @@ def load(path: Path) -> Capture:
         elif kind == "com_query":
             cur = Answered(f["query"])
             answers.append(cur)
+        elif kind == "command" and f.get("command") == "COM_FIELD_LIST":
+            table = bytes.fromhex(f["arguments"]).split(b"\0")[0].decode()
+            cur = Answered(f"FIELD_LIST {table}")
+            answers.append(cur)
         elif o.get("direction") == "client":
             cur = None  # another command (COM_FIELD_LIST, COM_INIT_DB...): not a query's
         elif cur is None or o.get("direction") != "server":
             continue
         elif kind == "column_definition41":
             cur.columns.append({k: f[k] for k in COLUMN_FIELDS})
+            # COM_FIELD_LIST: the default value follows the definition; its length shows here
+            cur.payload_lengths.append(o["payload_length"])
         elif kind == "text_row":
             cur.rows.append([None if v is None else bytes.fromhex(v) for v in f["values"]])
         elif kind in ("ok", "eof"):

@@ -42,6 +42,7 @@ def _mock(version: str, comment: str, ddl: str = "") -> ThreadedMockMaster:
 
 def _ask(mm: ThreadedMockMaster, queries: list[str], charset: int,
          database: str | None = None) -> list[Answered]:
+    """Each query's answer; ``FIELD_LIST t`` sends COM_FIELD_LIST for table t."""
     def session(host: str, port: int) -> None:
         conn = pymysql.connect(host=host, port=port, user="root", password="rootpw",
                                database=database, charset=_COLLATION[charset].split("_")[0],
@@ -49,6 +50,11 @@ def _ask(mm: ThreadedMockMaster, queries: list[str], charset: int,
         try:
             with conn.cursor() as cur:
                 for q in queries:
+                    if q.startswith("FIELD_LIST "):
+                        conn._execute_command(0x04, q.split(" ", 1)[1] + "\0")
+                        while not conn._read_packet().is_eof_packet():
+                            pass
+                        continue
                     cur.execute(q)
                     cur.fetchall()
         finally:
@@ -60,12 +66,16 @@ def _ask(mm: ThreadedMockMaster, queries: list[str], charset: int,
     for p in decode(run.conversations[0]):
         if p.kind == "com_query" and p.value.query in queries:
             out.append(Answered(p.value.query))
+        elif p.kind == "command" and p.value.command == 0x04:  # COM_FIELD_LIST
+            out.append(Answered("FIELD_LIST " + bytes(p.value.arguments).split(b"\0")[0]
+                                .decode()))
         elif p.kind == "com_query":
             out.append(Answered(""))  # the client's own SET NAMES: not compared
         elif not out or p.direction is not Peer.SERVER:
             continue
         elif p.kind == "column_definition41":
             out[-1].columns.append({k: getattr(p.value, k) for k in COLUMN_FIELDS})
+            out[-1].payload_lengths.append(p.payload_length)
         elif p.kind == "text_row":
             out[-1].rows.append(list(p.value.values))
         elif p.kind in ("ok", "eof"):
@@ -85,6 +95,9 @@ def _same(real: Answered, mock: Answered, *,
     for i, (r, m) in enumerate(zip(real.columns, mock.columns, strict=True)):
         diff = {k: (r[k], m[k]) for k in COLUMN_FIELDS if r[k] != m[k]}
         assert not diff, f"{real.query!r} column {i} {r['name']!r}: (real, mock) {diff}"
+    if real.query.startswith("FIELD_LIST "):  # each definition's default value, by length
+        assert mock.payload_lengths == real.payload_lengths, (real.payload_lengths,
+                                                              mock.payload_lengths)
     assert len(mock.rows) == len(real.rows), (real.rows, mock.rows)
     for ri, (rr, mr) in enumerate(zip(real.rows, mock.rows, strict=True)):
         for ci, (rv, mv) in enumerate(zip(rr, mr, strict=True)):
@@ -109,13 +122,15 @@ def test_desc_and_setup_queries_of_mysql_8_0_26() -> None:
     create = load(DEEPFLOW / "mysql-table-create.pcap")
     dbq = load(DEEPFLOW / "mysql-database.pcap")
     assert desc.server_version == "8.0.26" and desc.client_charset == 33
-    queries = ["select @@version_comment limit 1", "desc test_table", "show tables"]
+    queries = ["select @@version_comment limit 1", "desc test_table", "show tables",
+               "FIELD_LIST test_table"]
     with _mock("8.0.26", "MySQL Community Server - GPL", YUANCHAO) as mm:
         got = _ask(mm, queries, 33, "yuanchao")
         no_db = _ask(mm, ["SELECT DATABASE()"], 33)
     _same(desc.answer(queries[0]), got[0])
     _same(desc.answer(queries[1]), got[1])
     _same(create.answer(queries[2]), got[2])
+    _same(create.answer(queries[3]), got[3])
     _same(dbq.answer("SELECT DATABASE()"), no_db[0])
 
 
@@ -124,8 +139,8 @@ def test_show_databases_show_tables_user_and_charsets_of_mysql_8_0_32() -> None:
     auth = load(ZEEK / "caching_sha2_password-after-auth-switch.pcapng")
     assert cap.server_version == auth.server_version == "8.0.32"
     assert cap.client_charset == auth.client_charset == 255
-    ddl = "CREATE DATABASE test; CREATE TABLE test.t (a int);"
-    q1 = ["show databases", "show tables", "select @@version_comment limit 1"]
+    ddl = "CREATE DATABASE test; CREATE TABLE test.t (a float);"
+    q1 = ["show databases", "show tables", "FIELD_LIST t", "select @@version_comment limit 1"]
     q2 = ["select @@version_comment limit 1", "select DATABASE(), USER() limit 1",
           "select @@character_set_client, @@character_set_connection, "
           "@@character_set_server, @@character_set_database limit 1"]
@@ -175,3 +190,38 @@ def test_version_function_of_mysql_9_0() -> None:
     with _mock("9.0.0", "MySQL Community Server - GPL") as mm:
         got = _ask(mm, ["SELECT version()"], cap.client_charset)
     _same(cap.answer("SELECT version()"), got[0])
+
+
+# MySQL 9.0's system tables the capture lists with COM_FIELD_LIST (scripts/mysql_system_
+# tables.sql's definitions: ascii Host, utf8mb3_bin names, ENUM/SET privileges, a TIMESTAMP
+# with ON UPDATE, TEXT; keys)
+SYSTEM = """CREATE DATABASE mysql; USE mysql;
+CREATE TABLE columns_priv (Host char(255) CHARACTER SET ascii COLLATE ascii_general_ci NOT NULL
+ DEFAULT '', Db char(64) NOT NULL DEFAULT '', User char(32) NOT NULL DEFAULT '',
+ Table_name char(64) NOT NULL DEFAULT '', Column_name char(64) NOT NULL DEFAULT '',
+ Timestamp timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+ Column_priv set('Select','Insert','Update','References') CHARACTER SET utf8mb3 COLLATE
+ utf8mb3_general_ci NOT NULL DEFAULT '', PRIMARY KEY (Host,User,Db,Table_name,Column_name))
+ ENGINE=InnoDB DEFAULT CHARSET=utf8mb3 COLLATE=utf8mb3_bin;
+CREATE TABLE component (component_id int unsigned NOT NULL AUTO_INCREMENT,
+ component_group_id int unsigned NOT NULL, component_urn text NOT NULL,
+ PRIMARY KEY (component_id)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+CREATE TABLE db (Host char(255) CHARACTER SET ascii COLLATE ascii_general_ci NOT NULL
+ DEFAULT '', Db char(64) NOT NULL DEFAULT '', User char(32) NOT NULL DEFAULT '', """ + \
+    ", ".join(f"{p}_priv enum('N','Y') CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci "
+              "NOT NULL DEFAULT 'N'" for p in (
+                  "Select", "Insert", "Update", "Delete", "Create", "Drop", "Grant",
+                  "References", "Index", "Alter", "Create_tmp_table", "Lock_tables",
+                  "Create_view", "Show_view", "Create_routine", "Alter_routine", "Execute",
+                  "Event", "Trigger")) + """, PRIMARY KEY (Host,Db,User), KEY User (User))
+ ENGINE=InnoDB DEFAULT CHARSET=utf8mb3 COLLATE=utf8mb3_bin;"""
+
+
+def test_field_list_of_mysql_9_0_system_tables() -> None:
+    cap = load(ZEEK / "many-query-attrs.pcap")
+    assert (cap.server_version, cap.client_charset) == ("9.0.0", 255)
+    queries = ["FIELD_LIST columns_priv", "FIELD_LIST component", "FIELD_LIST db"]
+    with _mock("9.0.0", "MySQL Community Server - GPL", SYSTEM) as mm:
+        got = _ask(mm, queries, 255, "mysql")
+    for q, g in zip(queries, got, strict=True):
+        _same(cap.answer(q), g)
