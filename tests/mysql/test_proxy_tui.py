@@ -12,6 +12,7 @@ on lo during a proxied dump shows both legs as flows, with the proxy's events.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -168,8 +169,8 @@ async def test_proxy_tui_shows_a_live_relayed_session(mariadb: Any, tmp_path: Pa
 def test_proxy_command_opens_the_tui_and_ends_with_its_summary(mariadb: Any,
                                                                 tmp_path: Path) -> None:
     """``binlogscope proxy`` on a terminal: the TUI (its status bar names the relay); a real
-    client's session through it shows; ``q`` (and Ctrl-C) end it with the summary line, and the
-    ``--record`` capture holds the session."""
+    client's session through it shows; ``q``, Ctrl-C and SIGTERM end it with the summary line
+    (the terminal restored), and the ``--record`` capture holds the session."""
     import re
 
     name, pos = master_status(mariadb)
@@ -177,8 +178,8 @@ def test_proxy_command_opens_the_tui_and_ends_with_its_summary(mariadb: Any,
         cur.execute("CREATE TABLE IF NOT EXISTS proxy_tui (id BIGINT PRIMARY KEY, "
                     "v VARCHAR(40))")
         cur.execute("INSERT INTO proxy_tui VALUES (%s, 'pty')", (time.time_ns(),))
-    for key in (b"q", b"\x03"):
-        rec = tmp_path / f"tui-{key[0]}.pcapng"
+    for key in (b"q", b"\x03", signal.SIGTERM):
+        rec = tmp_path / f"tui-{key if isinstance(key, int) else key[0]}.pcapng"
         state: dict[str, Any] = {}
 
         def step(out: bytes, state: dict[str, Any] = state) -> bool:
@@ -197,6 +198,7 @@ def test_proxy_command_opens_the_tui_and_ends_with_its_summary(mariadb: Any,
         assert state["dump"].returncode == 0, state["dump"].stderr
         assert rc == 0, out[-3000:]
         assert b"Traceback" not in out
+        assert b"\x1b[?1049l" in out  # (the terminal's main screen back)
         assert b"binlogscope proxy: 1 connection(s) relayed; recorded to" in out, out[-2000:]
         res = subprocess.run([*CLI, "pcap", "--json", "--port", str(mariadb.port), str(rec)],
                              capture_output=True, text=True, env=ENV, timeout=60)

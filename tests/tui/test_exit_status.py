@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_in_pty(args: list[str], ready: bytes | Callable[[bytes], bool], timeout: float = 60.0,
-               key: bytes = b"q") -> tuple[int, bytes]:
-    """Run ``python -m binlogscope ARGS`` on a pty; press ``key`` once ``ready`` shows up in
-    the output (or ``ready(output)`` is true)."""
+               key: bytes | int = b"q") -> tuple[int, bytes]:
+    """Run ``python -m binlogscope ARGS`` on a pty; press ``key`` (an int: send that signal)
+    once ``ready`` shows up in the output (or ``ready(output)`` is true)."""
     pid, fd = pty.fork()
     if pid == 0:  # child
         os.environ["PYTHONPATH"] = f"{ROOT / 'src'}{os.pathsep}{ROOT}"
@@ -47,7 +47,10 @@ def run_in_pty(args: list[str], ready: bytes | Callable[[bytes], bool], timeout:
             out += chunk
         if not sent and (ready(out) if callable(ready) else ready in out):
             time.sleep(0.5)
-            os.write(fd, key)
+            if isinstance(key, int):
+                os.kill(pid, key)
+            else:
+                os.write(fd, key)
             sent = True
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
