@@ -73,6 +73,22 @@ def _dump(port: int, first: str, into: Path) -> float:
     return secs
 
 
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process so far (0.0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
 def _int(s: str | None) -> int:
     return int(s.replace(",", "")) if s else 0
 
@@ -106,7 +122,11 @@ def sniffed(m: dict[str, Any], port: int, tmp: Path, output: str,
                                 "--rate", "200", "-o", str(profile), "--pid", str(proc.pid)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1)
+    capture = _children(proc.pid)
+    before = _cpu(proc.pid), sum(_cpu(c) for c in capture)
     watched = _dump(port, first, tmp / "sniffed")
+    # (during the dump: the decoder's CPU and the capture process's, which must keep up)
+    cpu = _cpu(proc.pid) - before[0], sum(_cpu(c) for c in capture) - before[1]
     t0 = time.perf_counter()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=3600)
@@ -115,7 +135,9 @@ def sniffed(m: dict[str, Any], port: int, tmp: Path, output: str,
         spy.send_signal(signal.SIGINT)
         spy.wait(60)
     res: dict[str, Any] = {"output": output, "dump_sniffed_s": watched,
-                           "decode_done_after_dump_s": finish, "exit": proc.returncode}
+                           "decode_done_after_dump_s": finish, "exit": proc.returncode,
+                           "decoder_cpu_during_dump_s": cpu[0],
+                           "capture_cpu_during_dump_s": cpu[1]}
     lm = _LOSS.search(err)
     if lm is None:
         res["error"] = err.strip()[-500:]
@@ -196,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     for output in outputs:
         rs = [r for r in runs if r["output"] == output and "error" not in r]
         print(f"sniff --{output} ({len(rs)} runs):")
-        for key in ("dump_sniffed_s", "decode_done_after_dump_s", "kernel_drops",
+        for key in ("dump_sniffed_s", "decode_done_after_dump_s", "decoder_cpu_during_dump_s",
+                    "capture_cpu_during_dump_s", "kernel_drops",
                     "buffer_drops", "frames_decoded", "ratio", "buffer_peak_mib"):
             xs = [float(r[key]) for r in rs if r.get(key) is not None]
             if xs:
