@@ -5,7 +5,10 @@ the GTID state a MariaDB replica set with ``@slave_connect_state``), how the dum
 of a non-blocking dump, an ERR with its code and text), who closed the connection (the side
 whose FIN or RST came first, at that frame), packets and bytes per direction, events by type,
 semi-sync ACKs and their latency, heartbeats, the server's ERR packets (count and the first),
-decode errors and the TCP gaps (each with its frame).
+decode errors and the TCP gaps (each with its frame, and the bytes skipped after them to the
+next packet header). For a live capture (``sniff``), :func:`capture_loss_lines` /
+:func:`capture_loss_json` close the summary with what was lost before decoding (kernel and
+decode-buffer drops) beside the sum of the flows' gaps.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
 """The capture process of ``binlogscope sniff``: a TPACKET_V3 ring drained at the line rate.
 
 Why a process of its own, and why the socket is read here rather than through scapy: reading
-one frame per ``select`` + ``recvmsg`` (scapy's ``L2ListenSocket.recv_raw``) in the process that
-also decodes lost ~40 % of the frames of a full-rate binlog dump on loopback (bench/sniff.py):
+one frame per ``select`` + ``recvmsg`` (scapy's ``L2ListenSocket._recv_raw``) in the process that
+also decodes lost 40-60 % of the frames of a full-rate binlog dump on loopback (bench/README.md):
 the decoder holds the CPU (and the GIL) for far longer than the kernel's socket buffer lasts at
-~170 MB/s. scapy has no memory-mapped (PACKET_MMAP) reader, so this module sets up the kernel's
-TPACKET_V3 ring on the AF_PACKET socket that scapy opened, bound and filtered
+~170 MB/s. scapy has no memory-mapped (PACKET_MMAP) reader of its own; libpcap (scapy's
+``conf.use_pcap``) reads such a ring, but through one ctypes call per frame in the decoding
+process, and its ring - locked kernel memory, allocated whole - would have to hold the entire
+backlog. So this module sets up the kernel's TPACKET_V3 ring on the AF_PACKET socket that scapy
+opened, bound and filtered
 (:class:`binlogscope.drivers.sniff.LiveCapture`), and a small child process (``python -m
 binlogscope.drivers.sniff_ring``, the socket passed as a file descriptor) does nothing but:
 
