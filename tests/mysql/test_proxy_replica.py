@@ -81,13 +81,13 @@ def test_a_semi_sync_replica_through_the_proxy(mariadb: MariaDB, replica: MariaD
     proxy, port = start_proxy((mariadb.host, mariadb.port), "--json")
     cap = LoopbackCapture(tmp_path / "lo.pcapng", [mariadb.port, port])  # both legs
     try:
-        clients = int(global_status(mariadb, "Rpl_semi_sync_master_clients"))
         start_replica(replica, "127.0.0.1", port, name, pos)
         # the primary sees a semi-sync replica (through the proxy) before anything commits
-        _wait(lambda: int(global_status(mariadb, "Rpl_semi_sync_master_clients")) == clients + 1,
-              "the primary to count the replica as a semi-sync client")
-        hosts = sql(mariadb, "SHOW SLAVE HOSTS")
-        assert [int(h[0]) for h in hosts] == [2], hosts
+        # (an earlier test's client may still be counted until its thread notices it is gone:
+        # the ACK counts below are what only this replica can make)
+        _wait(lambda: int(global_status(mariadb, "Rpl_semi_sync_master_clients")) >= 1
+              and 2 in [int(h[0]) for h in sql(mariadb, "SHOW SLAVE HOSTS")],
+              "the primary to list the replica and count a semi-sync client")
         # (earlier tests' dump threads may linger until their next write: the replica's is
         # found by its connection id below)
         dumps = {int(r[0]): r for r in sql(mariadb, "SHOW PROCESSLIST") if r[4] == "Binlog Dump"}
