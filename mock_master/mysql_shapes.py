@@ -160,10 +160,14 @@ def show_tables_cols(label: str, org_name: str, full: bool, cs: int,
 #: type, characters, flags). COLUMNS' COLUMN_NAME..EXTRA: capture (their types reach DESC
 #: unchanged). *_SCHEMA/*_NAME/CATALOG: the same ``<dd>.name`` + collation form as SHOW
 #: DATABASES' and SHOW TABLES' columns (capture) in the view definitions
-#: (sql/dd/impl/system_views/*.cc). ORDINAL_POSITION: ``col.ordinal_position`` INT UNSIGNED NOT
-#: NULL (source). Any other column: MariaDB's type and length, as an expression (source only:
-#: not checked).
+#: (sql/dd/impl/system_views/*.cc); the other views' ``<x>.name COLLATE utf8mb3_tolower_ci``
+#: and ``IF(..., 'YES', ...)`` columns take the form of COLUMNS' COLUMN_NAME and IS_NULLABLE.
+#: ORDINAL_POSITION, SEQ_IN_INDEX, DATETIME_PRECISION, SRS_ID: plain INT UNSIGNED dictionary
+#: columns (source). Any other column: MariaDB's type and length, as an expression (source
+#: only: not checked).
 _NAME = (T_VAR_STRING, 64, NN | BIN | NO_DEF)
+_LOWER = ("", T_VAR_STRING, 64, 0)  # <x>.name COLLATE utf8mb3_tolower_ci
+_YES = ("", T_VAR_STRING, 3, NN)  # IF(..., 'YES', 'NO'|'')
 MYSQL_IS: dict[str, dict[str, tuple[str, int, int, int]]] = {
     "COLUMNS": {
         "TABLE_CATALOG": ("catalogs", *_NAME), "TABLE_SCHEMA": ("schemata", *_NAME),
@@ -174,15 +178,22 @@ MYSQL_IS: dict[str, dict[str, tuple[str, int, int, int]]] = {
         "COLUMN_TYPE": ("columns", T_BLOB, 16777215, NN | BLOB_F | BIN | NO_DEF),
         "COLUMN_KEY": ("columns", T_STRING, 3, NN | BIN | ENUM_F | NO_DEF),
         "EXTRA": ("", T_VAR_STRING, 256, 0),
+        "DATETIME_PRECISION": ("columns", T_LONG, 10, UNS),
+        "SRS_ID": ("columns", T_LONG, 10, UNS),
     },
     "TABLES": {"TABLE_CATALOG": ("catalogs", *_NAME), "TABLE_SCHEMA": ("schemata", *_NAME),
                "TABLE_NAME": ("tables", *_NAME)},
     "SCHEMATA": {"CATALOG_NAME": ("catalogs", *_NAME), "SCHEMA_NAME": ("schemata", *_NAME)},
     "STATISTICS": {"TABLE_CATALOG": ("catalogs", *_NAME), "TABLE_SCHEMA": ("schemata", *_NAME),
-                   "TABLE_NAME": ("tables", *_NAME)},
-    "KEY_COLUMN_USAGE": {"TABLE_CATALOG": ("catalogs", *_NAME),
+                   "TABLE_NAME": ("tables", *_NAME), "INDEX_SCHEMA": ("schemata", *_NAME),
+                   "INDEX_NAME": _LOWER, "COLUMN_NAME": _LOWER, "NULLABLE": _YES,
+                   "IS_VISIBLE": _YES,
+                   "SEQ_IN_INDEX": ("index_column_usage", T_LONG, 10, NN | UNS | NO_DEF)},
+    "KEY_COLUMN_USAGE": {"CONSTRAINT_CATALOG": ("catalogs", *_NAME),
+                         "CONSTRAINT_SCHEMA": ("schemata", *_NAME),
+                         "TABLE_CATALOG": ("catalogs", *_NAME),
                          "TABLE_SCHEMA": ("schemata", *_NAME),
-                         "TABLE_NAME": ("tables", *_NAME)},
+                         "TABLE_NAME": ("tables", *_NAME), "COLUMN_NAME": _LOWER},
 }
 
 

@@ -209,3 +209,38 @@ def test_replication_setup_queries_as_mysql_8_0_45() -> None:
     executed = _columns_of(conv, "SHOW MASTER STATUS")[4]
     assert (executed.name, executed.column_length, executed.decimals) == (
         "Executed_Gtid_Set", len(f"{uuid}:1-6") * 4, 31)
+
+
+def test_primary_key_lookups_as_cdc_clients_make_them() -> None:
+    """KEY_COLUMN_USAGE and STATISTICS (the views of sql/dd/impl/system_views): upper-case
+    labels, the PRIMARY and the SERIAL column's UNIQUE key, STATISTICS' IS_VISIBLE."""
+    def session(host: str, port: int) -> Any:
+        conn = pymysql.connect(host=host, port=port, user="repl", password="replpass",
+                               cursorclass=pymysql.cursors.DictCursor)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT constraint_name, column_name, ordinal_position FROM "
+                            "information_schema.key_column_usage WHERE table_schema = 'test' "
+                            "AND table_name = 't1' ORDER BY constraint_name")
+                kcu = cur.fetchall()
+                cur.execute("SELECT index_name, non_unique, seq_in_index, column_name, "
+                            "is_visible FROM information_schema.statistics WHERE "
+                            "table_schema = 'test' AND table_name = 't1'")
+                return kcu, cur.fetchall()
+        finally:
+            conn.close()
+
+    with _serve([FIXTURE / f for f in FILES]) as mm:
+        run = record(session, mm.host, mm.port)
+    assert run.error is None, run.error
+    kcu, stats = run.result
+    assert list(kcu) == [
+        {"CONSTRAINT_NAME": "id", "COLUMN_NAME": "id", "ORDINAL_POSITION": 1},
+        {"CONSTRAINT_NAME": "PRIMARY", "COLUMN_NAME": "id", "ORDINAL_POSITION": 1}]
+    assert sorted(s["INDEX_NAME"] for s in stats) == ["PRIMARY", "id"]
+    assert all(s["NON_UNIQUE"] == 0 and s["IS_VISIBLE"] == "YES" for s in stats)
+    defs = _columns_of(run.conversations[0], "SELECT index_name")
+    assert [(d.name, d.org_table, d.org_name) for d in defs] == [
+        ("INDEX_NAME", "", "INDEX_NAME"), ("NON_UNIQUE", "", "NON_UNIQUE"),
+        ("SEQ_IN_INDEX", "index_column_usage", "SEQ_IN_INDEX"),
+        ("COLUMN_NAME", "", "COLUMN_NAME"), ("IS_VISIBLE", "", "IS_VISIBLE")]
