@@ -16,7 +16,7 @@ from binlogscope.tui.app import BinlogScopeApp
 from binlogscope.tui.screens.main import MainScreen
 from tests.helpers import FIXTURES
 from tests.tui.conftest import sync, wait_for
-from tests.tui.test_exit_status import _run_in_pty
+from tests.tui.test_exit_status import run_in_pty
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -75,7 +75,7 @@ async def test_tui_over_the_set_goes_to_file_and_position() -> None:
 
 def test_file_with_two_paths_on_a_terminal_opens_the_tui() -> None:
     total = len(_file_json(FILES))
-    rc, out = _run_in_pty(["file", *map(str, FILES)], f"{total} events".encode())
+    rc, out = run_in_pty(["file", *map(str, FILES)], f"{total} events".encode())
     assert rc == 0
     assert b"\x1b[?1049h" in out  # the alternate screen: the TUI, not the text dump
     assert b"# at" in out
