@@ -180,6 +180,39 @@ def test_tls_flow_is_reported_encrypted_not_decoded(tmp_path: Path) -> None:
     assert not any(getattr(i.event, "error", None) for i in items)
 
 
+def test_decrypted_connection_after_the_ssl_request_is_decoded(tmp_path: Path) -> None:
+    """A capture holding plaintext after the SSLRequest (a binlogscope proxy recording of a
+    session whose TLS it terminated) decodes on, with a note; TLS records after it (also
+    change_cipher_spec/application data, e.g. when the ClientHello came in the SSLRequest's
+    segment) stay opaque."""
+    from binlogscope.wire import handshake as hs
+
+    response = hs.encode_handshake_response41(hs.HandshakeResponse41(
+        0x000FAA0A, username="u", auth_response=b"r" * 20, client_plugin_name=""))
+    response = len(response).to_bytes(3, "little") + b"\x02" + response
+    ok = hexbytes("07 00 00 03  00 00 00 02 00 00 00")
+    frames = _conversation(4406, [(False, _greeting()), (True, SSL_REQUEST), (True, response),
+                                  (False, ok)])
+    cap = tmp_path / "plain.pcap"
+    cap.write_bytes(_pcap(frames))
+    items = list(read_capture(str(cap)))
+    kinds = [i.event.kind for i in items if isinstance(i.event, PacketDecoded)]
+    assert kinds == ["handshake_v10", "ssl_request", "handshake_response41", "ok"]
+    assert [i.text for i in items if i.kind == "note" and "decrypted" in (i.text or "")]
+    assert not items[0].flow.encrypted
+    assert not any(getattr(i.event, "error", None) for i in items)
+    # the ClientHello in the SSLRequest's segment, then a TLS 1.3 change_cipher_spec record
+    hello = bytes.fromhex("16030100a5010000a10303") + bytes(160)
+    ccs = bytes.fromhex("140303000101") + bytes.fromhex("1703030035") + bytes(53)
+    frames = _conversation(4406, [(False, _greeting()), (True, SSL_REQUEST + hello),
+                                  (False, b"\x16\x03\x03" + bytes(90)), (True, ccs)])
+    cap.write_bytes(_pcap(frames))
+    items = list(read_capture(str(cap)))
+    kinds = [i.event.kind for i in items if isinstance(i.event, PacketDecoded)]
+    assert kinds == ["handshake_v10", "ssl_request"] and items[0].flow.encrypted
+    assert not [i for i in items if i.kind == "note" and "decrypted" in (i.text or "")]
+
+
 def test_mid_stream_join_finds_packet_boundaries(tmp_path: Path) -> None:
     # a query/response exchange on a non-default port, joined in the middle of a packet
     query = hexbytes("0a 00 00 00  03") + b"SELECT 1;"

@@ -7,7 +7,8 @@ binlog events the proxy decoded after the TLS switch are the ones ``binlogscope 
 reads at the same (binlog_file, offset), rows included. ``mariadb-binlog
 --read-from-remote-server --raw --ssl`` through the proxy (the plain relay and the fault
 relay) writes byte-identical files to the direct run; python-mysql-replication with TLS
-(verifying the proxy's certificate) reads the same rows as direct. A wrong CA with
+(verifying the proxy's certificate) reads the same rows as direct, and ``pcap`` decodes the
+proxy's recording of it (plaintext after the SSLRequest) to the same events. A wrong CA with
 ``--ssl-mode VERIFY_CA`` closes the client's connection and gives one line. The password, the
 scramble and the auth response are on no output.
 """
@@ -374,6 +375,10 @@ def test_python_mysql_replication_with_tls_through_the_proxy(
                           str(tmp_path / "rec.pcapng")], capture_output=True, text=True,
                          env=ENV, timeout=60)
     assert res.returncode == 0 and '"kind":"ssl_request"' in res.stdout, res.stderr
+    # pcap sees plaintext after each SSLRequest, says so, and decodes the same events
+    assert res.stdout.count("the capture holds the decrypted connection") == 2
+    assert binlog_events(res.stdout.splitlines()) == binlog_events(lines)
+    assert len(binlog_events(lines)) > 5
     for text in (proxy.out + proxy.err, res.stdout + res.stderr):
         for secret in secrets:
             for needle in (secret.hex(), secret.hex(" "), base64.b64encode(secret).decode()):

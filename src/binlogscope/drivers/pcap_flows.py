@@ -13,7 +13,13 @@ takes frames (:mod:`~binlogscope.drivers.pcap_files`), finds their TCP segments
   (:mod:`~binlogscope.session.resync`). A connection whose start is not in the capture is
   joined the same way (and the binlog stream's checksum setting is inferred from the events);
 - an OBSERVER session per flow decodes both directions; each packet gets the capture frame where
-  its first byte arrived.
+  its first byte arrived;
+- after an SSLRequest the client's next bytes are looked at once: a TLS record and the
+  connection stays opaque; a MySQL packet with sequence id 2 means the capture holds the
+  decrypted connection
+  (a ``binlogscope proxy --record`` of a session whose TLS the proxy terminated) and the
+  session is told so (:meth:`~binlogscope.session.Session.tls_established` with
+  ``plaintext=True``; a note says it).
 """
 
 from __future__ import annotations
@@ -139,6 +145,8 @@ class _Conn:
         self.server_packets = 0
         self.keys: tuple[_Key, ...] = ()
         self.fast_keys: set[_FastKey] = set()  # CaptureReader._fast entries of this connection
+        #: an SSLRequest was seen: the client's next bytes say whether they are TLS
+        self.tls_probe = False
 
 
 _Key = tuple[bytes, int, bytes, int]
@@ -234,7 +242,7 @@ class CaptureReader:
         if d.syncing:
             d.sync_buf += payload
             self._try_sync(conn, d, out)
-        elif s is None:
+        elif s is None or conn.tls_probe:
             self._feed(conn, d, payload, out)
         else:  # _feed
             s.receive_data(payload, sender=d.peer)
@@ -518,6 +526,20 @@ class CaptureReader:
         s = conn.session
         if s is None:
             s = conn.session = Session(Role.OBSERVER, record=self.record)
+        if conn.tls_probe and d.peer is Peer.CLIENT and data:
+            conn.tls_probe = False
+            # a TLS record (handshake, change_cipher_spec, alert, data), or TLS bytes right
+            # after the SSLRequest in its segment: TLS; a packet with sequence id 2 (the
+            # HandshakeResponse) instead: the decrypted connection
+            tls = (data[0] in (0x14, 0x15, 0x16, 0x17) and data[1:2] in (b"", b"\x03")) or \
+                s.opaque_bytes[Peer.CLIENT] > 0
+            if not tls and data[3:4] in (b"", b"\x02"):
+                s.tls_established(plaintext=True)
+                conn.flow.encrypted = False
+                frame, ts = (d.frames[-1][1], d.frames[-1][2]) if d.frames else (0, 0.0)
+                out.append(CaptureItem(conn.flow, "note", frame, ts, text=(
+                    "the bytes after the SSLRequest are not TLS: the capture holds the "
+                    "decrypted connection (a binlogscope proxy recording); decoding goes on")))
         s.receive_data(data, sender=d.peer)
         d.fed_end += len(data)
         self._drain(conn, d, out)
@@ -562,6 +584,7 @@ class CaptureReader:
                 frame, ts = dd.frame_at(ev.offset)
                 if isinstance(ev, TlsStarted):
                     flow.encrypted = True
+                    conn.tls_probe = True
             elif now is not None:
                 frame, ts = now
             else:
