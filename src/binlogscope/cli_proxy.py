@@ -95,7 +95,8 @@ def _add_tls_options(p: Any) -> None:
     t.add_argument("--ssl-mode", choices=["PREFERRED", "REQUIRED", "VERIFY_CA",
                                           "VERIFY_IDENTITY"], type=str.upper,
                    help="upstream TLS verification, as for live (default PREFERRED: "
-                   "encrypted, not verified; --ssl-ca alone means VERIFY_CA)")
+                   "encrypted, not verified; --ssl-ca alone means VERIFY_CA; no DISABLED: the "
+                   "SSLRequest goes to the server as sent - see --tls-passthrough)")
     t.add_argument("--ssl-ca", metavar="PEM", help="CA file to verify the server with")
     t.add_argument("--ssl-cert", metavar="PEM", help="client certificate for the server")
     t.add_argument("--ssl-key", metavar="PEM", help="the key of --ssl-cert")

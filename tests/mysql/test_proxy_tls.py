@@ -463,3 +463,35 @@ def test_the_replication_proxy_fixture_terminates_tls(
         kinds.index("com_query")
     assert any(n.startswith("TLS terminated by the proxy") for n in rp.notes)
     assert not rp.tls_cert.exists()
+
+
+def test_twenty_concurrent_tls_clients(tls_source: tuple[MariaDB, Path, Path]) -> None:
+    """20 pymysql sessions at once, each verifying the proxy's certificate and logging in as
+    the REQUIRE SSL user, get their answers; each one's TLS was terminated and decoded."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pymysql
+
+    server, _, _ = tls_source
+    proxy = Proxy(server, "--json")
+    assert proxy.cert is not None
+    cert = str(proxy.cert)
+
+    def query(i: int) -> int:
+        c = pymysql.connect(host="127.0.0.1", port=proxy.port, user=USER, password=PASSWORD,
+                            ssl={"ca": cert})
+        with c, c.cursor() as cur:
+            cur.execute("SELECT %s + 1", (i,))
+            return int(cur.fetchone()[0])
+
+    try:
+        with ThreadPoolExecutor(20) as pool:
+            assert list(pool.map(query, range(20))) == [i + 1 for i in range(20)]
+    finally:
+        proxy.stop()
+    lines = proxy.out.splitlines()
+    _tls_switch_seen(lines, 20)
+    queries = [json.loads(line)["fields"]["query"] for line in lines
+               if '"kind":"com_query"' in line]
+    assert sum(1 for q in queries if q.startswith("SELECT ") and q.endswith(" + 1")) == 20
+    _wire_secrets_absent(lines, proxy.out + proxy.err)
