@@ -162,7 +162,8 @@ def test_sniff_keeps_whole_64k_frames() -> None:
         cap.close()
         srv.close()
     assert got == sent and st.lost == 0
-    payload = 0
+    isn = None
+    spans = []  # the client's data as stream offsets (retransmissions on lo overlap them)
     big = 0
     for data in frames:
         total = int.from_bytes(data[16:18], "big")
@@ -170,9 +171,21 @@ def test_sniff_keeps_whole_64k_frames() -> None:
         big += total == 65535
         ihl = (data[14] & 15) * 4
         tcp = 14 + ihl
-        if int.from_bytes(data[tcp : tcp + 2], "big") != port:  # client -> server
-            payload += total - ihl - (data[tcp + 12] >> 4) * 4
-    assert big > 0 and payload == sent
+        if int.from_bytes(data[tcp : tcp + 2], "big") == port:
+            continue  # server -> client
+        seq = int.from_bytes(data[tcp + 4 : tcp + 8], "big")
+        if data[tcp + 13] & 0x02:  # SYN
+            isn = seq + 1
+        length = total - ihl - (data[tcp + 12] >> 4) * 4
+        if length:
+            assert isn is not None
+            start = (seq - isn) % (1 << 32)
+            spans.append((start, start + length))
+    covered = 0
+    for start, end in sorted(spans):  # every byte sent, once
+        assert start <= covered, f"bytes {covered}..{start} not captured"
+        covered = max(covered, end)
+    assert big > 0 and covered == sent
 
 
 def test_sniff_without_the_capability_says_what_is_needed() -> None:

@@ -223,7 +223,9 @@ class LiveCapture:
             if kind == b"B":
                 frames += block_frames(bytes(buf[pos + head : end]), self.loopback)
             elif kind == b"S":
-                self._ring = RingStats.unpack(bytes(buf[pos + head : end]))
+                st = RingStats.unpack(bytes(buf[pos + head : end]))
+                if st.serial > self._ring.serial:
+                    self._ring = st
             elif kind == b"X":
                 raise SniffError(bytes(buf[pos + head : end]).decode(errors="replace"))
             else:  # b"E"

@@ -19,7 +19,8 @@ binlogscope.drivers.sniff_ring``, the socket passed as a file descriptor) does n
   the bounded buffer between capture and decode. When it is full, whole blocks are dropped and
   their frames counted as *buffer drops*, distinct from the *kernel drops* (frames the kernel
   had no ring room for, its PACKET_STATISTICS counter);
-* every :data:`STATS_EVERY` seconds and at the end, send those counters in-band.
+* every :data:`STATS_EVERY` seconds and at the end, send those counters in-band - ahead of the
+  queued blocks, so the decoder knows the drops and its backlog now, not when it reaches them.
 
 The parent closes the child's standard input to stop the capture: the child then takes what
 the ring still holds (the kernel retires the partly filled block within :data:`RETIRE_MS`),
@@ -75,7 +76,7 @@ _FRAME = struct.Struct("=IIIIIIH")  # tpacket3_hdr: next, sec, nsec, snaplen, le
 #: sll_pkttype's offset in a frame: TPACKET_ALIGN(sizeof(tpacket3_hdr)) + 10
 _PKTTYPE_AT = 48 + 10
 RECORD = struct.Struct("=cI")
-_STATS = struct.Struct("=QQQQQ")
+_STATS = struct.Struct("=QQQQQQ")
 
 
 @dataclass(slots=True)
@@ -92,10 +93,12 @@ class RingStats:
     buffer_peak: int = 0
     #: the queue's bound
     buffer_limit: int = 0
+    #: counts up with each report (they jump the queue: a newer one may arrive first)
+    serial: int = 0
 
     def pack(self) -> bytes:
         return _STATS.pack(self.kernel_seen, self.kernel_dropped, self.buffer_dropped,
-                           self.buffer_peak, self.buffer_limit)
+                           self.buffer_peak, self.buffer_limit, self.serial)
 
     @classmethod
     def unpack(cls, data: bytes) -> RingStats:
@@ -165,6 +168,7 @@ def run(fd: int, out_fd: int, ctl_fd: int, *, limit: int = BUFFER_BYTES,
     stats = RingStats(buffer_limit=limit)
     queue: deque[memoryview] = deque()
     queued = 0
+    head_sent = False  # the queue's first record is partly written
     index = 0
     stop_at: float | None = None
     next_stats = clock()
@@ -193,9 +197,13 @@ def run(fd: int, out_fd: int, ctl_fd: int, *, limit: int = BUFFER_BYTES,
             seen, dropped = kernel_counters(sock)
             stats.kernel_seen += seen
             stats.kernel_dropped += dropped
+            stats.serial += 1
             payload = stats.pack()
             rec = memoryview(RECORD.pack(b"S", len(payload)) + payload)
-            queue.append(rec)
+            if ending:
+                queue.append(rec)
+            else:  # next on the pipe (after a record it has begun)
+                queue.insert(1 if head_sent else 0, rec)
             queued += len(rec)
             next_stats = now + STATS_EVERY
         if ending:
@@ -213,8 +221,10 @@ def run(fd: int, out_fd: int, ctl_fd: int, *, limit: int = BUFFER_BYTES,
             queued -= n
             if n == len(rec):
                 queue.popleft()
+                head_sent = False
             else:
                 queue[0] = rec[n:]
+                head_sent = True
                 break
         if queue:
             poller.register(out_fd, select.POLLOUT)
