@@ -151,11 +151,11 @@ class LiveCapture:
             self.linktype = _LINKTYPES.get(hatype, LINKTYPE_ETHERNET)
             self.loopback = hatype == 772
             _attach_filter(ins, bpf, iface, self.loopback)
-            sniff_ring.setup_ring(ins)
+            blocks = sniff_ring.setup_ring(ins)
             # the socket took every frame between its creation and the filter (on a busy
             # interface, and counted them, drops too): the capture starts here
             sniff_ring.kernel_counters(ins)
-            self._proc = self._spawn(ins.fileno(), buffer_bytes)
+            self._proc = self._spawn(ins.fileno(), buffer_bytes, blocks)
         except (OSError, Scapy_Exception) as exc:
             sock.close()
             raise SniffError(f"cannot set up the capture ring on {iface}: "
@@ -170,7 +170,7 @@ class LiveCapture:
         self._stopped = False
         self.frames = 0
 
-    def _spawn(self, fd: int, buffer_bytes: int) -> subprocess.Popen[bytes]:
+    def _spawn(self, fd: int, buffer_bytes: int, blocks: int) -> subprocess.Popen[bytes]:
         import binlogscope
 
         root = os.path.dirname(os.path.dirname(os.path.abspath(binlogscope.__file__)))
@@ -178,7 +178,7 @@ class LiveCapture:
         env = {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
         return subprocess.Popen(
             [sys.executable, "-m", "binlogscope.drivers.sniff_ring", str(fd), str(buffer_bytes),
-             str(sniff_ring.BLOCK_SIZE), str(sniff_ring.BLOCK_COUNT), str(int(self.loopback))],
+             str(sniff_ring.BLOCK_SIZE), str(blocks), str(int(self.loopback))],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(fd,), env=env,
             start_new_session=True)  # (a terminal's Ctrl-C is the parent's to handle)
 

@@ -34,6 +34,7 @@ that ended the capture (its text).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import mmap
 import os
@@ -106,13 +107,22 @@ class RingStats:
 
 
 def setup_ring(sock: socket.socket, block_size: int = BLOCK_SIZE,
-               block_count: int = BLOCK_COUNT) -> None:
-    """Turn ``sock`` (AF_PACKET) into a TPACKET_V3 ring reader (OSError if the kernel says no)."""
+               block_count: int = BLOCK_COUNT) -> int:
+    """Turn ``sock`` (AF_PACKET) into a TPACKET_V3 ring reader; the blocks it got (fewer when
+    the kernel has not the memory for ``block_count``: down to 8; OSError if it says no)."""
     sock.setsockopt(SOL_PACKET, PACKET_VERSION, TPACKET_V3)
     # frame size/count only matter to the kernel's checks for V3 (frames pack into blocks)
     frame = 1 << 11
-    sock.setsockopt(SOL_PACKET, PACKET_RX_RING, _REQ3.pack(
-        block_size, block_count, frame, block_count * (block_size // frame), RETIRE_MS, 0, 0))
+    while True:
+        try:
+            sock.setsockopt(SOL_PACKET, PACKET_RX_RING, _REQ3.pack(
+                block_size, block_count, frame, block_count * (block_size // frame), RETIRE_MS,
+                0, 0))
+            return block_count
+        except OSError as exc:
+            if exc.errno != errno.ENOMEM or block_count <= 8:
+                raise
+            block_count //= 2
 
 
 def block_frames(block: bytes, skip_outgoing: bool) -> list[tuple[bytes, float]]:
