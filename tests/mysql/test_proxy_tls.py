@@ -495,3 +495,35 @@ def test_twenty_concurrent_tls_clients(tls_source: tuple[MariaDB, Path, Path]) -
                if '"kind":"com_query"' in line]
     assert sum(1 for q in queries if q.startswith("SELECT ") and q.endswith(" + 1")) == 20
     _wire_secrets_absent(lines, proxy.out + proxy.err)
+
+
+@pytest.mark.parametrize("output", [[], ["--plain"], ["--brief"], ["--summary"]],
+                         ids=["tree", "plain", "brief", "summary"])
+def test_no_secret_in_the_text_outputs_of_a_terminated_session(
+        tls_source: tuple[MariaDB, Path, Path], tmp_path: Path, output: list[str]) -> None:
+    """The annotated text (trees and hex), --plain, --brief and --summary of a terminated
+    login: the password, the scramble and the auth response that crossed the wire (read back
+    from the recording) are on none of them."""
+    server, _, _ = tls_source
+    exe = shutil.which("mariadb") or shutil.which("mysql")
+    if exe is None:
+        unavailable("the mariadb client is not installed")
+    rec = tmp_path / "rec.pcapng"
+    proxy = Proxy(server, *output, "--record", str(rec))
+    try:
+        res = subprocess.run([exe, "-h127.0.0.1", f"-P{proxy.port}", f"-u{USER}",
+                              f"-p{PASSWORD}", "--ssl", "-N", "-e", "SELECT 6 * 7"],
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        proxy.stop()
+    assert res.returncode == 0 and res.stdout.strip() == "42", res.stderr
+    secrets = _recorded_secrets(rec, server.port)
+    assert len(secrets) == 2  # the greeting's scramble, the login's auth response
+    text = proxy.out + proxy.err
+    assert proxy.out.strip()
+    if not output:  # the login was decoded (after the switch) and shown
+        assert "handshake_response41" in text or "HandshakeResponse" in text, text[:2000]
+    _secrets_absent(text)
+    for secret in secrets:
+        for needle in (secret.hex(), secret.hex(" "), base64.b64encode(secret).decode()):
+            assert needle not in text
