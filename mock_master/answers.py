@@ -280,12 +280,17 @@ class Answerer:
             if name not in CHARSET_IDS:
                 return err(1115, f"Unknown character set: '{m.group(1)}'", "42000")
             ctx.charset = CHARSET_IDS[name]
-            if self.flavor == "mysql" and m.group(2):
+            if self.flavor == "mysql":
                 # the results' charset is the collation named (capture: 8.4.2 sends
-                # SET NAMES 'utf8mb4' COLLATE 'utf8mb4_0900_ai_ci' and gets 255 columns)
+                # SET NAMES 'utf8mb4' COLLATE 'utf8mb4_0900_ai_ci'), else the charset's
+                # default: utf8mb4_0900_ai_ci (255) for utf8mb4 in MySQL 8
                 from mock_master.schema_model import COLLATION_IDS, normalize_collation
 
-                ctx.charset = COLLATION_IDS.get(normalize_collation(m.group(2)), ctx.charset)
+                if m.group(2):
+                    ctx.charset = COLLATION_IDS.get(normalize_collation(m.group(2)),
+                                                    ctx.charset)
+                elif name == "utf8mb4":
+                    ctx.charset = 255
             return Answer(ok=OkPacket())
         for part in _split_top(text, ","):
             lhs, sep, rhs = part.partition("=")
