@@ -68,7 +68,9 @@ _MYSQL_CAPS = (0xFFFFFFFF & ~int(CAP.CLIENT_COMPRESS) & ~int(CAP.CLIENT_SSL)
                & ~(1 << 25)  # CLIENT_OPTIONAL_RESULTSET_METADATA
                & ~(1 << 27)  # CLIENT_QUERY_ATTRIBUTES
                & ~(1 << 28)  # MULTI_FACTOR_AUTHENTICATION
-               & ~(1 << 29) & ~(1 << 30) & ~(1 << 31))
+               & ~(1 << 29) & ~(1 << 30))  # 1 << 31 CLIENT_REMEMBER_OPTIONS: as MySQL 8
+#: CLIENT_SSL_VERIFY_SERVER_CERT: MySQL 8 offers it with TLS (captures 8.0.21-9.0)
+_MYSQL_TLS_CAPS = int(CAP.CLIENT_SSL) | (1 << 30)
 _MARIADB_EXT = int(MariaDbCapability.MARIADB_CLIENT_PROGRESS
                    | MariaDbCapability.MARIADB_CLIENT_STMT_BULK_OPERATIONS
                    | MariaDbCapability.MARIADB_CLIENT_EXTENDED_METADATA  # 0x1d as 10.11 says
@@ -151,22 +153,26 @@ class Connection(ClientIO):
     async def run(self) -> None:
         m = self.m
         caps = _MARIADB_CAPS if m.flavor == "mariadb" else _MYSQL_CAPS
+        tls_caps = int(CAP.CLIENT_SSL) if m.flavor == "mariadb" else _MYSQL_TLS_CAPS
         if m.ssl_context is None:
-            caps &= ~int(CAP.CLIENT_SSL)
+            caps &= ~tls_caps
         else:
-            caps |= int(CAP.CLIENT_SSL)
+            caps |= tls_caps
         version = m.version
         if m.flavor == "mariadb" and not version.startswith("5.5.5-") \
                 and version.split(".")[0].isdigit() and int(version.split(".")[0]) >= 10:
             version = "5.5.5-" + version
         default_plugin = "mysql_native_password" if m.flavor == "mariadb" \
             else "caching_sha2_password"
+        configured = m.variables.get("default_authentication_plugin")
+        if configured is not None and m.flavor == "mysql":  # the server's setting (8.0)
+            default_plugin = str(configured.resolved())
         # connect_timeout: the whole login (greeting, TLS, authentication) within this time
         limit = m.limit("connect_timeout")
         try:
             async with asyncio.timeout(limit if limit > 0 else None):
                 greeting = bytearray(self.session.send(HandshakeV10(
-                    version, self.log.id, self.nonce, caps, 45,
+                    version, self.log.id, self.nonce, caps, _greeting_charset(m.flavor, version),
                     int(StatusFlag.SERVER_STATUS_AUTOCOMMIT), default_plugin,
                     _MARIADB_EXT if m.flavor == "mariadb" else 0)))
                 # CLIENT_COMPRESS is offered as the server does; the session is not told (it
@@ -527,3 +533,11 @@ class Connection(ClientIO):
         if self.current_dump is not None:
             self.current_dump.ack_read()
         self.ack_event.set()
+
+
+def _greeting_charset(flavor: str, version: str) -> int:
+    """The greeting's character set: utf8mb4_general_ci (45) as MariaDB's; MySQL 8's
+    utf8mb4_0900_ai_ci (255; captures 8.0.21-9.0), latin1 (8) before 8.0."""
+    if flavor == "mariadb":
+        return 45
+    return 255 if version.split(".")[0].isdigit() and int(version.split(".")[0]) >= 8 else 8

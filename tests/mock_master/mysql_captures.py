@@ -83,3 +83,14 @@ def load(path: Path) -> Capture:
             cur.error = (f["error_code"], f["error_message"])
     return Capture(version, charset, answers)
 
+
+
+def greeting_of(path: Path) -> dict[str, Any]:
+    """The first server greeting's fields (and payload_length) of a capture."""
+    out = subprocess.run([sys.executable, "-m", "binlogscope", "pcap", "--json", str(path)],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    for line in out.splitlines():
+        o = json.loads(line)
+        if o.get("kind") == "handshake_v10":
+            return {**o["fields"], "payload_length": o["payload_length"]}
+    raise ValueError(f"no greeting in {path}")

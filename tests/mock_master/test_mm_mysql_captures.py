@@ -14,10 +14,11 @@ SERVER_SESSION_STATE_CHANGED status bit its server set on every answer.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pymysql
 import pytest
-from mysql_captures import COLUMN_FIELDS, DEEPFLOW, ZEEK, Answered, load
+from mysql_captures import COLUMN_FIELDS, DEEPFLOW, ZEEK, Answered, greeting_of, load
 
 from binlogscope.events import Peer
 from mock_master.builder import EventBuilder
@@ -225,3 +226,45 @@ def test_field_list_of_mysql_9_0_system_tables() -> None:
         got = _ask(mm, queries, 255, "mysql")
     for q, g in zip(queries, got, strict=True):
         _same(cap.answer(q), g)
+
+
+#: capability bits a real MySQL 8 offers and the mock master does not (it does not implement
+#: them): CLIENT_OPTIONAL_RESULTSET_METADATA, CLIENT_ZSTD_COMPRESSION_ALGORITHM,
+#: CLIENT_QUERY_ATTRIBUTES, MULTI_FACTOR_AUTHENTICATION; and TLS (CLIENT_SSL,
+#: CLIENT_SSL_VERIFY_SERVER_CERT) where the captured server had it and the mock has no cert
+NOT_IMPLEMENTED = (1 << 25) | (1 << 26) | (1 << 27) | (1 << 28)
+TLS = 0x800 | (1 << 30)
+
+
+@pytest.mark.parametrize("capture", [
+    ZEEK / "selects_with_new_proto.pcap", DEEPFLOW / "mysql-table-desc.pcap",
+    ZEEK / "caching_sha2_password.pcap", ZEEK / "change-user-success.pcap",
+    ZEEK / "mysql-9.0.0-query-attributes.pcap"])
+def test_greeting_as_mysql_8_sends_it(capture: Path) -> None:
+    """The handshake packet: version, character set (utf8mb4_0900_ai_ci), status, the
+    capability bits except NOT_IMPLEMENTED and TLS, its length (auth data, reserved bytes)."""
+    real = greeting_of(capture)
+    b = EventBuilder("mysql")
+    b.rotate()
+    plugin = real["auth_plugin_name"]
+    # the 8.0.21 and 8.0.26 servers ran with default_authentication_plugin =
+    # mysql_native_password: the mock is given the same setting
+    sc = Scenario(flavor="mysql", server_version=real["server_version"],
+                  sources=[StreamSource(b.build())], users=[User("repl", "replpass", plugin)],
+                  variables={"default_authentication_plugin": plugin})
+    with ThreadedMockMaster(sc) as mm:
+        run = record(lambda h, p: pymysql.connect(host=h, port=p, user="repl",
+                                                  password="replpass").close(),
+                     mm.host, mm.port)
+    assert run.error is None, run.error
+    g = decode(run.conversations[0])[0]
+    assert g.kind == "handshake_v10"
+    mine = g.value
+    assert (mine.server_version, mine.character_set, mine.status_flags,
+            mine.auth_plugin_name) == (real["server_version"], real["character_set"],
+                                       real["status_flags"], plugin)
+    mask = ~(NOT_IMPLEMENTED | TLS) & 0xFFFFFFFF
+    # the mock offers CLIENT_COMPRESS as MySQL does; MySQL 8.0.21-8.0.26 offered it too
+    assert mine.capability_flags & mask == real["capability_flags"] & mask, (
+        hex(mine.capability_flags), hex(real["capability_flags"]))
+    assert g.payload_length == real["payload_length"]
