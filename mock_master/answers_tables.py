@@ -16,6 +16,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.results import ColumnDefinition41
 from mock_master.answers import (
     MBMAXLEN,
@@ -86,6 +87,13 @@ def about_tables(a: Answerer, q: str, ctx: QueryContext) -> Answer:
             t = known_table(a, stmt.this.this, stmt.this.args.get("db"), ctx, k)
             return show_columns(a, t, False, None, ctx)
     except QueryError as e:
+        if k.mysql_version is not None and e.err.error_code == 1054:
+            # MySQL names the clause as thd->where: 'field list', 'where clause', 'order clause'
+            # (MariaDB 10.11: 'SELECT', 'WHERE', 'ORDER BY')
+            msg = re.sub(r"in '(SELECT|WHERE|ORDER BY)'$", lambda m: "in '" + {
+                "SELECT": "field list", "WHERE": "where clause",
+                "ORDER BY": "order clause"}[m.group(1)] + "'", e.err.error_message)
+            return Answer(err=ErrPacket(1054, msg, e.err.sql_state))
         return Answer(err=e.err)
     except UnsupportedError as e:
         return _unsupported(q, str(e))

@@ -244,3 +244,23 @@ def test_primary_key_lookups_as_cdc_clients_make_them() -> None:
         ("INDEX_NAME", "", "INDEX_NAME"), ("NON_UNIQUE", "", "NON_UNIQUE"),
         ("SEQ_IN_INDEX", "index_column_usage", "SEQ_IN_INDEX"),
         ("COLUMN_NAME", "", "COLUMN_NAME"), ("IS_VISIBLE", "", "IS_VISIBLE")]
+
+
+def test_unknown_columns_are_named_by_mysqls_clause_names() -> None:
+    """ER_BAD_FIELD_ERROR with thd->where as MySQL words it (MariaDB 10.11: SELECT/WHERE)."""
+    with _serve([FIXTURE / f for f in FILES]) as mm:
+        conn = pymysql.connect(host=mm.host, port=mm.port, user="repl", password="replpass")
+        try:
+            got = []
+            for q in ("SELECT nope FROM information_schema.columns",
+                      "SELECT column_name FROM information_schema.columns WHERE nope = 1",
+                      "SELECT column_name FROM information_schema.columns ORDER BY nope"):
+                with pytest.raises(pymysql.err.OperationalError) as exc, \
+                        conn.cursor() as cur:
+                    cur.execute(q)
+                got.append(exc.value.args)
+        finally:
+            conn.close()
+    assert got == [(1054, "Unknown column 'nope' in 'field list'"),
+                   (1054, "Unknown column 'nope' in 'where clause'"),
+                   (1054, "Unknown column 'nope' in 'order clause'")]
