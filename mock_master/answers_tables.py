@@ -42,7 +42,12 @@ from mock_master.info_schema import (
     table_spec,
     truth,
 )
-from mock_master.mysql_shapes import show_columns_cols, show_databases_col, show_tables_cols
+from mock_master.mysql_shapes import (
+    show_columns_cols,
+    show_databases_col,
+    show_status_col,
+    show_tables_cols,
+)
 from mock_master.schema_model import columns_row, tables_row
 from mock_master.schema_mysql import (
     mysql_columns_row,
@@ -253,14 +258,23 @@ def show_table_status(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaK
     if schema not in databases(a, k):
         raise QueryError(1049, f"Unknown database '{schema}'", "42000")
     spec = {s[0]: s for s in IS_TABLES["TABLES"]}
+    names = _STATUS
     cols = [is_col(*spec[org], ctx.charset, label=label, table_label="TABLES",
-                   org_table="TABLES") for label, org in _STATUS]
+                   org_table="TABLES") for label, org in names]
+    if k.mysql_version is not None:
+        # MySQL 8 (sql/dd/info_schema/show.cc): a derived table named TABLES over the view,
+        # without MariaDB's Max_index_length and Temporary
+        names = [(lb, org) for lb, org in _STATUS if org not in ("MAX_INDEX_LENGTH",
+                                                                 "TEMPORARY")]
+        cols = [show_status_col(is_col(*spec[org], ctx.charset, label=label,
+                                       table_label="TABLES", org_table="TABLES"), org,
+                                ctx.charset, k.mysql_version) for label, org in names]
     like = stmt.args.get("like")
     out = []
     for (sch, name), t in sorted(k.tables.items()):
         if sch == schema and (like is None or _like(like.name).fullmatch(name)):
             r = tables_row(t)
-            out.append(tuple(r[org] for _, org in _STATUS))
+            out.append(tuple(r[org] for _, org in names))
     return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
 
 

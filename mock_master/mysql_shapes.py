@@ -238,3 +238,14 @@ def show_variables_cols(global_: bool, cs: int, version: tuple[int, int, int]
                                "Variable_name", "def", cs, 64 * mb, NN | NO_DEF, 0),
             ColumnDefinition41("Value", T_VAR_STRING, schema, table, table, "Value", "def", cs,
                                1024 * mb, 0, 0)]
+
+
+def show_status_col(fallback: ColumnDefinition41, view_column: str, cs: int,
+                    version: tuple[int, int, int]) -> ColumnDefinition41:
+    """A SHOW TABLE STATUS column: the derived table ``TABLES`` over the view (show.cc), its
+    name the alias; the view column's type where MYSQL_IS knows it (Name: TABLE_NAME, as SHOW
+    TABLES' capture), else MariaDB's type as an expression (source only)."""
+    col = is_view_col("TABLES", view_column, fallback, label=fallback.name, table_label=None,
+                      cs=cs)
+    return dataclasses.replace(col, schema=_derived_schema(version), table="TABLES",
+                               org_name=fallback.name)

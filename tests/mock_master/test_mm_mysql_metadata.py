@@ -264,3 +264,30 @@ def test_unknown_columns_are_named_by_mysqls_clause_names() -> None:
     assert got == [(1054, "Unknown column 'nope' in 'field list'"),
                    (1054, "Unknown column 'nope' in 'where clause'"),
                    (1054, "Unknown column 'nope' in 'order clause'")]
+
+
+def test_show_table_status_has_mysqls_columns() -> None:
+    """MySQL 8's SHOW TABLE STATUS (the manual's list; show.cc's derived table TABLES): no
+    MariaDB Max_index_length/Temporary; Name typed as SHOW TABLES' captured column."""
+    with _serve([FIXTURE / f for f in FILES]) as mm:
+        run = record(lambda h, p: _status_names(h, p), mm.host, mm.port)
+    assert run.error is None, run.error
+    assert run.result == [
+        "Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length",
+        "Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time",
+        "Update_time", "Check_time", "Collation", "Checksum", "Create_options", "Comment"]
+    name = _columns_of(run.conversations[0], "SHOW TABLE STATUS")[0]
+    assert (name.schema, name.table, name.org_table, name.org_name, name.flags) == (
+        "", "TABLES", "tables", "Name", 0x1081)
+
+
+def _status_names(host: str, port: int) -> list[str]:
+    conn = pymysql.connect(host=host, port=port, user="repl", password="replpass",
+                           database="test")
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW TABLE STATUS")
+            cur.fetchall()
+            return [d[0] for d in cur.description]
+    finally:
+        conn.close()
