@@ -6,12 +6,12 @@
     python bench/proxy.py --scale 0.05  # quick
     python bench/proxy.py --data /path/to/bench/data --repeat 3 --modes dump,latency,semisync,sniff
 
-Modes (direct and proxied runs alternate; the fastest of ``--repeat`` runs of each is kept):
+Modes (direct and proxied runs alternate; medians and the spread of ``--repeat`` runs):
 
   dump      the raw dump's wall time direct and through the proxy (``--summary``: every packet of
             both directions decoded; and ``--json > /dev/null``), the files compared byte for
             byte, and how long the proxy then needs to finish decoding (drain after the client
-            is done); ratio = direct time / proxied time (target >= 0.8)
+            is done); ratio = direct time / proxied time of the same round (target >= 0.8)
   latency   COM_PING round trips of one pymysql connection, direct and through the proxy
             (decode on): added latency per forwarded packet = (median proxied - median direct)
             / 2 (a round trip forwards one packet each way; target < 1 ms)
@@ -95,8 +95,8 @@ class Proxy:
 
 
 class RelayOnly:
-    """The relay without decoding (a one-chunk decode queue: decoding stops at once), in this
-    process: what forwarding alone costs."""
+    """The relay without decoding (its process with a one-chunk channel to the decoder here:
+    decoding stops at once): what forwarding alone costs."""
 
     def __init__(self, host: str, port: int) -> None:
         import threading
@@ -120,18 +120,24 @@ class RelayOnly:
         return time.perf_counter() - t0, ""
 
 
+def _spread(xs: list[float]) -> str:
+    return (f"median {statistics.median(xs):.2f}, {min(xs):.2f}-{max(xs):.2f} over {len(xs)}"
+            if xs else "-")
+
+
 def run_dump(m: dict[str, Any], server: Any, repeat: int, tmp: Path, json_out: bool,
              profile: Path | None) -> dict[str, Any]:
     first = Path(m["files"][0]).name
-    best: dict[str, float] = {}
-    drain: dict[str, float] = {}
+    runs_s: dict[str, list[float]] = {}
+    drain: dict[str, list[float]] = {}
+    ratios: dict[str, list[float]] = {}  # direct / proxied of the same round
     notes: dict[str, str] = {}
     same = True
     variants: list[tuple[str, tuple[str, ...] | None]] = [
         ("relay only", None), ("proxy --summary", ("--summary",))]
     for i in range(repeat):
         d = _dump(server.host, server.port, first, tmp / "direct")
-        best["direct"] = min(best.get("direct", d), d)
+        runs_s.setdefault("direct", []).append(d)
         runs = variants + ([("proxy --json", ("--json",))] if json_out and i == 0 else [])
         for label, outputs in runs:
             p: Proxy | RelayOnly = (RelayOnly(server.host, server.port) if outputs is None
@@ -139,10 +145,10 @@ def run_dump(m: dict[str, Any], server: Any, repeat: int, tmp: Path, json_out: b
             spy = None
             if profile is not None and i == 0 and label == "proxy --summary":
                 assert isinstance(p, Proxy)
-                spy = subprocess.Popen(["py-spy", "record", "--threads", "--gil", "--format",
-                                        "raw", "--rate", "200", "-o", str(profile), "--pid",
-                                        str(p.proc.pid)], stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL)
+                spy = subprocess.Popen(["py-spy", "record", "--threads", "--gil",
+                                        "--subprocesses", "--format", "raw", "--rate", "200",
+                                        "-o", str(profile), "--pid", str(p.proc.pid)],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(1)
             try:
                 v = _dump("127.0.0.1", p.port, first, tmp / "via")
@@ -151,20 +157,24 @@ def run_dump(m: dict[str, Any], server: Any, repeat: int, tmp: Path, json_out: b
                     spy.send_signal(signal.SIGINT)
                     spy.wait(60)
                 secs, err = p.stop()
-            best[label] = min(best.get(label, v), v)
-            drain[label] = min(drain.get(label, secs), secs)
+            runs_s.setdefault(label, []).append(v)
+            drain.setdefault(label, []).append(secs)
+            ratios.setdefault(label, []).append(d / v)
             if "fell behind" in err:
                 notes[label] = "the decoder fell behind (decoding stopped)"
             names = sorted(os.listdir(tmp / "direct"))
             same = same and names == sorted(os.listdir(tmp / "via")) and all(
                 filecmp.cmp(tmp / "direct" / n, tmp / "via" / n, shallow=False) for n in names)
     mb = m["bytes"] / 1e6
-    out: dict[str, Any] = {"seconds": best, "drain_seconds": drain, "identical": same,
-                           "notes": notes}
-    for label, secs in best.items():
-        print(f"  dump {label:16s} {secs:7.2f} s  {mb / secs:7.1f} MB/s"
-              + (f"  ratio {best['direct'] / secs:.2f}" if label != "direct" else "")
-              + (f"  decode finished {drain[label]:.2f} s after the client"
+    out: dict[str, Any] = {"seconds": runs_s, "drain_seconds": drain, "round_ratios": ratios,
+                           "identical": same, "notes": notes}
+    for label, xs in runs_s.items():
+        med = statistics.median(xs)
+        print(f"  dump {label:16s} {med:7.2f} s median ({min(xs):.2f}-{max(xs):.2f}) "
+              f"{mb / med:7.1f} MB/s"
+              + (f"  ratio (direct/this, per round) {_spread(ratios[label])}"
+                 if label != "direct" else "")
+              + (f"  decode finished {statistics.median(drain[label]):.2f} s after the client"
                  if label.startswith("proxy") else ""))
     print(f"  files byte-identical through the proxy: {same}" + (f"; {notes}" if notes else ""))
     return out
@@ -216,24 +226,32 @@ def run_semisync(server: Any, data: Path, n: int, rounds: int) -> dict[str, Any]
         live._wait_semisync_clients(server, 0, exactly=True)
 
     direct, via = live._Samples(), live._Samples()
+    ratios: list[float] = []  # median proxied / median direct of the same round
     p = Proxy(server.host, server.port, "--summary")
     try:
         for _ in range(rounds):
             r = replica(server.port)
+            k = len(direct.lat)
             direct.measure(server, n)
             end(r)
+            d = statistics.median(direct.lat[k:])
             r = replica(p.port)
+            k = len(via.lat)
             via.measure(server, n)
             end(r)
+            ratios.append(statistics.median(via.lat[k:]) / d)
     finally:
         p.stop()
-    out = {"direct": direct.stats(), "proxy": via.stats()}
-    for who, r in out.items():
+    out: dict[str, Any] = {"direct": direct.stats(), "proxy": via.stats(),
+                           "round_ratios": ratios}
+    for who in ("direct", "proxy"):
+        r = out[who]
         print(f"  semisync commit, replica {who:7s} mean {r['mean_ms']:.2f} ms  median "
               f"{r['median_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  (yes_tx +{r['yes_tx']}, "
               f"no_tx +{r['no_tx']})")
     out["median_ratio"] = out["proxy"]["median_ms"] / out["direct"]["median_ms"]
-    print(f"  semisync median ratio proxy/direct {out['median_ratio']:.2f}")
+    print(f"  semisync median ratio proxy/direct {out['median_ratio']:.2f}; per round: "
+          f"{_spread(ratios)}")
     return out
 
 

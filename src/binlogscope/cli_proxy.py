@@ -2,9 +2,10 @@
 with a real server by putting binlogscope between them.
 
 Point the client (a replica, a CDC connector, mariadb-binlog) at the listen port; every byte is
-forwarded unchanged both ways (:mod:`binlogscope.drivers.proxy`) and both directions are decoded
-and shown as ``pcap`` shows a capture: on a terminal without an output option, the TUI that
-``sniff`` opens, in follow mode (:class:`~binlogscope.inspector.sources.sniff.ProxySource`: a
+forwarded unchanged both ways by a relay process (:mod:`binlogscope.drivers.proxy`,
+:mod:`binlogscope.drivers.proxy_process`) and both directions are decoded in this one (at a
+lower CPU priority: :data:`DECODER_NICE`) and shown as ``pcap`` shows a capture: on a terminal
+without an output option, the TUI that ``sniff`` opens, in follow mode (:class:`~binlogscope.inspector.sources.sniff.ProxySource`: a
 flow per connection, ``flow:N`` filters one; ``q`` or Ctrl-C stops the proxy), else ``--json``,
 ``--plain``, ``--brief``; ``--summary`` per connection when the proxy stops (Ctrl-C, SIGTERM,
 ``--count``); ``--record FILE.pcapng`` keeps a capture of every connection. Credentials are
@@ -32,8 +33,9 @@ and the proxy prints one line.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
@@ -51,8 +53,9 @@ from binlogscope.cli_pcap import (
 if TYPE_CHECKING:
     from binlogscope.drivers.proxy import ReplicationProxy
 
-#: seconds (sys.setswitchinterval) while the proxy runs
-SWITCH_INTERVAL = 0.0005
+#: the decoding process's niceness, added once the relay process runs: on a busy machine the
+#: relay (and the client and server it serves) come first (bench/README.md, issue 18)
+DECODER_NICE = 10
 
 
 def add_proxy_parser(sub: Any) -> None:
@@ -177,9 +180,6 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except SniffError as exc:
         print(f"{PROG}: proxy: {exc}", file=err)
         return 1
-    # the relay thread waits for the GIL while the decoder holds it: switch more often than
-    # the default 5 ms so forwarding is not held up by decoding
-    sys.setswitchinterval(SWITCH_INTERVAL)
     tls = _tls_settings(args, upstream)
     if isinstance(tls, str):
         print(f"{PROG}: proxy: {tls}", file=err)
@@ -202,12 +202,14 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
 
     proxy = ReplicationProxy(listen, upstream, record=record, actions=actions, tls=tls)
     try:
-        port = proxy.start()
+        port = proxy.start()  # (the relay process keeps the usual priority ...)
     except ProxyError as exc:
         print(f"{PROG}: proxy: {exc}", file=err)
         if record is not None:
             record.close()
         return 1
+    with contextlib.suppress(OSError):  # ... this one, the decoder, yields the CPU to it
+        os.nice(DECODER_NICE)
     print(f"{PROG} proxy: listening on {listen[0]}:{port}, relaying to "
           f"{upstream[0]}:{upstream[1]} (Ctrl-C ends)", file=err, flush=True)
     if getattr(args, "tls_note", None):
