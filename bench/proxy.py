@@ -301,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json-output", action="store_true",
                     help="dump: also once through `proxy --json > /dev/null`")
     ap.add_argument("--profile", type=Path,
-                    help="dump: py-spy (--gil --threads, raw) of the first proxied run here")
+                    help="dump: py-spy (--gil --threads --subprocesses, raw: the decoding and "
+                    "the relay process) of the first proxied run here")
     args = ap.parse_args(argv)
     ensure_bytecode()
     data = args.data.resolve()
