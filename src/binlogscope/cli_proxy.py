@@ -5,8 +5,9 @@ Point the client (a replica, a CDC connector, mariadb-binlog) at the listen port
 forwarded unchanged both ways by a relay process (:mod:`binlogscope.drivers.proxy`,
 :mod:`binlogscope.drivers.proxy_process`) and both directions are decoded in this one (at a
 lower CPU priority: :data:`DECODER_NICE`) and shown as ``pcap`` shows a capture: on a terminal
-without an output option, the TUI that ``sniff`` opens, in follow mode (:class:`~binlogscope.inspector.sources.sniff.ProxySource`: a
-flow per connection, ``flow:N`` filters one; ``q`` or Ctrl-C stops the proxy), else ``--json``,
+without an output option, the TUI that ``sniff`` opens, in follow mode
+(:class:`~binlogscope.inspector.sources.sniff.ProxySource`: a flow per connection, ``flow:N``
+filters one; ``q`` or Ctrl-C stops the proxy), else ``--json``,
 ``--plain``, ``--brief``; ``--summary`` per connection when the proxy stops (Ctrl-C, SIGTERM,
 ``--count``); ``--record FILE.pcapng`` keeps a capture of every connection. Credentials are
 forwarded, never shown (the same redaction as everywhere). ``--action 'KIND at=N key=value'``

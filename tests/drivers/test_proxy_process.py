@@ -1,16 +1,20 @@
 """The proxy's relay process (drivers/proxy_process.py): a port that cannot be listened on is
 one clear ProxyError; a relay process that dies is reported by ``batches()`` after the items of
 what it relayed before - never a hang; ``stop()`` without a decoder ends the relay at once even
-while a client is sending; a stop while decoding still decodes what was relayed."""
+while a client is sending; a stop while decoding still decodes what was relayed; a caller's
+script without a main guard is not run again by the relay process."""
 
 from __future__ import annotations
 
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +137,20 @@ def test_stop_while_decoding_decodes_what_was_relayed(upstream: tuple[str, int])
                for i in items), kinds
     relay = proxy._relay
     assert relay is not None and relay.proc is not None and relay.proc.exitcode == 0
+
+
+def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
+    """The relay process does not run its parent's main script again (multiprocessing's
+    spawn/forkserver would, as ``__mp_main__``)."""
+    script = tmp_path / "use_proxy.py"
+    script.write_text(
+        "from binlogscope.drivers.proxy import ReplicationProxy\n"
+        "print('started', flush=True)\n"
+        "p = ReplicationProxy(('127.0.0.1', 0), ('127.0.0.1', 1))\n"
+        "p.start()\n"
+        "p.stop()\n"
+        "print('done', flush=True)\n")
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "started\ndone\n", (res.stdout, res.stderr)

@@ -41,16 +41,18 @@ def _sql(db: Any, *stmts: str) -> list[Any]:
 
 
 def _dump(db: Any, port: int, name: str, into: Path) -> tuple[float, bytes]:
+    """The raw dump's bytes and its wall time as bash measures it (not this process: its GIL
+    is the one the stalled decoder holds)."""
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir()
-    t0 = time.perf_counter()
     res = subprocess.run(
-        [shutil.which("mariadb-binlog") or "mariadb-binlog", "--read-from-remote-server",
+        ["bash", "-c", 'TIMEFORMAT="elapsed %R"; time "$@"', "dump",
+         shutil.which("mariadb-binlog") or "mariadb-binlog", "--read-from-remote-server",
          "--raw", f"--host={db.host}", f"--port={port}", f"--user={db.user}",
          f"--password={db.password}", f"--result-file={into}/", name],
         capture_output=True, text=True, timeout=120)
-    secs = time.perf_counter() - t0
     assert res.returncode == 0, res.stderr
+    secs = float(res.stderr.strip().splitlines()[-1].split()[-1])
     return secs, (into / name).read_bytes()
 
 
@@ -106,10 +108,10 @@ def test_forwarding_at_full_rate_while_the_decoder_stalls(mariadb: Any, tmp_path
     assert not t.is_alive()
     assert stalled.is_set()
     assert via == direct
-    # at the direct rate, with slack for the shared 2-core test machine where the stalled
-    # decoder keeps one core busy (measured: 0.2-0.8 s, direct 0.02 s; with the relay in the
-    # decoder's process, waiting for its GIL: 2.7-5.3 s)
-    assert via_s <= 2 * direct_s + 1.5, (via_s, direct_s)
+    # at the direct rate (slack for the shared 2-core test machine; measured 0.03 s through the
+    # proxy, 0.01 s direct; with the relay in the decoder's process, waiting for its GIL, the
+    # same dump took 61-87 s)
+    assert via_s <= 3 * direct_s + 0.5, (via_s, direct_s)
 
     flows = {i.flow.id for i in items}
     assert flows == {1}

@@ -34,7 +34,9 @@ import pickle
 import signal
 import socket
 import struct
+import sys
 import time
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -358,9 +360,16 @@ class RelayProcess:
         self.sock = mine
         self.proc = ctx.Process(target=relay_main, args=(theirs, self.config),
                                 name="binlogscope-proxy-relay", daemon=True)
+        # multiprocessing would have the child run the parent's main script again (as
+        # __mp_main__: a caller's script without a ``__name__ == "__main__"`` guard would start
+        # over in the relay); the relay needs nothing from it, so it is not named to the child
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
         try:
             self.proc.start()
         finally:
+            if main is not None:
+                sys.modules["__main__"] = main
             theirs.close()
         end = time.monotonic() + timeout
         while True:
