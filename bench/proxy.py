@@ -1,10 +1,10 @@
-"""Proxy and sniff benchmark (issue 18): the benchmark binlog served by the benchmark MariaDB to
-``mariadb-binlog --read-from-remote-server --raw --to-last-log``, directly, through
-``binlogscope proxy`` (decode on) and watched by ``binlogscope sniff -i lo``.
+"""Proxy benchmark (issue 18): the benchmark binlog served by the benchmark MariaDB to
+``mariadb-binlog --read-from-remote-server --raw --to-last-log``, directly and through
+``binlogscope proxy`` (decode on). ``binlogscope sniff`` has its own: bench/sniff.py.
 
     python bench/proxy.py               # the full benchmark binlog (bench/make_binlog.py)
     python bench/proxy.py --scale 0.05  # quick
-    python bench/proxy.py --data /path/to/bench/data --repeat 3 --modes dump,latency,semisync,sniff
+    python bench/proxy.py --data /path/to/bench/data --repeat 3 --modes dump,latency,semisync
 
 Modes (direct and proxied runs alternate; medians and the spread of ``--repeat`` runs):
 
@@ -17,8 +17,6 @@ Modes (direct and proxied runs alternate; medians and the spread of ``--repeat``
             / 2 (a round trip forwards one packet each way; target < 1 ms)
   semisync  single-row autocommit INSERT commit latency with binlogscope's semi-sync replica
             (its own process) acking directly and through the proxy (target <= 1.2x)
-  sniff     ``binlogscope sniff -i lo --summary`` during a direct raw dump: kernel drops, and
-            whether the events it decoded are all the binlog's events
 
 Benchmarks are not tests: nothing here asserts.
 """
@@ -50,7 +48,7 @@ import decode  # noqa: E402
 import live  # noqa: E402
 import mariadb_server  # noqa: E402
 
-MODES = ("dump", "latency", "semisync", "sniff")
+MODES = ("dump", "latency", "semisync")
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")])}
 CLI = [sys.executable, "-m", "binlogscope"]
@@ -255,38 +253,6 @@ def run_semisync(server: Any, data: Path, n: int, rounds: int) -> dict[str, Any]
     return out
 
 
-def run_sniff(m: dict[str, Any], server: Any, tmp: Path) -> dict[str, Any]:
-    first = Path(m["files"][0]).name
-    alone = _dump(server.host, server.port, first, tmp / "direct")
-    proc = subprocess.Popen([*CLI, "sniff", "-i", "lo", "--port", str(server.port), "--summary"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    time.sleep(3)  # (the capture socket is open once the process has started: no line on a pipe)
-    if proc.poll() is not None:
-        return {"error": proc.communicate()[1].strip()}
-    watched = _dump(server.host, server.port, first, tmp / "direct")
-    t0 = time.perf_counter()
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=3600)
-    finish = time.perf_counter() - t0
-    dm = re.search(r"([\d,]+) frames captured on lo, (none|[\d,]+) dropped", err)
-    frames = int(dm.group(1).replace(",", "")) if dm else None
-    dropped = (0 if dm and dm.group(2) == "none" else
-               int(dm.group(2).replace(",", "")) if dm else None)
-    counts = re.findall(r"^  events\s+(\d+):", out, re.M)  # (per flow, in --summary)
-    events = sum(int(c) for c in counts) if counts else None
-    res = {"dump_alone_s": alone, "dump_watched_s": watched, "frames": frames,
-           "kernel_drops": dropped, "events_decoded": events, "events_in_binlog": m["events"],
-           "finished_after_s": finish,
-           "tcp": re.findall(r"^  tcp\s+(.*)$", out, re.M)}
-    print(f"  sniff -i lo: dump {alone:.2f} s alone, {watched:.2f} s while sniffed; {frames} "
-          f"frames, kernel drops {dropped}, binlog events decoded {events} of {m['events']}, "
-          f"done {finish:.1f} s after the dump")
-    if events is None:
-        res["summary_tail"] = out[-1500:]
-    return res
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -325,8 +291,6 @@ def main(argv: list[str] | None = None) -> int:
                     results[mode] = run_latency(server, args.pings)
                 elif mode == "semisync":
                     results[mode] = run_semisync(server, data, args.commits, args.rounds)
-                elif mode == "sniff":
-                    results[mode] = run_sniff(m, server, tmp)
     finally:
         mariadb_server.stop(server_dir)
     if args.json:
