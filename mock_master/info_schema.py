@@ -27,6 +27,7 @@ from mock_master.schema_model import (
     Table,
     collation_charset,
     columns_row,
+    create_table_keys,
     key_column_usage_rows,
     statistics_rows,
     tables_row,
@@ -442,16 +443,7 @@ def show_create_table(t: Table) -> str:
         if c.json:
             s += f" CHECK (json_valid(`{c.name}`))"
         lines.append(s)
-    for ix in sorted(t.indexes, key=lambda i: (not i.primary, not i.unique)):
-        parts = ",".join(f"`{n}`" + (f"({p})" if p else "")
-                         for n, p in zip(ix.columns, ix.sub_parts or [None] * len(ix.columns),
-                                         strict=False))
-        if ix.primary:
-            lines.append(f"  PRIMARY KEY ({parts})")
-        else:
-            kind = "UNIQUE KEY" if ix.unique else {"FULLTEXT": "FULLTEXT KEY",
-                                                  "SPATIAL": "SPATIAL KEY"}.get(ix.kind, "KEY")
-            lines.append(f"  {kind} `{ix.name}` ({parts})")
+    lines.extend(create_table_keys(t))
     cs = collation_charset(t.collation)
     tail = f") ENGINE={t.engine}"
     # AUTO_INCREMENT=n is shown only once rows were inserted (the mock master has no rows)

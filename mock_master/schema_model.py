@@ -238,6 +238,23 @@ class Table:
         return "UNI" if uni else "MUL" if mul else ""
 
 
+def create_table_keys(t: Table) -> list[str]:
+    """The key lines of SHOW CREATE TABLE, as MariaDB and MySQL 8 both write them: the primary
+    key first, then unique keys, then the others, each in the order it was created."""
+    lines = []
+    for ix in sorted(t.indexes, key=lambda i: (not i.primary, not i.unique)):
+        parts = ",".join(f"`{n}`" + (f"({p})" if p else "")
+                         for n, p in zip(ix.columns, ix.sub_parts or [None] * len(ix.columns),
+                                         strict=False))
+        if ix.primary:
+            lines.append(f"  PRIMARY KEY ({parts})")
+        else:
+            kind = "UNIQUE KEY" if ix.unique else {"FULLTEXT": "FULLTEXT KEY",
+                                                  "SPATIAL": "SPATIAL KEY"}.get(ix.kind, "KEY")
+            lines.append(f"  {kind} `{ix.name}` ({parts})")
+    return lines
+
+
 def columns_row(t: Table, c: Column, ordinal: int, privileges: str) -> dict[str, Any]:
     """The information_schema.COLUMNS row of column ``c`` (MariaDB 10.11 values)."""
     max_len, octets = c.char_lengths()

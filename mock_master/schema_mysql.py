@@ -25,6 +25,7 @@ from mock_master.schema_model import (
     Column,
     Table,
     collation_charset,
+    create_table_keys,
     default_collation,
 )
 
@@ -174,16 +175,7 @@ def show_create_table_mysql(t: Table, version: tuple[int, int, int]) -> str:
         if c.comment:
             s += " COMMENT '" + c.comment.replace("'", "''") + "'"
         lines.append(s)
-    for ix in sorted(t.indexes, key=lambda i: (not i.primary, not i.unique)):
-        parts = ",".join(f"`{n}`" + (f"({p})" if p else "")
-                         for n, p in zip(ix.columns, ix.sub_parts or [None] * len(ix.columns),
-                                         strict=False))
-        if ix.primary:
-            lines.append(f"  PRIMARY KEY ({parts})")
-        else:
-            kind = "UNIQUE KEY" if ix.unique else {"FULLTEXT": "FULLTEXT KEY",
-                                                  "SPATIAL": "SPATIAL KEY"}.get(ix.kind, "KEY")
-            lines.append(f"  {kind} `{ix.name}` ({parts})")
+    lines.extend(create_table_keys(t))
     tail = f") ENGINE={t.engine}"
     tail += f" DEFAULT CHARSET={_cs_name(collation_charset(t.collation), version)}"
     if not _primary_collation(t.collation) or t.collation == "utf8mb4_0900_ai_ci":
