@@ -219,6 +219,15 @@ def _spawn(mode: str, data: Path, host: str = "", port: int = 0) -> dict[str, An
     return res
 
 
+def data_dir(data: Path, scale: float | None) -> Path:
+    """Where a benchmark's binlog lives: ``--data`` as given, or beside the full-size binlog in
+    ``scale-N`` for a ``--scale`` other than 1 (the full-size one is kept when trying small
+    ones)."""
+    if scale is not None and scale != 1.0 and data == DATA:
+        return DATA / f"scale-{scale:g}"
+    return data.resolve()
+
+
 def ensure_binlog(data: Path, scale: float | None) -> dict[str, Any]:
     manifest = data / "manifest.json"
     if manifest.exists():

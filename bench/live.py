@@ -352,9 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     ensure_bytecode()  # as an installed copy has it (see bench/bytecode.py)
-    data = args.data.resolve()
-    if args.scale is not None and args.scale != 1.0 and args.data == decode.DATA:
-        data = decode.DATA / f"scale-{args.scale:g}"
+    data = decode.data_dir(args.data, args.scale)
     if args.child:
         child(args.child, data, args.host, args.port)
         return 0

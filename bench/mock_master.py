@@ -140,9 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1, metavar="N",
                     help="python-mysql-replication runs per server, alternating (default 1)")
     args = ap.parse_args(argv)
-    data = args.data.resolve()
-    if args.scale is not None and args.scale != 1.0 and args.data == bench_decode.DATA:
-        data = bench_decode.DATA / f"scale-{args.scale:g}"
+    data = bench_decode.data_dir(args.data, args.scale)
     m = bench_decode.ensure_binlog(data, args.scale)
     files = [str(p) for p in m["paths"]]
     first = Path(files[0]).name

@@ -176,9 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--buffer", type=float, help="sniff --buffer MIB (its decode buffer)")
     args = ap.parse_args(argv)
     ensure_bytecode()
-    data = args.data.resolve()
-    if args.scale is not None and args.scale != 1.0 and args.data == decode.DATA:
-        data = decode.DATA / f"scale-{args.scale:g}"
+    data = decode.data_dir(args.data, args.scale)
     m = decode.ensure_binlog(data, args.scale)
     print(f"binlog: {len(m['files'])} files, {m['events']:,} events, {m['bytes'] / 1e6:.1f} MB, "
           f"MariaDB {m['server_version']}; load average {os.getloadavg()[0]:.1f}")
