@@ -261,7 +261,7 @@ def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace,
               "lists the flows)", file=err)
         return 2
     if errors:
-        print(f"{PROG}: {name}: {errors} decode error(s) (shown in the output)", file=err)
+        print(f"{PROG}: {name}: {errors} error(s) (shown in the output)", file=err)
         return 1
     return 0
 

@@ -229,7 +229,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
         else:
             rc = emit_capture(_tls_failures(proxy.batches(record=tree, stop=lambda: bool(fired),
                                                           count=args.count), err),
-                              args, flt, out, err, name=f"proxy {args.listen}",
+                              args, flt, out, err, name=f"proxy {listen[0]}:{port}",
                               fatal=ProxyError, sigpipe_default=False)
     except Stopped:  # a second signal: at once
         rc = 130
