@@ -99,11 +99,13 @@ class PhaseChanged:
 
 @dataclass(frozen=True, slots=True)
 class TlsStarted:
-    """After an SSLRequest the connection is encrypted; nothing more is decoded."""
+    """After an SSLRequest the connection is encrypted; nothing more is decoded, unless the
+    driver terminates the TLS itself (``terminated``: a proxy that feeds the decrypted bytes)."""
 
     direction: Peer
     offset: int  # first encrypted byte in the client direction
     node: Node  # a zero-length "encrypted" node marking the switch
+    terminated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

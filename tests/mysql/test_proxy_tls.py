@@ -212,6 +212,8 @@ def _tls_switch_seen(lines: list[str], connections: int) -> None:
         o = json.loads(line)
         k = o["kind"] if o["kind"] != "note" or "TLS terminated" not in o.get("text", "") \
             else "terminated"
+        if o["kind"] == "tls":  # the switch says the decrypted bytes follow
+            assert o["terminated"] is True, o
         kinds.setdefault(o["flow_id"], []).append(k)
     switched = [f for f, ks in kinds.items() if "ssl_request" in ks and "terminated" in ks
                 and ks.index("ssl_request") < ks.index("terminated")
@@ -425,7 +427,7 @@ def test_passthrough_relays_tls_opaque_and_bad_tls_files_are_one_line(
     assert res.returncode == 0 and res.stdout.strip() == "42", res.stderr
     kinds = [json.loads(line)["kind"] for line in proxy.out.splitlines()]
     assert "ssl_request" in kinds and "tls" in kinds and "handshake_response41" not in kinds
-    assert "TLS terminated" not in proxy.out
+    assert "TLS terminated" not in proxy.out and '"terminated":true' not in proxy.out
     _secrets_absent(proxy.out + proxy.err)
     # unreadable or half-given TLS files: one line, before listening
     (tmp_path / "junk.pem").write_text("not a certificate\n")

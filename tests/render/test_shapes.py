@@ -109,7 +109,9 @@ def test_session_event_shapes() -> None:
     assert session_event_json(PhaseChanged(Phase.AUTH, Phase.COMMAND, "ok")) == {
         "kind": "phase", "from": "auth", "to": "command", "why": "ok"}
     tls = TlsStarted(Peer.CLIENT, 9, Node("encrypted", 9, 0))
-    assert session_event_json(tls) == {"kind": "tls", "packet_offset": 9}
+    assert session_event_json(tls) == {"kind": "tls", "packet_offset": 9, "terminated": False}
+    tls = TlsStarted(Peer.CLIENT, 9, Node("encrypted", 9, 0), terminated=True)
+    assert session_event_json(tls) == {"kind": "tls", "packet_offset": 9, "terminated": True}
     assert session_event_json(None) is None
 
 

@@ -214,6 +214,7 @@ class ReplicationProxy:
         if what == "refused":
             return [CaptureItem(flow, "error", frame, ts, text=server)]
         conn = conns[cid] = _Conn(flow, Session(Role.OBSERVER, record=record))
+        conn.session.tls_terminated = self.config.tls is not None
         self._record_open(conn, ts)
         return [CaptureItem(flow, "flow", frame, ts, text="new connection")]
 

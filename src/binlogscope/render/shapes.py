@@ -305,7 +305,7 @@ def _other_event_keys(out: dict[str, Any], ev: SessionEvent | None) -> dict[str,
         out.update({"kind": "phase", "from": ev.old.value, "to": ev.new.value,
                     "why": ev.reason})
     elif isinstance(ev, TlsStarted):
-        out.update(kind="tls", packet_offset=ev.offset)
+        out.update(kind="tls", packet_offset=ev.offset, terminated=ev.terminated)
     else:
         return None
     return out

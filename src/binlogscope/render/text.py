@@ -280,7 +280,9 @@ def session_event_text(ev: SessionEvent | None, brief: bool, prefix: str = "") -
         return [f"{prefix}!! {ev.direction.value} at {ev.offset}: sequence id {ev.got}, "
                 f"expected {ev.expected}"]
     if isinstance(ev, TlsStarted):
-        return [f"{prefix}-- TLS: the rest of this connection is encrypted"]
+        return [f"{prefix}-- TLS: " + ("terminated by the proxy, the decrypted bytes follow"
+                                       if ev.terminated else
+                                       "the rest of this connection is encrypted")]
     return []
 
 

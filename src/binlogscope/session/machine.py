@@ -136,6 +136,10 @@ class Session(PacketReaders):
         self.handshake: handshake.HandshakeV10 | None = None
         self.server_capabilities: int | None = None
         self.client_capabilities: int | None = capabilities
+        #: OBSERVER: the driver terminates the TLS the client asks for (a proxy) and will feed
+        #: the decrypted bytes (:meth:`tls_established` with ``plaintext=True``); the
+        #: SSLRequest's TLS event says so instead of "nothing more is decoded"
+        self.tls_terminated = False
         #: MariaDB's own capabilities of each side (greeting / response; 0 from MySQL)
         self.server_mariadb_capabilities = 0
         self.client_mariadb_capabilities = 0

@@ -42,6 +42,7 @@ class PacketReaders:
     server_mariadb_capabilities: int
     client_mariadb_capabilities: int
     ctx: Any
+    tls_terminated: bool
 
     if TYPE_CHECKING:
         @property
@@ -84,11 +85,13 @@ class PacketReaders:
         return self._decode(pkt, "auth_switch_response")
 
     def _start_tls(self, pkt: Packet) -> None:
+        terminated = self.tls_terminated
         node = Node("encrypted", pkt.end, 0, None, "", "TLS",
-                    "everything after the SSLRequest is TLS-encrypted: binlogscope stops "
-                    "decoding this connection")
+                    "everything after the SSLRequest is TLS-encrypted: "
+                    + ("the proxy terminates it on both legs, so the decrypted bytes are decoded"
+                       if terminated else "binlogscope stops decoding this connection"))
         self._set_phase(Phase.ENCRYPTED, "SSLRequest: the connection switches to TLS")
-        self._emit(TlsStarted(Peer.CLIENT, pkt.end, node))
+        self._emit(TlsStarted(Peer.CLIENT, pkt.end, node, terminated))
 
     def _client_command(self, pkt: Packet) -> DecodedPayload:
         payload = pkt.payload

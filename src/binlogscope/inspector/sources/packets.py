@@ -226,8 +226,10 @@ class PacketStreamSource:
                                      "duplicated packet, or a peer bug", msg),
                            error=True, direction=ev.direction, offset=ev.offset)
         elif isinstance(ev, TlsStarted):
-            self._add_info(ts, item, "TLS", "handshake", "the rest of the connection is "
-                           "encrypted", ev.node, direction=ev.direction, offset=ev.offset)
+            self._add_info(ts, item, "TLS", "handshake",
+                           "terminated by the proxy: the decrypted bytes follow" if ev.terminated
+                           else "the rest of the connection is encrypted", ev.node,
+                           direction=ev.direction, offset=ev.offset)
         elif isinstance(ev, ConnectionClosed):
             self._add_info(ts, item, "CLOSED", "note", f"{ev.direction.value} closed the "
                            "connection", info_node("closed", ev.direction.value,
