@@ -18,6 +18,16 @@ Modes (direct and proxied runs alternate; medians and the spread of ``--repeat``
   semisync  single-row autocommit INSERT commit latency with binlogscope's semi-sync replica
             (its own process) acking directly and through the proxy (target <= 1.2x)
 
+``--relays`` (latency and semisync) picks what sits between client and server, each in its own
+process, every one measured in each round beside a direct run:
+
+  summary   ``binlogscope proxy --summary`` (decode on; the default)
+  relayonly binlogscope's relay process with decoding effectively off (a one-chunk channel)
+  socat     ``socat TCP-LISTEN:PORT,reuseaddr,fork TCP:upstream`` - a C relay, a reference
+            point only (what any userspace hop costs on this machine)
+  pyrelay   a minimal blocking Python relay (this file, ``--child-relay``: two threads a
+            connection, recv_into/sendall, TCP_NODELAY, nothing else) - a reference point only
+
 Benchmarks are not tests: nothing here asserts.
 """
 
@@ -30,10 +40,12 @@ import os
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -49,6 +61,7 @@ import live  # noqa: E402
 import mariadb_server  # noqa: E402
 
 MODES = ("dump", "latency", "semisync")
+RELAYS = ("summary", "relayonly", "socat", "pyrelay")
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")])}
 CLI = [sys.executable, "-m", "binlogscope"]
@@ -92,6 +105,99 @@ class Proxy:
         return time.perf_counter() - t0, err
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[Any], what: str) -> None:
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} is not listening on {port}")
+
+
+class Socat:
+    """``socat`` (a C relay, one forked process a connection): a reference point only."""
+
+    def __init__(self, host: str, port: int) -> None:
+        exe = shutil.which("socat")
+        if exe is None:
+            raise RuntimeError("socat is not installed (apt-get install -y socat)")
+        self.port = _free_port()
+        self.proc = subprocess.Popen(
+            [exe, f"TCP-LISTEN:{self.port},bind=127.0.0.1,reuseaddr,fork", f"TCP:{host}:{port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        # the probe connection makes socat fork a child that connects upstream and then ends
+        _wait_listening(self.port, self.proc, "socat")
+
+    def stop(self) -> tuple[float, str]:
+        t0 = time.perf_counter()
+        os.killpg(self.proc.pid, signal.SIGTERM)  # its own session: the listener and children
+        self.proc.wait(30)
+        return time.perf_counter() - t0, ""
+
+
+def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    buf = bytearray(65536)
+    view = memoryview(buf)
+    try:
+        while True:
+            n = src.recv_into(buf)
+            if not n:
+                break
+            dst.sendall(view[:n])
+    except OSError:
+        pass
+    for s in (dst, src):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def child_relay(upstream: str) -> None:
+    """The minimal Python relay (``--child-relay HOST:PORT``): prints its port, then serves."""
+    host, _, port = upstream.rpartition(":")
+    ls = socket.create_server(("127.0.0.1", 0))
+    print(ls.getsockname()[1], flush=True)
+    while True:
+        c, _ = ls.accept()
+        try:
+            u = socket.create_connection((host, int(port)))
+        except OSError:
+            c.close()
+            continue
+        for s in (c, u):
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=_pipe, args=(c, u), daemon=True).start()
+        threading.Thread(target=_pipe, args=(u, c), daemon=True).start()
+
+
+class PyRelay:
+    """The minimal blocking Python relay of this file in its own process: a reference point."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--child-relay", f"{host}:{port}"],
+            stdout=subprocess.PIPE, text=True, env=ENV)
+        assert self.proc.stdout is not None
+        self.port = int(self.proc.stdout.readline())
+
+    def stop(self) -> tuple[float, str]:
+        t0 = time.perf_counter()
+        self.proc.terminate()
+        self.proc.wait(30)
+        return time.perf_counter() - t0, ""
+
+
 class RelayOnly:
     """The relay without decoding (its process with a one-chunk channel to the decoder here:
     decoding stops at once): what forwarding alone costs."""
@@ -116,6 +222,18 @@ class RelayOnly:
         self._stop.set()
         self._t.join(60)
         return time.perf_counter() - t0, ""
+
+
+def _relay(name: str, host: str, port: int) -> Proxy | RelayOnly | Socat | PyRelay:
+    if name == "summary":
+        return Proxy(host, port, "--summary")
+    if name == "relayonly":
+        return RelayOnly(host, port)
+    if name == "socat":
+        return Socat(host, port)
+    if name == "pyrelay":
+        return PyRelay(host, port)
+    raise ValueError(f"unknown relay {name!r} (one of {', '.join(RELAYS)})")
 
 
 def _spread(xs: list[float]) -> str:
@@ -178,7 +296,7 @@ def run_dump(m: dict[str, Any], server: Any, repeat: int, tmp: Path, json_out: b
     return out
 
 
-def run_latency(server: Any, n: int) -> dict[str, Any]:
+def run_latency(server: Any, n: int, relays: list[str]) -> dict[str, Any]:
     import pymysql
 
     def pings(port: int) -> list[float]:
@@ -192,29 +310,40 @@ def run_latency(server: Any, n: int) -> dict[str, Any]:
         c.close()
         return lat
 
-    p = Proxy(server.host, server.port, "--summary")
+    ps = {name: _relay(name, server.host, server.port) for name in relays}
+    lat: dict[str, list[float]] = {"direct": [], **{name: [] for name in relays}}
     try:
-        direct, via = [], []
         for _ in range(4):  # alternating rounds
-            direct += pings(server.port)
-            via += pings(p.port)
+            lat["direct"] += pings(server.port)
+            for name, p in ps.items():
+                lat[name] += pings(p.port)
     finally:
-        p.stop()
-    md, mv = statistics.median(direct) * 1e6, statistics.median(via) * 1e6
-    added = (mv - md) / 2
-    print(f"  COM_PING round trip median: direct {md:.0f} us, through the proxy {mv:.0f} us "
-          f"-> {added:.0f} us added per forwarded packet")
-    return {"direct_rtt_us": md, "proxy_rtt_us": mv, "added_per_packet_us": added,
-            "pings": len(direct)}
+        for p in ps.values():
+            p.stop()
+    md = statistics.median(lat["direct"]) * 1e6
+    out: dict[str, Any] = {"direct_rtt_us": md, "pings": len(lat["direct"])}
+    for name in relays:
+        mv = statistics.median(lat[name]) * 1e6
+        added = (mv - md) / 2
+        out[name] = {"rtt_us": mv, "added_per_packet_us": added}
+        print(f"  COM_PING round trip median: direct {md:.0f} us, through {name:9s} {mv:.0f} us "
+              f"-> {added:.0f} us added per forwarded packet")
+    return out
 
 
-def run_semisync(server: Any, data: Path, n: int, rounds: int) -> dict[str, Any]:
+def run_semisync(server: Any, data: Path, n: int, rounds: int, relays: list[str]
+                 ) -> dict[str, Any]:
     def replica(port: int) -> subprocess.Popen[str]:
         proc = subprocess.Popen([sys.executable, str(HERE / "live.py"), "--child",
                                  "semisync-replica", "--data", str(data), "--host", "127.0.0.1",
                                  "--port", str(port)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=ENV)
         live._wait_semisync_clients(server, 1)
+        if live._semisync_clients(server) < 1:  # the wait gives up silently after 30 s
+            proc.kill()
+            out, err = proc.communicate(timeout=60)
+            raise RuntimeError(f"the semi-sync replica did not connect (exit {proc.returncode}):"
+                               f" {(out + err).strip()[-500:]}")
         time.sleep(0.5)
         return proc
 
@@ -223,33 +352,36 @@ def run_semisync(server: Any, data: Path, n: int, rounds: int) -> dict[str, Any]
         proc.communicate(timeout=60)
         live._wait_semisync_clients(server, 0, exactly=True)
 
-    direct, via = live._Samples(), live._Samples()
-    ratios: list[float] = []  # median proxied / median direct of the same round
-    p = Proxy(server.host, server.port, "--summary")
+    samples = {"direct": live._Samples(), **{name: live._Samples() for name in relays}}
+    ratios: dict[str, list[float]] = {name: [] for name in relays}  # vs direct, same round
+    ps = {name: _relay(name, server.host, server.port) for name in relays}
     try:
-        for _ in range(rounds):
-            r = replica(server.port)
-            k = len(direct.lat)
-            direct.measure(server, n)
-            end(r)
-            d = statistics.median(direct.lat[k:])
-            r = replica(p.port)
-            k = len(via.lat)
-            via.measure(server, n)
-            end(r)
-            ratios.append(statistics.median(via.lat[k:]) / d)
+        for i in range(rounds):
+            meds: dict[str, float] = {}
+            order = ["direct", *relays]
+            for who in order[i % len(order):] + order[:i % len(order)]:  # rotated each round
+                r = replica(server.port if who == "direct" else ps[who].port)
+                k = len(samples[who].lat)
+                samples[who].measure(server, n)
+                end(r)
+                meds[who] = statistics.median(samples[who].lat[k:])
+            for name in relays:
+                ratios[name].append(meds[name] / meds["direct"])
     finally:
-        p.stop()
-    out: dict[str, Any] = {"direct": direct.stats(), "proxy": via.stats(),
-                           "round_ratios": ratios}
-    for who in ("direct", "proxy"):
+        for p in ps.values():
+            p.stop()
+    out: dict[str, Any] = {who: s.stats() for who, s in samples.items()}
+    out["round_ratios"] = ratios
+    for who in samples:
         r = out[who]
-        print(f"  semisync commit, replica {who:7s} mean {r['mean_ms']:.2f} ms  median "
+        print(f"  semisync commit, replica via {who:9s} mean {r['mean_ms']:.2f} ms  median "
               f"{r['median_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  (yes_tx +{r['yes_tx']}, "
               f"no_tx +{r['no_tx']})")
-    out["median_ratio"] = out["proxy"]["median_ms"] / out["direct"]["median_ms"]
-    print(f"  semisync median ratio proxy/direct {out['median_ratio']:.2f}; per round: "
-          f"{_spread(ratios)}")
+    out["median_ratio"] = {}
+    for name in relays:
+        out["median_ratio"][name] = out[name]["median_ms"] / out["direct"]["median_ms"]
+        print(f"  semisync median ratio {name}/direct {out['median_ratio'][name]:.2f}; per "
+              f"round: {_spread(ratios[name])}")
     return out
 
 
@@ -269,7 +401,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", type=Path,
                     help="dump: py-spy (--gil --threads --subprocesses, raw: the decoding and "
                     "the relay process) of the first proxied run here")
+    ap.add_argument("--relays", default="summary",
+                    help=f"latency and semisync: comma list of {', '.join(RELAYS)}")
+    ap.add_argument("--child-relay", metavar="HOST:PORT", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.child_relay:
+        child_relay(args.child_relay)
+        return 0
+    relays = [x.strip() for x in args.relays.split(",") if x.strip()]
+    for name in relays:
+        if name not in RELAYS:
+            ap.error(f"unknown relay {name!r} (one of {', '.join(RELAYS)})")
     ensure_bytecode()
     data = decode.data_dir(args.data, args.scale)
     m = decode.ensure_binlog(data, args.scale)
@@ -286,9 +428,10 @@ def main(argv: list[str] | None = None) -> int:
                     results[mode] = run_dump(m, server, args.repeat, tmp, args.json_output,
                                              args.profile)
                 elif mode == "latency":
-                    results[mode] = run_latency(server, args.pings)
+                    results[mode] = run_latency(server, args.pings, relays)
                 elif mode == "semisync":
-                    results[mode] = run_semisync(server, data, args.commits, args.rounds)
+                    results[mode] = run_semisync(server, data, args.commits, args.rounds,
+                                                 relays)
     finally:
         mariadb_server.stop(server_dir)
     if args.json:
