@@ -156,11 +156,12 @@ def _pipe(src: socket.socket, dst: socket.socket) -> None:
             dst.sendall(view[:n])
     except OSError:
         pass
-    for s in (dst, src):
-        try:
+    for s in (dst, src):  # close both: a half-closed upstream keeps MariaDB's dump thread
+        try:  # (and its semi-sync client count) alive until it next writes
             s.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+        s.close()
 
 
 def child_relay(upstream: str) -> None:
