@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,3 +81,12 @@ def iter_nodes(ev: DecodedEvent) -> Iterator[object]:
     assert ev.node is not None
     for _, n in ev.node.walk():
         yield n
+
+
+def can_capture() -> bool:
+    """Whether this process may open an AF_PACKET socket (root or CAP_NET_RAW: sniff's tests)."""
+    try:
+        socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0).close()
+    except (PermissionError, AttributeError):
+        return False
+    return True

@@ -13,20 +13,13 @@ import threading
 import pytest
 
 from binlogscope.drivers.sniff import open_capture
+from tests.helpers import can_capture
 
 pytestmark = pytest.mark.network
 
 
-def _can_capture() -> bool:
-    try:
-        socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0).close()
-    except (PermissionError, AttributeError):
-        return False
-    return True
-
-
 def test_frames_before_the_filter_are_not_the_captures() -> None:
-    if not _can_capture():
+    if not can_capture():
         pytest.fail("the suite runs as root in CI (AF_PACKET capture)")
     srv = socket.create_server(("127.0.0.1", 0))
     done = threading.Event()

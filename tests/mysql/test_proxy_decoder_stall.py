@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from watch_support import run_sql
 
 from binlogscope.drivers.pcap_flows import CaptureItem
 from binlogscope.drivers.proxy import FELL_BEHIND, ReplicationProxy
@@ -25,19 +26,6 @@ from binlogscope.events import PacketDecoded
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 
 pytestmark = pytest.mark.mysql
-
-
-def _sql(db: Any, *stmts: str) -> list[Any]:
-    c = db.connect()
-    try:
-        with c.cursor() as cur:
-            rows: list[Any] = []
-            for s in stmts:
-                cur.execute(s)
-                rows = list(cur.fetchall() or [])
-            return rows
-    finally:
-        c.close()
 
 
 def _dump(db: Any, port: int, name: str, into: Path) -> tuple[float, bytes]:
@@ -71,12 +59,12 @@ def _gil_holder() -> Any:
 
 
 def test_forwarding_at_full_rate_while_the_decoder_stalls(mariadb: Any, tmp_path: Path) -> None:
-    _sql(mariadb, "CREATE TABLE IF NOT EXISTS stall_t (id INT PRIMARY KEY, b LONGBLOB)",
+    run_sql(mariadb, "CREATE TABLE IF NOT EXISTS stall_t (id INT PRIMARY KEY, b LONGBLOB)",
          "DELETE FROM stall_t", "FLUSH BINARY LOGS")
-    name = str(_sql(mariadb, "SHOW MASTER STATUS")[0][0])
+    name = str(run_sql(mariadb, "SHOW MASTER STATUS")[0][0])
     for i in range(12):  # (the test server rotates at 16 MB)
-        _sql(mariadb, f"INSERT INTO stall_t VALUES ({i}, REPEAT(CHAR({65 + i % 26}), 1000000))")
-    _sql(mariadb, "FLUSH BINARY LOGS")
+        run_sql(mariadb, f"INSERT INTO stall_t VALUES ({i}, REPEAT(CHAR({65 + i % 26}), 1000000))")
+    run_sql(mariadb, "FLUSH BINARY LOGS")
     direct_s, direct = min(_dump(mariadb, mariadb.port, name, tmp_path / f"direct{i}")
                            for i in range(2))
     assert len(direct) > 12_000_000

@@ -14,7 +14,6 @@ heartbeats the client gets.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from watch_support import ENV, run_sql
 
 from binlogscope.drivers.live import LiveReplica, LiveSettings
 from binlogscope.drivers.options import ConnectionOptions
@@ -33,38 +33,22 @@ from binlogscope.drivers.proxy_faults import ActionError, load_actions, parse_ac
 from binlogscope.events import PacketDecoded
 
 pytestmark = pytest.mark.mysql
-ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
-    [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
-
-
-def _sql(db: Any, *stmts: str) -> list[Any]:
-    c = db.connect()
-    try:
-        with c.cursor() as cur:
-            rows: list[Any] = []
-            for s in stmts:
-                cur.execute(s)
-                rows = list(cur.fetchall() or [])
-            return rows
-    finally:
-        c.close()
 
 
 def _status(db: Any, name: str) -> int:
-    rows = _sql(db, f"SHOW GLOBAL STATUS LIKE '{name}'")
+    rows = run_sql(db, f"SHOW GLOBAL STATUS LIKE '{name}'")
     return int(rows[0][1]) if rows else 0
 
 
 @pytest.fixture(scope="module")
 def closed_binlog(mariadb: Any) -> str:
     """A closed binlog file with one table's five single-row transactions."""
-    _sql(mariadb, "CREATE TABLE IF NOT EXISTS pfault (id INT PRIMARY KEY, v VARCHAR(50))",
+    run_sql(mariadb, "CREATE TABLE IF NOT EXISTS pfault (id INT PRIMARY KEY, v VARCHAR(50))",
          "FLUSH BINARY LOGS")
-    name = str(_sql(mariadb, "SHOW MASTER STATUS")[0][0])
+    name = str(run_sql(mariadb, "SHOW MASTER STATUS")[0][0])
     for i in range(5):
-        _sql(mariadb, f"REPLACE INTO pfault VALUES ({i}, '{'x' * (i + 1)}')")
-    _sql(mariadb, "FLUSH BINARY LOGS")
+        run_sql(mariadb, f"REPLACE INTO pfault VALUES ({i}, '{'x' * (i + 1)}')")
+    run_sql(mariadb, "FLUSH BINARY LOGS")
     return name
 
 
@@ -228,7 +212,7 @@ def _consuming(rep: LiveReplica, seen: list[tuple[float, str]]) -> Iterator[None
 
 
 def test_drop_ack_and_delay_ack_seen_by_the_server(mariadb: Any) -> None:
-    _sql(mariadb, "CREATE TABLE IF NOT EXISTS pfault_semi (id INT PRIMARY KEY)")
+    run_sql(mariadb, "CREATE TABLE IF NOT EXISTS pfault_semi (id INT PRIMARY KEY)")
     for spec, waits, acked in (("delay_ack seconds=0.6", 0.6, True),
                                ("drop_ack at=1", 2.0, False)):  # (the server waits 2 s)
         with _proxy(mariadb, spec) as (port, notes), \
@@ -241,7 +225,7 @@ def test_drop_ack_and_delay_ack_seen_by_the_server(mariadb: Any) -> None:
             yes, no = (_status(mariadb, "Rpl_semi_sync_master_yes_tx"),
                        _status(mariadb, "Rpl_semi_sync_master_no_tx"))
             t0 = time.monotonic()
-            _sql(mariadb, f"INSERT INTO pfault_semi VALUES ({time.time_ns() % 10**9})")
+            run_sql(mariadb, f"INSERT INTO pfault_semi VALUES ({time.time_ns() % 10**9})")
             took = time.monotonic() - t0
             yes2, no2 = (_status(mariadb, "Rpl_semi_sync_master_yes_tx"),
                          _status(mariadb, "Rpl_semi_sync_master_no_tx"))
@@ -251,7 +235,7 @@ def test_drop_ack_and_delay_ack_seen_by_the_server(mariadb: Any) -> None:
     # the ACKs flow again without the proxy's fault: semi-sync back on for the next test
     with _consuming(_replica(mariadb, mariadb.port, semi_sync=True, heartbeat=1), []):
         time.sleep(0.5)
-        _sql(mariadb, f"INSERT INTO pfault_semi VALUES ({time.time_ns() % 10**9 + 1})")
+        run_sql(mariadb, f"INSERT INTO pfault_semi VALUES ({time.time_ns() % 10**9 + 1})")
 
 
 def test_heartbeat_gap_seen_by_the_client(mariadb: Any) -> None:

@@ -33,24 +33,15 @@ from watch_support import (
     start_sniff,
 )
 
+from tests.helpers import can_capture
+
 pytestmark = pytest.mark.mysql
-
-
-def _can_capture() -> bool:
-    import socket
-
-    try:
-        socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0).close()
-    except (PermissionError, AttributeError):
-        return False
-    return True
-
 
 
 def _sniffed_dump(mariadb: Any, *args: str) -> tuple[list[str], str, str, int]:
     """``sniff -i lo ARGS`` while mariadb-binlog dumps the newest two binlogs: (the logs,
     sniff's stdout, its stderr, its exit status)."""
-    if not _can_capture():
+    if not can_capture():
         pytest.fail("the suite runs as root in CI (AF_PACKET capture)")
     client = shutil.which("mariadb-binlog")
     assert client is not None
@@ -128,7 +119,7 @@ def test_sniff_keeps_whole_64k_frames() -> None:
 
     from binlogscope.drivers.sniff import open_capture
 
-    if not _can_capture():
+    if not can_capture():
         pytest.fail("the suite runs as root in CI (AF_PACKET capture)")
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
@@ -190,7 +181,7 @@ def test_sniff_keeps_whole_64k_frames() -> None:
 
 def test_sniff_without_the_capability_says_what_is_needed() -> None:
     setpriv = shutil.which("setpriv")
-    if setpriv is None or not _can_capture():
+    if setpriv is None or not can_capture():
         pytest.fail("setpriv (util-linux) and root are on every CI machine")
     res = subprocess.run([setpriv, "--bounding-set", "-net_raw", "--inh-caps", "-net_raw",
                           *CLI, "sniff", "-i", "lo", "--json", "--duration", "1"],
@@ -214,7 +205,7 @@ def test_sniff_sees_both_legs_of_a_proxied_session(mariadb, tmp_path: Path) -> N
     """``sniff -i lo`` on the proxy's port and the server's while a client dumps through the
     proxy: both legs are flows of their own, and each leg's binlog events are the proxy's
     decoded events (binlog file, offset, type, rows and every shared field), in order."""
-    if not _can_capture():
+    if not can_capture():
         pytest.fail("the suite runs as root in CI (AF_PACKET capture)")
     with mariadb.connect() as conn, conn.cursor() as cur:
         cur.execute("CREATE TABLE IF NOT EXISTS sniff_proxy (id BIGINT PRIMARY KEY, v TEXT)")

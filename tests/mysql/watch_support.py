@@ -160,3 +160,17 @@ def start_sniff(*args: str) -> subprocess.Popen[str]:
         proc.kill()
         raise AssertionError(f"sniff did not start: {first}{proc.communicate()[1]}")
     return proc
+
+
+def run_sql(db: Any, *stmts: str) -> list[Any]:
+    """Run ``stmts`` on one connection to the test server's database; the last one's rows."""
+    c = db.connect()
+    try:
+        with c.cursor() as cur:
+            rows: list[Any] = []
+            for s in stmts:
+                cur.execute(s)
+                rows = list(cur.fetchall() or [])
+            return rows
+    finally:
+        c.close()
