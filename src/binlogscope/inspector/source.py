@@ -195,10 +195,13 @@ class SessionSource(Protocol):
 
     ``phase_at(i)`` returns (phase of the session now, phase at row ``i``, the setup step whose
     packets row ``i`` belongs to, or None) with phases indexing :data:`PHASES`.
-    ``set_paused``/``stop`` are called on the UI thread and must not block.
+    ``set_paused``/``stop`` are called on the UI thread and must not block; ``pause_doc`` says
+    what pausing does (shown when the user pauses).
     """
 
     live: bool
+    paused: bool
+    pause_doc: str
 
     def phase_at(self, index: int | None) -> tuple[int, int, Any]: ...
 

@@ -26,6 +26,7 @@ class LiveSource(PacketStreamSource):
     """Rows from a live replica; pause/resume, stop, and live counters for the status bar."""
 
     live = True
+    pause_doc = "the store fills and holds the fetcher back, nothing is lost"
 
     def __init__(self, settings: LiveSettings, *, count: int | None = None,
                  replica: LiveReplica | None = None, **kw: Any) -> None:

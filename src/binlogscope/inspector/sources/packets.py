@@ -105,9 +105,12 @@ class PacketStreamSource:
     columns: frozenset[str] = frozenset({"direction", "seq", "semi_sync", "wire_time"})
     live = False
     paused = False
+    #: what pausing does, for the notification (live sources; a finite stream has no pause)
+    pause_doc = ""
 
     def set_paused(self, paused: bool) -> None:
-        """Live sources stop taking items; a finite stream has nothing to pause."""
+        """Live sources freeze what they show (or stop taking items); a finite stream has
+        nothing to pause."""
 
     def stop(self) -> None:
         """Live sources close their connection; nothing to do for a finite stream."""
@@ -439,7 +442,7 @@ class PacketStreamSource:
     def find_offset(self, offset: int) -> int | None:
         """The binlog event whose bytes hold file position ``offset`` (its log_pos is past it)."""
         best = None
-        for i in range(self._n):
+        for i in range(len(self)):  # (the rows shown: a paused live capture holds the rest)
             lp = self._log_pos[i]
             if lp <= 0:
                 continue

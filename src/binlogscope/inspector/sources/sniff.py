@@ -16,16 +16,26 @@ showing anything: what it already took in is decoded, so a ``--write``/``--recor
 every frame seen. Memory stays bounded over hours as for any packet stream: rows keep compact
 columns, trees are decoded when a row is selected, and payload bytes beyond the source's budget
 are let go (the status bar says from which row).
+
+Pausing (``p``) freezes the view, not the capture: someone else's session cannot be held back,
+and a capture that stopped reading would lose frames (the kernel's ring fills and drops, the
+proxy's bounded decoder channel fills and skips). So the producer keeps running and every item
+is decoded and indexed as usual (compact columns, the same memory bound), but the source's
+length stays where it was when the view froze: the list, filters, search and go-to see only
+those rows, and the status bar counts the packets held behind them. Resuming publishes them
+all at once, in order.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
 
 from binlogscope.drivers.pcap_flows import CaptureItem
 from binlogscope.drivers.proxy import ProxyError, ReplicationProxy
 from binlogscope.drivers.sniff import LiveCapture, PcapNgFile, SniffError, sniff_batches
+from binlogscope.events import PacketDecoded
 from binlogscope.inspector.source import SourceInfo
 from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
 from binlogscope.inspector.sources.pcap import stream_item
@@ -34,11 +44,23 @@ from binlogscope.inspector.sources.pcap import stream_item
 Batches = Callable[[Callable[[], bool]], Iterator[list[CaptureItem]]]
 
 
+class _Frozen(NamedTuple):
+    """What the view showed when it was paused."""
+
+    rows: int
+    packets: int
+    events: int
+    errors: int
+
+
 class LiveCaptureSource(PacketStreamSource):
-    """Rows from a live producer of capture items (one per connection flow), follow mode."""
+    """Rows from a live producer of capture items (one per connection flow), follow mode;
+    pausing freezes the rows shown while the producer goes on (the rest are held)."""
 
     live = True
     columns = PacketStreamSource.columns | {"frame", "flow"}
+    pause_doc = ("the capture goes on; new packets are decoded and held (the status bar "
+                 "counts them) and shown in order on resume")
 
     def __init__(self, label: str, batches: Batches, *,
                  fatal: type[Exception] | tuple[type[Exception], ...] = (),
@@ -50,9 +72,41 @@ class LiveCaptureSource(PacketStreamSource):
         self._stopped = False
         #: set once the producer has run to its end and ``close`` ran
         self.ended = threading.Event()
+        self._packets = 0  # decoded packets (rows that are not notes, errors or steps)
+        self._frozen: _Frozen | None = None  # set while paused
+
+    # ----- controls (UI thread; never blocks for long: ``add`` holds the lock for one item)
+    def set_paused(self, paused: bool) -> None:
+        """Freeze the view at the rows it has now (the producer goes on), or publish every
+        row held since."""
+        with self._lock:
+            if paused and self._frozen is None:
+                self._frozen = _Frozen(self._n, self._packets, self.binlog_events,
+                                       len(self._errors))
+            elif not paused:
+                self._frozen = None
+            self.paused = paused
 
     def stop(self) -> None:
         self._stopped = True
+
+    def __len__(self) -> int:
+        frozen = self._frozen
+        return self._n if frozen is None else frozen.rows
+
+    def held(self) -> tuple[int, int]:
+        """(rows, packets) taken in since the view was paused; (0, 0) when not paused."""
+        frozen = self._frozen
+        if frozen is None:
+            return 0, 0
+        return self._n - frozen.rows, self._packets - frozen.packets
+
+    # ----- producing (worker thread)
+    def add(self, item: StreamItem) -> None:
+        with self._lock:  # a pause freezes whole rows and the counters that go with them
+            super().add(item)
+            if isinstance(item.event, PacketDecoded):
+                self._packets += 1
 
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[StreamItem]:
         batches = self._batches(lambda: self._stopped or cancelled())
@@ -73,6 +127,20 @@ class LiveCaptureSource(PacketStreamSource):
                 if self._close is not None:
                     self._close()
                 self.ended.set()
+
+    # ----- status
+    def info(self) -> SourceInfo:
+        info = super().info()
+        frozen = self._frozen
+        if frozen is not None:  # the counts of the rows shown; the held ones apart
+            rows, packets = self.held()
+            info.rows, info.events, info.errors = frozen.rows, frozen.events, frozen.errors
+            info.extra["held"] = f"{packets:,} packet{'s' if packets != 1 else ''}" + (
+                f" ({rows:,} rows)" if rows != packets else "")
+            info.extra["state"] = "PAUSED"
+        else:
+            info.extra["state"] = "ended" if info.done else "live"
+        return info
 
 
 class SniffSource(LiveCaptureSource):
@@ -108,6 +176,9 @@ class ProxySource(LiveCaptureSource):
     """``binlogscope proxy``: both directions of every relayed connection, a flow each. The
     relay is started and stopped by the caller; :meth:`stop` ends the decoding (which stops the
     relay and decodes what it relayed)."""
+
+    pause_doc = ("the relay goes on; new packets are decoded and held (the status bar counts "
+                 "them) and shown in order on resume")
 
     def __init__(self, proxy: ReplicationProxy, *, count: int | None = None,
                  close: Callable[[], None] | None = None) -> None:

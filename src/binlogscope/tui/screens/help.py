@@ -31,8 +31,9 @@ that owns the byte is selected. The line under the panes says what the field mea
 | `x` / `X` | export the view (JSON lines; `NAME.parquet` or `DIR/`: Parquet) / the event's tree |
 | `c` / `v` | copy the selected field's hex / value |
 | `t` | time column: UTC time / seconds since the first row / delta to the previous shown row |
-| `F` | live: follow the newest row (moving up or scrolling stops it; `End` resumes) |
-| `p` | live: pause / resume taking events (the store holds the fetcher back: nothing is lost) |
+| `F` | live, sniff, proxy: follow the newest row (moving up or scrolling stops it; `End` resumes) |
+| `p` | live: pause / resume taking events (the store holds the fetcher back: nothing lost) |
+| `p` | sniff, proxy: freeze the list, the capture or relay goes on; `p` shows what was held |
 | `?` | this help; `q` quits (always, even while the network hangs) |
 
 **Filter**: terms separated by spaces, all must match:
@@ -58,9 +59,9 @@ sequence id; `semi` is `ef` when the source put the semi-sync header before the 
 handshake/auth, query/result, dump commands, ACKs, setup steps and notes. The strip above the
 list shows the phases (connect > auth > setup > register > dump > stream): the session's phase
 is highlighted, the selected row's is underlined, and the line below says why a replica sends
-the selected setup step. The status bar shows the state (LIVE / PAUSED), follow, the binlog
-position being fetched, events/s, ACKs sent, heartbeats, the store's put/get/ack cursors,
-errors and reconnects.
+the selected setup step. The status bar shows the state (LIVE / PAUSED), follow, the packets
+a paused capture holds, the binlog position being fetched, events/s, ACKs sent, heartbeats,
+the store's put/get/ack cursors, errors and reconnects.
 """
 
 

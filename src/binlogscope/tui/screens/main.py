@@ -109,7 +109,7 @@ class MainScreen(Screen[None]):
         self.live = bool(self.session is not None and self.session.live)
         #: live: keep the cursor on the newest row (off when the user moves up; F / End resume)
         self.follow = self.live
-        self.paused = False
+        self.paused = bool(self.session is not None and self.session.paused)
         self.clipboard_file = default_clipboard_file()
 
     def compose(self) -> ComposeResult:
@@ -497,9 +497,12 @@ class MainScreen(Screen[None]):
             return
         self.paused = not self.paused
         self.session.set_paused(self.paused)
-        self.notify("paused: the store fills and holds the fetcher back, nothing is lost; "
-                    "p resumes" if self.paused else "resumed")
-        self._show_status()
+        if self.paused:
+            self.notify(f"paused: {self.session.pause_doc}; p resumes")
+            self._show_status()
+        else:
+            self.notify("resumed")
+            self._tick()  # what was held shows at once (follow goes to the newest row)
 
     def action_time_mode(self) -> None:
         mode = self.events.cycle_time_mode()

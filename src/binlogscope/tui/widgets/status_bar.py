@@ -1,8 +1,9 @@
 """Status bar: source, server version, checksum, current position, events, errors, filter.
 
-For a live session (``info.extra`` has a ``state``) the live counters come first: state
-(live / PAUSED / ended, follow), the binlog file:pos being fetched, events/s, ACKs sent,
-heartbeats, the store's put/get/ack cursors, errors and reconnects.
+For a live session or capture (``info.extra`` has a ``state``) the live counters come first:
+state (live / PAUSED / ended, follow), the packets a paused live capture holds, the binlog
+file:pos being fetched, events/s, ACKs sent, heartbeats, the store's put/get/ack cursors,
+errors and reconnects.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ class StatusBar(Static):
             t.append(f" {state} ", style="bold reverse")
         if follow is not None:
             t.append(" follow" if follow else " scroll", style="bold" if follow else "dim")
+        held = x.pop("held", None)
+        if held is not None:
+            t.append(f" | held {held}", style="bold yellow")
         binlog = x.pop("binlog", None)
         if binlog:
             t.append(f" | {binlog}", style="bold")
