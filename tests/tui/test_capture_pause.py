@@ -7,8 +7,9 @@ it all, in order, following the newest row again.
 
 The capture tests feed :class:`LiveCaptureSource` (the one path of ``sniff`` and ``proxy``)
 the frames of a real capture, a few at a time as the test releases them, so what is held and
-when is exact; the proxy test relays a real client (``mariadb-binlog``) to the mock master
-through ``ReplicationProxy`` while its TUI is paused. A capture file's TUI keeps ``p`` hidden
+when is exact. The proxy and sniff tests put a real client (``mariadb-binlog``) and the mock
+master on either side of ``ReplicationProxy`` or of a capture on ``lo``: the client's whole
+dump completes while the TUI is paused. A capture file's TUI keeps ``p`` hidden
 and inert (a finite stream has nothing to pause).
 """
 
@@ -27,15 +28,16 @@ import pytest
 
 from binlogscope.drivers.pcap import CaptureItem, read_capture_batches
 from binlogscope.drivers.proxy import ReplicationProxy
+from binlogscope.drivers.sniff import open_capture
 from binlogscope.inspector.sources.packets import PacketStreamSource
 from binlogscope.inspector.sources.pcap import PcapSource
-from binlogscope.inspector.sources.sniff import LiveCaptureSource, ProxySource
+from binlogscope.inspector.sources.sniff import LiveCaptureSource, ProxySource, SniffSource
 from binlogscope.inspector.view import RowFilter
 from binlogscope.tui.app import BinlogScopeApp
 from binlogscope.tui.screens.main import MainScreen
 from binlogscope.tui.widgets.status_bar import StatusBar
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
-from tests.helpers import CAPTURES
+from tests.helpers import CAPTURES, can_capture
 from tests.tui.conftest import sync, wait_for
 
 pytestmark = pytest.mark.timeout(120)
@@ -245,70 +247,94 @@ async def test_pause_is_hidden_and_inert_for_a_capture_file() -> None:
         await pilot.press("q")
 
 
+def _served() -> list[str]:
+    """The event types the mock master serves from WORKLOAD (after its fake ROTATE)."""
+    dec = BinlogStreamDecoder(record=False)
+    dec.receive_data(WORKLOAD.read_bytes())
+    return [ev.type_name for ev in dec.events()]
+
+
+async def _paused_dump(src: LiveCaptureSource, port: int, tmp_path: Path) -> None:
+    """The TUI over ``src`` while real clients talk to the mock master at ``port``: a first
+    connection shows as usual; paused, a whole binlog dump completes (the client has every
+    byte) and its rows are decoded and held; resumed, they show in order, following."""
+    import pymysql
+
+    served = _served()
+    app = BinlogScopeApp(src)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, MainScreen), 30)
+        scr = app.screen
+        assert isinstance(scr, MainScreen)
+        status = scr.query_one(StatusBar)
+        with pymysql.connect(host="127.0.0.1", port=port, user="repl",
+                             password="replpass") as c, c.cursor() as cur:
+            cur.execute("SHOW BINARY LOGS")
+            name = str(cur.fetchall()[0][0])
+        await wait_for(lambda: sum(src.row(i).event_type == "CLOSED"
+                                   for i in range(len(src))) == 2, 30)
+        await pilot.pause(0.3)
+        shown = len(src)
+        await wait_for(lambda: scr.events.row_count == shown)
+
+        await pilot.press("p")
+        out = tmp_path / "dump"
+        out.mkdir()
+        res = await asyncio.to_thread(
+            subprocess.run,
+            [MARIADB_BINLOG or "", "--read-from-remote-server", "--raw", "--host=127.0.0.1",
+             f"--port={port}", "--user=repl", "--password=replpass", f"--result-file={out}/",
+             name], capture_output=True, text=True, timeout=60)
+        # the session went on: the client has the whole file
+        assert res.returncode == 0, res.stderr
+        assert (out / name).read_bytes() == WORKLOAD.read_bytes()
+        # and so did the decoder: every binlog event decoded, and held
+        await wait_for(lambda: src.binlog_events == 1 + len(served), 30)
+        await pilot.pause(0.5)
+        assert len(src) == shown and scr.events.row_count == shown
+        rows, packets = src.held()
+        assert packets >= 1 + len(served)
+        await wait_for(lambda: f"held {packets:,} packets" in str(status.render()))
+        text = str(status.render())
+        assert " PAUSED " in text and f"{shown:,} rows, 0 binlog events" in text
+
+        await pilot.press("p")
+        total = len(src)
+        assert total == shown + rows
+        await wait_for(lambda: scr.events.row_count == total and scr.events.cursor == total - 1)
+        seen = [src.row(i).event_type for i in range(total) if src.row(i).log_pos is not None]
+        assert seen[0] == "ROTATE_EVENT" and seen[1:] == served  # (the fake ROTATE first)
+        await pilot.press("q")
+    assert src.ended.wait(30)
+
+
 @pytest.mark.skipif(MARIADB_BINLOG is None, reason="mariadb-binlog not installed")
 @sync
 async def test_proxy_tui_paused_keeps_relaying_and_holds_the_rows(
         mock_master: Callable[..., Any], tmp_path: Path) -> None:
-    """A real client's whole dump goes through the proxy while its TUI is paused; the rows
-    wait behind the frozen list and show, in order, on resume."""
-    import pymysql
-
     mm = mock_master(binlogs=[WORKLOAD])
     proxy = ReplicationProxy(("127.0.0.1", 0), (mm.host, mm.port))
     port = proxy.start()
     src = ProxySource(proxy)
-    app = BinlogScopeApp(src)
-    dec = BinlogStreamDecoder(record=False)
-    dec.receive_data(WORKLOAD.read_bytes())
-    served = [ev.type_name for ev in dec.events()]
     try:
-        async with app.run_test(size=(160, 40)) as pilot:
-            await wait_for(lambda: isinstance(app.screen, MainScreen), 30)
-            scr = app.screen
-            assert isinstance(scr, MainScreen)
-            status = scr.query_one(StatusBar)
-            # a first connection through the proxy, shown as usual
-            with pymysql.connect(host="127.0.0.1", port=port, user="repl",
-                                 password="replpass") as c, c.cursor() as cur:
-                cur.execute("SHOW BINARY LOGS")
-                name = str(cur.fetchall()[0][0])
-            await wait_for(lambda: any(src.row(i).event_type == "CLOSED"
-                                       for i in range(len(src))), 30)
-            await pilot.pause(0.3)
-            shown = len(src)
-            await wait_for(lambda: scr.events.row_count == shown)
-
-            await pilot.press("p")
-            out = tmp_path / "dump"
-            out.mkdir()
-            res = await asyncio.to_thread(
-                subprocess.run,
-                [MARIADB_BINLOG or "", "--read-from-remote-server", "--raw", "--host=127.0.0.1",
-                 f"--port={port}", "--user=repl", "--password=replpass",
-                 f"--result-file={out}/", name], capture_output=True, text=True, timeout=60)
-            # the relay went on: the client has the whole file
-            assert res.returncode == 0, res.stderr
-            assert (out / name).read_bytes() == WORKLOAD.read_bytes()
-            # and the decoder too: every binlog event decoded and held
-            await wait_for(lambda: src.binlog_events == 1 + len(served), 30)
-            await pilot.pause(0.5)
-            assert len(src) == shown and scr.events.row_count == shown
-            rows, packets = src.held()
-            assert packets >= 1 + len(served)
-            await wait_for(lambda: f"held {packets:,} packets" in str(status.render()))
-            assert " PAUSED " in str(status.render()) and "0 binlog events" in str(
-                status.render())
-
-            await pilot.press("p")
-            total = len(src)
-            assert total == shown + rows
-            await wait_for(lambda: scr.events.row_count == total
-                           and scr.events.cursor == total - 1)
-            seen = [src.row(i).event_type for i in range(total) if src.row(i).log_pos is not None]
-            assert seen[0] == "ROTATE_EVENT" and seen[1:] == served  # (the fake ROTATE first)
-            await pilot.press("q")
-        assert src.ended.wait(30)
+        await _paused_dump(src, port, tmp_path)
     finally:
         src.ended.wait(30)
         proxy.stop()
     assert proxy.connections == 2
+
+
+@pytest.mark.skipif(MARIADB_BINLOG is None, reason="mariadb-binlog not installed")
+@pytest.mark.skipif(not can_capture(), reason="no AF_PACKET socket (root or CAP_NET_RAW)")
+@sync
+async def test_sniff_tui_paused_keeps_capturing_and_holds_the_rows(
+        mock_master: Callable[..., Any], tmp_path: Path) -> None:
+    mm = mock_master(binlogs=[WORKLOAD])
+    src = SniffSource(open_capture("lo", f"port {mm.port}"), ports=[mm.port])
+    try:
+        await _paused_dump(src, mm.port, tmp_path)
+    finally:
+        src.stop()
+        src.ended.wait(30)
+    st = src.capture.stats()
+    assert st.dropped == 0 and st.buffer_dropped == 0
