@@ -190,7 +190,9 @@ def test_proxy_command_opens_the_tui_and_ends_with_its_summary(mariadb: Any,
                     remote_dump_command(mariadb, int(m.group(1)), name, pos),
                     capture_output=True, timeout=60)
                 state["seen"] = len(out)
-            return "dump" in state and b"closed the connection" in out[state["seen"]:]
+            # (the close's row - "client closed the ..." in the list, or the detail's "server
+            # closed the connection": whichever FIN the relay passed first)
+            return "dump" in state and b"closed the" in out[state["seen"]:]
 
         rc, out = run_in_pty(["proxy", "--listen", "127.0.0.1:0", "--upstream",
                               f"{mariadb.host}:{mariadb.port}", "--record", str(rec)],

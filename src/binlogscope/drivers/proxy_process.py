@@ -5,13 +5,16 @@ same process waits for it and the client slows down. So :class:`~binlogscope.dri
 ReplicationProxy` starts the relay in a child process (``multiprocessing`` with the
 ``forkserver`` start method: the parent has threads, so a plain fork is not safe; the fork
 server, started once per parent with this module preloaded, makes each later child quick to
-start). The child runs an asyncio loop (:class:`Relay`): it listens, relays every connection
-(:mod:`binlogscope.drivers.proxy_relay` without fault actions,
-:class:`~binlogscope.drivers.proxy_faults.FaultRelay` with them) and, after forwarding, offers
-a copy of every chunk to the parent (:meth:`Relay.offer`: ``cid, peer, data, extra``; ``extra``
-is a small picklable tuple whose first element names its kind - "open", "refused", "fault",
-"tls", ... - and is passed on unchanged). With ``RelayConfig.tls`` the relay terminates TLS
-(:mod:`binlogscope.drivers.proxy_tls`; its SSL contexts are built here, in the child).
+start). The child runs an asyncio loop (:class:`Relay`): it listens and relays every
+connection. Without fault actions two blocking threads relay it
+(:mod:`binlogscope.drivers.proxy_threads`; a client that asks for TLS is handed to the loop's
+protocol legs, :mod:`binlogscope.drivers.proxy_relay`); with them the loop relays it packet by
+packet (:class:`~binlogscope.drivers.proxy_faults.FaultRelay`). After forwarding, a copy of
+every chunk is offered to the parent (:meth:`Relay.offer`, from any thread: ``cid, peer, data,
+extra``; ``extra`` is a small picklable tuple whose first element names its kind - "open",
+"refused", "fault", "tls", ... - and is passed on unchanged). With ``RelayConfig.tls`` the
+relay terminates TLS (:mod:`binlogscope.drivers.proxy_tls`; its SSL contexts are built here,
+in the child).
 
 The channel is one Unix socketpair. Relay -> decoder: messages (:data:`HEADER`, then the data,
 then the pickled extra); the child never blocks on it - unsent messages wait in a queue the
@@ -35,13 +38,15 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import time
 import types
 from dataclasses import dataclass
 from typing import Any
 
 from binlogscope.drivers.proxy_faults import ActionPlan, FaultRelay, RelayAction
-from binlogscope.drivers.proxy_relay import Leg, relay_connection
+from binlogscope.drivers.proxy_relay import Leg
+from binlogscope.drivers.proxy_threads import Pair, listen_sockets
 from binlogscope.drivers.proxy_tls import Contexts, TlsSettings, TlsSwitch, stream_prelude
 from binlogscope.events import Peer
 
@@ -78,15 +83,18 @@ def _addr(hostport: tuple[str, int]) -> str:
 # ---------------------------------------------------------------------- the child: relay side
 class _Outbox:
     """The relay's end of the channel: messages queued and written when the socket takes them;
-    the parent's acknowledgements read as they come."""
+    the parent's acknowledgements read as they come. Thread-safe: the plain relay's threads
+    offer from their own threads (under ``lock``; a message that does not fit the socket now
+    waits for the loop's writer)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
                  on_eof: Any) -> None:
         self.loop = loop
         self.sock = sock
         sock.setblocking(False)
+        self.lock = threading.Lock()
         self.out: collections.deque[bytes | memoryview] = collections.deque()
-        self.writing = False
+        self.writing = False  # the loop's writer is armed (it drains ``out``)
         self.broken = False
         self.taken = self.taken_chunks = 0
         self._acks = bytearray()
@@ -94,6 +102,7 @@ class _Outbox:
         loop.add_reader(sock.fileno(), self._read)
 
     def send(self, cid: int, peer: Peer | None, data: bytes, extra: Any = None) -> None:
+        """Queue a message and write what the socket takes now (the caller holds ``lock``)."""
         if self.broken:
             return
         blob = pickle.dumps(extra) if extra is not None else b""
@@ -104,6 +113,19 @@ class _Outbox:
             self.out.append(blob)
         if not self.writing:
             self._write()
+            if self.out:
+                self.writing = True
+                self.loop.call_soon_threadsafe(self._arm)
+
+    def _arm(self) -> None:
+        self.loop.add_writer(self.sock.fileno(), self._writable)
+
+    def _writable(self) -> None:
+        with self.lock:
+            self._write()
+            if not self.out:
+                self.loop.remove_writer(self.sock.fileno())
+                self.writing = False
 
     def _write(self) -> None:
         out = self.out
@@ -124,12 +146,6 @@ class _Outbox:
                 else:
                     out[0] = memoryview(first)[n:]
                     n = 0
-        if out and not self.writing:
-            self.loop.add_writer(self.sock.fileno(), self._write)
-            self.writing = True
-        elif not out and self.writing:
-            self.loop.remove_writer(self.sock.fileno())
-            self.writing = False
 
     def _read(self) -> None:
         try:
@@ -170,6 +186,8 @@ class Relay:
         self._writers: set[asyncio.StreamWriter] = set()
         self._transports: set[asyncio.BaseTransport] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._pairs: set[Pair] = set()
+        self._pairs_lock = threading.Lock()
         self._stopping: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._box: _Outbox | None = None
@@ -188,78 +206,144 @@ class Relay:
             try:
                 self._ctxs = contexts(self.config.tls)
             except ValueError as exc:
-                box.send(0, None, b"", ("error", f"TLS: {exc}"))
+                self.offer(0, None, b"", ("error", f"TLS: {exc}"))
                 await box.flush(5)
                 return
+        server: asyncio.Server | None = None
+        listeners: list[socket.socket] = []
         try:
-            server = await (
-                asyncio.start_server(self._handle, listen[0], listen[1], limit=4 * READ)
-                if self.plan is not None else
-                loop.create_server(self._client_leg, listen[0], listen[1]))
+            if self.plan is not None:
+                server = await asyncio.start_server(self._handle, listen[0], listen[1],
+                                                    limit=4 * READ)
+                port = server.sockets[0].getsockname()[1]
+            else:
+                listeners = listen_sockets(listen[0], listen[1])
+                port = listeners[0].getsockname()[1]
         except OSError as exc:
-            box.send(0, None, b"", ("error", f"cannot listen on {_addr(listen)}: "
-                                             f"{exc.strerror or exc}"))
+            self.offer(0, None, b"", ("error", f"cannot listen on {_addr(listen)}: "
+                                               f"{exc.strerror or exc}"))
             await box.flush(5)
             return
-        box.send(0, None, b"", ("listening", server.sockets[0].getsockname()[1]))
+        accepting = [loop.create_task(self._accept(s)) for s in listeners]
+        self.offer(0, None, b"", ("listening", port))
         await stopping.wait()
-        server.close()
-        for w in list(self._writers):  # the relays still open end as if the peers closed
+        for t in accepting:
+            t.cancel()
+        for s in listeners:
+            s.close()
+        if server is not None:
+            server.close()
+        with self._pairs_lock:
+            pairs = list(self._pairs)
+        for pair in pairs:  # the relays still open end as if the peers closed
+            pair.wake()
+        for w in list(self._writers):
             w.close()
-        for t in list(self._transports):
-            t.close()
+        for tr in list(self._transports):
+            tr.close()
         tasks = [t for t in asyncio.all_tasks(loop) if t is not asyncio.current_task()]
         if tasks:
             await asyncio.wait(tasks, timeout=2)
-        await server.wait_closed()
-        box.send(0, None, b"", ("end",))
+        end = time.monotonic() + 2
+        while self._pairs and time.monotonic() < end:
+            await asyncio.sleep(0.01)
+        if server is not None:
+            await server.wait_closed()
+        self.offer(0, None, b"", ("end",))
         await box.flush(3600)  # (the parent decodes what it was sent, then reads on)
 
     def offer(self, cid: int, peer: Peer | None, data: bytes, extra: Any = None) -> None:
-        """A copy for the decoder, after forwarding; never blocks the relay."""
+        """A copy for the decoder, after forwarding; never blocks the relay (any thread)."""
         box = self._box
         assert box is not None
-        if cid in self._skipping:
-            if data:
-                return  # (only close notices and notes after decoding stopped)
-        elif data:
-            cfg = self.config
-            if self._added - box.taken > cfg.queue_bytes or \
-                    self._added_chunks - box.taken_chunks >= cfg.queue_chunks:
-                self._skipping.add(cid)
-                box.send(cid, None, b"", ("skipped",))
-                return
-            self._added += len(data)
-            self._added_chunks += 1
-        box.send(cid, peer, data, extra)
+        with box.lock:
+            if cid in self._skipping:
+                if data:
+                    return  # (only close notices and notes after decoding stopped)
+            elif data:
+                cfg = self.config
+                if self._added - box.taken > cfg.queue_bytes or \
+                        self._added_chunks - box.taken_chunks >= cfg.queue_chunks:
+                    self._skipping.add(cid)
+                    box.send(cid, None, b"", ("skipped",))
+                    return
+                self._added += len(data)
+                self._added_chunks += 1
+            box.send(cid, peer, data, extra)
 
-    def _client_leg(self) -> Leg:
-        """A client connected (no fault actions): relay it with the protocols of
-        :mod:`binlogscope.drivers.proxy_relay`."""
-        cid = next(self._ids)
-        upstream = self.config.upstream
+    # ------------------------------------------------------------------ no fault actions
+    async def _accept(self, listener: socket.socket) -> None:
+        """Accept clients; each is relayed by threads (:mod:`.proxy_threads`)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                conn, _ = await loop.sock_accept(listener)
+            except asyncio.CancelledError:
+                raise
+            except OSError:  # (e.g. out of descriptors: try again shortly)
+                await asyncio.sleep(0.05)
+                continue
+            conn.setblocking(True)
+            pair = Pair(next(self._ids), conn, self.offer, self._pair_ended)
+            with self._pairs_lock:
+                self._pairs.add(pair)
+            threading.Thread(target=pair.run, name=f"proxy-{pair.cid}", daemon=True, args=(
+                self.config.upstream, self._ctxs is not None, self._hand_tls)).start()
+
+    def _pair_ended(self, pair: Pair) -> None:
+        with self._pairs_lock:
+            self._pairs.discard(pair)
+
+    def _hand_tls(self, pair: Pair, held: bytes, offers_ssl: bool | None) -> None:
+        """A client asked for TLS (a pair's thread): the loop's TLS path takes its sockets."""
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._start_tls, pair, held, offers_ssl)
+
+    def _start_tls(self, pair: Pair, held: bytes, offers_ssl: bool | None) -> None:
+        assert self._loop is not None
+        task = self._loop.create_task(self._tls_connection(pair, held, offers_ssl))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _tls_connection(self, pair: Pair, held: bytes, offers_ssl: bool | None) -> None:
+        """Terminate TLS on a connection whose first client packet is the SSLRequest in
+        ``held``: the protocol legs of :mod:`.proxy_relay` with a TlsSwitch, starting there."""
+        loop = asyncio.get_running_loop()
+        assert self._ctxs is not None and pair.server is not None
+        cid = pair.cid
 
         def offer(peer: Peer, data: bytes) -> None:
             self.offer(cid, peer, data)
 
         leg = Leg(Peer.CLIENT, offer, self._transports)
         server_leg = Leg(Peer.SERVER, offer, self._transports)
+        switch = TlsSwitch(self._ctxs, leg, server_leg,
+                           lambda extra: self.offer(cid, None, b"", extra))
+        switch.offers_ssl = offers_ssl
 
-        def made(c: Leg) -> None:
-            assert c.transport is not None and self._loop is not None
-            client = c.transport.get_extra_info("peername")
-            task = self._loop.create_task(relay_connection(
-                c, upstream, server_leg,
-                lambda server: self.offer(cid, None, b"", ("open", client, server)),
-                lambda msg: self.offer(cid, None, b"", (
-                    "refused", client, f"upstream {_addr(upstream)}: {msg}"))))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        def made(c: Leg) -> None:  # (before the client's leg reads anything)
+            server_leg.link(c)
+            c.link(server_leg)
+            c.data_received(held)
 
         leg.on_made = made
-        if self._ctxs is not None:
-            TlsSwitch(self._ctxs, leg, server_leg, lambda extra: self.offer(cid, None, b"", extra))
-        return leg
+        for s in (pair.client, pair.server):
+            s.setblocking(False)
+        try:
+            if pair.stopping:
+                raise ConnectionError("stopping")
+            await loop.create_connection(lambda: server_leg, sock=pair.server)
+            await loop.connect_accepted_socket(lambda: leg, pair.client)
+        except (OSError, ConnectionError):
+            for s in (pair.client, pair.server):
+                s.close()
+            for lg in (leg, server_leg):
+                if lg.transport is not None:
+                    lg.transport.close()
+            for peer in (Peer.CLIENT, Peer.SERVER):
+                self.offer(cid, peer, b"")
+            return
+        await asyncio.gather(leg.done, server_leg.done)
 
     async def _handle(self, c_reader: asyncio.StreamReader, c_writer: asyncio.StreamWriter
                       ) -> None:

@@ -1,4 +1,7 @@
-"""The proxy's forwarding path without fault actions: two asyncio protocols per connection.
+"""The proxy's forwarding path for a TLS-terminated connection: two asyncio protocols.
+
+A connection comes here from the plain relay's threads (:mod:`.proxy_threads`) when the
+client's first packet is an SSLRequest; both sockets are adopted by the relay process's loop.
 
 Each chunk the kernel hands one side (``data_received``) is written to the other side's
 transport at once - no StreamReader buffer in between, so a byte is not copied by Python on its
@@ -133,25 +136,4 @@ class Leg(asyncio.Protocol):
             self.other.transport.resume_reading()
 
 
-async def relay_connection(client: Leg, upstream: tuple[str, int], server_leg: Leg,
-                           on_open: Callable[[Any], None],
-                           on_refused: Callable[[str], None]) -> None:
-    """Connect ``server_leg`` to the upstream, link both legs; wait until both are closed."""
-    loop = asyncio.get_running_loop()
-    assert client.transport is not None
-    client.transport.pause_reading()
-    try:
-        transport, _ = await loop.create_connection(lambda: server_leg, *upstream)
-    except OSError as exc:
-        on_refused(f"{exc.strerror or exc}")
-        client.transport.close()
-        return
-    on_open(transport.get_extra_info("peername"))
-    server_leg.link(client)
-    client.link(server_leg)
-    if not client.transport.is_closing():
-        client.transport.resume_reading()
-    await asyncio.gather(client.done, server_leg.done)
-
-
-__all__ = ["Leg", "relay_connection"]
+__all__ = ["Leg"]

@@ -220,7 +220,7 @@ class TlsEnd:
         return f"{self.obj.version()} {cipher[0] if cipher else ''}".strip()
 
 
-def _greeting_offers_ssl(packet: bytes) -> bool | None:
+def greeting_offers_ssl(packet: bytes) -> bool | None:
     """From a server greeting's bytes (header included): does it offer CLIENT_SSL? (None: not
     a HandshakeV10, e.g. an ERR)."""
     payload = packet[4:]
@@ -233,7 +233,7 @@ def _greeting_offers_ssl(packet: bytes) -> bool | None:
     return bool(int.from_bytes(payload[at:at + 2], "little") & CapabilityFlag.CLIENT_SSL)
 
 
-def _first_packet(buf: bytes | bytearray) -> int:
+def first_packet_length(buf: bytes | bytearray) -> int:
     """The length (header included) of the complete first packet in ``buf``, 0 if incomplete."""
     if len(buf) < 4:
         return 0
@@ -303,8 +303,8 @@ class TlsSwitch:
         if self.state in ("watch", "plain"):
             if self.offers_ssl is None and len(self.greeting) < 4096:
                 self.greeting += data[:4096]
-                if _first_packet(self.greeting):
-                    self.offers_ssl = bool(_greeting_offers_ssl(bytes(self.greeting)))
+                if first_packet_length(self.greeting):
+                    self.offers_ssl = bool(greeting_offers_ssl(bytes(self.greeting)))
             if self.state == "plain":
                 self.server.intercept = None
             return data
@@ -339,7 +339,7 @@ class TlsSwitch:
                 held, self.head = bytes(self.head), bytearray()
                 return held
             self.head += data
-            n = _first_packet(self.head)
+            n = first_packet_length(self.head)
             if not n:
                 return b""
             first, rest = bytes(self.head[:n]), bytes(self.head[n:])
@@ -527,11 +527,11 @@ async def stream_prelude(ctxs: Contexts, c_reader: asyncio.StreamReader,
     greeting = await _packet(s_reader)
     c_writer.write(greeting)
     offer("server", greeting)
-    offers = _greeting_offers_ssl(greeting) if _first_packet(greeting) else None
+    offers = greeting_offers_ssl(greeting) if first_packet_length(greeting) else None
     if offers is None:  # an ERR, or the server closed: the relay goes on as it is
         return TlsStream(c_reader, c_writer), TlsStream(s_reader, s_writer)
     first = await _packet(c_reader)
-    if not is_ssl_request(first[4:]) or len(first) != _first_packet(first):
+    if not is_ssl_request(first[4:]) or len(first) != first_packet_length(first):
         return TlsStream(c_reader, c_writer, initial=first), TlsStream(s_reader, s_writer)
     s_writer.write(first)
     offer("client", first)
@@ -557,4 +557,5 @@ async def stream_prelude(ctxs: Contexts, c_reader: asyncio.StreamReader,
 
 
 __all__ = ["HANDSHAKE_TIMEOUT", "Contexts", "TlsEnd", "TlsSettings", "TlsStream", "TlsSwitch",
-           "contexts", "generate_certificate", "stream_prelude"]
+           "contexts", "first_packet_length", "generate_certificate", "greeting_offers_ssl",
+           "stream_prelude"]
