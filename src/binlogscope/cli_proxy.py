@@ -3,9 +3,9 @@ with a real server by putting binlogscope between them.
 
 Point the client (a replica, a CDC connector, mariadb-binlog) at the listen port; every byte is
 forwarded unchanged both ways by a relay process (:mod:`binlogscope.drivers.proxy`,
-:mod:`binlogscope.drivers.proxy_process`) and both directions are decoded in this one (at a
-lower CPU priority: :data:`DECODER_NICE`) and shown as ``pcap`` shows a capture: on a terminal
-without an output option, the TUI that ``sniff`` opens, in follow mode
+:mod:`binlogscope.drivers.proxy_process`) and both directions are decoded in this one (at the
+lowest CPU priority: :func:`lower_decoder_priority`) and shown as ``pcap`` shows a capture: on a
+terminal without an output option, the TUI that ``sniff`` opens, in follow mode
 (:class:`~binlogscope.inspector.sources.sniff.ProxySource`: a flow per connection, ``flow:N``
 filters one; ``q`` or Ctrl-C stops the proxy), else ``--json``,
 ``--plain``, ``--brief``; ``--summary`` per connection when the proxy stops (Ctrl-C, SIGTERM,
@@ -34,7 +34,6 @@ and the proxy prints one line.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 import threading
@@ -54,9 +53,30 @@ from binlogscope.cli_pcap import (
 if TYPE_CHECKING:
     from binlogscope.drivers.proxy import ReplicationProxy
 
-#: the decoding process's niceness, added once the relay process runs: on a busy machine the
-#: relay (and the client and server it serves) come first (bench/README.md, issue 18)
+#: the decoding process's niceness, added once the relay process runs, where the idle
+#: scheduling class (below) is not available
 DECODER_NICE = 10
+
+
+def lower_decoder_priority() -> str:
+    """Once the relay process runs, this one (the decoder, and the TUI) takes only the CPU that
+    nothing else wants: Linux's SCHED_IDLE class (any ordinary task that wakes up - the relay,
+    the client, the server - preempts it at once; on a machine with CPU to spare it decodes at
+    full speed), else nice +DECODER_NICE. The relay and the sessions it serves come first; a
+    decoder that falls behind stops decoding that connection with a note, never its bytes
+    (bench/README.md, issue 18: the semi-sync commit latency). The policy it got."""
+    idle = getattr(os, "SCHED_IDLE", None)
+    if idle is not None:
+        try:
+            os.sched_setscheduler(0, idle, os.sched_param(0))
+            return "SCHED_IDLE"
+        except OSError:
+            pass
+    try:
+        os.nice(DECODER_NICE)
+        return f"nice +{DECODER_NICE}"
+    except OSError:
+        return "unchanged"
 
 
 def add_proxy_parser(sub: Any) -> None:
@@ -209,8 +229,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
         if record is not None:
             record.close()
         return 1
-    with contextlib.suppress(OSError):  # ... this one, the decoder, yields the CPU to it
-        os.nice(DECODER_NICE)
+    lower_decoder_priority()  # ... this one, the decoder, yields the CPU to it
     print(f"{PROG} proxy: listening on {listen[0]}:{port}, relaying to "
           f"{upstream[0]}:{upstream[1]} (Ctrl-C ends)", file=err, flush=True)
     if getattr(args, "tls_note", None):

@@ -154,3 +154,35 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
                          timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout == "started\ndone\n", (res.stdout, res.stderr)
+
+
+def _descendants(pid: int) -> list[int]:
+    out = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as f:
+            for child in f.read().split():
+                out += [int(child), *_descendants(int(child))]
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux's SCHED_IDLE only")
+def test_the_decoder_yields_the_cpu_the_relay_does_not(upstream: tuple[str, int]) -> None:
+    """``binlogscope proxy``: once its relay process runs, the decoding process is in the idle
+    scheduling class (any ordinary task preempts it), the relay process is not."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).resolve().parents[2] / "src"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "binlogscope", "proxy", "--listen",
+                             "127.0.0.1:0", "--upstream", f"{upstream[0]}:{upstream[1]}",
+                             "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert "listening on" in line, line
+        assert os.sched_getscheduler(proc.pid) == os.SCHED_IDLE
+        children = _descendants(proc.pid)  # (the fork server and the relay it forked)
+        assert len(children) >= 2, children
+        assert [os.sched_getscheduler(p) for p in children] == [os.SCHED_OTHER] * len(children)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)

@@ -55,6 +55,11 @@ READ = 1 << 20
 #: a message: connection id, peer (0 none, 1 client, 2 server), time.time(), data length,
 #: pickled extra length
 HEADER = struct.Struct("<IBdII")
+#: after a small read the decoder waits this long (s) before reading again, so that a trickle of
+#: small chunks (a semi-sync stream: an event, an ACK) wakes it once for many rather than twice a
+#: commit - each wake-up is CPU taken from the relay, the client and the server while the commit
+#: is in flight (bench/README.md, issue 18); a busy stream (reads of 64 KiB and more) never waits
+COALESCE = 0.005
 #: the decoder's progress: bytes and chunks taken (cumulative)
 ACK = struct.Struct("<QQ")
 _PEERS: dict[Peer | None, int] = {None: 0, Peer.CLIENT: 1, Peer.SERVER: 2}
@@ -435,6 +440,7 @@ class RelayProcess:
         self.ended = False  # the relay said "end" (or is known to be gone)
         self._eof = False
         self._stop_sent = False
+        self._small = False
 
     def start(self, timeout: float = 60) -> int | str:
         """Start the child; its port, or the line saying why it cannot listen."""
@@ -486,6 +492,8 @@ class RelayProcess:
             if self._eof or self.ended:
                 return None
             self.ack()
+            if self._small and COALESCE:  # (a trickle: let it gather rather than wake per chunk)
+                time.sleep(min(COALESCE, timeout))
             sock.settimeout(timeout)
             try:
                 data = sock.recv(1 << 20)
@@ -499,6 +507,7 @@ class RelayProcess:
                     self.ended = True
                     raise RelayGoneError(self._exit_status())
                 return None
+            self._small = len(data) < 65536
             buf = self._buf
             if self._pos:
                 del buf[:self._pos]
