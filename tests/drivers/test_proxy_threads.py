@@ -5,6 +5,7 @@ request it answers, though the two directions are offered by different threads."
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 import time
 
@@ -63,3 +64,74 @@ def test_offers_keep_request_reply_order() -> None:
         relay.close()
         srv.close()
         t.join(5)
+
+
+def _server_sees(via_proxy: bool, client_resets: bool) -> tuple[str, list[tuple[Peer | None, str]]]:
+    """A client connects (directly or through the relay), sends a line and closes its socket
+    (with an RST if ``client_resets``); then the server writes to it twice. What the server's
+    reads and writes saw, and (through the relay) the close notices offered."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    relay = None
+    port = srv.getsockname()[1]
+    if via_proxy:
+        relay = RelayProcess(RelayConfig(("127.0.0.1", 0), srv.getsockname()[:2]))
+        p = relay.start()
+        assert isinstance(p, int), p
+        port = p
+    try:
+        c = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s, _ = srv.accept()
+        s.settimeout(10)
+        c.sendall(b"bye\n")
+        assert s.recv(64) == b"bye\n"
+        if client_resets:
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        c.close()
+        try:
+            seen = "eof" if s.recv(64) == b"" else "data"
+        except ConnectionResetError:
+            seen = "reset"
+        if seen == "eof":  # the client's FIN: now the server writes to it
+            try:
+                s.sendall(b"x" * 100)
+                time.sleep(0.5)  # (the answer to it comes back)
+                s.sendall(b"y" * 100)
+                time.sleep(0.5)
+                s.sendall(b"z" * 100)
+                seen += ", writes accepted"
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                seen += f", write refused ({type(exc).__name__})"
+        s.close()
+        closes: list[tuple[Peer | None, str]] = []
+        if relay is not None:
+            end = time.monotonic() + 10
+            while time.monotonic() < end and len(closes) < 2:
+                msg = relay.next(0.5)
+                if msg is not None and msg[0] == 1 and msg[1] is not None and not msg[2]:
+                    closes.append((msg[1], "RST" if msg[4] == ("reset",) else "FIN"))
+        return seen, closes
+    finally:
+        if relay is not None:
+            relay.close()
+        srv.close()
+
+
+def test_a_reset_is_passed_on_as_a_reset() -> None:
+    """A client that resets its connection: the server sees a reset through the relay as it
+    does directly (not a FIN), and the decoder's close notice says RST."""
+    direct, _ = _server_sees(False, client_resets=True)
+    proxied, closes = _server_sees(True, client_resets=True)
+    assert direct == proxied == "reset"
+    assert closes[0] == (Peer.CLIENT, "RST")
+
+
+def test_a_closed_peer_answers_the_next_write_as_without_the_relay() -> None:
+    """A client that closed its socket (FIN) and is then written to: directly its kernel
+    answers with a reset and the server's next write fails; through the relay the server's
+    writes fail as well (the relay passes the reset on) instead of going into a half-closed
+    relay for ever."""
+    direct, _ = _server_sees(False, client_resets=False)
+    proxied, closes = _server_sees(True, client_resets=False)
+    assert direct.startswith("eof, write refused"), direct
+    assert proxied.startswith("eof, write refused"), proxied
+    assert closes[0] == (Peer.CLIENT, "FIN")

@@ -7,7 +7,8 @@ unchanged and only then hands a copy to the decoder in this process through a bo
 decoder falls behind and the channel is full, that connection's decoding stops (an error item
 says so) - the client's bytes are never held back or dropped, and decoding never takes CPU or
 the GIL from the relay. Half-closes are passed on as they come (a FIN from one side becomes a
-FIN to the other).
+FIN to the other), and so are resets (plain relay: a reset, or a peer that answers with one
+after its FIN, becomes an RST to the other side; the close notice says which).
 
 The decoder (the caller's thread, :meth:`ReplicationProxy.batches`) feeds both directions of a
 connection into one OBSERVER :class:`~binlogscope.session.Session` and yields the same
@@ -178,14 +179,15 @@ class ReplicationProxy:
                 if conn is None:
                     continue
                 frame += max(1, -(-len(data) // CHUNK))  # (frames as recorded)
-                self._record_data(conn, peer, data, ts)
+                flag = "RST" if extra == ("reset",) else "FIN"  # (how that direction ended)
+                self._record_data(conn, peer, data, ts, flag)
                 if not data:
                     who = "client" if peer is Peer.CLIENT else "server"
                     if not conn.closed:
-                        conn.flow.closed_by, conn.flow.close_flag = who, "FIN"
+                        conn.flow.closed_by, conn.flow.close_flag = who, flag
                         conn.flow.close_frame = frame
                         out.append(CaptureItem(conn.flow, "note", frame, ts,
-                                               text=f"{who} closed the connection (FIN)"))
+                                               text=f"{who} closed the connection ({flag})"))
                     conn.closed.add(peer)
                 if not conn.skipped:
                     conn.session.receive_data(data, peer)
@@ -242,11 +244,12 @@ class ReplicationProxy:
         for peer, flags in ((Peer.CLIENT, "S"), (Peer.SERVER, "SA"), (Peer.CLIENT, "A")):
             self.record.write(self._frame(conn, peer, flags), ts)
 
-    def _record_data(self, conn: _Conn, peer: Peer, data: bytes, ts: float) -> None:
+    def _record_data(self, conn: _Conn, peer: Peer, data: bytes, ts: float,
+                     flag: str = "FIN") -> None:
         if self.record is None or "[" in conn.flow.client:
             return
         if not data:
-            self.record.write(self._frame(conn, peer, "FA"), ts)
+            self.record.write(self._frame(conn, peer, "RA" if flag == "RST" else "FA"), ts)
         for i in range(0, len(data), CHUNK):
             self.record.write(self._frame(conn, peer, "PA", data[i:i + CHUNK]), ts)
 

@@ -16,8 +16,14 @@ buffer blocks that pump, and so reading from its source stops), and only then of
 decoder a copy. Offers keep the order in which the chunks were read even though two threads
 make them: a chunk takes a number when it is read, and one that is offered before an earlier
 number of the other direction waits for it (:meth:`Pair._deliver`) - a reply is never decoded
-before the request it answers. A FIN is passed on as a FIN (``shutdown(SHUT_WR)``); a reset or
-a failed send ends both directions; the sockets are closed when both pumps are done.
+before the request it answers. A FIN is passed on as a FIN (``shutdown(SHUT_WR)``). A reset is
+passed on as a reset (the other socket closed with SO_LINGER 0), and so is a send its peer
+refused (the sender is reset, as that peer's kernel would have answered it): a replica that
+goes away while its server has nothing to send leaves with a FIN, and when the server next
+writes, the proxy learns of the reset (it watches the half-closed socket) and resets the
+server's connection - without that a server would keep the replica's dump thread (and its
+semi-sync client count) until it had written twice more. The sockets are closed when both
+pumps are done.
 
 TLS termination (``RelayConfig.tls``) needs to see the start of the session: until the client's
 first packet is whole, one thread relays the server's bytes (the greeting: does it offer TLS?)
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import select
 import socket
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -106,10 +113,11 @@ class Pair:
         self._lock = threading.Lock()
         self._taken = 0  # numbers given to chunks read
         self._next = 0  # the next number to offer
-        self._held: dict[int, tuple[Peer, bytes]] = {}
+        self._held: dict[int, tuple[Peer, bytes, Any]] = {}
         self._done = 0  # pumps finished (2: close)
         self.handed = False  # the TLS path owns the sockets now
         self.stopping = False
+        self.aborted = False  # a reset ended the connection (passed on as one)
 
     # ------------------------------------------------------------------ the connection's thread
     def run(self, upstream: tuple[str, int], tls: bool, hand_tls: HandTls) -> None:
@@ -201,16 +209,18 @@ class Pair:
 
     # ------------------------------------------------------------------ the pumps
     def _pump(self, src: socket.socket, dst: socket.socket, peer: Peer) -> None:
-        """Relay ``src`` to ``dst`` until ``src`` ends; then pass the FIN (or end both)."""
+        """Relay ``src`` to ``dst`` until ``src`` ends: a FIN is passed on as a FIN (and ``src``
+        watched for a reset that may follow); a reset, or a send its peer refused, is passed on
+        as a reset (:meth:`_abort`)."""
         buf = bytearray(READ)
         view = memoryview(buf)
-        failed = False
+        reset: socket.socket | None = None  # the socket to reset: the other side's
         try:
             while True:
                 try:
                     n = src.recv_into(buf)
-                except OSError:
-                    failed = True
+                except OSError:  # (a reset from src's peer)
+                    reset = dst
                     break
                 if not n:
                     break
@@ -220,38 +230,74 @@ class Pair:
                     self._taken += 1
                 try:
                     dst.sendall(data)  # forwarding first ...
-                except OSError:
-                    failed = True
+                except OSError:  # (dst's peer is gone: src's peer would have had a reset)
+                    reset = src
                 self._deliver(seq, peer, data)  # ... then the decoder's copy
-                if failed:
+                if reset is not None:
                     break
         finally:
             with self._lock:
                 seq = self._taken
                 self._taken += 1
-            self._deliver(seq, peer, b"")
-            if failed:
-                _wake(src)
-                _wake(dst)
-            else:
+            self._deliver(seq, peer, b"", ("reset",) if reset is not None or self.aborted
+                          else None)
+            if reset is not None:
+                self._abort(reset)
+            elif not self.aborted:
                 try:
                     dst.shutdown(socket.SHUT_WR)
                 except OSError:
                     pass
+                self._watch(src, dst)
             self._finish()
 
-    def _deliver(self, seq: int, peer: Peer, data: bytes) -> None:
+    def _watch(self, src: socket.socket, dst: socket.socket) -> None:
+        """``src``'s peer sent its FIN: until the connection ends, wait for a reset from it (a
+        peer that closed its socket answers what it is sent with one) and pass that on - a
+        server writing to a replica that went away learns it as it would without the proxy."""
+        poll = select.poll()
+        poll.register(src, select.POLLERR | select.POLLHUP)
+        while not self.aborted and self._done == 0:
+            try:
+                if not poll.poll(1000):
+                    continue
+                err = src.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            except OSError:
+                return
+            if err and not self.aborted:
+                self._abort(dst)
+            return
+
+    def _abort(self, reset: socket.socket) -> None:
+        """End both directions; ``reset`` is closed with an RST (SO_LINGER 0) rather than a
+        FIN, as its peer would have been answered without the proxy."""
+        with self._lock:
+            if self.aborted:
+                return
+            self.aborted = True
+        try:
+            reset.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass
+        for s in (self.client, self.server):
+            if s is not None:
+                try:  # (wakes a pump blocked reading it, sends nothing)
+                    s.shutdown(socket.SHUT_RD)
+                except OSError:
+                    pass
+
+    def _deliver(self, seq: int, peer: Peer, data: bytes, extra: Any = None) -> None:
         """Offer chunk number ``seq`` once every earlier number has been offered."""
         with self._lock:
             if seq != self._next:
-                self._held[seq] = (peer, data)
+                self._held[seq] = (peer, data, extra)
                 return
-            self._offer(self.cid, peer, data, None)
+            self._offer(self.cid, peer, data, extra)
             self._next += 1
             held = self._held
             while self._next in held:
-                p, d = held.pop(self._next)
-                self._offer(self.cid, p, d, None)
+                p, d, x = held.pop(self._next)
+                self._offer(self.cid, p, d, x)
                 self._next += 1
 
     def _finish(self) -> None:
