@@ -18,12 +18,12 @@ make them: a chunk takes a number when it is read, and one that is offered befor
 number of the other direction waits for it (:meth:`Pair._deliver`) - a reply is never decoded
 before the request it answers. A FIN is passed on as a FIN (``shutdown(SHUT_WR)``). A reset is
 passed on as a reset (the other socket closed with SO_LINGER 0), and so is a send its peer
-refused (the sender is reset, as that peer's kernel would have answered it): a replica that
-goes away while its server has nothing to send leaves with a FIN, and when the server next
-writes, the proxy learns of the reset (it watches the half-closed socket) and resets the
-server's connection - without that a server would keep the replica's dump thread (and its
-semi-sync client count) until it had written twice more. The sockets are closed when both
-pumps are done.
+refused (the sender is reset, as that peer's kernel would have answered it). A client that
+closed its socket leaves with a FIN; when the server next writes to it, the client's kernel
+answers the proxy with a reset, which the proxy learns at once (it watches the half-closed
+socket) and passes on, so the server's following write fails as it would without the proxy
+(tests/drivers/test_proxy_threads.py compares both). The sockets are closed when both pumps
+are done.
 
 TLS termination (``RelayConfig.tls``) needs to see the start of the session: until the client's
 first packet is whole, one thread relays the server's bytes (the greeting: does it offer TLS?)
