@@ -4,10 +4,11 @@ Per flow: the dump request (COM_BINLOG_DUMP's file:position, COM_BINLOG_DUMP_GTI
 the GTID state a MariaDB replica set with ``@slave_connect_state``), how the dump ended (an EOF
 of a non-blocking dump, an ERR with its code and text), who closed the connection (the side
 whose FIN or RST came first, at that frame), packets and bytes per direction, events by type,
-semi-sync ACKs and their latency, heartbeats, the server's ERR packets (count and the first),
-decode errors and the TCP gaps (each with its frame, and the bytes skipped after them to the
-next packet header). For a live capture (``sniff``), :func:`capture_loss_lines` /
-:func:`capture_loss_json` close the summary with what was lost before decoding (kernel and
+semi-sync ACKs and their latency (through ``proxy`` also on each leg: the replica's and the
+server's), heartbeats, the server's ERR packets (count and the first), decode errors and the
+TCP gaps (each with its frame, and the bytes skipped after them to the next packet header).
+For a live capture (``sniff``), :func:`capture_loss_lines` / :func:`capture_loss_json` close
+the summary with what was lost before decoding (kernel and
 decode-buffer drops) beside the sum of the flows' gaps.
 """
 
@@ -54,6 +55,11 @@ class FlowStats:
     acks: int = 0
     acks_requested: int = 0
     latencies: list[float] = field(default_factory=list)
+    #: ``proxy``: the ACK latency on each leg - the replica's ("client": the event forwarded to
+    #: it -> its ACK read) and the server's ("server": the event read from it -> the ACK
+    #: forwarded to it, which is what the server waits, less the wire)
+    leg_latencies: dict[str, list[float]] = field(
+        default_factory=lambda: {"client": [], "server": []})
     heartbeats: int = 0
     #: decode errors, sequence mismatches, capture errors (the damage binlogscope saw)
     errors: int = 0
@@ -66,7 +72,8 @@ class FlowStats:
     #: how the dump ended: {"how": "eof" | "err", "frame": ..., ...}; None: it did not
     dump_end: dict[str, Any] | None = None
     gaps: list[dict[str, Any]] = field(default_factory=list)
-    awaiting: dict[tuple[str, int], float] = field(default_factory=dict)
+    #: (binlog file, position) -> (seen/forwarded, read by the proxy's relay or None)
+    awaiting: dict[tuple[str, int], tuple[float, float | None]] = field(default_factory=dict)
     log_file: str = ""
     _gtid_state: str | None = None
 
@@ -115,7 +122,8 @@ class FlowStats:
                 self.log_file = nxt
             if ev.semi_sync is not None and ev.semi_sync.ack_requested and bev.header:
                 self.acks_requested += 1
-                self.awaiting[(self.log_file, bev.header.log_pos)] = item.timestamp
+                self.awaiting[(self.log_file, bev.header.log_pos)] = (item.timestamp,
+                                                                      item.received)
         if isinstance(value, SemiSyncAck) and ev.direction == Peer.CLIENT:
             self.acks += 1
             key = (value.binlog_filename, value.binlog_pos)
@@ -124,7 +132,10 @@ class FlowStats:
                 k2 = next((k for k in self.awaiting if k[1] == value.binlog_pos), None)
                 sent = self.awaiting.pop(k2) if k2 is not None else None
             if sent is not None:
-                self.latencies.append(item.timestamp - sent)
+                self.latencies.append(item.timestamp - sent[0])
+                if sent[1] is not None and item.received is not None:
+                    self.leg_latencies["client"].append(item.received - sent[0])
+                    self.leg_latencies["server"].append(item.timestamp - sent[1])
 
     def _dump(self, value: ComBinlogDump | ComBinlogDumpGtid, kind: str, frame: int) -> None:
         dump: dict[str, Any] = {
@@ -151,10 +162,11 @@ class FlowStats:
         if not self.first_error:
             self.first_error = msg
 
-    def latency(self) -> dict[str, float] | None:
-        if not self.latencies:
+    def latency(self, values: list[float] | None = None) -> dict[str, float] | None:
+        """min, median and p99 in ms of ``values`` (the ACK latencies as seen)."""
+        xs = sorted(self.latencies if values is None else values)
+        if not xs:
             return None
-        xs = sorted(self.latencies)
 
         def pct(p: float) -> float:
             i = min(len(xs) - 1, max(0, round(p * (len(xs) - 1))))
@@ -177,7 +189,10 @@ class FlowStats:
             "packets": dict(self.packets), "bytes": dict(self.bytes),
             "packet_kinds": dict(self.kinds), "events": dict(self.events),
             "semi_sync_acks": self.acks, "semi_sync_acks_requested": self.acks_requested,
-            "ack_latency": self.latency(), "heartbeats": self.heartbeats,
+            "ack_latency": self.latency(),
+            "ack_latency_legs": ({leg: self.latency(xs) for leg, xs in self.leg_latencies.items()}
+                                 if self.leg_latencies["client"] else None),
+            "heartbeats": self.heartbeats,
             "server_errors": self.server_errors, "first_server_error": self.first_server_error,
             "errors": self.errors, "first_error": self.first_error or None,
             "tcp": {"retransmitted_segments": f.client_stats.retransmitted_segments
@@ -241,6 +256,14 @@ class FlowStats:
             ack += (f", latency min {lat['min_ms']:.3f} ms, median {lat['median_ms']:.3f} ms, "
                     f"p99 {lat['p99_ms']:.3f} ms")
         lines.append(ack)
+        legs = j["ack_latency_legs"]
+        if legs:
+            for head, leg, what in (
+                    ("  ACK legs  ", "client", "replica: event forwarded -> its ACK read"),
+                    ("            ", "server", "server: event read -> ACK forwarded")):
+                lat = legs[leg]
+                lines.append(f"{head}{what}, median {lat['median_ms']:.3f} ms, "
+                             f"p99 {lat['p99_ms']:.3f} ms")
         lines.append(f"  heartbeats {self.heartbeats}")
         first = self.first_server_error
         lines.append(f"  server    {self.server_errors} ERR packet(s)"

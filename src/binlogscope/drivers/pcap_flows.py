@@ -100,6 +100,9 @@ class CaptureItem:
     timestamp: float
     event: SessionEvent | None = None
     text: str = ""
+    #: ``binlogscope proxy``: when the relay read the chunk (``timestamp``: when it had
+    #: forwarded it); None for captures and where the relay does not say
+    received: float | None = None
 
     @property
     def direction(self) -> Peer | None:

@@ -149,7 +149,7 @@ class ReplicationProxy:
                     if relay.ended:
                         return
                     continue
-                cid, peer, data, ts, extra = msg
+                cid, peer, data, ts, extra, read = msg
                 out: list[CaptureItem] = []
                 conn = conns.get(cid)
                 if peer is None:
@@ -195,7 +195,8 @@ class ReplicationProxy:
                         if isinstance(ev, PacketDecoded):
                             ev.wire_time = ts
                             packets += 1
-                        out.append(CaptureItem(conn.flow, "event", frame, ts, ev))
+                        out.append(CaptureItem(conn.flow, "event", frame, ts, ev,
+                                               received=read or None))
                 if len(conn.closed) == 2:
                     del conns[cid]
                 if out:

@@ -52,9 +52,10 @@ from binlogscope.events import Peer
 
 #: the most bytes read from a socket at a time by the fault relay
 READ = 1 << 20
-#: a message: connection id, peer (0 none, 1 client, 2 server), time.time(), data length,
-#: pickled extra length
-HEADER = struct.Struct("<IBdII")
+#: a message: connection id, peer (0 none, 1 client, 2 server), time.time() when offered (the
+#: data forwarded), time.time() when the data was read (0: not known), data length, pickled
+#: extra length
+HEADER = struct.Struct("<IBddII")
 #: after a small read the decoder waits this long (s) before reading again, so that a trickle of
 #: small chunks (a semi-sync stream: an event, an ACK) wakes it once for many rather than twice a
 #: commit - each wake-up is CPU taken from the relay, the client and the server while the commit
@@ -64,8 +65,9 @@ COALESCE = 0.005
 ACK = struct.Struct("<QQ")
 _PEERS: dict[Peer | None, int] = {None: 0, Peer.CLIENT: 1, Peer.SERVER: 2}
 _BY_CODE: tuple[Peer | None, ...] = (None, Peer.CLIENT, Peer.SERVER)
-#: one message of the channel: (cid, peer, data, time.time(), extra)
-Message = tuple[int, Peer | None, bytes, float, Any]
+#: one message of the channel: (cid, peer, data, time.time() forwarded, extra, time.time() read
+#: or 0.0)
+Message = tuple[int, Peer | None, bytes, float, Any, float]
 
 
 @dataclass(frozen=True)
@@ -106,12 +108,13 @@ class _Outbox:
         self._on_eof = on_eof
         loop.add_reader(sock.fileno(), self._read)
 
-    def send(self, cid: int, peer: Peer | None, data: bytes, extra: Any = None) -> None:
+    def send(self, cid: int, peer: Peer | None, data: bytes, extra: Any = None,
+             read: float = 0.0) -> None:
         """Queue a message and write what the socket takes now (the caller holds ``lock``)."""
         if self.broken:
             return
         blob = pickle.dumps(extra) if extra is not None else b""
-        self.out.append(HEADER.pack(cid, _PEERS[peer], time.time(), len(data), len(blob)))
+        self.out.append(HEADER.pack(cid, _PEERS[peer], time.time(), read, len(data), len(blob)))
         if data:
             self.out.append(data)
         if blob:
@@ -257,8 +260,10 @@ class Relay:
         self.offer(0, None, b"", ("end",))
         await box.flush(3600)  # (the parent decodes what it was sent, then reads on)
 
-    def offer(self, cid: int, peer: Peer | None, data: bytes, extra: Any = None) -> None:
-        """A copy for the decoder, after forwarding; never blocks the relay (any thread)."""
+    def offer(self, cid: int, peer: Peer | None, data: bytes, extra: Any = None,
+              read: float = 0.0) -> None:
+        """A copy for the decoder, after forwarding (``read``: when it was read, if known);
+        never blocks the relay (any thread)."""
         box = self._box
         assert box is not None
         with box.lock:
@@ -274,7 +279,7 @@ class Relay:
                     return
                 self._added += len(data)
                 self._added_chunks += 1
-            box.send(cid, peer, data, extra)
+            box.send(cid, peer, data, extra, read)
 
     # ------------------------------------------------------------------ no fault actions
     async def _accept(self, listener: socket.socket) -> None:
@@ -518,7 +523,7 @@ class RelayProcess:
         buf, pos = self._buf, self._pos
         if len(buf) - pos < HEADER.size:
             return None
-        cid, peer, ts, n, m = HEADER.unpack_from(buf, pos)
+        cid, peer, ts, read, n, m = HEADER.unpack_from(buf, pos)
         end = pos + HEADER.size + n + m
         if len(buf) < end:
             return None
@@ -532,7 +537,7 @@ class RelayProcess:
             if self.taken - self._acked >= self.ACK_BYTES or \
                     self.taken_chunks - self._acked_chunks >= self.ACK_CHUNKS:
                 self.ack()
-        return cid, _BY_CODE[peer], data, ts, extra
+        return cid, _BY_CODE[peer], data, ts, extra, read
 
     def ack(self) -> None:
         """Tell the relay how much the decoder has taken (never blocks)."""

@@ -40,6 +40,7 @@ import select
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -50,8 +51,9 @@ from binlogscope.wire.handshake import is_ssl_request
 #: the most bytes one read takes (the asyncio transports' read size)
 READ = 256 << 10
 
-#: offer(cid, peer, data, extra): the relay's copy for the decoder (thread-safe)
-Offer = Callable[[int, "Peer | None", bytes, Any], None]
+#: offer(cid, peer, data, extra, read): the relay's copy for the decoder (thread-safe; read:
+#: time.time() when the chunk was read, 0.0 for a notice)
+Offer = Callable[[int, "Peer | None", bytes, Any, float], None]
 #: hand_tls(pair, held client bytes, the greeting offers TLS): the TLS path takes the sockets
 HandTls = Callable[["Pair", bytes, "bool | None"], None]
 
@@ -113,7 +115,7 @@ class Pair:
         self._lock = threading.Lock()
         self._taken = 0  # numbers given to chunks read
         self._next = 0  # the next number to offer
-        self._held: dict[int, tuple[Peer, bytes, Any]] = {}
+        self._held: dict[int, tuple[Peer, bytes, Any, float]] = {}
         self._done = 0  # pumps finished (2: close)
         self.handed = False  # the TLS path owns the sockets now
         self.stopping = False
@@ -132,7 +134,7 @@ class Pair:
         except OSError as exc:
             self._offer(self.cid, None, b"", (
                 "refused", client_addr,
-                f"upstream {upstream[0]}:{upstream[1]}: {exc.strerror or exc}"))
+                f"upstream {upstream[0]}:{upstream[1]}: {exc.strerror or exc}"), 0.0)
             client.close()
             self._ended(self)
             return
@@ -144,7 +146,7 @@ class Pair:
             return
         _nodelay(client)
         _nodelay(server)
-        self._offer(self.cid, None, b"", ("open", client_addr, server.getpeername()))
+        self._offer(self.cid, None, b"", ("open", client_addr, server.getpeername()), 0.0)
         if tls:
             held = self._prelude(client, server)
             if held is not None:
@@ -164,6 +166,7 @@ class Pair:
         TLS path; otherwise None (what was held is forwarded, the pumps take over; an EOF or
         error seen here is seen again by them)."""
         head = bytearray()
+        head_read = 0.0  # (when its first bytes were read)
         greeting = bytearray()
         offers: bool | None = None
         poll = select.poll()
@@ -175,13 +178,14 @@ class Pair:
             if any(fd != cfd for fd, _ in ready):
                 try:
                     data = server.recv(READ)
+                    read = time.time()
                     if data:
                         client.sendall(data)
                 except OSError:
                     break
                 if not data:
                     break
-                self._offer(self.cid, Peer.SERVER, data, None)
+                self._offer(self.cid, Peer.SERVER, data, None, read)
                 if offers is None and len(greeting) < 4096:
                     greeting += data[:4096]
                     if first_packet_length(greeting):
@@ -189,11 +193,13 @@ class Pair:
             if any(fd == cfd for fd, _ in ready):
                 try:
                     data = client.recv(READ)
+                    read = time.time()
                 except OSError:
                     break
                 if not data:
                     break
                 head += data
+                head_read = head_read or read
                 n = first_packet_length(head)
                 if n:
                     if is_ssl_request(bytes(head[4:n])):
@@ -204,7 +210,7 @@ class Pair:
                 server.sendall(head)
             except OSError:
                 pass
-            self._offer(self.cid, Peer.CLIENT, bytes(head), None)
+            self._offer(self.cid, Peer.CLIENT, bytes(head), None, head_read)
         return None
 
     # ------------------------------------------------------------------ the pumps
@@ -224,6 +230,7 @@ class Pair:
                     break
                 if not n:
                     break
+                read = time.time()
                 data = view[:n].tobytes()
                 with self._lock:
                     seq = self._taken
@@ -232,7 +239,7 @@ class Pair:
                     dst.sendall(data)  # forwarding first ...
                 except OSError:  # (dst's peer is gone: src's peer would have had a reset)
                     reset = src
-                self._deliver(seq, peer, data)  # ... then the decoder's copy
+                self._deliver(seq, peer, data, None, read)  # ... then the decoder's copy
                 if reset is not None:
                     break
         finally:
@@ -286,18 +293,19 @@ class Pair:
                 except OSError:
                     pass
 
-    def _deliver(self, seq: int, peer: Peer, data: bytes, extra: Any = None) -> None:
+    def _deliver(self, seq: int, peer: Peer, data: bytes, extra: Any = None,
+                 read: float = 0.0) -> None:
         """Offer chunk number ``seq`` once every earlier number has been offered."""
         with self._lock:
             if seq != self._next:
-                self._held[seq] = (peer, data, extra)
+                self._held[seq] = (peer, data, extra, read)
                 return
-            self._offer(self.cid, peer, data, extra)
+            self._offer(self.cid, peer, data, extra, read)
             self._next += 1
             held = self._held
             while self._next in held:
-                p, d, x = held.pop(self._next)
-                self._offer(self.cid, p, d, x)
+                p, d, x, r = held.pop(self._next)
+                self._offer(self.cid, p, d, x, r)
                 self._next += 1
 
     def _finish(self) -> None:
