@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from binlogscope.events import DecodeError, PacketDecoded, Peer, SequenceMismatch
+from binlogscope.events import DecodeError, PacketDecoded, Peer, SequenceMismatch, TlsStarted
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, ComQuery, gtid_set_text
 from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.replication import SemiSyncAck
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 _CONNECT_STATE = re.compile(r"@slave_connect_state\s*=\s*'([^']*)'", re.I)
 _GAP = "TCP gap"
+#: how the proxy's note on a terminated TLS connection starts (drivers/proxy_tls.established)
+_TLS_NOTE = "TLS terminated by the proxy"
 #: gaps listed one by one (the count is always complete)
 MAX_GAPS_LISTED = 20
 
@@ -76,11 +78,21 @@ class FlowStats:
     awaiting: dict[tuple[str, int], tuple[float, float | None]] = field(default_factory=dict)
     log_file: str = ""
     _gtid_state: str | None = None
+    #: after an SSLRequest: "terminated" (``proxy``: decoded on) or "encrypted" (opaque)
+    tls: str | None = None
+    #: ``proxy``: the TLS versions and ciphers of both legs (its note when TLS was set up)
+    tls_detail: str | None = None
 
     def add(self, item: CaptureItem) -> None:
         ev = item.event
         if item.kind == "error":
             self._error(item.text)
+            return
+        if item.kind == "note" and item.text.startswith(_TLS_NOTE) and "):" in item.text:
+            self.tls_detail = item.text[len(_TLS_NOTE):].split("):", 1)[0].strip(" (")
+            return
+        if isinstance(ev, TlsStarted):
+            self.tls = "terminated" if ev.terminated else "encrypted"
             return
         if isinstance(ev, DecodeError):
             if _GAP in ev.message:
@@ -189,6 +201,8 @@ class FlowStats:
             "packets": dict(self.packets), "bytes": dict(self.bytes),
             "packet_kinds": dict(self.kinds), "events": dict(self.events),
             "semi_sync_acks": self.acks, "semi_sync_acks_requested": self.acks_requested,
+            "tls": (None if self.tls is None else
+                    {"terminated": self.tls == "terminated", "detail": self.tls_detail}),
             "ack_latency": self.latency(),
             "ack_latency_legs": ({leg: self.latency(xs) for leg, xs in self.leg_latencies.items()}
                                  if self.leg_latencies["client"] else None),
@@ -242,6 +256,11 @@ class FlowStats:
         if self.dump is not None:
             lines.append(self._dump_text())
         lines.append(self._end_text())
+        if self.tls is not None:
+            lines.append("  TLS       " + (
+                f"terminated by the proxy ({self.tls_detail or 'versions not known'}), the "
+                "connection decoded" if self.tls == "terminated" else
+                "the connection is encrypted from the SSLRequest on (not decoded)"))
         lines.append(f"  packets   client->server {self.packets['client']}, "
                      f"server->client {self.packets['server']}")
         lines.append(f"  bytes     client->server {self.bytes['client']}, "

@@ -525,6 +525,10 @@ def test_no_secret_in_the_text_outputs_of_a_terminated_session(
     assert proxy.out.strip()
     if not output:  # the login was decoded (after the switch) and shown
         assert "handshake_response41" in text or "HandshakeResponse" in text, text[:2000]
+    if output == ["--summary"]:  # the summary says the TLS was terminated, and how
+        assert re.search(r"TLS       terminated by the proxy \(client: TLSv1\.[23] \S+; "
+                         r"upstream: TLSv1\.[23] \S+\), the connection decoded", proxy.out), \
+            proxy.out
     _secrets_absent(text)
     for secret in secrets:
         for needle in (secret.hex(), secret.hex(" "), base64.b64encode(secret).decode()):
