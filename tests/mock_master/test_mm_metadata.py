@@ -297,8 +297,10 @@ PREPARED = [
     ("SELECT COLUMN_NAME, ORDINAL_POSITION, COLUMN_DEFAULT, COLUMN_TYPE, DATA_TYPE, "
      "CHARACTER_SET_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND "
      "TABLE_NAME = ? ORDER BY ORDINAL_POSITION", [DB.encode(), b"kinds"]),
+    # (a total order: rows that tie on the ORDER BY come from MariaDB in no fixed order - a
+    # table's PRIMARY and UNIQUE keys both have a column at position 1)
     ("SELECT * FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = ? "
-     "ORDER BY TABLE_NAME, ORDINAL_POSITION", [DB.encode()]),
+     "ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION", [DB.encode()]),
     ("SELECT @@binlog_format AS f, @@server_id, @@log_bin", []),
     (f"SHOW CREATE TABLE {DB}.nope", []),
 ]
