@@ -11,53 +11,32 @@ import time
 from typing import Any
 
 import pytest
-from watch_support import run_sql, start_proxy
-
-from binlogscope.drivers.live import LiveReplica, LiveSettings
-from binlogscope.drivers.options import ConnectionOptions
+from watch_support import consuming, global_status_int, live_replica, run_sql, start_proxy
 
 pytestmark = pytest.mark.mysql
 
 COMMITS = 6
 
 
-def _status(db: Any, name: str) -> int:
-    rows = run_sql(db, f"SHOW GLOBAL STATUS LIKE '{name}'")
-    return int(rows[0][1]) if rows else 0
-
-
 def test_summary_gives_the_ack_latency_of_both_legs(mariadb: Any) -> None:
     run_sql(mariadb, "CREATE TABLE IF NOT EXISTS proxy_legs (id BIGINT PRIMARY KEY)")
     proxy, port = start_proxy((mariadb.host, mariadb.port), "--summary", "--json")
-    clients = _status(mariadb, "Rpl_semi_sync_master_clients")
-    rep = LiveReplica(LiveSettings(conn=ConnectionOptions(
-        host=mariadb.host, port=port, user=mariadb.repl_user, password=mariadb.repl_password,
-        ssl_mode="DISABLED"), semi_sync=True, heartbeat=1))
-    rep.start()
-    import threading
-
-    def consume() -> None:
-        for cur, item in rep.items():
-            rep.ack(cur, item)
-
-    t = threading.Thread(target=consume, daemon=True)
-    t.start()
+    clients = global_status_int(mariadb, "Rpl_semi_sync_master_clients")
     waits: list[float] = []
     try:
-        deadline = time.time() + 20
-        while _status(mariadb, "Rpl_semi_sync_master_clients") <= clients and \
-                time.time() < deadline:
-            time.sleep(0.1)
-        time.sleep(0.5)
-        yes = _status(mariadb, "Rpl_semi_sync_master_yes_tx")
-        for _ in range(COMMITS):
-            t0 = time.monotonic()
-            run_sql(mariadb, f"INSERT INTO proxy_legs VALUES ({time.time_ns()})")
-            waits.append(time.monotonic() - t0)
-        assert _status(mariadb, "Rpl_semi_sync_master_yes_tx") - yes == COMMITS
+        with consuming(live_replica(mariadb, port, semi_sync=True, heartbeat=1), []):
+            deadline = time.time() + 20
+            while global_status_int(mariadb, "Rpl_semi_sync_master_clients") <= clients and \
+                    time.time() < deadline:
+                time.sleep(0.1)
+            time.sleep(0.5)
+            yes = global_status_int(mariadb, "Rpl_semi_sync_master_yes_tx")
+            for _ in range(COMMITS):
+                t0 = time.monotonic()
+                run_sql(mariadb, f"INSERT INTO proxy_legs VALUES ({time.time_ns()})")
+                waits.append(time.monotonic() - t0)
+            assert global_status_int(mariadb, "Rpl_semi_sync_master_yes_tx") - yes == COMMITS
     finally:
-        rep.stop()
-        rep.join(5)
         proxy.send_signal(signal.SIGINT)
         out, err = proxy.communicate(timeout=60)
     assert proxy.returncode == 0, err

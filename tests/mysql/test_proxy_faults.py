@@ -24,20 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_support import ENV, run_sql
+from watch_support import ENV, consuming, global_status_int, live_replica, run_sql
 
-from binlogscope.drivers.live import LiveReplica, LiveSettings
-from binlogscope.drivers.options import ConnectionOptions
 from binlogscope.drivers.proxy import ReplicationProxy
 from binlogscope.drivers.proxy_faults import ActionError, load_actions, parse_action
 from binlogscope.events import PacketDecoded
 
 pytestmark = pytest.mark.mysql
-
-
-def _status(db: Any, name: str) -> int:
-    rows = run_sql(db, f"SHOW GLOBAL STATUS LIKE '{name}'")
-    return int(rows[0][1]) if rows else 0
 
 
 @pytest.fixture(scope="module")
@@ -185,55 +178,29 @@ def test_duplicate_rows_event_seen_by_python_mysql_replication(
         assert rows(port) == [0, 0, 1, 2, 3, 4]
 
 
-def _replica(db: Any, port: int, **kw: Any) -> LiveReplica:
-    return LiveReplica(LiveSettings(conn=ConnectionOptions(
-        host=db.host, port=port, user=db.repl_user, password=db.repl_password,
-        ssl_mode="DISABLED"), **kw))
-
-
-@contextlib.contextmanager
-def _consuming(rep: LiveReplica, seen: list[tuple[float, str]]) -> Iterator[None]:
-    rep.start()
-
-    def consume() -> None:
-        for cur, item in rep.items():
-            ev = item.event
-            if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
-                seen.append((time.monotonic(), ev.binlog_event.type_name))
-            rep.ack(cur, item)
-
-    t = threading.Thread(target=consume, daemon=True)
-    t.start()
-    try:
-        yield
-    finally:
-        rep.stop()
-        rep.join(5)
-
-
 def test_drop_ack_and_delay_ack_seen_by_the_server(mariadb: Any) -> None:
     run_sql(mariadb, "CREATE TABLE IF NOT EXISTS pfault_semi (id INT PRIMARY KEY)")
     for spec, waits, acked in (("delay_ack seconds=0.6", 0.6, True),
                                ("drop_ack at=1", 2.0, False)):  # (the server waits 2 s)
         with _proxy(mariadb, spec) as (port, notes), \
-                _consuming(_replica(mariadb, port, semi_sync=True, heartbeat=1), []):
+                consuming(live_replica(mariadb, port, semi_sync=True, heartbeat=1), []):
             deadline = time.time() + 20
-            while _status(mariadb, "Rpl_semi_sync_master_clients") < 1 and \
+            while global_status_int(mariadb, "Rpl_semi_sync_master_clients") < 1 and \
                     time.time() < deadline:
                 time.sleep(0.1)
             time.sleep(0.5)
-            yes, no = (_status(mariadb, "Rpl_semi_sync_master_yes_tx"),
-                       _status(mariadb, "Rpl_semi_sync_master_no_tx"))
+            yes, no = (global_status_int(mariadb, "Rpl_semi_sync_master_yes_tx"),
+                       global_status_int(mariadb, "Rpl_semi_sync_master_no_tx"))
             t0 = time.monotonic()
             run_sql(mariadb, f"INSERT INTO pfault_semi VALUES ({time.time_ns() % 10**9})")
             took = time.monotonic() - t0
-            yes2, no2 = (_status(mariadb, "Rpl_semi_sync_master_yes_tx"),
-                         _status(mariadb, "Rpl_semi_sync_master_no_tx"))
+            yes2, no2 = (global_status_int(mariadb, "Rpl_semi_sync_master_yes_tx"),
+                         global_status_int(mariadb, "Rpl_semi_sync_master_no_tx"))
         assert took >= waits * 0.9, (spec, took)
         assert (yes2 - yes, no2 - no) == ((1, 0) if acked else (0, 1)), spec
         assert any(spec.split()[0] in n for n in notes), notes
     # the ACKs flow again without the proxy's fault: semi-sync back on for the next test
-    with _consuming(_replica(mariadb, mariadb.port, semi_sync=True, heartbeat=1), []):
+    with consuming(live_replica(mariadb, mariadb.port, semi_sync=True, heartbeat=1), []):
         time.sleep(0.5)
         run_sql(mariadb, f"INSERT INTO pfault_semi VALUES ({time.time_ns() % 10**9 + 1})")
 
@@ -241,8 +208,8 @@ def test_drop_ack_and_delay_ack_seen_by_the_server(mariadb: Any) -> None:
 def test_heartbeat_gap_seen_by_the_client(mariadb: Any) -> None:
     seen: list[tuple[float, str]] = []
     with _proxy(mariadb, "heartbeat_gap seconds=1.5") as (port, _):
-        rep = _replica(mariadb, port, heartbeat=0.25)
-        with _consuming(rep, seen):
+        rep = live_replica(mariadb, port, heartbeat=0.25)
+        with consuming(rep, seen):
             t0 = time.monotonic()
             time.sleep(2.5)
     beats = [t - t0 for t, name in seen if name == "HEARTBEAT_LOG_EVENT"]

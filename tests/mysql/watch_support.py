@@ -3,11 +3,15 @@ events of a ``--json`` output, and the events the server's own files hold."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +178,44 @@ def run_sql(db: Any, *stmts: str) -> list[Any]:
             return rows
     finally:
         c.close()
+
+
+def global_status_int(db: Any, name: str) -> int:
+    """One integer of SHOW GLOBAL STATUS (0 when the server has no such variable)."""
+    rows = run_sql(db, f"SHOW GLOBAL STATUS LIKE '{name}'")
+    return int(rows[0][1]) if rows else 0
+
+
+def live_replica(db: Any, port: int, **kw: Any) -> Any:
+    """binlogscope's own replica (``LiveReplica``) of ``db`` as the replication account, on
+    ``port`` (the server's or a proxy's); ``kw``: LiveSettings (semi_sync, heartbeat, ...)."""
+    from binlogscope.drivers.live import LiveReplica, LiveSettings
+    from binlogscope.drivers.options import ConnectionOptions
+
+    return LiveReplica(LiveSettings(conn=ConnectionOptions(
+        host=db.host, port=port, user=db.repl_user, password=db.repl_password,
+        ssl_mode="DISABLED"), **kw))
+
+
+@contextlib.contextmanager
+def consuming(rep: Any, seen: list[tuple[float, str]]) -> Iterator[None]:
+    """Run ``rep`` (acking what asks for it) while the block runs; ``seen`` gets (monotonic
+    time, event type) of every binlog event it reads."""
+    from binlogscope.events import PacketDecoded
+
+    rep.start()
+
+    def consume() -> None:
+        for cur, item in rep.items():
+            ev = item.event
+            if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
+                seen.append((time.monotonic(), ev.binlog_event.type_name))
+            rep.ack(cur, item)
+
+    t = threading.Thread(target=consume, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        rep.stop()
+        rep.join(5)
