@@ -1,9 +1,12 @@
 """The proxy's plain relay (drivers/proxy_threads.py): two threads relay a connection, and the
 decoder's copies keep the order the chunks were read in - a reply is never offered before the
-request it answers, though the two directions are offered by different threads."""
+request it answers, though the two directions are offered by different threads - and their times
+keep cause before effect: a reply is read after its request began to be forwarded (the
+``proxy --summary`` ACK leg latencies subtract one from the other)."""
 
 from __future__ import annotations
 
+import itertools
 import socket
 import struct
 import threading
@@ -48,16 +51,22 @@ def test_offers_keep_request_reply_order() -> None:
             c.shutdown(socket.SHUT_WR)
             assert c.recv(64) == b""  # the echo server's FIN, passed on
         seen: list[tuple[Peer | None, bytes]] = []
+        times: list[tuple[float, float]] = []  # (forwarded, read) of each data chunk
         end = time.monotonic() + 30
         while time.monotonic() < end and sum(1 for p, d in seen if not d and p) < 2:
             msg = relay.next(1.0)
             if msg is not None and msg[0] == 1:
                 seen.append((msg[1], msg[2]))
+                if msg[1] is not None and msg[2]:
+                    times.append((msg[3], msg[5]))
         data = [(p, d) for p, d in seen if p is not None and d]
         assert len(data) == 2 * rounds
         for i in range(rounds):  # request, then its reply
             assert data[2 * i] == (Peer.CLIENT, b"%08d" % i), i
             assert data[2 * i + 1] == (Peer.SERVER, b"%08d" % i), i
+            (req_sent, req_read), (rep_sent, rep_read) = times[2 * i], times[2 * i + 1]
+            assert 0 < req_read <= req_sent < rep_read <= rep_sent, i
+        assert all(a[0] <= b[0] for a, b in itertools.pairwise(times))  # forwarded in read order
         closes = [p for p, d in seen if p is not None and not d]
         assert closes == [Peer.CLIENT, Peer.SERVER]  # the client's FIN came first
     finally:

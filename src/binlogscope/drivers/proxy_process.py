@@ -45,16 +45,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from binlogscope.drivers.proxy_faults import ActionPlan, FaultRelay, RelayAction
-from binlogscope.drivers.proxy_relay import Leg
 from binlogscope.drivers.proxy_threads import Pair, listen_sockets
-from binlogscope.drivers.proxy_tls import Contexts, TlsSettings, TlsSwitch, stream_prelude
+from binlogscope.drivers.proxy_tls import Contexts, TlsSettings, stream_prelude
 from binlogscope.events import Peer
 
 #: the most bytes read from a socket at a time by the fault relay
 READ = 1 << 20
-#: a message: connection id, peer (0 none, 1 client, 2 server), time.time() when offered (the
-#: data forwarded), time.time() when the data was read (0: not known), data length, pickled
-#: extra length
+#: a message: connection id, peer (0 none, 1 client, 2 server), time.time() when forwarded (as
+#: the send began, else when offered), time.time() when the data was read (0: not known), data
+#: length, pickled extra length
 HEADER = struct.Struct("<IBddII")
 #: after a small read the decoder waits this long (s) before reading again, so that a trickle of
 #: small chunks (a semi-sync stream: an event, an ACK) wakes it once for many rather than twice a
@@ -109,12 +108,13 @@ class _Outbox:
         loop.add_reader(sock.fileno(), self._read)
 
     def send(self, cid: int, peer: Peer | None, data: bytes, extra: Any = None,
-             read: float = 0.0) -> None:
+             read: float = 0.0, sent: float = 0.0) -> None:
         """Queue a message and write what the socket takes now (the caller holds ``lock``)."""
         if self.broken:
             return
         blob = pickle.dumps(extra) if extra is not None else b""
-        self.out.append(HEADER.pack(cid, _PEERS[peer], time.time(), read, len(data), len(blob)))
+        self.out.append(HEADER.pack(cid, _PEERS[peer], sent or time.time(), read, len(data),
+                                    len(blob)))
         if data:
             self.out.append(data)
         if blob:
@@ -261,8 +261,8 @@ class Relay:
         await box.flush(3600)  # (the parent decodes what it was sent, then reads on)
 
     def offer(self, cid: int, peer: Peer | None, data: bytes, extra: Any = None,
-              read: float = 0.0) -> None:
-        """A copy for the decoder, after forwarding (``read``: when it was read, if known);
+              read: float = 0.0, sent: float = 0.0) -> None:
+        """A copy for the decoder, after forwarding (``read``, ``sent``: when, if known);
         never blocks the relay (any thread)."""
         box = self._box
         assert box is not None
@@ -279,7 +279,7 @@ class Relay:
                     return
                 self._added += len(data)
                 self._added_chunks += 1
-            box.send(cid, peer, data, extra, read)
+            box.send(cid, peer, data, extra, read, sent)
 
     # ------------------------------------------------------------------ no fault actions
     async def _accept(self, listener: socket.socket) -> None:
@@ -311,49 +311,11 @@ class Relay:
 
     def _start_tls(self, pair: Pair, held: bytes, offers_ssl: bool | None) -> None:
         assert self._loop is not None
-        task = self._loop.create_task(self._tls_connection(pair, held, offers_ssl))
+        assert self._ctxs is not None
+        task = self._loop.create_task(
+            pair.terminate_tls(self._ctxs, held, offers_ssl, self._transports))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    async def _tls_connection(self, pair: Pair, held: bytes, offers_ssl: bool | None) -> None:
-        """Terminate TLS on a connection whose first client packet is the SSLRequest in
-        ``held``: the protocol legs of :mod:`.proxy_relay` with a TlsSwitch, starting there."""
-        loop = asyncio.get_running_loop()
-        assert self._ctxs is not None and pair.server is not None
-        cid = pair.cid
-
-        def offer(peer: Peer, data: bytes) -> None:
-            self.offer(cid, peer, data)
-
-        leg = Leg(Peer.CLIENT, offer, self._transports)
-        server_leg = Leg(Peer.SERVER, offer, self._transports)
-        switch = TlsSwitch(self._ctxs, leg, server_leg,
-                           lambda extra: self.offer(cid, None, b"", extra))
-        switch.offers_ssl = offers_ssl
-
-        def made(c: Leg) -> None:  # (before the client's leg reads anything)
-            server_leg.link(c)
-            c.link(server_leg)
-            c.data_received(held)
-
-        leg.on_made = made
-        for s in (pair.client, pair.server):
-            s.setblocking(False)
-        try:
-            if pair.stopping:
-                raise ConnectionError("stopping")
-            await loop.create_connection(lambda: server_leg, sock=pair.server)
-            await loop.connect_accepted_socket(lambda: leg, pair.client)
-        except (OSError, ConnectionError):
-            for s in (pair.client, pair.server):
-                s.close()
-            for lg in (leg, server_leg):
-                if lg.transport is not None:
-                    lg.transport.close()
-            for peer in (Peer.CLIENT, Peer.SERVER):
-                self.offer(cid, peer, b"")
-            return
-        await asyncio.gather(leg.done, server_leg.done)
 
     async def _handle(self, c_reader: asyncio.StreamReader, c_writer: asyncio.StreamWriter
                       ) -> None:

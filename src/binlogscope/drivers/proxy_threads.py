@@ -36,6 +36,7 @@ could terminate TLS.
 
 from __future__ import annotations
 
+import asyncio
 import select
 import socket
 import struct
@@ -44,16 +45,23 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from binlogscope.drivers.proxy_tls import first_packet_length, greeting_offers_ssl
+from binlogscope.drivers.proxy_relay import Leg
+from binlogscope.drivers.proxy_tls import (
+    Contexts,
+    TlsSwitch,
+    first_packet_length,
+    greeting_offers_ssl,
+)
 from binlogscope.events import Peer
 from binlogscope.wire.handshake import is_ssl_request
 
 #: the most bytes one read takes (the asyncio transports' read size)
 READ = 256 << 10
 
-#: offer(cid, peer, data, extra, read): the relay's copy for the decoder (thread-safe; read:
-#: time.time() when the chunk was read, 0.0 for a notice)
-Offer = Callable[[int, "Peer | None", bytes, Any, float], None]
+#: offer(cid, peer, data, extra, read, sent): the relay's copy for the decoder (thread-safe;
+#: read: time.time() when the chunk was read, sent: just before it was forwarded - so an answer
+#: to it is always read later -, both 0.0 for a notice)
+Offer = Callable[[int, "Peer | None", bytes, Any, float, float], None]
 #: hand_tls(pair, held client bytes, the greeting offers TLS): the TLS path takes the sockets
 HandTls = Callable[["Pair", bytes, "bool | None"], None]
 
@@ -115,7 +123,7 @@ class Pair:
         self._lock = threading.Lock()
         self._taken = 0  # numbers given to chunks read
         self._next = 0  # the next number to offer
-        self._held: dict[int, tuple[Peer, bytes, Any, float]] = {}
+        self._held: dict[int, tuple[Peer, bytes, Any, float, float]] = {}
         self._done = 0  # pumps finished (2: close)
         self.handed = False  # the TLS path owns the sockets now
         self.stopping = False
@@ -134,7 +142,7 @@ class Pair:
         except OSError as exc:
             self._offer(self.cid, None, b"", (
                 "refused", client_addr,
-                f"upstream {upstream[0]}:{upstream[1]}: {exc.strerror or exc}"), 0.0)
+                f"upstream {upstream[0]}:{upstream[1]}: {exc.strerror or exc}"), 0.0, 0.0)
             client.close()
             self._ended(self)
             return
@@ -146,7 +154,7 @@ class Pair:
             return
         _nodelay(client)
         _nodelay(server)
-        self._offer(self.cid, None, b"", ("open", client_addr, server.getpeername()), 0.0)
+        self._offer(self.cid, None, b"", ("open", client_addr, server.getpeername()), 0.0, 0.0)
         if tls:
             held = self._prelude(client, server)
             if held is not None:
@@ -178,14 +186,14 @@ class Pair:
             if any(fd != cfd for fd, _ in ready):
                 try:
                     data = server.recv(READ)
-                    read = time.time()
+                    read = sent = time.time()
                     if data:
                         client.sendall(data)
                 except OSError:
                     break
                 if not data:
                     break
-                self._offer(self.cid, Peer.SERVER, data, None, read)
+                self._offer(self.cid, Peer.SERVER, data, None, read, sent)
                 if offers is None and len(greeting) < 4096:
                     greeting += data[:4096]
                     if first_packet_length(greeting):
@@ -206,12 +214,56 @@ class Pair:
                         return bytes(head), offers
                     break
         if head:
+            sent = time.time()
             try:
                 server.sendall(head)
             except OSError:
                 pass
-            self._offer(self.cid, Peer.CLIENT, bytes(head), None, head_read)
+            self._offer(self.cid, Peer.CLIENT, bytes(head), None, head_read, sent)
         return None
+
+    # ------------------------------------------------------------------ handed to TLS
+    async def terminate_tls(self, ctxs: Contexts, held: bytes, offers_ssl: bool | None,
+                            transports: set[asyncio.BaseTransport]) -> None:
+        """Terminate TLS on this connection, whose first client packet is the SSLRequest in
+        ``held`` (on the relay process's loop, after :meth:`run` handed it over): the protocol
+        legs of :mod:`.proxy_relay` with a TlsSwitch, starting there."""
+        loop = asyncio.get_running_loop()
+        assert self.server is not None
+        cid = self.cid
+
+        def offer(peer: Peer, data: bytes) -> None:
+            self._offer(cid, peer, data, None, 0.0, 0.0)
+
+        leg = Leg(Peer.CLIENT, offer, transports)
+        server_leg = Leg(Peer.SERVER, offer, transports)
+        switch = TlsSwitch(ctxs, leg, server_leg,
+                           lambda extra: self._offer(cid, None, b"", extra, 0.0, 0.0))
+        switch.offers_ssl = offers_ssl
+
+        def made(c: Leg) -> None:  # (before the client's leg reads anything)
+            server_leg.link(c)
+            c.link(server_leg)
+            c.data_received(held)
+
+        leg.on_made = made
+        for s in (self.client, self.server):
+            s.setblocking(False)
+        try:
+            if self.stopping:
+                raise ConnectionError("stopping")
+            await loop.create_connection(lambda: server_leg, sock=self.server)
+            await loop.connect_accepted_socket(lambda: leg, self.client)
+        except (OSError, ConnectionError):
+            for s in (self.client, self.server):
+                s.close()
+            for lg in (leg, server_leg):
+                if lg.transport is not None:
+                    lg.transport.close()
+            for peer in (Peer.CLIENT, Peer.SERVER):
+                offer(peer, b"")
+            return
+        await asyncio.gather(leg.done, server_leg.done)
 
     # ------------------------------------------------------------------ the pumps
     def _pump(self, src: socket.socket, dst: socket.socket, peer: Peer) -> None:
@@ -232,14 +284,15 @@ class Pair:
                     break
                 read = time.time()
                 data = view[:n].tobytes()
-                with self._lock:
+                with self._lock:  # (numbered and timed together: times rise with numbers)
                     seq = self._taken
                     self._taken += 1
+                    sent = time.time()  # (before the send: an answer to it is read after)
                 try:
                     dst.sendall(data)  # forwarding first ...
                 except OSError:  # (dst's peer is gone: src's peer would have had a reset)
                     reset = src
-                self._deliver(seq, peer, data, None, read)  # ... then the decoder's copy
+                self._deliver(seq, peer, data, None, read, sent)  # ... then the decoder's copy
                 if reset is not None:
                     break
         finally:
@@ -294,18 +347,18 @@ class Pair:
                     pass
 
     def _deliver(self, seq: int, peer: Peer, data: bytes, extra: Any = None,
-                 read: float = 0.0) -> None:
+                 read: float = 0.0, sent: float = 0.0) -> None:
         """Offer chunk number ``seq`` once every earlier number has been offered."""
         with self._lock:
             if seq != self._next:
-                self._held[seq] = (peer, data, extra, read)
+                self._held[seq] = (peer, data, extra, read, sent)
                 return
-            self._offer(self.cid, peer, data, extra, read)
+            self._offer(self.cid, peer, data, extra, read, sent)
             self._next += 1
             held = self._held
             while self._next in held:
-                p, d, x, r = held.pop(self._next)
-                self._offer(self.cid, p, d, x, r)
+                p, d, x, r, t = held.pop(self._next)
+                self._offer(self.cid, p, d, x, r, t)
                 self._next += 1
 
     def _finish(self) -> None:
