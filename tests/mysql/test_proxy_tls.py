@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 from ci_support import unavailable
 from mariadb_server import MariaDB, ServerStartError, raw_connect, start, stop, write_ca_and_cert
-from watch_support import CLI, ENV, binlog_events
+from watch_support import CLI, ENV, ack_legs, binlog_events, semi_sync_commits
 
 from tests.mock_master.conftest import rows_via_pymysqlreplication
 
@@ -497,6 +497,25 @@ def test_twenty_concurrent_tls_clients(tls_source: tuple[MariaDB, Path, Path]) -
                if '"kind":"com_query"' in line]
     assert sum(1 for q in queries if q.startswith("SELECT ") and q.endswith(" + 1")) == 20
     _wire_secrets_absent(lines, proxy.out + proxy.err)
+
+
+def test_summary_gives_both_ack_legs_of_a_terminated_session(
+        tls_source: tuple[MariaDB, Path, Path]) -> None:
+    """binlogscope's semi-sync replica with TLS through the proxy, which terminates it: the
+    summary's ACK latency on each leg, as on a plain session (test_proxy_ack_legs.py)."""
+    server, _, _ = tls_source
+    proxy = Proxy(server, "--summary", "--json")
+    try:
+        waits = semi_sync_commits(server, proxy.port, "proxy_tls_legs", 4, user=USER,
+                                  password=PASSWORD, ssl_mode="REQUIRED")
+    finally:
+        proxy.stop()
+    (dump,) = [f for f in map(json.loads, proxy.out.splitlines()) if f.get("dump")]
+    assert dump["tls"]["terminated"], dump["tls"]
+    ack_legs(proxy.out, 4, waits)
+    # binlogscope's replica leaves without a close_notify, and MariaDB answers with an alert
+    # (decode error): how the server answered a close, not a failure of the session
+    assert dump["errors"] == 0 and "failed" not in proxy.err, (dump["first_error"], proxy.err)
 
 
 @pytest.mark.parametrize("output", [[], ["--plain"], ["--brief"], ["--summary"]],

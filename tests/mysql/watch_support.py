@@ -186,15 +186,62 @@ def global_status_int(db: Any, name: str) -> int:
     return int(rows[0][1]) if rows else 0
 
 
-def live_replica(db: Any, port: int, **kw: Any) -> Any:
-    """binlogscope's own replica (``LiveReplica``) of ``db`` as the replication account, on
-    ``port`` (the server's or a proxy's); ``kw``: LiveSettings (semi_sync, heartbeat, ...)."""
+def live_replica(db: Any, port: int, *, user: str | None = None, password: str | None = None,
+                 ssl_mode: str = "DISABLED", **kw: Any) -> Any:
+    """binlogscope's own replica (``LiveReplica``) of ``db`` as the replication account (or
+    ``user``), on ``port`` (the server's or a proxy's); ``kw``: LiveSettings (semi_sync,
+    heartbeat, ...)."""
     from binlogscope.drivers.live import LiveReplica, LiveSettings
     from binlogscope.drivers.options import ConnectionOptions
 
     return LiveReplica(LiveSettings(conn=ConnectionOptions(
-        host=db.host, port=port, user=db.repl_user, password=db.repl_password,
-        ssl_mode="DISABLED"), **kw))
+        host=db.host, port=port, user=user or db.repl_user,
+        password=password or db.repl_password, ssl_mode=ssl_mode), **kw))
+
+
+def semi_sync_commits(db: Any, port: int, table: str, commits: int, **replica: Any
+                      ) -> list[float]:
+    """``commits`` rows committed on ``db`` (into ``table``, one BIGINT key) while binlogscope's
+    semi-sync replica reads through ``port`` (``replica``: :func:`live_replica`'s keywords); the
+    server counted an ACK for each. The commits' waits (s)."""
+    run_sql(db, f"CREATE TABLE IF NOT EXISTS {table} (id BIGINT PRIMARY KEY)")
+    clients = global_status_int(db, "Rpl_semi_sync_master_clients")
+    waits: list[float] = []
+    with consuming(live_replica(db, port, semi_sync=True, heartbeat=1, **replica), []):
+        # (MariaDB counts a semi-sync replica that left until it next writes to it: the count
+        # may stay up, so this waits for a rise or 20 s)
+        deadline = time.time() + 20
+        while global_status_int(db, "Rpl_semi_sync_master_clients") <= clients and \
+                time.time() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        yes = global_status_int(db, "Rpl_semi_sync_master_yes_tx")
+        for _ in range(commits):
+            t0 = time.monotonic()
+            run_sql(db, f"INSERT INTO {table} VALUES ({time.time_ns()})")
+            waits.append(time.monotonic() - t0)
+        assert global_status_int(db, "Rpl_semi_sync_master_yes_tx") - yes == commits
+    return waits
+
+
+def ack_legs(out: str, commits: int, waits: list[float]
+             ) -> tuple[dict[str, float], dict[str, float]]:
+    """From ``proxy --summary --json``'s output: the dump's ACK latency on the replica's leg
+    and the server's, checked against each other and the commits' ``waits``."""
+    flows = [json.loads(line) for line in out.splitlines()]
+    (dump,) = [f for f in flows if f.get("dump")]
+    assert dump["semi_sync_acks"] >= commits
+    legs = dump["ack_latency_legs"]
+    assert legs is not None and set(legs) == {"client", "server"}, dump
+    replica, server = legs["client"], legs["server"]
+    assert 0 < replica["min_ms"] <= replica["median_ms"] <= replica["p99_ms"]
+    # the server's leg holds the replica's (and the relay's two crossings)
+    assert server["min_ms"] >= replica["min_ms"] and server["median_ms"] >= replica["median_ms"]
+    # ... and no more than a commit waited for it, at its median
+    assert server["median_ms"] <= sorted(waits)[len(waits) // 2] * 1000
+    # the single figure (as a capture's) is still there
+    assert dump["ack_latency"]["median_ms"] > 0
+    return replica, server
 
 
 @contextlib.contextmanager

@@ -171,6 +171,9 @@ class ReplicationProxy:
                             yield [CaptureItem(conn.flow, "note" if ok else "error", frame, ts,
                                                text=text if ok else f"{TLS_FAILED}{text} (the "
                                                "client's connection was closed)")]
+                    elif kind == "tls-note":  # (after a close: not an error)
+                        if conn is not None:
+                            yield [CaptureItem(conn.flow, "note", frame, ts, text=extra[1])]
                     elif kind in ("open", "refused"):
                         yield self._opened(conns, cid, extra, frame + 1, ts, record)
                         self.connections += 1

@@ -205,7 +205,10 @@ def _packets(buf: bytearray) -> list[tuple[int, bytes, int]]:
     return out
 
 
-Offer = Callable[[str, bytes], None]
+#: offer(who, data, read, sent): who "client"/"server"; read: time.time() when the chunk that
+#: completed the data was read, sent: just before the data was forwarded (an action's delay lies
+#: between the two)
+Offer = Callable[[str, bytes, float, float], None]
 
 
 class FaultRelay:
@@ -346,14 +349,16 @@ class FaultRelay:
         """Relay ``src`` to ``dst`` (the client's bytes when ``client_side``)."""
         buf = bytearray()
         peer = "client" if client_side else "server"
+        read = 0.0
         try:
             while not self.closing:
                 data = await src.read(chunk)
+                read = time.time()
                 if not data:
                     break
                 if self.raw:
                     dst.write(data)
-                    self.offer(peer, data)
+                    self.offer(peer, data, read, read)
                     await dst.drain()
                     continue
                 buf += data
@@ -365,7 +370,7 @@ class FaultRelay:
                         if what == "send":
                             out += arg
                             continue
-                        await self._flush(dst, out, peer)
+                        await self._flush(dst, out, peer, read)
                         out = bytearray()
                         if what == "sleep":
                             await asyncio.sleep(arg)
@@ -377,7 +382,7 @@ class FaultRelay:
                     if self.raw:
                         out += buf  # (the rest: TLS or compressed from here on)
                         buf.clear()
-                await self._flush(dst, out, peer)
+                await self._flush(dst, out, peer, read)
                 if self.closing:
                     return
         except (ConnectionError, OSError):
@@ -387,15 +392,18 @@ class FaultRelay:
                 self.client_gone = True
             if buf and not self.closing:
                 try:
+                    sent = time.time()
                     dst.write(bytes(buf))
-                    self.offer(peer, bytes(buf))
+                    self.offer(peer, bytes(buf), read or sent, sent)
                 except (ConnectionError, OSError, RuntimeError):
                     pass
 
-    async def _flush(self, dst: asyncio.StreamWriter, out: bytearray, peer: str) -> None:
+    async def _flush(self, dst: asyncio.StreamWriter, out: bytearray, peer: str,
+                     read: float) -> None:
         if not out:
             return
         data = bytes(out)
+        sent = time.time()
         if self.drip and peer == "server":
             step = max(1, int(self.drip / 10))
             for i in range(0, len(data), step):
@@ -405,7 +413,7 @@ class FaultRelay:
         else:
             dst.write(data)
             await dst.drain()
-        self.offer(peer, data)
+        self.offer(peer, data, read, sent)
 
     async def _stall(self, seconds: float | None) -> None:
         if seconds is not None:

@@ -336,7 +336,8 @@ class Relay:
         plan = self.plan
         assert plan is not None
         relay = FaultRelay(lambda: plan.for_connection(cid),
-                           lambda who, data: self.offer(cid, peers[who], data),
+                           lambda who, data, read, sent: self.offer(cid, peers[who], data, None,
+                                                                    read, sent),
                            lambda text: self.offer(cid, None, b"", ("fault", text)))
         relay.c_writer, relay.s_writer = c_writer, s_writer
         c_src: Any = c_reader

@@ -18,13 +18,20 @@ turns what the leg receives into what it relays (the TLS handshakes, then the pl
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from binlogscope.events import Peer
 
-#: offer(peer, data): data=b"" when that peer closed its direction
-Offer = Callable[[Peer, bytes], None]
+
+class Offer(Protocol):
+    """offer(peer, data, read, sent): data=b"" when that peer closed its direction; read: when
+    the bytes were read (time.time()), sent: just before they were forwarded (0.0: not known)."""
+
+    def __call__(self, peer: Peer, data: bytes, read: float = 0.0, sent: float = 0.0) -> None:
+        ...
+
 
 
 class Leg(asyncio.Protocol):
@@ -37,7 +44,7 @@ class Leg(asyncio.Protocol):
         self.transports = transports
         self.transport: asyncio.Transport | None = None
         self.other: Leg | None = None
-        self.pending: list[bytes] = []  # (before the other side is connected)
+        self.pending: list[tuple[bytes, float]] = []  # (before the other side is connected)
         self.eof = False
         self.lost = False
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -59,30 +66,33 @@ class Leg(asyncio.Protocol):
 
     def link(self, other: Leg) -> None:
         self.other = other
-        for data in self.pending:
-            self.relay(data)
+        for data, read in self.pending:
+            self.relay(data, read)
         self.pending.clear()
         if self.eof:
             self._pass_eof()
 
     def data_received(self, data: bytes) -> None:
+        read = time.time()
         if self.intercept is not None:
             data = self.intercept(data)
             if not data:
                 return
-        self.relay(data)
+        self.relay(data, read)
 
-    def relay(self, data: bytes) -> None:
-        """Send what this leg received (plaintext) to the other side, then offer it."""
+    def relay(self, data: bytes, read: float = 0.0) -> None:
+        """Send what this leg received (plaintext; read at ``read``) to the other side, then
+        offer it."""
         other = self.other
         if other is None or other.transport is None:
-            self.pending.append(data)
+            self.pending.append((data, read or time.time()))
             return
+        sent = time.time()
         if other.tls is not None:
             other.transport.write(other.tls.encrypt(data))
         else:
             other.transport.write(data)  # forwarding first ...
-        self.offer(self.peer, data)  # ... then the decoder's copy (the same object)
+        self.offer(self.peer, data, read or sent, sent)  # ... then the decoder's copy
 
     def eof_received(self) -> bool:
         if self.intercept is not None:  # (e.g. an incomplete first packet: still forwarded)

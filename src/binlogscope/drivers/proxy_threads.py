@@ -232,8 +232,8 @@ class Pair:
         assert self.server is not None
         cid = self.cid
 
-        def offer(peer: Peer, data: bytes) -> None:
-            self._offer(cid, peer, data, None, 0.0, 0.0)
+        def offer(peer: Peer, data: bytes, read: float = 0.0, sent: float = 0.0) -> None:
+            self._offer(cid, peer, data, None, read, sent)
 
         leg = Leg(Peer.CLIENT, offer, transports)
         server_leg = Leg(Peer.SERVER, offer, transports)

@@ -241,7 +241,8 @@ def first_packet_length(buf: bytes | bytearray) -> int:
     return n if len(buf) >= n else 0
 
 
-#: mark(extra): a marker for the decoder, in order with the data (("tls", ok, text))
+#: mark(extra): a marker for the decoder, in order with the data (("tls", ok, text); or
+#: ("tls-note", text): a side's TLS ended with an alert after the other side closed)
 Mark = Callable[[tuple[Any, ...]], None]
 
 
@@ -324,7 +325,10 @@ class TlsSwitch:
             plain = up.decrypt(data)
             self._write(self.server, up.outgoing())
         except ssl.SSLError as exc:
-            self.fail(_failure(exc))
+            if self.state == "on":
+                self._broken("server", self.client, exc)
+            else:
+                self.fail(_failure(exc))
             return b""
         if self.state != "on":
             if plain:
@@ -367,7 +371,10 @@ class TlsSwitch:
             plain = c.decrypt(data)
             self._write(self.client, c.outgoing())
         except ssl.SSLError as exc:
-            self.fail(_client_failure(exc))
+            if self.state == "on":
+                self._broken("client", self.server, exc)
+            else:
+                self.fail(_client_failure(exc))
             return b""
         return plain
 
@@ -423,6 +430,24 @@ class TlsSwitch:
             self.fail("the server's TLS handshake timed out")
         elif self.state == "client":
             self.fail("the client's TLS handshake timed out")
+
+    def _broken(self, who: str, other: Leg, exc: ssl.SSLError) -> None:
+        """``who``'s TLS failed after both handshakes (an alert, a bad record). Once ``other``
+        has closed, it is how ``who`` answered that close (MariaDB sends an alert when its client
+        leaves without a close_notify): a note, and the connection ends as a close; before,
+        the connection is closed as broken (an error)."""
+        reason = str(getattr(exc, "reason", None) or exc)
+        if "ALERT_" in reason:
+            reason = "alert " + reason.split("ALERT_", 1)[1].replace("_", " ").lower()
+        if other.eof:
+            self.state = "failed"
+            self.mark(("tls-note", f"the {who}'s TLS ended with {reason} after the "
+                                   f"{'client' if who == 'server' else 'server'} closed"))
+            for leg in (self.client, self.server):
+                if leg.transport is not None:
+                    leg.transport.close()
+        else:
+            self.fail(f"the {who}'s TLS failed: {reason}")
 
     def fail(self, text: str) -> None:
         if self.state == "failed":
