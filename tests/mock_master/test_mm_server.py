@@ -297,6 +297,21 @@ def test_live_client_resumes_without_loss_or_duplicates(serve_scenario: Any, tmp
         assert max(len(e) for f in mm.master.stream.files for e in f.events) == 17 << 20
 
 
+def test_slow_drip_sends_at_the_rate_it_names(serve_scenario: Any, tmp_path: Path) -> None:
+    """``slow_drip bytes_per_second=R``: the dump takes its bytes' time at R - not less (at
+    most R), and not a tenth of a second an event (a piece leaves when the rate allows it,
+    however small the events)."""
+    mm = serve_scenario(_built_scenario(Action("slow_drip", bytes_per_second=60_000)))
+    size = sum(len(ev) for f in mm.master.stream.files for ev in f.events)
+    t0 = time.monotonic()
+    got, rep, notes = _live(mm, tmp_path)
+    took = time.monotonic() - t0
+    assert rep.error is None and got == _real_events(mm.master.stream), notes
+    events = sum(len(f.events) for f in mm.master.stream.files)
+    assert events > 200 and size > 60_000  # (a tenth an event would take 20 s and more)
+    assert (size - 6_000) / 60_000 <= took <= size / 60_000 * 1.5 + 2, (size, took)
+
+
 def test_live_client_sees_duplicates_and_reordering(serve_scenario: Any,
                                                     tmp_path: Path) -> None:
     mm = serve_scenario(_built_scenario(Action("duplicate_event", at=30),

@@ -228,6 +228,7 @@ class FaultRelay:
         self.shift = 0
         self.started = 0.0
         self.drip: float | None = None
+        self._drip_next = 0.0  # (monotonic) when the slow drip's next piece may leave
         self.no_heartbeat_until = 0.0
         self.closing = False
         self.client_gone = False
@@ -404,12 +405,17 @@ class FaultRelay:
             return
         data = bytes(out)
         sent = time.time()
-        if self.drip and peer == "server":
-            step = max(1, int(self.drip / 10))
+        if self.drip and peer == "server":  # (pieces of a tenth of a second's worth at most,
+            rate = self.drip                # each once the bytes before it had their time)
+            step = max(1, int(rate / 10))
             for i in range(0, len(data), step):
-                dst.write(data[i:i + step])
+                piece = data[i:i + step]
+                wait = self._drip_next - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                dst.write(piece)
                 await dst.drain()
-                await asyncio.sleep(step / self.drip)
+                self._drip_next = max(self._drip_next, time.monotonic()) + len(piece) / rate
         else:
             dst.write(data)
             await dst.drain()
