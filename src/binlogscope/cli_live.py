@@ -307,10 +307,9 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return 2
     to_file = stream is not out
 
-    # a live stream: every line shown within 0.1 s, written in chunks while events stream
-    # (a file: written in chunks, made durable by the commits)
-    lines = LineWriter(stream, interactive=not to_file and out.isatty(),
-                       flush_every=None if to_file else 0.1)
+    # every line written out within 0.1 s (a stream, or a file someone reads as it grows),
+    # in chunks while events stream; with --state the commits also make the file durable
+    lines = LineWriter(stream, interactive=not to_file and out.isatty(), flush_every=0.1)
     add = lines.add
 
     machine = bool(args.json) or to_file

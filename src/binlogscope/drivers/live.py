@@ -122,9 +122,13 @@ class LiveReplica:
         for batch in self.batches(timeout):
             yield from batch
 
-    def batches(self, timeout: float = 0.2) -> Iterator[list[tuple[int, LiveItem]]]:
+    def batches(self, timeout: float = 0.2, idle: Callable[[], None] | None = None
+                ) -> Iterator[list[tuple[int, LiveItem]]]:
         """:meth:`items` a store batch at a time (up to 512 items; never an empty list), for
-        consumers that ack a whole batch at once (:meth:`ack_upto`)."""
+        consumers that ack a whole batch at once (:meth:`ack_upto`). Each ``timeout`` the
+        stream stays quiet, ``idle()`` is called and a state acked since its last save is
+        saved (``auto_save``): what was consumed before a pause does not wait for the next
+        event to be written out."""
         while True:
             self._release()
             batch = self.store.get_many(512, timeout)
@@ -139,6 +143,10 @@ class LiveReplica:
                 elif self.should_stop is not None and self.should_stop():
                     return
                 else:
+                    if idle is not None:
+                        idle()
+                    if self.auto_save:
+                        self.save_state()
                     continue
             yield batch
 
@@ -346,8 +354,10 @@ def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
     that length. Commits happen at transaction boundaries: after every transaction with
     ``settings.commit_each_txn`` (a stream: a crash repeats at most the transaction in
     flight), else at most every ``settings.state_interval`` seconds (a file: a restart cuts
-    it back to the length the state holds, so nothing repeats); and once more when the run
-    ends cleanly. An interrupt (KeyboardInterrupt) saves nothing more: the last commit stands.
+    it back to the length the state holds, so nothing repeats); when the stream pauses (0.2 s
+    without an event: what was consumed is written out then, not when the next event comes);
+    and once more when the run ends cleanly. An interrupt (KeyboardInterrupt) saves nothing
+    more: the last commit stands.
 
     While it runs, the cyclic garbage collector runs less often (``gc_tuning``: the thresholds
     are process-wide, and put back when it returns)."""
@@ -418,22 +428,31 @@ def _run_committed(rep: LiveReplica, settings: LiveSettings,
     clean = False
 
     committed: tuple[str | None, int | None] = (None, None)
+    dirty = False  # consumed since the last checkpoint
 
     def checkpoint() -> None:
-        nonlocal committed
+        nonlocal committed, dirty
         length = commit()
         rep.save_state(length, durable=durable)
+        dirty = False
         if rep.acked_pos is not None:
             committed = (rep.acked_pos.log_file, rep.acked_pos.log_pos)
 
+    def idle() -> None:  # the stream paused: commit what came before (exactly, as at the end)
+        nonlocal last_commit
+        if dirty:
+            checkpoint()
+            last_commit = time.monotonic()
+
     rep.start()
     try:
-        for batch in rep.batches():
+        for batch in rep.batches(idle=idle):
             done = False
             for cursor, item in batch:
                 if should_stop is not None and should_stop():
                     done = True
                     break
+                dirty = True
                 if item.deliver:
                     consume(item)
                 r = item.restart
