@@ -311,6 +311,8 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # in chunks while events stream; with --state the commits also make the file durable
     lines = LineWriter(stream, interactive=not to_file and out.isatty(), flush_every=0.1)
     add = lines.add
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    encode_errors = getattr(stream, "errors", None) or "strict"
 
     machine = bool(args.json) or to_file
 
@@ -325,10 +327,10 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     lines.flush()
         else:
             text = live_item_text(item, args.brief)
-            if text:
-                stream.write("\n".join(text) + "\n")
-            if not to_file:
-                stream.flush()
+            if text:  # (through the line writer too: one buffer, flushed as the JSON is)
+                add(("\n".join(text) + "\n").encode(encoding, encode_errors))
+            if lines.interactive:
+                lines.flush()
 
     def commit() -> int | None:
         lines.flush()

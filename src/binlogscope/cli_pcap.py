@@ -191,13 +191,16 @@ def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace,
                  out: TextIO, err: TextIO, *, name: str,
                  fatal: type[Exception] | tuple[type[Exception], ...],
                  sigpipe_default: bool = True,
-                 capture_loss: Callable[[], dict[str, Any]] | None = None) -> int:
+                 capture_loss: Callable[[], dict[str, Any]] | None = None,
+                 flush_every: float | None = None) -> int:
     """Write what ``batches`` (capture items a frame at a time) hold as ``--json``, ``--plain``,
     ``--brief`` or ``--summary``; the exit status (``fatal``: the source's one-line errors).
     ``sigpipe_default=False``: keep SIGPIPE ignored (the proxy writes to sockets whose peer may
     be gone: that must be an error on that socket, not the end of the process).
     ``capture_loss``: a live capture's counters (``sniff``), shown after the flows in
-    ``--summary`` with the TCP gaps of every flow, so what was lost is in one place."""
+    ``--summary`` with the TCP gaps of every flow, so what was lost is in one place.
+    ``flush_every``: a live source (``sniff``, ``proxy``) - what was decoded is written out
+    that often, to a pipe or a file someone reads as it grows, not only when a buffer fills."""
     ports = set(args.port) if args.port else None
     stats: dict[int, FlowStats] = {}
     errors = 0
@@ -206,9 +209,11 @@ def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace,
     filtering = bool(flt.flows or flt.table is not None or flt.types)
     summary, as_json, brief = args.summary, args.json, args.brief
     interactive = out.isatty()
-    lines = LineWriter(out, interactive=interactive)
+    lines = LineWriter(out, interactive=interactive, flush_every=flush_every)
     add = lines.add
-    text: list[str] = []  # --plain/--brief lines not written yet
+    encoding = getattr(out, "encoding", None) or "utf-8"
+    encode_errors = getattr(out, "errors", None) or "strict"
+    text: list[str] = []  # --plain/--brief lines not written yet (then: bytes, as the JSON)
     try:
         try:
             with fewer_gc_passes():  # (gc_tuning: ~25 % less CPU on big captures)
@@ -235,15 +240,14 @@ def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace,
                             if not brief and type(ev) is PacketDecoded:
                                 text.append("")
                     if text:
-                        out.write("\n".join(text) + "\n")
+                        add(("\n".join(text) + "\n").encode(encoding, encode_errors))
                         text.clear()
                     if interactive:
                         lines.flush()
-                        out.flush()
         finally:
             if text:
-                out.write("\n".join(text) + "\n")
-            lines.flush()
+                add(("\n".join(text) + "\n").encode(encoding, encode_errors))
+            lines.close()
     except fatal as exc:
         _print_summary(args, stats, out, capture_loss)
         print(f"{PROG}: error: {exc}", file=err)

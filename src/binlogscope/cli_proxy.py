@@ -249,7 +249,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
             rc = emit_capture(_tls_failures(proxy.batches(record=tree, stop=lambda: bool(fired),
                                                           count=args.count), err),
                               args, flt, out, err, name=f"proxy {listen[0]}:{port}",
-                              fatal=ProxyError, sigpipe_default=False)
+                              fatal=ProxyError, sigpipe_default=False, flush_every=0.1)
     except Stopped:  # a second signal: at once
         rc = 130
     finally:

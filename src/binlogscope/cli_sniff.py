@@ -94,7 +94,7 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             sniff_batches(capture, ports, record=record, stop=lambda: bool(fired),
                           count=args.count, duration=args.duration, write=write, drain=None),
             args, flt, out, err, name=f"sniff -i {args.interface}", fatal=SniffError,
-            capture_loss=lambda: _loss(capture.stats(), args.interface))
+            capture_loss=lambda: _loss(capture.stats(), args.interface), flush_every=0.1)
     except Stopped:  # a second signal: at once
         rc = 130
     finally:

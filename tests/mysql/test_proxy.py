@@ -153,3 +153,40 @@ def test_proxy_survives_a_client_killed_mid_dump(mariadb, tmp_path: Path) -> Non
         proxy.send_signal(signal.SIGINT)
         _, err = proxy.communicate(timeout=60)
     assert proxy.returncode == 0 and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("output", ["--json", "--plain"])
+def test_proxy_output_to_a_file_follows_the_session(mariadb, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                    output: str) -> None:
+    """Redirected to a file (or a pipe), what the proxy decoded is written out within a
+    fraction of a second - a reader tailing it watches the session as it runs, not when the
+    proxy exits or a buffer fills."""
+    import re as _re
+    import time
+
+    out = tmp_path / "out.txt"
+    with out.open("w") as sink:
+        proc = subprocess.Popen([*CLI, "proxy", "--listen", "127.0.0.1:0", "--upstream",
+                                 f"{mariadb.host}:{mariadb.port}", output],
+                                stdout=sink, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        assert proc.stderr is not None
+        m = _re.search(r"listening on [\d.]+:(\d+)", proc.stderr.readline())
+        assert m
+        conn = mariadb.connect(port=int(m.group(1)))
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT 'follow-me-6148'")
+                assert cur.fetchall()[0][0] == "follow-me-6148"
+                t0 = time.monotonic()
+                while "follow-me-6148" not in out.read_text() and time.monotonic() - t0 < 5:
+                    time.sleep(0.02)
+                took = time.monotonic() - t0
+                assert "follow-me-6148" in out.read_text(), out.read_text()[-2000:]
+                assert took < 1.0, took  # (the session is still open)
+        finally:
+            conn.close()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
