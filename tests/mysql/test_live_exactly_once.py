@@ -357,7 +357,7 @@ def test_clean_server_restart_under_a_blocking_dump_reconnects_and_resumes(
 def test_a_pause_writes_out_what_came_before_it(mariadb: Any, tmp_path: Path,
                                                 state: bool) -> None:
     """``live --out FILE`` (with ``--state``: and its state) while the source goes quiet: the
-    last transaction is in the file, and its position in the state, within a second - for a
+    last transaction is in the file, and its position in the state, within moments - for a
     reader tailing the file, or a restart after a crash - not when the next event comes."""
     c = mariadb.connect()
     with c.cursor() as cur:
@@ -384,7 +384,7 @@ def test_a_pause_writes_out_what_came_before_it(mariadb: Any, tmp_path: Path,
                 time.sleep(0.05)
             took = time.monotonic() - t0
             assert _written_ids(out) == list(range(1, i + 1)), took
-            assert took < 1.5, took
+            assert took < 3, took  # (0.3 s is usual; without the pause commit: never)
         if state:
             end = _master_status(mariadb)
             t0 = time.monotonic()

@@ -190,7 +190,7 @@ def test_proxy_output_to_a_file_follows_the_session(mariadb, tmp_path: Path,  # 
                     time.sleep(0.02)
                 took = time.monotonic() - t0
                 assert "follow-me-6148" in out.read_text(), out.read_text()[-2000:]
-                assert took < 1.0, took  # (the session is still open)
+                assert took < 3, took  # (the session is still open; 0.1 s is usual)
         finally:
             conn.close()
     finally:
