@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from binlogscope.drivers.drip import Drip
 from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
 from binlogscope.wire.binlog.dump_frames import frame_event_list
 from binlogscope.wire.binlog.encode_events import (
@@ -98,7 +99,7 @@ class Dump(EventEmitter):
         self.actions = self.m.actions_for(conn.log.id)
         self.dummy_types: set[int] = set()
         self.drip: float | None = None
-        self._drip_next = 0.0  # (monotonic) when the slow drip's next piece may leave
+        self._drip_clock = Drip()
         self.stall_until: float | None = None
         self.no_heartbeat_until = 0.0
         self.force_semi = False
@@ -151,20 +152,9 @@ class Dump(EventEmitter):
                 await self.c.drain()
 
     async def _drip(self, data: bytes) -> None:
-        """Send ``data`` at no more than ``drip`` bytes a second, in pieces of a tenth of a
-        second's worth at most: a piece leaves once the bytes before it have had their time
-        (one pacing clock over the dump, so a small event is not held a whole tenth)."""
-        rate = self.drip
-        assert rate is not None
-        step = max(1, int(rate / 10))
-        for i in range(0, len(data), step):
-            piece = data[i:i + step]
-            wait = self._drip_next - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            self.c.write(piece)
-            await self.c.drain()
-            self._drip_next = max(self._drip_next, time.monotonic()) + len(piece) / rate
+        """Send ``data`` at no more than ``drip`` bytes a second (:class:`Drip`)."""
+        assert self.drip is not None
+        await self._drip_clock.send(data, self.drip, self.c.write, self.c.drain)
 
     def send_event(self, ev: bytes, *, ack: bool = False, magic: int = 0xEF) -> None:
         semi = (self.semi and not self.c.semi_fallback) or self.force_semi

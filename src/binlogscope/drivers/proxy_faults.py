@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from binlogscope.drivers.drip import Drip
 from binlogscope.drivers.scenario_files import check_action, read_scenario_file
 from binlogscope.wire.constants import CapabilityFlag
 from binlogscope.wire.framing import encode_packet
@@ -228,7 +229,7 @@ class FaultRelay:
         self.shift = 0
         self.started = 0.0
         self.drip: float | None = None
-        self._drip_next = 0.0  # (monotonic) when the slow drip's next piece may leave
+        self._drip = Drip()
         self.no_heartbeat_until = 0.0
         self.closing = False
         self.client_gone = False
@@ -405,17 +406,8 @@ class FaultRelay:
             return
         data = bytes(out)
         sent = time.time()
-        if self.drip and peer == "server":  # (pieces of a tenth of a second's worth at most,
-            rate = self.drip                # each once the bytes before it had their time)
-            step = max(1, int(rate / 10))
-            for i in range(0, len(data), step):
-                piece = data[i:i + step]
-                wait = self._drip_next - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                dst.write(piece)
-                await dst.drain()
-                self._drip_next = max(self._drip_next, time.monotonic()) + len(piece) / rate
+        if self.drip and peer == "server":
+            await self._drip.send(data, self.drip, dst.write, dst.drain)
         else:
             dst.write(data)
             await dst.drain()
