@@ -252,11 +252,18 @@ def established(client: TlsEnd, upstream: TlsEnd) -> str:
             f"{upstream.describe()}): the bytes that follow are the decrypted connection")
 
 
+def _alert(exc: BaseException) -> tuple[str, str | None]:
+    """An SSL error's reason, and the TLS alert it names ("unknown ca", ...) or None."""
+    reason = str(getattr(exc, "reason", None) or exc)
+    if "ALERT_" not in reason:
+        return reason, None
+    return reason, reason.split("ALERT_", 1)[1].replace("_", " ").lower()
+
+
 def _client_failure(exc: BaseException) -> str:
     """The line for a TLS handshake with the client that failed."""
-    reason = str(getattr(exc, "reason", None) or exc)
-    if "ALERT_" in reason:
-        alert = reason.split("ALERT_", 1)[1].replace("_", " ").lower()
+    reason, alert = _alert(exc)
+    if alert is not None:
         distrust = alert in ("unknown ca", "bad certificate", "certificate unknown")
         return (f"the client aborted the TLS handshake ({alert})" + (
             ": it does not trust the proxy's certificate (give it the certificate as its CA, "
@@ -436,16 +443,14 @@ class TlsSwitch:
         has closed, it is how ``who`` answered that close (MariaDB sends an alert when its client
         leaves without a close_notify): a note, and the connection ends as a close; before,
         the connection is closed as broken (an error)."""
-        reason = str(getattr(exc, "reason", None) or exc)
-        if "ALERT_" in reason:
-            reason = "alert " + reason.split("ALERT_", 1)[1].replace("_", " ").lower()
+        reason, alert = _alert(exc)
+        if alert is not None:
+            reason = f"alert {alert}"
         if other.eof:
             self.state = "failed"
             self.mark(("tls-note", f"the {who}'s TLS ended with {reason} after the "
                                    f"{'client' if who == 'server' else 'server'} closed"))
-            for leg in (self.client, self.server):
-                if leg.transport is not None:
-                    leg.transport.close()
+            self._close_legs()
         else:
             self.fail(f"the {who}'s TLS failed: {reason}")
 
@@ -456,6 +461,9 @@ class TlsSwitch:
         if self._timer is not None:
             self._timer.cancel()
         self.mark(("tls", False, text))
+        self._close_legs()
+
+    def _close_legs(self) -> None:
         for leg in (self.client, self.server):
             if leg.transport is not None:
                 leg.transport.close()
