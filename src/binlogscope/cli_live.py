@@ -311,8 +311,6 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # in chunks while events stream; with --state the commits also make the file durable
     lines = LineWriter(stream, interactive=not to_file and out.isatty(), flush_every=0.1)
     add = lines.add
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    encode_errors = getattr(stream, "errors", None) or "strict"
 
     machine = bool(args.json) or to_file
 
@@ -328,7 +326,7 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             text = live_item_text(item, args.brief)
             if text:  # (through the line writer too: one buffer, flushed as the JSON is)
-                add(("\n".join(text) + "\n").encode(encoding, encode_errors))
+                lines.add_text("\n".join(text) + "\n")
             if lines.interactive:
                 lines.flush()
 

@@ -211,8 +211,6 @@ def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace,
     interactive = out.isatty()
     lines = LineWriter(out, interactive=interactive, flush_every=flush_every)
     add = lines.add
-    encoding = getattr(out, "encoding", None) or "utf-8"
-    encode_errors = getattr(out, "errors", None) or "strict"
     text: list[str] = []  # --plain/--brief lines not written yet (then: bytes, as the JSON)
     try:
         try:
@@ -240,13 +238,13 @@ def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace,
                             if not brief and type(ev) is PacketDecoded:
                                 text.append("")
                     if text:
-                        add(("\n".join(text) + "\n").encode(encoding, encode_errors))
+                        lines.add_text("\n".join(text) + "\n")
                         text.clear()
                     if interactive:
                         lines.flush()
         finally:
             if text:
-                add(("\n".join(text) + "\n").encode(encoding, encode_errors))
+                lines.add_text("\n".join(text) + "\n")
             lines.close()
     except fatal as exc:
         _print_summary(args, stats, out, capture_loss)

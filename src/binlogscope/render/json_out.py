@@ -157,6 +157,8 @@ class LineWriter:
         #: add(dumps_line(obj)): one line as bytes (the hot loops' own path)
         self.add: Callable[[bytes], object] = (
             raw.write if raw is not None else self._text.append)
+        self._encoding = getattr(out, "encoding", None) or "utf-8"
+        self._errors = getattr(out, "errors", None) or "strict"
         self._stop: threading.Event | None = None
         if raw is not None and flush_every is not None and not interactive:
             self._stop = threading.Event()
@@ -170,6 +172,11 @@ class LineWriter:
                 raw.flush()  # (a BufferedWriter locks: safe beside the writing thread)
             except (OSError, ValueError):  # the reader went away, or the stream was closed
                 return
+
+    def add_text(self, text: str) -> None:
+        """Text (``--plain``, the trees) into the same buffer as the lines, in order, encoded
+        as the stream encodes."""
+        self.add(text.encode(self._encoding, self._errors))
 
     def write(self, obj: Any) -> None:
         """One object as one line."""
