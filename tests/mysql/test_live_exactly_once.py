@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from watch_support import run_sql
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
@@ -175,11 +176,8 @@ def _kill_dump_threads(db: Any) -> int:
 
 def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
         mariadb: Any, tmp_path: Path) -> None:
-    c = mariadb.connect()
-    with c.cursor() as cur:
-        cur.execute("DROP TABLE IF EXISTS eo")
-        cur.execute("CREATE TABLE eo (id INT PRIMARY KEY, v VARCHAR(60))")
-    c.close()
+    run_sql(mariadb, "DROP TABLE IF EXISTS eo",
+            "CREATE TABLE eo (id INT PRIMARY KEY, v VARCHAR(60))")
     name, pos = _master_status(mariadb)
     out_file, state_f, state_s = tmp_path / "out.jsonl", tmp_path / "f.state", tmp_path / "s.state"
     dataset = tmp_path / "dataset"
@@ -359,11 +357,8 @@ def test_a_pause_writes_out_what_came_before_it(mariadb: Any, tmp_path: Path,
     """``live --out FILE`` (with ``--state``: and its state) while the source goes quiet: the
     last transaction is in the file, and its position in the state, within moments - for a
     reader tailing the file, or a restart after a crash - not when the next event comes."""
-    c = mariadb.connect()
-    with c.cursor() as cur:
-        cur.execute("CREATE TABLE IF NOT EXISTS pause_t (id INT PRIMARY KEY)")
-        cur.execute("DELETE FROM pause_t")
-    c.close()
+    run_sql(mariadb, "CREATE TABLE IF NOT EXISTS pause_t (id INT PRIMARY KEY)",
+            "DELETE FROM pause_t")
     name, pos = _master_status(mariadb)
     out, st = tmp_path / "out.jsonl", tmp_path / "state.json"
     proc = subprocess.Popen(
@@ -373,10 +368,7 @@ def test_a_pause_writes_out_what_came_before_it(mariadb: Any, tmp_path: Path,
         env=_env(mariadb, tmp_path), stdin=subprocess.DEVNULL)
     try:
         for i in (1, 2):  # (the second after the dump is surely under way)
-            c = mariadb.connect()
-            with c.cursor() as cur:
-                cur.execute(f"INSERT INTO pause_t VALUES ({i})")
-            c.close()
+            run_sql(mariadb, f"INSERT INTO pause_t VALUES ({i})")
             t0 = time.monotonic()
             while time.monotonic() - t0 < 10 and i not in (
                     _written_ids(out) if out.exists() else []):

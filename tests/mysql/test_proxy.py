@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from watch_support import CLI, ENV, binlog_events, server_events
+from watch_support import CLI, ENV, binlog_events, server_events, start_proxy
 
 pytestmark = pytest.mark.mysql
 
@@ -169,18 +169,11 @@ def test_proxy_output_to_a_file_follows_the_session(mariadb, tmp_path: Path,  # 
     """Redirected to a file (or a pipe), what the proxy decoded is written out within a
     fraction of a second - a reader tailing it watches the session as it runs, not when the
     proxy exits or a buffer fills."""
-    import re as _re
-
     out = tmp_path / "out.txt"
     with out.open("w") as sink:
-        proc = subprocess.Popen([*CLI, "proxy", "--listen", "127.0.0.1:0", "--upstream",
-                                 f"{mariadb.host}:{mariadb.port}", output],
-                                stdout=sink, stderr=subprocess.PIPE, text=True, env=ENV)
+        proc, port = start_proxy((mariadb.host, mariadb.port), output, stdout=sink)
     try:
-        assert proc.stderr is not None
-        m = _re.search(r"listening on [\d.]+:(\d+)", proc.stderr.readline())
-        assert m
-        conn = mariadb.connect(port=int(m.group(1)))
+        conn = mariadb.connect(port=port)
         try:
             with conn.cursor() as cur:
                 cur.execute("SELECT 'follow-me-6148'")

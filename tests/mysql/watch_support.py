@@ -90,13 +90,14 @@ def server_event_objects(binlog_dir: Path, names: list[str]) -> list[dict[str, A
     return out
 
 
-def start_proxy(upstream: tuple[str, int], *args: str) -> tuple[subprocess.Popen[str], int]:
+def start_proxy(upstream: tuple[str, int], *args: str, stdout: Any = subprocess.PIPE
+                ) -> tuple[subprocess.Popen[str], int]:
     """``binlogscope proxy --listen 127.0.0.1:0 --upstream HOST:PORT ARGS`` and its port."""
     import re
 
     proc = subprocess.Popen([*CLI, "proxy", "--listen", "127.0.0.1:0", "--upstream",
                              f"{upstream[0]}:{upstream[1]}", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                            stdout=stdout, stderr=subprocess.PIPE, text=True, env=ENV)
     assert proc.stderr is not None
     first = proc.stderr.readline()
     m = re.search(r"listening on [\d.]+:(\d+)", first)
