@@ -168,7 +168,7 @@ def main() -> int:
             "export_over_decode": round(ratio, 3)}
 
         if not args.no_analyze:
-            from binlogscope.export.spark import analyze
+            from binlogscope.export.spark.analyze import analyze
 
             an = analyze(out, master=args.master, report_dir=tmp / "reports")
             share = an.startup_seconds / an.total_seconds

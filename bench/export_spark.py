@@ -87,8 +87,8 @@ def tree_cpu() -> float:
 
 
 def child_spark(files: list[Path], out: Path, master: str, writer: str) -> dict[str, Any]:
-    from binlogscope.export.spark import spark_session
-    from binlogscope.export.spark_export import LOCAL_DRIVER_MEMORY, run_spark_export
+    from binlogscope.export.spark.analyze import spark_session
+    from binlogscope.export.spark.export import LOCAL_DRIVER_MEMORY, run_spark_export
 
     t0 = time.perf_counter()
     spark = spark_session(master, [("spark.driver.memory", LOCAL_DRIVER_MEMORY)],

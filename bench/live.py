@@ -51,10 +51,10 @@ MODES = ("live", "pymysqlrepl", "mariadb-binlog-remote", "semisync")
 
 
 def run_live(m: dict[str, Any], host: str, port: int) -> dict[str, Any]:
-    from binlogscope.drivers.live import LiveItem, LiveSettings
-    from binlogscope.drivers.live import run_live as live
-    from binlogscope.drivers.options import ConnectionOptions
-    from binlogscope.events import PacketDecoded
+    from binlogscope.drivers.live.options import ConnectionOptions
+    from binlogscope.drivers.live.replica import LiveItem, LiveSettings
+    from binlogscope.drivers.live.replica import run_live as live
+    from binlogscope.session.events import PacketDecoded
 
     counts = {"events": 0, "rows": 0, "values": 0, "errors": 0}
     last = Path(m["files"][-1]).name
@@ -133,8 +133,8 @@ def _semisync_replica(host: str, port: int) -> None:
     item), in its own process like the real replica, until SIGTERM."""
     import signal
 
-    from binlogscope.drivers.live import LiveReplica, LiveSettings
-    from binlogscope.drivers.options import ConnectionOptions
+    from binlogscope.drivers.live.options import ConnectionOptions
+    from binlogscope.drivers.live.replica import LiveReplica, LiveSettings
 
     def stop(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
@@ -207,8 +207,8 @@ def run_semisync(server: mariadb_server.MariaDB, n: int = 300, in_process: bool 
                  rounds: int = 3) -> dict[str, Any]:
     """Commit latency with each ACKing replica, in alternating rounds (binlogscope, the real
     replica, binlogscope, ...) so that the shared machine's load drifts over both alike."""
-    from binlogscope.drivers.live import LiveReplica, LiveSettings
-    from binlogscope.drivers.options import ConnectionOptions
+    from binlogscope.drivers.live.options import ConnectionOptions
+    from binlogscope.drivers.live.replica import LiveReplica, LiveSettings
 
     out: dict[str, Any] = {}
     c = server.connect()

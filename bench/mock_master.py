@@ -41,8 +41,8 @@ import mariadb_server  # noqa: E402
 
 def raw_dump(host: str, port: int, first_file: str) -> dict[str, Any]:
     """Log in as repl, announce CRC32, non-blocking dump from first_file:4, count bytes."""
-    from binlogscope.events import Peer, Role
     from binlogscope.session import Session
+    from binlogscope.session.events import Peer, Role
     from binlogscope.wire import auth
     from binlogscope.wire.commands import ComBinlogDump, ComQuery
     from binlogscope.wire.handshake import DEFAULT_CAPABILITIES, HandshakeResponse41

@@ -70,7 +70,7 @@ def _frame(src: tuple[bytes, int], dst: tuple[bytes, int], seq: int, ack: int,
 def generate(out: Path, packets: int) -> tuple[int, int]:
     """Write the capture; returns (server port, MySQL packets written)."""
     sys.path.insert(0, str(REPO / "src"))
-    from binlogscope.drivers.pcap import parse_frame
+    from binlogscope.drivers.capture.pcap import parse_frame
 
     head, recs = _records(SOURCE)
     # the real prefix: everything up to the end of the first binlog transaction
@@ -196,7 +196,7 @@ def child(cmd: list[str]) -> dict[str, float]:
 def scapy_cost(path: Path, n: int = 20000) -> dict[str, float]:
     from scapy.layers.l2 import Ether
 
-    from binlogscope.drivers.pcap import parse_frame
+    from binlogscope.drivers.capture.pcap import parse_frame
 
     frames = [f for _, f in _iter_records(path, n)]
     t0 = time.perf_counter()

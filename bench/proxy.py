@@ -206,7 +206,7 @@ class RelayOnly:
     def __init__(self, host: str, port: int) -> None:
         import threading
 
-        from binlogscope.drivers.proxy import ReplicationProxy
+        from binlogscope.drivers.proxy.relay import ReplicationProxy
 
         self.proxy = ReplicationProxy(("127.0.0.1", 0), (host, port), queue_chunks=1)
         self.port = self.proxy.start()

@@ -2,7 +2,7 @@
 
 Real replication clients (replicas, CDC connectors, python-mysql-replication, mariadb-binlog)
 connect to it as to a real source; it serves binlog files, captures, recordings or events built
-in Python, and injects the faults a scenario asks for. See :mod:`mock_master.scenarios`.
+in Python, and injects the faults a scenario asks for. See :mod:`mock_master.scenario.scenarios`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mock_master.builder import EventBuilder
-    from mock_master.faults import ACTIONS, Action
-    from mock_master.scenarios import (
+    from mock_master.history.builder import EventBuilder
+    from mock_master.history.sources import EventStream, SourceError
+    from mock_master.scenario.faults import ACTIONS, Action
+    from mock_master.scenario.scenarios import (
         BinlogSource,
         PcapSource,
         RecordingSource,
@@ -24,29 +25,28 @@ if TYPE_CHECKING:
         binlog_scenario,
         load_scenario,
     )
-    from mock_master.server import ClientLog, MockMaster, RunLog, ThreadedMockMaster, serve
-    from mock_master.sources import EventStream, SourceError
+    from mock_master.serve.server import ClientLog, MockMaster, RunLog, ThreadedMockMaster, serve
 
 _WHERE: dict[str, str] = {  # name -> the module that defines it
-    "ACTIONS": "mock_master.faults",
-    "Action": "mock_master.faults",
-    "BinlogSource": "mock_master.scenarios",
-    "ClientLog": "mock_master.server",
-    "EventBuilder": "mock_master.builder",
-    "EventStream": "mock_master.sources",
-    "MockMaster": "mock_master.server",
-    "PcapSource": "mock_master.scenarios",
-    "RecordingSource": "mock_master.scenarios",
-    "RunLog": "mock_master.server",
-    "Scenario": "mock_master.scenarios",
-    "ScenarioError": "mock_master.scenarios",
-    "SourceError": "mock_master.sources",
-    "StreamSource": "mock_master.scenarios",
-    "ThreadedMockMaster": "mock_master.server",
-    "User": "mock_master.scenarios",
-    "binlog_scenario": "mock_master.scenarios",
-    "load_scenario": "mock_master.scenarios",
-    "serve": "mock_master.server",
+    "ACTIONS": "mock_master.scenario.faults",
+    "Action": "mock_master.scenario.faults",
+    "BinlogSource": "mock_master.scenario.scenarios",
+    "ClientLog": "mock_master.serve.server",
+    "EventBuilder": "mock_master.history.builder",
+    "EventStream": "mock_master.history.sources",
+    "MockMaster": "mock_master.serve.server",
+    "PcapSource": "mock_master.scenario.scenarios",
+    "RecordingSource": "mock_master.scenario.scenarios",
+    "RunLog": "mock_master.serve.server",
+    "Scenario": "mock_master.scenario.scenarios",
+    "ScenarioError": "mock_master.scenario.scenarios",
+    "SourceError": "mock_master.history.sources",
+    "StreamSource": "mock_master.scenario.scenarios",
+    "ThreadedMockMaster": "mock_master.serve.server",
+    "User": "mock_master.scenario.scenarios",
+    "binlog_scenario": "mock_master.scenario.scenarios",
+    "load_scenario": "mock_master.scenario.scenarios",
+    "serve": "mock_master.serve.server",
 }
 
 

@@ -44,7 +44,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     r.add_argument("--start", metavar="FILE:POS", help="record from here (default: the first "
                    "binlog file's start)")
     sub.add_parser("actions", help="list the fault actions a scenario can use")
-    from mock_master.diff_run import add_diff_arguments
+    from mock_master.diff.run import add_diff_arguments
 
     add_diff_arguments(sub.add_parser(
         "diff", help="run a client against a real server and against the mock, compare the "
@@ -107,7 +107,7 @@ def add_serve_arguments(s: argparse.ArgumentParser) -> None:
 
 
 def _parse_action(text: str) -> object:
-    from mock_master.faults import Action
+    from mock_master.scenario.faults import Action
 
     parts = text.split()
     if not parts:
@@ -130,7 +130,7 @@ def _parse_action(text: str) -> object:
 
 
 def scenario_from_args(args: argparse.Namespace) -> object:
-    from mock_master.scenarios import (
+    from mock_master.scenario.scenarios import (
         BinlogSource,
         PcapSource,
         RecordingSource,
@@ -170,7 +170,7 @@ def scenario_from_args(args: argparse.Namespace) -> object:
     if args.schema_from:
         sc.schema_from = args.schema_from
     for text in args.action:
-        from mock_master.faults import validate_action
+        from mock_master.scenario.faults import validate_action
 
         a = _parse_action(text)
         validate_action(a)  # type: ignore[arg-type]
@@ -180,7 +180,7 @@ def scenario_from_args(args: argparse.Namespace) -> object:
 
 def password_from_args(args: argparse.Namespace, default: str) -> str:
     """The password of ``--password-file`` / ``--password-env``, else ``default``."""
-    from mock_master.scenarios import password_from_env, read_password_file
+    from mock_master.scenario.scenarios import password_from_env, read_password_file
 
     if args.password_file:
         return read_password_file(args.password_file)
@@ -190,9 +190,9 @@ def password_from_args(args: argparse.Namespace, default: str) -> str:
 
 
 def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PROG) -> int:
-    from mock_master.scenarios import ScenarioError
-    from mock_master.server import MockMaster
-    from mock_master.sources import SourceError
+    from mock_master.history.sources import SourceError
+    from mock_master.scenario.scenarios import ScenarioError
+    from mock_master.serve.server import MockMaster
 
     try:
         sc = scenario_from_args(args)
@@ -241,9 +241,9 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PR
 def run_record(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PROG) -> int:
     import os
 
-    from mock_master.loaders import record_live
-    from mock_master.scenarios import ScenarioError
-    from mock_master.sources import SourceError
+    from mock_master.history.loaders import record_live
+    from mock_master.history.sources import SourceError
+    from mock_master.scenario.scenarios import ScenarioError
 
     try:
         password = password_from_args(args, default=os.environ.get("MYSQL_PWD", ""))
@@ -268,7 +268,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     except SystemExit as exc:  # --help, or a usage error (already printed)
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     if args.cmd == "actions":
-        from mock_master.faults import ACTIONS
+        from mock_master.scenario.faults import ACTIONS
 
         for name, (defaults, what) in sorted(ACTIONS.items()):
             extra = " ".join(f"{k}={v}" for k, v in defaults.items())
@@ -277,7 +277,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     if args.cmd == "record":
         return run_record(args, out, err, prog)
     if args.cmd == "diff":
-        from mock_master.diff_run import run_diff
+        from mock_master.diff.run import run_diff
 
         return run_diff(args, out, err, prog)
     return run_serve(args, out, err, prog)

@@ -1,6 +1,6 @@
 """The mock master's subcommands in the ``binlogscope`` command line.
 
-``binlogscope`` finds them through entry points (see :mod:`binlogscope.cli_plugins`), declared
+``binlogscope`` finds them through entry points (see :mod:`binlogscope.cli.plugins`), declared
 in pyproject.toml: :data:`MOCK_MASTER` (group ``binlogscope.commands``) is
 ``binlogscope mock-master`` - the same command line as ``mock-master`` - and
 :func:`demo_session` (group ``binlogscope.demo``) is what ``binlogscope demo`` runs. Importing
@@ -45,9 +45,9 @@ def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | N
     Plain (or JSON) text output; with ``plain=False`` on a terminal the live TUI opens instead
     (semi-sync and a 2 s heartbeat, blocking dump: the session stays up until the user quits).
     """
-    from binlogscope.cli_live import cmd_live
-    from mock_master.scenarios import BinlogSource, Scenario
-    from mock_master.server import ThreadedMockMaster
+    from binlogscope.cli.live import cmd_live
+    from mock_master.scenario.scenarios import BinlogSource, Scenario
+    from mock_master.serve.server import ThreadedMockMaster
 
     out = out or sys.stdout
     err = err or sys.stderr
@@ -63,7 +63,7 @@ def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | N
         if not json_output and not tui:
             print(f"-- mock master serving {Path(capture).name} on 127.0.0.1:{mm.port} "
                   f"(in-process, no server needed)", file=out)
-        from binlogscope.cli_live import add_live_parser
+        from binlogscope.cli.live import add_live_parser
 
         parser = argparse.ArgumentParser(prog=PROG)
         add_live_parser(parser.add_subparsers(dest="command"))

@@ -7,7 +7,7 @@
         run_connector(host=mm.host, port=mm.port, user="repl", password="replpass")
         assert not mm.log.violations
 
-The factory takes a :class:`~mock_master.scenarios.Scenario`, a scenario file path, or
+The factory takes a :class:`~mock_master.scenario.scenarios.Scenario`, a scenario file path, or
 ``binlogs=[...]`` (plus any Scenario keyword); every server it started is stopped at the end of
 the test.
 """
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from mock_master.scenarios import BinlogSource, Scenario, load_scenario
-from mock_master.server import ThreadedMockMaster
+from mock_master.scenario.scenarios import BinlogSource, Scenario, load_scenario
+from mock_master.serve.server import ThreadedMockMaster
 
 
 @pytest.fixture

@@ -97,7 +97,7 @@ def test_summary_filters_and_positions_read_no_row_values(
     """--summary, --table and the positions read no row image; --json reads each once."""
     import io
 
-    from binlogscope.cli import main
+    from binlogscope.cli.main import main
     from binlogscope.wire.binlog.rows import LazyRows
 
     reads: list[int] = []

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 
 CAPTURES = Path(__file__).resolve().parents[1] / "captures"
 MARIADB = CAPTURES / "pcap-mariadb-replica.pcapng"  # MariaDB writes WRITE_ROWS_EVENT_V1

@@ -10,7 +10,7 @@ CODE = """
 import sys
 import binlogscope.wire.binlog.decode, binlogscope.wire.binlog.stream, binlogscope.render.shapes
 bad = [m for m in ("textual", "scapy", "pymysql", "pyarrow", "pyspark", "socket",
-                   "binlogscope.drivers", "binlogscope.cli")
+                   "binlogscope.drivers", "binlogscope.cli.main")
        if m in sys.modules]
 print(",".join(bad))
 """

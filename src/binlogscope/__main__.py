@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 
 raise SystemExit(main())

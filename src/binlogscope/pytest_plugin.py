@@ -1,7 +1,8 @@
 """pytest plugin: the ``replication_proxy`` fixture (registered through the ``pytest11`` entry
 point, beside the mock master's ``mock_master`` fixture).
 
-Put :class:`~binlogscope.drivers.proxy.ReplicationProxy` between the code under test and a real
+Put :class:`~binlogscope.drivers.proxy.relay.ReplicationProxy` between the code under test and a
+real
 (or mock) server, optionally with fault actions, and look at what went over the wire::
 
     def test_my_connector_survives_a_cut(replication_proxy):
@@ -12,16 +13,16 @@ Put :class:`~binlogscope.drivers.proxy.ReplicationProxy` between the code under 
         rows = [e for e in rp.binlog_events() if e.type_name.startswith("WRITE_ROWS")]
 
 The factory takes the upstream (``"HOST:PORT"`` or ``(host, port)``), ``actions`` (the
-``--action`` strings, or :class:`~binlogscope.drivers.proxy_faults.RelayAction` objects),
+``--action`` strings, or :class:`~binlogscope.drivers.proxy.faults.RelayAction` objects),
 ``scenario`` (a TOML/YAML file with ``[[actions]]``), ``record`` (a pcapng path), ``tls`` and
 the listen address (default ``127.0.0.1``, a free port). ``tls=True`` terminates the TLS of
 clients that ask for it with a self-signed certificate generated for the test (``rp.tls_cert``:
 its file, for a client that verifies; removed at the end) and speaks TLS upstream without
-verifying; a :class:`~binlogscope.drivers.proxy_tls.TlsSettings` sets certificate, key and
+verifying; a :class:`~binlogscope.drivers.proxy.tls.TlsSettings` sets certificate, key and
 upstream verification (``binlogscope proxy``'s ``--tls-cert``/``--ssl-mode``...). Without it a
 TLS session is relayed opaque. The relay runs in its own process and a thread
 decodes here as it relays (``error`` says so if the relay process died); ``items``
-holds every :class:`~binlogscope.drivers.pcap_flows.CaptureItem` (per connection ``flow``,
+holds every :class:`~binlogscope.drivers.capture.flows.CaptureItem` (per connection ``flow``,
 decoded packets as ``event``, fault and close notes as ``note``). Every proxy is stopped (and
 its decoding drained) when the test ends.
 """
@@ -35,11 +36,11 @@ from typing import Any
 
 import pytest
 
-from binlogscope.drivers.pcap_flows import CaptureItem
-from binlogscope.drivers.proxy import ProxyError, ReplicationProxy, parse_hostport
-from binlogscope.drivers.proxy_faults import RelayAction, load_actions, parse_action
-from binlogscope.drivers.proxy_tls import TlsSettings, generate_certificate
-from binlogscope.events import PacketDecoded
+from binlogscope.drivers.capture.flows import CaptureItem
+from binlogscope.drivers.proxy.faults import RelayAction, load_actions, parse_action
+from binlogscope.drivers.proxy.relay import ProxyError, ReplicationProxy, parse_hostport
+from binlogscope.drivers.proxy.tls import TlsSettings, generate_certificate
+from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog.decoded import DecodedEvent
 
 
@@ -55,8 +56,8 @@ class RunningProxy:
         acts += [parse_action(a) if isinstance(a, str) else a for a in actions]
         self._record = None
         if record is not None:
-            from binlogscope.drivers.pcap_layers import LINKTYPE_ETHERNET
-            from binlogscope.drivers.sniff import PcapNgFile
+            from binlogscope.drivers.capture.layers import LINKTYPE_ETHERNET
+            from binlogscope.drivers.capture.sniff import PcapNgFile
 
             self._record = PcapNgFile(str(record), LINKTYPE_ETHERNET)
         #: the generated certificate clients see with ``tls=True`` (None otherwise)

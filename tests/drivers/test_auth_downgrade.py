@@ -25,14 +25,14 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from binlogscope.drivers.live import LiveItem, LiveSettings, run_live
-from binlogscope.drivers.options import (
+from binlogscope.drivers.live.options import (
     DEFAULT_MAX_PACKET,
     ConnectionOptions,
     OptionFileError,
     parse_size,
     resolve_options,
 )
+from binlogscope.drivers.live.replica import LiveItem, LiveSettings, run_live
 from binlogscope.wire import auth
 from binlogscope.wire.handshake import (
     AuthMoreData,

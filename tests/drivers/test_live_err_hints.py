@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from binlogscope.drivers.live_items import err_hint, err_text
+from binlogscope.drivers.live.items import err_hint, err_text
 from binlogscope.wire.responses import ErrPacket
 
 _DENIED = "Access denied for user 'nopriv'@'%' (using password: YES)"

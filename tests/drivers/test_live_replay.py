@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from binlogscope.drivers.live import LiveItem, LiveReplica, LiveSettings
-from binlogscope.drivers.options import ConnectionOptions
-from binlogscope.drivers.pcap import iter_records, parse_frame
-from binlogscope.events import PacketDecoded
+from binlogscope.drivers.capture.pcap import iter_records, parse_frame
+from binlogscope.drivers.live.options import ConnectionOptions
+from binlogscope.drivers.live.replica import LiveItem, LiveReplica, LiveSettings
 from binlogscope.pipeline.filter import TableFilter
+from binlogscope.session.events import PacketDecoded
 
 CAPTURE = Path(__file__).resolve().parents[2] / "captures" / "pcap-semisync.pcap"
 SERVER_PORT = 39041

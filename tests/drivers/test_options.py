@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.drivers.options import OptionFileError, parse_option_file, resolve_options
+from binlogscope.drivers.live.options import OptionFileError, parse_option_file, resolve_options
 
 
 def test_option_file_groups_quotes_and_includes(tmp_path: Path) -> None:

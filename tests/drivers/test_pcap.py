@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.drivers.pcap import (
+from binlogscope.drivers.capture.pcap import (
     CaptureError,
     find_packet_start,
     iter_frames,
@@ -18,7 +18,7 @@ from binlogscope.drivers.pcap import (
     parse_frame,
     read_capture,
 )
-from binlogscope.events import PacketDecoded, Phase, TlsStarted
+from binlogscope.session.events import PacketDecoded, Phase, TlsStarted
 from tests.conftest import hexbytes
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"

@@ -17,9 +17,9 @@ import pytest
 from ci_support import unavailable
 
 from binlogscope.drivers.binlog_file import read_binlog_file
-from binlogscope.drivers.pcap import read_capture
-from binlogscope.events import DecodeError, PacketDecoded
+from binlogscope.drivers.capture.pcap import read_capture
 from binlogscope.render.shapes import binlog_event_json
+from binlogscope.session.events import DecodeError, PacketDecoded
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ci_support import unavailable
 
-from binlogscope.drivers.pcap import read_capture
+from binlogscope.drivers.capture.pcap import read_capture
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"

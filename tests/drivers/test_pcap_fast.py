@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from binlogscope.drivers import pcap_files as pcap_mod
-from binlogscope.drivers.pcap import (
+from binlogscope.drivers.capture import files as pcap_mod
+from binlogscope.drivers.capture.pcap import (
     CaptureError,
     CaptureItem,
     CaptureReader,
@@ -28,11 +28,11 @@ from binlogscope.drivers.pcap import (
     iter_records,
     read_capture,
 )
-from binlogscope.drivers.tcp_reassembly import StreamReassembler
-from binlogscope.events import PacketDecoded, Peer, Phase
+from binlogscope.drivers.capture.tcp_reassembly import StreamReassembler
 from binlogscope.render.json_out import dumps
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
+from binlogscope.session.events import PacketDecoded, Peer, Phase
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.node import json_value
@@ -209,7 +209,7 @@ def test_cli_json_output_is_the_item_shapes(src: Path) -> None:
     """``binlogscope pcap --json`` prints the shape of every item, in order."""
     import io
 
-    from binlogscope.cli import main
+    from binlogscope.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     rc = main(["pcap", str(src), "--json", "--port", str(PORTS[0])], out, err)

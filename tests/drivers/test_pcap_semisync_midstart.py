@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from binlogscope.drivers.binlog_file import read_binlog_file
-from binlogscope.drivers.pcap import read_capture
-from binlogscope.events import DecodeError, PacketDecoded
+from binlogscope.drivers.capture.pcap import read_capture
+from binlogscope.session.events import DecodeError, PacketDecoded
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 SEMI = CAPTURES / "pcap-semisync.pcap"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.drivers import pcap_files
-from binlogscope.drivers.pcap import CaptureError, iter_records
+from binlogscope.drivers.capture import files as pcap_files
+from binlogscope.drivers.capture.pcap import CaptureError, iter_records
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 ALL = sorted(p for p in CAPTURES.iterdir() if p.suffix in (".pcap", ".pcapng"))

@@ -1,4 +1,4 @@
-"""The proxy's relay process (drivers/proxy_process.py): a port that cannot be listened on is
+"""The proxy's relay process (drivers/proxy/process.py): a port that cannot be listened on is
 one clear ProxyError; a relay process that dies is reported by ``batches()`` after the items of
 what it relayed before - never a hang; ``stop()`` without a decoder ends the relay at once even
 while a client is sending; a stop while decoding still decodes what was relayed; a caller's
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.drivers.pcap_flows import CaptureItem
-from binlogscope.drivers.proxy import ProxyError, ReplicationProxy
+from binlogscope.drivers.capture.flows import CaptureItem
+from binlogscope.drivers.proxy.relay import ProxyError, ReplicationProxy
 
 
 @pytest.fixture
@@ -144,7 +144,7 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
     spawn/forkserver would, as ``__mp_main__``)."""
     script = tmp_path / "use_proxy.py"
     script.write_text(
-        "from binlogscope.drivers.proxy import ReplicationProxy\n"
+        "from binlogscope.drivers.proxy.relay import ReplicationProxy\n"
         "print('started', flush=True)\n"
         "p = ReplicationProxy(('127.0.0.1', 0), ('127.0.0.1', 1))\n"
         "p.start()\n"

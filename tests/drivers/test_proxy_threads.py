@@ -1,4 +1,4 @@
-"""The proxy's plain relay (drivers/proxy_threads.py): two threads relay a connection, and the
+"""The proxy's plain relay (drivers/proxy/threads.py): two threads relay a connection, and the
 decoder's copies keep the order the chunks were read in - a reply is never offered before the
 request it answers, though the two directions are offered by different threads - and their times
 keep cause before effect: a reply is read after its request began to be forwarded (the
@@ -12,8 +12,8 @@ import struct
 import threading
 import time
 
-from binlogscope.drivers.proxy_process import RelayConfig, RelayProcess
-from binlogscope.events import Peer
+from binlogscope.drivers.proxy.process import RelayConfig, RelayProcess
+from binlogscope.session.events import Peer
 
 
 def _echo_server() -> tuple[socket.socket, threading.Thread]:

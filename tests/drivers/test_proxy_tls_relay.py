@@ -1,4 +1,4 @@
-"""The proxy's TLS termination at the byte level (drivers/proxy_tls.py): what a client sends
+"""The proxy's TLS termination at the byte level (drivers/proxy/tls.py): what a client sends
 that is not a whole first packet is still forwarded unchanged."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import socket
 import threading
 from pathlib import Path
 
-from binlogscope.drivers.proxy import ReplicationProxy
-from binlogscope.drivers.proxy_tls import TlsSettings, generate_certificate
+from binlogscope.drivers.proxy.relay import ReplicationProxy
+from binlogscope.drivers.proxy.tls import TlsSettings, generate_certificate
 
 
 def test_tls_termination_forwards_a_first_packet_cut_by_eof(tmp_path: Path) -> None:

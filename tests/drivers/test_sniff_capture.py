@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from binlogscope.drivers.sniff import open_capture
+from binlogscope.drivers.capture.sniff import open_capture
 from tests.helpers import can_capture
 
 pytestmark = pytest.mark.network

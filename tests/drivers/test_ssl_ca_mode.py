@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.cli import build_parser
-from binlogscope.cli_live import live_settings
-from binlogscope.drivers.options import resolve_options
+from binlogscope.cli.live import live_settings
+from binlogscope.cli.main import build_parser
+from binlogscope.drivers.live.options import resolve_options
 
 ENV = {"MYSQL_PWD": "x"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from binlogscope.drivers.tcp_reassembly import Chunk, Gap, StreamReassembler, seq_diff
+from binlogscope.drivers.capture.tcp_reassembly import Chunk, Gap, StreamReassembler, seq_diff
 
 
 def data(out: list[Chunk | Gap]) -> bytes:

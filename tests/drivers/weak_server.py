@@ -14,8 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from binlogscope.events import PacketDecoded, Peer, Role
 from binlogscope.session import Session
+from binlogscope.session.events import PacketDecoded, Peer, Role
 from binlogscope.wire.constants import CapabilityFlag, StatusFlag
 from binlogscope.wire.handshake import HandshakeV10
 

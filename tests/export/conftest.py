@@ -12,7 +12,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from binlogscope.export.spark import spark_session
+    from binlogscope.export.spark.analyze import spark_session
 
     s = spark_session("local[2]", [("spark.sql.shuffle.partitions", "2")])
     yield s

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 
 
 def _export_dir(tmp_path: Path) -> Path:

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 from binlogscope.export.arrow import SCHEMA_VERSION, STATE_FILE, read_state, read_table
 from binlogscope.export.records import BinlogFileSource, Record, ResumePoint
 from binlogscope.export.run import run_export

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 from binlogscope.export import run as run_mod
 
 BINLOG = Path(__file__).resolve().parents[2] / "captures" / "mariadb-10.11-workload.000001"

@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow.dataset as pads
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 BINLOG = REPO / "captures" / "mariadb-10.11-workload.000001"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 
 FIX = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 BINLOG = FIX / "blackbeam__rust_mysql_common/test-data/binlogs/json.binlog.000001"

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 from binlogscope.export.records import BinlogFileSource
 
 BINLOG = Path(__file__).resolve().parents[2] / "captures" / "mariadb-10.11-workload.000001"

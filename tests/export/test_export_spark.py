@@ -22,12 +22,12 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 from binlogscope.export.arrow import SCHEMA_VERSION, STATE_FILE, TABLES, read_state, read_table
 from binlogscope.export.records import BinlogFileSource
 from binlogscope.export.run import run_export
 from binlogscope.export.sources import PcapRecordSource
-from binlogscope.export.spark_export import run_spark_export
+from binlogscope.export.spark.export import run_spark_export
 
 pytestmark = pytest.mark.spark
 
@@ -284,7 +284,7 @@ def test_analyze_reads_a_spark_export(spark: Any, tmp_path: Path) -> None:
 
 
 def test_progress_bar() -> None:
-    from binlogscope.export.spark_export import progress_bar
+    from binlogscope.export.spark.export import progress_bar
 
     err = io.StringIO()
     progress_bar(err, "binlogscope")("decode", 2, 5, 10_000_000, 20_000_000, 2.0)

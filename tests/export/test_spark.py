@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 from binlogscope.export.arrow import SCHEMA_VERSION, read_table
 from binlogscope.export.writer import DatasetWriter
 
@@ -28,7 +28,7 @@ US = 1_000_000
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from binlogscope.export.spark import spark_session
+    from binlogscope.export.spark.analyze import spark_session
 
     s = spark_session("local[2]", [("spark.sql.shuffle.partitions", "2")])
     yield s
@@ -106,7 +106,7 @@ def known(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def reports(spark: Any, known: Path) -> dict[str, Any]:
-    from binlogscope.export.spark import REPORT_COLUMNS, register_tables, run_reports
+    from binlogscope.export.spark.analyze import REPORT_COLUMNS, register_tables, run_reports
 
     frames = register_tables(spark, known, reports_only=True)  # as analyze runs the reports
     for name in ("packets", "events", "rows"):
@@ -164,7 +164,7 @@ def test_semi_sync_ack_latency(reports: dict[str, Any]) -> None:
 def test_ack_latency_of_a_real_semi_sync_capture(spark: Any, tmp_path: Path) -> None:
     """The exporter's own packets (ACK rows carry the acknowledged position) feed the report:
     every ACK of a real MariaDB semi-sync capture, latencies as computed from the packets."""
-    from binlogscope.export.spark import register_tables, report_ack_latency
+    from binlogscope.export.spark.analyze import register_tables, report_ack_latency
 
     cap = Path(__file__).resolve().parents[2] / "captures" / "pcap-semisync.pcap"
     out = tmp_path / "ss"
@@ -197,7 +197,7 @@ def test_ddl_timeline(reports: dict[str, Any]) -> None:
 
 
 def test_file_source_reports_say_not_applicable(spark: Any, tmp_path: Path) -> None:
-    from binlogscope.export.spark import register_tables, run_reports
+    from binlogscope.export.spark.analyze import register_tables, run_reports
 
     assert main(["export", str(CRC32), "--out", str(tmp_path / "x")], out=io.StringIO(),
                 err=io.StringIO()) == 0
@@ -210,7 +210,7 @@ def test_file_source_reports_say_not_applicable(spark: Any, tmp_path: Path) -> N
 
 
 def test_spark_reads_the_export_with_the_documented_schema(spark: Any, tmp_path: Path) -> None:
-    from binlogscope.export.spark import register_tables, spark_schema
+    from binlogscope.export.spark.analyze import register_tables, spark_schema
 
     out = tmp_path / "x"
     assert main(["export", str(CRC32), "--out", str(out)], out=io.StringIO(),

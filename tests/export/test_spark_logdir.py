@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from binlogscope.export import spark as spark_mod
+from binlogscope.export.spark import analyze as spark_mod
 
 
 def test_log_config_dir_is_fresh_private_and_random() -> None:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from mock_master.pytest_plugin import mock_master  # noqa: F401  (the plugin's fixture)
-from mock_master.scenarios import Scenario
-from mock_master.server import ThreadedMockMaster
+from mock_master.scenario.scenarios import Scenario
+from mock_master.serve.server import ThreadedMockMaster
 
 
 def rows_via_pymysqlreplication(host: str, port: int, *, user: str = "repl",

@@ -36,8 +36,8 @@ from diff_support import (  # noqa: E402
 )
 from mariadb_server import MariaDB, start, stop  # noqa: E402
 
-from mock_master.diff_run import copy_binlogs, differential, record  # noqa: E402
-from mock_master.differential import DiffReport, compare  # noqa: E402
+from mock_master.diff.compare import DiffReport, compare  # noqa: E402
+from mock_master.diff.run import copy_binlogs, differential, record  # noqa: E402
 
 
 @dataclass

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from ci_support import unavailable
 
-from mock_master.diff_run import copy_binlogs
-from mock_master.scenarios import BinlogSource, Scenario, User
-from mock_master.server import ThreadedMockMaster
+from mock_master.diff.run import copy_binlogs
+from mock_master.scenario.scenarios import BinlogSource, Scenario, User
+from mock_master.serve.server import ThreadedMockMaster
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mariadb_server import MariaDB, ServerStartError, start, stop

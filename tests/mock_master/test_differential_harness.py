@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from mock_master.diff_capture import Relay
-from mock_master.diff_run import differential, record
-from mock_master.differential import FieldDiff, PacketDiff, compare, decode
-from mock_master.faults import Action
-from mock_master.scenarios import BinlogSource, Scenario, User
-from mock_master.server import ThreadedMockMaster
+from mock_master.diff.capture import Relay
+from mock_master.diff.compare import FieldDiff, PacketDiff, compare, decode
+from mock_master.diff.run import differential, record
+from mock_master.scenario.faults import Action
+from mock_master.scenario.scenarios import BinlogSource, Scenario, User
+from mock_master.serve.server import ThreadedMockMaster
 
 pytestmark = pytest.mark.network
 

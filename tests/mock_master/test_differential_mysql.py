@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from diff_mysql import FILES, FIXTURE, UUID, expected, via_pymysqlreplication
 
-from mock_master.diff_run import copy_binlogs, record
-from mock_master.differential import decode
-from mock_master.scenarios import BinlogSource, Scenario, User
-from mock_master.server import ThreadedMockMaster
+from mock_master.diff.compare import decode
+from mock_master.diff.run import copy_binlogs, record
+from mock_master.scenario.scenarios import BinlogSource, Scenario, User
+from mock_master.serve.server import ThreadedMockMaster
 
 pytestmark = pytest.mark.network
 

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"
@@ -70,8 +70,8 @@ def test_heartbeats_are_shown_but_not_counted(mock_master: Callable[..., Any], t
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MYSQL_PWD", "replpass")
     monkeypatch.setenv("HOME", str(tmp_path))
-    from mock_master.faults import Action
-    from mock_master.scenarios import BinlogSource, Scenario
+    from mock_master.scenario.faults import Action
+    from mock_master.scenario.scenarios import BinlogSource, Scenario
 
     # three heartbeats before the source's 3rd event
     m = mock_master(Scenario(sources=[BinlogSource([CAPTURE])], actions=[

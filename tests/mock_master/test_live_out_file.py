@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 from binlogscope.pipeline.state import ReplicaState
 
 REPO = Path(__file__).resolve().parents[2]

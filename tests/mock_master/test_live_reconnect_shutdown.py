@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from binlogscope.cli import main
-from mock_master.faults import Action
-from mock_master.scenarios import BinlogSource, Scenario
+from binlogscope.cli.main import main
+from mock_master.scenario.faults import Action
+from mock_master.scenario.scenarios import BinlogSource, Scenario
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"

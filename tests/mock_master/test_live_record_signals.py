@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from binlogscope.cli import main as binlogscope_main
+from binlogscope.cli.main import main as binlogscope_main
 from mock_master.__main__ import main as mm_main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -178,7 +178,7 @@ def test_binlogscope_never_imports_the_mock_master() -> None:
 
 
 def test_mock_master_registers_its_commands() -> None:
-    from binlogscope.cli_plugins import command_plugins, demo_runner
+    from binlogscope.cli.plugins import command_plugins, demo_runner
     from mock_master.cli import MOCK_MASTER, demo_session
 
     assert command_plugins()["mock-master"] is MOCK_MASTER

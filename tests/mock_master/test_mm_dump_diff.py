@@ -21,8 +21,8 @@ import pymysql
 import pytest
 from ci_support import unavailable
 
-from mock_master.scenarios import BinlogSource, Scenario
-from mock_master.server import ThreadedMockMaster
+from mock_master.scenario.scenarios import BinlogSource, Scenario
+from mock_master.serve.server import ThreadedMockMaster
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mariadb_server import MariaDB, ServerStartError, start, stop

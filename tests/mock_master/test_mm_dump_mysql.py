@@ -18,8 +18,8 @@ from binlogscope.wire.commands import (
     GtidSid,
     encode_com_binlog_dump_gtid,
 )
-from mock_master.scenarios import BinlogSource, Scenario
-from mock_master.server import ThreadedMockMaster
+from mock_master.scenario.scenarios import BinlogSource, Scenario
+from mock_master.serve.server import ThreadedMockMaster
 
 FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / (
     "Percona-Lab__percona-binlog-server/mtr/binlog_streaming/std_data/data_80045_gtid")

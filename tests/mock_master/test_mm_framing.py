@@ -1,4 +1,5 @@
-"""The serving hot path (``wire.binlog.dump_frames``, and ``mock_master.framing``'s numpy copies):
+"""The serving hot path (``wire.binlog.dump_frames``, and ``mock_master.dump.framing``'s numpy
+copies):
 the event index and the dump framing against their definitions, and a big binlog file served
 straight from its bytes."""
 
@@ -15,10 +16,10 @@ from test_mm_server import _raw_dump
 
 from binlogscope.wire.binlog import dump_frames
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
-from mock_master import framing
-from mock_master.builder import EventBuilder
-from mock_master.loaders import load_binlog_files
-from mock_master.scenarios import BinlogSource, Scenario
+from mock_master.dump import framing
+from mock_master.history.builder import EventBuilder
+from mock_master.history.loaders import load_binlog_files
+from mock_master.scenario.scenarios import BinlogSource, Scenario
 
 
 def _binlog(sizes: list[int], *, sid: int = 1, other_sid_every: int = 0,

@@ -1,6 +1,6 @@
 """MySQL flavour: the source's refusals of a GTID auto-position dump, as MySQL 8.0.26+/8.4 words
 them (Binlog_sender::check_start_file, binlog.cc report_missing_purged_gtids,
-share/messages_to_clients.txt; see mock_master/mysql_gtid.py), seen by python-mysql-replication
+share/messages_to_clients.txt; see mock_master/dump/mysql_gtid.py), seen by python-mysql-replication
 in GTID mode (auto_position) logging in with caching_sha2_password, on the MySQL 8.0.45 GTID
 fixture binlogs. "Purged" is made real by serving only binlog.000002: the server's gtid_purged
 is then that file's PREVIOUS_GTIDS (:1-4), as on a server whose binlog.000001 was purged."""
@@ -14,11 +14,11 @@ import pymysql
 import pytest
 from diff_mysql import FILES, FIXTURE, UUID, via_pymysqlreplication
 
-from binlogscope.events import Peer
-from mock_master.diff_run import copy_binlogs, record
-from mock_master.differential import decode
-from mock_master.scenarios import BinlogSource, Scenario, User
-from mock_master.server import ThreadedMockMaster
+from binlogscope.session.events import Peer
+from mock_master.diff.compare import decode
+from mock_master.diff.run import copy_binlogs, record
+from mock_master.scenario.scenarios import BinlogSource, Scenario, User
+from mock_master.serve.server import ThreadedMockMaster
 
 pytestmark = pytest.mark.network
 

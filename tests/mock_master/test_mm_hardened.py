@@ -32,9 +32,9 @@ from binlogscope.wire.handshake import (
     encode_handshake_response41,
 )
 from binlogscope.wire.reader import ByteReader
-from mock_master.builder import EventBuilder
-from mock_master.scenarios import Scenario, StreamSource
-from mock_master.server import ThreadedMockMaster
+from mock_master.history.builder import EventBuilder
+from mock_master.scenario.scenarios import Scenario, StreamSource
+from mock_master.serve.server import ThreadedMockMaster
 
 pytestmark = pytest.mark.network
 
@@ -371,7 +371,7 @@ def test_the_compressed_protocol_with_real_clients(serve_scenario: Any) -> None:
 
 
 def test_a_compressed_dump_carries_the_same_events(serve_scenario: Any) -> None:
-    from mock_master.compression import Compression
+    from mock_master.serve.compression import Compression
 
     mm = serve_scenario(_scenario())
 

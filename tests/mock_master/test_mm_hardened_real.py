@@ -15,8 +15,8 @@ import pytest
 from ci_support import unavailable
 from test_mm_hardened import Raw
 
-from mock_master.scenarios import BinlogSource, Scenario
-from mock_master.server import ThreadedMockMaster
+from mock_master.scenario.scenarios import BinlogSource, Scenario
+from mock_master.serve.server import ThreadedMockMaster
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mysql"))
 from mariadb_server import ServerStartError, start, stop

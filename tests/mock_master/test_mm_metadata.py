@@ -24,8 +24,8 @@ from typing import Any
 import pymysql
 import pytest
 
-from mock_master.scenarios import BinlogSource, Scenario
-from mock_master.server import ThreadedMockMaster
+from mock_master.scenario.scenarios import BinlogSource, Scenario
+from mock_master.serve.server import ThreadedMockMaster
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 

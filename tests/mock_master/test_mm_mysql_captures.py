@@ -20,12 +20,12 @@ import pymysql
 import pytest
 from mysql_captures import COLUMN_FIELDS, DEEPFLOW, ZEEK, Answered, greeting_of, load
 
-from binlogscope.events import Peer
-from mock_master.builder import EventBuilder
-from mock_master.diff_run import record
-from mock_master.differential import decode
-from mock_master.scenarios import Scenario, StreamSource, User
-from mock_master.server import ThreadedMockMaster
+from binlogscope.session.events import Peer
+from mock_master.diff.compare import decode
+from mock_master.diff.run import record
+from mock_master.history.builder import EventBuilder
+from mock_master.scenario.scenarios import Scenario, StreamSource, User
+from mock_master.serve.server import ThreadedMockMaster
 
 pytestmark = pytest.mark.network
 

@@ -5,7 +5,7 @@ PRIMARY KEY(id))`` in the 8.0.45 GTID fixtures, a CHAR/VARCHAR/ENUM/SET/TEXT tab
 one). There is no MySQL server here: the expected answers are MySQL 8's as its source writes
 them (sql/sql_show.cc store_create_info; the information_schema views of
 sql/dd/impl/system_views), with the column definitions the fixture captures verified (see
-mock_master/mysql_shapes.py and test_mm_mysql_captures.py)."""
+mock_master/answers/mysql_shapes.py and test_mm_mysql_captures.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ import pymysql
 import pytest
 from diff_mysql import FILES, FIXTURE
 
-from binlogscope.events import Peer
+from binlogscope.session.events import Peer
 from binlogscope.wire.reader import ByteReader
 from binlogscope.wire.results import decode_column_definition41
-from mock_master.diff_run import record
-from mock_master.differential import decode
-from mock_master.scenarios import BinlogSource, Scenario, User
-from mock_master.server import ThreadedMockMaster
+from mock_master.diff.compare import decode
+from mock_master.diff.run import record
+from mock_master.scenario.scenarios import BinlogSource, Scenario, User
+from mock_master.serve.server import ThreadedMockMaster
 
 pytestmark = pytest.mark.network
 

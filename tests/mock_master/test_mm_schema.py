@@ -10,8 +10,8 @@ import pymysql
 import pytest
 
 from mock_master import EventBuilder, Scenario, StreamSource
-from mock_master.schema_ddl import catalog_from_ddl
-from mock_master.server import ThreadedMockMaster
+from mock_master.schema.ddl import catalog_from_ddl
+from mock_master.serve.server import ThreadedMockMaster
 
 pytestmark = pytest.mark.network
 

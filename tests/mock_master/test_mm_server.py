@@ -15,14 +15,14 @@ import pymysql
 import pytest
 from conftest import rows_via_pymysqlreplication
 
-from binlogscope.drivers.live import LiveItem, LiveSettings, run_live
-from binlogscope.drivers.options import ConnectionOptions
-from binlogscope.events import PacketDecoded
-from mock_master.builder import EventBuilder
-from mock_master.faults import Action
-from mock_master.loaders import load_binlog_files
-from mock_master.scenarios import BinlogSource, Scenario, StreamSource, User
-from mock_master.server import ThreadedMockMaster
+from binlogscope.drivers.live.options import ConnectionOptions
+from binlogscope.drivers.live.replica import LiveItem, LiveSettings, run_live
+from binlogscope.session.events import PacketDecoded
+from mock_master.history.builder import EventBuilder
+from mock_master.history.loaders import load_binlog_files
+from mock_master.scenario.faults import Action
+from mock_master.scenario.scenarios import BinlogSource, Scenario, StreamSource, User
+from mock_master.serve.server import ThreadedMockMaster
 
 pytestmark = pytest.mark.network
 
@@ -373,7 +373,7 @@ def test_bad_semisync_magic_is_what_replicas_complain_about(serve_scenario: Any,
 def test_heartbeats_at_the_clients_period(serve_scenario: Any, tmp_path: Path) -> None:
     import time
 
-    from binlogscope.drivers.live import LiveReplica
+    from binlogscope.drivers.live.replica import LiveReplica
 
     mm = serve_scenario(_capture_scenario())
     settings = LiveSettings(conn=ConnectionOptions(mm.host, mm.port, "repl", "replpass",
@@ -437,8 +437,8 @@ def _scramble(greeting: bytes, password: bytes = b"replpass") -> bytes:
 def _raw_dump(host: str, port: int) -> bytes:
     """A minimal replica over a bare socket: login (repl / replpass), announce CRC32,
     ask for annotate events, non-blocking dump; returns the events after the fake ROTATE."""
-    from binlogscope.events import Peer, Role
     from binlogscope.session import Session
+    from binlogscope.session.events import Peer, Role
     from binlogscope.wire.commands import ComBinlogDump, ComQuery
     from binlogscope.wire.handshake import DEFAULT_CAPABILITIES, HandshakeResponse41
 
@@ -517,7 +517,7 @@ def test_blocking_dump_sends_appended_events(serve_scenario: Any, tmp_path: Path
 
 
 def test_mysql_flavour_refuses_a_checksum_unaware_client(serve_scenario: Any) -> None:
-    from mock_master.sources import EventStream
+    from mock_master.history.sources import EventStream
 
     stream: EventStream = load_binlog_files([CAPTURE])
     mm = serve_scenario(Scenario(flavor="mysql", server_version="8.0.45",

@@ -13,15 +13,15 @@ from binlogscope.wire.binlog.encode_events import encode_event
 from binlogscope.wire.binlog.header import crc32
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import check_tiling
-from mock_master.answers import Answerer, QueryContext, default_variables
-from mock_master.builder import EventBuilder
-from mock_master.faults import Action, apply_stream_actions
-from mock_master.loaders import load_binlog_files, load_pcap, load_recording, save_recording
-from mock_master.scenarios import ScenarioError, load_scenario
-from mock_master.schema_ddl import catalog_from_ddl
-from mock_master.schema_sources import SchemaKnowledge
-from mock_master.server import dummy_event
-from mock_master.sources import CompatError, EventStream, split_file
+from mock_master.answers.queries import Answerer, QueryContext, default_variables
+from mock_master.history.builder import EventBuilder
+from mock_master.history.loaders import load_binlog_files, load_pcap, load_recording, save_recording
+from mock_master.history.sources import CompatError, EventStream, split_file
+from mock_master.scenario.faults import Action, apply_stream_actions
+from mock_master.scenario.scenarios import ScenarioError, load_scenario
+from mock_master.schema.ddl import catalog_from_ddl
+from mock_master.schema.sources import SchemaKnowledge
+from mock_master.serve.server import dummy_event
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"

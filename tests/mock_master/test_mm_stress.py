@@ -22,9 +22,9 @@ import pymysql
 import pytest
 from stress_clients import KINDS, honest
 
-from mock_master.builder import EventBuilder
-from mock_master.scenarios import Scenario, StreamSource
-from mock_master.server import ThreadedMockMaster
+from mock_master.history.builder import EventBuilder
+from mock_master.scenario.scenarios import Scenario, StreamSource
+from mock_master.serve.server import ThreadedMockMaster
 
 pytestmark = pytest.mark.network
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from binlogscope.drivers.live import LiveItem, LiveReplica, LiveSettings, run_live
-from binlogscope.drivers.options import ConnectionOptions
-from binlogscope.events import PacketDecoded
+from binlogscope.drivers.live.options import ConnectionOptions
+from binlogscope.drivers.live.replica import LiveItem, LiveReplica, LiveSettings, run_live
+from binlogscope.session.events import PacketDecoded
 
 pytestmark = pytest.mark.mysql
 

@@ -17,8 +17,8 @@ import threading
 
 import pytest
 
-from binlogscope.events import Peer
 from binlogscope.session import Role, Session
+from binlogscope.session.events import Peer
 from binlogscope.wire.results import ColumnDefinition41
 
 pytestmark = pytest.mark.mysql

@@ -5,7 +5,7 @@ While the decoding side is stalled - holding the GIL in C, as a busy decoder doe
 the proxy gets the same bytes as directly, at the direct rate (the relay runs in its own
 process); the connection's decoding then stops and that is reported, its close notes still
 come, and the packets it decoded before are the stream's first. With the relay in the
-decoder's process (before drivers/proxy_process.py) the client waited for every GIL stall.
+decoder's process (before drivers/proxy/process.py) the client waited for every GIL stall.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from watch_support import run_sql
 
-from binlogscope.drivers.pcap_flows import CaptureItem
-from binlogscope.drivers.proxy import FELL_BEHIND, ReplicationProxy
-from binlogscope.events import PacketDecoded
+from binlogscope.drivers.capture.flows import CaptureItem
+from binlogscope.drivers.proxy.relay import FELL_BEHIND, ReplicationProxy
+from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 
 pytestmark = pytest.mark.mysql

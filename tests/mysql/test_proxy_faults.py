@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 from watch_support import ENV, consuming, global_status_int, live_replica, run_sql
 
-from binlogscope.drivers.proxy import ReplicationProxy
-from binlogscope.drivers.proxy_faults import ActionError, load_actions, parse_action
-from binlogscope.events import PacketDecoded
+from binlogscope.drivers.proxy.faults import ActionError, load_actions, parse_action
+from binlogscope.drivers.proxy.relay import ReplicationProxy
+from binlogscope.session.events import PacketDecoded
 
 pytestmark = pytest.mark.mysql
 

@@ -28,7 +28,7 @@ from watch_support import (
     server_events,
 )
 
-from binlogscope.drivers.proxy import ReplicationProxy
+from binlogscope.drivers.proxy.relay import ReplicationProxy
 from binlogscope.inspector.sources.sniff import ProxySource
 from binlogscope.tui.app import BinlogScopeApp
 from binlogscope.tui.screens.main import MainScreen
@@ -216,7 +216,7 @@ async def test_sniff_tui_shows_both_legs_of_a_proxied_dump(mariadb: Any) -> None
     """``sniff``'s TUI (the same live source) on lo while mariadb-binlog dumps through the
     proxy: the client's leg and the proxy's leg are two flows in the flow column, with the same
     binlog events (file, start offset, type) as the proxy decoded on its one connection."""
-    from binlogscope.drivers.sniff import open_capture
+    from binlogscope.drivers.capture.sniff import open_capture
     from binlogscope.inspector.sources.sniff import SniffSource
 
     name, pos = master_status(mariadb)

@@ -28,15 +28,15 @@ from typing import Any
 
 import pytest
 
-from binlogscope.drivers.live import LiveItem, LiveSettings, run_live
-from binlogscope.drivers.options import ConnectionOptions
-from binlogscope.drivers.recorder import SessionRecorder
-from binlogscope.events import PacketDecoded, Peer, Role
+from binlogscope.drivers.live.options import ConnectionOptions
+from binlogscope.drivers.live.replica import LiveItem, LiveSettings, run_live
+from binlogscope.drivers.pcapng import SessionRecorder
 from binlogscope.inspector.sources.pcap import PcapSource
 from binlogscope.session import Session
+from binlogscope.session.events import PacketDecoded, Peer, Role
 from binlogscope.wire.handshake import HandshakeResponse41, HandshakeV10
-from mock_master.scenarios import BinlogSource, Scenario, User
-from mock_master.server import ThreadedMockMaster
+from mock_master.scenario.scenarios import BinlogSource, Scenario, User
+from mock_master.serve.server import ThreadedMockMaster
 from tests.tui.conftest import sync
 from tests.tui.test_secrets import _check_app, _exported_text
 

@@ -117,7 +117,7 @@ def test_sniff_keeps_whole_64k_frames() -> None:
     import socket
     import threading
 
-    from binlogscope.drivers.sniff import open_capture
+    from binlogscope.drivers.capture.sniff import open_capture
 
     if not can_capture():
         pytest.fail("the suite runs as root in CI (AF_PACKET capture)")

@@ -192,8 +192,8 @@ def live_replica(db: Any, port: int, *, user: str | None = None, password: str |
     """binlogscope's own replica (``LiveReplica``) of ``db`` as the replication account (or
     ``user``), on ``port`` (the server's or a proxy's); ``kw``: LiveSettings (semi_sync,
     heartbeat, ...)."""
-    from binlogscope.drivers.live import LiveReplica, LiveSettings
-    from binlogscope.drivers.options import ConnectionOptions
+    from binlogscope.drivers.live.options import ConnectionOptions
+    from binlogscope.drivers.live.replica import LiveReplica, LiveSettings
 
     return LiveReplica(LiveSettings(conn=ConnectionOptions(
         host=db.host, port=port, user=user or db.repl_user,
@@ -249,7 +249,7 @@ def ack_legs(out: str, commits: int, waits: list[float]
 def consuming(rep: Any, seen: list[tuple[float, str]]) -> Iterator[None]:
     """Run ``rep`` (acking what asks for it) while the block runs; ``seen`` gets (monotonic
     time, event type) of every binlog event it reads."""
-    from binlogscope.events import PacketDecoded
+    from binlogscope.session.events import PacketDecoded
 
     rep.start()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 from binlogscope.pipeline.state import ReplicaState, StateFileError
 
 GOOD = {"log_file": "mysql-bin.000002", "log_pos": 1234, "skip": 0, "gtid_set": None,

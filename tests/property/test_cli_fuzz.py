@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from binlogscope import _native
-from binlogscope.cli import main
+from binlogscope.cli.main import main
 from tests.helpers import CAPTURES, FIXTURES
 
 pytestmark = pytest.mark.timeout(600, method="thread")

@@ -9,9 +9,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from binlogscope.drivers.live import LiveItem
-from binlogscope.drivers.live_setup import SetupStep
-from binlogscope.events import DecodeError, PacketDecoded, Peer, Phase, PhaseChanged, TlsStarted
+from binlogscope.drivers.live.replica import LiveItem
+from binlogscope.drivers.live.setup import SetupStep
 from binlogscope.pipeline.filter import event_table
 from binlogscope.render.shapes import (
     binlog_event_json,
@@ -20,6 +19,14 @@ from binlogscope.render.shapes import (
     session_event_json,
 )
 from binlogscope.render.text import _query_text, event_line
+from binlogscope.session.events import (
+    DecodeError,
+    PacketDecoded,
+    Peer,
+    Phase,
+    PhaseChanged,
+    TlsStarted,
+)
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.node import Node

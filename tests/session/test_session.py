@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from binlogscope.events import (
+from binlogscope.session import BinlogEventData, ProtocolViolation, Session
+from binlogscope.session.events import (
     ConnectionClosed,
     DecodeError,
     PacketDecoded,
@@ -22,7 +23,6 @@ from binlogscope.events import (
     SessionEvent,
     TlsStarted,
 )
-from binlogscope.session import BinlogEventData, ProtocolViolation, Session
 from binlogscope.wire import commands as cm
 from binlogscope.wire import handshake as hs
 from binlogscope.wire import replication as rp

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from binlogscope.events import PacketDecoded, Peer, Phase, PhaseChanged, Role
 from binlogscope.session import Session
+from binlogscope.session.events import PacketDecoded, Peer, Phase, PhaseChanged, Role
 from binlogscope.session.resync import find_packet_start, greeting_plausible
 from binlogscope.wire import replication as rp
 from binlogscope.wire.framing import HEADER_LEN, encode_packet

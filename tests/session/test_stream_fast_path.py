@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from binlogscope import _native
-from binlogscope.events import DecodeError, PacketDecoded, Peer, Role, SequenceMismatch
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.session import BinlogEventData, Session
+from binlogscope.session.events import DecodeError, PacketDecoded, Peer, Role, SequenceMismatch
 from binlogscope.wire import commands as cm
 from binlogscope.wire import handshake as hs
 from binlogscope.wire import replication as rp

@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from binlogscope.drivers.pcap import CaptureItem, read_capture_batches
-from binlogscope.drivers.proxy import ReplicationProxy
-from binlogscope.drivers.sniff import open_capture
+from binlogscope.drivers.capture.pcap import CaptureItem, read_capture_batches
+from binlogscope.drivers.capture.sniff import open_capture
+from binlogscope.drivers.proxy.relay import ReplicationProxy
 from binlogscope.inspector.sources.packets import PacketStreamSource
 from binlogscope.inspector.sources.pcap import PcapSource
 from binlogscope.inspector.sources.sniff import LiveCaptureSource, ProxySource, SniffSource

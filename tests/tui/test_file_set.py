@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.cli import main as cli_main
+from binlogscope.cli.main import main as cli_main
 from binlogscope.inspector.sources.binlog_file import BinlogFileSource
 from binlogscope.inspector.sources.binlog_files import BinlogSetSource
 from binlogscope.tui.app import BinlogScopeApp

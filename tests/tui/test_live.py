@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.drivers.live import LiveSettings
-from binlogscope.drivers.options import ConnectionOptions
+from binlogscope.drivers.live.options import ConnectionOptions
+from binlogscope.drivers.live.replica import LiveSettings
 from binlogscope.inspector.sources.live import LiveSource
 from binlogscope.inspector.view import RowFilter
 from binlogscope.tui.app import BinlogScopeApp
@@ -26,8 +26,8 @@ from binlogscope.tui.widgets.field_tree import FieldTree
 from binlogscope.tui.widgets.hex_pane import HexPane
 from binlogscope.tui.widgets.phase_strip import PhaseStrip
 from binlogscope.tui.widgets.status_bar import StatusBar
-from mock_master.scenarios import BinlogSource, Scenario
-from mock_master.server import ThreadedMockMaster
+from mock_master.scenario.scenarios import BinlogSource, Scenario
+from mock_master.serve.server import ThreadedMockMaster
 from tests.tui.conftest import sync, wait_for
 
 pytestmark = pytest.mark.timeout(120)
@@ -360,7 +360,7 @@ def test_live_falls_back_to_plain_text_when_not_a_terminal(master: ThreadedMockM
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from binlogscope.cli import main
+    from binlogscope.cli.main import main
 
     monkeypatch.setenv("MYSQL_PWD", PASSWORD)
     first = master.master.stream.files[0].name
@@ -377,8 +377,8 @@ def test_record_path_is_written_by_the_replica(master: ThreadedMockMaster,
                                                tmp_path: Path) -> None:
     """``live --record`` in the TUI: the replica writes the capture itself (no byte tap), and
     the capture reads back with the packets the TUI showed."""
-    from binlogscope.drivers.pcap import read_capture
-    from binlogscope.events import PacketDecoded
+    from binlogscope.drivers.capture.pcap import read_capture
+    from binlogscope.session.events import PacketDecoded
 
     rec = tmp_path / "s.pcapng"
     src = _source(_settings(master, record_path=str(rec)))

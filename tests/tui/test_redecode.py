@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from binlogscope.drivers.binlog_file import read_binlog_file
-from binlogscope.drivers.pcap import read_capture
-from binlogscope.events import PacketDecoded, Peer
+from binlogscope.drivers.capture.pcap import read_capture
 from binlogscope.inspector.redecode import (
     ContextLog,
     PacketContext,
@@ -19,6 +18,7 @@ from binlogscope.inspector.redecode import (
     wire_packet,
 )
 from binlogscope.inspector.sources.pcap import PcapSource
+from binlogscope.session.events import PacketDecoded, Peer
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.fields import redact
 from binlogscope.wire.framing import encode_packet

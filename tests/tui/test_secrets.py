@@ -19,12 +19,12 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets.tree import TreeNode
 
-from binlogscope.drivers.live import LiveSettings
-from binlogscope.drivers.options import ConnectionOptions
-from binlogscope.events import PacketDecoded
+from binlogscope.drivers.live.options import ConnectionOptions
+from binlogscope.drivers.live.replica import LiveSettings
 from binlogscope.inspector.sources.live import LiveSource
 from binlogscope.inspector.sources.packets import PacketStreamSource
 from binlogscope.inspector.sources.pcap import PcapSource
+from binlogscope.session.events import PacketDecoded
 from binlogscope.tui.app import BinlogScopeApp
 from binlogscope.tui.screens.main import MainScreen
 from binlogscope.tui.widgets.field_help import FieldHelp
@@ -32,8 +32,8 @@ from binlogscope.tui.widgets.field_tree import FieldTree
 from binlogscope.tui.widgets.hex_pane import HexPane
 from binlogscope.wire.fields import is_sensitive
 from binlogscope.wire.node import Node
-from mock_master.scenarios import BinlogSource, Scenario, User
-from mock_master.server import ThreadedMockMaster
+from mock_master.scenario.scenarios import BinlogSource, Scenario, User
+from mock_master.serve.server import ThreadedMockMaster
 from tests.tui.conftest import sync, wait_for
 
 pytestmark = pytest.mark.timeout(180)

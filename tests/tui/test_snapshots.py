@@ -60,8 +60,8 @@ def test_help_screen(snap_compare: Any) -> None:
 def _live_app() -> tuple[BinlogScopeApp, Any]:
     """The live TUI over the mock master, with everything that varies pinned (times, ids)."""
     from binlogscope.inspector.sources.live import LiveSource
-    from mock_master.scenarios import BinlogSource, Scenario
-    from mock_master.server import ThreadedMockMaster
+    from mock_master.scenario.scenarios import BinlogSource, Scenario
+    from mock_master.serve.server import ThreadedMockMaster
     from tests.tui.test_live import CAPTURE, _settings
 
     # every replayed transaction asks for an ACK (the ACK rows and flags on screen)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from binlogscope.events import DecodeError, PacketDecoded, Peer, SequenceMismatch
 from binlogscope.session import Session
+from binlogscope.session.events import DecodeError, PacketDecoded, Peer, SequenceMismatch
 from binlogscope.wire import handshake as hs
 from binlogscope.wire.constants import CapabilityFlag as C
 from binlogscope.wire.constants import MariaDbCapability, SessionTrackType, StatusFlag

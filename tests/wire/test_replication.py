@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.events import DecodeError, PacketDecoded, Peer, Phase
 from binlogscope.session import Session
+from binlogscope.session.events import DecodeError, PacketDecoded, Peer, Phase
 from binlogscope.wire import replication as rp
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.types import ChecksumAlg

@@ -1,5 +1,5 @@
 """Fault scenarios as files and actions, shared by the proxy's faults
-(:mod:`binlogscope.drivers.proxy_faults`) and the mock master's scenarios (which build on
+(:mod:`binlogscope.drivers.proxy.faults`) and the mock master's scenarios (which build on
 binlogscope; binlogscope never imports them).
 
 * :func:`read_scenario_file`: a ``.toml`` or ``.yaml``/``.yml`` file as a mapping (PyYAML only

@@ -2,7 +2,7 @@
 aggregate), printed as a text table (:func:`format_report`), written as Parquet and CSV
 (:func:`write_report`) and drawn as PNG charts with matplotlib (:func:`write_plots`).
 
-Spark-free: :mod:`binlogscope.export.spark` computes the reports, this module shows them.
+Spark-free: :mod:`binlogscope.export.spark.analyze` computes the reports, this module shows them.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from binlogscope.events import PacketDecoded
 from binlogscope.export.records import (
     EventRecord,
     InputDone,
@@ -24,6 +23,7 @@ from binlogscope.export.records import (
     ResumePoint,
     SourceError,
 )
+from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.replication import SemiSyncAck
@@ -77,7 +77,7 @@ class PcapRecordSource:
         return sum(Path(p).stat().st_size for p in self.paths)
 
     def records(self, resume: ResumePoint | None = None) -> Iterator[Record]:
-        from binlogscope.drivers.pcap import CaptureError, read_capture
+        from binlogscope.drivers.capture.pcap import CaptureError, read_capture
 
         for i, path in enumerate(self.paths):
             if resume is not None and i < resume.input_index:
@@ -163,8 +163,8 @@ class LiveRecordSource:
     def records(self, resume: ResumePoint | None = None) -> Iterator[Record]:
         import time as _time
 
-        from binlogscope.drivers.live import LiveReplica
-        from binlogscope.drivers.live_items import HEARTBEAT_TYPES
+        from binlogscope.drivers.live.items import HEARTBEAT_TYPES
+        from binlogscope.drivers.live.replica import LiveReplica
         from binlogscope.pipeline.position import RestartPoint
 
         source = self.inputs()[0]

@@ -3,9 +3,9 @@ and why a replica sent a setup query (captures have no setup steps of their own)
 
 from __future__ import annotations
 
-from binlogscope.drivers.live_setup import QUERY_WHY, setup_steps
-from binlogscope.events import PacketDecoded
+from binlogscope.drivers.live.setup import QUERY_WHY, setup_steps
 from binlogscope.inspector.source import event_kind
+from binlogscope.session.events import PacketDecoded
 
 SUMMARY_MAX = 120
 _HANDSHAKE = {"handshake_v10", "ssl_request", "handshake_response41", "handshake_response320",

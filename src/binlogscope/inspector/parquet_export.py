@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from binlogscope.drivers.binlog_file import read_binlog_file
-from binlogscope.events import PacketDecoded
 from binlogscope.export.records import EventRecord, InputDone, Record, ResumePoint
 from binlogscope.export.run import run_export
 from binlogscope.export.sources import _packet_record, _tables_ctx
+from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog.context import DecodeContext
 
 

@@ -4,7 +4,8 @@ The inspector indexes a source without trees (``record=False``: fast and small) 
 tree of a row only when it is shown or exported with ``--tree``. This module is that one service.
 It needs no byte tap and no second session:
 
-- the bytes are kept by the decoders themselves: a :class:`~binlogscope.events.PacketDecoded`
+- the bytes are kept by the decoders themselves: a
+:class:`~binlogscope.session.events.PacketDecoded`
   carries its joined ``payload`` (the wire framing is rebuilt from it with
   :func:`~binlogscope.wire.framing.encode_packet`), a
   :class:`~binlogscope.wire.binlog.decode.DecodedEvent` its ``raw`` event bytes;
@@ -23,7 +24,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from binlogscope.events import PacketDecoded, Peer, Phase
+from binlogscope.session.events import PacketDecoded, Peer, Phase
 from binlogscope.wire import replication
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event

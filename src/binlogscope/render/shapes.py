@@ -30,7 +30,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from binlogscope.events import (
+from binlogscope.pipeline.filter import event_table
+from binlogscope.session.events import (
     DecodeError,
     PacketDecoded,
     Peer,
@@ -39,7 +40,6 @@ from binlogscope.events import (
     SessionEvent,
     TlsStarted,
 )
-from binlogscope.pipeline.filter import event_table
 from binlogscope.wire.binlog.types import event_type_name
 from binlogscope.wire.commands import gtid_set_text
 from binlogscope.wire.constants import Command
@@ -47,8 +47,8 @@ from binlogscope.wire.fields import REDACTED, redact
 from binlogscope.wire.node import json_value
 
 if TYPE_CHECKING:
-    from binlogscope.drivers.live import LiveItem
-    from binlogscope.drivers.pcap import CaptureItem
+    from binlogscope.drivers.capture.pcap import CaptureItem
+    from binlogscope.drivers.live.replica import LiveItem
     from binlogscope.wire.binlog.decode import DecodedEvent
 
 #: the body attributes the event shape reads (each ``None`` when the body has no such attribute)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from binlogscope.events import (
+from binlogscope.session.events import (
     DecodeError,
     PacketDecoded,
     PhaseChanged,
@@ -33,8 +33,8 @@ from binlogscope.wire.fields import redact, redact_bytes
 from binlogscope.wire.node import Node
 
 if TYPE_CHECKING:
-    from binlogscope.drivers.live import LiveItem
-    from binlogscope.drivers.pcap import CaptureItem
+    from binlogscope.drivers.capture.pcap import CaptureItem
+    from binlogscope.drivers.live.replica import LiveItem
     from binlogscope.wire.binlog.decode import DecodedEvent
 
 HEX_PER_LINE = 16

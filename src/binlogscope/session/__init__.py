@@ -18,12 +18,12 @@ Modules, one job each:
 - :mod:`.outgoing` - what a REPLICA/SOURCE may send and how each value is encoded;
 - :mod:`.resync` - the mid-stream heuristics (where a packet starts after a gap or a join).
 
-What the session emits is in :mod:`binlogscope.events`.
+What the session emits is in :mod:`binlogscope.session.events`.
 """
 
 from __future__ import annotations
 
-from binlogscope.events import Peer, Phase, Role
+from binlogscope.session.events import Peer, Phase, Role
 from binlogscope.session.machine import SEMI_SYNC_QUERY, Session
 from binlogscope.session.outgoing import BinlogEventData, ProtocolViolation
 from binlogscope.session.replies import Reply

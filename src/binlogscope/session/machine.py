@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from binlogscope.events import (
+from binlogscope.session.events import (
     ConnectionClosed,
     DecodeError,
     PacketDecoded,

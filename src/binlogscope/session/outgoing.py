@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from binlogscope.events import Phase
+from binlogscope.session.events import Phase
 from binlogscope.wire import commands, handshake, replication, results
 from binlogscope.wire.constants import SEMI_SYNC_ACK_REQ, CapabilityFlag
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from binlogscope.events import Peer, Phase, SessionEvent, TlsStarted
+from binlogscope.session.events import Peer, Phase, SessionEvent, TlsStarted
 from binlogscope.session.replies import COMMAND_KIND, Answer, Reply, ReplyReader
 from binlogscope.wire import commands, handshake, replication
 from binlogscope.wire.constants import CapabilityFlag, Command, command_name

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from binlogscope.events import ResultSetComplete
+from binlogscope.session.events import ResultSetComplete
 from binlogscope.wire import handshake, results
 from binlogscope.wire.constants import Command, StatusFlag, command_name
 from binlogscope.wire.framing import Packet

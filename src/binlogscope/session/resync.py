@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 
-from binlogscope.events import Peer
+from binlogscope.session.events import Peer
 
 _U32LE = struct.Struct("<I")  # packet lengths: 4 bytes read, masked to 3
 _YES, _NO, _MAYBE = 1, 0, 2

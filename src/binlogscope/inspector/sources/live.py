@@ -1,6 +1,7 @@
 """A live replica session (``binlogscope live``) as a :class:`RowSource`.
 
-The replica's fetcher runs in its own thread (:class:`~binlogscope.drivers.live.LiveReplica`) and
+The replica's fetcher runs in its own thread
+(:class:`~binlogscope.drivers.live.replica.LiveReplica`) and
 fills the bounded store; :meth:`LiveSource.run` (a TUI worker thread) takes items out, turns them
 into rows and acks them. Pausing simply stops taking items: the store fills up and its
 backpressure holds the fetcher, so nothing is lost. Nothing here ever runs on the UI thread, and
@@ -16,8 +17,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from binlogscope.drivers.live import LiveItem, LiveReplica, LiveSettings
-from binlogscope.drivers.live_items import counted_event
+from binlogscope.drivers.live.items import counted_event
+from binlogscope.drivers.live.replica import LiveItem, LiveReplica, LiveSettings
 from binlogscope.inspector.source import SourceInfo
 from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
 

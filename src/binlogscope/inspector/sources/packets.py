@@ -1,7 +1,8 @@
 """A stream of session events (live replica, pcap flows) as a :class:`RowSource`.
 
 Generic on purpose: a producer yields :class:`StreamItem` objects - a
-:class:`~binlogscope.events.SessionEvent` with optional connection/flow number, capture frame and
+:class:`~binlogscope.session.events.SessionEvent` with optional connection/flow number, capture
+frame and
 timestamp, or a setup step / note / error - and :class:`PacketStreamSource` turns them into rows.
 ``binlogscope live`` feeds it from the replica's store (:mod:`binlogscope.inspector.sources.live`),
 ``binlogscope pcap`` from ``read_capture`` (:mod:`binlogscope.inspector.sources.pcap`); any other
@@ -26,18 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from binlogscope.drivers.live_setup import SetupStep
-from binlogscope.events import (
-    ConnectionClosed,
-    DecodeError,
-    PacketDecoded,
-    Peer,
-    Phase,
-    PhaseChanged,
-    SequenceMismatch,
-    SessionEvent,
-    TlsStarted,
-)
+from binlogscope.drivers.live.setup import SetupStep
 from binlogscope.inspector.packet_text import (
     fit,
     packet_kind,
@@ -60,6 +50,17 @@ from binlogscope.inspector.text_column import TextColumn
 from binlogscope.pipeline.filter import event_table
 from binlogscope.render.json_out import dumps_line
 from binlogscope.render.shapes import session_event_json
+from binlogscope.session.events import (
+    ConnectionClosed,
+    DecodeError,
+    PacketDecoded,
+    Peer,
+    Phase,
+    PhaseChanged,
+    SequenceMismatch,
+    SessionEvent,
+    TlsStarted,
+)
 from binlogscope.wire.framing import encode_packet
 from binlogscope.wire.node import Node
 

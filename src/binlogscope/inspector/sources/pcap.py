@@ -1,6 +1,6 @@
 """A pcap/pcapng capture (``binlogscope pcap FILE``) as a :class:`RowSource`.
 
-A thin adapter: :func:`~binlogscope.drivers.pcap.read_capture` items become
+A thin adapter: :func:`~binlogscope.drivers.capture.pcap.read_capture` items become
 :class:`~binlogscope.inspector.sources.packets.StreamItem` objects (flow number, frame,
 capture time). The capture is read without trees (a million packets stay fast and small); a
 row's tree is decoded from the packet's payload when it is selected. A row whose payload was
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from binlogscope.drivers.pcap import CaptureError, CaptureItem, read_capture
-from binlogscope.events import PacketDecoded, Peer
+from binlogscope.drivers.capture.pcap import CaptureError, CaptureItem, read_capture
 from binlogscope.inspector.sources.packets import MAX_RAW_BYTES, PacketStreamSource, StreamItem
+from binlogscope.session.events import PacketDecoded, Peer
 
 
 class PcapSource(PacketStreamSource):

@@ -1,13 +1,13 @@
 """Capture items that arrive while the TUI runs, as a :class:`RowSource` in follow mode.
 
 One path for every live producer of capture items: :class:`LiveCaptureSource` reads batches of
-:class:`~binlogscope.drivers.pcap_flows.CaptureItem` (the rows a capture file gives, through
+:class:`~binlogscope.drivers.capture.flows.CaptureItem` (the rows a capture file gives, through
 :func:`~binlogscope.inspector.sources.pcap.stream_item`: flow number, frame, capture time) in the
 TUI's worker thread until the TUI closes. ``binlogscope sniff -i IFACE`` feeds it from
-:func:`~binlogscope.drivers.sniff.sniff_batches` (:class:`SniffSource`: the drop counters in
+:func:`~binlogscope.drivers.capture.sniff.sniff_batches` (:class:`SniffSource`: the drop counters in
 the status bar - the kernel's, the capture ring was full, and the decode buffer's, the decoder
 fell behind), ``binlogscope proxy`` from
-:meth:`~binlogscope.drivers.proxy.ReplicationProxy.batches` (:class:`ProxySource`: where it
+:meth:`~binlogscope.drivers.proxy.relay.ReplicationProxy.batches` (:class:`ProxySource`: where it
 listens and how many connections it relayed). Rows carry the flow (connection) and frame
 columns, so the ``flow:`` filter and the phase strip work per connection as for a capture file.
 
@@ -32,13 +32,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from binlogscope.drivers.pcap_flows import CaptureItem
-from binlogscope.drivers.proxy import ProxyError, ReplicationProxy
-from binlogscope.drivers.sniff import LiveCapture, PcapNgFile, SniffError, sniff_batches
-from binlogscope.events import PacketDecoded
+from binlogscope.drivers.capture.flows import CaptureItem
+from binlogscope.drivers.capture.sniff import LiveCapture, PcapNgFile, SniffError, sniff_batches
+from binlogscope.drivers.proxy.relay import ProxyError, ReplicationProxy
 from binlogscope.inspector.source import SourceInfo
 from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
 from binlogscope.inspector.sources.pcap import stream_item
+from binlogscope.session.events import PacketDecoded
 
 #: the producer: batches of capture items until ``stop()`` turns true
 Batches = Callable[[Callable[[], bool]], Iterator[list[CaptureItem]]]

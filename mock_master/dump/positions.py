@@ -1,0 +1,151 @@
+"""Where a dump starts: the file and event a COM_BINLOG_DUMP(_GTID) asks for.
+
+:func:`find_start` reads the dump command (file + position, a MariaDB GTID state in
+``@slave_connect_state``, or a MySQL GTID set) against the served :class:`EventStream` and
+returns a :class:`Start`, or raises :class:`StartError` with the error the server would send.
+:func:`in_gtid_set` tells whether a MySQL GTID event's transaction is in the client's set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtid
+from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, gtid_set_text
+from mock_master.dump.mariadb_gtid import BinlogState, GtidDump, GtidStartError
+from mock_master.history.sources import MARIA_GTID, EventStream, decode_stored
+
+GTID_LIST = 163
+
+ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+
+
+class StartError(Exception):
+    """The dump cannot start: the ERR packet's code and message."""
+
+    def __init__(self, message: str, code: int = ER_MASTER_FATAL_ERROR_READING_BINLOG) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(slots=True)
+class Start:
+    file_index: int
+    event_index: int
+    #: COM_BINLOG_DUMP_GTID: (uuid, start, end) intervals the client already has
+    skip_gtids: list[tuple[str, int, int]] | None
+    #: what the run log records about the dump command
+    log: dict[str, Any]
+    #: MariaDB GTID dump: the connect/UNTIL state machine, and the master's binlog state
+    gtid_dump: GtidDump | None = None
+    binlog_state: BinlogState | None = None
+    #: the FORMAT_DESCRIPTION goes out with log_pos 0 and 'created' 0 (the client resumes)
+    clear_fde: bool = False
+
+
+_NO_FILE = "Could not find first log file name in binary log index file"
+
+
+def _user_var(user_vars: dict[str, Any], name: str) -> str | None:
+    v = user_vars.get(name)
+    return None if v is None else str(v)
+
+
+def _flag_var(user_vars: dict[str, Any], name: str) -> bool:
+    try:
+        return bool(int(user_vars.get(name) or 0))
+    except (TypeError, ValueError):
+        return False
+
+
+def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
+               user_vars: dict[str, Any], flavor: str, *, server_uuid: str | None = None,
+               version: tuple[int, int, int] = (8, 0, 0)) -> Start:
+    """``server_uuid`` / ``version``: the MySQL source's, for the auto-position checks."""
+    if isinstance(cmd, ComBinlogDumpGtid):
+        # MySQL (rpl_source.cc): the set is read whatever the flags, the name is a C string
+        name = cmd.binlog_filename.split("\0", 1)[0]
+        log = {"command": "COM_BINLOG_DUMP_GTID", "server_id": cmd.server_id,
+               "file": name, "pos": cmd.binlog_pos, "flags": cmd.flags,
+               "gtid_set": gtid_set_text(cmd.gtid_set) if cmd.gtid_set else None}
+        skip = [(str(s.sid), iv.start, iv.end) for s in cmd.gtid_set or ()
+                for iv in s.intervals]
+        from mock_master.dump.mysql_gtid import check_auto_position, check_gtid_mode, first_file
+
+        if server_uuid is not None:
+            check_gtid_mode(stream)
+        if name:
+            found = stream.file_index(name)
+            if found is None:
+                raise StartError(_NO_FILE)
+            fi, ei = found, _event_at(stream, found, name, cmd.binlog_pos)
+            return Start(fi, ei, skip, log, clear_fde=ei > 0)
+        if server_uuid is not None:
+            check_auto_position(stream, skip, server_uuid, version)
+        fi, clear = first_file(stream, skip)
+        return Start(fi, 0, skip, log, clear_fde=clear)
+    state = user_vars.get("slave_connect_state")
+    log = {"command": "COM_BINLOG_DUMP", "server_id": cmd.server_id,
+           "file": cmd.binlog_filename.split("\0", 1)[0], "pos": cmd.binlog_pos,
+           "flags": cmd.flags, "gtid_state": None if state is None else str(state)}
+    name = cmd.binlog_filename.split("\0", 1)[0]  # a C string on the server side
+    if flavor == "mariadb" and state is not None:
+        # a GTID dump: MariaDB ignores the file name and position then
+        until = _user_var(user_vars, "slave_until_gtid")
+        if until is not None:
+            log["until_gtid"] = until
+        try:
+            g = GtidDump(str(state), until, strict=_flag_var(user_vars, "slave_gtid_strict_mode"),
+                         ignore_duplicates=_flag_var(user_vars, "slave_gtid_ignore_duplicates"))
+            binlog = mariadb_binlog_state(stream)
+            g.check_start(binlog)
+            fi = g.find_file([file_gtid_list(stream, k) for k in range(len(stream.files))])
+        except GtidStartError as exc:
+            raise StartError(str(exc), exc.code) from None
+        return Start(fi, 0, None, log, gtid_dump=g, binlog_state=binlog)
+    if not name:
+        return Start(0, 0, None, log)
+    fi_found = stream.file_index(name)
+    if fi_found is None:
+        raise StartError(_NO_FILE)
+    idx = _event_at(stream, fi_found, name, cmd.binlog_pos)
+    return Start(fi_found, idx, None, log, clear_fde=cmd.binlog_pos > 4)
+
+
+def _event_at(stream: EventStream, fi: int, name: str, pos: int) -> int:
+    idx = stream.files[fi].index_at(pos) if pos > 4 else 0
+    if idx is None:
+        raise StartError(
+            f"Client requested master to start replication from impossible position; the "
+            f"first event '{name}' at {pos}, the last event read from '{name}' at "
+            f"4, the last byte read from '{name}' at 4.")
+    return idx
+
+
+def file_gtid_list(stream: EventStream, fi: int) -> list[MariadbGtid] | None:
+    """The GTID_LIST a MariaDB binlog file opens with (None: it has none)."""
+    f = stream.files[fi]
+    for i in range(min(4, f.count)):
+        ev = f.event(i)
+        if ev[4] == GTID_LIST:
+            body = decode_stored(ev, f.checksum).body
+            return list(body.gtids) if body is not None else None
+    return None
+
+
+def mariadb_binlog_state(stream: EventStream) -> BinlogState:
+    """The master's binlog state: the first file's GTID_LIST, then every GTID in the stream."""
+    state = BinlogState(file_gtid_list(stream, 0) if stream.files else None)
+    for g in stream.gtids:
+        if stream.files[g.file_index].event(g.event_index)[4] == MARIA_GTID:
+            state.update(g.domain, g.server_id, g.seq)
+    return state
+
+
+def in_gtid_set(ev: bytes, checksum: bool, skip: list[tuple[str, int, int]]) -> bool:
+    """Is the transaction this MySQL GTID event starts in the client's GTID set?"""
+    g = decode_stored(ev, checksum).body
+    if not isinstance(g, GtidEvent):
+        return False
+    return any(s == g.sid and a <= g.gno < b for s, a, b in skip)

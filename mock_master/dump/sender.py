@@ -1,0 +1,596 @@
+"""One binlog dump (COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID) of a mock-master connection.
+
+:class:`Dump` finds where to start (:mod:`mock_master.dump.positions`), then sends each file: the
+fake
+ROTATE and FORMAT_DESCRIPTION that open it, its events (framed straight from the file's bytes
+and cached as a wire image when no fault or per-client change applies), semi-sync headers and
+ACK bookkeeping, heartbeats while idle, and the fault actions that fire on given events. Every
+event and packet it makes is written by binlogscope's wire encoders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from binlogscope.drivers.drip import Drip
+from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
+from binlogscope.wire.binlog.dump_frames import frame_event_list
+from binlogscope.wire.binlog.encode_events import (
+    LOG_EVENT_ARTIFICIAL_F,
+    encode_event,
+    encode_heartbeat,
+    encode_rotate,
+)
+from binlogscope.wire.binlog.gtid_events import MariadbGtid
+from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
+from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid
+from binlogscope.wire.constants import SEMI_SYNC_INDICATOR
+from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet, fragment_count
+from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_err
+from binlogscope.wire.replication import encode_binlog_packet
+from mock_master.dump import mariadb_compat as mc
+from mock_master.dump.events import BATCH_BYTES, EventEmitter
+from mock_master.dump.framing import frame_events
+from mock_master.dump.mariadb_gtid import GTID, GTID_LIST, QUERY, GtidStartError
+from mock_master.dump.positions import StartError, find_start, in_gtid_set
+from mock_master.history.sources import (
+    FDE,
+    FLAG_IN_USE,
+    MYSQL_GTID,
+    ROTATE,
+    CompatError,
+    decode_stored,
+    dummy_event,
+    rewrite_header,
+    strip_checksum,
+    zero_created,
+)
+from mock_master.serve.runlog import Closed
+
+if TYPE_CHECKING:
+    from mock_master.serve.connection import Connection
+
+HEARTBEAT = int(EventType.HEARTBEAT_LOG_EVENT)
+#: how much framed wire image the server keeps for fast replays
+IMAGE_CACHE_BYTES = 2 << 30
+#: events framed per step (a few MB of a typical binlog)
+CHUNK_EVENTS = 1 << 14
+
+
+class Dump(EventEmitter):
+    """One COM_BINLOG_DUMP(_GTID): where to start, then the event loop (each event through
+    :class:`~mock_master.dump.events.EventEmitter`: ACKs and faults)."""
+
+    def __init__(self, conn: Connection, cmd: ComBinlogDump | ComBinlogDumpGtid) -> None:
+        self.c = conn
+        self.m = conn.m
+        self.cmd = cmd
+        self.seq = 1
+        self.sent = 0  # events sent on this connection (for 'at')
+        self.out = bytearray()
+        self.file_index = 0
+        self.event_index = 0
+        self.pos = 4
+        self.started = time.monotonic()
+        uv = conn.ctx.user_vars
+        ck = uv.get("master_binlog_checksum", uv.get("source_binlog_checksum"))
+        self.checksum_announced = ck is not None
+        self.client_crc = str(ck).upper() == "CRC32" if ck is not None else False
+        self.strip = (self.m.stream.checksum and self.checksum_announced and not self.client_crc
+                      and self.m.scenario.strip_for_none)
+        try:
+            self.capability = int(uv.get("mariadb_slave_capability") or 0)
+        except (TypeError, ValueError):
+            self.capability = 0
+        hb = uv.get("master_heartbeat_period", uv.get("source_heartbeat_period"))
+        try:
+            self.heartbeat = float(hb) / 1e9 if hb is not None else 0.0
+        except (TypeError, ValueError):
+            self.heartbeat = 0.0
+        self.flags = cmd.flags
+        self.annotate = bool(self.flags & 0x02)
+        self.non_block = bool(self.flags & 0x01) or (
+            isinstance(cmd, ComBinlogDump) and cmd.server_id == 0)
+        self.semi = bool(conn.session.semi_sync) and self.m.scenario.semi_sync
+        self.actions = self.m.actions_for(conn.log.id)
+        self.dummy_types: set[int] = set()
+        self.drip: float | None = None
+        self._drip_clock = Drip()
+        self.stall_until: float | None = None
+        self.no_heartbeat_until = 0.0
+        self.force_semi = False
+        self.bad_magic_at: set[int] = set()
+        for a in self.actions:
+            if a.at is None and a.after_seconds is None:
+                conn.log.faults.append(f"{a.kind} {a.args or ''}".strip()
+                                       + " (whole connection)")
+            if a.kind == "mariadb_dummy_events":
+                self.dummy_types |= {int(t) for t in a.arg("types")}
+            elif a.kind == "ack_timeout":
+                conn.ack_timeout = float(a.arg("seconds"))
+            elif a.kind == "heartbeat_gap" and a.at is None and a.after_seconds is None:
+                self.no_heartbeat_until = time.monotonic() + float(a.arg("seconds"))
+            elif a.kind == "semisync_without_negotiation" and a.at is None:
+                self.force_semi = True
+            elif a.kind == "slow_drip" and a.at is None and a.after_seconds is None:
+                self.drip = float(a.arg("bytes_per_second"))
+        self.fast = not self.actions and not self.semi
+        self.skip_gtids: list[tuple[str, int, int]] | None = None
+        self.gtid: Any = None  # a mariadb_gtid.GtidDump for MariaDB GTID dumps
+        self.binlog_state: Any = None
+        self.clear_fde = False
+        # semi-sync: as the server, ACKs are requested only for transactions appended after
+        # the client connected (history replayed gets none) unless the scenario asks for all
+        files = self.m.stream.files
+        self.live_from = (len(files) - 1, files[-1].count) if files else (0, 0)
+        self.ack_all = bool(getattr(self.m.scenario, "ack_every_transaction", False))
+        self._held: tuple[bytes, int, int, bool] | None = None
+
+    # ---------------------------------------------------------------- framing
+    def packet(self, payload: bytes) -> None:
+        """Queue one packet (several when 16 MiB or more), the sequence id counting on."""
+        self.out += encode_packet(payload, self.seq)
+        self.seq = (self.seq + fragment_count(len(payload))) & 0xFF
+
+    def ack_read(self) -> None:
+        """A semi-sync ACK was read: the server reads it on the dump's own connection, so its
+        packet counter follows the ACK's (sequence 0): the next packet it sends has 1."""
+        self.seq = 1
+
+    async def flush(self) -> None:
+        if self.out:
+            data = self.out
+            self.out = bytearray()
+            if self.drip:
+                await self._drip(bytes(data))
+            else:
+                self.c.write(data)
+                await self.c.drain()
+
+    async def _drip(self, data: bytes) -> None:
+        """Send ``data`` at no more than ``drip`` bytes a second (:class:`Drip`)."""
+        assert self.drip is not None
+        await self._drip_clock.send(data, self.drip, self.c.write, self.c.drain)
+
+    def send_event(self, ev: bytes, *, ack: bool = False, magic: int = 0xEF) -> None:
+        semi = (self.semi and not self.c.semi_fallback) or self.force_semi
+        if semi and magic != SEMI_SYNC_INDICATOR:  # a deliberately wrong semi-sync header
+            self.packet(b"\x00" + bytes((magic, 1 if ack else 0)) + ev)
+        else:
+            self.packet(encode_binlog_packet(ev, (1 if ack else 0) if semi else None))
+        self.c.log.events_sent += 1
+
+    # ---------------------------------------------------------------- start position
+    def _error(self, code: int, msg: str) -> None:
+        self.c.log.errors.append(f"ERR {code}: {msg}")
+        self.packet(encode_err(ErrPacket(code, msg, "HY000")))
+        self.c.session.end_dump()
+
+    def _find_start(self) -> bool:
+        try:
+            start = find_start(self.m.stream, self.cmd, self.c.ctx.user_vars, self.m.flavor,
+                               server_uuid=self.m.server_uuid() if self.m.flavor == "mysql"
+                               else None, version=self.m.version_tuple)
+        except StartError as exc:
+            self._error(exc.code, str(exc))
+            return False
+        self.c.log.dump = start.log
+        self.file_index, self.event_index = start.file_index, start.event_index
+        self.skip_gtids = start.skip_gtids
+        self.gtid = start.gtid_dump
+        self.binlog_state = start.binlog_state
+        self.clear_fde = start.clear_fde
+        return True
+
+    def _wants_ack(self, fi: int, i: int) -> bool:
+        """Is an ACK requested for event i of file fi (a transaction end)?"""
+        if not self.semi or self.c.semi_fallback or (fi, i) not in self.m.stream.txn_ends:
+            return False
+        return self.ack_all or (fi, i) >= self.live_from
+
+    def _plain_client(self) -> bool:
+        """Does this client get every MariaDB event unchanged (no compat conversion)?"""
+        return self.m.flavor != "mariadb" or self.capability >= mc.CAP_GTID
+
+    # ---------------------------------------------------------------- the loop
+    async def run(self) -> None:
+        """The dump; when it ends (EOF, or an ERR) the server closes the connection, as its
+        COM_BINLOG_DUMP handler ends the session (no COM_QUIT needed)."""
+        try:
+            await self._run()
+        finally:
+            if not self.c.closed:
+                with contextlib.suppress(Exception):
+                    await self.flush()
+                self.c.close("server (the dump ended)")
+
+    async def _run(self) -> None:
+        c = self.c
+        stream = self.m.stream
+        if self.m.scenario.require_register and not c.registered:
+            c.log.violations.append("dump without COM_REGISTER_SLAVE")
+        if stream.checksum and not self.checksum_announced:
+            c.log.violations.append("checksum setting not announced: the source's binlog has "
+                                    "CRC32 checksums but the client never set "
+                                    "@master_binlog_checksum")
+            if self.m.flavor == "mysql":
+                self._error(1236, "Slave can not handle replication events with the checksum "
+                            "that master is configured to log; the first event 'x' at 4")
+                await self.flush()
+                c.session.end_dump()
+                return
+        if not self._find_start():
+            await self.flush()
+            return
+        if stream.checksum and not self.checksum_announced and self.m.flavor == "mariadb":
+            # MariaDB: the fake ROTATE, then the FORMAT_DESCRIPTION read says CRC32: error
+            f = stream.files[self.file_index]
+            start = f.offsets[self.event_index] if self.event_index < f.count else f.size
+            await self._file_start(self.file_index, start if self.event_index else 4, True, 0,
+                                   rotate_only=True)
+            fde = f.fde
+            self._error(1236, f"Slave can not handle replication events with the checksum that "
+                        f"master is configured to log; the first event "
+                        f"'{self._requested_name()}' at {self.cmd.binlog_pos}, the last event "
+                        f"read from '{f.name}' at 4, the last byte read from '{f.name}' at "
+                        f"{4 + (len(fde) if fde is not None else 0)}.")
+            await self.flush()
+            return
+        c._reader_task = asyncio.create_task(c.read_during_stream())
+        fi, ei = self.file_index, self.event_index
+        first = True
+        try:
+            while True:
+                f = stream.files[fi]
+                start_pos = f.offsets[ei] if ei < f.count else f.size
+                await self._file_start(fi, start_pos if not first else
+                                       (start_pos if ei else 4), first, ei)
+                first = False
+                done = await self._serve_file(fi, ei)
+                if done == "next":
+                    fi += 1
+                    ei = 0
+                    continue
+                return
+        except Closed:
+            return
+
+    def _requested_name(self) -> str:
+        """The file name the dump asked for, as the server's errors print it ('.' for none)."""
+        return self.cmd.binlog_filename.split("\0", 1)[0] or "."
+
+    async def _file_start(self, fi: int, pos: int, first: bool, ei: int, *,
+                          rotate_only: bool = False) -> None:
+        """The fake ROTATE and the FORMAT_DESCRIPTION that open each file of the dump."""
+        f = self.m.stream.files[fi]
+        crc = f.checksum and (self.client_crc or not first) and not self.strip
+        rot = encode_event(ROTATE, encode_rotate(RotateEvent(pos, f.name)),
+                           server_id=self.m.server_id, flags=LOG_EVENT_ARTIFICIAL_F,
+                           checksum=crc)
+        await self._emit(rot, fi, -1)
+        if rotate_only:
+            return
+        fde = f.fde
+        if fde is None:
+            return
+        orig = peek_header(fde).flags
+        flags = orig
+        if self.m.scenario.clear_in_use_flag and flags & FLAG_IN_USE:
+            flags &= ~FLAG_IN_USE
+        if first and self.clear_fde:
+            # the client resumes past the FDE: log_pos 0 (its position must not move) and
+            # 'created' 0 (its temporary tables must survive)
+            fde = zero_created(fde, f.checksum, log_pos=0, flags=flags)
+        elif self.gtid is not None and not self.gtid.pos_reached():
+            fde = zero_created(fde, f.checksum, flags=flags)  # GTIDs still to skip
+        elif flags != orig:
+            fde = rewrite_header(fde, f.checksum, flags=flags)
+        self._fde_fixed = fde
+        if ei > 0:  # not from the file start: sent now (else it is event 0 of the loop)
+            await self._emit(fde, fi, -1)
+        if self.gtid is not None:
+            self.gtid.file_started()
+
+    def _transform(self, ev: bytes, fi: int) -> bytes | None:
+        """Per-client changes to one stored event (None: not sent). For MariaDB replicas below
+        the GTID capability, the conversions the server makes (send_event_to_slave); raises
+        CompatError where the server ends the dump."""
+        t = ev[4]
+        ck = self.m.stream.files[fi].checksum
+        if t == FDE:
+            ev = self._fde_fixed
+        elif t in self.dummy_types:
+            ev = dummy_event(ev, ck)
+        elif self.m.flavor == "mariadb" and t >= 160:
+            out = mc.compat_event(ev, ck, self.capability, self.annotate)
+            if out is None:
+                return None
+            ev = out
+        if self.strip:
+            ev = strip_checksum(ev)
+        return ev
+
+    def _fatal_text(self, msg: str, fi: int, i: int) -> str:
+        """The server's fatal read error text with the dump's coordinates."""
+        f = self.m.stream.files[fi]
+        start = f.offsets[i]
+        name = self._requested_name()
+        return (f"{msg}; the first event '{name}' at {self.cmd.binlog_pos}, the last event "
+                f"read from '{f.name}' at {start}, the last byte read from '{f.name}' at "
+                f"{start + len(f.event(i))}.")
+
+    async def _send_transformed(self, ev: bytes, fi: int, i: int) -> bool:
+        """Transform and send one stored event; False when the dump ended with an error."""
+        try:
+            out = self._transform(ev, fi)
+        except CompatError:
+            self._error(1236, self._fatal_text(mc.compat_error(ev[4]), fi, i))
+            await self.flush()
+            return False
+        if out is not None:
+            await self._emit(out, fi, i, ack=self._wants_ack(fi, i))
+        return True
+
+    async def _gtid_step(self, ev: bytes, fi: int, i: int) -> str | None:
+        """A MariaDB GTID dump still skipping or watching UNTIL: one event through the
+        server's skip machine, then the fake GTID_LIST events due; "eof" when the dump ended
+        (UNTIL reached, or an error)."""
+        g = self.gtid
+        t = ev[4]
+        ck = self.m.stream.files[fi].checksum
+        glist: list[MariadbGtid] | None = None
+        gtid: tuple[int, int, int, int] | None = None
+        commit = False
+        if t == GTID_LIST:
+            body = decode_stored(ev, ck).body
+            glist = list(body.gtids) if body is not None else None
+        elif t == GTID and len(ev) >= HEADER_LEN + 13:
+            b = HEADER_LEN
+            gtid = (int.from_bytes(ev[b + 8:b + 12], "little"),
+                    int.from_bytes(ev[5:9], "little"),
+                    int.from_bytes(ev[b:b + 8], "little"), ev[b + 12])
+        elif t == QUERY:
+            body = decode_stored(ev, ck).body
+            commit = body is not None and str(body.query) in ("COMMIT", "ROLLBACK")
+        try:
+            send = g.on_event(t, glist, gtid, commit, self.binlog_state)
+        except GtidStartError as exc:
+            await self.flush()
+            self._error(exc.code, str(exc))
+            await self.flush()
+            return "eof"
+        if send and not await self._send_transformed(ev, fi, i):
+            return "eof"
+        f = self.m.stream.files[fi]
+        end = f.offsets[i] + len(ev)
+        for gtids, flags in g.fake_after(t, commit):
+            await self._emit(mc.fake_gtid_list(gtids, flags, end, ck and not self.strip,
+                                            self.m.server_id), fi, -1)
+            if flags:  # UNTIL reached: the dump ends
+                await self._end_with_eof()
+                return "eof"
+        return None
+
+    async def _end_with_eof(self) -> None:
+        await self._wait_pending_acks()
+        # the session's status flags (0 after a client's SET autocommit=0, as pymysql does)
+        self.packet(encode_eof(EofPacket(0, self.c._status())))
+        await self.flush()
+        self.c.session.end_dump()
+
+    def _skip_gtid_txn(self, ev: bytes, fi: int) -> bool:
+        """COM_BINLOG_DUMP_GTID: is this GTID event's transaction in the client's set?"""
+        if self.skip_gtids is None or ev[4] != MYSQL_GTID:
+            return False
+        return in_gtid_set(ev, self.m.stream.files[fi].checksum, self.skip_gtids)
+
+    def _build_image(self, fi: int, ei: int, n: int) -> tuple[bytes, int, int]:
+        """The framed packets of events ei..n of file fi for this client's settings."""
+        events = self.m.stream.files[fi].events
+        plain = not self.strip and not self.dummy_types
+
+        def served() -> Iterator[bytes]:
+            for k in range(ei, n):
+                ev: bytes | None = events[k]
+                if not plain or events[k][4] == FDE or events[k][4] >= 160:
+                    ev = self._transform(events[k], fi)
+                if ev is not None:
+                    yield ev
+
+        return frame_event_list(served(), self.seq)
+
+    def _raw_ok(self, f: Any, ei: int) -> bool:
+        """Can events ei.. of f be framed straight from the file's bytes for this client (no
+        event of theirs changes, none needs several packets)?"""
+        if f.data is None or self.strip or self.dummy_types:
+            return False
+        if f.max_event_size() + 1 >= MAX_PAYLOAD:
+            return False
+        changed = {FDE}  # only event 0 may be the FDE (sent as _fde_fixed, below)
+        if self.m.flavor == "mariadb":
+            changed |= mc.changed_types(self.capability, self.annotate)
+        types = f.types()
+        return not any(types.find(t, max(ei, 1)) >= 0 for t in changed)
+
+    async def _serve_image(self, fi: int, ei: int) -> int:
+        """Fast path: send events ei.. of file fi from the master's cached wire image (shared by
+        every client with the same settings), framing it on first use; returns the index to
+        continue from."""
+        f = self.m.stream.files[fi]
+        n = f.count
+        key = (fi, ei, n, self.seq, self.annotate, min(self.capability, 4), self.strip,
+               self._fde_fixed if ei == 0 else b"")
+        img = self.m.images.get(key)
+        await self.flush()
+        if img is None:
+            if self._raw_ok(f, ei):
+                img = await self._frame_and_send(f, ei)
+            else:
+                data, count, seq = self._build_image(fi, ei, n)
+                img = ([data], count, seq)
+                await self._send_buffers(img[0])
+            self.m.images[key] = img
+            # keep at most IMAGE_CACHE_BYTES of images (the oldest go first)
+            while sum(sum(len(b) for b in v[0]) for v in self.m.images.values()) \
+                    > IMAGE_CACHE_BYTES and len(self.m.images) > 1:
+                self.m.images.pop(next(iter(self.m.images)))
+        else:
+            await self._send_buffers(img[0])
+        _, count, seq = img
+        self.seq = seq
+        self.sent += count
+        self.c.log.events_sent += count
+        return n
+
+    async def _send_buffers(self, buffers: list[Any]) -> None:
+        step = 4 << 20
+        for data in buffers:
+            view = memoryview(data)
+            for k in range(0, len(view), step):
+                self.c.write(view[k:k + step])
+                await self.c.drain()
+
+    async def _frame_and_send(self, f: Any, ei: int) -> tuple[list[Any], int, int]:
+        """Frame events ei.. of a file read from disk straight from its bytes (one 5-byte
+        packet header each, nothing decoded) and send them as they are framed; the buffers
+        become the file's wire image for later clients."""
+        parts: list[Any] = []
+        seq = self.seq
+        n = f.count
+        i = ei
+        if i == 0 and n and f.event(0)[4] == FDE:
+            fde, _, seq = frame_event_list([self._fde_fixed], seq)
+            parts.append(fde)
+            self.c.write(fde)
+            i = 1
+        pending: Any = None
+        while i < n:
+            j = min(i + CHUNK_EVENTS, n)
+            buf, seq = frame_events(f.data, f.starts, i, j, f.end, seq)
+            # the next chunk is framed while the client reads this one
+            if pending is not None:
+                await self.c.drain()
+            parts.append(buf)
+            self.c.write(buf)
+            pending = buf
+            i = j
+        await self.c.drain()
+        return parts, n - ei, seq
+
+    async def _serve_file(self, fi: int, ei: int) -> str:
+        stream = self.m.stream
+        f = stream.files[fi]
+        skipping = False
+        i = ei
+        if self.fast and not self.dummy_types and self.skip_gtids is None and not self.drip \
+                and (self.gtid is None or not self.gtid.active) and self._plain_client():
+            i = await self._serve_image(fi, ei)
+            if i == f.count and f.count and f.event(-1)[4] == 4 and fi + 1 < len(stream.files):
+                return "next"
+        while True:
+            n = f.count
+            events = f.events if i < n else []
+            while i < n:
+                ev = events[i]
+                t = ev[4]
+                if self.gtid is not None and self.gtid.active and not (t == FDE and i == 0):
+                    if await self._gtid_step(ev, fi, i) == "eof":
+                        return "eof"
+                    i += 1
+                    continue
+                if self.skip_gtids is not None:
+                    # MySQL (Binlog_sender::send_events): a group whose GTID the client has is
+                    # skipped up to the next GTID (a ROTATE is never skipped); the replica
+                    # learns the skipped positions from a heartbeat, sent before the next event
+                    # (or at once when nothing went out for a heartbeat period)
+                    if t in (33, 34):
+                        skipping = self._skip_gtid_txn(ev, fi)
+                    elif t == ROTATE:
+                        skipping = False
+                    if skipping:
+                        end = f.offsets[i] + len(ev)
+                        if self.heartbeat > 0 and \
+                                time.monotonic() - self._last_send >= self.heartbeat:
+                            self._heartbeat(f, end)
+                            self._skip_hb = None
+                        else:
+                            self._skip_hb = end
+                        i += 1
+                        continue
+                    if self._skip_hb is not None:
+                        self._heartbeat(f, self._skip_hb)
+                        self._skip_hb = None
+                if self.fast and not self.strip and t not in (FDE, 160, 161, 162, 163) \
+                        and not self.dummy_types:
+                    self.packet(b"\x00" + ev)
+                    self.sent += 1
+                    self.c.log.events_sent += 1
+                    if len(self.out) >= BATCH_BYTES:
+                        await self.flush()
+                    i += 1
+                    continue
+                if not await self._send_transformed(ev, fi, i):
+                    return "eof"
+                i += 1
+                if t == 4 and i == n and fi + 1 < len(stream.files):
+                    await self.flush()
+                    return "next"
+            if self._skip_hb is not None or (skipping and f.count):
+                # still inside a skipped group at the end of what there is to read
+                self._heartbeat(f, f.size)
+                self._skip_hb = None
+            await self.flush()
+            if fi + 1 < len(stream.files):
+                return "next"
+            if self.non_block:
+                await self._end_with_eof()
+                self.c.log.closed_by = self.c.log.closed_by or None
+                return "eof"
+            await self._idle(f)
+            if self.c.closed:
+                raise Closed("closed")
+
+    async def _idle(self, f: Any) -> None:
+        """Blocking dump at the end of the binlog: wait for events, send heartbeats."""
+        cond = self.m._new_events
+        assert cond is not None
+        n = f.count
+        while f.count == n and not self.c.closed:
+            await self._check_acks()
+            await self._timed_actions()
+            period = self.heartbeat if self.heartbeat > 0 else None
+            wait = min(period, 0.5) if period else 0.5
+            async with cond:
+                try:
+                    await asyncio.wait_for(cond.wait(), timeout=wait)
+                except TimeoutError:
+                    pass
+            now = time.monotonic()
+            if period and f.count == n and now - self._last_send >= period \
+                    and now >= self.no_heartbeat_until and self.stall_until is None:
+                self._heartbeat(f)
+                await self.flush()
+            if self.stall_until is not None and now >= self.stall_until:
+                self.stall_until = None
+
+    _last_send = 0.0
+    _fde_fixed = b""
+    #: MySQL GTID dump: the end of the last skipped event, for the next heartbeat
+    _skip_hb: int | None = None
+    #: an ACK did not come in time: transactions no longer wait for theirs
+    _ack_waits_off = False
+
+    def _heartbeat(self, f: Any, pos: int | None = None) -> None:
+        # MariaDB: the checksum of the file's FORMAT_DESCRIPTION; MySQL: the client's setting
+        crc = f.checksum and (self.client_crc or self.m.flavor == "mariadb") and not self.strip
+        at = f.size if pos is None else pos
+        hb = encode_event(HEARTBEAT, encode_heartbeat(HeartbeatEvent(f.name, at)),
+                          server_id=self.m.server_id, log_pos=at, checksum=crc)
+        self.send_event(hb)
+        self.c.log.heartbeats_sent += 1
+        self._last_send = time.monotonic()

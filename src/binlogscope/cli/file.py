@@ -1,0 +1,290 @@
+"""``binlogscope file``: binlog and relay-log files on disk (or standard input), decoded.
+
+Outputs: the annotated text dump (``--plain``; ``--brief`` without explanations), ``--json``
+(one :func:`~binlogscope.render.shapes.binlog_event_json` line per event), ``--tree`` (the full
+annotated tree per event) and ``--summary`` (one line per event: file, start offset, end
+position, server id, time, event). On a terminal without an output option the TUI opens.
+
+Selections as mysqlbinlog users know them: ``--start-position``/``--stop-position``,
+``--start-datetime``/``--stop-datetime``, ``--database`` (:mod:`binlogscope.pipeline.select`),
+plus ``--table REGEX``. ``--verbose`` adds the SQL-like row view
+(:mod:`binlogscope.render.sql_rows`) under each rows event in the text and summary outputs.
+``-`` reads one binlog from standard input (``zcat binlog.gz | binlogscope file -``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TextIO
+
+from binlogscope.cli.common import PROG, BadPatternError, table_pattern
+from binlogscope.drivers.binlog_file import (
+    STDIN_PATH,
+    BinlogFileError,
+    FileEvents,
+    read_binlog_file,
+)
+from binlogscope.gc_tuning import fewer_gc_passes
+from binlogscope.pipeline.filter import event_table
+from binlogscope.pipeline.select import SelectionError, only_database, parse_datetime, time_range
+from binlogscope.render.json_out import LineWriter, dumps_line
+from binlogscope.render.shapes import binlog_event_json
+from binlogscope.render.sql_rows import row_lines
+from binlogscope.render.text import event_line, render_node
+from binlogscope.wire.binlog.decode import DecodedEvent
+
+
+def add_file_parser(sub: Any) -> None:
+    f = sub.add_parser("file", help="decode binlog or relay-log files on disk",
+                       description="Decode binlog files: per event the header and every field "
+                       "with offset, hex bytes, value and what it means.")
+    f.add_argument("paths", nargs="+", metavar="PATH",
+                   help="binlog file(s); .gz is read too; - reads one from standard input")
+    out = f.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true",
+                     help="one JSON object per event (file, offset, event_type, rows, ...)")
+    out.add_argument("--tree", action="store_true",
+                     help="one JSON object per event: the full annotated tree")
+    out.add_argument("--summary", action="store_true",
+                     help="one line per event: file, offset, end_log_pos, server id, time, event")
+    out.add_argument("--plain", action="store_true",
+                     help="the annotated text dump (the default when stdout is not a terminal)")
+    f.add_argument("--brief", action="store_true", help="leave out the field explanations")
+    f.add_argument("-v", "--verbose", action="store_true",
+                   help="add the rows as SQL-like '### INSERT INTO db.t SET ...' lines (text "
+                   "and --summary outputs), column names when the binlog has them")
+    f.add_argument("--start-position", type=int, metavar="N",
+                   help="first event offset to show (the FORMAT_DESCRIPTION is still read); "
+                   "must be an event boundary")
+    f.add_argument("--stop-position", type=int, metavar="N",
+                   help="stop before the event at or after this offset")
+    f.add_argument("--start-datetime", metavar="TIME",
+                   help="start at the first event at or after TIME ('YYYY-MM-DD hh:mm:ss', "
+                   "local time as in mysqlbinlog, or ISO-8601 with a zone)")
+    f.add_argument("--stop-datetime", metavar="TIME",
+                   help="stop before the first event at or after TIME")
+    f.add_argument("-d", "--database", metavar="DB",
+                   help="only events of this database, as mysqlbinlog --database (transaction "
+                   "keywords and events of no database are kept)")
+    f.add_argument("--table", metavar="REGEX",
+                   help=r"only events on tables whose 'schema.table' matches (e.g. 'shop\.orders')")
+
+
+def file_args(paths: list[str], **kw: Any) -> argparse.Namespace:
+    """A ``file`` namespace with every option at its default (for ``demo``)."""
+    ns = argparse.Namespace(
+        paths=paths, json=False, tree=False, summary=False, plain=False, brief=False,
+        verbose=False, start_position=None, stop_position=None, start_datetime=None,
+        stop_datetime=None, database=None, table=None)
+    for k, v in kw.items():
+        setattr(ns, k, v)
+    return ns
+
+
+def cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if wants_tui(args, out):
+        return run_tui(args, err)
+    return _cmd_file(args, out, err)
+
+
+def _filter_table(events: Iterable[DecodedEvent], pattern: re.Pattern[str] | None
+                  ) -> Iterable[DecodedEvent]:
+    if pattern is None:
+        yield from events
+        return
+    for ev in events:
+        schema, table = event_table(ev)
+        if table is not None and pattern.fullmatch(f"{schema}.{table}"):
+            yield ev
+
+
+def _times(args: argparse.Namespace, err: TextIO) -> tuple[int | None, int | None] | None:
+    try:
+        start = parse_datetime(args.start_datetime) if args.start_datetime else None
+        stop = parse_datetime(args.stop_datetime) if args.stop_datetime else None
+    except SelectionError as exc:
+        print(f"{PROG}: file: {exc}", file=err)
+        return None
+    return start, stop
+
+
+def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        pattern = table_pattern(args.table, err)
+    except BadPatternError:
+        return 2
+    times = _times(args, err)
+    if times is None:
+        return 2
+    if args.paths.count(STDIN_PATH) > 1:
+        print(f"{PROG}: file: standard input (-) can be read only once", file=err)
+        return 2
+    record = not (args.json or args.summary)
+    status = 0
+    lines = LineWriter(out, interactive=out.isatty())
+    with fewer_gc_passes():  # (gc_tuning: a long stream of short-lived objects)
+        for path in args.paths:
+            info = FileEvents(path)
+            errors: list[str] = []
+            try:
+                events: Iterable[DecodedEvent] = read_binlog_file(
+                    path, record=record, start_position=args.start_position,
+                    stop_position=args.stop_position, info=info)
+                if times != (None, None):
+                    events = time_range(events, *times)
+                if args.database is not None:
+                    events = only_database(events, args.database)
+                if pattern is not None:
+                    events = _filter_table(events, pattern)
+                if args.json:
+                    _write_json(events, path, lines, errors)
+                elif args.tree:
+                    for ev in events:
+                        if ev.error:
+                            errors.append(ev.error)
+                        assert ev.node is not None
+                        lines.write({"file": path, **ev.node.to_dict()})
+                elif args.summary:
+                    _write_summary(events, path, out, errors, verbose=args.verbose)
+                else:
+                    _write_text(events, path, info, args, out, errors)
+                lines.flush()
+                if info.fatal:
+                    errors.append(info.fatal)
+            except BinlogFileError as exc:
+                lines.flush()
+                print(f"{PROG}: error: {exc}", file=err)
+                status = 1
+                continue
+            except BrokenPipeError:
+                return 0
+            if errors:
+                status = 1
+                more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+                print(f"{PROG}: {path}: damaged: {errors[0]}{more}", file=err)
+    return status
+
+
+def _write_json(events: Iterable[DecodedEvent], path: str, lines: LineWriter,
+                errors: list[str]) -> None:
+    """``file --json``: one :func:`binlog_event_json` line per event."""
+    add = lines.add
+    for ev in events:
+        if ev.error:
+            errors.append(ev.error)
+        add(dumps_line(binlog_event_json(ev, path)))
+    lines.flush()
+
+
+class _Clock:
+    """``YYYY-MM-DD hh:mm:ss`` of header timestamps in local time (as mysqlbinlog prints
+    them), one conversion per distinct second."""
+
+    def __init__(self) -> None:
+        self._last = -1
+        self._text = ""
+
+    def __call__(self, ts: int) -> str:
+        if ts != self._last:
+            self._last = ts
+            self._text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+        return self._text
+
+
+#: the --summary column titles (a comment line, so tools reading the columns can skip it)
+SUMMARY_TITLE = (f"# {'file':<24}  {'offset':>10}  {'end_log_pos':>11}  {'server_id':>10}  "
+                 f"{'time (local)':<19}  event")
+
+
+def _write_summary(events: Iterable[DecodedEvent], path: str, out: TextIO,
+                   errors: list[str], *, verbose: bool = False) -> None:
+    """``file --summary``: one line per event (columns: :data:`SUMMARY_TITLE`)."""
+    chunk: list[str] = [SUMMARY_TITLE + "\n"]
+    add = chunk.append
+    size = 1 if out.isatty() else 2048
+    n = 0
+    name = f"  {path:<24}  "
+    clock = _Clock()
+    for ev in events:
+        if ev.error:
+            errors.append(ev.error)
+        h = ev.header
+        if h is None:
+            add(f"{name}{ev.offset:>10}  {'-':>11}  {'-':>10}  {'-':<19}  {event_line(ev)}\n")
+        else:
+            add(f"{name}{ev.offset:>10}  {h.log_pos:>11}  {h.server_id:>10}  "
+                f"{clock(h.timestamp)}  {event_line(ev)}\n")
+        if verbose:
+            for line in row_lines(ev.body):
+                add(line + "\n")
+        n += 1
+        if n >= size:
+            out.write("".join(chunk))
+            chunk.clear()
+            n = 0
+    out.write("".join(chunk))
+
+
+def _write_text(events: Iterable[DecodedEvent], path: str, info: FileEvents,
+                args: argparse.Namespace, out: TextIO, errors: list[str]) -> None:
+    """The annotated dump of every event (``--plain``, ``--brief``)."""
+    first = True
+    for ev in events:
+        if ev.error:
+            errors.append(ev.error)
+        if first and info.magic_node is None and args.start_position is None:
+            out.write(f"# {path}\n")
+        first = False
+        assert ev.node is not None
+        out.write("\n".join(render_node(ev.node, ev.raw, base=ev.offset,
+                                         explain=not args.brief)))
+        if args.verbose:
+            for line in row_lines(ev.body):
+                out.write("\n" + line)
+        out.write("\n\n")
+
+
+def wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
+    """The TUI opens for the files on a terminal unless an output format was asked for."""
+    if any(getattr(args, k, False) for k in ("json", "tree", "summary", "plain", "verbose",
+                                              "start_datetime", "stop_datetime", "database")):
+        return False  # an output format, or selections only the text outputs apply
+    if not args.paths or out is not sys.stdout or STDIN_PATH in args.paths:
+        return False
+    return sys.stdin.isatty() and out.isatty()
+
+
+def run_tui(args: argparse.Namespace, err: TextIO) -> int:
+    """Open the Textual inspector on the binlog files (imported lazily: textual is heavy)."""
+    from binlogscope.drivers.binlog_file import looks_like_binlog
+
+    for path in args.paths:
+        if not Path(path).is_file():
+            print(f"{PROG}: error: cannot open {path}: no such file", file=err)
+            return 1
+        if not looks_like_binlog(path):
+            print(f"{PROG}: error: {path} is not a binlog file (no fe 62 69 6e magic)",
+                  file=err)
+            return 1
+    from binlogscope.inspector.source import RowSource
+    from binlogscope.inspector.sources.binlog_file import BinlogFileSource
+    from binlogscope.inspector.sources.binlog_files import BinlogSetSource
+    from binlogscope.tui import run_tui as _run
+
+    source: RowSource
+    if len(args.paths) == 1:
+        source = BinlogFileSource(args.paths[0], start_position=args.start_position,
+                                  stop_position=args.stop_position)
+    else:  # the whole set, as the text outputs read it
+        source = BinlogSetSource(args.paths, start_position=args.start_position,
+                                 stop_position=args.stop_position)
+    try:
+        table_pattern(args.table, err)
+    except BadPatternError:
+        return 2
+    return _run(source, table_regex=args.table, err=err)

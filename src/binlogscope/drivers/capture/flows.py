@@ -1,0 +1,605 @@
+"""Flows: one OBSERVER :class:`~binlogscope.session.Session` per MySQL TCP connection.
+
+The third layer of the pcap driver (:mod:`binlogscope.drivers.capture.pcap`). :class:`CaptureReader`
+takes frames (:mod:`~binlogscope.drivers.capture.files`), finds their TCP segments
+(:mod:`~binlogscope.drivers.capture.layers`) and keeps a table of connections:
+
+- a TCP connection is MySQL when one of its ports is in ``ports`` (default 3306) or when a server
+  greeting (HandshakeV10) is seen on it; a port where a greeting was seen counts for later
+  connections too. Segments of not-yet-classified connections are held (a little) so a
+  connection classified by its greeting is decoded from its first byte;
+- each direction is reassembled (:mod:`binlogscope.drivers.capture.tcp_reassembly`); a lost segment
+  becomes an error at the gap, then decoding resumes at the next plausible packet header
+  (:mod:`~binlogscope.session.resync`). A connection whose start is not in the capture is
+  joined the same way (and the binlog stream's checksum setting is inferred from the events);
+- an OBSERVER session per flow decodes both directions; each packet gets the capture frame where
+  its first byte arrived;
+- after an SSLRequest the client's next bytes are looked at once: a TLS record and the
+  connection stays opaque; a MySQL packet with sequence id 2 means the capture holds the
+  decrypted connection
+  (a ``binlogscope proxy --record`` of a session whose TLS the proxy terminated) and the
+  session is told so (:meth:`~binlogscope.session.Session.tls_established` with
+  ``plaintext=True``; a note says it).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from binlogscope.drivers.capture.files import Frame
+from binlogscope.drivers.capture.layers import (
+    LINKTYPE_ETHERNET,
+    SYN_FIN_RST,
+    TCP_ACK,
+    TCP_FIN,
+    TCP_HEADER,
+    TCP_RST,
+    TCP_SYN,
+    TcpSegment,
+    format_addr,
+    ipv4_offset,
+    parse_frame,
+)
+from binlogscope.drivers.capture.tcp_reassembly import (
+    Chunk,
+    Gap,
+    ReassemblyStats,
+    StreamReassembler,
+)
+from binlogscope.session import Session
+from binlogscope.session.events import (
+    DecodeError,
+    PacketDecoded,
+    Peer,
+    Phase,
+    Role,
+    SessionEvent,
+    TlsStarted,
+)
+from binlogscope.session.resync import find_packet_start, looks_like_greeting
+
+DEFAULT_PORTS = frozenset({3306})
+
+_U16 = struct.Struct("!H")
+_ETH_IPV4_BYTES = b"\x08\x00"
+
+
+@dataclass(eq=False)
+class Flow:
+    """One MySQL TCP connection in the capture."""
+
+    id: int  # 1-based, in order of appearance
+    client: str  # "ip:port"
+    server: str
+    first_frame: int
+    first_timestamp: float
+    mid_stream: bool = False  # the connection's start (SYN) is not in the capture
+    client_stats: ReassemblyStats = field(default_factory=ReassemblyStats)
+    server_stats: ReassemblyStats = field(default_factory=ReassemblyStats)
+    encrypted: bool = False
+    compressed: bool = False
+    opaque_bytes: int = 0
+    #: captured bytes not decoded: after a gap (or before the first header of a connection
+    #: joined mid-way) up to the next packet header found, or to the end when none was
+    skipped_bytes: int = 0
+    #: who closed the connection: the side whose FIN or RST came first, its flag, its frame
+    closed_by: str | None = None
+    close_flag: str | None = None  # "FIN" | "RST"
+    close_frame: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.client} -> {self.server}"
+
+
+@dataclass(slots=True)
+class CaptureItem:
+    """What :func:`read_capture` yields."""
+
+    flow: Flow
+    kind: str  # "event" (a SessionEvent) | "flow" (a new flow) | "note" | "error"
+    frame: int
+    timestamp: float
+    event: SessionEvent | None = None
+    text: str = ""
+    #: ``binlogscope proxy``: when the relay read the chunk (``timestamp``: when it had
+    #: forwarded it); None for captures and where the relay does not say
+    received: float | None = None
+
+    @property
+    def direction(self) -> Peer | None:
+        return getattr(self.event, "direction", None)
+
+
+@dataclass(slots=True)
+class _Dir:
+    """Per direction: reassembly, resync state and the offset -> frame map."""
+
+    peer: Peer
+    tcp: StreamReassembler
+    frames: deque[tuple[int, int, float]] = field(default_factory=deque)  # offset, frame, ts
+    syncing: bool = False
+    sync_buf: bytearray = field(default_factory=bytearray)
+    sync_base: int = 0  # stream offset of sync_buf[0]
+    skip: int = 0  # bytes to report as missing/skipped when sync is found
+    reason: str = ""
+    fin_pending: bool = False
+    gap_offset: int = 0  # where the gap being resynchronised after starts
+    gap_frame: int = 0
+    fed_end: int = 0  # stream offset after the last byte given to the session
+    last_packet_end: int = 0
+
+    def frame_at(self, offset: int) -> tuple[int, float]:
+        fr = self.frames
+        while len(fr) > 1 and fr[1][0] <= offset:
+            fr.popleft()
+        if not fr:
+            return 0, 0.0
+        return fr[0][1], fr[0][2]
+
+
+class _Conn:
+    def __init__(self, flow: Flow, record: bool, max_pending: int) -> None:
+        self.flow = flow
+        self.record = record
+        self.session: Session | None = None
+        self.client = _Dir(Peer.CLIENT, StreamReassembler(max_pending=max_pending))
+        self.server = _Dir(Peer.SERVER, StreamReassembler(max_pending=max_pending))
+        flow.client_stats = self.client.tcp.stats
+        flow.server_stats = self.server.tcp.stats
+        self.server_packets = 0
+        self.keys: tuple[_Key, ...] = ()
+        self.fast_keys: set[_FastKey] = set()  # CaptureReader._fast entries of this connection
+        #: an SSLRequest was seen: the client's next bytes say whether they are TLS
+        self.tls_probe = False
+
+
+_Key = tuple[bytes, int, bytes, int]
+#: IPv4 only: (source + destination address, source port << 16 | destination port)
+_FastKey = tuple[bytes, int]
+
+
+class CaptureReader:
+    """Turns frames into :class:`CaptureItem` objects (see :func:`read_capture`)."""
+
+    def __init__(self, ports: Iterable[int] | None = None, *, record: bool = False,
+                 max_pending: int = 4 << 20, hold_segments: int = 64) -> None:
+        self.ports = set(DEFAULT_PORTS if ports is None else ports)
+        self.greeting_ports: set[int] = set()
+        self.record = record
+        self.max_pending = max_pending
+        self.hold_segments = hold_segments
+        self.flows: list[Flow] = []
+        self._conns: dict[_Key, tuple[_Conn, bool]] = {}  # key -> (conn, key is client->server)
+        self._fast: dict[_FastKey, tuple[_Conn, bool]] = {}  # the same, for record_frame
+        self._held: dict[_Key, list[tuple[Frame, TcpSegment]]] = {}  # unclassified, by key
+        self._ignored: set[_Key] = set()
+        self._closed: set[_Key] = set()  # ended connections (stray segments are dropped)
+        self.frames = 0
+        self.tcp_segments = 0
+        self.non_tcp_frames = 0
+        self._last_frame = 0
+        self._last_ts = 0.0
+
+    # ------------------------------------------------------------------ entry points
+    def frame(self, fr: Frame) -> list[CaptureItem]:
+        return self.record_frame(fr.number, fr.timestamp, fr.linktype, fr.data)
+
+    def record_frame(self, number: int, timestamp: float, linktype: int, data: bytes
+                     ) -> list[CaptureItem]:
+        """:meth:`frame` without the :class:`Frame` (what :func:`iter_records` yields).
+
+        The common case - an IPv4 TCP segment of a known connection that carries the next bytes
+        of its direction, no SYN/FIN/RST, nothing held for reassembly - goes straight from the
+        frame's bytes to the session; everything else takes the general path (same results).
+        """
+        self.frames += 1
+        self._last_frame = number
+        self._last_ts = timestamp
+        try:
+            if linktype == LINKTYPE_ETHERNET and data[12:14] == _ETH_IPV4_BYTES:
+                off = 14
+            else:
+                off = ipv4_offset(linktype, data)
+            if off >= 0 and data[off] >> 4 == 4 and data[off + 9] == 6:
+                ihl = (data[off] & 0x0F) * 4
+                if ihl >= 20 and not _U16.unpack_from(data, off + 6)[0] & 0x3FFF:
+                    t = off + ihl
+                    sport, dport, seq, _ack, doff, flags = TCP_HEADER.unpack_from(data, t)
+                    hit = self._fast.get((data[off + 12 : off + 20], sport << 16 | dport))
+                    if hit is not None and not flags & SYN_FIN_RST:
+                        total = _U16.unpack_from(data, off + 2)[0]
+                        end = off + total if total else len(data)
+                        out = self._in_order(hit[0], hit[1], number, timestamp, seq,
+                                             data[t + (doff >> 4) * 4 : end])
+                        if out is not None:
+                            self.tcp_segments += 1
+                            return out
+        except (IndexError, struct.error):
+            pass  # too short: parse_frame says what it is
+        seg = parse_frame(linktype, data)
+        if seg is None:
+            self.non_tcp_frames += 1
+            return []
+        self.tcp_segments += 1
+        return self.segment(Frame(number, timestamp, linktype, data), seg)
+
+    def _in_order(self, conn: _Conn, c2s: bool, number: int, timestamp: float, seq: int,
+                  payload: bytes) -> list[CaptureItem] | None:
+        """:meth:`_segment` for the common case, or None when the general path is needed."""
+        if c2s:
+            d, other = conn.client, conn.server
+        else:
+            d, other = conn.server, conn.client
+        if other.tcp.holding or (d.fin_pending and not d.tcp.fin_seen) or (
+                other.fin_pending and not other.tcp.fin_seen):
+            return None  # a FIN/RST to act on
+        out: list[CaptureItem] = []
+        if not payload:
+            return out  # a pure ACK with nothing held that it could release
+        if d.tcp.offset == 0:  # the direction's first bytes: the general path decides
+            return None
+        offset = d.tcp.in_order(seq, payload)
+        if offset < 0:  # not the next bytes: reordering, loss, a retransmission
+            return None
+        d.frames.append((offset, number, timestamp))
+        s = conn.session
+        if d.syncing:
+            d.sync_buf += payload
+            self._try_sync(conn, d, out)
+        elif s is None or conn.tls_probe:
+            self._feed(conn, d, payload, out)
+        else:  # _feed
+            s.receive_data(payload, sender=d.peer)
+            d.fed_end += len(payload)
+            self._drain(conn, d, out)
+        return out
+
+    def segment(self, fr: Frame, seg: TcpSegment) -> list[CaptureItem]:
+        key = (seg.src, seg.sport, seg.dst, seg.dport)
+        hit = self._conns.get(key)
+        if hit is not None:
+            return self._segment(hit[0], hit[1], fr, seg)
+        rkey = (seg.dst, seg.dport, seg.src, seg.sport)
+        opening = bool(seg.flags & TCP_SYN and not seg.flags & TCP_ACK)
+        if key in self._closed or rkey in self._closed:
+            if not opening:
+                return []  # a stray ACK/retransmission after the connection ended
+            self._closed.discard(key)
+            self._closed.discard(rkey)
+        if key in self._ignored or rkey in self._ignored:
+            if not opening and not self._is_mysql_port(seg):
+                return []
+            self._ignored.discard(key)
+            self._ignored.discard(rkey)
+        held_key = key if key in self._held else rkey if rkey in self._held else None
+        if held_key is None:
+            held_key = key
+            self._held[key] = []
+        held = self._held[held_key]
+        held.append((fr, seg))
+        server_port = self._classify(held)
+        if server_port is None:
+            if len(held) > self.hold_segments:
+                del self._held[held_key]
+                self._ignored.add(held_key)
+            return []
+        del self._held[held_key]
+        return self._promote(held, server_port)
+
+    def finish(self) -> list[CaptureItem]:
+        """End of the capture: flush every flow (holes become gaps, unfinished packets noted)."""
+        out: list[CaptureItem] = []
+        for held in list(self._held.values()):
+            port = self._classify(held)
+            if port is not None:
+                out.extend(self._promote(held, port))
+        self._held.clear()
+        seen: set[int] = set()
+        for conn, _ in list(self._conns.values()):
+            if id(conn) in seen:
+                continue
+            seen.add(id(conn))
+            out.extend(self._end(conn, "end of capture"))
+        return out
+
+    # ------------------------------------------------------------------ classification
+    def _is_mysql_port(self, seg: TcpSegment) -> bool:
+        p = self.ports | self.greeting_ports
+        return bool(seg.sport in p or seg.dport in p)
+
+    def _classify(self, held: list[tuple[Frame, TcpSegment]]) -> int | None:
+        """The server port of a held connection, or None (not MySQL, or not known yet)."""
+        known = self.ports | self.greeting_ports
+        first = held[0][1]
+        for _fr, seg in held:
+            if seg.payload and looks_like_greeting(seg.payload):
+                self.greeting_ports.add(seg.sport)
+                return seg.sport
+            if seg.flags & TCP_SYN and seg.flags & TCP_ACK and seg.sport in known:
+                return seg.sport
+            if seg.flags & TCP_SYN and not seg.flags & TCP_ACK and seg.dport in known:
+                return seg.dport
+        if not any(s.payload for _f, s in held):
+            return None  # nothing to decode yet (and maybe the greeting comes next)
+        if first.dport in known and first.sport in known:
+            return min(first.dport, first.sport)
+        if first.dport in known or first.sport in known:
+            return first.dport if first.dport in known else first.sport
+        return None
+
+    def _promote(self, held: list[tuple[Frame, TcpSegment]], server_port: int
+                 ) -> list[CaptureItem]:
+        fr0, s0 = held[0]
+        if s0.sport == server_port and not (s0.dport == server_port and s0.flags & TCP_SYN
+                                            and not s0.flags & TCP_ACK):
+            server, sport, client, cport = s0.src, s0.sport, s0.dst, s0.dport
+        else:
+            client, cport, server, sport = s0.src, s0.sport, s0.dst, s0.dport
+        syn = any(s.flags & TCP_SYN for _f, s in held)
+        flow = Flow(len(self.flows) + 1, format_addr(client, cport), format_addr(server, sport),
+                    fr0.number, fr0.timestamp, mid_stream=not syn)
+        self.flows.append(flow)
+        conn = _Conn(flow, self.record, self.max_pending)
+        conn.keys = ((client, cport, server, sport), (server, sport, client, cport))
+        self._conns[conn.keys[0]] = (conn, True)
+        self._conns[conn.keys[1]] = (conn, False)
+        what = ("joined mid-connection (its start is not in the capture)" if not syn
+                else "new connection")
+        out = [CaptureItem(flow, "flow", fr0.number, fr0.timestamp, text=what)]
+        for fr, seg in held:
+            out.extend(self._segment(conn, seg.src == client and seg.sport == cport, fr, seg))
+        return out
+
+    def _drop(self, conn: _Conn) -> None:
+        for k in conn.keys:
+            self._conns.pop(k, None)
+            self._closed.add(k)
+        for fk in conn.fast_keys:
+            self._fast.pop(fk, None)
+        conn.fast_keys.clear()
+
+    # ------------------------------------------------------------------ per segment
+    def _segment(self, conn: _Conn, c2s: bool, fr: Frame, seg: TcpSegment) -> list[CaptureItem]:
+        if len(seg.src) == 4 and len(conn.fast_keys) < 2:  # (IPv4) let record_frame find it
+            fk = (seg.src + seg.dst, seg.sport << 16 | seg.dport)
+            if fk not in conn.fast_keys:
+                conn.fast_keys.add(fk)
+                self._fast[fk] = (conn, c2s)
+        d = conn.client if c2s else conn.server
+        out: list[CaptureItem] = []
+        if seg.flags & TCP_SYN:
+            d.tcp.syn(seg.seq)
+            seq = (seg.seq + 1) & 0xFFFFFFFF
+        else:
+            seq = seg.seq
+        if seg.flags & TCP_ACK:  # first: the peer had that data before it sent this segment
+            other = conn.server if c2s else conn.client
+            if other.tcp.holding:
+                for piece in other.tcp.acked(seg.ack, fr.number, fr.timestamp):
+                    self._deliver(conn, other, piece, out)
+        if seg.payload:
+            for piece in d.tcp.segment(seq, seg.payload, fr.number, fr.timestamp):
+                self._deliver(conn, d, piece, out)
+        if seg.flags & (TCP_RST | TCP_FIN):
+            flow = conn.flow
+            rst = seg.flags & TCP_RST
+            if flow.closed_by is None:
+                flow.closed_by = d.peer.value
+                flow.close_flag = "RST" if rst else "FIN"
+                flow.close_frame = fr.number
+                out.append(CaptureItem(flow, "note", fr.number, fr.timestamp,
+                                       text=f"{d.peer.value} closed the connection "
+                                       f"({flow.close_flag})"))
+            if rst:
+                conn.client.fin_pending = conn.server.fin_pending = True
+            else:
+                d.fin_pending = True
+        # the side that closed first is closed first (the session names it)
+        for dd in ((conn.client, conn.server) if c2s else (conn.server, conn.client)):
+            if dd.fin_pending and not dd.tcp.fin_seen and (
+                    not dd.tcp.holding or seg.flags & TCP_RST):
+                self._close_dir(conn, dd, fr, out)
+        if conn.client.tcp.fin_seen and conn.server.tcp.fin_seen:
+            out.extend(self._end(conn, "connection closed"))
+        return out
+
+    def _close_dir(self, conn: _Conn, d: _Dir, fr: Frame, out: list[CaptureItem]) -> None:
+        d.tcp.fin_seen = True
+        for piece in d.tcp.finish(fr.number, fr.timestamp, "connection closed"):
+            self._deliver(conn, d, piece, out)
+        if conn.session is not None and not d.syncing:
+            conn.session.receive_data(b"", sender=d.peer)
+            self._drain(conn, d, out, (fr.number, fr.timestamp))
+
+    def _end(self, conn: _Conn, reason: str) -> list[CaptureItem]:
+        out: list[CaptureItem] = []
+        for d in (conn.client, conn.server):
+            if d.tcp.fin_seen:
+                continue
+            for piece in d.tcp.finish(self._last_frame, self._last_ts, reason):
+                self._deliver(conn, d, piece, out)
+            left = d.fed_end - d.last_packet_end
+            s = conn.session
+            if d.syncing:
+                conn.flow.skipped_bytes += len(d.sync_buf)
+            if d.syncing and d.reason and not d.reason.startswith("the capture starts"):
+                out.append(CaptureItem(conn.flow, "error", d.gap_frame, self._last_ts,
+                                       text=f"{d.peer.value}: at offset {d.gap_offset}: "
+                                       f"{d.reason}; no packet header found after it "
+                                       f"({len(d.sync_buf)} bytes)"))
+                left = 0
+            if left > 0 and s is not None and s.phase not in (Phase.ENCRYPTED,
+                                                              Phase.COMPRESSED):
+                out.append(CaptureItem(conn.flow, "note", self._last_frame, self._last_ts,
+                                       text=f"{d.peer.value}: the capture ends inside a packet "
+                                       f"({left} bytes of it captured)"))
+        if conn.session is not None:
+            conn.flow.opaque_bytes = sum(conn.session.opaque_bytes.values())
+        self._drop(conn)
+        return out
+
+    def _deliver(self, conn: _Conn, d: _Dir, piece: Chunk | Gap, out: list[CaptureItem]) -> None:
+        if isinstance(piece, Gap):
+            if conn.session is not None and conn.session.phase in (Phase.ENCRYPTED,
+                                                                   Phase.COMPRESSED):
+                d.fed_end = piece.offset + piece.length
+                d.last_packet_end = d.fed_end
+                return
+            if d.syncing:
+                conn.flow.skipped_bytes += len(d.sync_buf)
+                lost = d.skip + len(d.sync_buf) + piece.length
+            else:
+                lost = piece.length
+                d.syncing = True
+                d.gap_offset = piece.offset
+                d.gap_frame = piece.frame
+            d.skip = lost
+            d.sync_buf.clear()
+            d.reason = f"{lost} bytes lost in the capture (TCP gap: {piece.reason})"
+            d.sync_base = piece.offset + piece.length
+            return
+        if piece.offset == 0 and d.tcp.mid_stream and not d.syncing and d.fed_end == 0:
+            d.syncing = True
+            d.skip = 0
+            d.sync_base = 0
+            d.reason = "the capture starts mid-connection"
+        d.frames.append((piece.offset, piece.frame, piece.timestamp))
+        if d.syncing:
+            d.sync_buf += piece.data
+            self._try_sync(conn, d, out)
+            return
+        self._feed(conn, d, piece.data, out)
+
+    def _try_sync(self, conn: _Conn, d: _Dir, out: list[CaptureItem]) -> None:
+        s = conn.session
+        server = d.peer == Peer.SERVER
+        buf = d.sync_buf
+        in_stream = s is not None and s.phase == Phase.BINLOG_STREAM
+        found: list[tuple[int, bool]] = []
+        waits: list[int] = []
+        # the source's side: a binlog stream packet (with or without the 0xEF semi-sync
+        # header); the replica's: a semi-sync ACK (0xEF, sequence id 0), which only a binlog
+        # stream has - looked for even before the stream is known, so a capture that starts
+        # mid-stream is not read as commands and OK packets
+        scans = [(True, False)] if server else [(False, True)]
+        if not (server and in_stream):  # (a replica also sends commands: COM_QUIT...)
+            scans.append((False, False))
+        for is_binlog, is_ack in scans:
+            at, wait = find_packet_start(buf, binlog=is_binlog, ack=is_ack)
+            if at is not None:
+                found.append((at, is_binlog or is_ack))
+            elif wait is not None:
+                waits.append(wait)
+        if not found:
+            keep_from = min(waits) if waits else len(buf)
+            if len(buf) - keep_from > (1 << 22):  # 4 MiB and still undecided: give up on it
+                keep_from = len(buf) - 3
+            if keep_from > 0:
+                conn.flow.skipped_bytes += keep_from
+                d.skip += keep_from
+                d.sync_base += keep_from
+                del buf[:keep_from]
+            return
+        # a stream match wins ties
+        pos, stream = min(found, key=lambda f: (f[0], not f[1]))
+        skip = d.skip + pos
+        conn.flow.skipped_bytes += pos
+        data = bytes(d.sync_buf[pos:])
+        d.syncing = False
+        d.sync_buf.clear()
+        if s is None:
+            phase = Phase.BINLOG_STREAM if stream else Phase.COMMAND
+            s = conn.session = Session(Role.OBSERVER, start_phase=phase, semi_sync=None,
+                                       record=self.record)
+            conn.flow.mid_stream = True
+        elif (stream and s.phase == Phase.COMMAND and conn.server_packets == 0
+              and conn.flow.mid_stream):
+            s.join_stream()  # joined mid-way: the stream shows what this is
+        if skip or d.sync_base + pos != 0:
+            reason = d.reason
+            if d.reason.startswith("the capture starts"):
+                reason = f"{d.reason}: {skip} bytes before the first packet header skipped"
+            elif pos:
+                reason = f"{d.reason}; {pos} bytes after it skipped to the next packet header"
+            s.resync(d.peer, skip, reason)
+        d.fed_end = d.sync_base + pos
+        d.last_packet_end = d.fed_end
+        self._feed(conn, d, data, out)
+
+    def _feed(self, conn: _Conn, d: _Dir, data: bytes, out: list[CaptureItem]) -> None:
+        s = conn.session
+        if s is None:
+            s = conn.session = Session(Role.OBSERVER, record=self.record)
+        if conn.tls_probe and d.peer is Peer.CLIENT and data:
+            conn.tls_probe = False
+            # a TLS record (handshake, change_cipher_spec, alert, data), or TLS bytes right
+            # after the SSLRequest in its segment: TLS; a packet with sequence id 2 (the
+            # HandshakeResponse) instead: the decrypted connection
+            tls = (data[0] in (0x14, 0x15, 0x16, 0x17) and data[1:2] in (b"", b"\x03")) or \
+                s.opaque_bytes[Peer.CLIENT] > 0
+            if not tls and data[3:4] in (b"", b"\x02"):
+                s.tls_established(plaintext=True)
+                conn.flow.encrypted = False
+                frame, ts = (d.frames[-1][1], d.frames[-1][2]) if d.frames else (0, 0.0)
+                out.append(CaptureItem(conn.flow, "note", frame, ts, text=(
+                    "the bytes after the SSLRequest are not TLS: the capture holds the "
+                    "decrypted connection (a binlogscope proxy recording); decoding goes on")))
+        s.receive_data(data, sender=d.peer)
+        d.fed_end += len(data)
+        self._drain(conn, d, out)
+
+    def _drain(self, conn: _Conn, d: _Dir, out: list[CaptureItem],
+               now: tuple[int, float] | None = None) -> None:
+        """The session's events as items; ``now``: the frame that closed ``d`` (the frame of
+        the events that have no offset: the close and the phase change it makes)."""
+        s = conn.session
+        assert s is not None
+        flow = conn.flow
+        append = out.append
+        for ev in s.events():
+            if type(ev) is PacketDecoded:  # the common case first (same as below)
+                direction = ev.direction
+                dd = d if direction is d.peer else (
+                    conn.client if direction is Peer.CLIENT else conn.server)
+                at = ev.offset
+                fr = dd.frames  # dd.frame_at(at)
+                while len(fr) > 1 and fr[1][0] <= at:
+                    fr.popleft()
+                if fr:
+                    _, frame, ts = fr[0]
+                else:
+                    frame, ts = 0, 0.0
+                dd.last_packet_end = at + ev.wire_length
+                if direction is Peer.SERVER:
+                    conn.server_packets += 1
+                ev.wire_time = ts
+                append(CaptureItem(flow, "event", frame, ts, ev))
+                continue
+            other = getattr(ev, "direction", None)
+            dd = d if other is None or other == d.peer else (
+                conn.client if other == Peer.CLIENT else conn.server)
+            if isinstance(ev, PacketDecoded):
+                frame, ts = dd.frame_at(ev.offset)
+                dd.last_packet_end = ev.offset + ev.wire_length
+                if ev.direction == Peer.SERVER:
+                    conn.server_packets += 1
+                ev.wire_time = ts
+            elif isinstance(ev, DecodeError | TlsStarted):
+                frame, ts = dd.frame_at(ev.offset)
+                if isinstance(ev, TlsStarted):
+                    flow.encrypted = True
+                    conn.tls_probe = True
+            elif now is not None:
+                frame, ts = now
+            else:
+                frame, ts = (dd.frames[-1][1], dd.frames[-1][2]) if dd.frames else (0, 0.0)
+            out.append(CaptureItem(flow, "event", frame, ts, ev))
+        if s.phase == Phase.COMPRESSED:
+            flow.compressed = True
+
+
+__all__ = ["DEFAULT_PORTS", "CaptureItem", "CaptureReader", "Flow"]

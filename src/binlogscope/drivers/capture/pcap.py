@@ -1,0 +1,84 @@
+"""pcap/pcapng captures -> MySQL sessions: frames, TCP reassembly, one :class:`Session` per flow.
+
+::
+
+    for item in read_capture("replica.pcapng", ports={3306}):
+        item.flow, item.frame, item.timestamp, item.event   # a SessionEvent or a note
+
+Layers, each as thin as possible (the whole point is to stay fast on big captures), one module
+each:
+
+1. **Capture files** (:mod:`~binlogscope.drivers.capture.files`): pcap read directly, pcapng and
+   gzip through scapy's raw readers (no dissection); :class:`CaptureError` on damage after every
+   good frame.
+2. **Link + IP + TCP** (:mod:`~binlogscope.drivers.capture.layers`): :func:`parse_frame` reads the
+   headers it needs with ``struct``.
+3. **Flows** (:mod:`~binlogscope.drivers.capture.flows`): which connections are MySQL, reassembly
+   per direction (:mod:`~binlogscope.drivers.capture.tcp_reassembly`), resynchronisation after a
+   gap or a
+   mid-connection start (:mod:`~binlogscope.session.resync`), and an OBSERVER
+   :class:`~binlogscope.session.Session` per flow.
+
+This module holds the entry points and re-exports the public names of the layers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from binlogscope.drivers.capture.files import CaptureError, Frame, iter_frames, iter_records
+from binlogscope.drivers.capture.flows import DEFAULT_PORTS, CaptureItem, CaptureReader, Flow
+from binlogscope.drivers.capture.layers import TcpSegment, format_addr, parse_frame
+from binlogscope.session.resync import find_packet_start, looks_like_greeting
+
+
+def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool = False
+                 ) -> Iterator[CaptureItem]:
+    """Decode every MySQL flow of a capture, in capture order.
+
+    ``ports``: server ports known to carry MySQL (default 3306); ports where a server greeting
+    is seen are added. ``record``: build the annotated Node trees (slower). Raises
+    :class:`CaptureError` (after yielding everything before the damage) on a bad file.
+    """
+    for items in read_capture_batches(path, ports, record=record):
+        yield from items
+
+
+def read_capture_batches(path: str, ports: Iterable[int] | None = None, *,
+                         record: bool = False) -> Iterator[list[CaptureItem]]:
+    """:func:`read_capture` a frame's items at a time (never an empty list): for consumers of
+    big captures, one generator step per frame instead of one per item."""
+    reader = CaptureReader(ports, record=record)
+    feed = reader.record_frame
+    try:
+        for number, ts, linktype, data in iter_records(path):
+            items = feed(number, ts, linktype, data)
+            if items:
+                yield items
+    except CaptureError:
+        items = reader.finish()  # everything before the damage
+        if items:
+            yield items
+        raise
+    items = reader.finish()
+    if items:
+        yield items
+
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "CaptureError",
+    "CaptureItem",
+    "CaptureReader",
+    "Flow",
+    "Frame",
+    "TcpSegment",
+    "find_packet_start",
+    "format_addr",
+    "iter_frames",
+    "iter_records",
+    "looks_like_greeting",
+    "parse_frame",
+    "read_capture",
+    "read_capture_batches",
+]

@@ -1,0 +1,183 @@
+"""What the parts of the live replica share: its settings (:class:`LiveSettings`), what the
+consumer gets (:class:`LiveItem`), what it learnt about the server (:class:`ServerInfo`) and
+its one error type (:class:`LiveError`, with hints for the server's usual ERR codes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from binlogscope.drivers.live.options import ConnectionOptions
+from binlogscope.drivers.live.setup import SetupStep
+from binlogscope.pipeline.filter import TableFilter
+from binlogscope.pipeline.position import RestartPoint
+from binlogscope.session.events import PacketDecoded, SessionEvent
+from binlogscope.wire.handshake import ErrPacket
+
+ERR_HINTS = {
+    1236: "the requested binlog file/position does not exist on the server (purged or "
+          "mistyped): check SHOW BINARY LOGS and start from a file it lists",
+    1045: "wrong user or password",
+    1227: "the user lacks a privilege: a replica needs REPLICATION SLAVE (and REPLICATION "
+          "CLIENT / BINLOG MONITOR for the status queries)",
+    1129: "the host is blocked after too many connection errors: FLUSH HOSTS on the server",
+    3159: "the server accepts only encrypted connections (require_secure_transport): use "
+          "--ssl-mode REQUIRED (or VERIFY_CA with --ssl-ca)",
+}
+#: 1045 once logged in: MariaDB answers COM_REGISTER_SLAVE / COM_BINLOG_DUMP of an account
+#: without REPLICATION SLAVE with ER_ACCESS_DENIED_ERROR (MySQL sends 1227)
+_NO_REPL_PRIVILEGE = ("the login worked, but the account lacks the REPLICATION SLAVE privilege a "
+                      "replica needs: GRANT REPLICATION SLAVE ON *.* TO the user")
+#: 1045 at login over plain TCP to a server that offers TLS: MariaDB refuses an unencrypted
+#: login this way both for require_secure_transport=ON and an account's REQUIRE SSL
+_LOGIN_TLS = (" - or the server requires TLS (require_secure_transport, or the account's "
+              "REQUIRE SSL): try --ssl-mode REQUIRED")
+#: 1236 texts about a GTID start (MariaDB: "...requested to start from GTID X, which is not in
+#: the master's binlog", "Could not find GTID state requested by slave in any binlog files";
+#: MySQL: "...purged binary logs containing GTIDs that the slave requires")
+_GTID_HINT = ("the GTID position is not in the source's binlog (purged, never written there, or "
+              "a diverged replica): compare --gtid with SELECT @@gtid_binlog_pos / "
+              "@@gtid_purged, or start from a FILE:POS")
+#: 1236 texts about a position inside an existing file
+_POSITION_HINT = ("the position is not the start of an event in that file (or beyond its end):"
+                  " use a position that SHOW BINLOG EVENTS lists, or 4 for the file's start")
+
+
+def err_hint(err: ErrPacket, *, logged_in: bool = True, tls_possible: bool = False) -> str | None:
+    """The hint for a server's ERR, by code and, where one code has several causes, by the
+    stage (``logged_in``: the login is over) and the message text. ``tls_possible``: the
+    login went over plain TCP to a server that offers TLS."""
+    code, msg = err.error_code, err.error_message.lower()
+    if code == 1045:
+        if logged_in:
+            return _NO_REPL_PRIVILEGE
+        return ERR_HINTS[1045] + (_LOGIN_TLS if tls_possible else "")
+    if code == 1227 and "replication slave" in msg:
+        return _NO_REPL_PRIVILEGE
+    if code == 1236:
+        if "gtid" in msg:
+            return _GTID_HINT
+        if "position" in msg and "could not find first log" not in msg:
+            return _POSITION_HINT
+    return ERR_HINTS.get(code)
+
+
+class LiveError(Exception):
+    """A failure the user must act on; the message is one clear line. ``code``: the server's
+    ERR code when the server refused something."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+#: ERR codes that say the server (or this connection) is going away, not that the request is
+#: wrong: ER_SERVER_SHUTDOWN, ER_CONNECTION_KILLED (MariaDB), ER_QUERY_INTERRUPTED, the
+#: ER_NET_* read/write errors and timeouts, CR_SERVER_LOST. A dump ended by one reconnects; a
+#: reconnect's login or setup refused by one is retried with the reconnect backoff.
+SERVER_GOING = frozenset((1053, 1927, 1317, 1158, 1159, 1160, 1161, 2013))
+
+
+def err_text(err: ErrPacket, what: str, *, logged_in: bool = True,
+             tls_possible: bool = False) -> str:
+    """``what: ERR code (state) message`` and the hint for it (:func:`err_hint`), if any."""
+    hint = err_hint(err, logged_in=logged_in, tls_possible=tls_possible)
+    text = f"{what}: ERR {err.error_code} ({err.sql_state}) {err.error_message}"
+    return f"{text} - hint: {hint}" if hint else text
+
+
+@dataclass(slots=True)
+class LiveItem:
+    """What the consumer gets: a session event, a setup step, or a note from the driver.
+
+    Read-only by convention (not frozen: one is built per stream event on the semi-sync
+    commit path, and a frozen dataclass costs about four times as much to build)."""
+
+    kind: str  # "packet" | "step" | "note" | "error"
+    event: SessionEvent | None = None
+    step: SetupStep | None = None
+    text: str = ""
+    restart: RestartPoint | None = None  # for packets: the resume point once this is acked
+    deliver: bool = True  # False: a replay of an already delivered event (skipped on resume)
+
+
+#: HEARTBEAT_LOG_EVENT, HEARTBEAT_LOG_EVENT_V2: keep-alives the source sends during silence
+HEARTBEAT_TYPES = (27, 41)
+
+
+def counted_event(item: LiveItem) -> bool:
+    """What ``--count N`` counts (``live``, ``export --live``, the TUI): a binlog event of the
+    dump that is shown, including the artificial ones the source sends at the start of a dump
+    (the Rotate with flag 0x20, a Format_description with log_pos 0); not a heartbeat (it
+    comes only when the source is idle: counting it would make N depend on timing), not a
+    replay skipped on resume, not an event the table filter dropped."""
+    if item.kind != "packet" or not item.deliver:
+        return False
+    ev = item.event
+    if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:
+        return False
+    h = ev.binlog_event.header
+    return h is not None and h.type_code not in HEARTBEAT_TYPES
+
+
+@dataclass
+class LiveSettings:
+    conn: ConnectionOptions
+    server_id: int | None = None
+    start: str | None = None  # FILE:POS
+    gtid: str | None = None
+    semi_sync: bool = False
+    heartbeat: float | None = None
+    non_blocking: bool = False
+    state_path: str | None = None
+    table_filter: TableFilter = field(default_factory=TableFilter)
+    connect_timeout: float = 10.0
+    net_read_timeout: int = 60
+    reconnect: bool = True
+    max_reconnects: int = 8
+    store_size: int = 4096
+    #: seconds between --state writes (0: after every acked event); the last acked position
+    #: is always written when the session ends or is stopped
+    state_interval: float = 0.25
+    record_path: str | None = None
+    record_raw: bool = False
+    #: ``live --out FILE``: a state file holding a position (and the output's length) wins
+    #: over --start/--gtid, which only say where the output's first run starts
+    out_path: str | None = None
+    #: save the state after every transaction (the consumer's output is flushed first), so
+    #: a crash repeats at most the transaction in flight (``live --state`` on stdout)
+    commit_each_txn: bool = False
+    #: build the annotated tree for stream packets (the TUI and --plain need it; --json and
+    #: exporters do not: every value is still decoded, only the Nodes are skipped)
+    stream_tree: bool = True
+
+
+@dataclass
+class ServerInfo:
+    version: str = ""
+    server_id: int | None = None
+    checksum: str | None = None
+    position: tuple[str, int] | None = None
+    mariadb: bool = False
+
+
+def parse_start(start: str) -> tuple[str, int]:
+    """``--start FILE:POS``."""
+    name, sep, pos = start.rpartition(":")
+    if not sep or not name or not pos.isdigit():
+        raise LiveError(f"--start {start!r}: expected FILE:POS, e.g. mysql-bin.000003:4")
+    return name, int(pos)
+
+
+__all__ = [
+    "ERR_HINTS",
+    "HEARTBEAT_TYPES",
+    "SERVER_GOING",
+    "LiveError",
+    "LiveItem",
+    "LiveSettings",
+    "ServerInfo",
+    "counted_event",
+    "err_hint",
+    "err_text",
+    "parse_start",
+]

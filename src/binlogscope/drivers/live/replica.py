@@ -1,0 +1,489 @@
+"""``binlogscope live``: connect to a server as a replica (Canal's "MockSlave" way).
+
+The driver is a loop around the sans-IO :class:`~binlogscope.session.Session` (role REPLICA):
+read bytes -> ``receive_data`` -> ``events()`` -> act -> ``send`` -> write. It blocks (sockets),
+so the TUI runs it in a worker thread. Every packet in both directions goes through the shared
+decoder and reaches the consumer as a :class:`LiveItem`.
+
+Pipeline (Canal's, kept visible): fetcher (this module's thread) -> decoder (Session) -> filter
+(:class:`TableFilter`) -> bounded :class:`EventStore` (put/get/ack; a slow consumer holds the
+fetcher back) -> consumer (printer, TUI, recorder) which acks; the acked position is what the
+``--state`` file keeps, so a restart loses no event. With :func:`run_live`'s ``commit`` the
+consumer's output advances with the state at transaction boundaries: ``live --out FILE`` repeats
+nothing (:mod:`.live_output`), stdout at most the transaction in flight at a crash.
+
+Semi-sync: the 0xEF header is expected only once ``SET @rpl_semi_sync_slave = 1`` was answered
+OK (the Session tracks that); an event whose flag asks for an ACK is acknowledged (position + file
+name, sequence id 0, no reply expected) right after it is safely in the store.
+
+Modules: this one is the replica loop (fetcher thread, reconnects, store, consumer side, ACKs
+released); :mod:`.live_connect` the socket, TLS and authentication; :mod:`.live_dialog` the setup
+queries, COM_REGISTER_SLAVE and the dump command (:mod:`.live_setup`: the steps and their why);
+:mod:`.live_stream` the binlog stream; :mod:`.live_items` the types they share.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+
+from binlogscope.drivers.live import dialog as live_dialog
+from binlogscope.drivers.live.connect import (
+    Connection,
+    authenticate,
+    connect_error,
+    open_socket,
+)
+from binlogscope.drivers.live.items import (
+    ERR_HINTS,
+    SERVER_GOING,
+    LiveError,
+    LiveItem,
+    LiveSettings,
+    ServerInfo,
+    counted_event,
+)
+from binlogscope.drivers.live.setup import SetupStep
+from binlogscope.drivers.live.stream import stream
+from binlogscope.drivers.pcapng import SessionRecorder
+from binlogscope.gc_tuning import fewer_gc_passes
+from binlogscope.pipeline.position import PositionTracker, RestartPoint
+from binlogscope.pipeline.state import ReplicaState
+from binlogscope.pipeline.store import EventStore, StoreClosed
+from binlogscope.session import Session
+from binlogscope.session.events import Role
+
+
+class ServerGoingAwayError(ConnectionError):
+    """A reconnect's login or setup refused because the server is shutting down (or the
+    connection was killed): retried like a lost connection."""
+
+
+class LiveReplica:
+    """One replica connection (with reconnects) feeding a bounded store."""
+
+    def __init__(self, settings: LiveSettings) -> None:
+        self.s = settings
+        self.store: EventStore[LiveItem] = EventStore(settings.store_size)
+        self.info = ServerInfo()
+        self.state = (ReplicaState.load(settings.state_path) if settings.state_path
+                      else ReplicaState())
+        self.fetch_pos = PositionTracker()  # what was put in the store (reconnect point)
+        self.acked_pos: RestartPoint | None = None
+        self.stop_event = threading.Event()
+        self.error: str | None = None
+        self.reconnects = 0
+        self.acks_sent = 0
+        #: seconds from the read that brought an ACK-requesting event to the ACK written to
+        #: the socket (the replica's share of the source's commit latency), recent ones
+        self.ack_delays: deque[float] = deque(maxlen=10_000)
+        self.heartbeats = 0
+        self._sock: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self.recorder: SessionRecorder | None = None
+        #: real events after the dump start that were delivered before (skipped on resume)
+        self.resume_skip = 0
+        self._acked_cursor = -1
+        self._released = -1
+        #: release acked slots to the store at least this often (always below its size, so a
+        #: consumer holding unreleased items can never starve the fetcher)
+        self._release_every = max(1, min(128, settings.store_size // 2))
+        self._state_dirty = False
+        self._state_saved = 0.0
+        #: ack_upto saves the state by itself (off when the consumer commits its output with
+        #: the state: :func:`run_live` with ``commit``)
+        self.auto_save = True
+        #: asked while no item arrives: True ends :meth:`batches` (a stop signal)
+        self.should_stop: Callable[[], bool] | None = None
+        self.batch: list[LiveItem] = []  # fetched, not yet in the store
+        if self.state.log_file and (settings.out_path is not None
+                                    or (not settings.start and not settings.gtid)):
+            self.resume: RestartPoint | None = RestartPoint(
+                self.state.log_file, self.state.log_pos, self.state.skip, self.state.gtid_set)
+        else:
+            self.resume = None
+        self.fetch_pos.seed_gtid(self.state.gtid_set)
+
+    # ------------------------------------------------------------------ consumer side
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="binlogscope-fetcher", daemon=True)
+        self._thread.start()
+
+    def items(self, timeout: float = 0.2) -> Iterator[tuple[int, LiveItem]]:
+        """(cursor, item) in order until the fetcher ends; ack each with :meth:`ack`.
+
+        Items are taken from the store in batches; what was acked is released to the store
+        (making room for the fetcher) before the next batch is taken.
+        """
+        for batch in self.batches(timeout):
+            yield from batch
+
+    def batches(self, timeout: float = 0.2, idle: Callable[[], None] | None = None
+                ) -> Iterator[list[tuple[int, LiveItem]]]:
+        """:meth:`items` a store batch at a time (up to 512 items; never an empty list), for
+        consumers that ack a whole batch at once (:meth:`ack_upto`). Each ``timeout`` the
+        stream stays quiet, ``idle()`` is called and a state acked since its last save is
+        saved (``auto_save``): what was consumed before a pause does not wait for the next
+        event to be written out."""
+        while True:
+            self._release()
+            batch = self.store.get_many(512, timeout)
+            if not batch:
+                if self._thread is not None and not self._thread.is_alive():
+                    batch = self.store.get_many(512, 0)
+                    if not batch:
+                        self._release()
+                        if self.auto_save:
+                            self.save_state()
+                        return
+                elif self.should_stop is not None and self.should_stop():
+                    return
+                else:
+                    if idle is not None:
+                        idle()
+                    if self.auto_save:
+                        self.save_state()
+                    continue
+            yield batch
+
+    def ack(self, cursor: int, item: LiveItem) -> None:
+        """The consumer is done with ``item``: its position becomes the restart point."""
+        self.ack_upto(cursor, item.restart)
+
+    def ack_upto(self, cursor: int, restart: RestartPoint | None) -> None:
+        """:meth:`ack` of every item up to ``cursor`` at once; ``restart``: the restart point
+        of the last of them that has one (None: none has)."""
+        self._acked_cursor = cursor
+        if cursor - self._released >= self._release_every or (
+                self._thread is not None and not self._thread.is_alive()):
+            self._release()
+        if restart is not None:
+            self.acked_pos = restart
+            self._state_dirty = True
+            if self.s.state_path and self.auto_save and (
+                    self.s.state_interval <= 0 or time.monotonic()
+                                      - self._state_saved >= self.s.state_interval):
+                self.save_state()
+
+    def _release(self) -> None:
+        c = self._acked_cursor
+        if c > self._released:
+            self.store.ack(c)
+            self._released = c
+
+    def save_state(self, out_length: int | None = None, *, durable: bool = True) -> None:
+        """Write the last acked position to the --state file (atomically), if it changed;
+        ``out_length``: the length of the ``--out`` file that holds exactly the output up to
+        that position (written, flushed and fsynced by the caller before this)."""
+        rp = self.acked_pos
+        if not self.s.state_path or rp is None or not self._state_dirty:
+            return
+        st = self.state
+        st.log_file, st.log_pos = rp.log_file, rp.log_pos
+        st.skip, st.gtid_set = rp.skip, rp.gtid_set
+        st.server_id = self.server_id
+        if out_length is not None:
+            st.out_length = out_length
+        st.save(self.s.state_path, durable=durable)
+        self._state_dirty = False
+        self._state_saved = time.monotonic()
+
+    def stop(self) -> None:
+        self._release()
+        self.stop_event.set()
+        sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.store.close()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # ------------------------------------------------------------------ fetcher
+    def put(self, item: LiveItem) -> None:
+        """Fetcher side: hand ``item`` on (in batches)."""
+        self.batch.append(item)
+        if len(self.batch) >= 256:
+            self.flush()
+
+    def flush(self, wake: bool = True) -> None:
+        """Hand the fetched items to the store (blocks while the store is full); ``wake=False``:
+        do not wake the consumer yet (see :meth:`EventStore.put_many`)."""
+        batch = self.batch
+        while batch:
+            if self.stop_event.is_set():
+                raise StoreClosed("stopping")
+            n = self.store.put_many(batch, timeout=0.2, wake=wake)
+            del batch[:n]
+
+    def note(self, text: str) -> None:
+        self.put(LiveItem("note", text=text))
+
+    def _run(self) -> None:
+        try:
+            delay = 0.5
+            attempts = 0  # reconnects since the stream last moved on
+            while not self.stop_event.is_set():
+                try:
+                    self._session_once()
+                    return  # non-blocking dump ended, or count reached
+                except LiveError as exc:
+                    self.error = str(exc)
+                    self.put(LiveItem("error", text=str(exc)))
+                    return
+                except (OSError, TimeoutError, ConnectionError) as exc:
+                    if self.stop_event.is_set():
+                        return
+                    rp = self.fetch_pos.restart_point()
+                    if rp.log_file is None:
+                        rp = self.resume or rp
+                    if rp != self.resume:  # the stream moved on since the last (re)connect
+                        attempts, delay = 0, 0.5
+                    if not self.s.reconnect or attempts >= self.s.max_reconnects \
+                            or rp.log_file is None:
+                        msg = connect_error(self.s.conn, exc)
+                        if attempts:
+                            msg += f" (gave up after {attempts} reconnects)"
+                        self.error = msg
+                        self.put(LiveItem("error", text=msg))
+                        return
+                    attempts += 1
+                    self.reconnects += 1
+                    self.note(f"connection lost ({exc}); reconnect {attempts}/"
+                              f"{self.s.max_reconnects} in {delay:.1f}s, resuming at "
+                              f"{rp.log_file}:{rp.log_pos} (+{rp.skip} delivered)")
+                    self.resume = rp
+                    if self.stop_event.wait(delay):
+                        return
+                    delay = min(delay * 2, 10.0)
+            return
+        except StoreClosed:
+            return
+        finally:
+            try:
+                self.flush()
+            except StoreClosed:
+                pass
+            self.store.close()
+
+    def _connect(self) -> socket.socket:
+        return open_socket(self.s)
+
+    def _session_once(self) -> None:
+        """One connection: connect, log in, set up, register, dump, stream."""
+        if self.s.record_path and self.recorder is None:
+            self.recorder = SessionRecorder(self.s.record_path, server_port=self.s.conn.port,
+                                            raw=self.s.record_raw)
+        self.put(LiveItem("step", step=SetupStep(
+            "connect", f"TCP connect to {self.s.conn.describe()}",
+            "a replica is an ordinary client connection that later turns into a binlog stream")))
+        sock = self._connect()
+        self._sock = sock
+        rd = Connection(sock, Session(Role.REPLICA), self.put, self.flush, self.recorder)
+        try:
+            try:
+                self._login_and_dump(rd)
+            except LiveError as exc:
+                if exc.code in SERVER_GOING and self.resume is not None:
+                    # a reconnect met a server that is shutting down or restarting: the
+                    # reconnect backoff retries it (the first connect stays fatal)
+                    raise ServerGoingAwayError(str(exc)) from None
+                raise
+            stream(self, rd)
+        finally:
+            try:
+                rd.sock.close()
+            except OSError:
+                pass
+            self._sock = None
+
+    def _login_and_dump(self, rd: Connection) -> None:
+        """Log in, set up, register and send the dump command."""
+        authenticate(rd, self.s.conn, self.info, self.put)
+        rd.sock.settimeout(self.s.net_read_timeout)  # logged in: the connect limit is over
+        live_dialog.run_setup(rd, self.s, self.info, self.state.slave_uuid,
+                              self._gtid_start(), self.put)
+        self._register_and_dump(rd)
+
+    def _register_and_dump(self, rd: Connection) -> None:
+        sid = self.server_id
+        if sid == self.info.server_id:
+            raise LiveError(f"--server-id {sid} is the server's own id: a replica must differ")
+        live_dialog.register(rd, sid, self.put)
+        self.resume_skip = live_dialog.dump(rd, self.s, self.info, sid, self._gtid_start(),
+                                            self.resume, self.put)
+
+    def _gtid_start(self) -> str | None:
+        if self.resume is not None and self.resume.gtid_set and self.s.gtid is not None:
+            return self.resume.gtid_set
+        return self.s.gtid
+
+    @property
+    def server_id(self) -> int:
+        if self.s.server_id is not None:
+            return self.s.server_id
+        if self.state.server_id and self.state.server_id != self.info.server_id:
+            return self.state.server_id
+        while True:
+            sid = random.randint(100_000, 2**31 - 1)
+            if sid != self.info.server_id:
+                self.s.server_id = sid
+                return sid
+
+
+Commit = Callable[[], "int | None"]
+
+
+def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
+             count: int | None = None, *, commit: Commit | None = None,
+             should_stop: Callable[[], bool] | None = None) -> LiveReplica:
+    """Run a replica until the dump ends, ``count`` events shown (:func:`counted_event`),
+    ``should_stop()`` or an error.
+
+    ``commit`` (with a ``--state`` file): the consumer's output and the state advance
+    together. ``commit()`` writes out (and, for a file, fsyncs) everything consumed so far
+    and returns the output's length (None for a stream); the state is saved after it, with
+    that length. Commits happen at transaction boundaries: after every transaction with
+    ``settings.commit_each_txn`` (a stream: a crash repeats at most the transaction in
+    flight), else at most every ``settings.state_interval`` seconds (a file: a restart cuts
+    it back to the length the state holds, so nothing repeats); when the stream pauses (0.2 s
+    without an event: what was consumed is written out then, not when the next event comes);
+    and once more when the run ends cleanly. An interrupt (KeyboardInterrupt) saves nothing
+    more: the last commit stands.
+
+    While it runs, the cyclic garbage collector runs less often (``gc_tuning``: the thresholds
+    are process-wide, and put back when it returns)."""
+    rep = LiveReplica(settings)
+    rep.should_stop = should_stop
+    with fewer_gc_passes():  # the process streams for a while: see binlogscope.gc_tuning
+        if commit is not None and settings.state_path:
+            return _run_committed(rep, settings, consume, count, commit, should_stop)
+        return _run(rep, settings, consume, count, should_stop)
+
+
+def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[LiveItem], None],
+         count: int | None, should_stop: Callable[[], bool] | None = None) -> LiveReplica:
+    rep.start()
+    delivered = 0
+    # acked a batch at a time (one ack per store batch instead of one per item), unless the
+    # state file is to be written after every item (--state-interval 0)
+    per_item = bool(settings.state_path) and settings.state_interval <= 0
+    try:
+        for batch in rep.batches():
+            last: int | None = None
+            restart: RestartPoint | None = None
+            done = False
+            try:
+                for cursor, item in batch:
+                    if should_stop is not None and should_stop():
+                        done = True
+                        break
+                    if item.deliver:
+                        consume(item)
+                    if per_item:
+                        rep.ack(cursor, item)
+                    else:
+                        last = cursor
+                        if item.restart is not None:
+                            restart = item.restart
+                    if count is not None and item.deliver and counted_event(item):
+                        delivered += 1
+                        if delivered >= count:
+                            done = True
+                            break
+            finally:  # what was consumed is acked, also when consume() raised
+                if last is not None:
+                    rep.ack_upto(last, restart)
+            if done:
+                break
+            if should_stop is not None and should_stop():
+                break
+    finally:
+        rep.stop()
+        rep.join(5)
+        rep.save_state()
+        if rep.recorder is not None:
+            rep.recorder.close()
+    return rep
+
+
+def _run_committed(rep: LiveReplica, settings: LiveSettings,
+                   consume: Callable[[LiveItem], None], count: int | None, commit: Commit,
+                   should_stop: Callable[[], bool] | None) -> LiveReplica:
+    """:func:`run_live` with ``commit``: see there."""
+    rep.auto_save = False
+    each_txn = settings.commit_each_txn
+    durable = not each_txn
+    interval = settings.state_interval
+    last_commit = time.monotonic()
+    delivered = 0
+    clean = False
+
+    committed: tuple[str | None, int | None] = (None, None)
+    dirty = False  # consumed since the last checkpoint
+
+    def checkpoint() -> None:
+        nonlocal committed, dirty
+        length = commit()
+        rep.save_state(length, durable=durable)
+        dirty = False
+        if rep.acked_pos is not None:
+            committed = (rep.acked_pos.log_file, rep.acked_pos.log_pos)
+
+    def idle() -> None:  # the stream paused: commit what came before (exactly, as at the end)
+        nonlocal last_commit
+        if dirty:
+            checkpoint()
+            last_commit = time.monotonic()
+
+    rep.start()
+    try:
+        for batch in rep.batches(idle=idle):
+            done = False
+            for cursor, item in batch:
+                if should_stop is not None and should_stop():
+                    done = True
+                    break
+                dirty = True
+                if item.deliver:
+                    consume(item)
+                r = item.restart
+                if r is None:
+                    rep.ack_upto(cursor, None)
+                else:
+                    rep.ack_upto(cursor, r)
+                    if r.skip == 0 and (r.log_file, r.log_pos) != committed:  # a boundary
+                        now = time.monotonic() if not each_txn else 0.0
+                        if each_txn or now - last_commit >= interval:
+                            checkpoint()
+                            last_commit = now
+                if count is not None and item.deliver and counted_event(item):
+                    delivered += 1
+                    if delivered >= count:
+                        done = True
+                        break
+            if done or (should_stop is not None and should_stop()):
+                break
+        clean = True
+    finally:
+        rep.stop()
+        rep.join(5)
+        try:
+            if clean:  # the exact position of the last consumed item (skip inside a txn)
+                checkpoint()
+        finally:
+            if rep.recorder is not None:
+                rep.recorder.close()
+    return rep
+
+
+__all__ = ["ERR_HINTS", "LiveError", "LiveItem", "LiveReplica", "LiveSettings", "ServerInfo",
+           "run_live"]

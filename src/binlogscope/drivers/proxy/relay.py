@@ -1,0 +1,277 @@
+"""A relay between a real client and a real server (``binlogscope proxy``) that shows both sides.
+
+Each client connection gets its own upstream connection. Forwarding comes first, in its own
+process (:mod:`binlogscope.drivers.proxy.process`): it copies every chunk to the other side
+unchanged and only then hands a copy to the decoder in this process through a bounded channel
+(:data:`QUEUE_CHUNKS` chunks, :data:`QUEUE_BYTES` bytes not yet taken by the decoder). When the
+decoder falls behind and the channel is full, that connection's decoding stops (an error item
+says so) - the client's bytes are never held back or dropped, and decoding never takes CPU or
+the GIL from the relay. Half-closes are passed on as they come (a FIN from one side becomes a
+FIN to the other), and so are resets (plain relay: a reset, or a peer that answers with one
+after its FIN, becomes an RST to the other side; the close notice says which).
+
+The decoder (the caller's thread, :meth:`ReplicationProxy.batches`) feeds both directions of a
+connection into one OBSERVER :class:`~binlogscope.session.Session` and yields the same
+:class:`~binlogscope.drivers.capture.flows.CaptureItem` objects a capture yields - a
+:class:`~binlogscope.drivers.capture.flows.Flow` per connection, ``frame`` = the chunk's number in
+the proxy's recording - so ``pcap``'s outputs (``--json``, ``--plain``, ``--summary``, the TUI)
+serve the proxy unchanged. ``record``: every chunk as a TCP frame (with the connection's
+handshake and FINs) in a pcapng file that ``binlogscope pcap`` and Wireshark open; the frames
+are built with scapy.
+
+``tls`` (:class:`~binlogscope.drivers.proxy.tls.TlsSettings`): a client that asks for TLS has
+it terminated at the proxy, which speaks TLS of its own upstream
+(:mod:`binlogscope.drivers.proxy.tls`); the relay offers the decoder the plaintext after a
+``("tls", ok, text)`` marker, and the connection's session goes on decoding it
+(:meth:`~binlogscope.session.Session.tls_established` with ``plaintext=True``). Without
+``tls`` a TLS session is relayed as it is and stays opaque.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from binlogscope.drivers.capture.flows import CaptureItem, Flow
+from binlogscope.drivers.capture.sniff import PcapNgFile
+from binlogscope.drivers.proxy.faults import RelayAction, validate
+from binlogscope.drivers.proxy.process import READ, RelayConfig, RelayGoneError, RelayProcess
+from binlogscope.drivers.proxy.tls import TlsSettings
+from binlogscope.session import Role, Session
+from binlogscope.session.events import PacketDecoded, Peer
+
+#: chunks relayed and not yet taken by the decoder; beyond this a connection's decode stops
+QUEUE_CHUNKS = 20_000
+#: bytes relayed and not yet taken by the decoder; beyond this a connection's decode stops
+QUEUE_BYTES = 1 << 30
+#: the largest recorded frame payload (a read is recorded as several frames)
+CHUNK = 65_000
+FELL_BEHIND = ("the decoder fell behind the relay: this connection's decoding stops here (its "
+               "bytes are still forwarded unchanged)")
+
+
+#: the start of the error item's text when TLS termination failed on a connection
+TLS_FAILED = "TLS termination failed: "
+
+
+class ProxyError(Exception):
+    """The proxy cannot listen or reach its upstream, or its relay died (one clear line)."""
+
+
+@dataclass
+class _Conn:
+    flow: Flow
+    session: Session
+    skipped: bool = False
+    #: TCP sequence numbers of the recording, per direction
+    seq: dict[Peer, int] = field(default_factory=lambda: {Peer.CLIENT: 1000, Peer.SERVER: 5000})
+    closed: set[Peer] = field(default_factory=set)
+
+
+def _addr(hostport: tuple[str, int]) -> str:
+    return f"{hostport[0]}:{hostport[1]}"
+
+
+class ReplicationProxy:
+    """Listen on ``listen``; relay every connection to ``upstream`` (in a child process);
+    decode in this one, off the hot path."""
+
+    def __init__(self, listen: tuple[str, int], upstream: tuple[str, int], *,
+                 record: PcapNgFile | None = None, queue_chunks: int = QUEUE_CHUNKS,
+                 queue_bytes: int = QUEUE_BYTES,
+                 actions: list[RelayAction] | None = None,
+                 tls: TlsSettings | None = None) -> None:
+        self.listen = listen
+        self.upstream = upstream
+        self.record = record
+        #: what the relay process is given (pickled to it)
+        self.config = RelayConfig(listen, upstream, tuple(validate(a) for a in actions or ()),
+                                  queue_chunks, queue_bytes, tls)
+        self._relay: RelayProcess | None = None
+        self._decoding = False
+        self.port = 0
+        #: connections relayed (opened or refused upstream), as the decoder has seen them
+        self.connections = 0
+
+    def start(self) -> int:
+        """Start the relay process listening (the port, useful with port 0); raises
+        :class:`ProxyError`."""
+        relay = RelayProcess(self.config)
+        try:
+            got = relay.start()
+        except OSError as exc:
+            relay.close()
+            raise ProxyError(f"cannot start the relay process: {exc.strerror or exc}") from None
+        if isinstance(got, str):
+            relay.close()
+            raise ProxyError(got)
+        self._relay, self.port = relay, got
+        return got
+
+    def stop(self) -> None:
+        """Stop listening and close every relay (never blocks long). While :meth:`batches`
+        runs it still decodes everything relayed, then ends."""
+        relay = self._relay
+        if relay is None:
+            return
+        if self._decoding:
+            relay.request_stop()
+        else:
+            relay.close()
+
+    # ------------------------------------------------------------------ decoding (caller)
+    def batches(self, *, record: bool = False, stop: Callable[[], bool] = lambda: False,
+                count: int | None = None, poll: float = 0.2) -> Iterator[list[CaptureItem]]:
+        """The decoded items, a chunk's at a time, until ``stop()`` (then the relay stops and
+        everything it relayed is still decoded) or ``count`` packets; raises
+        :class:`ProxyError` (after the items of everything relayed) if the relay process
+        died."""
+        relay = self._relay
+        if relay is None:
+            raise ProxyError("the proxy is not started")
+        conns: dict[int, _Conn] = {}
+        frame = 0
+        packets = 0
+        stopping = False
+        self._decoding = True
+        try:
+            while True:
+                if not stopping and stop():
+                    relay.request_stop()  # no new bytes: decode what was relayed, then end
+                    stopping = True
+                try:
+                    msg = relay.next(poll)
+                except RelayGoneError as exc:
+                    raise ProxyError(f"the proxy's relay process died ({exc}); what it "
+                                     "relayed before was decoded") from None
+                if msg is None:
+                    if relay.ended:
+                        return
+                    continue
+                cid, peer, data, ts, extra, read = msg
+                out: list[CaptureItem] = []
+                conn = conns.get(cid)
+                if peer is None:
+                    kind = extra[0]
+                    if kind == "fault":
+                        if conn is not None:  # (not a recorded frame: numbered as the last one)
+                            yield [CaptureItem(conn.flow, "note", frame, ts,
+                                               text=f"fault: {extra[1]}")]
+                    elif kind == "skipped":
+                        if conn is not None and not conn.skipped:
+                            conn.skipped = True
+                            yield [CaptureItem(conn.flow, "error", frame, ts,
+                                               text=FELL_BEHIND)]
+                    elif kind == "tls":  # TLS terminated, or it failed: (_, ok, text)
+                        if conn is not None:
+                            ok, text = extra[1], extra[2]
+                            if ok:  # (the bytes that follow are the plaintext)
+                                conn.session.tls_established(plaintext=True)
+                            yield [CaptureItem(conn.flow, "note" if ok else "error", frame, ts,
+                                               text=text if ok else f"{TLS_FAILED}{text} (the "
+                                               "client's connection was closed)")]
+                    elif kind == "tls-note":  # (after a close: not an error)
+                        if conn is not None:
+                            yield [CaptureItem(conn.flow, "note", frame, ts, text=extra[1])]
+                    elif kind in ("open", "refused"):
+                        yield self._opened(conns, cid, extra, frame + 1, ts, record)
+                        self.connections += 1
+                        frame += 1 if kind == "refused" else 3  # (SYN, SYN-ACK, ACK)
+                    continue
+                if conn is None:
+                    continue
+                frame += max(1, -(-len(data) // CHUNK))  # (frames as recorded)
+                flag = "RST" if extra == ("reset",) else "FIN"  # (how that direction ended)
+                self._record_data(conn, peer, data, ts, flag)
+                if not data:
+                    who = "client" if peer is Peer.CLIENT else "server"
+                    if not conn.closed:
+                        conn.flow.closed_by, conn.flow.close_flag = who, flag
+                        conn.flow.close_frame = frame
+                        out.append(CaptureItem(conn.flow, "note", frame, ts,
+                                               text=f"{who} closed the connection ({flag})"))
+                    conn.closed.add(peer)
+                if not conn.skipped:
+                    conn.session.receive_data(data, peer)
+                    for ev in conn.session.events():
+                        if isinstance(ev, PacketDecoded):
+                            ev.wire_time = ts
+                            packets += 1
+                        out.append(CaptureItem(conn.flow, "event", frame, ts, ev,
+                                               received=read or None))
+                if len(conn.closed) == 2:
+                    del conns[cid]
+                if out:
+                    yield out
+                if count is not None and packets >= count:
+                    return
+        finally:
+            self._decoding = False
+            if relay.ended:
+                relay.close()
+
+    def _opened(self, conns: dict[int, _Conn], cid: int, extra: tuple[str, tuple[str, int], Any],
+                frame: int, ts: float, record: bool) -> list[CaptureItem]:
+        """A connection opened (or was refused upstream): its first item."""
+        what, client, server = extra
+        flow = Flow(cid, _addr(client), _addr(self.upstream) if what == "refused"
+                    else _addr(server), frame, ts)
+        if what == "refused":
+            return [CaptureItem(flow, "error", frame, ts, text=server)]
+        conn = conns[cid] = _Conn(flow, Session(Role.OBSERVER, record=record))
+        conn.session.tls_terminated = self.config.tls is not None
+        self._record_open(conn, ts)
+        return [CaptureItem(flow, "flow", frame, ts, text="new connection")]
+
+    # ------------------------------------------------------------------ the recording
+    def _frame(self, conn: _Conn, peer: Peer, flags: str, payload: bytes = b"") -> bytes:
+        from scapy.layers.inet import IP, TCP
+        from scapy.layers.l2 import Ether
+
+        c_ip, c_port = conn.flow.client.rsplit(":", 1)
+        s_ip, s_port = conn.flow.server.rsplit(":", 1)
+        src, dst = ((c_ip, int(c_port)), (s_ip, int(s_port))) if peer is Peer.CLIENT else (
+            (s_ip, int(s_port)), (c_ip, int(c_port)))
+        other = Peer.SERVER if peer is Peer.CLIENT else Peer.CLIENT
+        pkt = (Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+               / IP(src=src[0], dst=dst[0])
+               / TCP(sport=src[1], dport=dst[1], flags=flags, seq=conn.seq[peer],
+                     ack=conn.seq[other] if "A" in flags else 0, window=65535)
+               / payload)
+        conn.seq[peer] += len(payload) + (1 if ("S" in flags or "F" in flags) else 0)
+        return bytes(pkt)
+
+    def _record_open(self, conn: _Conn, ts: float) -> None:
+        if self.record is None or ":" not in conn.flow.client or "[" in conn.flow.client:
+            return  # (IPv4 only)
+        for peer, flags in ((Peer.CLIENT, "S"), (Peer.SERVER, "SA"), (Peer.CLIENT, "A")):
+            self.record.write(self._frame(conn, peer, flags), ts)
+
+    def _record_data(self, conn: _Conn, peer: Peer, data: bytes, ts: float,
+                     flag: str = "FIN") -> None:
+        if self.record is None or "[" in conn.flow.client:
+            return
+        if not data:
+            self.record.write(self._frame(conn, peer, "RA" if flag == "RST" else "FA"), ts)
+        for i in range(0, len(data), CHUNK):
+            self.record.write(self._frame(conn, peer, "PA", data[i:i + CHUNK]), ts)
+
+
+def parse_hostport(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
+    """``[HOST:]PORT`` -> (host, port); raises ValueError with a readable message."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = default_host, text
+    try:
+        n = int(port)
+    except ValueError:
+        raise ValueError(f"{text!r}: expected [HOST:]PORT") from None
+    if not 0 <= n <= 65535:
+        raise ValueError(f"{text!r}: port out of range")
+    return host.strip("[]") or default_host, n
+
+
+__all__ = ["CHUNK", "FELL_BEHIND", "QUEUE_BYTES", "QUEUE_CHUNKS", "READ", "TLS_FAILED",
+           "ProxyError",
+           "ReplicationProxy", "parse_hostport"]
