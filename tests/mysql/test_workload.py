@@ -1,6 +1,6 @@
 """Every MariaDB column type, written by a real server and decoded from its binlog files.
 
-The workload (tests/mysql/mariadb_workload.py) runs against the throw-away server, remembering for
+The workload (tests/mariadb_workload.py) runs against the throw-away server, remembering for
 every logged statement the rows the server holds before and after it, as text-protocol SELECT
 output. Then the binlog files are decoded from disk with BinlogStreamDecoder in both modes and
 every row image must equal the server's text, via ``values.value_to_text``.

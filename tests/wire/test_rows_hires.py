@@ -12,7 +12,7 @@ from binlogscope.wire.binlog.types import ColumnType as T
 #   CREATE TABLE t_old_temporal (id INT NOT NULL PRIMARY KEY, rev INT NOT NULL DEFAULT 0,
 #     t0 TIME, t3 TIME(3), t6 TIME(6), dt0 DATETIME, dt3 DATETIME(3), dt6 DATETIME(6),
 #     ts0 TIMESTAMP NULL, ts3 TIMESTAMP(3) NULL, ts6 TIMESTAMP(6) NULL)
-# made with SET GLOBAL mysql56_temporal_format = OFF (tests/mysql/mariadb_workload.py edge rows)
+# made with SET GLOBAL mysql56_temporal_format = OFF (tests/mariadb_workload.py edge rows)
 ROWS = bytes.fromhex(
     # row 1
     "00f8"  # null bitmap: no column NULL (bits 11-15 are unused and set)

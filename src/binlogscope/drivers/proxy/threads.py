@@ -22,7 +22,7 @@ refused (the sender is reset, as that peer's kernel would have answered it). A c
 closed its socket leaves with a FIN; when the server next writes to it, the client's kernel
 answers the proxy with a reset, which the proxy learns at once (it watches the half-closed
 socket) and passes on, so the server's following write fails as it would without the proxy
-(tests/drivers/test_proxy_threads.py compares both). The sockets are closed when both pumps
+(tests/drivers/proxy/test_proxy_threads.py compares both). The sockets are closed when both pumps
 are done.
 
 TLS termination (``RelayConfig.tls``) needs to see the start of the session: until the client's

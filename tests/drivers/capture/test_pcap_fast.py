@@ -37,7 +37,7 @@ from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.node import json_value
 
-CAPTURES = Path(__file__).resolve().parents[2] / "captures"
+CAPTURES = Path(__file__).resolve().parents[3] / "captures"
 ALL = sorted(p for p in CAPTURES.iterdir() if p.suffix in (".pcap", ".pcapng"))
 PCAPS = [p for p in ALL if p.suffix == ".pcap"]
 PORTS = [39041]

@@ -170,7 +170,7 @@ def test_the_decoder_yields_the_cpu_the_relay_does_not(upstream: tuple[str, int]
     """``binlogscope proxy``: once its relay process runs, the decoding process is in the idle
     scheduling class (any ordinary task preempts it), the relay process is not."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(__file__).resolve().parents[2] / "src"), os.environ.get("PYTHONPATH", "")])}
+        [str(Path(__file__).resolve().parents[3] / "src"), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-m", "binlogscope", "proxy", "--listen",
                              "127.0.0.1:0", "--upstream", f"{upstream[0]}:{upstream[1]}",
                              "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -22,7 +22,7 @@ from binlogscope.cli.main import main
 from mock_master.scenario.faults import Action
 from mock_master.scenario.scenarios import BinlogSource, Scenario
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"
 SHUTDOWN = "Server shutdown in progress"
 

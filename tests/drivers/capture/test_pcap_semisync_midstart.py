@@ -13,7 +13,7 @@ from binlogscope.drivers.binlog_file import read_binlog_file
 from binlogscope.drivers.capture.pcap import read_capture
 from binlogscope.session.events import DecodeError, PacketDecoded
 
-CAPTURES = Path(__file__).resolve().parents[2] / "captures"
+CAPTURES = Path(__file__).resolve().parents[3] / "captures"
 SEMI = CAPTURES / "pcap-semisync.pcap"
 PORT = 39041
 

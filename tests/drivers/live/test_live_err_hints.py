@@ -1,5 +1,6 @@
 """The live replica's hints fit the error: the server texts here are the real ones (MariaDB
-10.11 as captured in tests/mysql/test_live_hints.py; MySQL's from its errmsg/sql_repl sources)."""
+10.11 as captured in tests/drivers/live/test_live_hints.py; MySQL's from its errmsg/sql_repl
+sources)."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from watch_support import run_sql
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ROWS = 20_000
 KILLS = 30
 

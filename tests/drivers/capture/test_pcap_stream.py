@@ -20,7 +20,7 @@ import pytest
 from binlogscope.drivers.capture import files as pcap_files
 from binlogscope.drivers.capture.pcap import CaptureError, iter_records
 
-CAPTURES = Path(__file__).resolve().parents[2] / "captures"
+CAPTURES = Path(__file__).resolve().parents[3] / "captures"
 ALL = sorted(p for p in CAPTURES.iterdir() if p.suffix in (".pcap", ".pcapng"))
 SEMI = CAPTURES / "pcap-semisync.pcap"
 REPLICA = CAPTURES / "pcap-mariadb-replica.pcapng"

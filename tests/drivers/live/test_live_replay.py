@@ -4,8 +4,8 @@ restart points, deliver flags), the tracker's moves (GTID sets), the semi-sync A
 The server side is the real semi-sync session of ``captures/pcap-semisync.pcap`` (recorded from
 ``binlogscope live --semi-sync`` against MariaDB), replayed segment by segment through a socket
 stand-in: every server->replica TCP payload of the capture is one ``recv``; what the replica
-writes is kept. (The real-server tests in tests/mysql/test_live.py run the same code against
-a live MariaDB.)
+writes is kept. (The real-server tests in tests/drivers/live/test_live_mariadb.py run the same
+code against a live MariaDB.)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from binlogscope.drivers.live.replica import LiveItem, LiveReplica, LiveSettings
 from binlogscope.pipeline.filter import TableFilter
 from binlogscope.session.events import PacketDecoded
 
-CAPTURE = Path(__file__).resolve().parents[2] / "captures" / "pcap-semisync.pcap"
+CAPTURE = Path(__file__).resolve().parents[3] / "captures" / "pcap-semisync.pcap"
 SERVER_PORT = 39041
 
 

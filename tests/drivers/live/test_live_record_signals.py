@@ -18,7 +18,7 @@ import pytest
 
 from binlogscope.cli.main import main
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"
 
 

@@ -15,8 +15,8 @@ from ci_support import unavailable
 
 from binlogscope.drivers.capture.pcap import read_capture
 
-CAPTURES = Path(__file__).resolve().parents[2] / "captures"
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+CAPTURES = Path(__file__).resolve().parents[3] / "captures"
+FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "fixtures"
 PORT = 39041
 SHIPPED = sorted(p.name for p in CAPTURES.glob("pcap-*.pcap*"))
 PUBLIC = ["colinnewell__pcap2mysql-log/test/captures/error.pcap",

@@ -21,7 +21,7 @@ from binlogscope.drivers.capture.pcap import (
 from binlogscope.session.events import PacketDecoded, Phase, TlsStarted
 from tests.conftest import hexbytes
 
-CAPTURES = Path(__file__).resolve().parents[2] / "captures"
+CAPTURES = Path(__file__).resolve().parents[3] / "captures"
 SEMI = CAPTURES / "pcap-semisync.pcap"
 REPLICA = CAPTURES / "pcap-mariadb-replica.pcapng"
 

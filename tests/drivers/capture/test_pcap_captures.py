@@ -21,8 +21,8 @@ from binlogscope.drivers.capture.pcap import read_capture
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.session.events import DecodeError, PacketDecoded
 
-CAPTURES = Path(__file__).resolve().parents[2] / "captures"
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+CAPTURES = Path(__file__).resolve().parents[3] / "captures"
+FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "fixtures"
 PORT = 39041  # the throw-away server's port when the captures were recorded
 REAL = ["pcap-pymysqlrepl.pcapng", "pcap-semisync.pcap", "pcap-mariadb-binlog.pcap",
         "pcap-mariadb-replica.pcapng"]

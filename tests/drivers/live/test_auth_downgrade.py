@@ -1,7 +1,7 @@
 """Authentication downgrades: a server (or a man in the middle who hid the TLS flag) that offers
 only the weak paths gets no password, in any form, unless the user opted in.
 
-The server is :mod:`tests.drivers.weak_server` (the project's encoders, one scripted
+The server is :mod:`tests.drivers.live.weak_server` (the project's encoders, one scripted
 connection). Each weak path: ``caching_sha2_password`` full authentication without TLS (the
 client would ask for the RSA key), ``sha256_password``, the 3.23 scramble, ``mysql_clear_password``
 and ``dialog``. Without the opt-in the client refuses with one line and sends nothing after its
@@ -41,11 +41,11 @@ from binlogscope.wire.handshake import (
     HandshakeResponse41,
     OkPacket,
 )
-from tests.drivers.weak_server import ClientClosedError, WeakConnection, WeakServer
+from tests.drivers.live.weak_server import ClientClosedError, WeakConnection, WeakServer
 
 pytestmark = pytest.mark.timeout(120)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PASSWORD = "Wk-" + os.urandom(6).hex()
 PW = PASSWORD.encode()
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)

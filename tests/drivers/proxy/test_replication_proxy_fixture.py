@@ -15,7 +15,7 @@ import pytest
 
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"
 MARIADB_BINLOG = shutil.which("mariadb-binlog")
 pytestmark = pytest.mark.skipif(MARIADB_BINLOG is None, reason="mariadb-binlog not installed")
