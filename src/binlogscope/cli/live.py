@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
@@ -337,8 +338,10 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         stream.flush()
         return None
 
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # SIGPIPE stays ignored (Python's default): the replica writes to the server's socket, whose
+    # reset must be an error on that socket, not the silent end of the process (nor of a test or
+    # program calling main() in-process); a reader of the output that goes away (``| head``) is a
+    # BrokenPipeError, below, as in ``file`` and ``pcap``
     fired: list[int] = []
     previous = flag_on_signals(fired)
     try:
@@ -353,6 +356,9 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except LiveError as exc:
         print(f"{PROG}: error: {exc}", file=err)
         return 1
+    except BrokenPipeError:  # the output's reader went away: done, as `file | head` is
+        _quiet_stdout(out)
+        return 0
     except KeyboardInterrupt as exc:  # a second signal: the last commit stands
         return 128 + getattr(exc, "signum", signal.SIGINT)
     finally:
@@ -401,3 +407,16 @@ def live_resume_source(state: dict[str, Any], args: argparse.Namespace, err: Tex
     except SourceError as exc:
         print(f"{PROG}: export: {exc}", file=err)
         return 1
+
+
+def _quiet_stdout(out: TextIO) -> None:
+    """After a BrokenPipeError on standard output, point it at /dev/null so the interpreter's
+    final flush does not print "Exception ignored ... BrokenPipeError" at exit."""
+    if out is not sys.stdout:
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
