@@ -48,7 +48,7 @@ from binlogscope.drivers.live.items import (
     counted_event,
 )
 from binlogscope.drivers.live.setup import SetupStep
-from binlogscope.drivers.live.stream import stream
+from binlogscope.drivers.live.stream import StreamPlan, StreamStats, stream
 from binlogscope.drivers.pcapng import SessionRecorder
 from binlogscope.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.position import PositionTracker, RestartPoint
@@ -77,11 +77,8 @@ class LiveReplica:
         self.stop_event = threading.Event()
         self.error: str | None = None
         self.reconnects = 0
-        self.acks_sent = 0
-        #: seconds from the read that brought an ACK-requesting event to the ACK written to
-        #: the socket (the replica's share of the source's commit latency), recent ones
-        self.ack_delays: deque[float] = deque(maxlen=10_000)
-        self.heartbeats = 0
+        #: heartbeats, ACKs sent and their delays (the stream counts them)
+        self.stats = StreamStats()
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self.recorder: SessionRecorder | None = None
@@ -107,6 +104,20 @@ class LiveReplica:
         else:
             self.resume = None
         self.fetch_pos.seed_gtid(self.state.gtid_set)
+
+    @property
+    def acks_sent(self) -> int:
+        return self.stats.acks_sent
+
+    @property
+    def heartbeats(self) -> int:
+        return self.stats.heartbeats
+
+    @property
+    def ack_delays(self) -> deque[float]:
+        """Seconds from the read that brought an ACK-requesting event to the ACK written to
+        the socket (the replica's share of the source's commit latency), recent ones."""
+        return self.stats.ack_delays
 
     # ------------------------------------------------------------------ consumer side
     def start(self) -> None:
@@ -227,6 +238,13 @@ class LiveReplica:
     def note(self, text: str) -> None:
         self.put(LiveItem("note", text=text))
 
+    def wake(self) -> None:
+        """Wake the consumer (the stream flushed with ``wake=False`` before an ACK)."""
+        self.store.wake()
+
+    def stopping(self) -> bool:
+        return self.stop_event.is_set()
+
     def _run(self) -> None:
         try:
             delay = 0.5
@@ -297,7 +315,12 @@ class LiveReplica:
                     # reconnect backoff retries it (the first connect stays fatal)
                     raise ServerGoingAwayError(str(exc)) from None
                 raise
-            stream(self, rd)
+            if not self.s.stream_tree and self.recorder is None:
+                rd.session.record = False
+            s = self.s
+            plan = StreamPlan(s.table_filter, max(s.net_read_timeout, (s.heartbeat or 0) * 3 + 1),
+                              s.non_blocking, self.resume_skip)
+            stream(rd, self, plan, self.fetch_pos, self.stats)
         finally:
             try:
                 rd.sock.close()

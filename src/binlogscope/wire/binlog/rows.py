@@ -299,11 +299,12 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
             return ev
 
     # recording path (and PARTIAL_UPDATE_ROWS): the same readers, a Node per value
-    ev._rows = []
+    rows: list[dict[str, Any]] = []
+    ev._rows = rows
     sub = ByteReader(data, base=r.base if not ev.compressed else 0, record=rec, start=start,
                      end=end)
     try:
-        rows_recorded(sub, ev, plan_b, plan_a)
+        rows_recorded(sub, ev.kind, ev.partial, rows, plan_b, plan_a)
     except Exception:
         if not ev.compressed:  # the error's offset: where the image reading stopped
             if rec:

@@ -10,7 +10,7 @@ for PARTIAL_UPDATE_ROWS, and to find the exact offset of damage, without one).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from binlogscope.wire.binlog._rowcode import DELETE, INSERT, UPDATE, ImagePlan, no_progress
 from binlogscope.wire.binlog.context import ColumnInfo
@@ -21,9 +21,6 @@ from binlogscope.wire.binlog.json_binary import (
 )
 from binlogscope.wire.binlog.values import Reader, column_doc, display_value, type_name
 from binlogscope.wire.reader import ByteReader, ShortRead
-
-if TYPE_CHECKING:
-    from binlogscope.wire.binlog.rows import RowsEvent
 
 #: value_options bit of PARTIAL_UPDATE_ROWS
 PARTIAL_JSON_UPDATES = 0x1
@@ -52,11 +49,10 @@ def _recorded(plan: ImagePlan) -> list[tuple[ColumnInfo, str, Reader, str, str]]
     return plan.recorded
 
 
-def rows_recorded(sub: ByteReader, ev: RowsEvent, plan_b: ImagePlan,
-                  plan_a: ImagePlan | None) -> None:
-    """Every row of ``sub`` (the images of ``ev``) into ``ev.rows``, a Node per field."""
-    kind = ev.kind
-    rows = ev.rows
+def rows_recorded(sub: ByteReader, kind: str, partial: bool, rows: list[dict[str, Any]],
+                  plan_b: ImagePlan, plan_a: ImagePlan | None) -> None:
+    """Every row of ``sub`` (the images of a rows event of ``kind``; ``partial``: a
+    PARTIAL_UPDATE_ROWS) appended to ``rows``, a Node per field."""
     i = 0
     while not sub.at_end():
         start = sub.pos
@@ -65,7 +61,7 @@ def rows_recorded(sub: ByteReader, ev: RowsEvent, plan_b: ImagePlan,
             assert plan_a is not None
             before = _image_recorded(sub, plan_b, *_IMAGE_NAMES[UPDATE][:2])
             partial_cols: set[int] = set()
-            if ev.partial:
+            if partial:
                 partial_cols = _partial_header(sub, plan_a)
             after = _image_recorded(sub, plan_a, *_IMAGE_NAMES[UPDATE][2:], partial_cols)
             rows.append({"before": before, "after": after})

@@ -66,6 +66,16 @@ class EventType(IntEnum):
     DELETE_ROWS_COMPRESSED_EVENT = 171
 
 
+#: HEARTBEAT_LOG_EVENT, HEARTBEAT_LOG_EVENT_V2: keep-alives a source sends during silence, in
+#: no binlog file
+HEARTBEATS = frozenset((int(EventType.HEARTBEAT_LOG_EVENT), int(EventType.HEARTBEAT_LOG_EVENT_V2)))
+
+
+def is_heartbeat(type_code: int) -> bool:
+    """A heartbeat (v1 or v2): sent by the dump thread while the source is idle."""
+    return type_code in HEARTBEATS
+
+
 def event_type_name(code: int) -> str:
     """MySQL source name of an event type code, or ``UNKNOWN_EVENT_<code>``."""
     name = _EVENT_NAMES.get(code)
