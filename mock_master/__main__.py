@@ -25,6 +25,8 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from mock_master.passwords import add_password_arguments, password_from_args
+
 PROG = "mock-master"
 
 
@@ -53,23 +55,6 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "compare the server packets field by field (docs/differential.md). Exit 0: the same, "
         "1: different."))
     return p
-
-
-class _NoPasswordInArgv(argparse.Action):
-    """``--password``: refused with a clear message (a password in argv is visible to all)."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                  values: object, option_string: str | None = None) -> None:
-        parser.error("passwords are not taken from the command line (every user of the machine "
-                     "can read it): use --password-file FILE or --password-env VARIABLE")
-
-
-def add_password_arguments(p: argparse.ArgumentParser, what: str) -> None:
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--password-file", metavar="FILE", help=f"{what}: the first line of FILE")
-    g.add_argument("--password-env", metavar="VARIABLE",
-                   help=f"{what}: the value of this environment variable")
-    p.add_argument("--password", nargs="?", action=_NoPasswordInArgv, help=argparse.SUPPRESS)
 
 
 def add_serve_arguments(s: argparse.ArgumentParser) -> None:
@@ -104,29 +89,6 @@ def add_serve_arguments(s: argparse.ArgumentParser) -> None:
                    "the server stops")
     s.add_argument("--action", action="append", default=[], metavar="'KIND at=N key=value'",
                    help="a fault action (repeatable), e.g. 'disconnect_after_event at=10'")
-
-
-def _parse_action(text: str) -> object:
-    from mock_master.scenario.faults import Action
-
-    parts = text.split()
-    if not parts:
-        raise ValueError("empty --action")
-    kind, kw = parts[0], {}
-    for item in parts[1:]:
-        k, sep, v = item.partition("=")
-        if not sep:
-            raise ValueError(f"--action {text!r}: expected key=value, got {item!r}")
-        val: object = v
-        for conv in (int, float):
-            try:
-                val = conv(v)
-                break
-            except ValueError:
-                continue
-        kw[k] = val
-    common = {k: kw.pop(k) for k in ("at", "after_seconds", "times", "client") if k in kw}
-    return Action(kind, **common, args=kw)  # type: ignore[arg-type]
 
 
 def scenario_from_args(args: argparse.Namespace) -> object:
@@ -169,24 +131,12 @@ def scenario_from_args(args: argparse.Namespace) -> object:
         sc.schema_ddl = args.schema_ddl
     if args.schema_from:
         sc.schema_from = args.schema_from
-    for text in args.action:
-        from mock_master.scenario.faults import validate_action
+    from binlogscope.drivers.scenario_files import parse_action
+    from mock_master.scenario.faults import validate_action
 
-        a = _parse_action(text)
-        validate_action(a)  # type: ignore[arg-type]
-        sc.actions.append(a)  # type: ignore[arg-type]
+    # a malformed --action is a usage error (ValueError: exit 2), an unknown one a scenario error
+    sc.actions += [validate_action(parse_action(text, ValueError)) for text in args.action]
     return sc
-
-
-def password_from_args(args: argparse.Namespace, default: str) -> str:
-    """The password of ``--password-file`` / ``--password-env``, else ``default``."""
-    from mock_master.scenario.scenarios import password_from_env, read_password_file
-
-    if args.password_file:
-        return read_password_file(args.password_file)
-    if args.password_env:
-        return password_from_env(args.password_env)
-    return default
 
 
 def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PROG) -> int:

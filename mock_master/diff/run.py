@@ -150,7 +150,7 @@ def add_diff_arguments(p: argparse.ArgumentParser) -> None:
                    "else repl/replpass); its password from --password-file/--password-env")
     p.add_argument("--auth-plugin", choices=["mysql_native_password", "caching_sha2_password"],
                    default="mysql_native_password", help="the --user logins' auth plugin")
-    from mock_master.__main__ import add_password_arguments
+    from mock_master.passwords import add_password_arguments
 
     add_password_arguments(p, "the password of the --user logins (default: none)")
     p.add_argument("--timeout", type=float, default=120, help="seconds per run (default 120)")
@@ -202,7 +202,7 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str, *,
         from mock_master.diff.server import binlog_files
 
         files += binlog_files(Path(args.binlog_dir))
-    from mock_master.__main__ import password_from_args
+    from mock_master.passwords import password_from_args
     from mock_master.scenario.scenarios import ScenarioError, User, load_scenario
 
     scenario = None

@@ -28,8 +28,7 @@ from binlogscope.wire.binlog.gtid_events import (
     MariadbGtid,
 )
 from binlogscope.wire.binlog.types import EventType
-
-ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+from mock_master.dump.errors import StartError
 
 GTID = int(EventType.GTID_EVENT)
 GTID_LIST = int(EventType.GTID_LIST_EVENT)
@@ -53,12 +52,8 @@ _NO_FILE = ("Could not find GTID state requested by slave in any binlog files. P
             "slave state is too old and required binlog files have been purged.")
 
 
-class GtidStartError(Exception):
-    """The error the server ends the dump with: code and message."""
-
-    def __init__(self, message: str, code: int = ER_MASTER_FATAL_ERROR_READING_BINLOG) -> None:
-        super().__init__(message)
-        self.code = code
+class GtidStartError(StartError):
+    """The error the server ends the dump with (a MariaDB GTID start): code and message."""
 
 
 _M64 = (1 << 64) - 1

@@ -3,7 +3,6 @@
 :func:`find_start` reads the dump command (file + position, a MariaDB GTID state in
 ``@slave_connect_state``, or a MySQL GTID set) against the served :class:`EventStream` and
 returns a :class:`Start`, or raises :class:`StartError` with the error the server would send.
-:func:`in_gtid_set` tells whether a MySQL GTID event's transaction is in the client's set.
 """
 
 from __future__ import annotations
@@ -11,22 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtid
+from binlogscope.wire.binlog.gtid_events import MariadbGtid
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, gtid_set_text
+from mock_master.dump.errors import StartError
 from mock_master.dump.mariadb_gtid import BinlogState, GtidDump, GtidStartError
+from mock_master.dump.mysql_gtid import check_auto_position, check_gtid_mode, first_file
 from mock_master.history.sources import MARIA_GTID, EventStream, decode_stored
 
 GTID_LIST = 163
-
-ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
-
-
-class StartError(Exception):
-    """The dump cannot start: the ERR packet's code and message."""
-
-    def __init__(self, message: str, code: int = ER_MASTER_FATAL_ERROR_READING_BINLOG) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass(slots=True)
@@ -71,8 +62,6 @@ def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
                "gtid_set": gtid_set_text(cmd.gtid_set) if cmd.gtid_set else None}
         skip = [(str(s.sid), iv.start, iv.end) for s in cmd.gtid_set or ()
                 for iv in s.intervals]
-        from mock_master.dump.mysql_gtid import check_auto_position, check_gtid_mode, first_file
-
         if server_uuid is not None:
             check_gtid_mode(stream)
         if name:
@@ -141,11 +130,3 @@ def mariadb_binlog_state(stream: EventStream) -> BinlogState:
         if stream.files[g.file_index].event(g.event_index)[4] == MARIA_GTID:
             state.update(g.domain, g.server_id, g.seq)
     return state
-
-
-def in_gtid_set(ev: bytes, checksum: bool, skip: list[tuple[str, int, int]]) -> bool:
-    """Is the transaction this MySQL GTID event starts in the client's GTID set?"""
-    g = decode_stored(ev, checksum).body
-    if not isinstance(g, GtidEvent):
-        return False
-    return any(s == g.sid and a <= g.gno < b for s, a, b in skip)

@@ -34,10 +34,12 @@ from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet, fragment_count
 from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_err
 from binlogscope.wire.replication import encode_binlog_packet
 from mock_master.dump import mariadb_compat as mc
+from mock_master.dump.errors import StartError
 from mock_master.dump.events import BATCH_BYTES, EventEmitter
 from mock_master.dump.framing import frame_events
+from mock_master.dump.gtid_sets import in_gtid_set
 from mock_master.dump.mariadb_gtid import GTID, GTID_LIST, QUERY, GtidStartError
-from mock_master.dump.positions import StartError, find_start, in_gtid_set
+from mock_master.dump.positions import find_start
 from mock_master.history.sources import (
     FDE,
     FLAG_IN_USE,

@@ -1,8 +1,10 @@
 """Fault actions: what can go wrong on purpose, and the stream-level ones applied up front.
 
-An :class:`Action` fires on a connection at the ``at``-th event sent on it (1 = the fake
-ROTATE, 2 = the FORMAT_DESCRIPTION, ...) or ``after_seconds`` after the dump started, on the first
-``times`` connections (0: every connection), or only on connection number ``client``.
+An :class:`Action` (the one type the proxy's faults use too:
+:mod:`binlogscope.drivers.scenario_files`) fires on a connection at the ``at``-th event sent on
+it (1 = the fake ROTATE, 2 = the FORMAT_DESCRIPTION, ...) or ``after_seconds`` after the dump
+started, on the first ``times`` connections (0: every connection), or only on connection number
+``client``.
 
 Stream-level actions (``rotate``, ``split_packet``, ``compress_transaction``) change the served
 history itself, so every client sees the same consistent binlog and resumes work; for them ``at``
@@ -11,9 +13,10 @@ counts the events of the source stream (1 = its first event).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from binlogscope.drivers.scenario_files import Action as Action
+from binlogscope.drivers.scenario_files import action_from_mapping as _from_mapping
 from binlogscope.drivers.scenario_files import check_action
 from binlogscope.wire.binlog.control_events import RowsQueryEvent
 from binlogscope.wire.binlog.encode_events import (
@@ -33,6 +36,7 @@ from mock_master.history.sources import (
     rebase,
     split_file,
 )
+from mock_master.scenario.errors import ScenarioError
 
 #: action name -> (argument names with defaults, what it does)
 ACTIONS: dict[str, tuple[dict[str, Any], str]] = {
@@ -73,40 +77,21 @@ NO_POSITION = {"restart", "ack_timeout", "heartbeat_gap", "mariadb_dummy_events"
                "semisync_without_negotiation", "slow_drip", "compress_transaction"}
 
 
-@dataclass
-class Action:
-    kind: str
-    at: int | None = None
-    after_seconds: float | None = None
-    times: int = 1
-    client: int | None = None
-    args: dict[str, Any] = field(default_factory=dict)
-
-    def arg(self, name: str) -> Any:
-        defaults = ACTIONS[self.kind][0]
-        return self.args.get(name, defaults.get(name))
-
-    def __init__(self, kind: str, at: int | None = None, after_seconds: float | None = None,
-                 times: int = 1, client: int | None = None, args: dict[str, Any] | None = None,
-                 **kw: Any) -> None:
-        self.kind = kind
-        self.at = at
-        self.after_seconds = after_seconds
-        self.times = times
-        self.client = client
-        self.args = dict(args or {})
-        self.args.update(kw)
+def validate_action(a: Action) -> Action:
+    """Check ``a`` against the mock master's table of actions (raises ScenarioError) and bind
+    its defaults."""
+    return check_action(a, ACTIONS, NO_POSITION, ScenarioError)
 
 
-def validate_action(a: Action) -> None:
-    from mock_master.scenario.scenarios import ScenarioError
-
-    check_action(a.kind, a.args, a.at, a.after_seconds, ACTIONS, NO_POSITION, ScenarioError)
+def action_from_mapping(entry: Any) -> Action:
+    """One ``[[actions]]`` table of a scenario file, checked."""
+    return validate_action(_from_mapping(entry, ScenarioError))
 
 
 # ------------------------------------------------------------------------------- stream actions
 def apply_stream_actions(stream: EventStream, actions: list[Action], flavor: str) -> None:
     """Apply rotate / split_packet / compress_transaction to the shared stream (in place)."""
+    actions = [validate_action(a) for a in actions]
     # positions refer to the original stream: apply from the last to the first
     positional = sorted((a for a in actions if a.kind in ("rotate", "split_packet")),
                         key=lambda a: a.at or 0, reverse=True)

@@ -49,13 +49,10 @@ from typing import Any
 from binlogscope.drivers.scenario_files import read_scenario_file
 from mock_master.history.loaders import load_binlog_files, load_pcap, load_recording
 from mock_master.history.sources import EventStream, SourceError
-from mock_master.scenario.faults import ACTIONS, Action, validate_action
+from mock_master.scenario.errors import ScenarioError as ScenarioError
+from mock_master.scenario.faults import Action, action_from_mapping, validate_action
 
 PLUGINS = ("mysql_native_password", "caching_sha2_password")
-
-
-class ScenarioError(Exception):
-    """The scenario file or object is invalid (one clear line)."""
 
 
 @dataclass
@@ -236,14 +233,7 @@ def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenar
             sources.append(RecordingSource(_path(base, s["recording"])))
         else:
             raise ScenarioError(f"source {s!r}: expected one of binlog, pcap, recording")
-    actions = []
-    for a in data.get("actions", []):
-        a = dict(a)
-        kind = a.pop("action", None) or a.pop("kind", None)
-        if kind not in ACTIONS:
-            raise ScenarioError(f"action {kind!r}: expected one of {', '.join(sorted(ACTIONS))}")
-        common = {k: a.pop(k) for k in ("at", "after_seconds", "times", "client") if k in a}
-        actions.append(Action(kind, **common, args=a))
+    actions = [action_from_mapping(a) for a in data.get("actions", [])]
     answers = []
     for ans in data.get("answers", []):
         ans = dict(ans)

@@ -23,12 +23,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from binlogscope.drivers.scenario_files import Action, ActionPlan
 from mock_master.answers.queries import Answerer, Variable, default_variables
-from mock_master.dump.mysql_gtid import executed, purged, server_uuid_of
-from mock_master.dump.mysql_gtid import to_text as gtid_text
+from mock_master.dump.gtid_sets import executed, purged
+from mock_master.dump.gtid_sets import to_text as gtid_text
+from mock_master.dump.mysql_gtid import server_uuid_of
 from mock_master.history.gtid_pos import binlog_gtid_pos
 from mock_master.history.sources import EventStream, dummy_event
-from mock_master.scenario.faults import STREAM_ACTIONS, Action, apply_stream_actions
+from mock_master.scenario.faults import STREAM_ACTIONS, apply_stream_actions, validate_action
 from mock_master.scenario.scenarios import DEFAULT_UUID, Scenario
 from mock_master.schema.sources import SchemaKnowledge, build_knowledge
 from mock_master.serve.connection import Connection
@@ -82,7 +84,7 @@ class MockMaster:
         self._server: asyncio.base_events.Server | None = None
         self._conns: set[Connection] = set()
         self._next_id = 0
-        self._fired: dict[int, int] = {}
+        self._plan: ActionPlan | None = None  # the connection actions, made at the first dump
         self._refusing_until = 0.0
         self._new_events: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -254,20 +256,10 @@ class MockMaster:
 
     def actions_for(self, conn_id: int) -> list[Action]:
         """The connection-level actions that fire on this connection (counts ``times``)."""
-        out = []
-        for i, a in enumerate(self.scenario.actions):
-            if a.kind in STREAM_ACTIONS:
-                continue
-            if a.client is not None:
-                if a.client == conn_id:
-                    out.append(a)
-                continue
-            n = self._fired.get(i, 0)
-            if a.times and n >= a.times:
-                continue
-            self._fired[i] = n + 1
-            out.append(a)
-        return out
+        if self._plan is None:
+            self._plan = ActionPlan(validate_action(a) for a in self.scenario.actions
+                                    if a.kind not in STREAM_ACTIONS)
+        return self._plan.for_connection(conn_id)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._next_id += 1

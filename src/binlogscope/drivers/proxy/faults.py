@@ -29,12 +29,18 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from binlogscope.drivers.drip import Drip
-from binlogscope.drivers.scenario_files import check_action, read_scenario_file
+from binlogscope.drivers.scenario_files import (
+    Action,
+    action_from_mapping,
+    check_action,
+    read_scenario_file,
+)
+from binlogscope.drivers.scenario_files import ActionPlan as SharedPlan
+from binlogscope.drivers.scenario_files import parse_action as _parse
 from binlogscope.wire.constants import CapabilityFlag
 from binlogscope.wire.framing import encode_packet
 from binlogscope.wire.responses import ErrPacket, encode_err
@@ -62,7 +68,6 @@ ACTIONS: dict[str, tuple[dict[str, Any], str]] = {
 }
 NO_POSITION = {"slow_drip", "heartbeat_gap", "drop_ack", "delay_ack"}
 ACK_ACTIONS = {"drop_ack", "delay_ack"}
-_COMMON = ("at", "after_seconds", "times", "client")
 HEARTBEAT = 27
 COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID = 0x12, 0x1E
 SEMI_SYNC_INDICATOR = 0xEF
@@ -73,72 +78,26 @@ class ActionError(ValueError):
     """A bad ``--action`` or scenario file (one clear line)."""
 
 
-@dataclass
-class RelayAction:
-    kind: str
-    at: int | None = None
-    after_seconds: float | None = None
-    times: int = 1
-    client: int | None = None
-    args: dict[str, Any] = field(default_factory=dict)
-
-    def arg(self, name: str) -> Any:
-        return self.args.get(name, ACTIONS[self.kind][0].get(name))
-
-    def describe(self) -> str:
-        where = (f" at {'ACK' if self.kind in ACK_ACTIONS else 'event'} {self.at}"
-                 if self.at is not None else
-                 f" after {self.after_seconds:g}s" if self.after_seconds is not None else "")
-        extra = " ".join(f"{k}={v}" for k, v in self.args.items())
-        return f"{self.kind}{where}" + (f" ({extra})" if extra else "")
+#: the proxy's fault actions are the shared :class:`Action` type (the name stays for callers)
+RelayAction = Action
 
 
-def validate(a: RelayAction) -> RelayAction:
-    check_action(a.kind, a.args, a.at, a.after_seconds, ACTIONS, NO_POSITION, ActionError)
-    if a.times < 0:
-        raise ActionError(f"action {a.kind}: 'times' must be >= 0")
-    return a
+def validate(a: Action) -> Action:
+    """Check ``a`` against the proxy's table of actions (raises :class:`ActionError`)."""
+    return check_action(a, ACTIONS, NO_POSITION, ActionError)
 
 
-def _value(v: str) -> Any:
-    for conv in (int, float):
-        try:
-            return conv(v)
-        except ValueError:
-            continue
-    return v
+def describe(a: Action) -> str:
+    """The action in a note (``at`` counts ACKs for the ACK actions)."""
+    return a.describe("ACK" if a.kind in ACK_ACTIONS else "event")
 
 
-def parse_action(text: str) -> RelayAction:
+def parse_action(text: str) -> Action:
     """``'KIND at=N key=value ...'`` (the mock master's ``--action`` syntax)."""
-    parts = text.split()
-    if not parts:
-        raise ActionError("empty --action")
-    kw: dict[str, Any] = {}
-    for item in parts[1:]:
-        k, sep, v = item.partition("=")
-        if not sep:
-            raise ActionError(f"--action {text!r}: expected key=value, got {item!r}")
-        kw[k] = _value(v)
-    return _action(parts[0], kw)
+    return validate(_parse(text, ActionError))
 
 
-def _action(kind: str, kw: dict[str, Any]) -> RelayAction:
-    common = {k: kw.pop(k) for k in _COMMON if k in kw}
-    try:
-        a = RelayAction(kind, at=None if common.get("at") is None else int(common["at"]),
-                        after_seconds=None if common.get("after_seconds") is None
-                        else float(common["after_seconds"]),
-                        times=int(common.get("times", 1)),
-                        client=None if common.get("client") is None else int(common["client"]),
-                        args=kw)
-    except (TypeError, ValueError):
-        raise ActionError(f"action {kind}: at/times/client are integers, after_seconds a "
-                          "number") from None
-    return validate(a)
-
-
-def load_actions(path: str | Path) -> list[RelayAction]:
+def load_actions(path: str | Path) -> list[Action]:
     """The ``[[actions]]`` of a TOML or YAML scenario file (other keys are ignored: the file
     can be a mock master scenario)."""
     p = Path(path)
@@ -149,31 +108,15 @@ def load_actions(path: str | Path) -> list[RelayAction]:
     for entry in data.get("actions", []):
         if not isinstance(entry, dict):
             raise ActionError(f"{p}: each action is a table")
-        kw = dict(entry)
-        kind = kw.pop("action", None) or kw.pop("kind", None)
-        out.append(_action(str(kind), kw))
+        out.append(validate(action_from_mapping(entry, ActionError)))
     return out
 
 
-class ActionPlan:
-    """The actions of a proxy run; hands each dumping connection its share (``times``,
-    ``client``)."""
+class ActionPlan(SharedPlan):
+    """The actions of a proxy run, checked; hands each dumping connection its share."""
 
-    def __init__(self, actions: list[RelayAction]) -> None:
-        self.actions = [validate(a) for a in actions]
-        self._left = {id(a): a.times for a in self.actions}
-
-    def for_connection(self, cid: int) -> list[RelayAction]:
-        mine = []
-        for a in self.actions:
-            if a.client is not None and a.client != cid:
-                continue
-            if a.times:
-                if self._left[id(a)] <= 0:
-                    continue
-                self._left[id(a)] -= 1
-            mine.append(a)
-        return mine
+    def __init__(self, actions: list[Action]) -> None:
+        super().__init__(validate(a) for a in actions)
 
 
 def _packets(buf: bytearray) -> list[tuple[int, bytes, int]]:
@@ -215,10 +158,10 @@ Offer = Callable[[str, bytes, float, float], None]
 class FaultRelay:
     """Relays one connection packet by packet and applies its actions."""
 
-    def __init__(self, actions_for: Callable[[], list[RelayAction]], offer: Offer,
+    def __init__(self, actions_for: Callable[[], list[Action]], offer: Offer,
                  note: Callable[[str], None]) -> None:
         self._actions_for = actions_for
-        self.actions: list[RelayAction] = []
+        self.actions: list[Action] = []
         self.offer = offer
         self.note = note
         self.raw = False
@@ -278,7 +221,7 @@ class FaultRelay:
             self.note(f"heartbeat_gap: no heartbeats for {float(a.arg('seconds')):g}s")
 
     # ------------------------------------------------------------------ server -> client
-    def _fires(self, heartbeat: bool) -> list[RelayAction]:
+    def _fires(self, heartbeat: bool) -> list[Action]:
         el = time.monotonic() - self.started
         out = []
         for a in list(self.actions):
@@ -309,8 +252,9 @@ class FaultRelay:
         fire = self._fires(heartbeat)
         kinds = {a.kind for a in fire}
         for a in fire:
-            self.note(f"{a.describe()}: fired on event {n}" if not heartbeat else
-                      f"{a.describe()}: fired on a heartbeat")
+            what = describe(a)
+            self.note(f"{what}: fired on event {n}" if not heartbeat else
+                      f"{what}: fired on a heartbeat")
             if a.kind == "delay":
                 steps.append(("sleep", float(a.arg("seconds"))))
             elif a.kind == "stall":
@@ -428,5 +372,5 @@ class FaultRelay:
                 w.close()
 
 
-__all__ = ["ACTIONS", "ActionError", "ActionPlan", "FaultRelay", "RelayAction", "load_actions",
-           "parse_action"]
+__all__ = ["ACTIONS", "Action", "ActionError", "ActionPlan", "FaultRelay", "RelayAction",
+           "describe", "load_actions", "parse_action"]
