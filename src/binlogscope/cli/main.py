@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from binlogscope import __version__
 from binlogscope.cli.common import PROG
+from binlogscope.cli.explain import add_explain_parser, cmd_explain
 from binlogscope.cli.file import add_file_parser, cmd_file, file_args, wants_tui
 from binlogscope.cli.live import (
     COUNT_HELP,
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_pcap_parser(sub)
     add_sniff_parser(sub)
     add_proxy_parser(sub)
+    add_explain_parser(sub)
 
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"{what} - not built yet")
@@ -331,6 +333,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return cmd_sniff(args, out, err)
         if args.command == "proxy":
             return cmd_proxy(args, out, err)
+        if args.command == "explain":
+            return cmd_explain(args, out, err)
         if args.command in _PENDING:
             print(f"{PROG}: {args.command}: not built yet ({_PENDING[args.command]})", file=err)
             return 2
