@@ -1,0 +1,131 @@
+"""The conformance adapter for python-mysql-replication (``pymysqlreplication``).
+
+::
+
+    python -m mock_master.conformance.adapters.pmr HOST PORT USER PASSWORD FILE POS FLAVOR [GTID]
+
+Reads the stream with ``BinLogStreamReader`` (non-blocking: it ends at the end of the binlog)
+and prints one JSON line per event the library hands its user, in the schema of
+docs/conformance.md. The values are passed on as the library returns them - the adapter
+converts Python types to JSON (bytes to ``{"hex": ...}``, Decimal to text, datetime to
+``YYYY-MM-DD HH:MM:SS[.ffffff]``, timedelta to ``[-]H:MM:SS[.ffffff]``, a set to a sorted list)
+and corrects nothing. An exception is an ``error`` line and exit status 1 (the traceback on
+stderr). The password comes as an argument because the conformance runner passes it that way to
+every client; the mock master's test user's, never a real one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import sys
+import traceback
+from decimal import Decimal
+from typing import Any
+
+
+def _value(v: Any) -> Any:
+    if v is None or isinstance(v, bool | int | str):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    if isinstance(v, Decimal):
+        return str(v)
+    if isinstance(v, dt.datetime):
+        return v.isoformat(sep=" ")
+    if isinstance(v, dt.date | dt.time):
+        return v.isoformat()
+    if isinstance(v, dt.timedelta):
+        total = v.days * 86_400_000_000 + v.seconds * 1_000_000 + v.microseconds
+        sign = "-" if total < 0 else ""
+        secs, us = divmod(abs(total), 1_000_000)
+        hh, rest = divmod(secs, 3600)
+        mm, ss = divmod(rest, 60)
+        return f"{sign}{hh:02d}:{mm:02d}:{ss:02d}" + (f".{us:06d}" if us else "")
+    if isinstance(v, bytes | bytearray | memoryview):
+        return {"hex": bytes(v).hex()}
+    if isinstance(v, set | frozenset):
+        return sorted(_value(x) for x in v)
+    if isinstance(v, dict):
+        return {(k if isinstance(k, str) else json.dumps(_value(k))): _value(x)
+                for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_value(x) for x in v]
+    return repr(v)
+
+
+def _row_values(d: dict[str, Any]) -> dict[str, Any]:
+    return {str(k): _value(v) for k, v in d.items()}
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 7:
+        print(__doc__, file=sys.stderr)
+        return 2
+    host, port, user, password, log_file, log_pos, flavor = argv[:7]
+    gtid = argv[7] if len(argv) > 7 and argv[7] else None
+    import pymysqlreplication
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication import event as e
+    from pymysqlreplication import row_event as r
+
+    _emit({"type": "hello", "client": "python-mysql-replication "
+           + str(getattr(pymysqlreplication, "__version__", "?")), "bytes": "object"})
+    kw: dict[str, Any] = {"is_mariadb": flavor == "mariadb"}
+    if gtid:
+        kw["auto_position"] = gtid
+    else:
+        kw.update(log_file=log_file, log_pos=int(log_pos), resume_stream=True)
+    try:
+        stream = BinLogStreamReader(
+            connection_settings={"host": host, "port": int(port), "user": user,
+                                 "passwd": password},
+            server_id=3_000_000 + int(port) % 1000, blocking=False, **kw)
+        for ev in stream:
+            pos = {"log_file": stream.log_file, "log_pos": stream.log_pos}
+            if isinstance(ev, r.WriteRowsEvent | r.UpdateRowsEvent | r.DeleteRowsEvent):
+                kind = ("insert" if isinstance(ev, r.WriteRowsEvent) else
+                        "update" if isinstance(ev, r.UpdateRowsEvent) else "delete")
+                rows = []
+                for row in ev.rows:
+                    if kind == "update":
+                        rows.append({"before": _row_values(row["before_values"]),
+                                     "after": _row_values(row["after_values"])})
+                    elif kind == "insert":
+                        rows.append({"after": _row_values(row["values"])})
+                    else:
+                        rows.append({"before": _row_values(row["values"])})
+                _emit({"type": kind, "schema": ev.schema, "table": ev.table, "rows": rows,
+                       **pos})
+            elif isinstance(ev, e.QueryEvent):
+                q = ev.query
+                _emit({"type": "query", "schema": _value(ev.schema),
+                       "query": q.decode("utf-8", "replace") if isinstance(q, bytes) else q,
+                       **pos})
+            elif isinstance(ev, e.GtidEvent | e.MariadbGtidEvent):
+                _emit({"type": "gtid", "gtid": str(ev.gtid), **pos})
+            elif isinstance(ev, e.XidEvent):
+                _emit({"type": "xid", "xid": ev.xid, **pos})
+            elif isinstance(ev, e.RotateEvent):
+                _emit({"type": "rotate", "next_file": ev.next_binlog,
+                       "position": ev.position, **pos})
+            elif isinstance(ev, e.HeartbeatLogEvent):
+                _emit({"type": "heartbeat", **pos})
+            else:
+                _emit({"type": "other", "event_type": type(ev).__name__, **pos})
+        stream.close()
+    except Exception as exc:  # the client's error is the case's evidence
+        _emit({"type": "error", "message": f"{type(exc).__name__}: {exc}"[:2000]})
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,100 @@
+"""The streams conformance cases serve: :class:`CaseBuilder`, the mock master's
+:class:`~mock_master.history.builder.EventBuilder` with what cases need beyond it.
+
+* tables of any column type (:mod:`mock_master.conformance.columns`), with FULL, MINIMAL or no
+  optional row metadata in their TABLE_MAPs (``binlog_row_metadata``);
+* MariaDB compressed row events (``compressed=True``);
+* any event body under any type code (:meth:`CaseBuilder.raw`), e.g. an unknown type flagged
+  LOG_EVENT_IGNORABLE_F.
+
+Every byte is still written by binlogscope's wire encoders.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from binlogscope.wire.binlog.context import ColumnInfo, TableMap
+from binlogscope.wire.binlog.encode_rows import (
+    encode_rows_event,
+    encode_table_map,
+    rows_event,
+    rows_event_type,
+)
+from binlogscope.wire.binlog.rows import DELETE, INSERT, UPDATE
+from binlogscope.wire.binlog.types import EventType as E
+from mock_master.conformance.columns import columns
+from mock_master.history.builder import EventBuilder
+
+FULL, MINIMAL, NONE = "full", "minimal", "none"
+_KINDS = {"insert": INSERT, "update": UPDATE, "delete": DELETE}
+METADATA = (FULL, MINIMAL, NONE)
+
+
+def minimal_table(t: TableMap) -> TableMap:
+    """``t`` as binlog_row_metadata=MINIMAL writes it: signedness and charsets, no column
+    names, no ENUM/SET member names, no primary key."""
+    m = copy.copy(t)
+    m.columns = []
+    for c in t.columns:
+        c2 = copy.copy(c)
+        c2.name = None
+        c2.enum_values = None
+        c2.set_values = None
+        m.columns.append(c2)
+    m.primary_key = []
+    return m
+
+
+class CaseBuilder(EventBuilder):
+    """An :class:`EventBuilder` for conformance cases (see the module docstring)."""
+
+    def __init__(self, flavor: str = "mariadb", *, metadata: str = FULL, **kw: Any) -> None:
+        if metadata not in METADATA:
+            raise ValueError(f"metadata must be one of {METADATA}")
+        self.metadata = metadata
+        super().__init__(flavor, **kw)
+
+    def table_of(self, schema: str, name: str, spec: list[tuple[str, str]], *,
+                 hires: bool = False) -> TableMap:
+        """Declare a table of any column types (see :mod:`mock_master.conformance.columns`)."""
+        key = (schema, name)
+        if key in self.tables:
+            return self.tables[key]
+        cols: list[ColumnInfo] = columns(spec, hires=hires)
+        t = TableMap(self._table_ids, schema, name, cols, primary_key=[0])
+        self._table_ids += 1
+        self.tables[key] = t
+        return t
+
+    def raw(self, type_code: int, body: bytes, *, flags: int = 0) -> bytes:
+        """One event of any type (header, ``body``, checksum) appended to the current file."""
+        return self._event(type_code, body, flags=flags)
+
+    def rows(self, kind: str, t: TableMap, rows: list[Any], *, compressed: bool = False,
+             flags: int = 1) -> None:
+        """TABLE_MAP (with the builder's metadata mode) + one rows event of ``kind``
+        (insert, update or delete)."""
+        kind = _KINDS.get(kind, kind)
+        if self.metadata == FULL:
+            self._event(E.TABLE_MAP_EVENT, encode_table_map(t))
+        elif self.metadata == MINIMAL:
+            self._event(E.TABLE_MAP_EVENT, encode_table_map(minimal_table(t)))
+        else:
+            self._event(E.TABLE_MAP_EVENT, encode_table_map(t, optional_metadata=False))
+        version = 2 if self.flavor == "mysql" else 1
+        if compressed and self.flavor != "mariadb":
+            raise ValueError("compressed row events are MariaDB's")
+        ev = rows_event(t, kind, rows, version=version, flags=flags, compressed=compressed)
+        self._event(rows_event_type(kind, version, compressed),
+                    encode_rows_event(ev, t, mariadb=self.flavor == "mariadb"))
+
+    def insert(self, t: TableMap, rows: list[tuple[Any, ...]]) -> None:
+        self.rows(INSERT, t, rows)
+
+    def update(self, t: TableMap, pairs: list[tuple[tuple[Any, ...], tuple[Any, ...]]]) -> None:
+        self.rows(UPDATE, t, pairs)
+
+    def delete(self, t: TableMap, rows: list[tuple[Any, ...]]) -> None:
+        self.rows(DELETE, t, rows)

@@ -1,0 +1,56 @@
+"""The value grading of the conformance cases: what passes, what is non-strict, what fails."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mock_master.conformance.columns import column
+from mock_master.conformance.grade import compare_value
+from mock_master.conformance.model import Verdict
+
+P, N, F = Verdict.PASS, Verdict.NON_STRICT, Verdict.FAIL
+
+
+@pytest.mark.parametrize(("sql", "expected", "got", "verdict"), [
+    ("DATE", "0000-00-00", "0000-00-00", P),
+    ("DATE", "0000-00-00", None, F),  # a zero date is a value, not NULL
+    ("DATE", None, None, P),
+    ("YEAR", 0, 0, P),
+    ("YEAR", 0, 1900, F),
+    ("FLOAT", 3.14, 3.140000104904175, P),  # the float32 value as a JSON number
+    ("FLOAT", 3.14, "3.14", P),
+    ("FLOAT", 3.14, "3.140000104904175", N),  # right value, a double's digits
+    ("FLOAT", 3.14, 3.15, F),
+    ("DECIMAL(10,2)", "-12.50", "-12.50", P),
+    ("DECIMAL(10,2)", "-12.50", "-12.5", N),
+    ("DECIMAL(10,2)", "-12.50", -12.5, N),
+    ("DECIMAL(30,20)", "0.10000000000000000001", 0.1, F),
+    ("BINARY(4)", b"a\0\0\0", {"hex": "61000000"}, P),
+    ("BINARY(4)", b"a\0\0\0", {"hex": "61"}, F),
+    ("VARCHAR(5) CHARACTER SET ucs2", "hé", {"hex": "006800e9"}, N),
+    ("VARCHAR(5) CHARACTER SET utf16", "hé", "栀\ue900", F),
+    ("DATETIME(3)", "2024-02-29 12:34:56.789", "2024-02-29T12:34:56.789000", P),
+    ("DATETIME(3)", "2024-02-29 12:34:56.789", "2024-02-29 12:34:56.780", F),
+    ("TIME(3)", "-12:30:00.250", "-12:30:00.750000", F),
+    ("TIMESTAMP(6)", "0000-00-00 00:00:00.000000", "1970-01-01 00:00:00", F),
+    ("ENUM('a','b')", "b", "b", P),
+    ("ENUM('a','b')", "b", 2, N),
+    ("SET('a','b','c')", "a,c", ["c", "a"], P),
+    ("SET('a','b','c')", "", None, F),
+    ("BIT(8)", 165, 165, P),
+    ("BIT(8)", 165, "10100101", N),
+    ("JSON", '{"a": [1, 2]}', {"a": [1, 2]}, P),
+    ("JSON", '{"a": "x"}', {'{"hex": "61"}': {"hex": "78"}}, F),
+    ("INT UNSIGNED", 4294967295, -1, F),
+])
+def test_compare_value(sql: str, expected: Any, got: Any, verdict: Verdict) -> None:
+    v, why = compare_value(column("c", sql), expected, got)
+    assert v == verdict, why
+
+
+def test_hex_strings_are_bytes_for_a_client_that_says_so() -> None:
+    col = column("b", "BINARY(2)")
+    assert compare_value(col, b"\x00\x01", "0001", bytes_mode="hex")[0] == P
+    assert compare_value(col, b"\x00\x01", "0001")[0] == F
