@@ -13,9 +13,9 @@ that cuts each direction's bytes into packets. Every packet becomes one
 damaged); decoding always resumes at the next packet boundary. Without trees
 (``record=False``) an event packet of the binlog stream is decoded by :meth:`_stream_event`
 (the event decoder, no per-packet layers); everything else by :meth:`_packet` (sequence ids,
-then the reader of the phase: :mod:`.readers`). Packets the
-session itself sends are decoded too (``direction`` tells them apart), so a live driver's log
-shows both sides.
+then the reader of the phase: the functions of :mod:`.readers` over the connection's
+:class:`~.state.ConnState`, held in ``state``). Packets the session itself sends are
+decoded too (``direction`` tells them apart), so a live driver's log shows both sides.
 
 Coordinates: every binlog event of the stream gets its ``binlog_file``, file offset and
 transaction GTID from the session's :class:`~binlogscope.wire.binlog.coords.CoordTracker`
@@ -31,16 +31,15 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
+from binlogscope.session import readers
 from binlogscope.session.events import (
     ConnectionClosed,
     DecodeError,
     PacketDecoded,
     Peer,
     Phase,
-    PhaseChanged,
     Role,
     SequenceMismatch,
     SessionEvent,
@@ -51,9 +50,10 @@ from binlogscope.session.outgoing import (
     ProtocolViolation,
     encode_value,
 )
-from binlogscope.session.readers import SEMI_SYNC_QUERY, PacketReaders
+from binlogscope.session.readers import SEMI_SYNC_QUERY
 from binlogscope.session.replies import Reply, ReplyReader
 from binlogscope.session.resync import greeting_plausible
+from binlogscope.session.state import ConnState, JoinStream, Resync, TlsPlaintext
 from binlogscope.wire import handshake, replication, results
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.coords import CoordTracker
@@ -73,7 +73,7 @@ from binlogscope.wire.framing import (
     encode_packet,
 )
 from binlogscope.wire.node import Node
-from binlogscope.wire.packet import KINDS, DecodedPayload, packet_tree, run_decoder
+from binlogscope.wire.packet import DecodedPayload, packet_tree
 
 CAP = CapabilityFlag
 
@@ -85,27 +85,7 @@ _NO_SEND_PHASES = (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED)
 _OPAQUE = (Phase.ENCRYPTED, Phase.COMPRESSED)
 
 
-@dataclass(slots=True)
-class _Resync:
-    """Queued with the received bytes: :meth:`Session.resync` (bytes missing here)."""
-
-    skip: int
-    reason: str
-
-
-@dataclass(slots=True)
-class _TlsPlaintext:
-    """Queued with the received bytes: :meth:`Session.tls_established` of an OBSERVER."""
-
-
-@dataclass(slots=True)
-class _JoinStream:
-    """Queued with the received bytes: :meth:`Session.join_stream`."""
-
-    reason: str
-
-
-class Session(PacketReaders):
+class Session:
     """One MySQL connection seen from one side (or from the wire)."""
 
     def __init__(
@@ -129,23 +109,14 @@ class Session(PacketReaders):
         self._now: float | None = None
         #: the coordinates of the stream's binlog events (file, offset, transaction GTID)
         self.coords = CoordTracker.for_stream()
-        self._phase = start_phase
-        #: build the annotated tree of every packet (a driver may turn it off at any time)
-        self.record = record
-        self.ctx = ctx if ctx is not None else DecodeContext()
-        self.handshake: handshake.HandshakeV10 | None = None
-        self.server_capabilities: int | None = None
-        self.client_capabilities: int | None = capabilities
-        #: OBSERVER: the driver terminates the TLS the client asks for (a proxy) and will feed
-        #: the decrypted bytes (:meth:`tls_established` with ``plaintext=True``); the
-        #: SSLRequest's TLS event says so instead of "nothing more is decoded"
-        self.tls_terminated = False
-        #: MariaDB's own capabilities of each side (greeting / response; 0 from MySQL)
-        self.server_mariadb_capabilities = 0
-        self.client_mariadb_capabilities = 0
-        self._default_caps = (handshake.DEFAULT_CAPABILITIES if capabilities is None
-                              else capabilities)
-        self._semi_sync: bool | None = semi_sync
+        #: the connection's protocol state (phase, capabilities, greeting, the reply owed,
+        #: semi-sync, the binlog decode context), read and moved by :mod:`.readers`
+        self.state = st = ConnState(
+            start_phase, ctx if ctx is not None else DecodeContext(),
+            ReplyReader(max_result_rows), record, semi_sync,
+            response_seen=start_phase != Phase.CONNECT and start_phase != Phase.AUTH,
+            client_capabilities=capabilities,
+            default_caps=handshake.DEFAULT_CAPABILITIES if capabilities is None else capabilities)
         #: bytes seen per direction after the connection became undecodable (TLS, compression)
         self.opaque_bytes: dict[Peer, int] = {Peer.CLIENT: 0, Peer.SERVER: 0}
         self._buffers = {Peer.CLIENT: PacketBuffer(client_offset),
@@ -154,15 +125,11 @@ class Session(PacketReaders):
         self._need = {Peer.CLIENT: 0, Peer.SERVER: 0}
         self._closed: set[Peer] = set()
         self._first_closer: Peer | None = None
-        self._chunks: deque[tuple[Peer, bytes | _Resync | _JoinStream | _TlsPlaintext]] = \
+        self._chunks: deque[tuple[Peer, bytes | Resync | JoinStream | TlsPlaintext]] = \
             deque()
-        self._out: deque[SessionEvent] = deque()
+        self._out: deque[SessionEvent] = st.out
         # sequence ids: None = not known yet (joined mid-way)
         self._seq: int | None = 0 if start_phase == Phase.CONNECT else None
-        self._response_seen = start_phase != Phase.CONNECT and start_phase != Phase.AUTH
-        self._replies = ReplyReader(max_result_rows)
-        self._semi_sync_pending = False
-        self._auth_data_next = False
         self._after_ack = False  # the last packet was a semi-sync ACK
 
     # ------------------------------------------------------------------ public API
@@ -170,42 +137,66 @@ class Session(PacketReaders):
     def phase(self) -> Phase:
         """Where the connection is (read-only: the session moves it; see :meth:`join_stream`
         and :meth:`end_dump` for what a driver may tell it)."""
-        return self._phase
+        return self.state.phase
 
     @property
     def semi_sync(self) -> bool | None:
         """Semi-sync negotiated (None: unknown, the header is detected packet by packet)."""
-        return self._semi_sync
+        return self.state.semi_sync
 
     @property
     def last_command(self) -> int | None:
         """The code of the client's last command (None: none seen)."""
-        return self._replies.last_command
+        return self.state.replies.last_command
 
     @property
     def expected_reply(self) -> Reply:
         """What the server's next packet is expected to be (in COMMAND)."""
-        return self._replies.expect
+        return self.state.replies.expect
 
     @property
     def capabilities(self) -> int:
-        """The capability flags in force (client's request limited to what the server has).
-
-        MariaDB capabilities both sides have are in the bits above 32, as the MariaDB server
-        keeps them (``caps | mariadb_caps << 32``; see :mod:`binlogscope.wire.results`)."""
-        if self.client_capabilities is not None:
-            if self.server_capabilities is not None:
-                both = self.client_capabilities & self.server_capabilities
-                mariadb = self.client_mariadb_capabilities & self.server_mariadb_capabilities
-                return both | (mariadb << 32) if mariadb else both
-            return self.client_capabilities
-        if self.server_capabilities is not None:
-            return self.server_capabilities
-        return self._default_caps
+        """The capability flags in force (see :attr:`ConnState.capabilities`)."""
+        return self.state.capabilities
 
     @property
     def deprecate_eof(self) -> bool:
-        return bool(self.capabilities & CAP.CLIENT_DEPRECATE_EOF)
+        return self.state.deprecate_eof
+
+    @property
+    def record(self) -> bool:
+        """Build the annotated tree of every packet (a driver may turn it off at any time)."""
+        return self.state.record
+
+    @record.setter
+    def record(self, value: bool) -> None:
+        self.state.record = value
+
+    @property
+    def ctx(self) -> DecodeContext:
+        """The binlog decode context of the stream (checksum algorithm, table maps)."""
+        return self.state.ctx
+
+    @property
+    def handshake(self) -> handshake.HandshakeV10 | None:
+        """The server's greeting (None: not seen)."""
+        return self.state.handshake
+
+    @property
+    def server_mariadb_capabilities(self) -> int:
+        """MariaDB's own capabilities of the server's greeting (0 from MySQL)."""
+        return self.state.server_mariadb_capabilities
+
+    @property
+    def tls_terminated(self) -> bool:
+        """OBSERVER: the driver terminates the TLS the client asks for (a proxy) and will
+        feed the decrypted bytes (:meth:`tls_established` with ``plaintext=True``); the
+        SSLRequest's TLS event says so instead of "nothing more is decoded"."""
+        return self.state.tls_terminated
+
+    @tls_terminated.setter
+    def tls_terminated(self, value: bool) -> None:
+        self.state.tls_terminated = value
 
     def incomplete_packet_size(self, sender: Peer = Peer.SERVER) -> int:
         """Bytes (fragment headers included) the packet still being received from ``sender``
@@ -231,21 +222,21 @@ class Session(PacketReaders):
         byte of a packet header (the driver finds one: :mod:`.resync`). The sequence id is
         learnt again.
         """
-        self._chunks.append((sender, _Resync(skip, reason)))
+        self._chunks.append((sender, Resync(skip, reason)))
 
     def join_stream(self, reason: str = "joined mid-connection: the server's packets are a "
                     "binlog stream") -> None:
         """OBSERVER joined mid-connection: the resync point found on the server's side is a
         binlog stream packet, so the connection is in BINLOG_STREAM (semi-sync headers detected
         packet by packet). Queued in order with :meth:`receive_data`; only from COMMAND."""
-        self._chunks.append((Peer.SERVER, _JoinStream(reason)))
+        self._chunks.append((Peer.SERVER, JoinStream(reason)))
 
     def end_dump(self, reason: str = "the source ended the dump") -> None:
         """SOURCE: the driver ended the binlog stream with packets it framed itself (an EOF of
         a non-blocking dump, an ERR): the connection is back in COMMAND."""
         self._catch_up()
-        if self._phase == Phase.BINLOG_STREAM:
-            self._set_phase(Phase.COMMAND, reason)
+        if self.state.phase == Phase.BINLOG_STREAM:
+            self.state.set_phase(Phase.COMMAND, reason)
 
     def events(self) -> Iterator[SessionEvent]:
         """Yield events for everything received so far; stops when more bytes are needed."""
@@ -265,7 +256,7 @@ class Session(PacketReaders):
         EofPacket, ColumnCount, ColumnDefinition41, TextRow, BinlogEventData...).
         """
         if (type(value) is replication.SemiSyncAck and not sequence_id
-                and self.role is Role.REPLICA and self._phase not in _NO_SEND_PHASES):
+                and self.role is Role.REPLICA and self.state.phase not in _NO_SEND_PHASES):
             # the ACK is on the commit path of the source: its bytes go out first (before the
             # general checks below, which a replica's ACK passes); the session decodes them
             # (for the log) at the next events() call, still in stream order (after everything
@@ -277,9 +268,10 @@ class Session(PacketReaders):
         me = self._me()
         if isinstance(value, CLIENT_TYPES) != (me == Peer.CLIENT):
             raise ProtocolViolation(f"a {self.role.value} cannot send {type(value).__name__}")
-        if self._phase in _NO_SEND_PHASES:
-            raise ProtocolViolation(f"cannot send in phase {self._phase.value}")
-        payload = encode_value(value, self.capabilities, self._phase, self._semi_sync)
+        st = self.state
+        if st.phase in _NO_SEND_PHASES:
+            raise ProtocolViolation(f"cannot send in phase {st.phase.value}")
+        payload = encode_value(value, st.capabilities, st.phase, st.semi_sync)
         if sequence_id is None:
             if isinstance(value, COMMAND_TYPES):
                 sequence_id = 0
@@ -323,15 +315,16 @@ class Session(PacketReaders):
         """
         if self.role == Role.OBSERVER:
             if plaintext:
-                self._chunks.append((Peer.CLIENT, _TlsPlaintext()))
+                self._chunks.append((Peer.CLIENT, TlsPlaintext()))
             return
         self._to_plaintext()
 
     def _to_plaintext(self) -> None:
-        if self._phase != Phase.ENCRYPTED:
+        st = self.state
+        if st.phase != Phase.ENCRYPTED:
             return
-        self._response_seen = False
-        self._set_phase(Phase.AUTH, "TLS established: decoding the decrypted bytes")
+        st.response_seen = False
+        st.set_phase(Phase.AUTH, "TLS established: decoding the decrypted bytes")
 
     # ------------------------------------------------------------------ state
     def _me(self) -> Peer:
@@ -343,27 +336,18 @@ class Session(PacketReaders):
         while self._chunks:
             self._feed(*self._chunks.popleft())
 
-    def _emit(self, ev: SessionEvent) -> None:
-        self._out.append(ev)
-
-    def _set_phase(self, new: Phase, reason: str) -> None:
-        if new != self._phase:
-            old = self._phase
-            self._phase = new
-            self._emit(PhaseChanged(old, new, reason))
-
     # ------------------------------------------------------------------ bytes -> packets
-    def _feed(self, peer: Peer, data: bytes | _Resync | _JoinStream | _TlsPlaintext) -> None:
-        if isinstance(data, _Resync):
+    def _feed(self, peer: Peer, data: bytes | Resync | JoinStream | TlsPlaintext) -> None:
+        if isinstance(data, Resync):
             self._resync(peer, data)
             return
-        if isinstance(data, _TlsPlaintext):
+        if isinstance(data, TlsPlaintext):
             self._to_plaintext()
             return
-        if isinstance(data, _JoinStream):
-            if self._phase == Phase.COMMAND:
-                self._semi_sync = None
-                self._set_phase(Phase.BINLOG_STREAM, data.reason)
+        if isinstance(data, JoinStream):
+            if self.state.phase == Phase.COMMAND:
+                self.state.semi_sync = None
+                self.state.set_phase(Phase.BINLOG_STREAM, data.reason)
             return
         if not data:
             self._close(peer)
@@ -371,7 +355,7 @@ class Session(PacketReaders):
         clock = self._clock
         if clock is not None:
             self._now = clock()
-        if self._phase in _OPAQUE:
+        if self.state.phase in _OPAQUE:
             self.opaque_bytes[peer] += len(data)
             return
         buf = self._buffers[peer]
@@ -385,7 +369,7 @@ class Session(PacketReaders):
         used = self._split(peer, buf.offset, data)
         buf.skip(used)  # the buffer is empty: its offset moves on by what was consumed
         if used < len(data):
-            if self._phase in _OPAQUE:  # anything after the switch is opaque
+            if self.state.phase in _OPAQUE:  # anything after the switch is opaque
                 self.opaque_bytes[peer] += len(data) - used
                 buf.skip(len(data) - used)
             else:
@@ -398,8 +382,9 @@ class Session(PacketReaders):
         turns opaque."""
         i = 0
         end = len(data)
-        lean = peer is Peer.SERVER and not self.record  # event packets: _stream_event
-        while i + HEADER_LEN <= end and self._phase not in _OPAQUE:
+        st = self.state
+        lean = peer is Peer.SERVER and not st.record  # event packets: _stream_event
+        while i + HEADER_LEN <= end and st.phase not in _OPAQUE:
             n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
             j = i + HEADER_LEN + n
             if j > end:
@@ -430,7 +415,7 @@ class Session(PacketReaders):
                 j = k
                 payload = b"".join(parts)
                 pkt = Packet(payload, tuple(frags))
-            if not (lean and self._phase is Phase.BINLOG_STREAM and n and payload[0] == 0
+            if not (lean and st.phase is Phase.BINLOG_STREAM and n and payload[0] == 0
                     and self._stream_event(offset + i, data[i + 3], payload, pkt)):
                 if pkt is None:
                     pkt = Packet(payload, (Fragment(offset + i, n, data[i + 3]),))
@@ -440,7 +425,7 @@ class Session(PacketReaders):
             self._need[peer] = HEADER_LEN
         return i
 
-    def _resync(self, peer: Peer, gap: _Resync) -> None:
+    def _resync(self, peer: Peer, gap: Resync) -> None:
         buf = self._buffers[peer]
         off, rest = buf.drain()
         buf.skip(gap.skip)
@@ -448,14 +433,14 @@ class Session(PacketReaders):
         self._seq = None
         if peer is Peer.SERVER:
             self.coords.lost()
-        if self._phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
+        if self.state.phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
             return
         dropped = f"; the {len(rest)} bytes of the packet in progress are dropped" if rest else ""
         msg = (f"at offset {off + len(rest)}: {gap.reason}{dropped}; "
                f"decoding resumes at offset {buf.offset}")
         node = Node("discarded", off, len(rest), rest, "", "",
-                    "bytes of a packet cut by missing data", (), msg) if self.record else None
-        self._emit(DecodeError(peer, off, msg, node))
+                    "bytes of a packet cut by missing data", (), msg) if self.state.record else None
+        self._out.append(DecodeError(peer, off, msg, node))
 
     def _close(self, peer: Peer) -> None:
         buf = self._buffers[peer]
@@ -463,20 +448,21 @@ class Session(PacketReaders):
         if peer in self._closed:
             return
         self._closed.add(peer)
-        if buf.pending and self._phase not in _OPAQUE:
+        if buf.pending and self.state.phase not in _OPAQUE:
             off, rest = buf.drain()
             msg = (f"at offset {off}: connection closed in the middle of a packet "
                    f"({len(rest)} bytes left over)")
             node = Node("truncated_packet", off, len(rest), rest, "", "",
                         "bytes of a packet that never completed", (), msg) \
-                if self.record else None
-            self._emit(DecodeError(peer, off, msg, node))
-        self._emit(ConnectionClosed(peer, buf.offset))
+                if self.state.record else None
+            self._out.append(DecodeError(peer, off, msg, node))
+        self._out.append(ConnectionClosed(peer, buf.offset))
         if self._first_closer is None:
             self._first_closer = peer
         if len(self._closed) == 2 or self.last_command == Command.COM_QUIT:
             # named: the side that closed first (the other one only answered)
-            self._set_phase(Phase.CLOSED, f"{self._first_closer.value} closed the connection")
+            self.state.set_phase(Phase.CLOSED,
+                                 f"{self._first_closer.value} closed the connection")
 
     # ------------------------------------------------------------------ packets
     def _check_seq(self, peer: Peer, pkt: Packet, expected: int | None) -> None:
@@ -484,25 +470,27 @@ class Session(PacketReaders):
             for i, frag in enumerate(pkt.fragments):
                 want = (expected + i) & 0xFF
                 if frag.sequence_id != want:
-                    self._emit(SequenceMismatch(peer, frag.offset, want, frag.sequence_id))
+                    self._out.append(SequenceMismatch(peer, frag.offset, want,
+                                                      frag.sequence_id))
                     break
 
     def _packet(self, peer: Peer, pkt: Packet) -> None:
         """One packet by the general path (trees when ``record``): sequence ids, then the
         reader of the phase and direction."""
         payload = pkt.payload
-        phase = self._phase
+        st = self.state
+        phase = st.phase
         ack = (peer == Peer.CLIENT and phase == Phase.BINLOG_STREAM
                and replication.is_semi_sync_ack(payload))
         if phase == Phase.CONNECT and not greeting_plausible(peer, payload):
-            self._set_phase(Phase.COMMAND, "no server greeting: joined mid-connection?")
+            st.set_phase(Phase.COMMAND, "no server greeting: joined mid-connection?")
             self._seq = None
-            self._response_seen = True
-            phase = self._phase
-        is_command = (peer == Peer.CLIENT and not ack and not self._auth_data_next
+            st.response_seen = True
+            phase = st.phase
+        is_command = (peer == Peer.CLIENT and not ack and not st.auth_data_next
                       and phase in (Phase.COMMAND, Phase.BINLOG_STREAM, Phase.CLOSED))
         if peer == Peer.CLIENT:
-            self._auth_data_next = False
+            st.auth_data_next = False
         if ack or (is_command and (self._seq is not None or pkt.sequence_id == 0)):
             expected: int | None = 0
         else:
@@ -519,15 +507,15 @@ class Session(PacketReaders):
             self._seq = (pkt.last_sequence_id + 1) & 0xFF
         if peer == Peer.CLIENT:
             if ack:
-                d = self._decode(pkt, "semi_sync_ack")
+                d = st.decode(pkt, "semi_sync_ack")
             elif is_command:
-                d = self._client_command(pkt)
+                d = readers.client_command(st, pkt)
             elif phase != Phase.AUTH:  # auth data during COM_CHANGE_USER
-                d = self._decode(pkt, "auth_switch_response")
+                d = st.decode(pkt, "auth_switch_response")
             else:
-                d = self._client_connection_phase(pkt)
+                d = readers.client_connection_phase(st, pkt)
         else:
-            d = self._server_packet(pkt)
+            d = readers.server_packet(st, pkt)
         self._finish(peer, pkt, d, phase)
 
     def _stream_event(self, offset: int, seq: int, payload: bytes, pkt: Packet | None) -> bool:
@@ -535,7 +523,8 @@ class Session(PacketReaders):
         ``seq``; ``pkt`` for a multi-fragment one): the event decoder straight on the payload.
         False, with no state changed: the general path takes it (semi-sync header to detect
         or missing, no FORMAT_DESCRIPTION seen yet)."""
-        semi = self._semi_sync
+        st = self.state
+        semi = st.semi_sync
         off = 1
         header: replication.SemiSyncHeader | None = None
         if semi is None:
@@ -546,7 +535,7 @@ class Session(PacketReaders):
             flag = payload[2]
             header = _SEMI_HEADERS[flag] if flag < 2 else replication.SemiSyncHeader(flag)
             off = 3
-        ctx = self.ctx
+        ctx = st.ctx
         if not ctx.fde_seen:
             return False
         expected = self._seq
@@ -573,11 +562,6 @@ class Session(PacketReaders):
             self._out.append(DecodeError(Peer.SERVER, offset, error, None))
         return True
 
-    def _decode(self, pkt: Packet, kind: str, fn: Any = None) -> DecodedPayload:
-        decoder = fn if fn is not None else KINDS[kind][0]
-        return run_decoder(kind, decoder, pkt.payload, caps=self.capabilities,
-                           base=pkt.payload_offset, record=self.record)
-
     def _finish(self, peer: Peer, pkt: Packet, d: DecodedPayload, phase: Phase) -> None:
         node: Node | None = None
         semi: replication.SemiSyncHeader | None = None
@@ -593,14 +577,14 @@ class Session(PacketReaders):
               and d.value.binlog_filename):
             # joined mid-stream: the replica's ACK names the file the stream is in
             self.coords.file = d.value.binlog_filename
-        if self.record:
+        if self.state.record:
             node = packet_tree(pkt, d, error)
-        self._emit(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
+        self._out.append(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
                                  d.value, node, phase, semi, bev, error, pkt.wire_length,
                                  pkt.payload, self._now))
         if error is not None:
             at = d.error_offset if d.error_offset is not None else pkt.offset
-            self._emit(DecodeError(peer, at, error, node))
+            self._out.append(DecodeError(peer, at, error, node))
 
 
 __all__ = ["SEMI_SYNC_QUERY", "Session"]

@@ -1,18 +1,21 @@
-"""The readers of :class:`~binlogscope.session.machine.Session` for one packet of each phase and
-direction: the connection phase (greeting, TLS switch, handshake response, auth exchange), the
-client's commands, the binlog stream's packets (general path: trees, EOF/ERR, semi-sync
-detection) and the command replies (through :class:`~.replies.ReplyReader`).
+"""What one packet means in each phase and direction: plain functions over a connection's
+:class:`~.state.ConnState` (h11 style), called by :class:`~binlogscope.session.machine.Session`
+for the packets of the general path: the connection phase (greeting, TLS switch, handshake
+response, auth exchange), the client's commands, the binlog stream's packets (trees, EOF/ERR,
+semi-sync detection) and the command replies (through :class:`~.replies.ReplyReader`).
 
-A mixin: the state it reads and moves is the session's (declared below).
+Each returns the packet's :class:`DecodedPayload`; what else happened (a phase change, TLS,
+a result set) is emitted into the state's ``out``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from binlogscope.session.events import Peer, Phase, SessionEvent, TlsStarted
-from binlogscope.session.replies import COMMAND_KIND, Answer, Reply, ReplyReader
+from binlogscope.session.events import Peer, Phase, TlsStarted
+from binlogscope.session.replies import COMMAND_KIND, Answer, Reply
+from binlogscope.session.state import ConnState
 from binlogscope.wire import commands, handshake, replication
 from binlogscope.wire.constants import CapabilityFlag, Command, command_name
 from binlogscope.wire.framing import Packet
@@ -26,176 +29,160 @@ SEMI_SYNC_QUERY = re.compile(
     r"@rpl_semi_sync_(?:slave|replica)\s*=\s*(?:1|'1'|\"1\"|on|'on'|true)\b", re.IGNORECASE)
 
 
-class PacketReaders:
-    """What each packet means, by phase and direction (mixed into Session)."""
-
-    # the session's state these readers use (Session.__init__ sets it)
-    _phase: Phase
-    _response_seen: bool
-    _replies: ReplyReader
-    _semi_sync: bool | None
-    _semi_sync_pending: bool
-    _auth_data_next: bool
-    handshake: handshake.HandshakeV10 | None
-    server_capabilities: int | None
-    client_capabilities: int | None
-    server_mariadb_capabilities: int
-    client_mariadb_capabilities: int
-    ctx: Any
-    tls_terminated: bool
-
-    if TYPE_CHECKING:
-        @property
-        def capabilities(self) -> int: ...
-
-        @property
-        def deprecate_eof(self) -> bool: ...
-
-        def _decode(self, pkt: Packet, kind: str, fn: Any = None) -> DecodedPayload: ...
-
-        def _set_phase(self, new: Phase, reason: str) -> None: ...
-
-        def _emit(self, ev: SessionEvent) -> None: ...
-
-    # ------------------------------------------------------------------ client side
-    def _client_connection_phase(self, pkt: Packet) -> DecodedPayload:
-        payload = pkt.payload
-        if self._phase == Phase.CONNECT:
-            d = self._decode(pkt, "raw")
-            d.error = d.error or (f"at offset {pkt.offset}: client packet before the server's "
-                                  "greeting")
-            return d
-        if not self._response_seen:
-            self._response_seen = True
-            if handshake.is_ssl_request(payload):
-                d = self._decode(pkt, "ssl_request")
-                if isinstance(d.value, handshake.SslRequest):
-                    self.client_capabilities = d.value.capability_flags
-                    self.client_mariadb_capabilities = d.value.mariadb_capabilities
-                self._start_tls(pkt)
-                return d
-            flags = int.from_bytes(payload[:4].ljust(4, b"\0"), "little")
-            kind = ("handshake_response41" if flags & CAP.CLIENT_PROTOCOL_41
-                    else "handshake_response320")
-            d = self._decode(pkt, kind)
-            if isinstance(d.value, handshake.HandshakeResponse41 | handshake.HandshakeResponse320):
-                self.client_capabilities = d.value.capability_flags
-                self.client_mariadb_capabilities = getattr(d.value, "mariadb_capabilities", 0)
-            return d
-        return self._decode(pkt, "auth_switch_response")
-
-    def _start_tls(self, pkt: Packet) -> None:
-        terminated = self.tls_terminated
-        node = Node("encrypted", pkt.end, 0, None, "", "TLS",
-                    "everything after the SSLRequest is TLS-encrypted: "
-                    + ("the proxy terminates it on both legs, so the decrypted bytes are decoded"
-                       if terminated else "binlogscope stops decoding this connection"))
-        self._set_phase(Phase.ENCRYPTED, "SSLRequest: the connection switches to TLS")
-        self._emit(TlsStarted(Peer.CLIENT, pkt.end, node, terminated))
-
-    def _client_command(self, pkt: Packet) -> DecodedPayload:
-        payload = pkt.payload
-        code = payload[0] if payload else -1
-        self._replies.command(code)
-        self._semi_sync_pending = False
-        if self._phase == Phase.BINLOG_STREAM:
-            self._set_phase(Phase.COMMAND, f"{command_name(code)} during the binlog stream")
-        d = self._decode(pkt, COMMAND_KIND.get(code, "command"))
-        if code == Command.COM_QUERY:
-            if isinstance(d.value, commands.ComQuery) and SEMI_SYNC_QUERY.search(d.value.query):
-                self._semi_sync_pending = True
-        elif code in (Command.COM_BINLOG_DUMP, Command.COM_BINLOG_DUMP_GTID):
-            self._set_phase(Phase.BINLOG_STREAM, f"{command_name(code)}: the source streams "
-                            "binlog events")
+# ---------------------------------------------------------------------- client side
+def client_connection_phase(st: ConnState, pkt: Packet) -> DecodedPayload:
+    payload = pkt.payload
+    if st.phase == Phase.CONNECT:
+        d = st.decode(pkt, "raw")
+        d.error = d.error or (f"at offset {pkt.offset}: client packet before the server's "
+                              "greeting")
         return d
-
-    # ------------------------------------------------------------------ server side
-    def _server_packet(self, pkt: Packet) -> DecodedPayload:
-        payload = pkt.payload
-        first = payload[0] if payload else -1
-        if self._phase == Phase.CONNECT:
-            if first == 0xFF:
-                d = self._decode(pkt, "err")
-                self._set_phase(Phase.CLOSED, "the server refused the connection")
-                return d
-            d = self._decode(pkt, "handshake_v10")
-            if isinstance(d.value, handshake.HandshakeV10):
-                self.handshake = d.value
-                self.server_capabilities = d.value.capability_flags
-                self.server_mariadb_capabilities = d.value.mariadb_capabilities
-            self._set_phase(Phase.AUTH, "server greeting received")
+    if not st.response_seen:
+        st.response_seen = True
+        if handshake.is_ssl_request(payload):
+            d = st.decode(pkt, "ssl_request")
+            if isinstance(d.value, handshake.SslRequest):
+                st.client_capabilities = d.value.capability_flags
+                st.client_mariadb_capabilities = d.value.mariadb_capabilities
+            start_tls(st, pkt)
             return d
-        if self._phase == Phase.AUTH:
-            return self._auth_reply(pkt, first, in_command=False)
-        if self._phase == Phase.BINLOG_STREAM:
-            return self._stream_packet(pkt, first)
-        return self._command_reply(pkt, first)
+        flags = int.from_bytes(payload[:4].ljust(4, b"\0"), "little")
+        kind = ("handshake_response41" if flags & CAP.CLIENT_PROTOCOL_41
+                else "handshake_response320")
+        d = st.decode(pkt, kind)
+        if isinstance(d.value, handshake.HandshakeResponse41 | handshake.HandshakeResponse320):
+            st.client_capabilities = d.value.capability_flags
+            st.client_mariadb_capabilities = getattr(d.value, "mariadb_capabilities", 0)
+        return d
+    return st.decode(pkt, "auth_switch_response")
 
-    def _auth_reply(self, pkt: Packet, first: int, *, in_command: bool) -> DecodedPayload:
-        if first == 0x00:
-            d = self._decode(pkt, "ok")
-            self._replies.expect = Reply.NONE
-            if not in_command:
-                caps = self.capabilities
-                self._set_phase(Phase.COMMAND, "authentication succeeded")
-                if caps & CAP.CLIENT_COMPRESS and self.client_capabilities is not None:
-                    self._set_phase(Phase.COMPRESSED, "compressed protocol negotiated: "
-                                    "binlogscope does not decode it")
-            return d
+
+def start_tls(st: ConnState, pkt: Packet) -> None:
+    terminated = st.tls_terminated
+    node = Node("encrypted", pkt.end, 0, None, "", "TLS",
+                "everything after the SSLRequest is TLS-encrypted: "
+                + ("the proxy terminates it on both legs, so the decrypted bytes are decoded"
+                   if terminated else "binlogscope stops decoding this connection"))
+    st.set_phase(Phase.ENCRYPTED, "SSLRequest: the connection switches to TLS")
+    st.emit(TlsStarted(Peer.CLIENT, pkt.end, node, terminated))
+
+
+def client_command(st: ConnState, pkt: Packet) -> DecodedPayload:
+    payload = pkt.payload
+    code = payload[0] if payload else -1
+    st.replies.command(code)
+    st.semi_sync_pending = False
+    if st.phase == Phase.BINLOG_STREAM:
+        st.set_phase(Phase.COMMAND, f"{command_name(code)} during the binlog stream")
+    d = st.decode(pkt, COMMAND_KIND.get(code, "command"))
+    if code == Command.COM_QUERY:
+        if isinstance(d.value, commands.ComQuery) and SEMI_SYNC_QUERY.search(d.value.query):
+            st.semi_sync_pending = True
+    elif code in (Command.COM_BINLOG_DUMP, Command.COM_BINLOG_DUMP_GTID):
+        st.set_phase(Phase.BINLOG_STREAM, f"{command_name(code)}: the source streams "
+                     "binlog events")
+    return d
+
+
+# ---------------------------------------------------------------------- server side
+def server_packet(st: ConnState, pkt: Packet) -> DecodedPayload:
+    payload = pkt.payload
+    first = payload[0] if payload else -1
+    if st.phase == Phase.CONNECT:
         if first == 0xFF:
-            d = self._decode(pkt, "err")
-            self._replies.expect = Reply.NONE
-            if not in_command:
-                self._set_phase(Phase.CLOSED, "authentication failed")
+            d = st.decode(pkt, "err")
+            st.set_phase(Phase.CLOSED, "the server refused the connection")
             return d
-        if first == 0xFE:
-            return self._decode(pkt, "auth_switch_request")
-        if first == 0x01:
-            return self._decode(pkt, "auth_more_data")
-        d = self._decode(pkt, "raw")
-        d.error = d.error or f"at offset {pkt.payload_offset}: unexpected packet during auth"
+        d = st.decode(pkt, "handshake_v10")
+        if isinstance(d.value, handshake.HandshakeV10):
+            st.handshake = d.value
+            st.server_capabilities = d.value.capability_flags
+            st.server_mariadb_capabilities = d.value.mariadb_capabilities
+        st.set_phase(Phase.AUTH, "server greeting received")
         return d
+    if st.phase == Phase.AUTH:
+        return auth_reply(st, pkt, first, in_command=False)
+    if st.phase == Phase.BINLOG_STREAM:
+        return stream_packet(st, pkt, first)
+    return command_reply(st, pkt, first)
 
-    def _stream_packet(self, pkt: Packet, first: int) -> DecodedPayload:
-        if first == 0x00:
-            semi = self._semi_sync
-            ctx = self.ctx
 
-            def fn(r: Any, caps: int) -> replication.BinlogPacket:
-                return replication.decode_binlog_packet(r, caps, ctx, semi_sync=semi)
-
-            return self._decode(pkt, "binlog_event", fn)
-        if first == 0xFE and handshake.is_eof_packet(pkt.payload, self.capabilities):
-            d = self._decode(pkt, "ok" if self.deprecate_eof else "eof")
-            self._set_phase(Phase.COMMAND, "end of the binlog (non-blocking dump)")
-            return d
-        if first == 0xFF:
-            d = self._decode(pkt, "err")
-            self._set_phase(Phase.COMMAND, "the source ended the dump with an error")
-            return d
-        d = self._decode(pkt, "raw")
-        d.error = d.error or (f"at offset {pkt.payload_offset}: stream packet starts with "
-                              f"0x{first & 0xFF:02x}, expected 0x00 (event), 0xFE or 0xFF")
+def auth_reply(st: ConnState, pkt: Packet, first: int, *, in_command: bool) -> DecodedPayload:
+    if first == 0x00:
+        d = st.decode(pkt, "ok")
+        st.replies.expect = Reply.NONE
+        if not in_command:
+            caps = st.capabilities
+            st.set_phase(Phase.COMMAND, "authentication succeeded")
+            if caps & CAP.CLIENT_COMPRESS and st.client_capabilities is not None:
+                st.set_phase(Phase.COMPRESSED, "compressed protocol negotiated: "
+                             "binlogscope does not decode it")
         return d
-
-    def _command_reply(self, pkt: Packet, first: int) -> DecodedPayload:
-        if self._replies.expect is Reply.AUTH:  # COM_CHANGE_USER: the auth exchange again
-            d = self._auth_reply(pkt, first, in_command=True)
-            if d.kind in ("auth_switch_request", "auth_more_data"):
-                self._replies.expect = Reply.AUTH
-                # the client answers with auth data, not a new command
-                self._auth_data_next = not (isinstance(d.value, handshake.AuthMoreData)
-                                            and d.value.fast_auth_success)
-            return d
-        got = self._replies.read(pkt, self._decode, self.capabilities, self.deprecate_eof)
-        if got.result is not None:
-            self._emit(got.result)
-        if got.answer is Answer.ERR:
-            self._semi_sync_pending = False
-        elif got.answer is Answer.OK and self._semi_sync_pending:
-            self._semi_sync = True
-            self._semi_sync_pending = False
-        return got.payload
+    if first == 0xFF:
+        d = st.decode(pkt, "err")
+        st.replies.expect = Reply.NONE
+        if not in_command:
+            st.set_phase(Phase.CLOSED, "authentication failed")
+        return d
+    if first == 0xFE:
+        return st.decode(pkt, "auth_switch_request")
+    if first == 0x01:
+        return st.decode(pkt, "auth_more_data")
+    d = st.decode(pkt, "raw")
+    d.error = d.error or f"at offset {pkt.payload_offset}: unexpected packet during auth"
+    return d
 
 
-__all__ = ["SEMI_SYNC_QUERY", "PacketReaders"]
+def stream_packet(st: ConnState, pkt: Packet, first: int) -> DecodedPayload:
+    if first == 0x00:
+        semi = st.semi_sync
+        ctx = st.ctx
+
+        def fn(r: Any, caps: int) -> replication.BinlogPacket:
+            return replication.decode_binlog_packet(r, caps, ctx, semi_sync=semi)
+
+        return st.decode(pkt, "binlog_event", fn)
+    if first == 0xFE and handshake.is_eof_packet(pkt.payload, st.capabilities):
+        d = st.decode(pkt, "ok" if st.deprecate_eof else "eof")
+        st.set_phase(Phase.COMMAND, "end of the binlog (non-blocking dump)")
+        return d
+    if first == 0xFF:
+        d = st.decode(pkt, "err")
+        st.set_phase(Phase.COMMAND, "the source ended the dump with an error")
+        return d
+    d = st.decode(pkt, "raw")
+    d.error = d.error or (f"at offset {pkt.payload_offset}: stream packet starts with "
+                          f"0x{first & 0xFF:02x}, expected 0x00 (event), 0xFE or 0xFF")
+    return d
+
+
+def command_reply(st: ConnState, pkt: Packet, first: int) -> DecodedPayload:
+    if st.replies.expect is Reply.AUTH:  # COM_CHANGE_USER: the auth exchange again
+        d = auth_reply(st, pkt, first, in_command=True)
+        if d.kind in ("auth_switch_request", "auth_more_data"):
+            st.replies.expect = Reply.AUTH
+            # the client answers with auth data, not a new command
+            st.auth_data_next = not (isinstance(d.value, handshake.AuthMoreData)
+                                  and d.value.fast_auth_success)
+        return d
+    got = st.replies.read(pkt, st.decode, st.capabilities, st.deprecate_eof)
+    if got.result is not None:
+        st.emit(got.result)
+    if got.answer is Answer.ERR:
+        st.semi_sync_pending = False
+    elif got.answer is Answer.OK and st.semi_sync_pending:
+        st.semi_sync = True
+        st.semi_sync_pending = False
+    return got.payload
+
+
+__all__ = [
+    "SEMI_SYNC_QUERY",
+    "auth_reply",
+    "client_command",
+    "client_connection_phase",
+    "command_reply",
+    "server_packet",
+    "start_tls",
+    "stream_packet",
+]
