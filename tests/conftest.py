@@ -9,7 +9,6 @@ with the reason.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,13 +16,9 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-if str(TESTS) not in sys.path:  # tests/mariadb_server.py is a plain helper module
-    sys.path.insert(0, str(TESTS))
-
-from ci_support import in_ci  # noqa: E402
-from mariadb_server import MariaDB, ServerStartError, start, stop  # noqa: E402
-
 from binlogscope.wire.node import Node, check_tiling  # noqa: E402
+from tests.ci_support import in_ci  # noqa: E402
+from tests.mariadb_server import MariaDB, ServerStartError, start, stop  # noqa: E402
 
 
 def fixtures_dir() -> Path:

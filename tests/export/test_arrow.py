@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -142,8 +143,9 @@ def test_row_groups_are_cut_by_bytes_too(tmp_path: Path) -> None:
         row = _event_row(offset)
         return [row.get(n) for n in names]
 
-    items = [("events", part, values(1), 10), ("events", part, values(2), 500),
-             ("events", part, values(3), 0), ("events", part, values(4), 0)]
+    items: list[tuple[str, tuple[str, ...], list[Any], int]] = [
+        ("events", part, values(1), 10), ("events", part, values(2), 500),
+        ("events", part, values(3), 0), ("events", part, values(4), 0)]
     w.add_many(items)
     assert items == []
     w.add_values("events", part, values(5), 99)

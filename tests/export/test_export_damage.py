@@ -13,6 +13,7 @@ import pytest
 
 from binlogscope.cli.main import main
 from binlogscope.export import run as run_mod
+from binlogscope.export.mapper import TableMapper
 
 BINLOG = Path(__file__).resolve().parents[2] / "captures" / "mariadb-10.11-workload.000001"
 
@@ -60,18 +61,18 @@ def test_failed_live_export_leaves_nothing_in_the_way(tmp_path: Path) -> None:
 def test_export_that_fails_before_its_first_checkpoint_is_removed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ds = tmp_path / "ds"
-    original = run_mod.TableMapper.event
+    original = TableMapper.event
 
     def event(self: Any, rec: Any) -> None:
         if self.events > 50:
             raise OSError(28, "No space left on device")
         original(self, rec)
 
-    monkeypatch.setattr(run_mod.TableMapper, "event", event)
+    monkeypatch.setattr(TableMapper, "event", event)
     with pytest.raises(OSError):
         run_mod.run_export(run_mod_source(), ds)
     assert not ds.exists()
-    monkeypatch.setattr(run_mod.TableMapper, "event", original)
+    monkeypatch.setattr(TableMapper, "event", original)
     assert main(["export", str(BINLOG), "--out", str(ds)], out=io.StringIO(),
                 err=io.StringIO()) == 0  # the rerun just works
     assert _events(ds) == len(_file_events(BINLOG))
@@ -81,18 +82,18 @@ def test_export_that_fails_before_its_first_checkpoint_is_removed(
 def test_failure_after_a_checkpoint_keeps_it_for_resume(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, again: str) -> None:
     ds = tmp_path / "ds"
-    original = run_mod.TableMapper.event
+    original = TableMapper.event
 
     def event(self: Any, rec: Any) -> None:
         if self.events > 150:
             raise OSError(28, "No space left on device")
         original(self, rec)
 
-    monkeypatch.setattr(run_mod.TableMapper, "event", event)
+    monkeypatch.setattr(TableMapper, "event", event)
     with pytest.raises(OSError):
         run_mod.run_export(run_mod_source(), ds, checkpoint_events=20)
     assert _events(ds) > 0  # the checkpoints made are kept
-    monkeypatch.setattr(run_mod.TableMapper, "event", original)
+    monkeypatch.setattr(TableMapper, "event", original)
     err = io.StringIO()
     if again == "--resume":
         rc = main(["export", "--resume", "--out", str(ds)], out=io.StringIO(), err=err)

@@ -92,6 +92,7 @@ def _split_mid_transaction(src: Path, d: Path) -> list[Path]:
                and evs[i - 1].type_name == "TABLE_MAP_EVENT")
     a, b = d / "relay-bin.000001", d / "relay-bin.000002"
     a.write_bytes(data[:cut])
+    assert fde.header is not None
     b.write_bytes(data[:fde.offset + fde.header.event_size] + data[cut:])
     return [a, b]
 
@@ -310,8 +311,7 @@ def test_a_fresh_mariadb_workload_set_both_ways(spark: Any, mariadb: Any,
                                                  tmp_path: Path) -> None:
     """The test workload on a throw-away MariaDB (every type, DML, DDL, a rotation in the
     middle), its binlog files exported both ways."""
-    sys.path.insert(0, str(REPO / "tests" / "mysql"))
-    from mariadb_workload import Workload
+    from tests.mariadb_workload import Workload
 
     db = "spark_export_test"
     admin = mariadb.connect()

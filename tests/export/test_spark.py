@@ -87,11 +87,11 @@ def _known_stream(root: Path) -> None:
                 "gtid": t["gtid"], "trx_offset": t["trx_offset"]})
     p0 = (S0 + 100) * US
     for q, a, pos in ((p0, p0 + 2_000, 395), (p0 + US, p0 + US + 5_000, 931)):
-        for t, direction, kind, ack in ((q, "server", "binlog_event", True),
-                                        (a, "client", "semi_sync_ack", False)):
+        for when, direction, kind, ack in ((q, "server", "binlog_event", True),
+                                           (a, "client", "semi_sync_ack", False)):
             w.add("packets", ("2023-11-14",), {
                 "schema_version": SCHEMA_VERSION, "source_kind": "live", "source": "h:3306",
-                "session_id": "s1", "direction": direction, "time": t, "seq": 1,
+                "session_id": "s1", "direction": direction, "time": when, "seq": 1,
                 "payload_length": 10, "semi_sync": True, "ack_request": ack, "kind": kind,
                 "binlog_file": "f", "log_pos": pos})
     w.checkpoint()
@@ -205,7 +205,8 @@ def test_file_source_reports_say_not_applicable(spark: Any, tmp_path: Path) -> N
     reps = {r.name: r for r in run_reports(spark)}
     for name in ("heartbeat_gaps", "semi_sync_ack_latency", "replication_delay"):
         assert reps[name].rows == []
-        assert reps[name].note is not None and reps[name].note.startswith("not applicable")
+        note = reps[name].note
+        assert note is not None and note.startswith("not applicable")
     assert sum(r[3] for r in reps["changes_per_table"].rows) == 63
 
 

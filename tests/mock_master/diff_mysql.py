@@ -70,7 +70,7 @@ def via_pymysqlreplication(host: str, port: int, auto_position: str) -> list[tup
                 continue
             kind = {WriteRowsEvent: "write", UpdateRowsEvent: "update",
                     DeleteRowsEvent: "delete"}[type(ev)]
-            rows = []
+            rows: list[Any] = []
             for r in ev.rows:
                 if "before_values" in r:
                     rows.append((list(r["before_values"].values()),

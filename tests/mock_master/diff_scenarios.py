@@ -26,7 +26,10 @@ for p in (HERE, HERE.parent, HERE.parents[1], HERE.parents[1] / "src"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from diff_support import (  # noqa: E402
+from mock_master.diff.compare import DiffReport, compare  # noqa: E402
+from mock_master.diff.run import copy_binlogs, differential, record  # noqa: E402
+from tests.mariadb_server import MariaDB, start, stop  # noqa: E402
+from tests.mock_master.diff_support import (  # noqa: E402
     TABLE_DDL,
     Source,
     pmr_session,
@@ -34,10 +37,6 @@ from diff_support import (  # noqa: E402
     run_workload,
     settle_binlog,
 )
-from mariadb_server import MariaDB, start, stop  # noqa: E402
-
-from mock_master.diff.compare import DiffReport, compare  # noqa: E402
-from mock_master.diff.run import copy_binlogs, differential, record  # noqa: E402
 
 
 @dataclass

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import socket
 import struct
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -18,14 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ci_support import unavailable
 
 from mock_master.diff.run import copy_binlogs
 from mock_master.scenario.scenarios import BinlogSource, Scenario, User
 from mock_master.serve.server import ThreadedMockMaster
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mariadb_server import MariaDB, ServerStartError, start, stop
+from tests.ci_support import unavailable
+from tests.mariadb_server import MariaDB, ServerStartError, start, stop
 
 TABLE_DDL = """CREATE TABLE items (
     id INT UNSIGNED NOT NULL PRIMARY KEY,

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ci_support import unavailable
-from diff_scenarios import SCENARIOS, Context, make_context
-from mariadb_server import ServerStartError, stop
+
+from tests.ci_support import unavailable
+from tests.mariadb_server import ServerStartError, stop
+from tests.mock_master.diff_scenarios import SCENARIOS, Context, make_context
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 

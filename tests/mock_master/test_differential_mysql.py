@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from diff_mysql import FILES, FIXTURE, UUID, expected, via_pymysqlreplication
 
 from mock_master.diff.compare import decode
 from mock_master.diff.run import copy_binlogs, record
 from mock_master.scenario.scenarios import BinlogSource, Scenario, User
 from mock_master.serve.server import ThreadedMockMaster
+from tests.mock_master.diff_mysql import FILES, FIXTURE, UUID, expected, via_pymysqlreplication
 
 pytestmark = pytest.mark.network
 

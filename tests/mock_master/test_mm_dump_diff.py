@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 import struct
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,13 +18,11 @@ from typing import Any
 
 import pymysql
 import pytest
-from ci_support import unavailable
 
 from mock_master.scenario.scenarios import BinlogSource, Scenario
 from mock_master.serve.server import ThreadedMockMaster
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mariadb_server import MariaDB, ServerStartError, start, stop
+from tests.ci_support import unavailable
+from tests.mariadb_server import MariaDB, ServerStartError, start, stop
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 
@@ -79,7 +76,7 @@ def _settled(server: MariaDB) -> None:
 def _copy(server: MariaDB, dest: Path) -> list[Path]:
     _settled(server)
     dest.mkdir(parents=True, exist_ok=True)
-    out = []
+    out: list[Any] = []
     for f in server.binlog_files():
         shutil.copy(f, dest / f.name)
         out.append(dest / f.name)
@@ -279,7 +276,7 @@ def _read_events(conn: Any, *, until_type: int | None, deadline: float) -> list[
     heartbeat (until_type None: the history is sent) or up to an event of ``until_type``;
     heartbeats are dropped (their number depends on timing, so the sequence ids after one are
     compared only where a semi-sync flush resets them)."""
-    out = []
+    out: list[Any] = []
     while time.monotonic() < deadline:
         p = _packet_seq(conn)
         assert p[1] == 0, p
@@ -324,7 +321,7 @@ def test_a_requested_domain_turning_up_short_of_the_position_ends_the_dump(
         g = mm.master.stream.gtids[-1]
         setup = [CRC, CAP4, f"SET @slave_connect_state = '{g.gtid},44-1-5'",
                  "SET @master_heartbeat_period = 100000000"]
-        conns = []
+        conns: list[Any] = []
         for host, port in ((server.host, server.port), (mm.host, mm.port)):
             c = _login(host, port, setup)
             c._sock.settimeout(20)
@@ -364,7 +361,7 @@ def test_semi_sync_acks_only_for_transactions_after_connect(
              "SET @master_heartbeat_period = 100000000"]
     mm = ThreadedMockMaster(Scenario(sources=[BinlogSource(list(files))])).start()
     try:
-        conns = []
+        conns: list[Any] = []
         for host, port in ((server.host, server.port), (mm.host, mm.port)):
             c = _login(host, port, setup)
             c._sock.settimeout(20)

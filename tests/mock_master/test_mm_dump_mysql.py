@@ -49,7 +49,7 @@ def _dump(mm: ThreadedMockMaster, cmd: ComBinlogDumpGtid, setup: list[str]) -> l
 
 
 def _gtid_gno(p: bytes) -> int:
-    return struct.unpack_from("<q", p, 1 + 19 + 1 + 16)[0]
+    return int(struct.unpack_from("<q", p, 1 + 19 + 1 + 16)[0])
 
 
 def test_the_set_is_honoured_with_flags_clear_and_skips_end_with_a_heartbeat() -> None:

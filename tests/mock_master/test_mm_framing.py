@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_mm_server import _raw_dump
 
 from binlogscope.wire.binlog import dump_frames
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
@@ -20,6 +19,7 @@ from mock_master.dump import framing
 from mock_master.history.builder import EventBuilder
 from mock_master.history.loaders import load_binlog_files
 from mock_master.scenario.scenarios import BinlogSource, Scenario
+from tests.mock_master.test_mm_server import _raw_dump
 
 
 def _binlog(sizes: list[int], *, sid: int = 1, other_sid_every: int = 0,

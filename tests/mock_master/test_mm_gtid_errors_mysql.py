@@ -12,13 +12,13 @@ from typing import Any
 
 import pymysql
 import pytest
-from diff_mysql import FILES, FIXTURE, UUID, via_pymysqlreplication
 
 from binlogscope.session.events import Peer
 from mock_master.diff.compare import decode
 from mock_master.diff.run import copy_binlogs, record
 from mock_master.scenario.scenarios import BinlogSource, Scenario, User
 from mock_master.serve.server import ThreadedMockMaster
+from tests.mock_master.diff_mysql import FILES, FIXTURE, UUID, via_pymysqlreplication
 
 pytestmark = pytest.mark.network
 

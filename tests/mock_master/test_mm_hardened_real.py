@@ -6,20 +6,16 @@ from __future__ import annotations
 
 import shutil
 import struct
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from ci_support import unavailable
-from test_mm_hardened import Raw
 
 from mock_master.scenario.scenarios import BinlogSource, Scenario
 from mock_master.serve.server import ThreadedMockMaster
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mysql"))
-from mariadb_server import ServerStartError, start, stop
+from tests.ci_support import unavailable
+from tests.mariadb_server import ServerStartError, start, stop
+from tests.mock_master.test_mm_hardened import Raw
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 
@@ -48,7 +44,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory
         for f in server.binlog_files():
             shutil.copy(f, copy / f.name)
             files.append(copy / f.name)
-        mm = ThreadedMockMaster(Scenario(sources=[BinlogSource(files)],
+        mm = ThreadedMockMaster(Scenario(sources=[BinlogSource(list(files))],
                                          variables=dict(LIMITS))).start()
         try:
             yield (server.host, server.port), (mm.host, mm.port)

@@ -388,7 +388,8 @@ def test_schema_from_a_live_server_answers_as_that_server(pair: Any, monkeypatch
                   and "TABLE_NAMES" not in q] + [f"SHOW CREATE TABLE {DB}.kinds"]:
             real, mock = _both((server, mm, []), q)
             assert mock == real, q
-        assert mm.master.knowledge().find(DB, "kinds").origin == "server"
+        found = mm.master.knowledge().find(DB, "kinds")
+        assert found is not None and found.origin == "server"
     finally:
         mm.stop()
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pymysql
 import pytest
-from mysql_captures import COLUMN_FIELDS, DEEPFLOW, ZEEK, Answered, greeting_of, load
 
 from binlogscope.session.events import Peer
 from mock_master.diff.compare import decode
@@ -26,6 +25,14 @@ from mock_master.diff.run import record
 from mock_master.history.builder import EventBuilder
 from mock_master.scenario.scenarios import Scenario, StreamSource, User
 from mock_master.serve.server import ThreadedMockMaster
+from tests.mock_master.mysql_captures import (
+    COLUMN_FIELDS,
+    DEEPFLOW,
+    ZEEK,
+    Answered,
+    greeting_of,
+    load,
+)
 
 pytestmark = pytest.mark.network
 

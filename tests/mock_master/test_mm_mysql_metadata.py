@@ -10,11 +10,10 @@ mock_master/answers/mysql_shapes.py and test_mm_mysql_captures.py)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pymysql
 import pytest
-from diff_mysql import FILES, FIXTURE
 
 from binlogscope.session.events import Peer
 from binlogscope.wire.reader import ByteReader
@@ -23,6 +22,7 @@ from mock_master.diff.compare import decode
 from mock_master.diff.run import record
 from mock_master.scenario.scenarios import BinlogSource, Scenario, User
 from mock_master.serve.server import ThreadedMockMaster
+from tests.mock_master.diff_mysql import FILES, FIXTURE
 
 pytestmark = pytest.mark.network
 
@@ -49,7 +49,7 @@ COLUMNS_Q = ("SELECT column_name, column_type, is_nullable, column_key, column_d
 def _serve(files: list[Path]) -> ThreadedMockMaster:
     if not all(f.exists() for f in files):
         pytest.fail(f"MySQL 8 fixture binlogs missing: {files}")
-    return ThreadedMockMaster(Scenario(flavor="mysql", sources=[BinlogSource(files)],
+    return ThreadedMockMaster(Scenario(flavor="mysql", sources=[BinlogSource(list(files))],
                                        users=[User("repl", "replpass",
                                                    "caching_sha2_password"),
                                               # mysql-connector's pure caching_sha2 client
@@ -100,7 +100,7 @@ def test_pymysql_show_create_table_and_columns_as_mysql_8_0_45() -> None:
     with _serve([FIXTURE / f for f in FILES]) as mm:
         run = record(session, mm.host, mm.port)
     assert run.error is None, run.error
-    create, cols = run.result
+    create, cols = cast(Any, run.result)
     assert create == [{"Table": "t1", "Create Table": T1}]
     # MySQL 8 names information_schema columns as the view does (upper case), whatever the
     # query wrote - DictCursor keys included
@@ -157,7 +157,7 @@ def test_mysql_connector_reads_information_schema_and_show_create(prepared: bool
     with _serve([ENUMS]) as mm:
         run = record(session, mm.host, mm.port)
     assert run.error is None, run.error
-    desc, rows, create = run.result
+    desc, rows, create = cast(Any, run.result)
     assert desc == ["TABLE_NAME", "COLUMN_NAME", "DATA_TYPE", "COLUMN_TYPE",
                     "CHARACTER_SET_NAME", "COLLATION_NAME"]
     cs = ("utf8mb4", "utf8mb4_0900_ai_ci")
@@ -196,7 +196,7 @@ def test_replication_setup_queries_as_mysql_8_0_45() -> None:
     with _serve([FIXTURE / f for f in FILES]) as mm:
         run = record(session, mm.host, mm.port)
     assert run.error is None, run.error
-    variables, status, gtids = run.result
+    variables, status, gtids = cast(Any, run.result)
     assert variables == (("gtid_mode", "ON"),)
     assert status[0][0] == "binlog.000002" and status[0][4] == f"{uuid}:1-6"
     assert gtids == ((f"{uuid}:1-6", "", uuid),)
@@ -233,7 +233,7 @@ def test_primary_key_lookups_as_cdc_clients_make_them() -> None:
     with _serve([FIXTURE / f for f in FILES]) as mm:
         run = record(session, mm.host, mm.port)
     assert run.error is None, run.error
-    kcu, stats = run.result
+    kcu, stats = cast(Any, run.result)
     assert list(kcu) == [
         {"CONSTRAINT_NAME": "id", "COLUMN_NAME": "id", "ORDINAL_POSITION": 1},
         {"CONSTRAINT_NAME": "PRIMARY", "COLUMN_NAME": "id", "ORDINAL_POSITION": 1}]

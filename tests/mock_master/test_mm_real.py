@@ -6,22 +6,19 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ci_support import unavailable
-from conftest import rows_via_pymysqlreplication
 
 from mock_master.scenario.scenarios import BinlogSource, Scenario
 from mock_master.serve.server import ThreadedMockMaster
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mysql"))
-from mariadb_server import MariaDB, ServerStartError, raw_connect, start, stop
-from mariadb_workload import OLD_TEMPORAL_TABLE, Workload
+from tests.ci_support import unavailable
+from tests.mariadb_server import MariaDB, ServerStartError, raw_connect, start, stop
+from tests.mariadb_workload import OLD_TEMPORAL_TABLE, Workload
+from tests.mock_master.conftest import rows_via_pymysqlreplication
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 

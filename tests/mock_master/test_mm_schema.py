@@ -86,8 +86,9 @@ def test_stream_ddl_then_table_maps_and_never_invented_names() -> None:
         assert _query(mm, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE "
                           "TABLE_NAME = 'hidden'") == ()
         k = mm.master.knowledge()
-        assert k.find("shop", "orders").origin == "stream DDL"
-        assert k.find("shop", "mapped").origin == "TABLE_MAP"
+        orders, mapped = k.find("shop", "orders"), k.find("shop", "mapped")
+        assert orders is not None and orders.origin == "stream DDL"
+        assert mapped is not None and mapped.origin == "TABLE_MAP"
         assert any("shop.hidden has TABLE_MAPs without column names" in n
                    for n in mm.log.notes)
         assert any("unknown table shop.hidden" in n for n in mm.log.notes)
@@ -108,7 +109,8 @@ def test_the_scenarios_ddl_comes_first(tmp_path: Any) -> None:
             ("x", "int(11)", "NO", "", "5", ""),)
         assert _query(mm, "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE "
                           "TABLE_NAME = 'orders'") == (("from; the file",),)
-        assert mm.master.knowledge().find("shop", "orders").origin == "scenario"
+        found = mm.master.knowledge().find("shop", "orders")
+        assert found is not None and found.origin == "scenario"
     finally:
         mm.stop()
 

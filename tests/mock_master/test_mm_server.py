@@ -13,7 +13,6 @@ from typing import Any
 
 import pymysql
 import pytest
-from conftest import rows_via_pymysqlreplication
 
 from binlogscope.drivers.live.options import ConnectionOptions
 from binlogscope.drivers.live.replica import LiveItem, LiveSettings, run_live
@@ -23,6 +22,7 @@ from mock_master.history.loaders import load_binlog_files
 from mock_master.scenario.faults import Action
 from mock_master.scenario.scenarios import BinlogSource, Scenario, StreamSource, User
 from mock_master.serve.server import ThreadedMockMaster
+from tests.mock_master.conftest import rows_via_pymysqlreplication
 
 pytestmark = pytest.mark.network
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.encode_events import encode_event
 from binlogscope.wire.binlog.header import crc32
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
@@ -27,8 +28,8 @@ REPO = Path(__file__).resolve().parents[2]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"
 
 
-def _decode(stream: EventStream) -> list[list[object]]:
-    out = []
+def _decode(stream: EventStream) -> list[list[DecodedEvent]]:
+    out: list[list[DecodedEvent]] = []
     for f in stream.files:
         dec = BinlogStreamDecoder(record=True)
         dec.receive_data(f.file_bytes())

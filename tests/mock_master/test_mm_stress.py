@@ -20,11 +20,11 @@ from typing import Any
 
 import pymysql
 import pytest
-from stress_clients import KINDS, honest
 
 from mock_master.history.builder import EventBuilder
 from mock_master.scenario.scenarios import Scenario, StreamSource
 from mock_master.serve.server import ThreadedMockMaster
+from tests.mock_master.stress_clients import KINDS, honest
 
 pytestmark = pytest.mark.network
 

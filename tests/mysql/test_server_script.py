@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,9 +11,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from mariadb_server import SCRIPT, MariaDB, pid_alive, start, stop
+from tests.mariadb_server import SCRIPT, MariaDB, pid_alive, start, stop
 
 pytestmark = pytest.mark.mysql
 

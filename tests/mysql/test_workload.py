@@ -9,7 +9,6 @@ every row image must equal the server's text, via ``values.value_to_text``.
 from __future__ import annotations
 
 import ipaddress
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,16 +16,13 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from mariadb_workload import OLD_TEMPORAL_TABLE, Expected, Workload
-
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.binlog.types import ColumnType
 from binlogscope.wire.binlog.values import value_to_text
 from binlogscope.wire.node import check_tiling
+from tests.mariadb_workload import OLD_TEMPORAL_TABLE, Expected, Workload
 
 pytestmark = pytest.mark.mysql
 
@@ -336,10 +332,10 @@ def test_modes_agree(decoded_tree: Decoded, decoded_fast: Decoded) -> None:
     for a, b in zip(decoded_tree.events, decoded_fast.events, strict=True):
         assert (a.offset, a.type_name, a.size) == (b.offset, b.type_name, b.size)
     assert len(decoded_tree.statements) == len(decoded_fast.statements)
-    for a, b in zip(decoded_tree.statements, decoded_fast.statements, strict=True):
-        assert a.sql == b.sql
-        assert [(c.kind, c.table, c.before, c.after) for c in a.changes] == [
-            (c.kind, c.table, c.before, c.after) for c in b.changes]
+    for sa, sb in zip(decoded_tree.statements, decoded_fast.statements, strict=True):
+        assert sa.sql == sb.sql
+        assert [(c.kind, c.table, c.before, c.after) for c in sa.changes] == [
+            (c.kind, c.table, c.before, c.after) for c in sb.changes]
 
 
 @pytest.mark.parametrize("mode", ["tree", "fast"])

@@ -3,6 +3,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ def test_store_blocks_producer_until_consumer_acks() -> None:
     t.start()
     time.sleep(0.1)
     assert produced == [0, 1]  # memory bounded: no more than the ring holds
-    seen = []
+    seen: list[Any] = []
     while len(seen) < 6:
         cur, item = s.get(timeout=2)  # type: ignore[misc]
         seen.append(item)

@@ -85,8 +85,8 @@ def test_slotted_and_plain_bodies_give_the_same_shape() -> None:
         d = binlog_event_json(ev)
         assert (d["schema"], d["table"], d["rows"], d["gtid"], d["query"]) == (
             getattr(body, "schema", None), getattr(body, "table", None),
-            getattr(body, "rows", None), body.gtid if isinstance(getattr(body, "gtid", None),
-                                                              str) else None,
+            getattr(body, "rows", None), getattr(body, "gtid", None) if isinstance(
+                getattr(body, "gtid", None), str) else None,
             getattr(body, "query", None))
     line = event_line(DecodedEvent(21, H, Plain(next_log_name="b.2", position=4), None, True))
     assert line == "WRITE_ROWS_EVENT b.2:4"
@@ -161,7 +161,8 @@ def test_command_packets_carry_their_fields_without_a_tree() -> None:
         "binlog_pos": 4, "server_id": 7, "binlog_filename": "b.000001", "flags": 2}
     sid = uuid.UUID("3e11fa47-71ca-11e1-9e33-c80aa9429562")
     gtid = ComBinlogDumpGtid(7, "", 4, 4, (GtidSid(sid, (GtidInterval(1, 6),)),))
-    assert packet_fields(pkt(gtid, "com_binlog_dump_gtid"))["gtid_set"] == f"{sid}:1-5"
+    fields = packet_fields(pkt(gtid, "com_binlog_dump_gtid"))
+    assert fields is not None and fields["gtid_set"] == f"{sid}:1-5"
     reg = packet_fields(pkt(ComRegisterSlave(7, "h", "u", "secret", 3306), "com_register_slave"))
     assert reg is not None and reg["password"] == "<redacted>" and reg["hostname"] == "h"
     err = packet_fields(pkt(ErrPacket(1236, "no file", "HY000"), "err", Peer.SERVER))

@@ -65,7 +65,7 @@ class ConnectionPair:
         self.observer = Session(Role.OBSERVER)
         self.log: dict[str, list[SessionEvent]] = {"replica": [], "source": [], "observer": []}
 
-    def send(self, who: str, value: Any) -> list[SessionEvent]:
+    def send(self, who: str, value: Any) -> list[PacketDecoded]:
         me, other = ((self.replica, self.source) if who == "replica"
                      else (self.source, self.replica))
         sender = Peer.CLIENT if who == "replica" else Peer.SERVER

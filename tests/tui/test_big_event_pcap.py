@@ -28,7 +28,7 @@ ANNOTATE_ROWS = 160
 
 def _build(out: Path) -> bytes:
     """Write the capture; return the event's bytes."""
-    from scapy.all import IP, TCP, Raw, rdpcap, wrpcap
+    from scapy.all import IP, TCP, Raw, rdpcap, wrpcap  # type: ignore[attr-defined]
 
     pkts = list(rdpcap(str(SEMISYNC)))
     syn = next(p for p in pkts if TCP in p and p[TCP].flags & 0x02)
@@ -83,7 +83,7 @@ def _big_row(src: PcapSource) -> int:
 @pytest.mark.parametrize("cap", [None, 1 << 16])  # bytes kept / dropped to bound memory
 def test_big_event_decodes_on_demand(capture: tuple[Path, bytes], cap: int | None) -> None:
     path, event = capture
-    src = PcapSource(path, **({"max_raw_bytes": cap} if cap else {}))
+    src = PcapSource(path, max_raw_bytes=cap) if cap else PcapSource(path)
     src.run(lambda: False)
     assert src.fatal is None
     i = _big_row(src)

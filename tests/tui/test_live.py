@@ -249,6 +249,7 @@ async def test_goto_gtid_and_export(master: ThreadedMockMaster, tmp_path: Path) 
         scr.goto("0-1-25")
         await wait_for(lambda: scr.events.current_row is not None
                        and src.row(scr.events.current_row).summary == "0-1-25")
+        assert scr.events.current_row is not None
         assert src.row(scr.events.current_row).event_type == "GTID_EVENT"
         assert scr.follow is False  # a jump stops following
         out = tmp_path / "view.jsonl"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,7 @@ async def _walk_secret_rows(app: BinlogScopeApp, pilot: Pilot[None], scr: MainSc
     written: list[Path] = []
     for row in rows:
         scr.events.cursor = scr.view.view_index(row) or 0
-        await wait_for(lambda row=row: scr.detail_row == row and scr.field is not None)
+        await wait_for(partial(lambda r: scr.detail_row == r and scr.field is not None, row))
         det = scr.detail
         assert det is not None and det.masked, f"row {row}: nothing masked"
         assert "**" in _hex_text(pane)
@@ -114,7 +115,7 @@ async def _walk_secret_rows(app: BinlogScopeApp, pilot: Pilot[None], scr: MainSc
             if node.wire == "bit":
                 continue
             tree.select_field(node)
-            await wait_for(lambda node=node: scr.field is node)
+            await wait_for(partial(lambda n: scr.field is n, node))
             surfaces = {"tree": "\n".join(_tree_labels(tree.root)), "hex": _hex_text(pane),
                         "help": str(help_.render()), "screen": _screenshot_text(app)}
             for where, text in surfaces.items():
@@ -130,7 +131,7 @@ async def _walk_secret_rows(app: BinlogScopeApp, pilot: Pilot[None], scr: MainSc
         await pilot.press("X")
         scr.query_one("#prompt-input").value = str(out)  # type: ignore[attr-defined]
         await pilot.press("enter")
-        await wait_for(lambda out=out: out.exists() and out.read_text().endswith("\n"))
+        await wait_for(partial(lambda o: o.exists() and o.read_text().endswith("\n"), out))
         written.append(out)
     return written
 

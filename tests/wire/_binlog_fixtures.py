@@ -5,11 +5,10 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from ci_support import unavailable
-
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
-from tests.helpers import FIXTURES
+from tests.ci_support import unavailable
+from tests.helpers import FIXTURES as FIXTURES  # (re-exported for the tests)
 
 BLACKBEAM = FIXTURES / "blackbeam__rust_mysql_common/test-data/binlogs"
 RUST_US = FIXTURES / "rust-us__mysql-cdc-rs/tests/events"

@@ -6,9 +6,8 @@ import os
 import subprocess
 import sys
 
-from ci_support import unavailable
-
 from binlogscope import _native
+from tests.ci_support import unavailable
 
 
 def test_kernel_is_built() -> None:

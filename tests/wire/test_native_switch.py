@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ci_support import unavailable
 
 from binlogscope import _native
 from binlogscope.wire.binlog.context import DecodeContext
@@ -21,6 +20,7 @@ from binlogscope.wire.binlog.decoded import DecodedEvent
 from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import Node
+from tests.ci_support import unavailable
 from tests.helpers import FIXTURES, binlog_fixtures, read_all
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"

@@ -13,6 +13,7 @@ from binlogscope.session.events import DecodeError, PacketDecoded, Peer, Phase
 from binlogscope.wire import replication as rp
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.types import ChecksumAlg
+from binlogscope.wire.constants import SEMI_SYNC_ACK_REQ
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
 from binlogscope.wire.node import check_tiling
 from binlogscope.wire.packet import run_decoder
@@ -79,7 +80,7 @@ def test_binlog_packet_semi_sync_header() -> None:
     events = fixture_events()
     ctx = DecodeContext()
     decode_packet(rp.encode_binlog_packet(events[0]), ctx, False)
-    payload = rp.encode_binlog_packet(events[1], rp.SEMI_SYNC_ACK_REQ)
+    payload = rp.encode_binlog_packet(events[1], SEMI_SYNC_ACK_REQ)
     assert payload[:3] == hexbytes("""
         00      # status
         ef      # semi_sync_indicator

@@ -95,10 +95,10 @@ def test_recovery_after_inserted_deleted_bytes_and_bad_event_size() -> None:
             worst.append(f"{path.name} {kind} at event {k}: before kept {before_kept}, "
                          f"{got}/{len(after)} after")
         assert any(e.error for e in events), f"{path.name} {kind}: the damage went unreported"
-    for crc, (cases, kept, after, got) in figures.items():
+    for crc, (cases, kept, n_after, n_got) in figures.items():
         print(f"checksums {'on' if crc else 'off'}: {cases} cases, events before the damage "
-              f"kept in {kept}, events after it recovered {got}/{after} "
-              f"({100 * got / after:.2f} %)")
+              f"kept in {kept}, events after it recovered {n_got}/{n_after} "
+              f"({100 * n_got / n_after:.2f} %)")
     on, off = figures[True], figures[False]
     assert on[0] >= 100 and off[0] >= 100, figures
     # checksums vouch for every event: nothing but the damaged event is lost

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ci_support import unavailable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from binlogscope.wire.binlog._rowcode import INSERT, UPDATE, ImagePlan, count_ro
 from binlogscope.wire.binlog.context import ColumnInfo
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.values import make_reader
+from tests.ci_support import unavailable
 
 
 def _col(t: int, meta: int = 0, **kw: Any) -> ColumnInfo:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 import tracemalloc
+from typing import Any
 
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN
 from binlogscope.wire.binlog.stream import EXACT_CUT, BinlogStreamDecoder
@@ -57,7 +58,7 @@ def test_cut_event_and_the_rest_of_its_chunk() -> None:
     data, big = _file()
     for chunk in (1 << 20, 3 << 20, 1_000_003, len(data)):
         dec = BinlogStreamDecoder(record=False)
-        out = []
+        out: list[Any] = []
         for i in range(0, len(data), chunk):
             dec.receive_data(data[i : i + chunk])
             out.extend((ev.offset, ev.size, ev.error, ev.raw) for ev in dec.events())

@@ -36,7 +36,7 @@ def test_vector_table_full_metadata_and_spans() -> None:
     assert (vec.name, vec.type, vec.meta, vec.vector_dimensionality) == (
         "vector_column", T.MYSQL_TYPE_VECTOR, 4, 3)
     assert ident.visible and vec.visible
-    assert tm.table_map.primary_key == [0]
+    assert tm.table_map is not None and tm.table_map.primary_key == [0]
     assert ev.node is not None
     body = ev.node.find("body")
     assert body.offset == ev.offset + 19
@@ -89,7 +89,7 @@ def test_mariadb_optional_metadata() -> None:
     assert [c.name for c in tm.columns] == ["id", "topic", "event_type", "event", "created"]
     assert tm.columns[2].enum_values == ["BLOB", "JSON", "PROTOBUF"]
     assert tm.columns[1].charset == 45
-    assert tm.table_map.primary_key == [0]
+    assert tm.table_map is not None and tm.table_map.primary_key == [0]
 
 
 def _first_table_map_body(name: str) -> tuple[bytes, DecodeContext]:

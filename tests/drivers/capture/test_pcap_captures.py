@@ -14,12 +14,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from ci_support import unavailable
 
 from binlogscope.drivers.binlog_file import read_binlog_file
 from binlogscope.drivers.capture.pcap import read_capture
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.session.events import DecodeError, PacketDecoded
+from tests.ci_support import unavailable
 
 CAPTURES = Path(__file__).resolve().parents[3] / "captures"
 FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "fixtures"

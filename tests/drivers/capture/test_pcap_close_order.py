@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from ci_support import unavailable
 
 from binlogscope.drivers.capture.pcap import read_capture
+from tests.ci_support import unavailable
 
 CAPTURES = Path(__file__).resolve().parents[3] / "captures"
 FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "fixtures"

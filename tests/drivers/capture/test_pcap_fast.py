@@ -124,7 +124,7 @@ def _items(path: str, *, general: bool, record: bool = False,
     # what is shown of each item (the event objects themselves may share caches between runs)
     return [(i.flow.id, i.flow.name, i.kind, i.frame, i.timestamp, i.text, _reference(i),
              capture_item_text(i, False), getattr(i.event, "payload", None))
-            for i in items] + [tail]
+            for i in items] + [(tail,)]
 
 
 def _damaged(tmp_path: Path, src: Path, seed: int) -> Path:
@@ -275,7 +275,8 @@ def test_json_unusual_values(case: int) -> None:
               semi=SemiSyncHeader(0), direction=Peer.CLIENT),
         _item(None, ts=float("inf")),
         _item(None, ts=3, frame=True, seq=2 ** 65),
-        _item(DecodedEvent(21, EventHeader(1, 999, 3, 4, 5, 6), _Body(rows=[]), None, 1)),
+        _item(DecodedEvent(21, EventHeader(1, 999, 3, 4, 5, 6), _Body(rows=[]), None,
+                           1)),  # type: ignore[arg-type]
         _item(DecodedEvent(21, h, _Body(schema=None, table="t", rows=()), None, True),
               frame=1.5),
         _item(DecodedEvent(21, h, None, None, True)),

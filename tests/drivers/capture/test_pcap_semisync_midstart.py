@@ -61,7 +61,8 @@ def test_mid_packet_start_resynchronises_on_the_semi_sync_framing(
         if bev is not None and bev.file_pos is not None:
             events += 1
             f = by_offset[bev.file_pos]
-            assert (bev.header and f.header and bev.header.log_pos) == f.header.log_pos
+            assert bev.header is not None and f.header is not None
+            assert bev.header.log_pos == f.header.log_pos
             assert bev.raw == f.raw
             assert bev.binlog_file in (None, "mysql-bin.000004")
     assert kinds == {"client": {"semi_sync_ack"}, "server": {"binlog_event"}}

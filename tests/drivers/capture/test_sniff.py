@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_support import (
+
+from tests.helpers import can_capture
+from tests.watch_support import (
     CLI,
     ENV,
     binlog_events,
@@ -32,8 +34,6 @@ from watch_support import (
     start_proxy,
     start_sniff,
 )
-
-from tests.helpers import can_capture
 
 pytestmark = pytest.mark.mysql
 

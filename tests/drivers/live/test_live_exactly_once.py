@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_support import run_sql
+
+from tests.watch_support import run_sql
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
@@ -225,15 +226,15 @@ def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
                                str(out_file))), None),
                            ((("--state", str(state_s))), tmp_path / "stdout-last.jsonl")):
             with open(dest or os.devnull, "w") as fh:
-                p = subprocess.run(_live_cmd(mariadb, mariadb.port, "--non-blocking", *args),
+                ran = subprocess.run(_live_cmd(mariadb, mariadb.port, "--non-blocking", *args),
                                    stdout=fh, stderr=subprocess.PIPE, text=True, env=env,
                                    timeout=120, stdin=subprocess.DEVNULL)
-            assert p.returncode == 0, p.stderr
+            assert ran.returncode == 0, ran.stderr
         runs.append((tmp_path / "stdout-last.jsonl").read_text().splitlines())
-        p = subprocess.run(_export_cmd(mariadb, name, pos, dataset, "--non-blocking"),
-                           capture_output=True, text=True, env=env, timeout=120,
-                           stdin=subprocess.DEVNULL)
-        assert p.returncode == 0, p.stderr
+        exported = subprocess.run(_export_cmd(mariadb, name, pos, dataset, "--non-blocking"),
+                                  capture_output=True, text=True, env=env, timeout=120,
+                                  stdin=subprocess.DEVNULL)
+        assert exported.returncode == 0, exported.stderr
     finally:
         stop.set()
         work.join(30)
@@ -251,9 +252,9 @@ def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
     assert got == want
 
     # export --live (killed, then --resume): every event exactly once
-    exported = _dataset_events(dataset, name)
-    assert len(exported) == len(set(exported)), "export --live repeated events"
-    assert sorted(exported) == sorted(want)
+    in_dataset = _dataset_events(dataset, name)
+    assert len(in_dataset) == len(set(in_dataset)), "export --live repeated events"
+    assert sorted(in_dataset) == sorted(want)
 
     # stdout: every event; a repeat only of the transaction a killed run had in flight
     per_run = [_events(r, name) for r in runs]
@@ -285,7 +286,7 @@ def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
 
 
 def _written_ids(path: Path) -> list[int]:
-    ids = []
+    ids: list[Any] = []
     for line in path.read_text().split("\n")[:-1]:  # (whole lines: the file may be growing)
         o = json.loads(line)
         if o.get("kind") == "binlog_event" and str(o.get("event_type", "")).startswith(
@@ -299,7 +300,7 @@ def test_clean_server_restart_under_a_blocking_dump_reconnects_and_resumes(
     """The server shuts down cleanly (the blocking dump ends) and comes back on the same
     port: the client reconnects with backoff, resumes from its position, misses nothing and
     repeats nothing."""
-    from mariadb_server import ServerStartError, start, stop
+    from tests.mariadb_server import ServerStartError, start, stop
 
     d = tmp_path / "server"
     try:

@@ -171,7 +171,7 @@ def test_heartbeats_arrive_at_the_requested_period(mariadb: Any) -> None:
 
 
 def _rows_by_id(items: list[LiveItem], table: str) -> list[int]:
-    ids = []
+    ids: list[Any] = []
     for item in items:
         ev = item.event
         if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:

@@ -52,7 +52,8 @@ def test_signal_flushes_and_closes_the_recording(
         stdin=subprocess.DEVNULL)
     assert proc.stdout is not None
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")),
+    stdout = proc.stdout
+    reader = threading.Thread(target=lambda: lines.extend(iter(stdout.readline, "")),
                               daemon=True)
     reader.start()
     # the whole capture is served, then the blocking dump waits: stop it there

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mariadb_server import start, stop, write_ca_and_cert
+
+from tests.mariadb_server import start, stop, write_ca_and_cert
 
 pytestmark = pytest.mark.mysql
 

@@ -18,7 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from watch_support import CLI, ENV, binlog_events, server_events, start_proxy
+
+from tests.watch_support import CLI, ENV, binlog_events, server_events, start_proxy
 
 pytestmark = pytest.mark.mysql
 

@@ -10,7 +10,8 @@ import signal
 from typing import Any
 
 import pytest
-from watch_support import ack_legs, semi_sync_commits, start_proxy
+
+from tests.watch_support import ack_legs, semi_sync_commits, start_proxy
 
 pytestmark = pytest.mark.mysql
 

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_support import ENV, consuming, global_status_int, live_replica, run_sql
 
 from binlogscope.drivers.proxy.faults import ActionError, load_actions, parse_action
 from binlogscope.drivers.proxy.relay import ReplicationProxy
 from binlogscope.session.events import PacketDecoded
+from tests.watch_support import ENV, consuming, global_status_int, live_replica, run_sql
 
 pytestmark = pytest.mark.mysql
 

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_support import LoopbackCapture, event_objects, server_event_objects, start_proxy
 
 from tests.mariadb_server import (
     MariaDB,
@@ -40,6 +39,7 @@ from tests.mariadb_server import (
     stop,
     wait_replica_at,
 )
+from tests.watch_support import LoopbackCapture, event_objects, server_event_objects, start_proxy
 
 pytestmark = [pytest.mark.mysql, pytest.mark.timeout(300)]
 

@@ -54,11 +54,11 @@ def test_offers_keep_request_reply_order() -> None:
         times: list[tuple[float, float]] = []  # (forwarded, read) of each data chunk
         end = time.monotonic() + 30
         while time.monotonic() < end and sum(1 for p, d in seen if not d and p) < 2:
-            msg = relay.next(1.0)
-            if msg is not None and msg[0] == 1:
-                seen.append((msg[1], msg[2]))
-                if msg[1] is not None and msg[2]:
-                    times.append((msg[3], msg[5]))
+            nxt = relay.next(1.0)
+            if nxt is not None and nxt[0] == 1:
+                seen.append((nxt[1], nxt[2]))
+                if nxt[1] is not None and nxt[2]:
+                    times.append((nxt[3], nxt[5]))
         data = [(p, d) for p, d in seen if p is not None and d]
         assert len(data) == 2 * rounds
         for i in range(rounds):  # request, then its reply

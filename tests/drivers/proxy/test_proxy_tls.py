@@ -27,11 +27,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ci_support import unavailable
-from mariadb_server import MariaDB, ServerStartError, raw_connect, start, stop, write_ca_and_cert
-from watch_support import CLI, ENV, ack_legs, binlog_events, semi_sync_commits
 
+from tests.ci_support import unavailable
+from tests.mariadb_server import (
+    MariaDB,
+    ServerStartError,
+    raw_connect,
+    start,
+    stop,
+    write_ca_and_cert,
+)
 from tests.mock_master.conftest import rows_via_pymysqlreplication
+from tests.watch_support import CLI, ENV, ack_legs, binlog_events, semi_sync_commits
 
 pytestmark = [pytest.mark.mysql, pytest.mark.timeout(600)]
 
@@ -152,7 +159,7 @@ def _recorded_secrets(rec: Path, server_port: int) -> list[bytes]:
             streams.setdefault(key, bytearray()).extend(payload)
     out = []
     for (_, sport, _, _), buf in streams.items():
-        packets = []
+        packets: list[Any] = []
         pos = 0
         while pos + 4 <= len(buf) and len(packets) < 2:
             n = int.from_bytes(buf[pos:pos + 3], "little")

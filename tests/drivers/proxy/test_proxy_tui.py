@@ -19,14 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_support import (
-    CLI,
-    ENV,
-    binlog_events,
-    master_status,
-    remote_dump_command,
-    server_events,
-)
 
 from binlogscope.drivers.proxy.relay import ReplicationProxy
 from binlogscope.inspector.sources.sniff import ProxySource
@@ -39,6 +31,14 @@ from binlogscope.tui.widgets.status_bar import StatusBar
 from tests.tui.conftest import sync, wait_for
 from tests.tui.test_exit_status import run_in_pty
 from tests.tui.test_secrets import _exported_text, _leaks, _needles, _secrets, _walk_secret_rows
+from tests.watch_support import (
+    CLI,
+    ENV,
+    binlog_events,
+    master_status,
+    remote_dump_command,
+    server_events,
+)
 
 pytestmark = [pytest.mark.mysql, pytest.mark.timeout(180)]
 
