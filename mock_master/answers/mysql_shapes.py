@@ -29,12 +29,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from binlogscope.wire.results import ColumnDefinition41
-
-if TYPE_CHECKING:
-    from mock_master.answers.queries import Answerer, QueryContext
+from mock_master.answers.base import AnswerHost, QueryContext
 
 T_LONG, T_DATETIME, T_BLOB, T_VAR_STRING, T_STRING = 3, 12, 252, 253, 254
 NN, BLOB_F, UNS, BIN, ENUM_F, NO_DEF = 0x1, 0x10, 0x20, 0x80, 0x100, 0x1000
@@ -72,7 +70,7 @@ def mysql_decimals(c: ColumnDefinition41) -> ColumnDefinition41:
 _VAR = re.compile(r"^@@(?:(global|session|local)\.)?([A-Za-z_][A-Za-z0-9_]*)$", re.IGNORECASE)
 
 
-def mysql_eval(a: Answerer, e: str, ctx: QueryContext
+def mysql_eval(a: AnswerHost, e: str, ctx: QueryContext
                ) -> tuple[Any, ColumnDefinition41] | None:
     """The expressions whose MySQL column differs from MariaDB's (None: answered as
     MariaDB's). Facts: the module doc."""

@@ -15,79 +15,39 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from binlogscope.wire.handshake import ErrPacket, OkPacket
-from binlogscope.wire.results import ColumnDefinition41, TextRow
+from binlogscope.wire.handshake import OkPacket
+from binlogscope.wire.results import ColumnDefinition41
+from mock_master.answers.base import (
+    BINARY,
+    CHARSET_IDS,
+    MBMAXLEN,
+    NO_DEFAULT,
+    NO_INDEX_USED,
+    NOT_NULL,
+    T_LONG,
+    T_LONG_BLOB,
+    T_LONGLONG,
+    UNSIGNED,
+    Answer,
+    QueryContext,
+    Variable,
+    err,
+    int_col,
+    rows,
+    string_col,
+    syntax_error,
+    unsupported,
+)
 from mock_master.answers.mysql_shapes import mysql_decimals, mysql_eval, show_variables_cols
+from mock_master.answers.tables import about_tables
 from mock_master.schema.sources import SchemaKnowledge
 from mock_master.schema.sql import MariaDBDialect
-
-# MYSQL_TYPE_* codes
-T_LONG, T_LONGLONG, T_VAR_STRING, T_BLOB, T_LONG_BLOB = 3, 8, 253, 252, 251
-NOT_NULL, BLOB_FLAG, UNSIGNED, BINARY, NO_DEFAULT = 0x1, 0x10, 0x20, 0x80, 0x1000
-
-MBMAXLEN = {8: 1, 63: 1, 33: 3, 83: 3, 192: 3, 45: 4, 46: 4, 224: 4, 255: 4, 11: 1}
-CHARSET_IDS = {"utf8": 33, "utf8mb3": 33, "utf8mb4": 45, "latin1": 8, "binary": 63,
-               "ascii": 11}
-#: the status flag MariaDB adds to answers read without an index (SHOW VARIABLES...)
-NO_INDEX_USED = 0x20
-
-
-@dataclass
-class Answer:
-    """What a query gets: a result set, an OK, or an ERR."""
-
-    columns: list[ColumnDefinition41] = field(default_factory=list)
-    rows: list[TextRow] = field(default_factory=list)
-    ok: OkPacket | None = None
-    err: ErrPacket | None = None
-    extra_status: int = 0
-    #: a line for the run log (a statement answered with an error it may not deserve)
-    note: str | None = None
-
-
-def _b(v: Any) -> bytes | None:
-    if v is None:
-        return None
-    if isinstance(v, bytes):
-        return v
-    if isinstance(v, bool):
-        return b"1" if v else b"0"
-    return str(v).encode()
-
-
-def rows(*values: tuple[Any, ...]) -> list[TextRow]:
-    return [TextRow(tuple(_b(v) for v in row)) for row in values]
-
-
-@dataclass
-class Variable:
-    #: the value, or a function computing it when first asked (e.g. from the stream's GTIDs)
-    value: Any
-    kind: str = "str"  # str | int | bool
-
-    def resolved(self) -> Any:
-        if callable(self.value):
-            self.value = self.value()
-        return self.value
-
-    def show(self) -> str:
-        v = self.resolved()
-        if self.kind == "bool":
-            return "ON" if v else "OFF"
-        return "" if v is None else str(v)
-
-    def select(self) -> Any:
-        v = self.resolved()
-        if self.kind == "bool":
-            return 1 if v else 0
-        return v
 
 
 def default_variables(flavor: str, version: str, server_id: int, *, checksum: bool,
@@ -162,25 +122,6 @@ def default_variables(flavor: str, version: str, server_id: int, *, checksum: bo
     return v
 
 
-# ------------------------------------------------------------------------------- column shapes
-def string_col(name: str, chars: int, cs: int, *, flags: int = 0, decimals: int = 39,
-               schema: str = "", table: str = "", org_table: str = "", org_name: str = "",
-               type_code: int = T_VAR_STRING) -> ColumnDefinition41:
-    return ColumnDefinition41(name, type_code, schema, table, org_table, org_name, "def", cs,
-                              chars * MBMAXLEN.get(cs, 4), flags, decimals)
-
-
-def int_col(name: str, length: int = 21, flags: int = UNSIGNED | BINARY, *,
-            type_code: int = T_LONGLONG, schema: str = "", table: str = "",
-            org_table: str = "", org_name: str = "") -> ColumnDefinition41:
-    return ColumnDefinition41(name, type_code, schema, table, org_table, org_name, "def", 63,
-                              length, flags, 0)
-
-
-def err(code: int, msg: str, state: str = "HY000") -> Answer:
-    return Answer(err=ErrPacket(code, msg, state))
-
-
 # ------------------------------------------------------------------------------- the answerer
 _SET_RE = re.compile(r"^\s*SET\s+(.*)$", re.IGNORECASE | re.DOTALL)
 _NAMES_RE = re.compile(r"^\s*NAMES\s+'?\"?(\w+)'?\"?(?:\s+COLLATE\s+'?(\w+)'?)?\s*$",
@@ -191,19 +132,6 @@ _SHOW_VARS = re.compile(
 _VAR_REF = re.compile(r"^@@(?:(global|session|local)\.)?([A-Za-z_][A-Za-z0-9_]*)$",
                       re.IGNORECASE)
 _USER_VAR = re.compile(r"^@`?([A-Za-z_][A-Za-z0-9_$.]*)`?$")
-@dataclass
-class QueryContext:
-    """Per-connection state the answers read and change."""
-
-    charset: int = 45
-    autocommit: bool = True
-    user_vars: dict[str, Any] = field(default_factory=dict)
-    session_vars: dict[str, Variable] = field(default_factory=dict)
-    database: str | None = None
-    user: str = ""
-    host: str = ""
-
-
 class Answerer:
     """Turns a query text into an :class:`Answer` for one server's variables and stream."""
 
@@ -434,13 +362,13 @@ class Answerer:
         major_minor = _version_tuple(version)
         if self.flavor == "mariadb":
             if up == "SHOW BINARY LOG STATUS" and major_minor < (10, 5):
-                return _syntax_error("BINARY LOG STATUS")
+                return syntax_error("BINARY LOG STATUS")
             if up == "SHOW BINARY LOG STATUS" and major_minor < (11, 0):
-                return _syntax_error("LOG STATUS")
+                return syntax_error("LOG STATUS")
         elif up == "SHOW BINARY LOG STATUS" and major_minor < (8, 2):
-            return _syntax_error("BINARY LOG STATUS", "MySQL")
+            return syntax_error("BINARY LOG STATUS", "MySQL")
         elif up == "SHOW MASTER STATUS" and major_minor >= (8, 4):
-            return _syntax_error("MASTER STATUS", "MySQL")
+            return syntax_error("MASTER STATUS", "MySQL")
         cs = ctx.charset
         cols = [string_col("File", 512, cs, flags=NOT_NULL),
                 int_col("Position", 20, NOT_NULL | UNSIGNED | BINARY),
@@ -470,19 +398,17 @@ class Answerer:
 
     # ---------------------------------------------------------------- tables
     def _about_tables(self, q: str, ctx: QueryContext) -> Answer:
-        from mock_master.answers.tables import about_tables
-
         try:
             return about_tables(self, q, ctx)
         except Exception as exc:  # a bug here must cost the client one answer, not the link
-            return _unsupported(q, f"internal error {type(exc).__name__}: {exc}")
+            return unsupported(q, f"internal error {type(exc).__name__}: {exc}")
 
     def _binlog_gtid_pos(self, e: str, ctx: QueryContext
                          ) -> tuple[Any, ColumnDefinition41 | None] | Answer:
         try:
             node = sqlglot.parse_one(e, read=MariaDBDialect)
         except SqlglotError:
-            return _syntax_error(e[:80])
+            return syntax_error(e[:80])
         args = list(node.expressions) if isinstance(node, exp.Anonymous) else []
         if self.flavor != "mariadb":
             if not ctx.database:
@@ -494,7 +420,7 @@ class Answerer:
         vals = []
         for a in args:
             if not isinstance(a, exp.Literal):
-                return _unsupported(e, "binlog_gtid_pos() of an expression")
+                return unsupported(e, "binlog_gtid_pos() of an expression")
             vals.append(a.name)
         try:
             pos = int(vals[1])
@@ -504,25 +430,6 @@ class Answerer:
         cs = ctx.charset
         return v, ColumnDefinition41(e, T_LONG_BLOB, "", "", "", "", "def", cs,
                                      16777216 * MBMAXLEN.get(cs, 4), 0, 39)
-
-def _like(pattern: str) -> re.Pattern[str]:
-    """A LIKE pattern as a regular expression (case-insensitive, as the server compares)."""
-    return re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c)
-                              for c in pattern), re.IGNORECASE)
-
-
-def _unsupported(q: str, why: str) -> Answer:
-    """A statement the mock master cannot answer: ERR 1105 saying why, and a log line."""
-    return Answer(err=ErrPacket(1105, f"mock master: cannot answer this statement: {why}; add "
-                                "an answer to the scenario's [[answers]]", "HY000"),
-                  note=f"unsupported statement ({why}): {q[:200]!r}")
-
-
-def _syntax_error(near: str, server: str = "MariaDB") -> Answer:
-    return err(1064, "You have an error in your SQL syntax; check the manual that corresponds "
-               f"to your {server} server version for the right syntax to use near '{near}' at "
-               "line 1", "42000")
-
 
 def _version_tuple(v: str) -> tuple[int, int]:
     m = re.match(r"(?:5\.5\.5-)?(\d+)\.(\d+)", v)

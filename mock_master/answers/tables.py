@@ -1,5 +1,5 @@
 """Answers about tables: information_schema SELECTs, SHOW CREATE TABLE, SHOW [FULL] COLUMNS,
-SHOW INDEX, SHOW [FULL] TABLES, SHOW DATABASES, DESCRIBE - for :class:`Answerer`.
+SHOW INDEX, SHOW [FULL] TABLES, SHOW DATABASES, DESCRIBE - for :class:`AnswerHost`.
 
 The statement is parsed with sqlglot; the values come from the schema knowledge
 (:mod:`mock_master.schema.sources`) through :mod:`mock_master.answers.info_schema`. An unknown
@@ -19,6 +19,18 @@ from sqlglot.errors import SqlglotError
 
 from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.results import ColumnDefinition41
+from mock_master.answers.base import (
+    MBMAXLEN,
+    NO_INDEX_USED,
+    NOT_NULL,
+    T_VAR_STRING,
+    Answer,
+    AnswerHost,
+    QueryContext,
+    like_pattern,
+    rows,
+    unsupported,
+)
 from mock_master.answers.info_schema import (
     IS_TABLES,
     QueryError,
@@ -37,18 +49,6 @@ from mock_master.answers.mysql_shapes import (
     show_status_col,
     show_tables_cols,
 )
-from mock_master.answers.queries import (
-    MBMAXLEN,
-    NO_INDEX_USED,
-    NOT_NULL,
-    T_VAR_STRING,
-    Answer,
-    Answerer,
-    QueryContext,
-    _like,
-    _unsupported,
-    rows,
-)
 from mock_master.schema.model import columns_row, tables_row
 from mock_master.schema.mysql import (
     mysql_columns_row,
@@ -59,7 +59,7 @@ from mock_master.schema.sources import SchemaKnowledge
 from mock_master.schema.sql import MariaDBDialect
 
 
-def about_tables(a: Answerer, q: str, ctx: QueryContext) -> Answer:
+def about_tables(a: AnswerHost, q: str, ctx: QueryContext) -> Answer:
     """information_schema SELECTs, SHOW CREATE TABLE, SHOW COLUMNS, DESCRIBE."""
     # synonyms sqlglot's grammar does not have: FIELDS = COLUMNS, KEYS/INDEXES = INDEX
     q = re.sub(r"^(\s*SHOW\s+(?:FULL\s+)?)FIELDS\b", r"\1COLUMNS", q, flags=re.IGNORECASE)
@@ -67,7 +67,7 @@ def about_tables(a: Answerer, q: str, ctx: QueryContext) -> Answer:
     try:
         stmt = sqlglot.parse_one(q, read=MariaDBDialect)
     except SqlglotError as exc:
-        return _unsupported(q, f"the SQL parser cannot read it ({str(exc).splitlines()[0]})")
+        return unsupported(q, f"the SQL parser cannot read it ({str(exc).splitlines()[0]})")
     k = a.knowledge()
     try:
         if isinstance(stmt, exp.Select):
@@ -102,10 +102,10 @@ def about_tables(a: Answerer, q: str, ctx: QueryContext) -> Answer:
             return Answer(err=ErrPacket(1054, msg, e.err.sql_state))
         return Answer(err=e.err)
     except UnsupportedError as e:
-        return _unsupported(q, str(e))
-    return _unsupported(q, "statement form not supported")
+        return unsupported(q, str(e))
+    return unsupported(q, "statement form not supported")
 
-def select_from(a: Answerer, stmt: exp.Select, q: str, ctx: QueryContext, k: SchemaKnowledge
+def select_from(a: AnswerHost, stmt: exp.Select, q: str, ctx: QueryContext, k: SchemaKnowledge
                  ) -> Answer:
     src = stmt.args.get("from_") or stmt.args.get("from")
     t = src.this if src is not None else None
@@ -119,7 +119,7 @@ def select_from(a: Answerer, stmt: exp.Select, q: str, ctx: QueryContext, k: Sch
                           "serves binlogs, not tables)")
     raise UnsupportedError("SELECT over more than one table")
 
-def known_table(a: Answerer, name: Any, db: Any, ctx: QueryContext, k: SchemaKnowledge) -> Any:
+def known_table(a: AnswerHost, name: Any, db: Any, ctx: QueryContext, k: SchemaKnowledge) -> Any:
     """The known table, or the server's error for an unknown one (1046, 1146)."""
     tname = name.name if isinstance(name, exp.Expression) else str(name or "")
     schema = db.name if isinstance(db, exp.Expression) else (db or ctx.database)
@@ -137,7 +137,7 @@ def known_table(a: Answerer, name: Any, db: Any, ctx: QueryContext, k: SchemaKno
         raise QueryError(1146, f"Table '{schema}.{tname}' doesn't exist", "42S02")
     return t
 
-def show_create(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> Answer:
+def show_create(a: AnswerHost, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> Answer:
     t = known_table(a, stmt.args.get("target"), stmt.args.get("db"), ctx, k)
     text = show_create_table(t) if k.mysql_version is None else \
         show_create_table_mysql(t, k.mysql_version)
@@ -149,7 +149,7 @@ def show_create(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowled
                                max(len(text), 1024) * mb, NOT_NULL, 39)]
     return Answer(cols, rows((t.name, text)))
 
-def show_columns(a: Answerer, t: Any, full: bool, like: str | None, ctx: QueryContext
+def show_columns(a: AnswerHost, t: Any, full: bool, like: str | None, ctx: QueryContext
                   ) -> Answer:
     spec = {s[0]: s for s in IS_TABLES["COLUMNS"]}
     names = [("Field", "COLUMN_NAME"), ("Type", "COLUMN_TYPE")]
@@ -186,7 +186,7 @@ def show_columns(a: Answerer, t: Any, full: bool, like: str | None, ctx: QueryCo
     # MySQL: no SERVER_QUERY_NO_INDEX_USED here (capture, 8.0.26 DESC)
     return Answer(cols, rows(*out), extra_status=NO_INDEX_USED if mv is None else 0)
 
-def show_index(a: Answerer, t: Any, ctx: QueryContext) -> Answer:
+def show_index(a: AnswerHost, t: Any, ctx: QueryContext) -> Answer:
     k = a.knowledge()
     spec = {s[0]: s for s in table_spec("STATISTICS", k)}
     names = [("Table", "TABLE_NAME"), ("Non_unique", "NON_UNIQUE"),
@@ -205,7 +205,7 @@ def show_index(a: Answerer, t: Any, ctx: QueryContext) -> Answer:
     out = [tuple(r[org] for _, org in names) for r in rows_in]
     return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
 
-def show_tables(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> Answer:
+def show_tables(a: AnswerHost, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> Answer:
     db = stmt.args.get("db")
     schema = db.name if isinstance(db, exp.Expression) else ctx.database
     if not schema:
@@ -227,7 +227,7 @@ def show_tables(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowled
     where = stmt.args.get("where")
     out: list[tuple[Any, ...]] = []
     for (sch, name) in sorted(k.tables):
-        if sch != schema or (like is not None and not _like(like.name).fullmatch(name)):
+        if sch != schema or (like is not None and not like_pattern(like.name).fullmatch(name)):
             continue
         row = {label.upper(): name, "TABLE_TYPE": "BASE TABLE"}
         if where is not None and not truth(where.this, row, []):
@@ -249,7 +249,7 @@ _STATUS = [("Name", "TABLE_NAME"), ("Engine", "ENGINE"), ("Version", "VERSION"),
            ("Temporary", "TEMPORARY")]
 
 
-def show_table_status(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge
+def show_table_status(a: AnswerHost, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge
                       ) -> Answer:
     """SHOW TABLE STATUS [FROM db] [LIKE ...]: information_schema.TABLES renamed."""
     db = stmt.args.get("db")
@@ -273,19 +273,20 @@ def show_table_status(a: Answerer, stmt: exp.Show, ctx: QueryContext, k: SchemaK
     like = stmt.args.get("like")
     out = []
     for (sch, name), t in sorted(k.tables.items()):
-        if sch == schema and (like is None or _like(like.name).fullmatch(name)):
+        if sch == schema and (like is None or like_pattern(like.name).fullmatch(name)):
             r = tables_row(t)
             out.append(tuple(r[org] for _, org in names))
     return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
 
 
-def databases(a: Answerer, k: SchemaKnowledge) -> set[str]:
+def databases(a: AnswerHost, k: SchemaKnowledge) -> set[str]:
     names = {"information_schema", "mysql", "performance_schema", "sys"}
     names.update(k.history.databases)
     names.update(s for s, _ in k.tables)
     return names
 
-def show_databases(a: Answerer, like: str | None, ctx: QueryContext, k: SchemaKnowledge
+
+def show_databases(a: AnswerHost, like: str | None, ctx: QueryContext, k: SchemaKnowledge
                     ) -> Answer:
     spec = {s[0]: s for s in IS_TABLES["SCHEMATA"]}
     label = "Database" + (f" ({like})" if like is not None else "")
@@ -293,5 +294,5 @@ def show_databases(a: Answerer, like: str | None, ctx: QueryContext, k: SchemaKn
                    org_table="SCHEMATA") if k.mysql_version is None
             else show_databases_col(label, ctx.charset, k.mysql_version)]
     names = sorted(n for n in databases(a, k)
-                   if like is None or _like(like).fullmatch(n))
+                   if like is None or like_pattern(like).fullmatch(n))
     return Answer(cols, rows(*[(n,) for n in names]), extra_status=NO_INDEX_USED)

@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "mariadb.sh"
+#: the repository root is three levels up: mock_master/diff/server.py
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mariadb.sh"
 
 
 class ServerError(RuntimeError):

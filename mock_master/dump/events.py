@@ -1,26 +1,22 @@
 """The per-event part of a mock-master dump: semi-sync ACK bookkeeping and the fault actions.
 
 :class:`EventEmitter` is a mixin of :class:`mock_master.dump.sender.Dump` (which holds the
-connection,
-the scenario's actions and the framing); its :meth:`_emit` sends one event with whatever actions
-fire on it, waits for ACKs as the server's committing session does, and checks that the ACKs
-asked for come in time.
+connection, the scenario's actions and the framing); its :meth:`_emit` sends one event with
+whatever actions fire on it, waits for ACKs as the server's committing session does, and checks
+that the ACKs asked for come in time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from binlogscope.wire.binlog.header import peek_header
+from mock_master.dump.host import DumpConnection, DumpServer
 from mock_master.history.sources import corrupt_checksum
 from mock_master.scenario.faults import Action
 from mock_master.serve.runlog import Closed
-
-if TYPE_CHECKING:
-    from mock_master.serve.connection import Connection
-    from mock_master.serve.server import MockMaster
 
 #: bytes of framed events gathered before they are written to the client
 BATCH_BYTES = 1 << 20
@@ -34,29 +30,34 @@ _FIRED_BEFORE = frozenset({"delay", "heartbeat", "heartbeat_storm", "send_error"
 class EventEmitter:
     """ACKs and fault actions per event (a mixin of :class:`mock_master.dump.sender.Dump`)."""
 
-    if TYPE_CHECKING:  # what the dump provides
-        c: Connection
-        m: MockMaster
-        actions: list[Action]
-        sent: int
-        semi: bool
-        drip: float | None
-        force_semi: bool
-        started: float
-        out: bytearray
-        no_heartbeat_until: float
-        dummy_types: set[int]
-        _held: tuple[bytes, int, int, bool] | None
-        _last_send: float
-        _ack_waits_off: bool
+    # set by the dump (:class:`mock_master.dump.sender.Dump`)
+    c: DumpConnection
+    m: DumpServer
+    actions: list[Action]
+    sent: int
+    semi: bool
+    drip: float | None
+    force_semi: bool
+    started: float
+    out: bytearray
+    no_heartbeat_until: float
+    dummy_types: set[int]
+    _held: tuple[bytes, int, int, bool] | None
+    _last_send: float
+    _ack_waits_off: bool
 
-        async def flush(self) -> None: ...
+    # framing and errors, written by the dump
+    async def flush(self) -> None:
+        raise NotImplementedError
 
-        def send_event(self, ev: bytes, *, ack: bool = False, magic: int = 0xEF) -> None: ...
+    def send_event(self, ev: bytes, *, ack: bool = False, magic: int = 0xEF) -> None:
+        raise NotImplementedError
 
-        def _heartbeat(self, f: Any, pos: int | None = None) -> None: ...
+    def _heartbeat(self, f: Any, pos: int | None = None) -> None:
+        raise NotImplementedError
 
-        def _error(self, code: int, msg: str) -> None: ...
+    def _error(self, code: int, msg: str) -> None:
+        raise NotImplementedError
 
     async def _check_acks(self) -> None:
         c = self.c
@@ -205,9 +206,7 @@ class EventEmitter:
             return "stop"
         elif k == "restart":
             await self.flush()
-            task = asyncio.create_task(self.m.restart(float(a.arg("seconds"))))
-            self.m._tasks.add(task)
-            task.add_done_callback(self.m._tasks.discard)
+            self.m.spawn(self.m.restart(float(a.arg("seconds"))))
             return "stop"
         elif k == "stall":
             await self.flush()

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from binlogscope.drivers.drip import Drip
 from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
@@ -38,6 +38,7 @@ from mock_master.dump.errors import StartError
 from mock_master.dump.events import BATCH_BYTES, EventEmitter
 from mock_master.dump.framing import frame_events
 from mock_master.dump.gtid_sets import in_gtid_set
+from mock_master.dump.host import DumpConnection, DumpServer
 from mock_master.dump.mariadb_gtid import GTID, GTID_LIST, QUERY, GtidStartError
 from mock_master.dump.positions import find_start
 from mock_master.history.sources import (
@@ -54,9 +55,6 @@ from mock_master.history.sources import (
 )
 from mock_master.serve.runlog import Closed
 
-if TYPE_CHECKING:
-    from mock_master.serve.connection import Connection
-
 HEARTBEAT = int(EventType.HEARTBEAT_LOG_EVENT)
 #: how much framed wire image the server keeps for fast replays
 IMAGE_CACHE_BYTES = 2 << 30
@@ -68,9 +66,10 @@ class Dump(EventEmitter):
     """One COM_BINLOG_DUMP(_GTID): where to start, then the event loop (each event through
     :class:`~mock_master.dump.events.EventEmitter`: ACKs and faults)."""
 
-    def __init__(self, conn: Connection, cmd: ComBinlogDump | ComBinlogDumpGtid) -> None:
+    def __init__(self, conn: DumpConnection, server: DumpServer,
+                 cmd: ComBinlogDump | ComBinlogDumpGtid) -> None:
         self.c = conn
-        self.m = conn.m
+        self.m = server
         self.cmd = cmd
         self.seq = 1
         self.sent = 0  # events sent on this connection (for 'at')
@@ -130,7 +129,7 @@ class Dump(EventEmitter):
         # the client connected (history replayed gets none) unless the scenario asks for all
         files = self.m.stream.files
         self.live_from = (len(files) - 1, files[-1].count) if files else (0, 0)
-        self.ack_all = bool(getattr(self.m.scenario, "ack_every_transaction", False))
+        self.ack_all = self.m.scenario.ack_every_transaction
         self._held: tuple[bytes, int, int, bool] | None = None
 
     # ---------------------------------------------------------------- framing
@@ -243,7 +242,7 @@ class Dump(EventEmitter):
                         f"{4 + (len(fde) if fde is not None else 0)}.")
             await self.flush()
             return
-        c._reader_task = asyncio.create_task(c.read_during_stream())
+        c.start_stream_reader()
         fi, ei = self.file_index, self.event_index
         first = True
         try:
@@ -381,7 +380,7 @@ class Dump(EventEmitter):
     async def _end_with_eof(self) -> None:
         await self._wait_pending_acks()
         # the session's status flags (0 after a client's SET autocommit=0, as pymysql does)
-        self.packet(encode_eof(EofPacket(0, self.c._status())))
+        self.packet(encode_eof(EofPacket(0, self.c.status_flags())))
         await self.flush()
         self.c.session.end_dump()
 
@@ -559,7 +558,7 @@ class Dump(EventEmitter):
 
     async def _idle(self, f: Any) -> None:
         """Blocking dump at the end of the binlog: wait for events, send heartbeats."""
-        cond = self.m._new_events
+        cond = self.m.new_events
         assert cond is not None
         n = f.count
         while f.count == n and not self.c.closed:

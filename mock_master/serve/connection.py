@@ -4,8 +4,7 @@ Each connection is a loop around binlogscope's sans-IO :class:`~binlogscope.sess
 (role SOURCE): the client's bytes go in, its packets come out decoded (handshake response,
 queries, COM_REGISTER_SLAVE, COM_BINLOG_DUMP(_GTID), semi-sync ACKs), and the answers are
 encoded by ``Session.send``. A dump is served by :class:`mock_master.dump.sender.Dump`; the bytes
-below
-the protocol (socket, TLS, compression, max_allowed_packet) by
+below the protocol (socket, TLS, compression, max_allowed_packet) by
 :class:`mock_master.serve.netio.ClientIO`.
 """
 
@@ -18,7 +17,7 @@ import os
 import re
 import ssl
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from binlogscope.session import Session
 from binlogscope.session.events import PacketDecoded, Peer, Phase, Role, SequenceMismatch
@@ -51,16 +50,15 @@ from binlogscope.wire.handshake import (
 )
 from binlogscope.wire.replication import SemiSyncAck
 from binlogscope.wire.responses import encode_err
-from mock_master.answers.queries import Answer, QueryContext
+from mock_master.answers.base import Answer, QueryContext
+from mock_master.dump.sender import Dump
 from mock_master.scenario.faults import Action
 from mock_master.scenario.scenarios import User
 from mock_master.serve.compression import Compression
+from mock_master.serve.host import ConnectionServer
 from mock_master.serve.netio import ClientIO
 from mock_master.serve.prepared import STMT_COMMANDS, PreparedStatements
 from mock_master.serve.runlog import MAX_ITEMS, ClientLog, Closed, clip
-
-if TYPE_CHECKING:
-    from mock_master.serve.server import MockMaster
 
 CAP = CapabilityFlag
 # what a real MariaDB 10.11 greeting advertises (compression left out: not spoken here)
@@ -84,7 +82,7 @@ class Connection(ClientIO):
     """One client connection: its IO (TLS too), handshake and authentication, commands and
     queries, and the semi-sync ACKs read while a dump streams."""
 
-    def __init__(self, master: MockMaster, reader: asyncio.StreamReader,
+    def __init__(self, master: ConnectionServer, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter, clog: ClientLog, host: str) -> None:
         self.m = master
         self.reader = reader
@@ -111,7 +109,7 @@ class Connection(ClientIO):
         #: the client's capability flags (CLIENT_INTERACTIVE picks interactive_timeout)
         self.client_caps = 0
         #: the running dump and its server_id (for the same-server_id kill), else None
-        self.current_dump: Any = None
+        self.current_dump: Dump | None = None
         self.dump_server_id: int | None = None
         self.streaming = False
         self._draining = False
@@ -349,7 +347,7 @@ class Connection(ClientIO):
                                  Command.COM_RESET_CONNECTION):
                     if v.command == Command.COM_INIT_DB:
                         self.ctx.database = v.arguments.decode("utf-8", "replace")
-                    self.send(OkPacket(status_flags=self._status()))
+                    self.send(OkPacket(status_flags=self.status_flags()))
                 else:
                     self._unknown_command(v.command)
             else:
@@ -375,7 +373,7 @@ class Connection(ClientIO):
             return
         for payload in field_definitions(t, self.ctx.charset, wild.decode("utf-8", "replace")):
             self.send_raw(payload)
-        self.send(EofPacket(0, self._status()))
+        self.send(EofPacket(0, self.status_flags()))
 
     def _unknown_command(self, code: int) -> None:
         """ERR 1047 as the server, and the command logged (its byte and name)."""
@@ -384,7 +382,8 @@ class Connection(ClientIO):
         self.m.log.notes.append(f"client {self.log.id}: unknown command {what}")
         self.send(ErrPacket(1047, "Unknown command", "08S01"))
 
-    def _status(self, extra: int = 0) -> int:
+    def status_flags(self, extra: int = 0) -> int:
+        """The status flags of an OK/EOF/result set now (autocommit, and ``extra``)."""
         return (int(StatusFlag.SERVER_STATUS_AUTOCOMMIT) if self.ctx.autocommit else 0) | extra
 
     def _kill(self, q: str) -> Answer | None:
@@ -393,10 +392,8 @@ class Connection(ClientIO):
         if m is None:
             return None
         target = int(m.group(1))
-        for other in list(self.m._conns):
-            if other.log.id == target:
-                other.close(f"KILL from client {self.log.id}")
-                return Answer(ok=OkPacket())
+        if self.m.close_client(target, f"KILL from client {self.log.id}"):
+            return Answer(ok=OkPacket())
         return Answer(err=ErrPacket(1094, f"Unknown thread id: {target}", "HY000"))
 
     def answer_query(self, q: str, *, log: bool = True) -> Answer | None:
@@ -421,11 +418,11 @@ class Connection(ClientIO):
             self.send(ans.err)
         elif ans.ok is not None:
             ok = ans.ok
-            self.send(OkPacket(ok.affected_rows, ok.last_insert_id, self._status(),
+            self.send(OkPacket(ok.affected_rows, ok.last_insert_id, self.status_flags(),
                                ok.warnings, ok.info))
         else:
             self.write(self.session.send_result_set(ans.columns, ans.rows,
-                                                    status_flags=self._status(
+                                                    status_flags=self.status_flags(
                                                         ans.extra_status)))
         self.log.user_vars = {k: (clip(v.decode("utf-8", "replace")) if isinstance(v, bytes)
                                   else clip(v) if isinstance(v, str) else v)
@@ -434,8 +431,6 @@ class Connection(ClientIO):
 
     # ---------------------------------------------------------------- the dump
     async def _dump(self, cmd: ComBinlogDump | ComBinlogDumpGtid) -> None:
-        from mock_master.dump.sender import Dump
-
         gtid = isinstance(cmd, ComBinlogDumpGtid)
         name = cmd.binlog_filename.rstrip("\0")
         self.m.note(f"client {self.log.id} ({self.log.user}) started "
@@ -443,7 +438,7 @@ class Connection(ClientIO):
                     f"{cmd.server_id}, from {name or '(first file)'}:{cmd.binlog_pos}"
                     + (f", GTID state {self.ctx.user_vars.get('slave_connect_state')!r}"
                        if not gtid and self.ctx.user_vars.get("slave_connect_state") else ""))
-        d = Dump(self, cmd)
+        d = Dump(self, self.m, cmd)
         self.current_dump = d
         self.dump_server_id = cmd.server_id
         self.streaming = True
@@ -467,7 +462,7 @@ class Connection(ClientIO):
         close. A dump caught inside a write (a slow or dead client) is closed without it."""
         d = self.current_dump
         reason = f"server (a dump with the same server_id started on client {by})"
-        if d is not None and not self._draining and not getattr(d, "drip", None):
+        if d is not None and not self._draining and not d.drip:
             msg = self._same_id_message(d)
             self.log.errors.append(f"ERR {code}: {msg}")
             with contextlib.suppress(Exception):
@@ -492,6 +487,10 @@ class Connection(ClientIO):
         return (f"{head}; the first event '{fn}' at {start}, the last event read from '{ln}' at "
                 f"{last_ev}, the last byte read from '{ln}' at "
                 f"{last.size if last is not None else 4}.")
+
+    def start_stream_reader(self) -> None:
+        """Read the client while a dump streams (:meth:`read_during_stream`)."""
+        self._reader_task = asyncio.create_task(self.read_during_stream())
 
     async def read_during_stream(self) -> None:
         """Reader task while streaming: ACKs, COM_QUIT, anything else is a violation."""

@@ -8,17 +8,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from binlogscope.session import Session
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
 from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.responses import encode_err
 from mock_master.serve.compression import BadFrameError, Compression, FrameTooLargeError
+from mock_master.serve.host import ConnectionServer
 from mock_master.serve.runlog import ClientLog, Closed
-
-if TYPE_CHECKING:
-    from mock_master.serve.server import MockMaster
 
 ER_NET_PACKET_TOO_LARGE = 1153
 _TOO_LARGE = "Got a packet bigger than 'max_allowed_packet' bytes"
@@ -27,7 +25,7 @@ _TOO_LARGE = "Got a packet bigger than 'max_allowed_packet' bytes"
 class ClientIO:
     """The bytes of one client connection (the attributes are set by the connection)."""
 
-    m: MockMaster
+    m: ConnectionServer
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     log: ClientLog

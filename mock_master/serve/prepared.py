@@ -16,7 +16,7 @@ with CURSOR_EXISTS, or LAST_ROW_SENT once the rows ran out (the cursor then clos
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot.errors import SqlglotError
 from sqlglot.tokenizer_core import TokenType
@@ -32,11 +32,9 @@ from binlogscope.wire.prepared import (
     sql_literal,
 )
 from binlogscope.wire.results import MARIADB_CACHE_METADATA
-from mock_master.answers.queries import Answer
+from mock_master.answers.base import Answer
 from mock_master.schema.sql import MariaDBDialect
-
-if TYPE_CHECKING:
-    from mock_master.serve.connection import Connection
+from mock_master.serve.host import StatementHost
 
 COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_STMT_SEND_LONG_DATA = 0x16, 0x17, 0x18
 COM_STMT_CLOSE, COM_STMT_RESET, COM_STMT_FETCH = 0x19, 0x1A, 0x1C
@@ -80,7 +78,7 @@ def bind(query: str, markers: list[tuple[int, int]], values: list[Any]) -> str:
 class PreparedStatements:
     """The statements one connection prepared."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: StatementHost) -> None:
         self.conn = conn
         self.stmts: dict[int, Statement] = {}
         self.next_id = 1
@@ -99,7 +97,7 @@ class PreparedStatements:
             if st is not None:
                 st.long_data.clear()
                 st.cursor = None
-                c.send(OkPacket(status_flags=c._status()))
+                c.send(OkPacket(status_flags=c.status_flags()))
         elif command == COM_STMT_SEND_LONG_DATA:
             st = self.stmts.get(int.from_bytes(args[:4], "little"))
             if st is not None and len(args) >= 6:
@@ -149,7 +147,7 @@ class PreparedStatements:
         self.stmts[st.id] = st
         c.send_raw(encode_stmt_prepare_ok(StmtPrepareOk(st.id, len(columns), len(markers))))
         s = c.session
-        status = c._status()
+        status = c.status_flags()
         for _ in markers:
             c.send(PARAM_DEFINITION)
         if markers and not s.deprecate_eof:
@@ -196,11 +194,11 @@ class PreparedStatements:
             return
         if ans.ok is not None:
             ok = ans.ok
-            c.send(OkPacket(ok.affected_rows, ok.last_insert_id, c._status(), ok.warnings,
+            c.send(OkPacket(ok.affected_rows, ok.last_insert_id, c.status_flags(), ok.warnings,
                             ok.info))
             return
         cursor = bool(flags & CURSOR_TYPE_READ_ONLY)
-        status = c._status(ans.extra_status | (CURSOR_EXISTS if cursor else 0))
+        status = c.status_flags(ans.extra_status | (CURSOR_EXISTS if cursor else 0))
         # MARIADB_CLIENT_CACHE_METADATA: the client keeps the PREPARE's definitions; they are
         # sent again only when they changed
         cached = bool(c.session.capabilities & MARIADB_CACHE_METADATA) \
@@ -229,7 +227,7 @@ class PreparedStatements:
             c.send_raw(encode_binary_row(columns, row.values))
         if len(batch) < n:  # the end was reached during this fetch: the cursor closes
             st.cursor = None
-            c.send(EofPacket(0, c._status(LAST_ROW_SENT)))
+            c.send(EofPacket(0, c.status_flags(LAST_ROW_SENT)))
         else:
             st.cursor = (columns, rest)
-            c.send(EofPacket(0, c._status(CURSOR_EXISTS)))
+            c.send(EofPacket(0, c.status_flags(CURSOR_EXISTS)))

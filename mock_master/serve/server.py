@@ -20,11 +20,12 @@ import re
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 from binlogscope.drivers.scenario_files import Action, ActionPlan
-from mock_master.answers.queries import Answerer, Variable, default_variables
+from mock_master.answers.base import Variable
+from mock_master.answers.queries import Answerer, default_variables
 from mock_master.dump.gtid_sets import executed, purged
 from mock_master.dump.gtid_sets import to_text as gtid_text
 from mock_master.dump.mysql_gtid import server_uuid_of
@@ -86,7 +87,7 @@ class MockMaster:
         self._next_id = 0
         self._plan: ActionPlan | None = None  # the connection actions, made at the first dump
         self._refusing_until = 0.0
-        self._new_events: asyncio.Condition | None = None
+        self.new_events: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         #: framed wire images of whole files (a list of buffers, events, next sequence id),
@@ -205,7 +206,7 @@ class MockMaster:
     # ---------------------------------------------------------------- lifecycle
     async def start(self) -> int:
         self._loop = asyncio.get_running_loop()
-        self._new_events = asyncio.Condition()
+        self.new_events = asyncio.Condition()
         self._server = await asyncio.start_server(self._accept, self.host, self.requested_port,
                                                   reuse_address=True, backlog=256)
         self.port = self._server.sockets[0].getsockname()[1]
@@ -243,9 +244,23 @@ class MockMaster:
     async def append_events(self, events: list[bytes]) -> None:
         """Add events to the last file; blocking dumps send them at once."""
         self.stream.append(events)
-        assert self._new_events is not None
-        async with self._new_events:
-            self._new_events.notify_all()
+        assert self.new_events is not None
+        async with self.new_events:
+            self.new_events.notify_all()
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` as a task that :meth:`stop` cancels."""
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def close_client(self, client_id: int, why: str) -> bool:
+        """Close connection ``client_id`` (KILL); False: no such connection."""
+        for other in list(self._conns):
+            if other.log.id == client_id:
+                other.close(why)
+                return True
+        return False
 
     def rsa_key(self) -> Any:
         if self._rsa_key is None:

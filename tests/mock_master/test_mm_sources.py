@@ -14,7 +14,8 @@ from binlogscope.wire.binlog.encode_events import encode_event
 from binlogscope.wire.binlog.header import crc32
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import check_tiling
-from mock_master.answers.queries import Answerer, QueryContext, default_variables
+from mock_master.answers.base import QueryContext
+from mock_master.answers.queries import Answerer, default_variables
 from mock_master.history.builder import EventBuilder
 from mock_master.history.loaders import load_binlog_files, load_pcap, load_recording, save_recording
 from mock_master.history.sources import CompatError, EventStream, split_file
