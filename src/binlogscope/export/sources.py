@@ -163,9 +163,10 @@ class LiveRecordSource:
     def records(self, resume: ResumePoint | None = None) -> Iterator[Record]:
         import time as _time
 
-        from binlogscope.drivers.live.items import HEARTBEAT_TYPES
         from binlogscope.drivers.live.replica import LiveReplica
         from binlogscope.pipeline.position import RestartPoint
+        from binlogscope.wire.binlog.header import is_artificial
+        from binlogscope.wire.binlog.types import is_heartbeat
 
         source = self.inputs()[0]
         rep = LiveReplica(self.settings)
@@ -219,12 +220,12 @@ class LiveRecordSource:
                     "gtid_set": r.gtid_set})
                 yield EventRecord(bev, ctx, 0, source, fname or "", source_kind="live",
                                   session_id=sid, capture_time=now, resume=at)
-                if self.count is not None and bev.header.type_code not in HEARTBEAT_TYPES:
+                if self.count is not None and not is_heartbeat(bev.header.type_code):
                     delivered += 1  # as live --count counts: live_items.counted_event
                     if delivered >= self.count:
                         break
                 if self.until is not None and fname is not None and bev.header.log_pos \
-                        and not bev.header.flags & 0x20 \
+                        and not is_artificial(bev.header) \
                         and (fname, bev.header.log_pos) >= self.until:
                     break
         finally:

@@ -28,13 +28,14 @@ from binlogscope.session.events import PacketDecoded, Peer, Phase
 from binlogscope.wire import replication
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.framing import Packet, PacketBuffer, encode_packet
 from binlogscope.wire.handshake import DEFAULT_CAPABILITIES
 from binlogscope.wire.packet import KIND_DOCS, KINDS, DecodedPayload, packet_tree, run_decoder
 from binlogscope.wire.results import decode_text_row
 
-_FDE = 15
-_TABLE_MAP = 19
+_FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
+_TABLE_MAP = int(EventType.TABLE_MAP_EVENT)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.header import in_no_file
 from binlogscope.wire.binlog.types import EventType
 
 # plain ints: update() runs once per event on the replica's ACK path
@@ -22,9 +23,6 @@ _ROTATE = int(EventType.ROTATE_EVENT)
 _QUERY = int(EventType.QUERY_EVENT)
 _QUERIES = frozenset((_QUERY, int(EventType.QUERY_COMPRESSED_EVENT)))
 _TXN_END = frozenset((int(EventType.XID_EVENT), int(EventType.XA_PREPARE_LOG_EVENT)))
-_HEARTBEATS = frozenset((int(EventType.HEARTBEAT_LOG_EVENT),
-                         int(EventType.HEARTBEAT_LOG_EVENT_V2)))
-_ARTIFICIAL = 0x20
 
 
 @dataclass(slots=True)
@@ -61,11 +59,14 @@ class PositionTracker:
             self.in_txn = False
             self.txn_events = 0
             return False
+        if in_no_file(h):
+            return False  # heartbeats, the dump's fake ROTATE, artificial events
         log_pos = h.log_pos
-        if h.flags & _ARTIFICIAL or log_pos == 0:
-            return False  # the dump's fake ROTATE / FDE, not part of the file
-        if code in _HEARTBEATS:
-            return False
+        if log_pos == 0:  # MariaDB 11.4 inside a transaction: where the stream put it
+            fp = ev.file_pos
+            if fp is None:
+                return False  # the FDE re-sent at a mid-file start: in no file
+            log_pos = fp + h.event_size
         if code in _TXN_START:
             self.in_txn = True
             self.txn_start = log_pos - h.event_size

@@ -11,6 +11,7 @@ from binlogscope.drivers.live.setup import SetupStep
 from binlogscope.pipeline.filter import TableFilter
 from binlogscope.pipeline.position import RestartPoint
 from binlogscope.session.events import PacketDecoded, SessionEvent
+from binlogscope.wire.binlog.types import HEARTBEATS, is_heartbeat
 from binlogscope.wire.handshake import ErrPacket
 
 ERR_HINTS = {
@@ -100,8 +101,8 @@ class LiveItem:
     deliver: bool = True  # False: a replay of an already delivered event (skipped on resume)
 
 
-#: HEARTBEAT_LOG_EVENT, HEARTBEAT_LOG_EVENT_V2: keep-alives the source sends during silence
-HEARTBEAT_TYPES = (27, 41)
+#: HEARTBEAT_LOG_EVENT, HEARTBEAT_LOG_EVENT_V2 (defined in wire: :func:`is_heartbeat`)
+HEARTBEAT_TYPES = HEARTBEATS
 
 
 def counted_event(item: LiveItem) -> bool:
@@ -116,7 +117,7 @@ def counted_event(item: LiveItem) -> bool:
     if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:
         return False
     h = ev.binlog_event.header
-    return h is not None and h.type_code not in HEARTBEAT_TYPES
+    return h is not None and not is_heartbeat(h.type_code)
 
 
 @dataclass

@@ -126,7 +126,11 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
             batch.append(LiveItem("packet", ev, None, "", restart_point(), deliver))
             semi = ev.semi_sync
             if semi is not None and semi.flag & 0x01 and h is not None:
-                _ack(sink, rd, stats, h.log_pos, pos.log_file or "")
+                # where the event ends in the file: its log_pos, or from the stream where the
+                # source wrote 0 (MariaDB 11.4 inside a transaction)
+                fp = bev.file_pos
+                end = h.log_pos or (fp + h.event_size if fp is not None else 0)
+                _ack(sink, rd, stats, end, pos.log_file or "")
             elif len(batch) >= _BATCH:
                 sink.flush()
 

@@ -41,6 +41,7 @@ from binlogscope.drivers.scenario_files import (
 )
 from binlogscope.drivers.scenario_files import ActionPlan as SharedPlan
 from binlogscope.drivers.scenario_files import parse_action as _parse
+from binlogscope.wire.binlog.types import is_heartbeat
 from binlogscope.wire.constants import CapabilityFlag
 from binlogscope.wire.framing import encode_packet
 from binlogscope.wire.responses import ErrPacket, encode_err
@@ -68,7 +69,6 @@ ACTIONS: dict[str, tuple[dict[str, Any], str]] = {
 }
 NO_POSITION = {"slow_drip", "heartbeat_gap", "drop_ack", "delay_ack"}
 ACK_ACTIONS = {"drop_ack", "delay_ack"}
-HEARTBEAT = 27
 COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID = 0x12, 0x1E
 SEMI_SYNC_INDICATOR = 0xEF
 MAX_PAYLOAD = 0xFFFFFF
@@ -244,7 +244,7 @@ class FaultRelay:
                 int.from_bytes(payload[12:16], "little") == len(payload) - 3:
             prefix = 3
         ev = payload[prefix:]
-        heartbeat = ev[4] == HEARTBEAT
+        heartbeat = is_heartbeat(ev[4])
         if not heartbeat:
             self.events += 1
         n = self.events

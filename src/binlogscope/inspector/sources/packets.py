@@ -61,6 +61,7 @@ from binlogscope.session.events import (
     SessionEvent,
     TlsStarted,
 )
+from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.framing import encode_packet
 from binlogscope.wire.node import Node
 
@@ -70,7 +71,7 @@ TREE_WINDOW = 2000
 MAX_RAW_BYTES = 256 << 20
 
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
-_FDE = 15  # FORMAT_DESCRIPTION_EVENT
+_FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 
 
 @dataclass(slots=True)

@@ -9,9 +9,14 @@ give the same ``(binlog_file, offset, log_pos, gtid)`` for the same event:
   the ROTATE events (the dump's fake ROTATE, sent first, names the file the dump starts in; a
   real ROTATE at the end of a file names the next one), and the offset is ``log_pos -
   event_size`` (``log_pos`` is where the event ends in the source's file). Events that are in
-  no file - the fake ROTATE, the FORMAT_DESCRIPTION re-sent with ``log_pos`` 0 when a dump
-  starts mid-file, heartbeats, MariaDB's fake GTID_LIST (all ``log_pos`` 0 or the
-  LOG_EVENT_ARTIFICIAL_F flag) - have no offset. A second FORMAT_DESCRIPTION with a real
+  no file - the fake ROTATE (:func:`~.header.is_fake_rotate`), heartbeats, events with the
+  LOG_EVENT_ARTIFICIAL_F flag (MariaDB's fake GTID_LIST), the FORMAT_DESCRIPTION re-sent with
+  ``log_pos`` 0 when a dump starts mid-file - have no offset. MariaDB 11.4+ writes the events
+  it copies from a transaction's cache with ``log_pos`` 0 (``binlog_legacy_event_pos=OFF``,
+  the default; only the GTID event before them and the end of the transaction carry it):
+  inside a transaction an event with ``log_pos`` 0 and no artificial flag is in the file,
+  right after the event before it, so its offset comes from the stream (the previous event's
+  end) and not from ``log_pos``. A second FORMAT_DESCRIPTION with a real
   ``log_pos`` and no ROTATE before it means a new file whose name was not seen (a gap in a
   capture): the file becomes unknown (None) until the next ROTATE.
 
@@ -29,6 +34,7 @@ import re
 from typing import Any
 
 from binlogscope.wire.binlog.decoded import DecodedEvent
+from binlogscope.wire.binlog.header import ARTIFICIAL, in_no_file, is_fake_rotate
 from binlogscope.wire.binlog.types import EventType as E
 
 _ROTATE = int(E.ROTATE_EVENT)
@@ -36,7 +42,6 @@ _FDE = int(E.FORMAT_DESCRIPTION_EVENT)
 _GTIDS = frozenset(int(t) for t in (E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT,
                                     E.GTID_TAGGED_LOG_EVENT, E.GTID_EVENT))
 _MARIADB_GTID = int(E.GTID_EVENT)
-_HEARTBEATS = frozenset((int(E.HEARTBEAT_LOG_EVENT), int(E.HEARTBEAT_LOG_EVENT_V2)))
 _QUERIES = frozenset((int(E.QUERY_EVENT), int(E.QUERY_COMPRESSED_EVENT)))
 _ENDS = frozenset((int(E.XID_EVENT), int(E.XA_PREPARE_LOG_EVENT)))
 #: events that only occur inside a group: after a GTID that did not open one, they open it
@@ -48,8 +53,6 @@ _INSIDE = frozenset(int(t) for t in (
     E.WRITE_ROWS_COMPRESSED_EVENT_V1, E.UPDATE_ROWS_COMPRESSED_EVENT_V1,
     E.DELETE_ROWS_COMPRESSED_EVENT_V1, E.WRITE_ROWS_COMPRESSED_EVENT,
     E.UPDATE_ROWS_COMPRESSED_EVENT, E.DELETE_ROWS_COMPRESSED_EVENT))
-#: LOG_EVENT_ARTIFICIAL_F: made up by the dump thread, not in any file
-ARTIFICIAL = 0x20
 _FL_STANDALONE = 0x01
 
 _WORD = re.compile(r"\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.S)
@@ -76,7 +79,7 @@ def statement_kind(query: Any) -> str:
 class CoordTracker:
     """Stamps ``binlog_file``, ``file_pos`` and ``trx_gtid`` on events fed in source order."""
 
-    __slots__ = ("_fde_seen", "_gtid", "_in_trx", "_open", "file", "in_file")
+    __slots__ = ("_end", "_fde_seen", "_gtid", "_in_trx", "_open", "file", "in_file")
 
     def __init__(self, file: str | None = None, *, in_file: bool = False) -> None:
         #: the binlog file events are in now (None: not known)
@@ -87,6 +90,8 @@ class CoordTracker:
         self._gtid: str | None = None  # the open transaction's GTID
         self._open = False  # the transaction is a group (BEGIN, or a MariaDB group GTID)
         self._in_trx = False
+        #: where the last event with an offset ended in the current file (None: not known)
+        self._end: int | None = None
 
     @classmethod
     def for_file(cls, name: str) -> CoordTracker:
@@ -110,13 +115,12 @@ class CoordTracker:
             return
         code = h.type_code
         log_pos = h.log_pos
-        artificial = h.flags & ARTIFICIAL or log_pos == 0 or code in _HEARTBEATS
         if self.in_file:
             ev.binlog_file = self.file
             ev.file_pos = ev.offset
         elif code == _ROTATE:
             name = getattr(ev.body, "next_log_name", None)
-            if artificial:  # the dump's fake ROTATE: the stream is in that file from here
+            if is_fake_rotate(h):  # the dump's fake ROTATE: the stream is in that file from here
                 if type(name) is str:
                     self.file = name
                 ev.binlog_file = self.file
@@ -126,21 +130,32 @@ class CoordTracker:
                 ev.file_pos = log_pos - h.event_size
                 self.file = name if type(name) is str else None
             self._fde_seen = False
+            self._end = None
             self._end_trx()
             return
         else:
-            if code == _FDE and not artificial:
+            pos: int | None = None
+            if in_no_file(h):
+                pass
+            elif log_pos:
+                pos = log_pos - h.event_size
+            elif self._in_trx and self._end is not None and code != _FDE:
+                pos = self._end  # MariaDB 11.4: log_pos 0 inside a transaction
+            if code == _FDE and pos is not None:
                 if self._fde_seen:  # a new file began without its ROTATE being seen
                     self.file = None
                 self._fde_seen = True
             ev.binlog_file = self.file
-            ev.file_pos = None if artificial else log_pos - h.event_size
+            ev.file_pos = pos
+            if pos is not None:
+                self._end = pos + h.event_size
         self._transaction(ev, code)
 
     def lost(self) -> None:
         """Events are missing here (a gap in a capture): the open transaction's GTID is not
         known to cover what follows."""
         self._end_trx()
+        self._end = None
 
     def _end_trx(self) -> None:
         self._gtid = None

@@ -29,14 +29,19 @@ from binlogscope.wire.binlog import (  # noqa: F401  (imported to fill the regis
 )
 from binlogscope.wire.binlog.context import DecodeContext, fde_has_checksum_alg
 from binlogscope.wire.binlog.decoded import DecodedEvent as DecodedEvent
-from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader, decode_header, type_display
+from binlogscope.wire.binlog.header import (
+    HEADER,
+    HEADER_LEN,
+    EventHeader,
+    decode_header,
+    type_display,
+)
 from binlogscope.wire.binlog.registry import EVENT_DECODERS, EVENT_DOCS
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_name
 from binlogscope.wire.node import Node
 from binlogscope.wire.reader import ByteReader
 
 _U32 = struct.Struct("<I")
-_HEADER = struct.Struct("<IBIIIH")
 _FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 _CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
 _crc32 = zlib.crc32
@@ -76,7 +81,7 @@ def decode_event(
     avail = len(buf) - start
     abs_off = base + start
     if avail >= HEADER_LEN:
-        fields = _HEADER.unpack_from(buf, start)
+        fields = HEADER.unpack_from(buf, start)
         size = fields[3]
     else:
         fields = None

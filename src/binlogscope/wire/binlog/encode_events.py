@@ -53,11 +53,10 @@ from binlogscope.wire.binlog.gtid_events import (
     MariadbGtidEvent,
     PreviousGtidsEvent,
 )
-from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader
+from binlogscope.wire.binlog.header import HEADER, HEADER_LEN, EventHeader
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.fields import lenenc_int
 
-_HEADER = struct.Struct("<IBIIIH")
 _U32 = struct.Struct("<I")
 
 #: header flag of events a source makes up (fake ROTATE, heartbeats)
@@ -76,7 +75,7 @@ MYSQL_POST_HEADER_LEN = (
 # ----------------------------------------------------------------------------- header + CRC
 def encode_header(h: EventHeader) -> bytes:
     """The 19-byte v4 common header."""
-    return _HEADER.pack(h.timestamp, h.type_code, h.server_id, h.event_size, h.log_pos,
+    return HEADER.pack(h.timestamp, h.type_code, h.server_id, h.event_size, h.log_pos,
                         h.flags)
 
 
@@ -93,7 +92,7 @@ def encode_event(type_code: int, body: bytes, *, timestamp: int = 0, server_id: 
     if type_code == EventType.FORMAT_DESCRIPTION_EVENT:
         checksum = checksum or _fde_has_alg(body)
     size = HEADER_LEN + len(body) + (4 if checksum else 0)
-    raw = _HEADER.pack(timestamp, type_code, server_id, size, log_pos, flags) + body
+    raw = HEADER.pack(timestamp, type_code, server_id, size, log_pos, flags) + body
     return add_crc32(raw) if checksum else raw
 
 

@@ -8,13 +8,18 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from binlogscope.wire.binlog.types import EventFlag, event_type_name
+from binlogscope.wire.binlog.types import EventFlag, EventType, event_type_name, is_heartbeat
 from binlogscope.wire.constants import flag_names
 from binlogscope.wire.reader import ByteReader
 
 HEADER_LEN = 19
 BINLOG_MAGIC = b"\xfebin"
-_HEADER = struct.Struct("<IBIIIH")
+#: the one layout of the v4 common header: timestamp, type code, server_id, event_size,
+#: log_pos, flags (every reader and writer of a header uses it)
+HEADER = struct.Struct("<IBIIIH")
+#: LOG_EVENT_ARTIFICIAL_F: the event was made up by the dump thread and is in no file
+ARTIFICIAL = int(EventFlag.LOG_EVENT_ARTIFICIAL_F)
+_ROTATE = int(EventType.ROTATE_EVENT)
 
 
 @dataclass(slots=True)
@@ -33,7 +38,30 @@ class EventHeader:
 
 def peek_header(buf: bytes | bytearray | memoryview, start: int = 0) -> EventHeader:
     """Unpack a header without recording (caller guarantees 19 bytes are there)."""
-    return EventHeader(*_HEADER.unpack_from(buf, start))
+    return EventHeader(*HEADER.unpack_from(buf, start))
+
+
+def is_artificial(h: EventHeader) -> bool:
+    """The LOG_EVENT_ARTIFICIAL_F flag: an event the dump thread made up, in no binlog file
+    (the fake ROTATE that starts a dump, MariaDB's fake GTID_LIST); the servers' own
+    ``is_artificial_event()``. ``log_pos`` 0 alone does not say it: MariaDB 11.4 writes events
+    of a transaction with ``log_pos`` 0 (``binlog_legacy_event_pos=OFF``, the default), and
+    they are in the file (see :mod:`.coords`)."""
+    return bool(h.flags & ARTIFICIAL)
+
+
+def is_fake_rotate(h: EventHeader) -> bool:
+    """The ROTATE a dump starts with (and sends at each file switch), naming the file the
+    stream is in, itself in no file. MariaDB's clients tell it so: ``mariadb-binlog`` by its
+    timestamp 0 (``rev->when == 0``), the replica by the artificial flag; both are tested."""
+    return h.type_code == _ROTATE and (h.timestamp == 0 or bool(h.flags & ARTIFICIAL))
+
+
+def in_no_file(h: EventHeader) -> bool:
+    """Sent by the dump thread outside any file whatever its ``log_pos``: a heartbeat or an
+    artificial event (a FORMAT_DESCRIPTION re-sent with ``log_pos`` 0 is told by the
+    coordinates, :mod:`.coords`)."""
+    return is_heartbeat(h.type_code) or is_artificial(h) or is_fake_rotate(h)
 
 
 HEADER_DOC = "v4 common event header: 19 bytes in front of every event"
@@ -44,7 +72,8 @@ FIELD_DOCS = (
     "server_id of the server that first wrote the event "
     "(a replica skips its own id to break circular replication)",
     "size of the whole event: header + body + checksum",
-    "offset in the source's binlog of the byte after this event (0 for artificial events)",
+    "offset in the source's binlog of the byte after this event (0 for artificial events; "
+    "MariaDB 11.4+ also writes 0 inside a transaction unless binlog_legacy_event_pos=ON)",
     "LOG_EVENT_*_F bits, e.g. BINLOG_IN_USE (file not closed cleanly), ARTIFICIAL",
 )
 #: display texts of event_type and flags, filled as they are met (at most 256 and 65,536

@@ -25,7 +25,7 @@ import struct
 import zlib
 
 from binlogscope.wire.binlog.context import DecodeContext
-from binlogscope.wire.binlog.header import HEADER_LEN
+from binlogscope.wire.binlog.header import HEADER, HEADER_LEN
 from binlogscope.wire.binlog.types import EventType
 
 #: largest event accepted (max_allowed_packet's ceiling is 1 GiB)
@@ -33,7 +33,6 @@ MAX_EVENT_SIZE = 1 << 30
 #: :func:`candidate`'s answers; any other (non-negative) answer means "maybe: the bytes up to
 #: this index are needed to tell"
 YES, NO = -1, -2
-_HDR = struct.Struct("<IBIIIH")
 _U32 = struct.Struct("<I")
 _FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 _ALL = frozenset(int(t) for t in EventType) - {0}
@@ -74,7 +73,7 @@ def candidate(buf: bytes, q: int, *, eof: bool, ctx: DecodeContext, known: froze
     end = len(buf)
     if q + HEADER_LEN > end:
         return NO if eof else q + HEADER_LEN
-    _, code, _, size, log_pos, flags = _HDR.unpack_from(buf, q)
+    _, code, _, size, log_pos, flags = HEADER.unpack_from(buf, q)
     if ctx.type_map:
         code = ctx.type_map.get(code, code)
     if code not in known or size < HEADER_LEN + (4 if crc else 0) or size > MAX_EVENT_SIZE:
@@ -91,7 +90,7 @@ def candidate(buf: bytes, q: int, *, eof: bool, ctx: DecodeContext, known: froze
             if not (crc and linked):
                 return e + HEADER_LEN
         else:
-            _, code2, _, size2, log_pos2, _ = _HDR.unpack_from(buf, e)
+            _, code2, _, size2, log_pos2, _ = HEADER.unpack_from(buf, e)
             if ctx.type_map:
                 code2 = ctx.type_map.get(code2, code2)
             if code2 in known and HEADER_LEN <= size2 <= MAX_EVENT_SIZE:
