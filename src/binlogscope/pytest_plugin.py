@@ -54,12 +54,6 @@ class RunningProxy:
         up = parse_hostport(upstream) if isinstance(upstream, str) else upstream
         acts = load_actions(scenario) if scenario is not None else []
         acts += [parse_action(a) if isinstance(a, str) else a for a in actions]
-        self._record = None
-        if record is not None:
-            from binlogscope.drivers.capture.layers import LINKTYPE_ETHERNET
-            from binlogscope.drivers.capture.sniff import PcapNgFile
-
-            self._record = PcapNgFile(str(record), LINKTYPE_ETHERNET)
         #: the generated certificate clients see with ``tls=True`` (None otherwise)
         self.tls_cert: Path | None = None
         settings = tls if isinstance(tls, TlsSettings) else None
@@ -67,7 +61,7 @@ class RunningProxy:
             cert, key, _ = generate_certificate(names=(host,))
             self.tls_cert = cert
             settings = TlsSettings(str(cert), str(key), server_hostname=up[0])
-        self.proxy = ReplicationProxy((host, port), up, record=self._record, actions=acts,
+        self.proxy = ReplicationProxy((host, port), up, record=record, actions=acts,
                                       tls=settings)
         self.host = host
         self.port = self.proxy.start()
@@ -91,8 +85,6 @@ class RunningProxy:
         if not self._stop.is_set():
             self._stop.set()
             self._thread.join(30)
-            if self._record is not None:
-                self._record.close()
             if self.tls_cert is not None:
                 import shutil
 

@@ -9,10 +9,13 @@ terminal without an output option, the TUI that ``sniff`` opens, in follow mode
 (:class:`~binlogscope.inspector.sources.sniff.ProxySource`: a flow per connection, ``flow:N``
 filters one; ``q`` or Ctrl-C stops the proxy), else ``--json``,
 ``--plain``, ``--brief``; ``--summary`` per connection when the proxy stops (Ctrl-C, SIGTERM,
-``--count``); ``--record FILE.pcapng`` keeps a capture of every connection. Credentials are
-forwarded, never shown (the same redaction as everywhere). ``--action 'KIND at=N key=value'``
-(repeatable) and ``--scenario FILE`` inject the mock master's faults into the relayed stream
-(:mod:`binlogscope.drivers.proxy.faults`).
+``--count``); ``--record FILE.pcapng`` keeps a capture of every connection, written by the
+relay process (lossless: a decoder that falls behind does not cut it; a gap the disk forces is
+marked in the file and reported), with the login secrets - the server's nonce, the client's
+auth response - overwritten by ``*`` as ``live --record`` does (``--record-raw`` keeps them).
+Credentials are forwarded, never shown (the same redaction as everywhere).
+``--action 'KIND at=N key=value'`` (repeatable) and ``--scenario FILE`` inject the mock
+master's faults into the relayed stream (:mod:`binlogscope.drivers.proxy.faults`).
 
 TLS: a client that asks for TLS (its SSLRequest) has its TLS terminated at the proxy
 (:mod:`binlogscope.drivers.proxy.tls`), so the encrypted session is decoded like any other.
@@ -25,8 +28,9 @@ means for trust: the proxy is a man in the middle by design - it holds the priva
 client's TLS ends at, so the client must trust the proxy's certificate (or not verify the
 server at all), the server sees the proxy's TLS connection, not the client's (a client
 certificate reaches it only as ``--ssl-cert``), and a ``--record`` capture of such a session
-holds the decrypted traffic (credentials are in it as the client sent them; keep it like a
-secret). ``--tls-passthrough`` relays TLS sessions untouched instead (they stay opaque). When
+holds the decrypted traffic (its login secrets masked unless ``--record-raw``; the rest, the
+statements and rows, in clear: keep it like a secret).
+``--tls-passthrough`` relays TLS sessions untouched instead (they stay opaque). When
 the server does not offer TLS or fails the verification, the client's connection is closed
 and the proxy prints one line.
 """
@@ -91,7 +95,12 @@ def add_proxy_parser(sub: Any) -> None:
     p.add_argument("--upstream", required=True, metavar="HOST:PORT", help="the real server")
     add_capture_outputs(p, "per connection statistics when the proxy stops")
     p.add_argument("--record", metavar="FILE.pcapng",
-                   help="write every relayed connection to this pcapng capture")
+                   help="write every relayed connection to this pcapng capture (login "
+                   "secrets masked)")
+    p.add_argument("--record-raw", action="store_true",
+                   help="with --record: keep the login secrets (the server's nonce, the "
+                   "client's auth response) in the capture - enough for an offline password "
+                   "guess: keep the file like a password")
     p.add_argument("--action", action="append", default=[], metavar="'KIND at=N key=value'",
                    help="a fault on the relayed stream (repeatable): "
                    + ", ".join(sorted(ACTIONS)) + "; 'at' counts the events after the dump "
@@ -171,8 +180,6 @@ def _tls_failures(batches: Iterator[list[Any]], err: TextIO) -> Iterator[list[An
 
 
 def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from binlogscope.drivers.capture.layers import LINKTYPE_ETHERNET
-    from binlogscope.drivers.capture.sniff import PcapNgFile, SniffError
     from binlogscope.drivers.proxy.relay import parse_hostport
 
     try:
@@ -196,16 +203,13 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if isinstance(flt, int):
         return flt
     args.port = [upstream[1]]  # (what the summary names as the server port)
-    try:
-        record = PcapNgFile(args.record, LINKTYPE_ETHERNET) if args.record else None
-    except SniffError as exc:
-        print(f"{PROG}: proxy: {exc}", file=err)
-        return 1
+    if args.record_raw and not args.record:
+        print(f"{PROG}: proxy: --record-raw needs --record", file=err)
+        return 2
+    record = args.record
     tls = _tls_settings(args, upstream)
     if isinstance(tls, str):
         print(f"{PROG}: proxy: {tls}", file=err)
-        if record is not None:
-            record.close()
         return 2
     try:
         return _run(args, out, err, listen, upstream, record, actions, flt, tls)
@@ -221,13 +225,12 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
          upstream: tuple[str, int], record: Any, actions: list[Any], flt: Any, tls: Any) -> int:
     from binlogscope.drivers.proxy.relay import ProxyError, ReplicationProxy
 
-    proxy = ReplicationProxy(listen, upstream, record=record, actions=actions, tls=tls)
+    proxy = ReplicationProxy(listen, upstream, record=record, record_raw=args.record_raw,
+                             actions=actions, tls=tls)
     try:
         port = proxy.start()  # (the relay process keeps the usual priority ...)
     except ProxyError as exc:
         print(f"{PROG}: proxy: {exc}", file=err)
-        if record is not None:
-            record.close()
         return 1
     lower_decoder_priority()  # ... this one, the decoder, yields the CPU to it
     print(f"{PROG} proxy: listening on {listen[0]}:{port}, relaying to "
@@ -255,10 +258,11 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
     finally:
         restore_signals(previous)
         proxy.stop()
-        if record is not None:
-            record.close()
     print(f"{PROG} proxy: {proxy.connections} connection(s) relayed"
           + (f"; recorded to {args.record}" if args.record else ""), file=err)
+    if proxy.record_error is not None:
+        print(f"{PROG}: proxy: the recording stopped: {proxy.record_error}", file=err)
+        return rc or 1
     return rc
 
 

@@ -363,7 +363,7 @@ def test_python_mysql_replication_with_tls_through_the_proxy(
     direct = rows_via_pymysqlreplication(server.host, server.port, user=USER,
                                          password=PASSWORD, log_file=first,
                                          ssl={"ca": str(ca), "check_hostname": False})
-    proxy = Proxy(server, "--json", "--record", str(tmp_path / "rec.pcapng"))
+    proxy = Proxy(server, "--json", "--record", str(tmp_path / "rec.pcapng"), "--record-raw")
     try:
         assert proxy.cert is not None  # verified: the proxy's certificate, for 127.0.0.1
         via = rows_via_pymysqlreplication("127.0.0.1", proxy.port, user=USER,
@@ -376,7 +376,7 @@ def test_python_mysql_replication_with_tls_through_the_proxy(
     _tls_switch_seen(lines, 2)
     assert _same_events_as_the_files(server, lines) > 5
     _wire_secrets_absent(lines, proxy.out + proxy.err)
-    # the recording holds the decrypted logins (documented): their scrambles and auth
+    # --record-raw: the recording holds the decrypted logins (documented): their scrambles and auth
     # responses are on no output of the proxy, nor of `pcap` reading the recording
     secrets = _recorded_secrets(tmp_path / "rec.pcapng", server.port)
     assert len(secrets) == 4  # two connections (control and stream): 2 greetings, 2 logins
@@ -537,7 +537,7 @@ def test_no_secret_in_the_text_outputs_of_a_terminated_session(
     if exe is None:
         unavailable("the mariadb client is not installed")
     rec = tmp_path / "rec.pcapng"
-    proxy = Proxy(server, *output, "--record", str(rec))
+    proxy = Proxy(server, *output, "--record", str(rec), "--record-raw")
     try:
         res = subprocess.run([exe, "-h127.0.0.1", f"-P{proxy.port}", f"-u{USER}",
                               f"-p{PASSWORD}", "--ssl", "-N", "-e", "SELECT 6 * 7"],
@@ -559,3 +559,30 @@ def test_no_secret_in_the_text_outputs_of_a_terminated_session(
     for secret in secrets:
         for needle in (secret.hex(), secret.hex(" "), base64.b64encode(secret).decode()):
             assert needle not in text
+
+
+def test_recording_masks_the_login_secrets(tls_source: tuple[MariaDB, Path, Path],
+                                           tmp_path: Path) -> None:
+    """``--record`` without ``--record-raw``: the greeting's scramble and the client's auth
+    response are ``*`` bytes of the same length in the recording (here the decrypted login of
+    a TLS-terminated session), as ``live --record`` masks them; the session still reads
+    back."""
+    server, _, _ = tls_source
+    exe = shutil.which("mariadb") or shutil.which("mysql")
+    if exe is None:
+        unavailable("the mariadb client is not installed")
+    rec = tmp_path / "rec.pcapng"
+    proxy = Proxy(server, "--json", "--record", str(rec))
+    try:
+        res = subprocess.run([exe, "-h127.0.0.1", f"-P{proxy.port}", f"-u{USER}",
+                              f"-p{PASSWORD}", "--ssl", "-N", "-e", "SELECT 6 * 7"],
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        proxy.stop()
+    assert res.returncode == 0 and res.stdout.strip() == "42", res.stderr
+    secrets = _recorded_secrets(rec, server.port)
+    assert len(secrets) == 2  # the greeting's scramble, the login's auth response
+    assert all(len(s) >= 20 and set(s) == {0x2A} for s in secrets), [s.hex() for s in secrets]
+    out = subprocess.run([*CLI, "pcap", "--json", "--port", str(server.port), str(rec)],
+                         capture_output=True, text=True, env=ENV, timeout=60)
+    assert '"kind":"ok"' in out.stdout and "42" in out.stdout, out.stderr

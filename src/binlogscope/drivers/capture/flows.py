@@ -411,6 +411,9 @@ class CaptureReader:
         d.tcp.fin_seen = True
         for piece in d.tcp.finish(fr.number, fr.timestamp, "connection closed"):
             self._deliver(conn, d, piece, out)
+        if self._unsynced(conn, d, fr.timestamp, out):  # (bytes lost, no packet after them)
+            d.syncing = False
+            d.sync_buf.clear()
         if conn.session is not None and not d.syncing:
             conn.session.receive_data(b"", sender=d.peer)
             self._drain(conn, d, out, (fr.number, fr.timestamp))
@@ -426,11 +429,7 @@ class CaptureReader:
             s = conn.session
             if d.syncing:
                 conn.flow.skipped_bytes += len(d.sync_buf)
-            if d.syncing and d.reason and not d.reason.startswith("the capture starts"):
-                out.append(CaptureItem(conn.flow, "error", d.gap_frame, self._last_ts,
-                                       text=f"{d.peer.value}: at offset {d.gap_offset}: "
-                                       f"{d.reason}; no packet header found after it "
-                                       f"({len(d.sync_buf)} bytes)"))
+            if self._unsynced(conn, d, self._last_ts, out):
                 left = 0
             if left > 0 and s is not None and s.phase not in (Phase.ENCRYPTED,
                                                               Phase.COMPRESSED):
@@ -441,6 +440,17 @@ class CaptureReader:
             conn.flow.opaque_bytes = sum(conn.session.opaque_bytes.values())
         self._drop(conn)
         return out
+
+    @staticmethod
+    def _unsynced(conn: _Conn, d: _Dir, ts: float, out: list[CaptureItem]) -> bool:
+        """A direction that ends while looking for a packet after lost bytes: an error item."""
+        if d.syncing and d.reason and not d.reason.startswith("the capture starts"):
+            out.append(CaptureItem(conn.flow, "error", d.gap_frame, ts,
+                                   text=f"{d.peer.value}: at offset {d.gap_offset}: "
+                                   f"{d.reason}; no packet header found after it "
+                                   f"({len(d.sync_buf)} bytes)"))
+            return True
+        return False
 
     def _deliver(self, conn: _Conn, d: _Dir, piece: Chunk | Gap, out: list[CaptureItem]) -> None:
         if isinstance(piece, Gap):

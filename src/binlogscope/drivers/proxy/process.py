@@ -14,7 +14,9 @@ every chunk is offered to the parent (:meth:`Relay.offer`, from any thread: ``ci
 extra``; ``extra`` is a small picklable tuple whose first element names its kind - "open",
 "refused", "fault", "tls", ... - and is passed on unchanged). With ``RelayConfig.tls`` the
 relay terminates TLS (:mod:`binlogscope.drivers.proxy.tls`; its SSL contexts are built here,
-in the child).
+in the child). With ``RelayConfig.record`` every offer also goes, before the channel may skip
+it, to the recorder (:mod:`binlogscope.drivers.proxy.record`), which writes the pcapng in a
+thread of this process - the recording does not depend on the decoder keeping up.
 
 The channel is one Unix socketpair. Relay -> decoder: messages (:data:`HEADER`, then the data,
 then the pickled extra); the child never blocks on it - unsent messages wait in a queue the
@@ -44,7 +46,9 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from binlogscope.drivers.pcapng import RecordError
 from binlogscope.drivers.proxy.faults import ActionPlan, FaultRelay, RelayAction
+from binlogscope.drivers.proxy.record import ProxyRecorder
 from binlogscope.drivers.proxy.threads import Pair, listen_sockets
 from binlogscope.drivers.proxy.tls import Contexts, TlsSettings, stream_prelude
 from binlogscope.session.events import Peer
@@ -80,6 +84,10 @@ class RelayConfig:
     queue_bytes: int = 1 << 30
     #: TLS termination (None: TLS sessions relayed opaque); the SSL contexts are built here
     tls: TlsSettings | None = None
+    #: ``--record``: the pcapng file the relay writes (:mod:`binlogscope.drivers.proxy.record`)
+    record: str | None = None
+    #: ``--record-raw``: the recording keeps the login secrets
+    record_raw: bool = False
 
 
 def _addr(hostport: tuple[str, int]) -> str:
@@ -200,6 +208,8 @@ class Relay:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._box: _Outbox | None = None
         self._ctxs: Contexts | None = None
+        self.recorder: ProxyRecorder | None = None
+        self._record_failed = False
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -215,6 +225,14 @@ class Relay:
                 self._ctxs = contexts(self.config.tls)
             except ValueError as exc:
                 self.offer(0, None, b"", ("error", f"TLS: {exc}"))
+                await box.flush(5)
+                return
+        if self.config.record is not None:
+            try:
+                self.recorder = ProxyRecorder(self.config.record, raw=self.config.record_raw,
+                                              tls_terminated=self.config.tls is not None)
+            except RecordError as exc:
+                self.offer(0, None, b"", ("error", str(exc)))
                 await box.flush(5)
                 return
         server: asyncio.Server | None = None
@@ -257,6 +275,11 @@ class Relay:
             await asyncio.sleep(0.01)
         if server is not None:
             await server.wait_closed()
+        rec = self.recorder
+        if rec is not None:  # (everything relayed is written before the parent hears "end")
+            await loop.run_in_executor(None, rec.close)
+            with box.lock:
+                self._check_recorder(rec)
         self.offer(0, None, b"", ("end",))
         await box.flush(3600)  # (the parent decodes what it was sent, then reads on)
 
@@ -267,6 +290,12 @@ class Relay:
         box = self._box
         assert box is not None
         with box.lock:
+            rec = self.recorder
+            if rec is not None and cid:
+                if rec.put(cid, peer, data, extra, sent or time.time()):
+                    box.send(cid, None, b"", ("record-gap",))
+                if rec.failed is not None:
+                    self._check_recorder(rec)
             if cid in self._skipping:
                 if data:
                     return  # (only close notices and notes after decoding stopped)
@@ -280,6 +309,12 @@ class Relay:
                 self._added += len(data)
                 self._added_chunks += 1
             box.send(cid, peer, data, extra, read, sent)
+
+    def _check_recorder(self, rec: ProxyRecorder) -> None:
+        """A recording that failed (a write error) is told to the decoder once."""
+        if rec.failed is not None and not self._record_failed and self._box is not None:
+            self._record_failed = True
+            self._box.send(0, None, b"", ("record-failed", rec.failed))
 
     # ------------------------------------------------------------------ no fault actions
     async def _accept(self, listener: socket.socket) -> None:

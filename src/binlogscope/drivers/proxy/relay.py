@@ -15,9 +15,10 @@ connection into one OBSERVER :class:`~binlogscope.session.Session` and yields th
 :class:`~binlogscope.drivers.capture.flows.CaptureItem` objects a capture yields - a
 :class:`~binlogscope.drivers.capture.flows.Flow` per connection, ``frame`` = the chunk's number in
 the proxy's recording - so ``pcap``'s outputs (``--json``, ``--plain``, ``--summary``, the TUI)
-serve the proxy unchanged. ``record``: every chunk as a TCP frame (with the connection's
-handshake and FINs) in a pcapng file that ``binlogscope pcap`` and Wireshark open; the frames
-are built with scapy.
+serve the proxy unchanged. ``record``: a pcapng file of every connection (its handshake, each
+chunk as frames, FINs and RSTs) that ``binlogscope pcap`` and Wireshark open, written by the
+relay process itself (:mod:`binlogscope.drivers.proxy.record`: lossless whatever the decoder
+does; login secrets masked unless ``record_raw``).
 
 ``tls`` (:class:`~binlogscope.drivers.proxy.tls.TlsSettings`): a client that asks for TLS has
 it terminated at the proxy, which speaks TLS of its own upstream
@@ -31,12 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from binlogscope.drivers.capture.flows import CaptureItem, Flow
-from binlogscope.drivers.capture.sniff import PcapNgFile
 from binlogscope.drivers.proxy.faults import RelayAction, validate
 from binlogscope.drivers.proxy.process import READ, RelayConfig, RelayGoneError, RelayProcess
+from binlogscope.drivers.proxy.record import RECORD_QUEUE_BYTES, frames_of
 from binlogscope.drivers.proxy.tls import TlsSettings
 from binlogscope.session import Role, Session
 from binlogscope.session.events import PacketDecoded, Peer
@@ -45,11 +47,13 @@ from binlogscope.session.events import PacketDecoded, Peer
 QUEUE_CHUNKS = 20_000
 #: bytes relayed and not yet taken by the decoder; beyond this a connection's decode stops
 QUEUE_BYTES = 1 << 30
-#: the largest recorded frame payload (a read is recorded as several frames)
-CHUNK = 65_000
 FELL_BEHIND = ("the decoder fell behind the relay: this connection's decoding stops here (its "
                "bytes are still forwarded unchanged)")
 
+#: the error item when the recording lost bytes of a connection
+RECORD_GAP = (f"the recording fell behind the relay by more than {RECORD_QUEUE_BYTES >> 20} MiB "
+              "(the disk did not keep up): bytes of this connection are missing from it, each "
+              "gap marked by a comment in the pcapng")
 
 #: the start of the error item's text when TLS termination failed on a connection
 TLS_FAILED = "TLS termination failed: "
@@ -64,8 +68,6 @@ class _Conn:
     flow: Flow
     session: Session
     skipped: bool = False
-    #: TCP sequence numbers of the recording, per direction
-    seq: dict[Peer, int] = field(default_factory=lambda: {Peer.CLIENT: 1000, Peer.SERVER: 5000})
     closed: set[Peer] = field(default_factory=set)
 
 
@@ -78,16 +80,18 @@ class ReplicationProxy:
     decode in this one, off the hot path."""
 
     def __init__(self, listen: tuple[str, int], upstream: tuple[str, int], *,
-                 record: PcapNgFile | None = None, queue_chunks: int = QUEUE_CHUNKS,
-                 queue_bytes: int = QUEUE_BYTES,
+                 record: str | Path | None = None, record_raw: bool = False,
+                 queue_chunks: int = QUEUE_CHUNKS, queue_bytes: int = QUEUE_BYTES,
                  actions: list[RelayAction] | None = None,
                  tls: TlsSettings | None = None) -> None:
         self.listen = listen
         self.upstream = upstream
-        self.record = record
         #: what the relay process is given (pickled to it)
         self.config = RelayConfig(listen, upstream, tuple(validate(a) for a in actions or ()),
-                                  queue_chunks, queue_bytes, tls)
+                                  queue_chunks, queue_bytes, tls,
+                                  None if record is None else str(record), record_raw)
+        #: why the recording stopped (it could not be written), or None
+        self.record_error: str | None = None
         self._relay: RelayProcess | None = None
         self._decoding = False
         self.port = 0
@@ -171,6 +175,11 @@ class ReplicationProxy:
                             yield [CaptureItem(conn.flow, "note" if ok else "error", frame, ts,
                                                text=text if ok else f"{TLS_FAILED}{text} (the "
                                                "client's connection was closed)")]
+                    elif kind == "record-gap":
+                        if conn is not None:
+                            yield [CaptureItem(conn.flow, "error", frame, ts, text=RECORD_GAP)]
+                    elif kind == "record-failed":
+                        self.record_error = str(extra[1])
                     elif kind == "tls-note":  # (after a close: not an error)
                         if conn is not None:
                             yield [CaptureItem(conn.flow, "note", frame, ts, text=extra[1])]
@@ -181,9 +190,8 @@ class ReplicationProxy:
                     continue
                 if conn is None:
                     continue
-                frame += max(1, -(-len(data) // CHUNK))  # (frames as recorded)
+                frame += frames_of(data)  # (frames as recorded)
                 flag = "RST" if extra == ("reset",) else "FIN"  # (how that direction ended)
-                self._record_data(conn, peer, data, ts, flag)
                 if not data:
                     who = "client" if peer is Peer.CLIENT else "server"
                     if not conn.closed:
@@ -221,41 +229,7 @@ class ReplicationProxy:
             return [CaptureItem(flow, "error", frame, ts, text=server)]
         conn = conns[cid] = _Conn(flow, Session(Role.OBSERVER, record=record))
         conn.session.tls_terminated = self.config.tls is not None
-        self._record_open(conn, ts)
         return [CaptureItem(flow, "flow", frame, ts, text="new connection")]
-
-    # ------------------------------------------------------------------ the recording
-    def _frame(self, conn: _Conn, peer: Peer, flags: str, payload: bytes = b"") -> bytes:
-        from scapy.layers.inet import IP, TCP
-        from scapy.layers.l2 import Ether
-
-        c_ip, c_port = conn.flow.client.rsplit(":", 1)
-        s_ip, s_port = conn.flow.server.rsplit(":", 1)
-        src, dst = ((c_ip, int(c_port)), (s_ip, int(s_port))) if peer is Peer.CLIENT else (
-            (s_ip, int(s_port)), (c_ip, int(c_port)))
-        other = Peer.SERVER if peer is Peer.CLIENT else Peer.CLIENT
-        pkt = (Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-               / IP(src=src[0], dst=dst[0])
-               / TCP(sport=src[1], dport=dst[1], flags=flags, seq=conn.seq[peer],
-                     ack=conn.seq[other] if "A" in flags else 0, window=65535)
-               / payload)
-        conn.seq[peer] += len(payload) + (1 if ("S" in flags or "F" in flags) else 0)
-        return bytes(pkt)
-
-    def _record_open(self, conn: _Conn, ts: float) -> None:
-        if self.record is None or ":" not in conn.flow.client or "[" in conn.flow.client:
-            return  # (IPv4 only)
-        for peer, flags in ((Peer.CLIENT, "S"), (Peer.SERVER, "SA"), (Peer.CLIENT, "A")):
-            self.record.write(self._frame(conn, peer, flags), ts)
-
-    def _record_data(self, conn: _Conn, peer: Peer, data: bytes, ts: float,
-                     flag: str = "FIN") -> None:
-        if self.record is None or "[" in conn.flow.client:
-            return
-        if not data:
-            self.record.write(self._frame(conn, peer, "RA" if flag == "RST" else "FA"), ts)
-        for i in range(0, len(data), CHUNK):
-            self.record.write(self._frame(conn, peer, "PA", data[i:i + CHUNK]), ts)
 
 
 def parse_hostport(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
@@ -272,6 +246,6 @@ def parse_hostport(text: str, default_host: str = "127.0.0.1") -> tuple[str, int
     return host.strip("[]") or default_host, n
 
 
-__all__ = ["CHUNK", "FELL_BEHIND", "QUEUE_BYTES", "QUEUE_CHUNKS", "READ", "TLS_FAILED",
+__all__ = ["FELL_BEHIND", "QUEUE_BYTES", "QUEUE_CHUNKS", "READ", "RECORD_GAP", "TLS_FAILED",
            "ProxyError",
            "ReplicationProxy", "parse_hostport"]
