@@ -27,6 +27,7 @@ from binlogscope.cli.live import (
     flag_on_signals,
     stop_on_signals,
 )
+from binlogscope.cli.locate import add_locate_parser, cmd_locate
 from binlogscope.cli.pcap import add_pcap_parser, cmd_pcap
 from binlogscope.cli.plugins import add_plugin_parsers, run_demo, run_plugin
 from binlogscope.cli.proxy import add_proxy_parser, cmd_proxy
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sniff_parser(sub)
     add_proxy_parser(sub)
     add_explain_parser(sub)
+    add_locate_parser(sub)
 
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"{what} - not built yet")
@@ -335,6 +337,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return cmd_proxy(args, out, err)
         if args.command == "explain":
             return cmd_explain(args, out, err)
+        if args.command == "locate":
+            return cmd_locate(args, out, err)
         if args.command in _PENDING:
             print(f"{PROG}: {args.command}: not built yet ({_PENDING[args.command]})", file=err)
             return 2

@@ -1,0 +1,191 @@
+"""A small catalog per binlog file: what ``locate`` (and anything that wants to skip files)
+needs to know about a file without reading it again.
+
+One entry per file: its size and modification time (the key: a file that changed is read
+again), the server version and checksum setting of its FORMAT_DESCRIPTION, the server ids that
+wrote it, the first and last header time, event and transaction counts, the GTID state it
+starts from (MariaDB's GTID_LIST, MySQL's PREVIOUS_GTIDS), the first and last GTID of each
+MariaDB domain / MySQL source uuid in it, the next file (its ROTATE), where its last event ends
+and how many damaged stretches it has.
+
+Entries are kept as JSON, one file per binlog, under ``$XDG_CACHE_HOME/binlogscope/catalog``
+(``~/.cache/...``), keyed by the binlog's absolute path: the binlog directory is never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.types import EventType as E
+
+#: bump when the entries change shape (older entries are then rebuilt)
+CATALOG_VERSION = 1
+_FDE = int(E.FORMAT_DESCRIPTION_EVENT)
+_ROTATE = int(E.ROTATE_EVENT)
+_MARIADB_GTID = int(E.GTID_EVENT)
+_MYSQL_GTIDS = frozenset((int(E.GTID_LOG_EVENT), int(E.GTID_TAGGED_LOG_EVENT)))
+_ANON = int(E.ANONYMOUS_GTID_LOG_EVENT)
+_GTID_LIST = int(E.GTID_LIST_EVENT)
+_PREVIOUS = int(E.PREVIOUS_GTIDS_LOG_EVENT)
+_XID = int(E.XID_EVENT)
+
+
+@dataclass(slots=True)
+class FileCatalog:
+    name: str
+    path: str
+    size: int
+    mtime_ns: int
+    server_version: str | None = None
+    checksum: str | None = None
+    server_ids: list[int] = field(default_factory=list)
+    first_time: int | None = None
+    last_time: int | None = None
+    events: int = 0
+    transactions: int = 0
+    #: the GTID state the file starts from (GTID_LIST / PREVIOUS_GTIDS), as the server writes it
+    start_state: str | None = None
+    #: per MariaDB "domain-server" or MySQL uuid: [first, last] sequence number in this file
+    gtid_ranges: dict[str, list[int]] = field(default_factory=dict)
+    next_file: str | None = None
+    end: int = 4
+    damaged: int = 0
+    version: int = CATALOG_VERSION
+
+    def covers_time(self, t: int) -> bool:
+        return self.last_time is not None and self.last_time >= t
+
+    def may_hold(self, gtid: str) -> bool:
+        """Whether the file can hold the transaction ``gtid`` (from its ranges)."""
+        key, seq = gtid_key(gtid)
+        if key is None:
+            return True
+        r = self.gtid_ranges.get(key)
+        return r is not None and r[0] <= seq <= r[1]
+
+
+def gtid_key(gtid: str) -> tuple[str | None, int]:
+    """("domain-server", seq) for MariaDB, ("uuid[:tag]", gno) for MySQL, (None, 0) else."""
+    parts = gtid.split("-")
+    if len(parts) == 3 and all(p.isdigit() for p in parts):
+        return f"{parts[0]}-{parts[1]}", int(parts[2])
+    sid, sep, gno = gtid.rpartition(":")
+    if sep and gno.isdigit():
+        return sid.lower(), int(gno)
+    return None, 0
+
+
+class Builder:
+    """Builds one file's entry from its events, fed in order."""
+
+    def __init__(self, entry: FileCatalog) -> None:
+        self.c = entry
+        self._ids: set[int] = set()
+
+    def feed(self, ev: DecodedEvent) -> None:
+        c = self.c
+        c.events += 1
+        h = ev.header
+        if ev.error is not None:
+            c.damaged += 1
+        if h is None:
+            return
+        end = (ev.file_pos if ev.file_pos is not None else ev.offset) + h.event_size
+        c.end = max(c.end, end)
+        code = h.type_code
+        if h.timestamp:
+            if c.first_time is None:
+                c.first_time = h.timestamp
+            c.last_time = max(c.last_time or 0, h.timestamp)
+        if h.server_id not in self._ids:
+            self._ids.add(h.server_id)
+            c.server_ids.append(h.server_id)
+        body = ev.body
+        if code == _FDE and c.server_version is None:
+            from binlogscope.diagnose.explain import checksum_text
+
+            c.server_version = getattr(body, "server_version", None)
+            c.checksum = checksum_text(ev)
+        elif code == _ROTATE:
+            name = getattr(body, "next_log_name", None)
+            c.next_file = name if isinstance(name, str) else None
+        elif code in (_GTID_LIST, _PREVIOUS) and c.start_state is None:
+            state = getattr(body, "gtid_list", None) or getattr(body, "gtid_set", None)
+            c.start_state = state if isinstance(state, str) else ""
+        elif code in (_MARIADB_GTID, _ANON) or code in _MYSQL_GTIDS:
+            c.transactions += 1
+            g = getattr(body, "gtid", None)
+            if isinstance(g, str):
+                key, seq = gtid_key(g)
+                if key is not None:
+                    r = c.gtid_ranges.get(key)
+                    if r is None:
+                        c.gtid_ranges[key] = [seq, seq]
+                    else:
+                        r[0] = min(r[0], seq)
+                        r[1] = max(r[1], seq)
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "binlogscope" / "catalog"
+
+
+def _key_file(directory: Path, path: Path) -> Path:
+    digest = hashlib.sha1(str(path.resolve()).encode(), usedforsecurity=False).hexdigest()
+    return directory / f"{digest[:20]}.json"
+
+
+def load(path: Path, directory: Path | None) -> FileCatalog | None:
+    """The cached entry of ``path`` when it is still the file's (same size and mtime)."""
+    if directory is None:
+        return None
+    try:
+        st = path.stat()
+        data: dict[str, Any] = json.loads(_key_file(directory, path).read_text())
+    except (OSError, ValueError):
+        return None
+    if (data.get("version") != CATALOG_VERSION or data.get("size") != st.st_size
+            or data.get("mtime_ns") != st.st_mtime_ns
+            or data.get("path") != str(path.resolve())):
+        return None
+    try:
+        return FileCatalog(**data)
+    except TypeError:
+        return None
+
+
+def save(entry: FileCatalog, directory: Path | None) -> None:
+    if directory is None:
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        target = _key_file(directory, Path(entry.path))
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(entry)))
+        tmp.replace(target)
+    except OSError:
+        pass  # a cache that cannot be written only costs a second read
+
+
+def new_entry(path: Path) -> FileCatalog:
+    st = path.stat()
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    return FileCatalog(name=name, path=str(path.resolve()), size=st.st_size,
+                       mtime_ns=st.st_mtime_ns)
+
+
+def entry_json(entry: FileCatalog) -> dict[str, Any]:
+    out = asdict(entry)
+    out.pop("version", None)
+    return out
+
+
+__all__ = ["CATALOG_VERSION", "Builder", "FileCatalog", "cache_dir", "entry_json", "gtid_key",
+           "load", "new_entry", "save"]
