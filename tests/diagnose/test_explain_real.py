@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ci_support import unavailable
-from mariadb_server import MariaDB, ServerStartError, replica_status, sql, start, stop
 
 from binlogscope.cli.main import main
+from tests.ci_support import unavailable
+from tests.mariadb_server import MariaDB, ServerStartError, replica_status, sql, start, stop
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mariadb_server import MariaDB, sql
 
 from binlogscope.cli.main import main
 from binlogscope.diagnose.locate import Archive, at_gtid, at_position, locate_live
 from binlogscope.diagnose.walk import ServerUrl
+from tests.mariadb_server import MariaDB, sql
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 
