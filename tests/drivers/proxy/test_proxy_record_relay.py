@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_support import run_sql
 
 from binlogscope.drivers.capture.flows import CaptureItem
 from binlogscope.drivers.proxy.relay import FELL_BEHIND, ReplicationProxy
 from binlogscope.session.events import Peer
+from tests.watch_support import run_sql
 
 pytestmark = pytest.mark.mysql
 
