@@ -19,6 +19,7 @@ REPO = TESTS.parent
 from binlogscope.wire.node import Node, check_tiling  # noqa: E402
 from tests.ci_support import in_ci  # noqa: E402
 from tests.mariadb_server import MariaDB, ServerStartError, start, stop  # noqa: E402
+from tests.native_switch import NativeSwitch  # noqa: E402
 
 
 def fixtures_dir() -> Path:
@@ -46,6 +47,13 @@ def assert_node_covers(node: Node, raw: bytes, base: int = 0) -> None:
     assert node.length == len(raw), f"root covers {node.length} bytes, input has {len(raw)}"
     problems = check_tiling(node)
     assert not problems, "\n".join(problems)
+
+
+@pytest.fixture(scope="session")
+def native() -> NativeSwitch:
+    """The native kernel's one switch: ``with native.off():`` runs the pure-Python paths;
+    ``native.require()`` skips (fails in CI) without the kernel. See tests/native_switch.py."""
+    return NativeSwitch()
 
 
 @pytest.fixture(scope="session")

@@ -35,9 +35,9 @@ from typing import Any
 
 import pytest
 
-from binlogscope import _native
 from binlogscope.cli.main import main
 from tests.helpers import CAPTURES, FIXTURES
+from tests.native_switch import NativeSwitch
 
 pytestmark = pytest.mark.timeout(600, method="thread")
 
@@ -249,8 +249,8 @@ def _cases() -> Iterator[Any]:
 
 
 @pytest.mark.parametrize(("kind", "path", "seed"), list(_cases()))
-def test_damaged_input_through_the_cli(tmp_path: Path, kind: str, path: Path, seed: int
-                                       ) -> None:
+def test_damaged_input_through_the_cli(tmp_path: Path, kind: str, path: Path, seed: int,
+                                       native: NativeSwitch) -> None:
     original = path.read_bytes()
     m = mutate(original, kind, seed)
     good_file = tmp_path / "good" / path.name
@@ -286,12 +286,9 @@ def test_damaged_input_through_the_cli(tmp_path: Path, kind: str, path: Path, se
                     piped.err.strip().splitlines()) > 1:
                 problems.append(f"{where}: 'pcap --json -' differs from the file's run: rc "
                                 f"{piped.rc}, {piped.err.strip()[:300]} {piped.crash or ''}")
-        if mode == ["--json"] and _native.kernel is not None:
-            kernel, _native.kernel = _native.kernel, None
-            try:
+        if mode == ["--json"] and native.loaded:
+            with native.off():
                 pure = run_cli([kind, *mode, str(bad_file)])
-            finally:
-                _native.kernel = kernel
             if (pure.rc, pure.out, pure.err, pure.crash) != (bad.rc, bad.out, bad.err, None):
                 problems.append(f"{where}: the pure-Python run differs from the native one")
         if mode == ["--json"]:

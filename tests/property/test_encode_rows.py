@@ -12,6 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from binlogscope.render.json_out import dumps_line
+from binlogscope.render.shapes import binlog_event_json
 from binlogscope.wire.binlog.context import ColumnInfo, TableMap
 from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.binlog.encode_events import encode_event
@@ -26,6 +28,7 @@ from binlogscope.wire.binlog.json_binary import json_binary_to_text
 from binlogscope.wire.binlog.rows import DELETE, INSERT, UPDATE
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.values import make_reader
+from tests.native_switch import NativeSwitch
 from tests.property.test_encode_events import MARIADB, MYSQL, context
 
 Case = tuple[ColumnInfo, st.SearchStrategy[Any]]
@@ -285,10 +288,10 @@ def _normal(rows: list[dict[str, Any]], tm: TableMap, mariadb: bool) -> list[dic
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data(), st.booleans(), st.sampled_from([INSERT, UPDATE, DELETE]),
-       st.sampled_from([(1, False), (2, False), (1, True), (2, True)]))
+@given(data=st.data(), mariadb=st.booleans(), kind=st.sampled_from([INSERT, UPDATE, DELETE]),
+       variant=st.sampled_from([(1, False), (2, False), (1, True), (2, True)]))
 def test_table_map_and_rows(data: st.DataObject, mariadb: bool, kind: str,
-                            variant: tuple[int, bool]) -> None:
+                            variant: tuple[int, bool], native: NativeSwitch) -> None:
     version, compressed = variant
     if compressed and not mariadb:
         compressed = False
@@ -317,6 +320,13 @@ def test_table_map_and_rows(data: st.DataObject, mariadb: bool, kind: str,
         assert got.rows == _normal(rv.rows, tm, mariadb)
         assert (got.table_id, got.kind, got.flags, got.version, got.columns) == (
             rv.table_id, rv.kind, rv.flags, version, rv.columns)
+    # the kernel on and off (the rows read on demand, and the JSON line): the same bytes
+    lines = [dumps_line(binlog_event_json(decode_event(raw, ctx, record=False), "f"))]
+    if native.loaded:
+        with native.off():
+            lines.append(dumps_line(binlog_event_json(decode_event(raw, ctx, record=False),
+                                                      "f")))
+        assert lines[0] == lines[1]
 
 
 def test_partition_extra_data() -> None:

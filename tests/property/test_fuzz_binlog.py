@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from binlogscope import _native
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.wire.binlog import stream
 from binlogscope.wire.binlog.context import DecodeContext
@@ -20,6 +19,7 @@ from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
 from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from tests.helpers import FIXTURES, assert_tiles, binlog_fixtures, decode_bytes, read_all
+from tests.native_switch import NativeSwitch
 
 _OSHEROFF = FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources"
 _BLACKBEAM = FIXTURES / "blackbeam__rust_mysql_common/test-data/binlogs"
@@ -168,8 +168,9 @@ def _damage(seed: bytes, data: st.DataObject) -> bytes:
 
 @settings(max_examples=200, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(st.data())
-def test_damaged_streams_decode_alike_in_every_mode(data: st.DataObject) -> None:
+@given(data=st.data())
+def test_damaged_streams_decode_alike_in_every_mode(data: st.DataObject, native: NativeSwitch
+                                                    ) -> None:
     """A damaged real binlog (bit flips, byte overwrites, truncation, event sizes, length
     bytes), decoded with a tree and without (in chunks of any size), with the native kernel
     and without: the same events, values and errors, message and offset."""
@@ -183,9 +184,8 @@ def test_damaged_streams_decode_alike_in_every_mode(data: st.DataObject) -> None
     with pytest.MonkeyPatch.context() as m:
         m.setattr(stream, "EXACT_CUT", exact_cut)
         assert _stream_keys(damaged, False, verify, chunk) == want
-    if _native.kernel is not None:
-        with pytest.MonkeyPatch.context() as m:
-            m.setattr(_native, "kernel", None)
+    if native.loaded:
+        with native.off(), pytest.MonkeyPatch.context() as m:
             m.setattr(stream, "EXACT_CUT", exact_cut)
             assert _stream_keys(damaged, False, verify, chunk) == want
             assert _stream_keys(damaged, True, verify, None) == want

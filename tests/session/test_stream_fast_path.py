@@ -8,17 +8,16 @@ import functools
 import struct
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from binlogscope import _native
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.session import BinlogEventData, Session
 from binlogscope.session.events import DecodeError, PacketDecoded, Peer, Role, SequenceMismatch
 from binlogscope.wire import commands as cm
 from binlogscope.wire import handshake as hs
 from binlogscope.wire import replication as rp
+from tests.native_switch import NativeSwitch
 from tests.property.test_fuzz_binlog import event_key
 from tests.session.test_session import (
     ConnectionPair,
@@ -194,8 +193,8 @@ def _conversation_wire() -> tuple[tuple[Peer, bytes], ...]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.data())
-def test_damaged_streams_decode_alike(data: st.DataObject) -> None:
+@given(data=st.data())
+def test_damaged_streams_decode_alike(data: st.DataObject, native: NativeSwitch) -> None:
     """Random damage in the stream (bytes of headers, lengths, semi-sync bytes, event bodies,
     ACKs; bit flips; a packet cut short): the session never raises, and with or without trees,
     with or without the native kernel, and however the bytes are cut into reads, it gives the
@@ -222,8 +221,7 @@ def test_damaged_streams_decode_alike(data: st.DataObject) -> None:
     want = [_full_key(e) for e in _events(wire, True)]
     assert [_full_key(e) for e in _events(wire, False)] == want
     assert [_full_key(e) for e in _events(pieces, False)] == want
-    if _native.kernel is not None:
-        with pytest.MonkeyPatch.context() as m:
-            m.setattr(_native, "kernel", None)
+    if native.loaded:
+        with native.off():
             assert [_full_key(e) for e in _events(pieces, False)] == want
             assert [_full_key(e) for e in _events(wire, True)] == want

@@ -7,21 +7,18 @@ the tree, and on damaged copies, where the kernel must also never crash."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from binlogscope import _native
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decoded import DecodedEvent
 from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import Node
-from tests.ci_support import unavailable
 from tests.helpers import FIXTURES, binlog_fixtures, read_all
+from tests.native_switch import NativeSwitch
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 MARIADB = [*sorted(CAPTURES.glob("*.binlog")), CAPTURES / "mariadb-10.11-workload.000001"]
@@ -33,16 +30,8 @@ def _id(p: Path) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _need_kernel() -> None:
-    if _native.kernel is None:
-        unavailable(f"the native kernel: {_native.reason}")
-
-
-@contextmanager
-def _pure_python(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    with monkeypatch.context() as m:
-        m.setattr(_native, "kernel", None)
-        yield
+def _need_kernel(native: NativeSwitch) -> None:
+    native.require()
 
 
 def _decode(data: bytes, chunk: int, verify: bool = True, record: bool = False
@@ -78,26 +67,26 @@ def _node_key(n: Node | None) -> Any:
 
 
 @pytest.mark.parametrize("path", FILES, ids=_id)
-def test_native_equals_pure(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_equals_pure(path: Path, native: NativeSwitch) -> None:
     data = read_all(path)
-    native = _decode(data, len(data) or 1)
-    lazy = sum(isinstance(e.body, RowsEvent) and e.body._lazy is not None for e in native)
+    kernel = _decode(data, len(data) or 1)
+    lazy = sum(isinstance(e.body, RowsEvent) and e.body._lazy is not None for e in kernel)
     chunked = _decode(data, 1000)
-    with _pure_python(monkeypatch):
+    with native.off():
         pure = _decode(data, len(data) or 1)
-    assert [_norm(e) for e in native] == [_norm(e) for e in pure]
+    assert [_norm(e) for e in kernel] == [_norm(e) for e in pure]
     assert [_norm(e) for e in chunked] == [_norm(e) for e in pure]
     if path in MARIADB:
         assert lazy > 0, "no rows left to the kernel: the test would prove nothing"
 
 
 @pytest.mark.parametrize("path", FILES, ids=_id)
-def test_native_tree_equals_pure_tree(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_tree_equals_pure_tree(path: Path, native: NativeSwitch) -> None:
     data = read_all(path)
-    native = _decode(data, len(data) or 1, record=True)
-    with _pure_python(monkeypatch):
+    kernel = _decode(data, len(data) or 1, record=True)
+    with native.off():
         pure = _decode(data, len(data) or 1, record=True)
-    assert [_norm(e) for e in native] == [_norm(e) for e in pure]
+    assert [_norm(e) for e in kernel] == [_norm(e) for e in pure]
 
 
 def test_rows_are_read_on_demand() -> None:
@@ -114,22 +103,22 @@ def test_rows_are_read_on_demand() -> None:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_native_equals_pure_on_damaged_bytes(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_equals_pure_on_damaged_bytes(seed: int, native: NativeSwitch) -> None:
     data = bytearray(read_all(CAPTURES / "mariadb-10.11-workload.000001"))
     rnd = random.Random(seed)
     for _ in range(40):
         at = rnd.randrange(4, len(data))
         data[at] = rnd.randrange(256)
     damaged = bytes(data)
-    native = _decode(damaged, len(damaged), verify=False)
-    with _pure_python(monkeypatch):
+    kernel = _decode(damaged, len(damaged), verify=False)
+    with native.off():
         pure = _decode(damaged, len(damaged), verify=False)
-    assert [_norm(e) for e in native] == [_norm(e) for e in pure]
+    assert [_norm(e) for e in kernel] == [_norm(e) for e in pure]
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_native_equals_pure_on_damaged_bodies_with_valid_checksums(
-        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        seed: int, native: NativeSwitch) -> None:
     """Bytes changed inside event bodies and each event's CRC32 recomputed, so the C paths
     (the kernel's row walk and reads) see damaged images: still the same
     events, values, trees and errors as pure Python, and no crash."""
@@ -153,7 +142,7 @@ def test_native_equals_pure_on_damaged_bodies_with_valid_checksums(
         struct.pack_into("<I", data, p + size - 4, zlib.crc32(bytes(data[p : p + size - 4])))
     damaged = bytes(data)
     for record in (False, True):
-        native = _decode(damaged, len(damaged), record=record)
-        with _pure_python(monkeypatch):
+        kernel = _decode(damaged, len(damaged), record=record)
+        with native.off():
             pure = _decode(damaged, len(damaged), record=record)
-        assert [_norm(e) for e in native] == [_norm(e) for e in pure]
+        assert [_norm(e) for e in kernel] == [_norm(e) for e in pure]

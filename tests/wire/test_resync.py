@@ -17,16 +17,15 @@ import struct
 import time
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from binlogscope import _native
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decoded import DecodedEvent
 from binlogscope.wire.binlog.stream import DAMAGE_PIECE, BinlogStreamDecoder
 from tests.helpers import binlog_fixtures, read_all
+from tests.native_switch import NativeSwitch
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURE = ROOT / "captures" / "mariadb-10.11-workload.000001"
@@ -107,25 +106,18 @@ def test_recovery_after_inserted_deleted_bytes_and_bad_event_size() -> None:
     assert off[1] >= 0.97 * off[0] and off[3] >= 0.99 * off[2], figures
 
 
-@contextmanager
-def _pure_python(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    with monkeypatch.context() as m:
-        m.setattr(_native, "kernel", None)
-        yield
-
-
 def _key(e: DecodedEvent) -> tuple[object, ...]:
     return (e.offset, e.size, e.type_name, e.error, e.checksum_ok, repr(e.body)[:2000])
 
 
-def test_native_and_pure_python_recover_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_and_pure_python_recover_alike(native: NativeSwitch) -> None:
     cases = [c for c in _cases() if c[0] == CAPTURE or c[0].name.startswith("mysql-bin.checksum")]
     assert len(cases) >= 20
     for path, _, _, _, kind, damaged in cases:
-        native = [_key(e) for e in _decode(damaged)]
-        with _pure_python(monkeypatch):
+        with_kernel = [_key(e) for e in _decode(damaged)]
+        with native.off():
             pure = [_key(e) for e in _decode(damaged)]
-        assert native == pure, (path.name, kind)
+        assert with_kernel == pure, (path.name, kind)
 
 
 # ---------------------------------------------------------------------------- linear time

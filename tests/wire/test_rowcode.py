@@ -15,6 +15,7 @@ from binlogscope.wire.binlog.context import ColumnInfo
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.values import make_reader
 from tests.ci_support import unavailable
+from tests.native_switch import NativeSwitch
 
 
 def _col(t: int, meta: int = 0, **kw: Any) -> ColumnInfo:
@@ -53,6 +54,21 @@ COLUMNS = [
          set_values=[f"{i:02d}" + "x" * 40 for i in range(64)]),  # joined: over 1 KB
     _col(T.MYSQL_TYPE_DATE), _col(T.MYSQL_TYPE_YEAR),
     _col(T.MYSQL_TYPE_BIT, 1 << 8 | 3), _col(T.MYSQL_TYPE_JSON, 4),
+    # the kinds the kernel reads since issue 26 (each was the Python reader before)
+    _col(T.MYSQL_TYPE_INT24, unsigned=True), _col(T.MYSQL_TYPE_NEWDATE),
+    _col(T.MYSQL_TYPE_NEWDECIMAL, 20 << 8 | 2), _col(T.MYSQL_TYPE_NEWDECIMAL, 65 << 8 | 30),
+    _col(T.MYSQL_TYPE_NEWDECIMAL, 38 << 8 | 38), _col(T.MYSQL_TYPE_NEWDECIMAL, 27 << 8 | 9),
+    _col(T.MYSQL_TYPE_NEWDECIMAL, 18 << 8), _col(T.MYSQL_TYPE_NEWDECIMAL, 10 << 8 | 1),
+    _col(T.MYSQL_TYPE_STRING, 0xF702, real_type=T.MYSQL_TYPE_ENUM,
+         enum_values=[f"e{i}" for i in range(300)]),
+    _col(T.MYSQL_TYPE_STRING, 0xF702, real_type=T.MYSQL_TYPE_ENUM),
+    _col(T.MYSQL_TYPE_STRING, 0xF803, real_type=T.MYSQL_TYPE_SET),
+    _col(T.MYSQL_TYPE_STRING, 0xFE08, charset=63),  # BINARY(8): padded
+    _col(T.MYSQL_TYPE_STRING, 0xEE2C, charset=63),  # BINARY(300): a 2-byte length
+    _col(T.MYSQL_TYPE_TIME), _col(T.MYSQL_TYPE_DATETIME), _col(T.MYSQL_TYPE_TIMESTAMP),
+    _col(T.MYSQL_TYPE_BIT, 7 << 8 | 1), _col(T.MYSQL_TYPE_BIT, 8 << 8),
+    _col(T.MYSQL_TYPE_BIT, 9 << 8),  # 9 bytes: the reader (beyond 64 bits)
+    _col(T.MYSQL_TYPE_NULL), _col(T.MYSQL_TYPE_GEOMETRY, 4), _col(T.MYSQL_TYPE_GEOMETRY, 1),
 ]
 
 
@@ -118,7 +134,7 @@ def test_image_equals_the_readers(impl: str, picks: list[int], data: bytes) -> N
 @given(picks=st.lists(st.sampled_from(range(len(COLUMNS))), min_size=1, max_size=8),
        data=st.binary(max_size=300), update=st.booleans())
 def test_kernel_rows_walk_and_read_equal_python(picks: list[int], data: bytes,
-                                                 update: bool) -> None:
+                                                 update: bool, native: NativeSwitch) -> None:
     """count_rows (the walk without values) and read_rows: kernel == Python, or both raise."""
     _require_c()
     columns = _columns(picks)
@@ -132,20 +148,12 @@ def test_kernel_rows_walk_and_read_equal_python(picks: list[int], data: bytes,
         except Exception:
             return "error"
 
-    py = outcome(lambda: _without_kernel(lambda: read_rows(data, kind, plan, pa)))
+    with native.off():
+        py = outcome(lambda: read_rows(data, kind, plan, pa))
     # repr: a NaN read by each side is two float objects that never compare equal
     assert repr(outcome(lambda: read_rows(data, kind, plan, pa))) == repr(py)
     walked = outcome(lambda: count_rows(data, kind, plan, pa, 0, len(data)))
     assert walked == ("error" if py == "error" else (len(py), None))
-
-
-def _without_kernel(fn: Any) -> Any:
-    saved = _native.kernel
-    _native.kernel = None
-    try:
-        return fn()
-    finally:
-        _native.kernel = saved
 
 
 def test_unused_null_bits_are_ignored() -> None:
@@ -208,3 +216,69 @@ def test_c_set_text_equals_the_python_reader(names: int) -> None:
                     for _ in range(100)]
         for raw in samples:
             assert c_image(b"\x00" + raw, 0) == ({"@1": ref(raw, 0)[0]}, 1 + size), raw.hex()
+
+
+@pytest.mark.parametrize(("precision", "scale"), [
+    (1, 0), (9, 0), (10, 0), (18, 0), (19, 0), (20, 2), (27, 9), (30, 10), (38, 38),
+    (40, 20), (65, 0), (65, 30), (65, 65), (12, 4), (1, 1)])
+def test_c_decimal_text_equals_the_python_reader(precision: int, scale: int) -> None:
+    """Every DECIMAL the kernel reads, value by value: random bytes (integer groups beyond
+    999,999,999 included, which the kernel hands to the Python reader) and the edges."""
+    _require_c()
+    import random
+
+    from binlogscope.wire.binlog.values import decimal_size
+
+    rnd = random.Random(precision * 100 + scale)
+    col = ColumnInfo(0, T.MYSQL_TYPE_NEWDECIMAL, precision << 8 | scale)
+    c_image = _image([col])
+    ref = make_reader(col)
+    size = decimal_size(precision, scale)
+    samples = [bytes(size), b"\xff" * size, b"\x80" + bytes(size - 1),
+               b"\x7f" + b"\xff" * (size - 1)]
+    samples += [rnd.randbytes(size) for _ in range(2000)]
+    for raw in samples:
+        assert c_image(b"\x00" + raw, 0) == ({"@1": ref(raw, 0)[0]}, 1 + size), raw.hex()
+
+
+@pytest.mark.parametrize("col", [
+    _col(T.MYSQL_TYPE_DATE), _col(T.MYSQL_TYPE_YEAR), _col(T.MYSQL_TYPE_INT24),
+    _col(T.MYSQL_TYPE_INT24, unsigned=True), _col(T.MYSQL_TYPE_TIME),
+    _col(T.MYSQL_TYPE_DATETIME), _col(T.MYSQL_TYPE_TIMESTAMP), _col(T.MYSQL_TYPE_BIT, 3 << 8 | 5),
+    _col(T.MYSQL_TYPE_STRING, 0xF702, real_type=T.MYSQL_TYPE_ENUM,
+         enum_values=[f"e{i}" for i in range(300)]),
+], ids=lambda c: f"{c.type}-{c.meta}-{c.unsigned}")
+def test_c_fixed_kinds_equal_the_python_reader(col: ColumnInfo) -> None:
+    _require_c()
+    import random
+
+    rnd = random.Random(col.type)
+    c_image = _image([col])
+    ref = make_reader(col)
+    _, size = ref(bytes(16), 0)
+    samples = [bytes(size), b"\xff" * size] + [rnd.randbytes(size) for _ in range(3000)]
+    for raw in samples:
+        assert c_image(b"\x00" + raw, 0) == ({"@1": ref(raw, 0)[0]}, 1 + size), raw.hex()
+
+
+def test_mariadb_json_is_read_by_the_kernel() -> None:
+    """MariaDB's JSON column holds the text: a length-prefixed UTF-8 plan the kernel reads;
+    MySQL's binary JSON stays with its Python reader."""
+    from binlogscope.wire.binlog._rowcode import column_plan
+
+    col = _col(T.MYSQL_TYPE_JSON, 4)
+    assert column_plan(col, mariadb=True) == ("prefixed", (4, "utf-8"))
+    assert column_plan(col, mariadb=False)[0] == "reader"
+    _require_c()
+    plan = ImagePlan([col], mariadb=True)
+    raw = b"\x00" + (11).to_bytes(4, "little") + '{"a": "ü"}'.encode()
+    assert plan.image(raw, 0) == plan.read(raw, 0, len(raw)) == ({"@1": '{"a": "ü"}'}, len(raw))
+
+
+def test_the_kernel_has_a_plan_for_every_common_type() -> None:
+    """Only MySQL's binary JSON, VECTOR, MariaDB's hi-res temporals and unusual metadata are
+    left to the Python reader: every other column of COLUMNS has a plan of its own."""
+    from binlogscope.wire.binlog._rowcode import column_plan
+
+    left = {(c.type, c.meta) for c in COLUMNS if column_plan(c, mariadb=False)[0] == "reader"}
+    assert left == {(T.MYSQL_TYPE_JSON, 4), (T.MYSQL_TYPE_BIT, 9 << 8)}

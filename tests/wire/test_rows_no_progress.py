@@ -5,14 +5,15 @@ error at the event, and decoding goes on with the next event."""
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import zlib
 
 import pytest
 
-from binlogscope import _native
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import decode_event
+from tests.native_switch import NativeSwitch
 from tests.session.test_session import fixture_events
 
 _ROWS = {23, 24, 25, 30, 31, 32}
@@ -35,14 +36,13 @@ def _zero_bitmap(ev: bytes) -> bytes:
 @pytest.mark.parametrize("record", [False, True])
 @pytest.mark.parametrize("c_code", [True, False])
 def test_empty_present_bitmap_is_an_error_not_a_hang(record: bool, c_code: bool,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+                                                     native: NativeSwitch) -> None:
     events = fixture_events()
     target = next(i for i, e in enumerate(events) if e[4] in _ROWS)
     events[target] = _zero_bitmap(events[target])
-    if not c_code:  # the pure-Python readers and loops
-        monkeypatch.setattr(_native, "kernel", None)
     ctx = DecodeContext()
-    decoded = [decode_event(e, ctx, record=record) for e in events]
+    with contextlib.nullcontext() if c_code else native.off():  # off: the pure-Python paths
+        decoded = [decode_event(e, ctx, record=record) for e in events]
     bad = decoded[target]
     assert bad.error is not None and "no columns" in bad.error, bad.error
     assert all(d.error is None for i, d in enumerate(decoded) if i != target)

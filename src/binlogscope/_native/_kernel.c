@@ -33,6 +33,21 @@ enum {
     K_DEC,         /* a: size, b: ishift, c: imask, d: fshift, e: fmask, f: fdigits (-1: none) */
     K_TIME2,       /* a: fsp (0-6) */
     K_SET,         /* a: size (2-8 bytes), obj: the member names (a tuple of str, at most 64) */
+    K_INT24,       /* a: 1 unsigned */
+    K_YEAR,        /* 1 byte: 1900 + v, 0 for 0 */
+    K_DATE,        /* 3 bytes: "YYYY-MM-DD" */
+    K_UINT_BE,     /* a: size (1-8): a big-endian unsigned int (BIT) */
+    K_UINT_LE,     /* a: size (1-8): a little-endian unsigned int (ENUM/SET without names) */
+    K_ENUM,        /* a: size (1-8), obj: the member names (a tuple): 0 -> "", i -> names[i-1],
+                    * else the index */
+    K_DECN,        /* a: size, b: integer digits, c: fraction digits, obj: the Python reader
+                    * (any DECIMAL; an integer group >= 10^9 after the first declines to it) */
+    K_BINARY,      /* a: length prefix (1-2), b: the full length: bytes padded with 0x00 */
+    K_TIME_OLD,    /* 3 bytes: signed HHMMSS */
+    K_DATETIME_OLD,/* 8 bytes: YYYYMMDDhhmmss */
+    K_TIMESTAMP_OLD, /* 4 bytes: seconds since the epoch, 0 -> zero text */
+    K_NULL,        /* no bytes: None */
+    K_LAST_KIND = K_NULL,
 };
 
 /* fraction modes of K_DT2/K_TS2 */
@@ -223,6 +238,62 @@ cached_piece(PyObject *cache, long long key)
     PyObject *v = PyObject_GetItem(cache, k);
     Py_DECREF(k);
     return v;
+}
+
+/* a Python column reader rd(b, p) -> (value, p) at *pp; new reference, *pp advanced */
+static PyObject *
+call_reader(PyObject *rd, PyObject *bobj, Py_ssize_t n, Py_ssize_t *pp)
+{
+    Py_ssize_t p = *pp;
+    PyObject *pos = PyLong_FromSsize_t(p);
+    if (pos == NULL)
+        return NULL;
+    PyObject *res = PyObject_CallFunctionObjArgs(rd, bobj, pos, NULL);
+    Py_DECREF(pos);
+    if (res == NULL)
+        return NULL;
+    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
+        Py_DECREF(res);
+        PyErr_SetString(PyExc_TypeError, "a column reader must return (value, position)");
+        return NULL;
+    }
+    Py_ssize_t np = PyLong_AsSsize_t(PyTuple_GET_ITEM(res, 1));
+    if (np == -1 && PyErr_Occurred()) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    if (np > n || np < p) {
+        Py_DECREF(res);
+        past_end();
+        return NULL;
+    }
+    PyObject *v = PyTuple_GET_ITEM(res, 0);
+    Py_INCREF(v);
+    Py_DECREF(res);
+    *pp = np;
+    return v;
+}
+
+/* "YYYY-MM-DD hh:mm:ss" of seconds since the epoch (UTC), as values_temporal._gmt */
+static int
+put_gmt(char *out, unsigned long long x)
+{
+    long long y;
+    unsigned mo, d;
+    civil_from_days((long long)(x / 86400), &y, &mo, &d);
+    unsigned long long tod = x % 86400;
+    int k = put_uint(out, (unsigned long long)y, 4);
+    out[k++] = '-';
+    k += put_uint(out + k, mo, 2);
+    out[k++] = '-';
+    k += put_uint(out + k, d, 2);
+    out[k++] = ' ';
+    k += put_uint(out + k, tod / 3600, 2);
+    out[k++] = ':';
+    k += put_uint(out + k, tod / 60 % 60, 2);
+    out[k++] = ':';
+    k += put_uint(out + k, tod % 60, 2);
+    return k;
 }
 
 /* one non-NULL column at *pp; new reference to the value, *pp advanced */
@@ -470,34 +541,163 @@ read_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, P
         }
         return ascii_str(out, k);
     }
-    case K_PY: {
-        PyObject *pos = PyLong_FromSsize_t(p);
-        if (pos == NULL)
-            return NULL;
-        PyObject *res = PyObject_CallFunctionObjArgs(c->obj, bobj, pos, NULL);
-        Py_DECREF(pos);
-        if (res == NULL)
-            return NULL;
-        if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
-            Py_DECREF(res);
-            PyErr_SetString(PyExc_TypeError, "a column reader must return (value, position)");
-            return NULL;
+    case K_INT24: {
+        if (left < 3) goto short_read;
+        long v = (long)(s[0] | s[1] << 8 | s[2] << 16);
+        if (!c->a && (v & 0x800000))
+            v -= 0x1000000;
+        *pp = p + 3;
+        return PyLong_FromLong(v);
+    }
+    case K_YEAR:
+        if (left < 1) goto short_read;
+        *pp = p + 1;
+        return PyLong_FromLong(s[0] ? 1900 + s[0] : 0);
+    case K_DATE: { /* values_temporal._date_rd */
+        if (left < 3) goto short_read;
+        unsigned long v = (unsigned long)(s[0] | s[1] << 8 | s[2] << 16);
+        char out[32];
+        int k = put_uint(out, v >> 9, 4);
+        out[k++] = '-';
+        k += put_uint(out + k, (v >> 5) & 15, 2);
+        out[k++] = '-';
+        k += put_uint(out + k, v & 31, 2);
+        *pp = p + 3;
+        return ascii_str(out, k);
+    }
+    case K_UINT_BE:
+        if (left < c->a) goto short_read;
+        *pp = p + c->a;
+        return PyLong_FromUnsignedLongLong(be_uint(s, (int)c->a));
+    case K_UINT_LE:
+        if (left < c->a) goto short_read;
+        *pp = p + c->a;
+        return PyLong_FromUnsignedLongLong(le_uint(s, (int)c->a));
+    case K_ENUM: { /* values._string_reader's ENUM with member names */
+        if (left < c->a) goto short_read;
+        *pp = p + c->a;
+        unsigned long long idx = le_uint(s, (int)c->a);
+        if (idx == 0)
+            return PyUnicode_FromStringAndSize("", 0);
+        if (idx <= (unsigned long long)PyTuple_GET_SIZE(c->obj)) {
+            PyObject *v = PyTuple_GET_ITEM(c->obj, (Py_ssize_t)idx - 1);
+            Py_INCREF(v);
+            return v;
         }
-        Py_ssize_t np = PyLong_AsSsize_t(PyTuple_GET_ITEM(res, 1));
-        if (np == -1 && PyErr_Occurred()) {
-            Py_DECREF(res);
+        return PyLong_FromUnsignedLongLong(idx);
+    }
+    case K_DECN: { /* values_numeric._decimal_reader's general reader */
+        int size = (int)c->a, intg = (int)c->b, scale = (int)c->c;
+        if (left < size) goto short_read;
+        static const int dig2bytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+        unsigned char buf[64];
+        memcpy(buf, s, (size_t)size);
+        int neg = !(buf[0] & 0x80);
+        buf[0] ^= 0x80;
+        if (neg)
+            for (int i = 0; i < size; i++)
+                buf[i] ^= 0xFF;
+        unsigned long long groups[16];
+        int ng = 0, q = 0;
+        if (intg % 9) {
+            groups[ng++] = be_uint(buf, dig2bytes[intg % 9]);
+            q = dig2bytes[intg % 9];
+        }
+        for (int i = 0; i < intg / 9; i++, q += 4) {
+            groups[ng] = be_uint(buf + q, 4);
+            if (ng && groups[ng] >= 1000000000ULL)
+                return call_reader(c->obj, bobj, n, pp);  /* not a digit group: Python */
+            ng++;
+        }
+        char out[192];
+        int k = 0;
+        if (neg)
+            out[k++] = '-';
+        int j = 0;
+        while (j < ng && groups[j] == 0)
+            j++;
+        if (j == ng) {
+            out[k++] = '0';
+        } else {
+            k += put_uint(out + k, groups[j], 1);
+            for (j++; j < ng; j++)
+                k += put_uint(out + k, groups[j], 9);
+        }
+        if (scale) {
+            out[k++] = '.';
+            for (int i = 0; i < scale / 9; i++, q += 4)
+                k += put_uint(out + k, be_uint(buf + q, 4), 9);
+            if (scale % 9)
+                k += put_uint(out + k, be_uint(buf + q, dig2bytes[scale % 9]), scale % 9);
+        }
+        *pp = p + size;
+        return ascii_str(out, k);
+    }
+    case K_BINARY: { /* values._string_reader's BINARY(n): padded with 0x00 to n */
+        int w = (int)c->a;
+        if (left < w) goto short_read;
+        Py_ssize_t len = (Py_ssize_t)le_uint(s, w);
+        if (len > left - w) goto short_read;
+        *pp = p + w + len;
+        Py_ssize_t full = len < c->b ? (Py_ssize_t)c->b : len;
+        PyObject *v = PyBytes_FromStringAndSize(NULL, full);
+        if (v == NULL)
             return NULL;
-        }
-        if (np > n || np < p) {
-            Py_DECREF(res);
-            goto short_read;
-        }
-        PyObject *v = PyTuple_GET_ITEM(res, 0);
-        Py_INCREF(v);
-        Py_DECREF(res);
-        *pp = np;
+        memcpy(PyBytes_AS_STRING(v), s + w, (size_t)len);
+        memset(PyBytes_AS_STRING(v) + len, 0, (size_t)(full - len));
         return v;
     }
+    case K_TIME_OLD: { /* values_temporal.decode_time_old */
+        if (left < 3) goto short_read;
+        long v = (long)(s[0] | s[1] << 8 | s[2] << 16);
+        if (v & 0x800000)
+            v -= 0x1000000;
+        char out[32];
+        int k = 0;
+        if (v < 0) {
+            out[k++] = '-';
+            v = -v;
+        }
+        k += put_uint(out + k, (unsigned long long)(v / 10000), 2);
+        out[k++] = ':';
+        k += put_uint(out + k, (unsigned long long)(v / 100 % 100), 2);
+        out[k++] = ':';
+        k += put_uint(out + k, (unsigned long long)(v % 100), 2);
+        *pp = p + 3;
+        return ascii_str(out, k);
+    }
+    case K_DATETIME_OLD: { /* values_temporal.decode_datetime_old */
+        if (left < 8) goto short_read;
+        unsigned long long v = le_uint(s, 8), d = v / 1000000, t = v % 1000000;
+        char out[64];
+        int k = put_uint(out, d / 10000, 4);
+        out[k++] = '-';
+        k += put_uint(out + k, d / 100 % 100, 2);
+        out[k++] = '-';
+        k += put_uint(out + k, d % 100, 2);
+        out[k++] = ' ';
+        k += put_uint(out + k, t / 10000, 2);
+        out[k++] = ':';
+        k += put_uint(out + k, t / 100 % 100, 2);
+        out[k++] = ':';
+        k += put_uint(out + k, t % 100, 2);
+        *pp = p + 8;
+        return ascii_str(out, k);
+    }
+    case K_TIMESTAMP_OLD: { /* values_temporal._timestamp_rd */
+        if (left < 4) goto short_read;
+        unsigned long long x = le_uint(s, 4);
+        *pp = p + 4;
+        if (x == 0)
+            return PyUnicode_FromString("0000-00-00 00:00:00");
+        char out[64];
+        int k = put_gmt(out, x);
+        return ascii_str(out, k);
+    }
+    case K_NULL:
+        Py_RETURN_NONE;
+    case K_PY:
+        return call_reader(c->obj, bobj, n, pp);
     default:
         PyErr_Format(PyExc_ValueError, "unknown column kind %d", c->kind);
         return NULL;
@@ -630,6 +830,32 @@ parse_spec(Col *c, PyObject *spec)
             }
         }
         break;
+    case K_UINT_BE:
+    case K_UINT_LE:
+        if (c->a < 1 || c->a > 8) {
+            PyErr_SetString(PyExc_ValueError, "an integer of 1-8 bytes");
+            return -1;
+        }
+        break;
+    case K_ENUM:
+        if (c->a < 1 || c->a > 8 || !PyTuple_Check(c->obj)) {
+            PyErr_SetString(PyExc_TypeError, "an ENUM spec is 1-8 bytes and a tuple of names");
+            return -1;
+        }
+        break;
+    case K_DECN:
+        if (c->a < 1 || c->a > 64 || c->b < 0 || c->c < 0 || c->b > 81 || c->c > 81 ||
+            !PyCallable_Check(c->obj)) {
+            PyErr_SetString(PyExc_ValueError, "bad DECIMAL spec");
+            return -1;
+        }
+        break;
+    case K_BINARY:
+        if (c->a < 1 || c->a > 2 || c->b < 0) {
+            PyErr_SetString(PyExc_ValueError, "a BINARY spec is a 1-2 byte prefix and a length");
+            return -1;
+        }
+        break;
     case K_PY:
         if (!PyCallable_Check(c->obj)) {
             PyErr_SetString(PyExc_TypeError, "K_PY needs a callable reader");
@@ -637,7 +863,7 @@ parse_spec(Col *c, PyObject *spec)
         }
         break;
     default:
-        if (c->kind < K_PY || c->kind > K_SET) {
+        if (c->kind < K_PY || c->kind > K_LAST_KIND) {
             PyErr_Format(PyExc_ValueError, "unknown column kind %d", c->kind);
             return -1;
         }
@@ -827,7 +1053,7 @@ skip_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, P
     case K_I64: case K_U64: case K_F64:
         size = 8;
         break;
-    case K_PREFIXED: {
+    case K_PREFIXED: case K_BINARY: {
         int w = (int)c->a;
         if (left < w)
             return past_end();
@@ -839,8 +1065,23 @@ skip_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, P
     case K_TIME2:
         size = 3 + (c->a + 1) / 2;
         break;
-    case K_SET: case K_DEC:
+    case K_SET: case K_DEC: case K_DECN: case K_UINT_BE: case K_UINT_LE: case K_ENUM:
         size = (Py_ssize_t)c->a;
+        break;
+    case K_YEAR:
+        size = 1;
+        break;
+    case K_INT24: case K_DATE: case K_TIME_OLD:
+        size = 3;
+        break;
+    case K_TIMESTAMP_OLD:
+        size = 4;
+        break;
+    case K_DATETIME_OLD:
+        size = 8;
+        break;
+    case K_NULL:
+        size = 0;
         break;
     case K_DT2:
         if (c->b == F_NONE || c->b == F_SIX) {

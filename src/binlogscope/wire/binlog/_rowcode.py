@@ -60,14 +60,39 @@ def _struct_code(col: ColumnInfo) -> str | None:
     return _STRUCT_CODES.get((col.type, col.unsigned))
 
 
-#: how one column is read (the Python/native contract): ("struct", struct
-#: code), ("prefixed", (length prefix bytes, codec or None)), ("enum1", 256-tuple byte ->
-#: value: a one-byte ENUM or SET), ("temporal2", None) for DATETIME2/TIMESTAMP2,
-#: ("decimal", (size, integer groups, fraction groups)) for a DECIMAL of one group each,
-#: ("time2", reader) for TIME2 and ("set", reader) for a SET of 2-8 bytes with its member
-#: names (the kernel has its own code for those), or
-#: ("reader", the column's reader)
+#: how one column is read (the Python/native contract), as plain values:
+#:
+#: ===================  ===========================================================
+#: ("struct", code)     a fixed-size number (struct code ``b``/``B``/.../``d``)
+#: ("prefixed", (n,     length prefix of n bytes, then text in codec (None: bytes)
+#: codec))              (VARCHAR, CHAR, BLOB/TEXT, MariaDB's JSON, GEOMETRY)
+#: ("binary", (n, len)) BINARY(len): prefixed bytes padded with 0x00 to len
+#: ("enum1", table)     a one-byte ENUM or SET: a 256-tuple byte -> value
+#: ("enum", (size,      an ENUM of 2+ bytes with its member names
+#: names))
+#: ("uint_le", size)    ENUM/SET without member names: the index or mask
+#: ("uint_be", size)    BIT: a big-endian unsigned integer of 1-8 bytes
+#: ("set", reader)      a SET of 2-8 bytes with at most 64 member names
+#: ("int24", unsigned)  MEDIUMINT
+#: ("year"|"date"|      YEAR, DATE, the pre-5.6 TIME/DATETIME/TIMESTAMP, the NULL
+#: "time_old"|...)      type: no parameters
+#: ("temporal2", None)  DATETIME2/TIMESTAMP2 of fsp 0-6
+#: ("time2", reader)    TIME2 of fsp 0-6
+#: ("decimal", (size,   a DECIMAL of one integer and one fraction group
+#: gi, gf))
+#: ("decimaln", (size,  any other DECIMAL; the reader takes a value whose groups are
+#: intg, scale, rd))    not digit groups (the kernel declines it)
+#: ("reader", reader)   anything else: the column's Python reader (MySQL's binary
+#:                      JSON, VECTOR, MariaDB's hi-res temporals, unusual metadata)
+#: ===================  ===========================================================
+#:
+#: The Python readers (``values.make_reader``) stay the definition: each plan names how the
+#: kernel gives the same value, and ``tests/wire/test_rowcode.py`` holds them equal.
 ColumnPlan = tuple[str, Any]
+
+_OLD_TEMPORAL: dict[int, str] = {
+    T.MYSQL_TYPE_TIME: "time_old", T.MYSQL_TYPE_DATETIME: "datetime_old",
+    T.MYSQL_TYPE_TIMESTAMP: "timestamp_old"}
 
 
 def _set1_table(members: list[str]) -> tuple[Any, ...]:
@@ -76,6 +101,38 @@ def _set1_table(members: list[str]) -> tuple[Any, ...]:
     n = len(members)
     return tuple(",".join(m for i, m in enumerate(members) if mask >> i & 1)
                  if mask < (1 << n) else mask for mask in range(256))
+
+
+def _string_plan(col: ColumnInfo, mariadb: bool) -> ColumnPlan | None:
+    """The plan of a STRING column (CHAR, BINARY, ENUM, SET), None: the reader."""
+    real = effective_type(col)
+    size = col.meta & 0xFF
+    if real == T.MYSQL_TYPE_ENUM:
+        if not 1 <= size <= 8:
+            return None
+        names = col.enum_values
+        if names is None:
+            return "uint_le", size
+        if size == 1:
+            return "enum1", ("", *names[:255], *range(len(names) + 1, 256))
+        return "enum", (size, tuple(names))
+    if real == T.MYSQL_TYPE_SET:
+        if not 1 <= size <= 8:
+            return None
+        members = col.set_values
+        if members is None:
+            return "uint_le", size
+        if size == 1:
+            return "enum1", _set1_table(members)
+        if len(members) <= 64 and all(isinstance(m, str) for m in members):
+            return "set", make_reader(col, mariadb=mariadb)
+        return None
+    codec = codec_for(col.charset)
+    max_len = string_max_length(col)
+    prefix = 2 if max_len > 255 else 1
+    if codec is None and col.charset == 63 and max_len:  # BINARY pads with 0x00
+        return "binary", (prefix, max_len)
+    return "prefixed", (prefix, codec)
 
 
 def column_plan(col: ColumnInfo, mariadb: bool) -> ColumnPlan:
@@ -90,32 +147,42 @@ def column_plan(col: ColumnInfo, mariadb: bool) -> ColumnPlan:
         if size in (1, 2, 3, 4):
             return "prefixed", (size, codec_for(col.charset) if col.charset is not None else None)
     if t == T.MYSQL_TYPE_STRING:
-        real = effective_type(col)
-        if real == T.MYSQL_TYPE_ENUM and (col.meta & 0xFF) == 1 and col.enum_values is not None:
-            names = col.enum_values
-            return "enum1", ("", *names[:255], *range(len(names) + 1, 256))
-        if real == T.MYSQL_TYPE_SET and (col.meta & 0xFF) == 1 and col.set_values is not None:
-            return "enum1", _set1_table(col.set_values)
-        if real == T.MYSQL_TYPE_SET and 2 <= (col.meta & 0xFF) <= 8 and \
-                col.set_values is not None and len(col.set_values) <= 64 and \
-                all(isinstance(m, str) for m in col.set_values):
-            return "set", make_reader(col, mariadb=mariadb)
-        if real not in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
-            codec = codec_for(col.charset)
-            max_len = string_max_length(col)
-            if not (codec is None and col.charset == 63 and max_len):  # BINARY pads: reader
-                return "prefixed", (2 if max_len > 255 else 1, codec)
+        plan = _string_plan(col, mariadb)
+        if plan is not None:
+            return plan
     if t in (T.MYSQL_TYPE_DATETIME2, T.MYSQL_TYPE_TIMESTAMP2) and 0 <= col.meta <= 6:
         return "temporal2", None
     if t == T.MYSQL_TYPE_TIME2 and 0 <= col.meta <= 6:
         return "time2", make_reader(col, mariadb=mariadb)
     if t == T.MYSQL_TYPE_NEWDECIMAL:
-        # at most 9 integer and 9 fraction digits: two shifts and a format (else the reader)
         precision, scale = col.meta >> 8, col.meta & 0xFF
         if 0 < precision <= 65 and scale <= precision:
             size, gi, gf = decimal_layout(precision, scale)
             if len(gi) <= 1 and len(gf) <= 1 and size:
+                # at most 9 integer and 9 fraction digits: two shifts and a format
                 return "decimal", (size, gi, gf)
+            if size:
+                return "decimaln", (size, precision - scale, scale,
+                                    make_reader(col, mariadb=mariadb))
+    if t == T.MYSQL_TYPE_INT24:
+        return "int24", col.unsigned
+    if t == T.MYSQL_TYPE_YEAR:
+        return "year", None
+    if t in (T.MYSQL_TYPE_DATE, T.MYSQL_TYPE_NEWDATE):
+        return "date", None
+    if t in _OLD_TEMPORAL and not col.hires_dec:
+        return _OLD_TEMPORAL[t], None
+    if t == T.MYSQL_TYPE_BIT:
+        n = (col.meta >> 8) + (1 if col.meta & 0xFF else 0)
+        if 1 <= n <= 8:
+            return "uint_be", n
+    if t == T.MYSQL_TYPE_NULL:
+        return "null", None
+    if t in (T.MYSQL_TYPE_JSON, T.MYSQL_TYPE_GEOMETRY) and col.meta in (0, 1, 2, 3, 4):
+        if t == T.MYSQL_TYPE_GEOMETRY:
+            return "prefixed", (col.meta or 4, None)
+        if mariadb:  # MariaDB's JSON is the text (MySQL's is binary JSON: the reader)
+            return "prefixed", (col.meta or 4, "utf-8")
     return "reader", make_reader(col, mariadb=mariadb)
 
 
@@ -123,6 +190,9 @@ def column_plan(col: ColumnInfo, mariadb: bool) -> ColumnPlan:
 # Column kinds of ``_native/_kernel.c`` (keep in step with its enum).
 _K_PY, _K_PREFIXED, _K_ENUM1, _K_DT2, _K_TS2, _K_DEC, _K_TIME2, _K_SET = (
     0, 11, 12, 13, 14, 15, 16, 17)
+_K_INT24, _K_YEAR, _K_DATE, _K_UINT_BE, _K_UINT_LE, _K_ENUM, _K_DECN, _K_BINARY = range(18, 26)
+_K_SIMPLE = {"year": _K_YEAR, "date": _K_DATE, "time_old": 26, "datetime_old": 27,
+             "timestamp_old": 28, "null": 29}
 _K_STRUCT = {"b": 1, "B": 2, "h": 3, "H": 4, "i": 5, "I": 6, "q": 7, "Q": 8, "f": 9, "d": 10}
 _F_NONE, _F_SIX, _F_ITEM, _F_CALL = 0, 1, 2, 3
 
@@ -172,6 +242,21 @@ def column_spec(col: ColumnInfo, mariadb: bool) -> CSpec:
     if kind == "set":
         assert col.set_values is not None
         return _spec(_K_SET, tuple(col.set_values), col.meta & 0xFF)
+    if kind == "decimaln":
+        size, intg, scale, rd = arg
+        return _spec(_K_DECN, rd, size, intg, scale)
+    if kind == "int24":
+        return _spec(_K_INT24, None, int(arg))
+    if kind in ("uint_le", "uint_be"):
+        return _spec(_K_UINT_LE if kind == "uint_le" else _K_UINT_BE, None, arg)
+    if kind == "enum":
+        size, names = arg
+        return _spec(_K_ENUM, names, size)
+    if kind == "binary":
+        prefix, length = arg
+        return _spec(_K_BINARY, None, prefix, length)
+    if kind in _K_SIMPLE:
+        return _spec(_K_SIMPLE[kind])
     return _spec(_K_PY, arg)
 
 
