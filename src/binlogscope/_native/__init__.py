@@ -18,6 +18,10 @@ from types import ModuleType
 
 #: the environment variable that turns every native code path off
 SWITCH = "BINLOGSCOPE_PURE_PYTHON"
+#: the plan kinds and functions this Python expects of the kernel (``PLAN_VERSION`` in
+#: ``_kernel.c``; both change together): a kernel built from an older ``_kernel.c`` is not
+#: used (the plans would name kinds it does not know)
+PLAN_VERSION = 2
 
 
 def _load() -> tuple[ModuleType | None, str]:
@@ -27,6 +31,11 @@ def _load() -> tuple[ModuleType | None, str]:
         from binlogscope._native import _kernel
     except ImportError as exc:
         return None, f"not built ({exc}); the pure-Python decoder is used (same values, slower)"
+    built = getattr(_kernel, "PLAN_VERSION", 1)
+    if built != PLAN_VERSION:
+        return None, (f"built from another _kernel.c (plan version {built}, this code needs "
+                      f"{PLAN_VERSION}): rebuild it (python setup.py build_ext --inplace); the "
+                      "pure-Python decoder is used (same values, slower)")
     return _kernel, ""
 
 

@@ -1191,5 +1191,8 @@ PyInit__kernel(void)
     Py_INCREF(&ImageReaderType);
     if (PyModule_AddObject(m, "ImageReader", (PyObject *)&ImageReaderType) < 0)
         return NULL;
+    /* binlogscope._native.PLAN_VERSION: the plan kinds and functions of this file */
+    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 2) < 0)
+        return NULL;
     return m;
 }
