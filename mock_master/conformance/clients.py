@@ -46,6 +46,8 @@ class Params:
     gtid: str | None
     flavor: str
     server_id: int
+    #: the case needs semi-sync (a preset negotiates it only then)
+    semi_sync: bool = False
 
     def as_dict(self) -> dict[str, str]:
         return {"host": self.host, "port": str(self.port), "user": self.user,
@@ -87,7 +89,14 @@ def _template(cmd: str) -> Callable[[Params], list[str]]:
 def _binlogscope(p: Params) -> list[str]:
     argv = [sys.executable, "-m", "binlogscope", "live", "--host", p.host, "--port", str(p.port),
             "--user", p.user, "--ssl-mode", "DISABLED", "--server-id", str(p.server_id),
-            "--non-blocking", "--json", "--semi-sync", "--connect-timeout", "5"]
+            "--non-blocking", "--json", "--connect-timeout", "5",
+            # a replica that notices a silent source: heartbeats asked for every 3 s, a read
+            # that waits 10 s ends the connection (binlogscope's defaults wait for ever)
+            "--heartbeat", "3", "--net-read-timeout", "10"]
+    if p.semi_sync:
+        argv.append("--semi-sync")
+    if p.flavor == "mysql":  # caching_sha2_password without TLS: the RSA key exchange
+        argv.append("--get-server-public-key")
     argv += ["--gtid", p.gtid] if p.gtid else ["--start", f"{p.file}:{p.pos}"]
     return argv
 
@@ -144,10 +153,16 @@ _ROWS = (("WRITE_ROWS", "insert"), ("UPDATE_ROWS", "update"), ("DELETE_ROWS", "d
 def translate_live(obj: dict[str, Any]) -> dict[str, Any] | None:
     """One ``binlogscope live --json`` item as a conformance schema line (None: not an event)."""
     kind = obj.get("kind")
-    if kind == "error" or (kind == "note" and "error" in str(obj.get("text", "")).lower()):
-        return {"type": "error", "message": str(obj.get("text") or obj.get("message") or obj)}
+    if kind in ("error", "decode_error"):
+        return {"type": "error", "message": str(obj.get("error") or obj.get("text")
+                                                or obj.get("message") or obj)}
     if kind != "binlog_event":
         return None
+    if obj.get("error"):
+        return {"type": "error", "message": f"{obj.get('event_type')}: {obj['error']}"}
+    if obj.get("checksum_ok") is False:
+        return {"type": "error", "message": f"{obj.get('event_type')} at "
+                f"{obj.get('binlog_file')}:{obj.get('offset')}: CRC32 mismatch"}
     et = str(obj.get("event_type") or "")
     pos = {"log_file": obj.get("binlog_file"), "log_pos": obj.get("log_pos")}
     for prefix, t in _ROWS:

@@ -110,7 +110,7 @@ def run_case(case: Case, client: Client, flavor: str, *,
         first = stream.files[0].name if stream.files else "mysql-bin.000001"
         file, pos = setup.start or (first, 4)
         params = Params("127.0.0.1", relay.port, USER, PASSWORD, file, pos, setup.gtid, flavor,
-                        2_000_000 + relay.port)
+                        2_000_000 + relay.port, semi_sync=NEEDS_SEMI_SYNC in case.needs)
         env = dict(os.environ, MYSQL_PWD=PASSWORD,
                    **{f"CONFORMANCE_{k.upper()}": v for k, v in params.as_dict().items()})
         env.pop("CONFORMANCE_PASSWORD")
@@ -159,7 +159,8 @@ def run_case(case: Case, client: Client, flavor: str, *,
     verdict = worst(checks)
     if case.informational and verdict in (Verdict.PASS, Verdict.NON_STRICT, Verdict.FAIL):
         verdict = Verdict.INFORMATIONAL
-    evidence = obs.evidence()
+    # a passing case keeps the packet labels; the annotated trees are for what went wrong
+    evidence = obs.evidence(trees=verdict not in (Verdict.PASS, Verdict.INFORMATIONAL))
     evidence["expect"] = case.expect
     evidence["links"] = list(case.links)
     evidence["client"] = client.name

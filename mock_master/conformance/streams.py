@@ -98,3 +98,25 @@ class CaseBuilder(EventBuilder):
 
     def delete(self, t: TableMap, rows: list[tuple[Any, ...]]) -> None:
         self.rows(DELETE, t, rows)
+
+
+def event_number(b: EventBuilder, type_code: int, occurrence: int = 1, *, file: int = 0) -> int:
+    """The fault actions' ``at`` of the ``occurrence``-th event of ``type_code`` in file
+    ``file`` of ``b`` for a client that starts that file at 4 (1 = the fake ROTATE the server
+    sends first, 2 = the file's FORMAT_DESCRIPTION, ...)."""
+    seen = 0
+    for i, ev in enumerate(b.files[file].events):
+        if ev[4] == type_code:
+            seen += 1
+            if seen == occurrence:
+                return i + 2
+    raise ValueError(f"no event {type_code} #{occurrence} in file {file}")
+
+
+def file_offsets(b: EventBuilder, file: int = 0) -> list[int]:
+    """Where each event of file ``file`` starts (4 for the first)."""
+    out, pos = [], 4
+    for ev in b.files[file].events:
+        out.append(pos)
+        pos += len(ev)
+    return out

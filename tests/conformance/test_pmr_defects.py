@@ -24,6 +24,13 @@ DEFECTS = {
     "values/time-fractional [mysql]": 'expected "-12:30:00.250", got "-12:30:00.750000"',
     "values/timestamp [mariadb]": 'got "1970-01-01 00:00:00"',
     "values/set-1-2-8-byte [mysql]": "NULL instead of a value",
+    # with is_mariadb=True the dump request's length header is one byte short: the file
+    # name is cut, and the dump starts at the first file whatever position was asked for
+    "setup/dump-request-framing [mariadb]": "length header says 14 bytes, but the client "
+    "wrote 15",
+    "incidents/fake-rotate-mid-file [mariadb]": "id: expected 2, got 1",
+    "incidents/semisync-header-not-negotiated [mysql]": "the client reported 0",
+    "events/transaction-payload [mysql]": "the client reported 0",
 }
 
 
@@ -39,9 +46,13 @@ def test_the_defect_is_found_with_its_evidence(results: dict[str, Result], key: 
     assert r.verdict in (Verdict.FAIL, Verdict.NON_STRICT), explain(r)
     text = "\n".join(c.text for c in r.checks)
     assert DEFECTS[key] in text, explain(r)
-    assert r.evidence["packets"], "the wire evidence is missing"
-    assert any(p["from"] == "server" and "WRITE_ROWS" in p["label"]
-               for p in r.evidence["packets"]), "the rows event the mock sent is not shown"
+    packets = r.evidence["packets"]
+    assert packets, "the wire evidence is missing"
+    if r.section == "values":
+        rows = [p for p in packets if p["from"] == "server" and "WRITE_ROWS" in p["label"]]
+        assert rows, "the rows event the mock sent is not shown"
+        assert any("tree" in p and len(p["tree"]) > 5 for p in rows), \
+            "the rows event is not annotated"
 
 
 def test_the_same_cases_pass_where_pmr_is_right(results: dict[str, Result]) -> None:

@@ -1,5 +1,119 @@
+"""events: event types beyond the plain row transaction (annotate/rows-query, an unknown
+ignorable type, intvar, heartbeats mid-stream, MySQL's TRANSACTION_PAYLOAD, MariaDB's dummy
+events)."""
+
 from __future__ import annotations
 
-from mock_master.conformance.model import Case
+from binlogscope.wire.binlog.control_events import (
+    AnnotateRowsEvent,
+    IntvarEvent,
+    RowsQueryEvent,
+)
+from binlogscope.wire.binlog.encode_events import (
+    encode_annotate_rows,
+    encode_intvar,
+    encode_rows_query,
+)
+from binlogscope.wire.binlog.types import EventType as E
+from mock_master.conformance.catalogue.common import BOTH, SCHEMA, scenario, txn_stream
+from mock_master.conformance.grade import judge_values
+from mock_master.conformance.model import NEEDS_VALUES, Case, ExpectedRows, Setup
+from mock_master.conformance.streams import CaseBuilder, event_number
+from mock_master.scenario.faults import Action
 
-CASES: list[Case] = []
+IGNORABLE_F = 0x80
+
+
+def _with_before_rows(flavor: str, what: str) -> Setup:
+    """One transaction whose rows event is preceded by an extra event of kind ``what``."""
+    b = CaseBuilder(flavor)
+    t = b.table_of(SCHEMA, "t", [("id", "INT"), ("v", "VARCHAR(20)")])
+    b.begin()
+    if what == "annotate":
+        b.raw(E.ANNOTATE_ROWS_EVENT,
+              encode_annotate_rows(AnnotateRowsEvent("INSERT INTO t VALUES (1, 'a')")))
+    elif what == "rows_query":
+        b.raw(E.ROWS_QUERY_LOG_EVENT,
+              encode_rows_query(RowsQueryEvent("INSERT INTO t VALUES (1, 'a')")),
+              flags=IGNORABLE_F)
+    elif what == "unknown":
+        b.raw(222, b"future event body \x00\x01\x02", flags=IGNORABLE_F)
+    b.insert(t, [(1, "a")])
+    b.commit()
+    b.begin()
+    if what == "intvar":
+        b.raw(E.INTVAR_EVENT, encode_intvar(IntvarEvent(2, 42)))
+    b.insert(t, [(2, "b")])
+    b.commit()
+    return Setup(scenario(flavor, b.build()), expected=[
+        ExpectedRows("insert", t, [(1, "a")]), ExpectedRows("insert", t, [(2, "b")])])
+
+
+def _heartbeats(flavor: str) -> Setup:
+    b, exp = txn_stream(flavor)
+    at = event_number(b, E.TABLE_MAP_EVENT, 2)
+    return Setup(scenario(flavor, b.build(), actions=[
+        Action("heartbeat", at=at, count=3), Action("heartbeat_storm", at=at + 1, count=200)]),
+        expected=exp)
+
+
+def _payload(flavor: str) -> Setup:
+    b, exp = txn_stream(flavor)
+    return Setup(scenario(flavor, b.build(), actions=[Action("compress_transaction")]),
+                 expected=exp)
+
+
+def _dummies(flavor: str) -> Setup:
+    b, exp = txn_stream(flavor)
+    return Setup(scenario(flavor, b.build(), actions=[Action("mariadb_dummy_events", types=[162])]),
+                 expected=exp)
+
+
+def _ddl(flavor: str) -> Setup:
+    b = CaseBuilder(flavor)
+    b.query("CREATE TABLE t2 (id INT PRIMARY KEY, v VARCHAR(20))", schema=SCHEMA)
+    b.query("ALTER TABLE t2 ADD COLUMN w INT", schema=SCHEMA)
+    t = b.table_of(SCHEMA, "t2", [("id", "INT"), ("v", "VARCHAR(20)"), ("w", "INT")])
+    b.begin()
+    b.insert(t, [(1, "x", 5)])
+    b.commit()
+    return Setup(scenario(flavor, b.build()), expected=[ExpectedRows("insert", t,
+                                                                     [(1, "x", 5)])])
+
+
+def _case(cid: str, title: str, expect: str, build: object, flavors: tuple[str, ...] = BOTH,
+          links: tuple[str, ...] = ()) -> Case:
+    return Case(cid, title, expect, build, judge_values, flavors=flavors,  # type: ignore[arg-type]
+                needs=(NEEDS_VALUES,), links=links)
+
+
+CASES: list[Case] = [
+    _case("events/annotate-rows", "ANNOTATE_ROWS before the rows event (MariaDB)",
+          "the annotate event passed over or shown; the rows decoded",
+          lambda f: _with_before_rows(f, "annotate"), ("mariadb",)),
+    _case("events/rows-query", "ROWS_QUERY (ignorable) before the rows event (MySQL)",
+          "the rows-query event passed over or shown; the rows decoded",
+          lambda f: _with_before_rows(f, "rows_query"), ("mysql",)),
+    _case("events/unknown-ignorable", "an unknown event type flagged LOG_EVENT_IGNORABLE_F",
+          "an event type the client does not know, flagged ignorable, is skipped (not an "
+          "error): the rows around it decoded",
+          lambda f: _with_before_rows(f, "unknown")),
+    _case("events/intvar", "INTVAR before a row transaction", "passed over; rows decoded",
+          lambda f: _with_before_rows(f, "intvar")),
+    _case("events/heartbeats-mid-stream", "heartbeats (3, then a storm of 200) inside a "
+          "transaction", "heartbeats are not data: skipped, the rows decoded once each",
+          _heartbeats),
+    _case("events/transaction-payload", "MySQL TRANSACTION_PAYLOAD (zstd, "
+          "binlog_transaction_compression=ON)",
+          "the compressed transaction's inner events decoded: every row reported",
+          _payload, ("mysql",),
+          links=("https://github.com/zendesk/maxwell/pull/2254",
+                 "https://github.com/block/spirit/pull/1064",
+                 "https://github.com/go-mysql-org/go-mysql/issues/533")),
+    _case("events/mariadb-dummy-events", "MariaDB dummy events in place of GTID/"
+          "checkpoint/GTID_LIST (an old @mariadb_slave_capability)",
+          "the dummy events (QUERY '# Dummy event ...' / USER_VAR) skipped; rows decoded",
+          _dummies, ("mariadb",)),
+    _case("events/ddl-then-rows", "CREATE TABLE and ALTER TABLE, then rows of the new shape",
+          "the DDL passed through; the rows decoded with the new column", _ddl),
+]

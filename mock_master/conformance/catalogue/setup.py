@@ -1,5 +1,100 @@
+"""setup: the login and the dialog before the dump (checksum, capability, register, the
+dump request itself)."""
+
 from __future__ import annotations
 
-from mock_master.conformance.model import Case
+from mock_master.conformance.catalogue.common import BOTH, scenario, txn_stream
+from mock_master.conformance.grade import judge_clean_end, judge_rows
+from mock_master.conformance.judges import client_framing, dump_sent, mock_violations
+from mock_master.conformance.model import Case, Check, Setup, Verdict
+from mock_master.conformance.observe import Observation
+from mock_master.scenario.scenarios import User
 
-CASES: list[Case] = []
+
+def _plain(flavor: str) -> Setup:
+    b, exp = txn_stream(flavor)
+    return Setup(scenario(flavor, b.build()), expected=exp)
+
+
+def _framing(obs: Observation) -> list[Check]:
+    checks = dump_sent(obs) + client_framing(obs)
+    if not checks:
+        n = len(obs.client_packets())
+        checks.append(Check(Verdict.PASS, f"{n} client packet(s), every length header equals "
+                            "the bytes sent"))
+    return checks + judge_clean_end(obs)
+
+
+def _checksum(obs: Observation) -> list[Check]:
+    qs = [q for q in obs.queries() if "binlog_checksum" in q.lower() and q.strip().upper()
+          .startswith("SET")]
+    checks = mock_violations(obs, only=("checksum",))
+    if qs:
+        checks.append(Check(Verdict.PASS, f"announced: {qs[0][:120]!r}"))
+    elif not checks:
+        checks.append(Check(Verdict.FAIL, "no SET @master_binlog_checksum / "
+                            "@source_binlog_checksum before the dump"))
+    return checks + judge_clean_end(obs) + judge_rows(obs)
+
+
+def _register(obs: Observation) -> list[Check]:
+    reg = [c.get("register") for c in obs.clients if c.get("register")]
+    if reg:
+        return [Check(Verdict.PASS, f"COM_REGISTER_SLAVE sent: {reg[0]}")]
+    return [Check(Verdict.PASS, "no COM_REGISTER_SLAVE (the dump works without it; SHOW "
+                  "SLAVE HOSTS will not list the client)")]
+
+
+def _capability(obs: Observation) -> list[Check]:
+    vals = [q for q in obs.queries() if "mariadb_slave_capability" in q.lower()]
+    if vals:
+        return [Check(Verdict.PASS, f"announced: {vals[0][:120]!r}")]
+    return [Check(Verdict.NON_STRICT, "no SET @mariadb_slave_capability: MariaDB then treats "
+                  "the client as a pre-GTID replica and may send dummy events in place of "
+                  "GTID/annotate events")]
+
+
+def _heartbeat(obs: Observation) -> list[Check]:
+    vals = [q for q in obs.queries() if "heartbeat_period" in q.lower()]
+    if vals:
+        return [Check(Verdict.PASS, f"asks for heartbeats: {vals[0][:120]!r}")]
+    return [Check(Verdict.PASS, "asks for no heartbeats (a silent dead connection can only be "
+                  "noticed by a read timeout)")]
+
+
+def _sha2(flavor: str) -> Setup:
+    b, exp = txn_stream(flavor)
+    return Setup(scenario(flavor, b.build(), users=[User("repl", "replpass",
+                                                         "caching_sha2_password")]),
+                 expected=exp)
+
+
+def _logged_in(obs: Observation) -> list[Check]:
+    if not any(c.get("authenticated") for c in obs.clients):
+        return [Check(Verdict.FAIL, "the client could not log in with caching_sha2_password "
+                      "over a plain connection (full authentication: the RSA public key "
+                      "exchange)"), *judge_clean_end(obs)]
+    return dump_sent(obs) + judge_clean_end(obs) + judge_rows(obs)
+
+
+CASES: list[Case] = [
+    Case("setup/dump-request-framing", "every request's length header equals the bytes sent "
+         "(COM_BINLOG_DUMP included)",
+         "each packet the client writes is exactly as long as its header says", _plain,
+         _framing, flavors=BOTH),
+    Case("setup/checksum-announce", "checksum support announced before the dump",
+         "SET @master_binlog_checksum (or @source_binlog_checksum) before COM_BINLOG_DUMP, "
+         "then the CRC32-checksummed events decoded", _plain, _checksum, flavors=BOTH),
+    Case("setup/caching-sha2-password", "login with caching_sha2_password (full "
+         "authentication over plain TCP)",
+         "log in through the RSA public key exchange (or TLS), then dump", _sha2, _logged_in,
+         flavors=("mysql",)),
+    Case("setup/register-slave", "COM_REGISTER_SLAVE", "recorded: whether and how the client "
+         "registers", _plain, _register, flavors=BOTH, informational=True),
+    Case("setup/heartbeat-period", "heartbeat period asked for", "recorded: the "
+         "@master_heartbeat_period the client sets", _plain, _heartbeat, flavors=BOTH,
+         informational=True),
+    Case("setup/mariadb-capability", "@mariadb_slave_capability announced",
+         "SET @mariadb_slave_capability=4 (GTID and annotate events understood)", _plain,
+         _capability, flavors=("mariadb",)),
+]
