@@ -15,8 +15,8 @@ from typing import Any
 from binlogscope.wire.binlog.header import peek_header
 from mock_master.dump.host import DumpConnection, DumpServer
 from mock_master.history.sources import corrupt_checksum
+from mock_master.runlog import Closed
 from mock_master.scenario.faults import Action
-from mock_master.serve.runlog import Closed
 
 #: bytes of framed events gathered before they are written to the client
 BATCH_BYTES = 1 << 20

@@ -16,8 +16,8 @@ from binlogscope.drivers.scenario_files import Action
 from binlogscope.session import Session
 from mock_master.answers.base import QueryContext
 from mock_master.history.sources import EventStream
+from mock_master.runlog import ClientLog
 from mock_master.scenario.scenarios import Scenario
-from mock_master.serve.runlog import ClientLog
 
 
 class DumpConnection(Protocol):

@@ -32,7 +32,7 @@ from mock_master.history.sources import (
     rebase,
     rewrite_header,
 )
-from mock_master.serve.runlog import dumps_json
+from mock_master.runlog import dumps_json
 
 
 def split_events(data: bytes, name: str) -> BinlogFile:

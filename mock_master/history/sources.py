@@ -38,7 +38,7 @@ from binlogscope.wire.binlog.encode_query import encode_query
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
 from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType
-from mock_master.dump.framing import event_types, max_event_size
+from mock_master.history.framing import event_types, max_event_size
 
 FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 ROTATE = int(EventType.ROTATE_EVENT)

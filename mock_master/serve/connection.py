@@ -52,13 +52,13 @@ from binlogscope.wire.replication import SemiSyncAck
 from binlogscope.wire.responses import encode_err
 from mock_master.answers.base import Answer, QueryContext
 from mock_master.dump.sender import Dump
+from mock_master.runlog import MAX_ITEMS, ClientLog, Closed, clip
 from mock_master.scenario.faults import Action
 from mock_master.scenario.scenarios import User
 from mock_master.serve.compression import Compression
 from mock_master.serve.host import ConnectionServer
 from mock_master.serve.netio import ClientIO
 from mock_master.serve.prepared import STMT_COMMANDS, PreparedStatements
-from mock_master.serve.runlog import MAX_ITEMS, ClientLog, Closed, clip
 
 CAP = CapabilityFlag
 # what a real MariaDB 10.11 greeting advertises (compression left out: not spoken here)

@@ -17,9 +17,9 @@ from binlogscope.session import Session
 from mock_master.answers.base import Answer
 from mock_master.answers.queries import Answerer
 from mock_master.dump.host import DumpServer
+from mock_master.runlog import ClientLog, RunLog
 from mock_master.scenario.scenarios import User
 from mock_master.schema.sources import SchemaKnowledge
-from mock_master.serve.runlog import ClientLog, RunLog
 
 
 class ConnectionServer(DumpServer, Protocol):

@@ -14,9 +14,9 @@ from binlogscope.session import Session
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
 from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.responses import encode_err
+from mock_master.runlog import ClientLog, Closed
 from mock_master.serve.compression import BadFrameError, Compression, FrameTooLargeError
 from mock_master.serve.host import ConnectionServer
-from mock_master.serve.runlog import ClientLog, Closed
 
 ER_NET_PACKET_TOO_LARGE = 1153
 _TOO_LARGE = "Got a packet bigger than 'max_allowed_packet' bytes"

@@ -31,11 +31,11 @@ from mock_master.dump.gtid_sets import to_text as gtid_text
 from mock_master.dump.mysql_gtid import server_uuid_of
 from mock_master.history.gtid_pos import binlog_gtid_pos
 from mock_master.history.sources import EventStream, dummy_event
+from mock_master.runlog import MAX_CLOSED, ClientLog, Closed, RunLog
 from mock_master.scenario.faults import STREAM_ACTIONS, apply_stream_actions, validate_action
 from mock_master.scenario.scenarios import DEFAULT_UUID, Scenario
 from mock_master.schema.sources import SchemaKnowledge, build_knowledge
 from mock_master.serve.connection import Connection
-from mock_master.serve.runlog import MAX_CLOSED, ClientLog, Closed, RunLog
 
 __all__ = ["ClientLog", "MockMaster", "RunLog", "ThreadedMockMaster", "dummy_event", "serve"]
 

@@ -1,4 +1,4 @@
-"""The serving hot path (``wire.binlog.dump_frames``, and ``mock_master.dump.framing``'s numpy
+"""The serving hot path (``wire.binlog.dump_frames``, and ``mock_master.history.framing``'s numpy
 copies):
 the event index and the dump framing against their definitions, and a big binlog file served
 straight from its bytes."""
@@ -15,7 +15,7 @@ import pytest
 
 from binlogscope.wire.binlog import dump_frames
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
-from mock_master.dump import framing
+from mock_master.history import framing
 from mock_master.history.builder import EventBuilder
 from mock_master.history.loaders import load_binlog_files
 from mock_master.scenario.scenarios import BinlogSource, Scenario

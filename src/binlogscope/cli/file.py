@@ -29,8 +29,8 @@ from binlogscope.drivers.binlog_file import (
     FileEvents,
     read_binlog_file,
 )
-from binlogscope.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.filter import event_table
+from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.select import SelectionError, only_database, parse_datetime, time_range
 from binlogscope.render.json_out import LineWriter, dumps_line
 from binlogscope.render.shapes import binlog_event_json

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from binlogscope.cli.common import PROG, BadPatternError, table_pattern
 from binlogscope.cli.pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
 from binlogscope.cli.type_names import event_type_names, unknown_types
-from binlogscope.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.filter import event_table
+from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 from binlogscope.render.json_out import LineWriter, dumps_line
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text

@@ -50,7 +50,7 @@ from binlogscope.drivers.live.items import (
 from binlogscope.drivers.live.setup import SetupStep
 from binlogscope.drivers.live.stream import StreamPlan, StreamStats, stream
 from binlogscope.drivers.pcapng import SessionRecorder
-from binlogscope.gc_tuning import fewer_gc_passes
+from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.position import PositionTracker, RestartPoint
 from binlogscope.pipeline.state import ReplicaState
 from binlogscope.pipeline.store import EventStore, StoreClosed
@@ -386,7 +386,7 @@ def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
     are process-wide, and put back when it returns)."""
     rep = LiveReplica(settings)
     rep.should_stop = should_stop
-    with fewer_gc_passes():  # the process streams for a while: see binlogscope.gc_tuning
+    with fewer_gc_passes():  # the process streams for a while: see binlogscope.pipeline.gc_tuning
         if commit is not None and settings.state_path:
             return _run_committed(rep, settings, consume, count, commit, should_stop)
         return _run(rep, settings, consume, count, should_stop)

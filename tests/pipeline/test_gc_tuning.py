@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from binlogscope.gc_tuning import fewer_gc_passes
+from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 
 
 def test_thresholds_raised_then_restored() -> None:
