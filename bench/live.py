@@ -51,15 +51,16 @@ MODES = ("live", "pymysqlrepl", "mariadb-binlog-remote", "semisync")
 
 
 def run_live(m: dict[str, Any], host: str, port: int) -> dict[str, Any]:
+    from binlogscope.drivers.items import SourceItem
     from binlogscope.drivers.live.options import ConnectionOptions
-    from binlogscope.drivers.live.replica import LiveItem, LiveSettings
+    from binlogscope.drivers.live.replica import LiveSettings
     from binlogscope.drivers.live.replica import run_live as live
     from binlogscope.session.events import PacketDecoded
 
     counts = {"events": 0, "rows": 0, "values": 0, "errors": 0}
     last = Path(m["files"][-1]).name
 
-    def consume(item: LiveItem) -> None:
+    def consume(item: SourceItem) -> None:
         ev = item.event
         if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
             b = ev.binlog_event

@@ -251,13 +251,14 @@ def record_live(host: str, port: int, user: str, password: str, path: str | Path
                 start: str | None = None, server_id: int | None = None) -> int:
     """Record a real server's binlog once (non-blocking dump through binlogscope's live
     replica) into a recording file; returns the number of events written."""
+    from binlogscope.drivers.items import SourceItem
     from binlogscope.drivers.live.options import ConnectionOptions
-    from binlogscope.drivers.live.replica import LiveItem, LiveSettings, run_live
+    from binlogscope.drivers.live.replica import LiveSettings, run_live
     from binlogscope.session.events import PacketDecoded
 
     raw: list[bytes] = []
 
-    def consume(item: LiveItem) -> None:
+    def consume(item: SourceItem) -> None:
         ev = item.event
         if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
             r = ev.binlog_event.raw

@@ -22,7 +22,7 @@ verifying; a :class:`~binlogscope.drivers.proxy.tls.TlsSettings` sets certificat
 upstream verification (``binlogscope proxy``'s ``--tls-cert``/``--ssl-mode``...). Without it a
 TLS session is relayed opaque. The relay runs in its own process and a thread
 decodes here as it relays (``error`` says so if the relay process died); ``items``
-holds every :class:`~binlogscope.drivers.capture.flows.CaptureItem` (per connection ``flow``,
+holds every :class:`~binlogscope.drivers.items.SourceItem` (per connection ``flow``,
 decoded packets as ``event``, fault and close notes as ``note``). Every proxy is stopped (and
 its decoding drained) when the test ends.
 """
@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from binlogscope.drivers.capture.flows import CaptureItem
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.proxy.faults import RelayAction, load_actions, parse_action
 from binlogscope.drivers.proxy.relay import ProxyError, ReplicationProxy, parse_hostport
 from binlogscope.drivers.proxy.tls import TlsSettings, generate_certificate
@@ -65,7 +65,7 @@ class RunningProxy:
                                       tls=settings)
         self.host = host
         self.port = self.proxy.start()
-        self.items: list[CaptureItem] = []
+        self.items: list[SourceItem] = []
         #: why decoding ended early (the relay process died), or None
         self.error: str | None = None
         self._stop = threading.Event()

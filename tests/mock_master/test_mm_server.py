@@ -14,8 +14,9 @@ from typing import Any
 import pymysql
 import pytest
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
-from binlogscope.drivers.live.replica import LiveItem, LiveSettings, run_live
+from binlogscope.drivers.live.replica import LiveSettings, run_live
 from binlogscope.session.events import PacketDecoded
 from mock_master.history.builder import EventBuilder
 from mock_master.history.loaders import load_binlog_files
@@ -210,7 +211,7 @@ def _live(mm: ThreadedMockMaster, tmp: Path, **kw: Any) -> tuple[list[tuple[str,
     delivered: list[tuple[str, int]] = []
     notes: list[str] = []
 
-    def consume(item: LiveItem) -> None:
+    def consume(item: SourceItem) -> None:
         ev = item.event
         if item.kind in ("note", "error"):
             notes.append(item.text)
@@ -502,7 +503,7 @@ def test_blocking_dump_sends_appended_events(serve_scenario: Any, tmp_path: Path
     n = len(_real_events(mm.master.stream)) + len(new)
     seen: list[int] = []
 
-    def consume(item: LiveItem) -> None:
+    def consume(item: SourceItem) -> None:
         ev = item.event
         if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
             h = ev.binlog_event.header
@@ -624,7 +625,7 @@ def test_binlogscope_live_caching_sha2_rsa_fast_path_and_tls(serve_scenario: Any
     def run(ssl_mode: str, password: str = "s3cret") -> Any:
         conn = ConnectionOptions(host=host, port=port, user="sha", password=password,
                                  ssl_mode=ssl_mode, get_server_public_key=True)
-        items: list[LiveItem] = []
+        items: list[SourceItem] = []
         rep = run_live(LiveSettings(conn=conn, start="mysql-bin.000001:4", non_blocking=True,
                                     reconnect=False), items.append)
         notes.extend(i.text for i in items if i.kind in ("note", "error"))

@@ -28,8 +28,9 @@ from typing import Any
 
 import pytest
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
-from binlogscope.drivers.live.replica import LiveItem, LiveSettings, run_live
+from binlogscope.drivers.live.replica import LiveSettings, run_live
 from binlogscope.drivers.pcapng import SessionRecorder
 from binlogscope.inspector.sources.pcap import PcapSource
 from binlogscope.session import Session
@@ -257,7 +258,7 @@ async def test_no_secret_in_the_tui_over_a_raw_capture(account: Any, tmp_path: P
     try:
         conn = ConnectionOptions(host="127.0.0.1", port=proxy.port, user=USER,
                                  password=PASSWORD, ssl_mode="DISABLED")
-        items: list[LiveItem] = []
+        items: list[SourceItem] = []
         rep = run_live(LiveSettings(conn=conn, non_blocking=True, reconnect=False),
                        items.append)
         assert rep.error is None, rep.error
@@ -353,7 +354,7 @@ def test_no_secret_from_the_mock_master_command(account: Any, tmp_path: Path) ->
         for pw in (PASSWORD, PASSWORD + "x"):
             conn = ConnectionOptions(host="127.0.0.1", port=port, user="u", password=pw,
                                      ssl_mode="DISABLED")
-            items: list[LiveItem] = []
+            items: list[SourceItem] = []
             rep = run_live(LiveSettings(conn=conn, non_blocking=True, reconnect=False,
                                         server_id=4245), items.append)
             assert (rep.error is None) == (pw == PASSWORD), rep.error

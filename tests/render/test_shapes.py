@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from binlogscope.drivers.live.replica import LiveItem
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.setup import SetupStep
 from binlogscope.pipeline.filter import event_table
 from binlogscope.render.shapes import (
@@ -124,9 +124,9 @@ def test_session_event_shapes() -> None:
 
 def test_live_item_shapes() -> None:
     step = SetupStep("setup", "SET @a", "why", "SET @a=1")
-    assert live_item_json(LiveItem("step", step=step)) == {
+    assert live_item_json(SourceItem("step", step=step)) == {
         "kind": "step", "phase": "setup", "what": "SET @a", "why": "why", "sql": "SET @a=1"}
-    assert live_item_json(LiveItem("note", text="n")) == {"kind": "note", "text": "n"}
+    assert live_item_json(SourceItem("note", text="n")) == {"kind": "note", "text": "n"}
 
 
 @given(st.lists(st.sampled_from(["a", "b", " ", "\n", "\t", "\xa0", "é", "x" * 30, " " * 5]),

@@ -26,8 +26,9 @@ from typing import Any
 
 import pytest
 
-from binlogscope.drivers.capture.pcap import CaptureItem, read_capture_batches
+from binlogscope.drivers.capture.pcap import read_capture_batches
 from binlogscope.drivers.capture.sniff import open_capture
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.proxy.relay import ReplicationProxy
 from binlogscope.inspector.sources.packets import PacketStreamSource
 from binlogscope.inspector.sources.pcap import PcapSource
@@ -72,7 +73,7 @@ class Feed:
         """Every item of the first ``n`` batches taken in (the consumer asks for batch n)."""
         return self.taken == n and self.waiting
 
-    def __call__(self, stop: Callable[[], bool]) -> Iterator[list[CaptureItem]]:
+    def __call__(self, stop: Callable[[], bool]) -> Iterator[list[SourceItem]]:
         for i, batch in enumerate(self.batches):
             with self._cond:
                 self.waiting = True

@@ -16,7 +16,8 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from binlogscope.drivers.live.replica import LiveItem, LiveSettings
+    from binlogscope.drivers.items import SourceItem
+    from binlogscope.drivers.live.replica import LiveSettings
 
 PROG = "binlogscope"
 #: ``--count`` of ``live`` and ``export --live`` (drivers.live_items.counted_event)
@@ -315,7 +316,7 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     machine = bool(args.json) or to_file
 
-    def consume(item: LiveItem) -> None:
+    def consume(item: SourceItem) -> None:
         if item.kind == "note" and machine:  # reconnects, the end of the dump: for people
             print(f"{PROG}: {item.text}", file=err, flush=True)
         if args.json:

@@ -33,7 +33,7 @@ from binlogscope.session.events import DecodeError, PacketDecoded
 from binlogscope.wire.constants import command_name
 
 if TYPE_CHECKING:
-    from binlogscope.drivers.capture.pcap import CaptureItem, Flow
+    from binlogscope.drivers.items import Flow, SourceItem
 
 
 
@@ -97,7 +97,7 @@ class _Filter:
         self.matched.update(hit)
         return bool(hit)
 
-    def item_ok(self, item: CaptureItem) -> bool:
+    def item_ok(self, item: SourceItem) -> bool:
         if not self.flow_ok(item.flow):
             return False
         if self.table is None and not self.types:
@@ -187,7 +187,7 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         out, err, name=args.file, fatal=CaptureError)
 
 
-def emit_capture(batches: Iterable[list[CaptureItem]], args: argparse.Namespace, flt: _Filter,
+def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, flt: _Filter,
                  out: TextIO, err: TextIO, *, name: str,
                  fatal: type[Exception] | tuple[type[Exception], ...],
                  sigpipe_default: bool = True,

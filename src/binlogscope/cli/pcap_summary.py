@@ -31,7 +31,7 @@ from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.replication import SemiSyncAck
 
 if TYPE_CHECKING:
-    from binlogscope.drivers.capture.pcap import CaptureItem, Flow
+    from binlogscope.drivers.items import Flow, SourceItem
 
 _CONNECT_STATE = re.compile(r"@slave_connect_state\s*=\s*'([^']*)'", re.I)
 _GAP = "TCP gap"
@@ -89,8 +89,9 @@ class FlowStats:
     #: ``proxy``: the TLS versions and ciphers of both legs (its note when TLS was set up)
     tls_detail: str | None = None
 
-    def add(self, item: CaptureItem) -> None:
+    def add(self, item: SourceItem) -> None:
         ev = item.event
+        frame, t = item.frame or 0, item.time or 0.0  # (a capture's items have both)
         if item.kind == "error":
             self._error(item.text)
             return
@@ -102,7 +103,7 @@ class FlowStats:
             return
         if isinstance(ev, DecodeError):
             if _GAP in ev.message:
-                self.gaps.append({"direction": ev.direction.value, "frame": item.frame,
+                self.gaps.append({"direction": ev.direction.value, "frame": frame,
                                   "text": ev.message})
             self._error(ev.message)
             return
@@ -118,16 +119,16 @@ class FlowStats:
         value = ev.value
         if ev.direction is Peer.SERVER:
             if type(value) is ErrPacket:
-                self._server_error(value, item.frame)
+                self._server_error(value, frame)
             elif ev.kind == "eof" and self.dump is not None and self.dump_end is None:
-                self.dump_end = {"how": "eof", "frame": item.frame,
+                self.dump_end = {"how": "eof", "frame": frame,
                                  "text": "end of the binlog (non-blocking dump)"}
         elif type(value) is ComQuery:
             m = _CONNECT_STATE.search(value.query)
             if m:
                 self._gtid_state = m.group(1)
         elif type(value) is ComBinlogDump or type(value) is ComBinlogDumpGtid:
-            self._dump(value, ev.kind, item.frame)
+            self._dump(value, ev.kind, frame)
         bev = ev.binlog_event
         if bev is not None:
             name = bev.type_name
@@ -140,7 +141,7 @@ class FlowStats:
                 self.log_file = nxt
             if ev.semi_sync is not None and ev.semi_sync.ack_requested and bev.header:
                 self.acks_requested += 1
-                self.awaiting[(self.log_file, bev.header.log_pos)] = (item.timestamp,
+                self.awaiting[(self.log_file, bev.header.log_pos)] = (t,
                                                                       item.received)
         if isinstance(value, SemiSyncAck) and ev.direction == Peer.CLIENT:
             self.acks += 1
@@ -150,10 +151,10 @@ class FlowStats:
                 k2 = next((k for k in self.awaiting if k[1] == value.binlog_pos), None)
                 sent = self.awaiting.pop(k2) if k2 is not None else None
             if sent is not None:
-                self.latencies.append(item.timestamp - sent[0])
+                self.latencies.append(t - sent[0])
                 if sent[1] is not None and item.received is not None:
                     self.leg_latencies["client"].append(item.received - sent[0])
-                    self.leg_latencies["server"].append(item.timestamp - sent[1])
+                    self.leg_latencies["server"].append(t - sent[1])
 
     def _dump(self, value: ComBinlogDump | ComBinlogDumpGtid, kind: str, frame: int) -> None:
         dump: dict[str, Any] = {

@@ -114,19 +114,20 @@ def parse_url(url: str) -> ServerUrl:
 def walk_live(url: ServerUrl, start: str, *, stop_after: int | None = None) -> Iterator[Seen]:
     """The server's binlog from ``start`` (FILE:POS) to its current end, read as a replica
     (``live --non-blocking``): the same bytes a replica is sent."""
-    from binlogscope.drivers.live.items import LiveItem, LiveSettings
+    from binlogscope.drivers.items import SourceItem
+    from binlogscope.drivers.live.items import LiveSettings
     from binlogscope.drivers.live.options import ConnectionOptions
     from binlogscope.drivers.live.replica import run_live
     from binlogscope.session.events import PacketDecoded
 
-    items: list[LiveItem] = []
+    items: list[SourceItem] = []
     conn = ConnectionOptions(host=url.host, port=url.port, user=url.user,
                              password=url.password)
     settings = LiveSettings(conn=conn, start=start, non_blocking=True, reconnect=False,
                             stream_tree=False)
     errors: list[str] = []
 
-    def consume(item: LiveItem) -> None:
+    def consume(item: SourceItem) -> None:
         if item.kind == "error":
             errors.append(item.text)
         elif item.kind == "packet":

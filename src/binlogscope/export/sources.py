@@ -99,11 +99,11 @@ class PcapRecordSource:
                     sid = f"{Path(path).name}#{fid}"
                     yield _packet_record(pkt, index=i, source=path, kind="pcap", session_id=sid,
                                          flow=item.flow.name, frame=item.frame,
-                                         time=item.timestamp, binlog_file=files.get(fid))
+                                         time=item.time, binlog_file=files.get(fid))
                     if bev is not None:
                         yield EventRecord(bev, ctx, i, path, files.get(fid, ""),
                                           source_kind="pcap", session_id=sid,
-                                          capture_time=item.timestamp)
+                                          capture_time=item.time)
             except CaptureError as exc:
                 yield InputDone(i, path, str(exc))
                 continue

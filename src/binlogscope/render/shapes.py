@@ -47,8 +47,7 @@ from binlogscope.wire.fields import REDACTED, redact
 from binlogscope.wire.node import json_value
 
 if TYPE_CHECKING:
-    from binlogscope.drivers.capture.pcap import CaptureItem
-    from binlogscope.drivers.live.replica import LiveItem
+    from binlogscope.drivers.items import SourceItem
     from binlogscope.wire.binlog.decode import DecodedEvent
 
 #: the body attributes the event shape reads (each ``None`` when the body has no such attribute)
@@ -321,7 +320,7 @@ def session_event_json(ev: SessionEvent | None) -> dict[str, Any] | None:
     return _other_event_keys({}, ev)
 
 
-def live_item_json(item: LiveItem) -> dict[str, Any] | None:
+def live_item_json(item: SourceItem) -> dict[str, Any] | None:
     """An item of the live replica: a session event, a setup step, a note or an error."""
     if item.kind == "step" and item.step is not None:
         s = item.step
@@ -335,7 +334,7 @@ def live_item_json(item: LiveItem) -> dict[str, Any] | None:
 _last_flow: list[Any] = [None, ""]
 
 
-def capture_item_json(item: CaptureItem) -> dict[str, Any] | None:
+def capture_item_json(item: SourceItem) -> dict[str, Any] | None:
     """An item of a capture: ``flow``, ``flow_id``, ``frame``, ``wire_time`` (the capture
     time of the frame), then the session event's keys (a binlog event's ``timestamp`` is its
     header's, as from every source). Flow starts, notes and errors: ``kind`` and ``text``."""
@@ -347,9 +346,9 @@ def capture_item_json(item: CaptureItem) -> dict[str, Any] | None:
         name = last[1] = flow.name
         last[0] = flow
     out: dict[str, Any] = {"flow": name, "flow_id": flow.id, "frame": item.frame,
-                           "wire_time": round(item.timestamp, 6)}
+                           "wire_time": round(item.time or 0.0, 6)}
     ev = item.event
-    if item.kind != "event":
+    if item.kind != "packet":
         out["kind"] = item.kind
         out["text"] = item.text
         return out

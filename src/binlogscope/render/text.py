@@ -33,8 +33,7 @@ from binlogscope.wire.fields import redact, redact_bytes
 from binlogscope.wire.node import Node
 
 if TYPE_CHECKING:
-    from binlogscope.drivers.capture.pcap import CaptureItem
-    from binlogscope.drivers.live.replica import LiveItem
+    from binlogscope.drivers.items import SourceItem
     from binlogscope.wire.binlog.decode import DecodedEvent
 
 HEX_PER_LINE = 16
@@ -286,7 +285,7 @@ def session_event_text(ev: SessionEvent | None, brief: bool, prefix: str = "") -
     return []
 
 
-def live_item_text(item: LiveItem, brief: bool) -> list[str]:
+def live_item_text(item: SourceItem, brief: bool) -> list[str]:
     """The text lines of an item of the live replica."""
     if item.kind == "step" and item.step is not None:
         s = item.step
@@ -298,7 +297,7 @@ def live_item_text(item: LiveItem, brief: bool) -> list[str]:
     return session_event_text(item.event, brief)
 
 
-def capture_item_text(item: CaptureItem, brief: bool) -> list[str]:
+def capture_item_text(item: SourceItem, brief: bool) -> list[str]:
     """The text lines of an item of a capture (prefixed with its flow and frame)."""
     where = f"[{item.flow.id}] #{item.frame} "
     if item.kind == "flow":

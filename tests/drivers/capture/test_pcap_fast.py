@@ -22,13 +22,12 @@ import pytest
 from binlogscope.drivers.capture import files as pcap_mod
 from binlogscope.drivers.capture.pcap import (
     CaptureError,
-    CaptureItem,
     CaptureReader,
-    Flow,
     iter_records,
     read_capture,
 )
 from binlogscope.drivers.capture.tcp_reassembly import StreamReassembler
+from binlogscope.drivers.items import Flow, SourceItem
 from binlogscope.render.json_out import dumps
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
@@ -122,7 +121,7 @@ def _items(path: str, *, general: bool, record: bool = False,
         except CaptureError as exc:
             items, tail = [], str(exc)
     # what is shown of each item (the event objects themselves may share caches between runs)
-    return [(i.flow.id, i.flow.name, i.kind, i.frame, i.timestamp, i.text, _reference(i),
+    return [(i.flow.id, i.flow.name, i.kind, i.frame, i.time, i.text, _reference(i),
              capture_item_text(i, False), getattr(i.event, "payload", None))
             for i in items] + [(tail,)]
 
@@ -198,7 +197,7 @@ def test_in_order_shortcut_of_the_reassembler() -> None:
 
 
 # ---------------------------------------------------------------------------- JSON
-def _reference(item: CaptureItem) -> Any:
+def _reference(item: SourceItem) -> Any:
     """What ``--json`` shows of an item: its line, parsed."""
     obj = capture_item_json(item)
     return None if obj is None else json.loads(dumps(obj))
@@ -219,8 +218,8 @@ def test_cli_json_output_is_the_item_shapes(src: Path) -> None:
     assert len(want) > 10
 
 
-def read_capture_tolerant(src: Path) -> list[CaptureItem]:
-    items: list[CaptureItem] = []
+def read_capture_tolerant(src: Path) -> list[SourceItem]:
+    items: list[SourceItem] = []
     try:
         for item in read_capture(str(src), PORTS):
             items.append(item)
@@ -234,12 +233,12 @@ class _Body:
         self.__dict__.update(kw)
 
 
-def _item(bev: Any, **kw: Any) -> CaptureItem:
+def _item(bev: Any, **kw: Any) -> SourceItem:
     ev = PacketDecoded(kw.get("direction", Peer.SERVER), 17, kw.get("seq", 3), 90,
                        "binlog_event" if bev is not None else "ok", None, None,
                        Phase.BINLOG_STREAM, kw.get("semi"), bev, kw.get("error"), 94, b"")
     flow = kw.get("flow") or Flow(2, '10.0.0.1:5 -> "x"\\é', "y", 1, 0.0)
-    return CaptureItem(flow, "event", kw.get("frame", 5), kw.get("ts", 1.25), ev)
+    return SourceItem("packet", ev, time=kw.get("ts", 1.25), frame=kw.get("frame", 5), flow=flow)
 
 
 def _plain(v: Any) -> Any:
@@ -265,7 +264,7 @@ def test_json_unusual_values(case: int) -> None:
              "after": None},
             {"before": None, "after": {1: "int key", "x": 2}},
             {"before": None, "after": {}}]
-    cases: list[CaptureItem] = [
+    cases: list[SourceItem] = [
         _item(DecodedEvent(21, h, _Body(schema="s", table="t", rows=rows), None, True)),
         _item(DecodedEvent(21, None, None, None, None, error="bad \"header\""),
               error="bad \"header\"", semi=SemiSyncHeader(1)),

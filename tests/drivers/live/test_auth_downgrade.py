@@ -25,6 +25,7 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import (
     DEFAULT_MAX_PACKET,
     ConnectionOptions,
@@ -32,7 +33,7 @@ from binlogscope.drivers.live.options import (
     parse_size,
     resolve_options,
 )
-from binlogscope.drivers.live.replica import LiveItem, LiveSettings, run_live
+from binlogscope.drivers.live.replica import LiveSettings, run_live
 from binlogscope.wire import auth
 from binlogscope.wire.handshake import (
     AuthMoreData,
@@ -81,9 +82,9 @@ def _assert_nothing_sent(c: WeakConnection, packets: int = 1) -> None:
             assert _decrypt(p.value.data, c.nonce) != PW
 
 
-def _login(port: int, **opts: Any) -> tuple[str | None, list[LiveItem]]:
+def _login(port: int, **opts: Any) -> tuple[str | None, list[SourceItem]]:
     conn = ConnectionOptions(host="127.0.0.1", port=port, user="u", password=PASSWORD, **opts)
-    items: list[LiveItem] = []
+    items: list[SourceItem] = []
     rep = run_live(LiveSettings(conn=conn, start="mysql-bin.000001:4", non_blocking=True,
                                 reconnect=False, connect_timeout=10), items.append)
     return rep.error, items

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
-from binlogscope.drivers.live.replica import LiveItem, LiveReplica, LiveSettings, run_live
+from binlogscope.drivers.live.replica import LiveReplica, LiveSettings, run_live
 from binlogscope.session.events import PacketDecoded
 
 pytestmark = pytest.mark.mysql
@@ -111,7 +112,7 @@ def test_every_step_of_the_replica_conversation(mariadb: Any, tmp_path: Path) ->
 
 def test_semi_sync_acks_are_accepted_by_the_server(mariadb: Any) -> None:
     _sql(mariadb, "CREATE TABLE IF NOT EXISTS live_semi (id INT PRIMARY KEY)")
-    items: list[LiveItem] = []
+    items: list[SourceItem] = []
     rep = LiveReplica(LiveSettings(conn=_conn(mariadb), semi_sync=True, heartbeat=1))
     rep.start()
 
@@ -147,7 +148,7 @@ def test_semi_sync_acks_are_accepted_by_the_server(mariadb: Any) -> None:
 def test_heartbeats_arrive_at_the_requested_period(mariadb: Any) -> None:
     stamps: list[float] = []
 
-    def consume(item: LiveItem) -> None:
+    def consume(item: SourceItem) -> None:
         ev = item.event
         if isinstance(ev, PacketDecoded) and ev.binlog_event is not None \
                 and ev.binlog_event.type_name == "HEARTBEAT_LOG_EVENT":
@@ -170,7 +171,7 @@ def test_heartbeats_arrive_at_the_requested_period(mariadb: Any) -> None:
     assert all(0.3 < g < 0.9 for g in gaps), gaps
 
 
-def _rows_by_id(items: list[LiveItem], table: str) -> list[int]:
+def _rows_by_id(items: list[SourceItem], table: str) -> list[int]:
     ids: list[Any] = []
     for item in items:
         ev = item.event
@@ -199,7 +200,7 @@ def test_kill_mid_transaction_then_reconnect_delivers_every_row_once(mariadb: An
     settings = LiveSettings(conn=_conn(mariadb), start=f"{name}:{pos}", store_size=4)
     rep = LiveReplica(settings)
     rep.start()
-    got: list[LiveItem] = []
+    got: list[SourceItem] = []
     killed = False
     seen = 0
     try:
@@ -247,14 +248,14 @@ def test_restart_with_state_file_neither_loses_nor_repeats(mariadb: Any, tmp_pat
     rows = ",".join(f"({i}, 'y')" for i in range(10_000))
     _sql(mariadb, "BEGIN", f"INSERT INTO live_state VALUES {rows}", "COMMIT")
     state = tmp_path / "state.json"
-    first: list[LiveItem] = []
+    first: list[SourceItem] = []
     # run 1 stops after 8 events (the artificial ROTATE and FORMAT_DESCRIPTION, GTID,
     # ANNOTATE, TABLE_MAP, 3 of ~12 WRITE_ROWS): mid-transaction
     run_live(LiveSettings(conn=_conn(mariadb), start=f"{name}:{pos}", non_blocking=True,
                           state_path=str(state)), first.append, count=8)
     saved = json.loads(state.read_text())
     assert saved["skip"] > 0, saved  # stopped inside the transaction
-    second: list[LiveItem] = []
+    second: list[SourceItem] = []
     rep = run_live(LiveSettings(conn=_conn(mariadb), non_blocking=True, state_path=str(state)),
                    second.append)
     assert rep.error is None

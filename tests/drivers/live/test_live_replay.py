@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from binlogscope.drivers.capture.pcap import iter_records, parse_frame
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
-from binlogscope.drivers.live.replica import LiveItem, LiveReplica, LiveSettings
+from binlogscope.drivers.live.replica import LiveReplica, LiveSettings
 from binlogscope.pipeline.filter import TableFilter
 from binlogscope.session.events import PacketDecoded
 
@@ -66,7 +67,7 @@ class _ReplaySocket:
 
 def _run(monkeypatch: pytest.MonkeyPatch, skip: int = 0,
          gtids: str | None = None, **settings: Any
-         ) -> tuple[list[LiveItem], _ReplaySocket, LiveReplica]:
+         ) -> tuple[list[SourceItem], _ReplaySocket, LiveReplica]:
     sock = _ReplaySocket(_server_segments())
     with monkeypatch.context() as m:
         m.setattr(LiveReplica, "_connect", lambda self: sock)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from binlogscope.drivers.capture.flows import CaptureItem
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.proxy.relay import FELL_BEHIND, ReplicationProxy
 from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
@@ -73,7 +73,7 @@ def test_forwarding_at_full_rate_while_the_decoder_stalls(mariadb: Any, tmp_path
     proxy = ReplicationProxy(("127.0.0.1", 0), (mariadb.host, mariadb.port),
                              queue_bytes=2 << 20)
     port = proxy.start()
-    items: list[CaptureItem] = []
+    items: list[SourceItem] = []
     dumped, stop = threading.Event(), threading.Event()
     stalled = threading.Event()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.drivers.capture.flows import CaptureItem
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.proxy.relay import ProxyError, ReplicationProxy
 
 
@@ -68,7 +68,7 @@ def test_cannot_listen_is_one_line() -> None:
 def test_a_dead_relay_is_reported_not_a_hang(upstream: tuple[str, int]) -> None:
     proxy = ReplicationProxy(("127.0.0.1", 0), upstream)
     port = proxy.start()
-    items: list[CaptureItem] = []
+    items: list[SourceItem] = []
     error: list[str] = []
 
     def decode() -> None:

@@ -46,9 +46,9 @@ from binlogscope.drivers.capture.layers import (
 from binlogscope.drivers.capture.tcp_reassembly import (
     Chunk,
     Gap,
-    ReassemblyStats,
     StreamReassembler,
 )
+from binlogscope.drivers.items import Flow, SourceItem
 from binlogscope.session import Session
 from binlogscope.session.events import (
     DecodeError,
@@ -56,7 +56,6 @@ from binlogscope.session.events import (
     Peer,
     Phase,
     Role,
-    SessionEvent,
     TlsStarted,
 )
 from binlogscope.session.resync import find_packet_start, looks_like_greeting
@@ -65,53 +64,6 @@ DEFAULT_PORTS = frozenset({3306})
 
 _U16 = struct.Struct("!H")
 _ETH_IPV4_BYTES = b"\x08\x00"
-
-
-@dataclass(eq=False)
-class Flow:
-    """One MySQL TCP connection in the capture."""
-
-    id: int  # 1-based, in order of appearance
-    client: str  # "ip:port"
-    server: str
-    first_frame: int
-    first_timestamp: float
-    mid_stream: bool = False  # the connection's start (SYN) is not in the capture
-    client_stats: ReassemblyStats = field(default_factory=ReassemblyStats)
-    server_stats: ReassemblyStats = field(default_factory=ReassemblyStats)
-    encrypted: bool = False
-    compressed: bool = False
-    opaque_bytes: int = 0
-    #: captured bytes not decoded: after a gap (or before the first header of a connection
-    #: joined mid-way) up to the next packet header found, or to the end when none was
-    skipped_bytes: int = 0
-    #: who closed the connection: the side whose FIN or RST came first, its flag, its frame
-    closed_by: str | None = None
-    close_flag: str | None = None  # "FIN" | "RST"
-    close_frame: int | None = None
-
-    @property
-    def name(self) -> str:
-        return f"{self.client} -> {self.server}"
-
-
-@dataclass(slots=True)
-class CaptureItem:
-    """What :func:`read_capture` yields."""
-
-    flow: Flow
-    kind: str  # "event" (a SessionEvent) | "flow" (a new flow) | "note" | "error"
-    frame: int
-    timestamp: float
-    event: SessionEvent | None = None
-    text: str = ""
-    #: ``binlogscope proxy``: when the relay read the chunk (``timestamp``: when it had
-    #: forwarded it); None for captures and where the relay does not say
-    received: float | None = None
-
-    @property
-    def direction(self) -> Peer | None:
-        return getattr(self.event, "direction", None)
 
 
 @dataclass(slots=True)
@@ -163,7 +115,7 @@ _FastKey = tuple[bytes, int]
 
 
 class CaptureReader:
-    """Turns frames into :class:`CaptureItem` objects (see :func:`read_capture`)."""
+    """Turns frames into :class:`SourceItem` objects (see :func:`read_capture`)."""
 
     def __init__(self, ports: Iterable[int] | None = None, *, record: bool = False,
                  max_pending: int = 4 << 20, hold_segments: int = 64) -> None:
@@ -185,11 +137,11 @@ class CaptureReader:
         self._last_ts = 0.0
 
     # ------------------------------------------------------------------ entry points
-    def frame(self, fr: Frame) -> list[CaptureItem]:
+    def frame(self, fr: Frame) -> list[SourceItem]:
         return self.record_frame(fr.number, fr.timestamp, fr.linktype, fr.data)
 
     def record_frame(self, number: int, timestamp: float, linktype: int, data: bytes
-                     ) -> list[CaptureItem]:
+                     ) -> list[SourceItem]:
         """:meth:`frame` without the :class:`Frame` (what :func:`iter_records` yields).
 
         The common case - an IPv4 TCP segment of a known connection that carries the next bytes
@@ -228,7 +180,7 @@ class CaptureReader:
         return self.segment(Frame(number, timestamp, linktype, data), seg)
 
     def _in_order(self, conn: _Conn, c2s: bool, number: int, timestamp: float, seq: int,
-                  payload: bytes) -> list[CaptureItem] | None:
+                  payload: bytes) -> list[SourceItem] | None:
         """:meth:`_segment` for the common case, or None when the general path is needed."""
         if c2s:
             d, other = conn.client, conn.server
@@ -237,7 +189,7 @@ class CaptureReader:
         if other.tcp.holding or (d.fin_pending and not d.tcp.fin_seen) or (
                 other.fin_pending and not other.tcp.fin_seen):
             return None  # a FIN/RST to act on
-        out: list[CaptureItem] = []
+        out: list[SourceItem] = []
         if not payload:
             return out  # a pure ACK with nothing held that it could release
         if d.tcp.offset == 0:  # the direction's first bytes: the general path decides
@@ -258,7 +210,7 @@ class CaptureReader:
             self._drain(conn, d, out)
         return out
 
-    def segment(self, fr: Frame, seg: TcpSegment) -> list[CaptureItem]:
+    def segment(self, fr: Frame, seg: TcpSegment) -> list[SourceItem]:
         key = (seg.src, seg.sport, seg.dst, seg.dport)
         hit = self._conns.get(key)
         if hit is not None:
@@ -290,9 +242,9 @@ class CaptureReader:
         del self._held[held_key]
         return self._promote(held, server_port)
 
-    def finish(self) -> list[CaptureItem]:
+    def finish(self) -> list[SourceItem]:
         """End of the capture: flush every flow (holes become gaps, unfinished packets noted)."""
-        out: list[CaptureItem] = []
+        out: list[SourceItem] = []
         for held in list(self._held.values()):
             port = self._classify(held)
             if port is not None:
@@ -332,7 +284,7 @@ class CaptureReader:
         return None
 
     def _promote(self, held: list[tuple[Frame, TcpSegment]], server_port: int
-                 ) -> list[CaptureItem]:
+                 ) -> list[SourceItem]:
         fr0, s0 = held[0]
         if s0.sport == server_port and not (s0.dport == server_port and s0.flags & TCP_SYN
                                             and not s0.flags & TCP_ACK):
@@ -349,7 +301,7 @@ class CaptureReader:
         self._conns[conn.keys[1]] = (conn, False)
         what = ("joined mid-connection (its start is not in the capture)" if not syn
                 else "new connection")
-        out = [CaptureItem(flow, "flow", fr0.number, fr0.timestamp, text=what)]
+        out = [SourceItem("flow", flow=flow, frame=fr0.number, time=fr0.timestamp, text=what)]
         for fr, seg in held:
             out.extend(self._segment(conn, seg.src == client and seg.sport == cport, fr, seg))
         return out
@@ -363,14 +315,14 @@ class CaptureReader:
         conn.fast_keys.clear()
 
     # ------------------------------------------------------------------ per segment
-    def _segment(self, conn: _Conn, c2s: bool, fr: Frame, seg: TcpSegment) -> list[CaptureItem]:
+    def _segment(self, conn: _Conn, c2s: bool, fr: Frame, seg: TcpSegment) -> list[SourceItem]:
         if len(seg.src) == 4 and len(conn.fast_keys) < 2:  # (IPv4) let record_frame find it
             fk = (seg.src + seg.dst, seg.sport << 16 | seg.dport)
             if fk not in conn.fast_keys:
                 conn.fast_keys.add(fk)
                 self._fast[fk] = (conn, c2s)
         d = conn.client if c2s else conn.server
-        out: list[CaptureItem] = []
+        out: list[SourceItem] = []
         if seg.flags & TCP_SYN:
             d.tcp.syn(seg.seq)
             seq = (seg.seq + 1) & 0xFFFFFFFF
@@ -391,9 +343,9 @@ class CaptureReader:
                 flow.closed_by = d.peer.value
                 flow.close_flag = "RST" if rst else "FIN"
                 flow.close_frame = fr.number
-                out.append(CaptureItem(flow, "note", fr.number, fr.timestamp,
-                                       text=f"{d.peer.value} closed the connection "
-                                       f"({flow.close_flag})"))
+                out.append(SourceItem("note", flow=flow, frame=fr.number, time=fr.timestamp,
+                                      text=f"{d.peer.value} closed the connection "
+                                      f"({flow.close_flag})"))
             if rst:
                 conn.client.fin_pending = conn.server.fin_pending = True
             else:
@@ -407,7 +359,7 @@ class CaptureReader:
             out.extend(self._end(conn, "connection closed"))
         return out
 
-    def _close_dir(self, conn: _Conn, d: _Dir, fr: Frame, out: list[CaptureItem]) -> None:
+    def _close_dir(self, conn: _Conn, d: _Dir, fr: Frame, out: list[SourceItem]) -> None:
         d.tcp.fin_seen = True
         for piece in d.tcp.finish(fr.number, fr.timestamp, "connection closed"):
             self._deliver(conn, d, piece, out)
@@ -418,8 +370,8 @@ class CaptureReader:
             conn.session.receive_data(b"", sender=d.peer)
             self._drain(conn, d, out, (fr.number, fr.timestamp))
 
-    def _end(self, conn: _Conn, reason: str) -> list[CaptureItem]:
-        out: list[CaptureItem] = []
+    def _end(self, conn: _Conn, reason: str) -> list[SourceItem]:
+        out: list[SourceItem] = []
         for d in (conn.client, conn.server):
             if d.tcp.fin_seen:
                 continue
@@ -433,26 +385,27 @@ class CaptureReader:
                 left = 0
             if left > 0 and s is not None and s.phase not in (Phase.ENCRYPTED,
                                                               Phase.COMPRESSED):
-                out.append(CaptureItem(conn.flow, "note", self._last_frame, self._last_ts,
-                                       text=f"{d.peer.value}: the capture ends inside a packet "
-                                       f"({left} bytes of it captured)"))
+                out.append(SourceItem("note", flow=conn.flow, frame=self._last_frame,
+                                      time=self._last_ts,
+                                      text=f"{d.peer.value}: the capture ends inside a packet "
+                                      f"({left} bytes of it captured)"))
         if conn.session is not None:
             conn.flow.opaque_bytes = sum(conn.session.opaque_bytes.values())
         self._drop(conn)
         return out
 
     @staticmethod
-    def _unsynced(conn: _Conn, d: _Dir, ts: float, out: list[CaptureItem]) -> bool:
+    def _unsynced(conn: _Conn, d: _Dir, ts: float, out: list[SourceItem]) -> bool:
         """A direction that ends while looking for a packet after lost bytes: an error item."""
         if d.syncing and d.reason and not d.reason.startswith("the capture starts"):
-            out.append(CaptureItem(conn.flow, "error", d.gap_frame, ts,
-                                   text=f"{d.peer.value}: at offset {d.gap_offset}: "
-                                   f"{d.reason}; no packet header found after it "
-                                   f"({len(d.sync_buf)} bytes)"))
+            out.append(SourceItem("error", flow=conn.flow, frame=d.gap_frame, time=ts,
+                                  text=f"{d.peer.value}: at offset {d.gap_offset}: "
+                                  f"{d.reason}; no packet header found after it "
+                                  f"({len(d.sync_buf)} bytes)"))
             return True
         return False
 
-    def _deliver(self, conn: _Conn, d: _Dir, piece: Chunk | Gap, out: list[CaptureItem]) -> None:
+    def _deliver(self, conn: _Conn, d: _Dir, piece: Chunk | Gap, out: list[SourceItem]) -> None:
         if isinstance(piece, Gap):
             if conn.session is not None and conn.session.phase in (Phase.ENCRYPTED,
                                                                    Phase.COMPRESSED):
@@ -484,7 +437,7 @@ class CaptureReader:
             return
         self._feed(conn, d, piece.data, out)
 
-    def _try_sync(self, conn: _Conn, d: _Dir, out: list[CaptureItem]) -> None:
+    def _try_sync(self, conn: _Conn, d: _Dir, out: list[SourceItem]) -> None:
         s = conn.session
         server = d.peer == Peer.SERVER
         buf = d.sync_buf
@@ -540,7 +493,7 @@ class CaptureReader:
         d.last_packet_end = d.fed_end
         self._feed(conn, d, data, out)
 
-    def _feed(self, conn: _Conn, d: _Dir, data: bytes, out: list[CaptureItem]) -> None:
+    def _feed(self, conn: _Conn, d: _Dir, data: bytes, out: list[SourceItem]) -> None:
         s = conn.session
         if s is None:
             s = conn.session = Session(Role.OBSERVER, record=self.record)
@@ -555,14 +508,14 @@ class CaptureReader:
                 s.tls_established(plaintext=True)
                 conn.flow.encrypted = False
                 frame, ts = (d.frames[-1][1], d.frames[-1][2]) if d.frames else (0, 0.0)
-                out.append(CaptureItem(conn.flow, "note", frame, ts, text=(
+                out.append(SourceItem("note", flow=conn.flow, frame=frame, time=ts, text=(
                     "the bytes after the SSLRequest are not TLS: the capture holds the "
                     "decrypted connection (a binlogscope proxy recording); decoding goes on")))
         s.receive_data(data, sender=d.peer)
         d.fed_end += len(data)
         self._drain(conn, d, out)
 
-    def _drain(self, conn: _Conn, d: _Dir, out: list[CaptureItem],
+    def _drain(self, conn: _Conn, d: _Dir, out: list[SourceItem],
                now: tuple[int, float] | None = None) -> None:
         """The session's events as items; ``now``: the frame that closed ``d`` (the frame of
         the events that have no offset: the close and the phase change it makes)."""
@@ -587,7 +540,7 @@ class CaptureReader:
                 if direction is Peer.SERVER:
                     conn.server_packets += 1
                 ev.wire_time = ts
-                append(CaptureItem(flow, "event", frame, ts, ev))
+                append(SourceItem("packet", ev, "", None, ts, frame, flow))
                 continue
             other = getattr(ev, "direction", None)
             dd = d if other is None or other == d.peer else (
@@ -607,9 +560,9 @@ class CaptureReader:
                 frame, ts = now
             else:
                 frame, ts = (dd.frames[-1][1], dd.frames[-1][2]) if dd.frames else (0, 0.0)
-            out.append(CaptureItem(flow, "event", frame, ts, ev))
+            out.append(SourceItem("packet", ev, "", None, ts, frame, flow))
         if s.phase == Phase.COMPRESSED:
             flow.compressed = True
 
 
-__all__ = ["DEFAULT_PORTS", "CaptureItem", "CaptureReader", "Flow"]
+__all__ = ["DEFAULT_PORTS", "CaptureReader"]

@@ -3,7 +3,7 @@
 ::
 
     for item in read_capture("replica.pcapng", ports={3306}):
-        item.flow, item.frame, item.timestamp, item.event   # a SessionEvent or a note
+        item.flow, item.frame, item.time, item.event   # a SessionEvent or a note
 
 Layers, each as thin as possible (the whole point is to stay fast on big captures), one module
 each:
@@ -27,13 +27,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from binlogscope.drivers.capture.files import CaptureError, Frame, iter_frames, iter_records
-from binlogscope.drivers.capture.flows import DEFAULT_PORTS, CaptureItem, CaptureReader, Flow
+from binlogscope.drivers.capture.flows import DEFAULT_PORTS, CaptureReader
 from binlogscope.drivers.capture.layers import TcpSegment, format_addr, parse_frame
+from binlogscope.drivers.items import SourceItem
 from binlogscope.session.resync import find_packet_start, looks_like_greeting
 
 
 def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool = False
-                 ) -> Iterator[CaptureItem]:
+                 ) -> Iterator[SourceItem]:
     """Decode every MySQL flow of a capture, in capture order.
 
     ``ports``: server ports known to carry MySQL (default 3306); ports where a server greeting
@@ -45,7 +46,7 @@ def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool 
 
 
 def read_capture_batches(path: str, ports: Iterable[int] | None = None, *,
-                         record: bool = False) -> Iterator[list[CaptureItem]]:
+                         record: bool = False) -> Iterator[list[SourceItem]]:
     """:func:`read_capture` a frame's items at a time (never an empty list): for consumers of
     big captures, one generator step per frame instead of one per item."""
     reader = CaptureReader(ports, record=record)
@@ -68,9 +69,7 @@ def read_capture_batches(path: str, ports: Iterable[int] | None = None, *,
 __all__ = [
     "DEFAULT_PORTS",
     "CaptureError",
-    "CaptureItem",
     "CaptureReader",
-    "Flow",
     "Frame",
     "TcpSegment",
     "find_packet_start",

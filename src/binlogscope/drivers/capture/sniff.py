@@ -46,9 +46,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from binlogscope.drivers.capture import sniff_ring
-from binlogscope.drivers.capture.flows import CaptureItem, CaptureReader
+from binlogscope.drivers.capture.flows import CaptureReader
 from binlogscope.drivers.capture.layers import LINKTYPE_ETHERNET, LINKTYPE_RAW
 from binlogscope.drivers.capture.sniff_ring import RECORD, RingStats, block_frames
+from binlogscope.drivers.items import SourceItem
 from binlogscope.session.events import PacketDecoded
 
 #: net/if_arp.h hardware types -> pcap link types
@@ -285,7 +286,7 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
                   stop: Callable[[], bool] = lambda: False, count: int | None = None,
                   duration: float | None = None, write: PcapNgFile | None = None,
                   poll: float = 0.2, drain: float | None = DRAIN_SECONDS
-                  ) -> Iterator[list[CaptureItem]]:
+                  ) -> Iterator[list[SourceItem]]:
     """What :func:`~binlogscope.drivers.capture.pcap.read_capture_batches` yields, live: a frame's
     items
     at a time, until ``stop()`` or ``duration`` seconds (then the capture ends and what it
@@ -323,7 +324,7 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
                 kept = []
                 for it in items:
                     kept.append(it)
-                    if it.kind == "event" and isinstance(it.event, PacketDecoded):
+                    if it.kind == "packet" and isinstance(it.event, PacketDecoded):
                         packets += 1
                         if packets >= count:
                             break

@@ -10,9 +10,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live import auth as live_auth
 from binlogscope.drivers.live.auth import AuthPolicy, AuthState
-from binlogscope.drivers.live.items import LiveError, LiveItem, LiveSettings, ServerInfo, err_text
+from binlogscope.drivers.live.items import LiveError, LiveSettings, ServerInfo, err_text
 from binlogscope.drivers.live.options import DEFAULT_MAX_PACKET, ConnectionOptions
 from binlogscope.drivers.live.setup import SetupStep
 from binlogscope.drivers.pcapng import SessionRecorder
@@ -40,7 +41,7 @@ from binlogscope.wire.handshake import (
 
 CAP = CapabilityFlag
 #: put(item): hand an item to the consumer (through the fetcher's batch)
-Put = Callable[[LiveItem], None]
+Put = Callable[[SourceItem], None]
 
 
 def open_socket(settings: LiveSettings) -> socket.socket:
@@ -103,7 +104,7 @@ class Connection:
     def start_tls(self, ctx: ssl.SSLContext, server_hostname: str) -> None:
         self.sock = ctx.wrap_socket(self.sock, server_hostname=server_hostname)
         self.session.tls_established()
-        self._put(LiveItem("note", text=f"TLS established ({self.sock.version()})"))
+        self._put(SourceItem("note", text=f"TLS established ({self.sock.version()})"))
 
     def flush_packets(self) -> None:
         """Hand the packets already decoded (but not yet consumed) to the store."""
@@ -111,7 +112,7 @@ class Connection:
         keep: list[SessionEvent] = []
         for ev in self._pending:
             if isinstance(ev, PacketDecoded) and ev.binlog_event is None:
-                self._put(LiveItem("packet", event=ev))
+                self._put(SourceItem("packet", event=ev))
             else:
                 keep.append(ev)
         self._pending = keep
@@ -194,13 +195,13 @@ class Connection:
                     return ev  # stream packets are put by the stream loop (with positions)
                 if isinstance(ev, PacketDecoded | ConnectionClosed):
                     if not (isinstance(ev, PacketDecoded) and ev.binlog_event is not None):
-                        self._put(LiveItem("packet", event=ev))
+                        self._put(SourceItem("packet", event=ev))
                     if isinstance(ev, ConnectionClosed) and ev.direction == Peer.SERVER:
                         return ev
                     return ev if isinstance(ev, PacketDecoded) else None
                 if isinstance(ev, ResultSetComplete):
                     return ev
-                self._put(LiveItem("packet", event=ev))
+                self._put(SourceItem("packet", event=ev))
             if not self._more(allow_close):
                 return None
 
@@ -253,7 +254,7 @@ def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put:
         client_plugin_name=plugin,
         connect_attrs=(("_client_name", "binlogscope"), ("program_name", "binlogscope")),
     ))
-    put(LiveItem("step", step=SetupStep(
+    put(SourceItem("step", step=SetupStep(
         "auth", f"log in as {conn.user} ({plugin})",
         "the password never crosses the wire: the client proves it knows it by scrambling "
         "the server's one-time nonce")))

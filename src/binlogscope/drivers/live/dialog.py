@@ -9,10 +9,10 @@ import socket
 import uuid
 from typing import Any
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.connect import Connection, Put
 from binlogscope.drivers.live.items import (
     LiveError,
-    LiveItem,
     LiveSettings,
     ServerInfo,
     err_text,
@@ -47,7 +47,7 @@ def query(rd: Connection, sql: str) -> ResultSetComplete | OkPacket | ErrPacket:
 
 
 def _value(rd: Connection, put: Put, sql: str, why: str) -> str | None:
-    put(LiveItem("step", step=SetupStep("setup", sql, why, sql)))
+    put(SourceItem("step", step=SetupStep("setup", sql, why, sql)))
     res = query(rd, sql)
     if isinstance(res, ResultSetComplete) and res.rows:
         v = res.rows[0].values[0]
@@ -62,15 +62,15 @@ def run_setup(rd: Connection, settings: LiveSettings, info: ServerInfo, slave_uu
         slave_uuid=slave_uuid, heartbeat=settings.heartbeat, semi_sync=settings.semi_sync,
         mariadb=info.mariadb, gtid=gtid, net_read_timeout=settings.net_read_timeout)
     for step in steps:
-        put(LiveItem("step", step=step))
+        put(SourceItem("step", step=step))
         assert step.sql is not None
         res = query(rd, step.sql)
         if isinstance(res, ErrPacket):
             if not step.optional:
                 raise LiveError(err_text(res, f"setup step '{step.what}' failed"),
                                 res.error_code)
-            put(LiveItem("note", text=f"{step.what}: server said {res.error_code} "
-                                      f"{res.error_message}"))
+            put(SourceItem("note", text=f"{step.what}: server said {res.error_code} "
+                           f"{res.error_message}"))
     info.checksum = _value(rd, put, "SELECT @@global.binlog_checksum", QUERY_WHY["checksum"])
     sid = _value(rd, put, "SELECT @@server_id", QUERY_WHY["server_id"])
     info.server_id = int(sid) if sid and sid.isdigit() else None
@@ -79,7 +79,7 @@ def run_setup(rd: Connection, settings: LiveSettings, info: ServerInfo, slave_uu
     modern_mysql = not info.mariadb and (
         major.isdigit() and (int(major) > 8 or info.version.startswith("8.4")))
     sql = "SHOW BINARY LOG STATUS" if modern_mysql else "SHOW MASTER STATUS"
-    put(LiveItem("step", step=SetupStep("setup", sql, QUERY_WHY["position"], sql)))
+    put(SourceItem("step", step=SetupStep("setup", sql, QUERY_WHY["position"], sql)))
     res = query(rd, sql)
     if isinstance(res, ResultSetComplete) and res.rows:
         status = dict(zip(res.names, res.rows[0].values, strict=False))
@@ -90,7 +90,7 @@ def run_setup(rd: Connection, settings: LiveSettings, info: ServerInfo, slave_uu
 
 def register(rd: Connection, server_id: int, put: Put) -> None:
     """COM_REGISTER_SLAVE until its OK."""
-    put(LiveItem("step", step=SetupStep(
+    put(SourceItem("step", step=SetupStep(
         "register", f"COM_REGISTER_SLAVE server_id={server_id}",
         "lists this replica in the source's SHOW SLAVE HOSTS; server_id identifies it (0 "
         "would mean 'not a replica': a dump that ends at the end of the logs)")))
@@ -117,10 +117,10 @@ def dump(rd: Connection, settings: LiveSettings, info: ServerInfo, server_id: in
             what = f"COM_BINLOG_DUMP from GTID state {gtid!r}"
             why = ("MariaDB: an empty file name plus @slave_connect_state asks for a GTID "
                    "dump: the source finds the position of each domain's next GTID")
-            put(LiveItem("step", step=SetupStep("dump", what, why)))
+            put(SourceItem("step", step=SetupStep("dump", what, why)))
             rd.send(ComBinlogDump(4, server_id, "", int(flags)))
         else:
-            put(LiveItem("step", step=SetupStep(
+            put(SourceItem("step", step=SetupStep(
                 "dump", f"COM_BINLOG_DUMP_GTID excluding {gtid!r}",
                 "MySQL: the source sends every transaction whose GTID is not in the set")))
             rd.send(ComBinlogDumpGtid(server_id, "", 4, int(flags) | 0x04,
@@ -137,7 +137,7 @@ def dump(rd: Connection, settings: LiveSettings, info: ServerInfo, server_id: in
     else:
         raise LiveError("the server reports no binlog position (is log_bin on?); "
                         "give --start FILE:POS")
-    put(LiveItem("step", step=SetupStep(
+    put(SourceItem("step", step=SetupStep(
         "dump", f"COM_BINLOG_DUMP from {name}:{pos}"
         + (" (non-blocking)" if settings.non_blocking else ""),
         "from here on the connection is one-way: the source sends a fake ROTATE, its "

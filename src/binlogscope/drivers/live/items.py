@@ -1,16 +1,15 @@
 """What the parts of the live replica share: its settings (:class:`LiveSettings`), what the
-consumer gets (:class:`LiveItem`), what it learnt about the server (:class:`ServerInfo`) and
+consumer gets (:class:`SourceItem`), what it learnt about the server (:class:`ServerInfo`) and
 its one error type (:class:`LiveError`, with hints for the server's usual ERR codes)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
-from binlogscope.drivers.live.setup import SetupStep
 from binlogscope.pipeline.filter import TableFilter
-from binlogscope.pipeline.position import RestartPoint
-from binlogscope.session.events import PacketDecoded, SessionEvent
+from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog.types import HEARTBEATS, is_heartbeat
 from binlogscope.wire.handshake import ErrPacket
 
@@ -86,26 +85,11 @@ def err_text(err: ErrPacket, what: str, *, logged_in: bool = True,
     return f"{text} - hint: {hint}" if hint else text
 
 
-@dataclass(slots=True)
-class LiveItem:
-    """What the consumer gets: a session event, a setup step, or a note from the driver.
-
-    Read-only by convention (not frozen: one is built per stream event on the semi-sync
-    commit path, and a frozen dataclass costs about four times as much to build)."""
-
-    kind: str  # "packet" | "step" | "note" | "error"
-    event: SessionEvent | None = None
-    step: SetupStep | None = None
-    text: str = ""
-    restart: RestartPoint | None = None  # for packets: the resume point once this is acked
-    deliver: bool = True  # False: a replay of an already delivered event (skipped on resume)
-
-
 #: HEARTBEAT_LOG_EVENT, HEARTBEAT_LOG_EVENT_V2 (defined in wire: :func:`is_heartbeat`)
 HEARTBEAT_TYPES = HEARTBEATS
 
 
-def counted_event(item: LiveItem) -> bool:
+def counted_event(item: SourceItem) -> bool:
     """What ``--count N`` counts (``live``, ``export --live``, the TUI): a binlog event of the
     dump that is shown, including the artificial ones the source sends at the start of a dump
     (the Rotate with flag 0x20, a Format_description with log_pos 0); not a heartbeat (it
@@ -174,7 +158,6 @@ __all__ = [
     "HEARTBEAT_TYPES",
     "SERVER_GOING",
     "LiveError",
-    "LiveItem",
     "LiveSettings",
     "ServerInfo",
     "counted_event",

@@ -3,7 +3,7 @@
 The driver is a loop around the sans-IO :class:`~binlogscope.session.Session` (role REPLICA):
 read bytes -> ``receive_data`` -> ``events()`` -> act -> ``send`` -> write. It blocks (sockets),
 so the TUI runs it in a worker thread. Every packet in both directions goes through the shared
-decoder and reaches the consumer as a :class:`LiveItem`.
+decoder and reaches the consumer as a :class:`SourceItem`.
 
 Pipeline (Canal's, kept visible): fetcher (this module's thread) -> decoder (Session) -> filter
 (:class:`TableFilter`) -> bounded :class:`EventStore` (put/get/ack; a slow consumer holds the
@@ -31,6 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live import dialog as live_dialog
 from binlogscope.drivers.live.connect import (
     Connection,
@@ -42,7 +43,6 @@ from binlogscope.drivers.live.items import (
     ERR_HINTS,
     SERVER_GOING,
     LiveError,
-    LiveItem,
     LiveSettings,
     ServerInfo,
     counted_event,
@@ -68,7 +68,7 @@ class LiveReplica:
 
     def __init__(self, settings: LiveSettings) -> None:
         self.s = settings
-        self.store: EventStore[LiveItem] = EventStore(settings.store_size)
+        self.store: EventStore[SourceItem] = EventStore(settings.store_size)
         self.info = ServerInfo()
         self.state = (ReplicaState.load(settings.state_path) if settings.state_path
                       else ReplicaState())
@@ -96,7 +96,7 @@ class LiveReplica:
         self.auto_save = True
         #: asked while no item arrives: True ends :meth:`batches` (a stop signal)
         self.should_stop: Callable[[], bool] | None = None
-        self.batch: list[LiveItem] = []  # fetched, not yet in the store
+        self.batch: list[SourceItem] = []  # fetched, not yet in the store
         if self.state.log_file and (settings.out_path is not None
                                     or (not settings.start and not settings.gtid)):
             self.resume: RestartPoint | None = RestartPoint(
@@ -124,7 +124,7 @@ class LiveReplica:
         self._thread = threading.Thread(target=self._run, name="binlogscope-fetcher", daemon=True)
         self._thread.start()
 
-    def items(self, timeout: float = 0.2) -> Iterator[tuple[int, LiveItem]]:
+    def items(self, timeout: float = 0.2) -> Iterator[tuple[int, SourceItem]]:
         """(cursor, item) in order until the fetcher ends; ack each with :meth:`ack`.
 
         Items are taken from the store in batches; what was acked is released to the store
@@ -134,7 +134,7 @@ class LiveReplica:
             yield from batch
 
     def batches(self, timeout: float = 0.2, idle: Callable[[], None] | None = None
-                ) -> Iterator[list[tuple[int, LiveItem]]]:
+                ) -> Iterator[list[tuple[int, SourceItem]]]:
         """:meth:`items` a store batch at a time (up to 512 items; never an empty list), for
         consumers that ack a whole batch at once (:meth:`ack_upto`). Each ``timeout`` the
         stream stays quiet, ``idle()`` is called and a state acked since its last save is
@@ -161,7 +161,7 @@ class LiveReplica:
                     continue
             yield batch
 
-    def ack(self, cursor: int, item: LiveItem) -> None:
+    def ack(self, cursor: int, item: SourceItem) -> None:
         """The consumer is done with ``item``: its position becomes the restart point."""
         self.ack_upto(cursor, item.restart)
 
@@ -219,7 +219,7 @@ class LiveReplica:
             self._thread.join(timeout)
 
     # ------------------------------------------------------------------ fetcher
-    def put(self, item: LiveItem) -> None:
+    def put(self, item: SourceItem) -> None:
         """Fetcher side: hand ``item`` on (in batches)."""
         self.batch.append(item)
         if len(self.batch) >= 256:
@@ -236,7 +236,7 @@ class LiveReplica:
             del batch[:n]
 
     def note(self, text: str) -> None:
-        self.put(LiveItem("note", text=text))
+        self.put(SourceItem("note", text=text))
 
     def wake(self) -> None:
         """Wake the consumer (the stream flushed with ``wake=False`` before an ACK)."""
@@ -255,7 +255,7 @@ class LiveReplica:
                     return  # non-blocking dump ended, or count reached
                 except LiveError as exc:
                     self.error = str(exc)
-                    self.put(LiveItem("error", text=str(exc)))
+                    self.put(SourceItem("error", text=str(exc)))
                     return
                 except (OSError, TimeoutError, ConnectionError) as exc:
                     if self.stop_event.is_set():
@@ -271,7 +271,7 @@ class LiveReplica:
                         if attempts:
                             msg += f" (gave up after {attempts} reconnects)"
                         self.error = msg
-                        self.put(LiveItem("error", text=msg))
+                        self.put(SourceItem("error", text=msg))
                         return
                     attempts += 1
                     self.reconnects += 1
@@ -300,7 +300,7 @@ class LiveReplica:
         if self.s.record_path and self.recorder is None:
             self.recorder = SessionRecorder(self.s.record_path, server_port=self.s.conn.port,
                                             raw=self.s.record_raw)
-        self.put(LiveItem("step", step=SetupStep(
+        self.put(SourceItem("step", step=SetupStep(
             "connect", f"TCP connect to {self.s.conn.describe()}",
             "a replica is an ordinary client connection that later turns into a binlog stream")))
         sock = self._connect()
@@ -365,7 +365,7 @@ class LiveReplica:
 Commit = Callable[[], "int | None"]
 
 
-def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
+def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
              count: int | None = None, *, commit: Commit | None = None,
              should_stop: Callable[[], bool] | None = None) -> LiveReplica:
     """Run a replica until the dump ends, ``count`` events shown (:func:`counted_event`),
@@ -392,7 +392,7 @@ def run_live(settings: LiveSettings, consume: Callable[[LiveItem], None],
         return _run(rep, settings, consume, count, should_stop)
 
 
-def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[LiveItem], None],
+def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem], None],
          count: int | None, should_stop: Callable[[], bool] | None = None) -> LiveReplica:
     rep.start()
     delivered = 0
@@ -439,7 +439,7 @@ def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[LiveItem],
 
 
 def _run_committed(rep: LiveReplica, settings: LiveSettings,
-                   consume: Callable[[LiveItem], None], count: int | None, commit: Commit,
+                   consume: Callable[[SourceItem], None], count: int | None, commit: Commit,
                    should_stop: Callable[[], bool] | None) -> LiveReplica:
     """:func:`run_live` with ``commit``: see there."""
     rep.auto_save = False
@@ -508,5 +508,12 @@ def _run_committed(rep: LiveReplica, settings: LiveSettings,
     return rep
 
 
-__all__ = ["ERR_HINTS", "LiveError", "LiveItem", "LiveReplica", "LiveSettings", "ServerInfo",
-           "run_live"]
+__all__ = [
+    "ERR_HINTS",
+    "LiveError",
+    "LiveReplica",
+    "LiveSettings",
+    "ServerInfo",
+    "SourceItem",
+    "run_live",
+]

@@ -14,8 +14,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.connect import Connection
-from binlogscope.drivers.live.items import SERVER_GOING, LiveError, LiveItem, err_text
+from binlogscope.drivers.live.items import SERVER_GOING, LiveError, err_text
 from binlogscope.pipeline.filter import TableFilter, event_table
 from binlogscope.pipeline.position import PositionTracker
 from binlogscope.session.events import ConnectionClosed, PacketDecoded, Peer, Phase
@@ -32,9 +33,9 @@ class StreamSink(Protocol):
     """Where the stream's items go (the replica: a batch in front of its bounded store)."""
 
     #: fetched items not yet in the store (the stream appends to it and flushes it)
-    batch: list[LiveItem]
+    batch: list[SourceItem]
 
-    def put(self, item: LiveItem) -> None:
+    def put(self, item: SourceItem) -> None:
         """Hand ``item`` on (batched)."""
 
     def flush(self, wake: bool = True) -> None:
@@ -92,14 +93,14 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
             return
         for ev in evs:
             if not isinstance(ev, PacketDecoded):
-                sink.put(LiveItem("packet", ev))
+                sink.put(SourceItem("packet", ev))
                 if isinstance(ev, ConnectionClosed):
                     _closed(sink, plan, rd)
                     return
                 continue
             bev = ev.binlog_event
             if bev is None:  # not an event: EOF/ERR/OK/the ACK we sent
-                sink.put(LiveItem("packet", ev))
+                sink.put(SourceItem("packet", ev))
                 if ev.direction == Peer.SERVER:
                     v = ev.value
                     if ev.kind == "err" and isinstance(v, ErrPacket):
@@ -123,7 +124,7 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
             if deliver and filt.active:
                 schema, table = event_table(bev)
                 deliver = filt.accepts(schema, table)
-            batch.append(LiveItem("packet", ev, None, "", restart_point(), deliver))
+            batch.append(SourceItem("packet", ev, restart=restart_point(), deliver=deliver))
             semi = ev.semi_sync
             if semi is not None and semi.flag & 0x01 and h is not None:
                 # where the event ends in the file: its log_pos, or from the stream where the
@@ -145,7 +146,7 @@ def _ack(sink: StreamSink, rd: Connection, stats: StreamStats, log_pos: int,
     sink.flush(wake=False)
     rd.send(SemiSyncAck(log_pos, log_file))
     for sent in rd.take_sent():  # listed right after the event it acknowledges, whatever
-        sink.put(LiveItem("packet", sent))  # else the same read brought
+        sink.put(SourceItem("packet", sent))  # else the same read brought
     sink.wake()
     stats.acks_sent += 1
     stats.ack_delays.append(rd.sent_at - rd.read_at)
@@ -163,7 +164,7 @@ def _ended(sink: StreamSink, plan: StreamPlan, how: str) -> None:
     dump a lost connection (a clean shutdown of the source sends EOF or closes), which the
     replica's loop reconnects."""
     if plan.non_blocking:
-        sink.put(LiveItem("note", text=f"end of the binlog (non-blocking dump; {how})"))
+        sink.put(SourceItem("note", text=f"end of the binlog (non-blocking dump; {how})"))
         return
     raise ConnectionError(f"the source ended the blocking dump ({how}; shutting down?)")
 

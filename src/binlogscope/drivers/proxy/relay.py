@@ -12,7 +12,7 @@ after its FIN, becomes an RST to the other side; the close notice says which).
 
 The decoder (the caller's thread, :meth:`ReplicationProxy.batches`) feeds both directions of a
 connection into one OBSERVER :class:`~binlogscope.session.Session` and yields the same
-:class:`~binlogscope.drivers.capture.flows.CaptureItem` objects a capture yields - a
+:class:`~binlogscope.drivers.items.SourceItem` objects a capture yields - a
 :class:`~binlogscope.drivers.capture.flows.Flow` per connection, ``frame`` = the chunk's number in
 the proxy's recording - so ``pcap``'s outputs (``--json``, ``--plain``, ``--summary``, the TUI)
 serve the proxy unchanged. ``record``: a pcapng file of every connection (its handshake, each
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from binlogscope.drivers.capture.flows import CaptureItem, Flow
+from binlogscope.drivers.items import Flow, SourceItem
 from binlogscope.drivers.proxy.faults import RelayAction, validate
 from binlogscope.drivers.proxy.process import READ, RelayConfig, RelayGoneError, RelayProcess
 from binlogscope.drivers.proxy.record import RECORD_QUEUE_BYTES, frames_of
@@ -126,7 +126,7 @@ class ReplicationProxy:
 
     # ------------------------------------------------------------------ decoding (caller)
     def batches(self, *, record: bool = False, stop: Callable[[], bool] = lambda: False,
-                count: int | None = None, poll: float = 0.2) -> Iterator[list[CaptureItem]]:
+                count: int | None = None, poll: float = 0.2) -> Iterator[list[SourceItem]]:
         """The decoded items, a chunk's at a time, until ``stop()`` (then the relay stops and
         everything it relayed is still decoded) or ``count`` packets; raises
         :class:`ProxyError` (after the items of everything relayed) if the relay process
@@ -154,35 +154,38 @@ class ReplicationProxy:
                         return
                     continue
                 cid, peer, data, ts, extra, read = msg
-                out: list[CaptureItem] = []
+                out: list[SourceItem] = []
                 conn = conns.get(cid)
                 if peer is None:
                     kind = extra[0]
                     if kind == "fault":
                         if conn is not None:  # (not a recorded frame: numbered as the last one)
-                            yield [CaptureItem(conn.flow, "note", frame, ts,
-                                               text=f"fault: {extra[1]}")]
+                            yield [SourceItem("note", flow=conn.flow, frame=frame, time=ts,
+                                              text=f"fault: {extra[1]}")]
                     elif kind == "skipped":
                         if conn is not None and not conn.skipped:
                             conn.skipped = True
-                            yield [CaptureItem(conn.flow, "error", frame, ts,
-                                               text=FELL_BEHIND)]
+                            yield [SourceItem("error", flow=conn.flow, frame=frame, time=ts,
+                                              text=FELL_BEHIND)]
                     elif kind == "tls":  # TLS terminated, or it failed: (_, ok, text)
                         if conn is not None:
                             ok, text = extra[1], extra[2]
                             if ok:  # (the bytes that follow are the plaintext)
                                 conn.session.tls_established(plaintext=True)
-                            yield [CaptureItem(conn.flow, "note" if ok else "error", frame, ts,
-                                               text=text if ok else f"{TLS_FAILED}{text} (the "
-                                               "client's connection was closed)")]
+                            yield [SourceItem("note" if ok else "error", flow=conn.flow,
+                                              frame=frame, time=ts,
+                                              text=text if ok else f"{TLS_FAILED}{text} (the "
+                                              "client's connection was closed)")]
                     elif kind == "record-gap":
                         if conn is not None:
-                            yield [CaptureItem(conn.flow, "error", frame, ts, text=RECORD_GAP)]
+                            yield [SourceItem("error", flow=conn.flow, frame=frame, time=ts,
+                                              text=RECORD_GAP)]
                     elif kind == "record-failed":
                         self.record_error = str(extra[1])
                     elif kind == "tls-note":  # (after a close: not an error)
                         if conn is not None:
-                            yield [CaptureItem(conn.flow, "note", frame, ts, text=extra[1])]
+                            yield [SourceItem("note", flow=conn.flow, frame=frame, time=ts,
+                                              text=extra[1])]
                     elif kind in ("open", "refused"):
                         yield self._opened(conns, cid, extra, frame + 1, ts, record)
                         self.connections += 1
@@ -197,8 +200,8 @@ class ReplicationProxy:
                     if not conn.closed:
                         conn.flow.closed_by, conn.flow.close_flag = who, flag
                         conn.flow.close_frame = frame
-                        out.append(CaptureItem(conn.flow, "note", frame, ts,
-                                               text=f"{who} closed the connection ({flag})"))
+                        out.append(SourceItem("note", flow=conn.flow, frame=frame, time=ts,
+                                              text=f"{who} closed the connection ({flag})"))
                     conn.closed.add(peer)
                 if not conn.skipped:
                     conn.session.receive_data(data, peer)
@@ -206,8 +209,8 @@ class ReplicationProxy:
                         if isinstance(ev, PacketDecoded):
                             ev.wire_time = ts
                             packets += 1
-                        out.append(CaptureItem(conn.flow, "event", frame, ts, ev,
-                                               received=read or None))
+                        out.append(SourceItem("packet", ev, "", None, ts, frame, conn.flow,
+                                              received=read or None))
                 if len(conn.closed) == 2:
                     del conns[cid]
                 if out:
@@ -220,16 +223,16 @@ class ReplicationProxy:
                 relay.close()
 
     def _opened(self, conns: dict[int, _Conn], cid: int, extra: tuple[str, tuple[str, int], Any],
-                frame: int, ts: float, record: bool) -> list[CaptureItem]:
+                frame: int, ts: float, record: bool) -> list[SourceItem]:
         """A connection opened (or was refused upstream): its first item."""
         what, client, server = extra
         flow = Flow(cid, _addr(client), _addr(self.upstream) if what == "refused"
                     else _addr(server), frame, ts)
         if what == "refused":
-            return [CaptureItem(flow, "error", frame, ts, text=server)]
+            return [SourceItem("error", flow=flow, frame=frame, time=ts, text=server)]
         conn = conns[cid] = _Conn(flow, Session(Role.OBSERVER, record=record))
         conn.session.tls_terminated = self.config.tls is not None
-        return [CaptureItem(flow, "flow", frame, ts, text="new connection")]
+        return [SourceItem("flow", flow=flow, frame=frame, time=ts, text="new connection")]
 
 
 def parse_hostport(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]:

@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.items import counted_event
-from binlogscope.drivers.live.replica import LiveItem, LiveReplica, LiveSettings
+from binlogscope.drivers.live.replica import LiveReplica, LiveSettings
 from binlogscope.inspector.source import SourceInfo
-from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
+from binlogscope.inspector.sources.packets import PacketStreamSource
 
 
 class LiveSource(PacketStreamSource):
@@ -51,7 +52,7 @@ class LiveSource(PacketStreamSource):
             self.replica.stop()
 
     # ----- producing (worker thread)
-    def produce(self, cancelled: Callable[[], bool]) -> Iterable[StreamItem]:
+    def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
         rep = self.replica
         rep.start()
         delivered = 0
@@ -86,13 +87,13 @@ class LiveSource(PacketStreamSource):
                 rep.join(5)
                 rec.close()
 
-    def _item(self, item: LiveItem) -> StreamItem:
+    def _item(self, item: SourceItem) -> SourceItem:
         if item.kind == "step" and item.step is not None and item.step.phase == "connect":
             self._conn_no += 1
         conn = max(self._conn_no - 1, 0)  # 0 for the first connection, 1 after a reconnect...
         if item.kind == "packet":
-            return StreamItem(event=item.event, conn=conn)
-        return StreamItem(kind=item.kind, text=item.text, step=item.step, conn=conn)
+            return SourceItem(event=item.event, conn=conn)
+        return SourceItem(kind=item.kind, text=item.text, step=item.step, conn=conn)
 
     # ----- status
     def info(self) -> SourceInfo:
@@ -123,7 +124,7 @@ class LiveSource(PacketStreamSource):
         return si
 
 
-def _is_event(item: LiveItem) -> bool:
+def _is_event(item: SourceItem) -> bool:
     """What ``--count`` counts, as ``run_live`` counts them."""
     return counted_event(item)
 

@@ -1,6 +1,6 @@
 """A stream of session events (live replica, pcap flows) as a :class:`RowSource`.
 
-Generic on purpose: a producer yields :class:`StreamItem` objects - a
+Generic on purpose: a producer yields :class:`SourceItem` objects - a
 :class:`~binlogscope.session.events.SessionEvent` with optional connection/flow number, capture
 frame and
 timestamp, or a setup step / note / error - and :class:`PacketStreamSource` turns them into rows.
@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.setup import SetupStep
 from binlogscope.inspector.packet_text import (
     fit,
@@ -58,7 +59,6 @@ from binlogscope.session.events import (
     Phase,
     PhaseChanged,
     SequenceMismatch,
-    SessionEvent,
     TlsStarted,
 )
 from binlogscope.wire.binlog.types import EventType
@@ -72,19 +72,6 @@ MAX_RAW_BYTES = 256 << 20
 
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 _FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
-
-
-@dataclass(slots=True)
-class StreamItem:
-    """One thing a producer hands to :class:`PacketStreamSource`."""
-
-    event: SessionEvent | None = None
-    kind: str = "packet"  # "packet" (event set) | "step" | "note" | "error"
-    text: str = ""
-    step: SetupStep | None = None
-    time: float | None = None  # seconds since the epoch (capture time); None: now
-    conn: int = 0  # connection / flow number (a live reconnect or a pcap flow)
-    frame: int | None = None  # capture frame the packet starts in
 
 
 def info_node(name: str, value: str, doc: str, error: str | None = None) -> Node:
@@ -102,7 +89,7 @@ class _Conn:
 
 
 class PacketStreamSource:
-    """Rows from :class:`StreamItem` objects; subclasses (or ``items``) produce them."""
+    """Rows from :class:`SourceItem` objects; subclasses (or ``items``) produce them."""
 
     columns: frozenset[str] = frozenset({"direction", "seq", "semi_sync", "wire_time"})
     live = False
@@ -117,7 +104,7 @@ class PacketStreamSource:
     def stop(self) -> None:
         """Live sources close their connection; nothing to do for a finite stream."""
 
-    def __init__(self, items: Iterable[StreamItem] | None = None, *, label: str = "stream",
+    def __init__(self, items: Iterable[SourceItem] | None = None, *, label: str = "stream",
                  tree_window: int = TREE_WINDOW, max_raw_bytes: int = MAX_RAW_BYTES) -> None:
         self.label = label
         self._items = items
@@ -176,7 +163,7 @@ class PacketStreamSource:
         self.fatal: str | None = None
 
     # ------------------------------------------------------------------ producing
-    def produce(self, cancelled: Callable[[], bool]) -> Iterable[StreamItem]:
+    def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
         """The items to show (subclasses override; the default iterates ``items``)."""
         return self._items or ()
 
@@ -191,7 +178,7 @@ class PacketStreamSource:
         finally:
             self._done = True
 
-    def add(self, item: StreamItem) -> None:
+    def add(self, item: SourceItem) -> None:
         """Take one item in (called by :meth:`run`, from the worker thread)."""
         c = self._conns.get(item.conn)
         self._c = c if c is not None else self._conn_state(item.conn)
@@ -267,7 +254,7 @@ class PacketStreamSource:
             names.append(name)
         return i
 
-    def _append(self, ts: float, item: StreamItem, type_name: str, kind: str, summary: str, *,
+    def _append(self, ts: float, item: SourceItem, type_name: str, kind: str, summary: str, *,
                 length: int = 0, direction: Peer | None = None, seq: int = -1, semi: int = 0,
                 table: int = -1, log_pos: int = -1, offset: int = 0, ctx: int = -1,
                 payload: bytes | None = None, error: bool = False, pkind: str = "",
@@ -311,14 +298,14 @@ class PacketStreamSource:
                 self._payload[self._raw_dropped] = None
             self._raw_dropped += 1
 
-    def _add_info(self, ts: float, item: StreamItem, type_name: str, kind: str, summary: str,
+    def _add_info(self, ts: float, item: SourceItem, type_name: str, kind: str, summary: str,
                   node: Node, *, error: bool = False, direction: Peer | None = None,
                   offset: int = 0) -> None:
         n = self._append(ts, item, type_name, kind, fit(summary), direction=direction,
                          offset=offset, error=error)
         self._info[n] = node
 
-    def _add_packet(self, ts: float, item: StreamItem, ev: PacketDecoded) -> None:
+    def _add_packet(self, ts: float, item: SourceItem, ev: PacketDecoded) -> None:
         v = ev.value
         k = ev.kind
         contexts = self._contexts
@@ -560,5 +547,5 @@ class PacketStreamSource:
         return n
 
 
-__all__ = ["PHASES", "PHASE_DOCS", "PacketStreamSource", "StreamItem", "packet_kind",
+__all__ = ["PHASES", "PHASE_DOCS", "PacketStreamSource", "packet_kind",
            "packet_summary", "why_for_query"]

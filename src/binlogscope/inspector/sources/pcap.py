@@ -1,7 +1,7 @@
 """A pcap/pcapng capture (``binlogscope pcap FILE``) as a :class:`RowSource`.
 
 A thin adapter: :func:`~binlogscope.drivers.capture.pcap.read_capture` items become
-:class:`~binlogscope.inspector.sources.packets.StreamItem` objects (flow number, frame,
+:class:`~binlogscope.drivers.items.SourceItem` objects (flow number, frame,
 capture time). The capture is read without trees (a million packets stay fast and small); a
 row's tree is decoded from the packet's payload when it is selected. A row whose payload was
 dropped to bound memory (``max_raw_bytes``: big captures, events over 16 MiB) is decoded on
@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from binlogscope.drivers.capture.pcap import CaptureError, CaptureItem, read_capture
-from binlogscope.inspector.sources.packets import MAX_RAW_BYTES, PacketStreamSource, StreamItem
+from binlogscope.drivers.capture.pcap import CaptureError, read_capture
+from binlogscope.drivers.items import SourceItem
+from binlogscope.inspector.sources.packets import MAX_RAW_BYTES, PacketStreamSource
 from binlogscope.session.events import PacketDecoded, Peer
 
 
@@ -28,7 +29,7 @@ class PcapSource(PacketStreamSource):
         self.path = Path(path)
         self.ports = list(ports) if ports else None
 
-    def produce(self, cancelled: Callable[[], bool]) -> Iterable[StreamItem]:
+    def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
         try:
             for it in read_capture(str(self.path), self.ports, record=False):
                 if cancelled():
@@ -57,15 +58,15 @@ class PcapSource(PacketStreamSource):
         return None
 
 
-def stream_item(it: CaptureItem) -> StreamItem:
+def stream_item(it: SourceItem) -> SourceItem:
     """A capture item (file or live capture) as a row's item: flow number, frame, time."""
     if it.kind == "flow":
-        return StreamItem(kind="note", text=f"flow {it.flow.id}: {it.flow.name} ({it.text})",
-                          time=it.timestamp, conn=it.flow.id, frame=it.frame)
+        return SourceItem(kind="note", text=f"flow {it.flow.id}: {it.flow.name} ({it.text})",
+                          time=it.time, conn=it.flow.id, frame=it.frame)
     if it.kind in ("note", "error"):
-        return StreamItem(kind=it.kind, text=it.text, time=it.timestamp, conn=it.flow.id,
+        return SourceItem(kind=it.kind, text=it.text, time=it.time, conn=it.flow.id,
                           frame=it.frame)
-    return StreamItem(event=it.event, time=it.timestamp, conn=it.flow.id, frame=it.frame)
+    return SourceItem(event=it.event, time=it.time, conn=it.flow.id, frame=it.frame)
 
 
 __all__ = ["PcapSource", "stream_item"]

@@ -1,7 +1,7 @@
 """Capture items that arrive while the TUI runs, as a :class:`RowSource` in follow mode.
 
 One path for every live producer of capture items: :class:`LiveCaptureSource` reads batches of
-:class:`~binlogscope.drivers.capture.flows.CaptureItem` (the rows a capture file gives, through
+:class:`~binlogscope.drivers.items.SourceItem` (the rows a capture file gives, through
 :func:`~binlogscope.inspector.sources.pcap.stream_item`: flow number, frame, capture time) in the
 TUI's worker thread until the TUI closes. ``binlogscope sniff -i IFACE`` feeds it from
 :func:`~binlogscope.drivers.capture.sniff.sniff_batches` (:class:`SniffSource`: the drop counters in
@@ -32,16 +32,16 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from binlogscope.drivers.capture.flows import CaptureItem
 from binlogscope.drivers.capture.sniff import LiveCapture, PcapNgFile, SniffError, sniff_batches
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.proxy.relay import ProxyError, ReplicationProxy
 from binlogscope.inspector.source import SourceInfo
-from binlogscope.inspector.sources.packets import PacketStreamSource, StreamItem
+from binlogscope.inspector.sources.packets import PacketStreamSource
 from binlogscope.inspector.sources.pcap import stream_item
 from binlogscope.session.events import PacketDecoded
 
 #: the producer: batches of capture items until ``stop()`` turns true
-Batches = Callable[[Callable[[], bool]], Iterator[list[CaptureItem]]]
+Batches = Callable[[Callable[[], bool]], Iterator[list[SourceItem]]]
 
 
 class _Frozen(NamedTuple):
@@ -102,13 +102,13 @@ class LiveCaptureSource(PacketStreamSource):
         return self._n - frozen.rows, self._packets - frozen.packets
 
     # ----- producing (worker thread)
-    def add(self, item: StreamItem) -> None:
+    def add(self, item: SourceItem) -> None:
         with self._lock:  # a pause freezes whole rows and the counters that go with them
             super().add(item)
             if isinstance(item.event, PacketDecoded):
                 self._packets += 1
 
-    def produce(self, cancelled: Callable[[], bool]) -> Iterable[StreamItem]:
+    def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
         batches = self._batches(lambda: self._stopped or cancelled())
         try:
             for items in batches:
