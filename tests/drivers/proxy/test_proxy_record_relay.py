@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from binlogscope.drivers.capture.flows import CaptureItem
+from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.proxy.relay import FELL_BEHIND, ReplicationProxy
 from binlogscope.session.events import Peer
 from tests.watch_support import run_sql
@@ -87,7 +87,7 @@ def test_recording_is_lossless_while_the_decoder_falls_behind(mariadb: Any,
     proxy = ReplicationProxy(("127.0.0.1", 0), ("127.0.0.1", tap.port), record=rec,
                              queue_bytes=256 << 10)
     port = proxy.start()
-    items: list[CaptureItem] = []
+    items: list[SourceItem] = []
     dumped, stop = threading.Event(), threading.Event()
 
     def decode() -> None:
