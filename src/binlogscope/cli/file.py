@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
 from binlogscope.cli.common import PROG, BadPatternError, table_pattern
+from binlogscope.cli.terminal import FILE_OUTPUTS, wants_tui
 from binlogscope.drivers.binlog_file import (
     STDIN_PATH,
     BinlogFileError,
@@ -87,7 +87,7 @@ def file_args(paths: list[str], **kw: Any) -> argparse.Namespace:
 
 
 def cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if wants_tui(args, out):
+    if wants_tui(args, out, FILE_OUTPUTS, reads_stdin=not args.paths or STDIN_PATH in args.paths):
         return run_tui(args, err)
     return _cmd_file(args, out, err)
 
@@ -247,16 +247,6 @@ def _write_text(events: Iterable[DecodedEvent], path: str, info: FileEvents,
             for line in row_lines(ev.body):
                 out.write("\n" + line)
         out.write("\n\n")
-
-
-def wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
-    """The TUI opens for the files on a terminal unless an output format was asked for."""
-    if any(getattr(args, k, False) for k in ("json", "tree", "summary", "plain", "verbose",
-                                              "start_datetime", "stop_datetime", "database")):
-        return False  # an output format, or selections only the text outputs apply
-    if not args.paths or out is not sys.stdout or STDIN_PATH in args.paths:
-        return False
-    return sys.stdin.isatty() and out.isatty()
 
 
 def run_tui(args: argparse.Namespace, err: TextIO) -> int:

@@ -15,6 +15,9 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from binlogscope.cli.signals import flag_on_signals, restore_signals
+from binlogscope.cli.terminal import LIVE_OUTPUTS, wants_tui
+
 if TYPE_CHECKING:
     from binlogscope.drivers.items import SourceItem
     from binlogscope.drivers.live.replica import LiveSettings
@@ -89,13 +92,6 @@ def add_live_parser(sub: Any) -> None:
                    help=r"only row events of matching 'schema\.table' (repeatable)")
     f.add_argument("--exclude", action="append", default=[], metavar="REGEX",
                    help="drop row events of matching tables (repeatable)")
-
-
-def wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
-    """The TUI opens on a terminal unless an output format was asked for (else --plain)."""
-    if args.json or args.plain or getattr(args, "out", None) or out is not sys.stdout:
-        return False
-    return sys.stdin.isatty() and out.isatty()
 
 
 def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
@@ -205,66 +201,6 @@ def _num(v: float) -> str:
     return str(int(v)) if math.isfinite(v) and v == int(v) else f"{v:g}"
 
 
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised in the main thread so a run ends as Ctrl-C ends it."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def stop_on_signals() -> dict[int, Any]:
-    """Make SIGTERM and SIGHUP stop ``live`` (and ``export``) like SIGINT: the replica stops,
-    the state file, the ``--record`` capture and the export's checkpoint are flushed and
-    closed (the default action would kill the process with the capture's tail still
-    buffered). Returns the handlers to put back."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    fired: list[int] = []
-
-    def stop(signum: int, _frame: object) -> None:
-        if fired:  # a second signal while shutting down: let the cleanup finish
-            return
-        fired.append(signum)
-        raise Stopped(signum)
-
-    previous: dict[int, Any] = {}
-    for name in ("SIGTERM", "SIGHUP"):
-        signum = getattr(signal, name, None)
-        if signum is not None:
-            previous[signum] = signal.signal(signum, stop)
-    return previous
-
-
-def flag_on_signals(fired: list[int]) -> dict[int, Any]:
-    """Ctrl-C, SIGTERM and SIGHUP ask a run to stop at its next item (``fired`` gets the
-    signal number; the run ends cleanly there, with its last commit); a second one stops it
-    at once (:class:`Stopped`). Returns the handlers to put back."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-
-    def stop(signum: int, _frame: object) -> None:
-        if fired:
-            raise Stopped(signum)
-        fired.append(signum)
-
-    previous: dict[int, Any] = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        signum = getattr(signal, name, None)
-        if signum is not None:
-            previous[signum] = signal.signal(signum, stop)
-    return previous
-
-
-def restore_signals(previous: dict[int, Any]) -> None:
-    for signum, handler in previous.items():
-        signal.signal(signum, handler)
-
-
 def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.drivers.live.replica import LiveError, run_live
     from binlogscope.render.json_out import LineWriter, dumps_line
@@ -275,7 +211,7 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if settings is None:
         return 2
 
-    if wants_tui(args, out):
+    if wants_tui(args, out, LIVE_OUTPUTS):
         from binlogscope.inspector.sources.live import LiveSource
         from binlogscope.tui import run_tui
 

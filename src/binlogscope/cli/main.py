@@ -18,20 +18,20 @@ from typing import Any, TextIO
 from binlogscope import __version__
 from binlogscope.cli.common import PROG
 from binlogscope.cli.explain import add_explain_parser, cmd_explain
-from binlogscope.cli.file import add_file_parser, cmd_file, file_args, wants_tui
+from binlogscope.cli.file import add_file_parser, cmd_file, file_args
 from binlogscope.cli.live import (
     COUNT_HELP,
     add_live_connection_options,
     add_live_parser,
     cmd_live,
-    flag_on_signals,
-    stop_on_signals,
 )
 from binlogscope.cli.locate import add_locate_parser, cmd_locate
 from binlogscope.cli.pcap import add_pcap_parser, cmd_pcap
 from binlogscope.cli.plugins import add_plugin_parsers, run_demo, run_plugin
 from binlogscope.cli.proxy import add_proxy_parser, cmd_proxy
+from binlogscope.cli.signals import flag_on_signals, restore_signals, stop_on_signals
 from binlogscope.cli.sniff import add_sniff_parser, cmd_sniff
+from binlogscope.cli.terminal import FILE_OUTPUTS, wants_tui
 
 #: subcommands still being built (name -> what it will do); each says so and exits 2
 _PENDING: dict[str, str] = {}
@@ -160,7 +160,6 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.export.records import BinlogFileSource, SourceError
 
     if args.spark:
-        import signal
 
         from binlogscope.export.spark.export import cmd_export_spark
 
@@ -168,8 +167,7 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         try:
             return cmd_export_spark(args, out, err, PROG)
         finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+            restore_signals(previous)
     source: Any
     if args.pcap or args.live:
         source = _stream_source(args, err)
@@ -202,7 +200,6 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO) -> int:
     """Run an export from any source; progress on a terminal, one line per problem."""
-    import signal
 
     from binlogscope.export.run import ExportError, run_export
 
@@ -230,8 +227,7 @@ def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO)
         print(f"{PROG}: export: {exc}", file=err)
         return 2
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        restore_signals(previous)
         if tty:
             err.write("\n")
     if res.resumed:
@@ -314,7 +310,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
                 return 1
             ns = file_args([str(cap)], json=getattr(args, "json", False),
                            brief=getattr(args, "brief", False), plain=getattr(args, "plain", False))
-            tui = wants_tui(ns, out)
+            tui = wants_tui(ns, out, FILE_OUTPUTS)
             if not getattr(args, "file", False):  # the live demo, when one is installed
                 rc = run_demo(cap, out, err, plain=not tui, json_output=ns.json, brief=ns.brief)
                 if rc is not None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from binlogscope.cli.common import PROG, BadPatternError, table_pattern
 from binlogscope.cli.pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
+from binlogscope.cli.terminal import PCAP_OUTPUTS, wants_tui
 from binlogscope.cli.type_names import event_type_names, unknown_types
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
@@ -129,19 +130,6 @@ def _norm_type(t: str) -> str:
 
 
 # ---------------------------------------------------------------------------- command
-def _wants_tui(args: argparse.Namespace, out: TextIO) -> bool:
-    if args.json or args.summary or args.plain or out is not sys.stdout or args.file == "-":
-        return False  # ("-": standard input carries the capture, not the keys)
-    return sys.stdin.isatty() and out.isatty()
-
-
-def live_tui_wanted(args: argparse.Namespace, out: TextIO) -> bool:
-    """``sniff`` and ``proxy``: the TUI (follow mode) on a terminal without an output option."""
-    if args.json or args.summary or args.plain or args.brief or out is not sys.stdout:
-        return False
-    return sys.stdin.isatty() and out.isatty()
-
-
 def _run_tui(args: argparse.Namespace, err: TextIO) -> int | None:
     """Open the TUI when a pcap source exists for it (None: not available, print instead)."""
     try:
@@ -177,7 +165,7 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     flt = capture_filter(args, err)
     if isinstance(flt, int):
         return flt
-    if _wants_tui(args, out):
+    if wants_tui(args, out, PCAP_OUTPUTS, reads_stdin=args.file == "-"):
         rc = _run_tui(args, err)
         if rc is not None:
             return rc
@@ -288,4 +276,4 @@ def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: T
 
 
 __all__ = ["add_capture_outputs", "add_capture_selection", "add_pcap_parser",
-           "add_port_argument", "capture_filter", "cmd_pcap", "emit_capture", "live_tui_wanted"]
+           "add_port_argument", "capture_filter", "cmd_pcap", "emit_capture"]

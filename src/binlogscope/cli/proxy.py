@@ -45,14 +45,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from binlogscope.cli.common import PROG
-from binlogscope.cli.live import Stopped, flag_on_signals, restore_signals
 from binlogscope.cli.pcap import (
     add_capture_outputs,
     add_capture_selection,
     capture_filter,
     emit_capture,
-    live_tui_wanted,
 )
+from binlogscope.cli.signals import Stopped, flag_on_signals, restore_signals
+from binlogscope.cli.terminal import FOLLOW_OUTPUTS, wants_tui
 
 if TYPE_CHECKING:
     from binlogscope.drivers.proxy.relay import ReplicationProxy
@@ -246,7 +246,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
         previous[signal.SIGPIPE] = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     tree = not (args.json or args.summary or args.brief)
     try:
-        if live_tui_wanted(args, out):
+        if wants_tui(args, out, FOLLOW_OUTPUTS):
             rc = _run_tui(proxy, args)
         else:
             rc = emit_capture(_tls_failures(proxy.batches(record=tree, stop=lambda: bool(fired),

@@ -18,16 +18,16 @@ import argparse
 from typing import Any, TextIO
 
 from binlogscope.cli.common import PROG
-from binlogscope.cli.live import Stopped, flag_on_signals, restore_signals
 from binlogscope.cli.pcap import (
     add_capture_outputs,
     add_capture_selection,
     add_port_argument,
     capture_filter,
     emit_capture,
-    live_tui_wanted,
 )
 from binlogscope.cli.pcap_summary import capture_loss_text
+from binlogscope.cli.signals import Stopped, flag_on_signals, restore_signals
+from binlogscope.cli.terminal import FOLLOW_OUTPUTS, wants_tui
 from binlogscope.drivers.capture.sniff_ring import BUFFER_BYTES
 
 MIB = 1 << 20
@@ -83,7 +83,7 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"{PROG}: sniff: {exc}", file=err)
         return 1
     ports = set(args.port) if args.port else None
-    if live_tui_wanted(args, out):
+    if wants_tui(args, out, FOLLOW_OUTPUTS):
         from binlogscope.inspector.sources.sniff import SniffSource
         from binlogscope.tui import run_tui
 

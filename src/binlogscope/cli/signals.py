@@ -1,0 +1,79 @@
+"""Signals for every command, in one place: what SIGINT, SIGTERM and SIGHUP do to a run.
+
+- :func:`stop_on_signals`: SIGTERM and SIGHUP raise :class:`Stopped` (a KeyboardInterrupt)
+  in the main thread, so a run ends exactly as Ctrl-C ends it (``export``);
+- :func:`flag_on_signals`: the first of SIGINT/SIGTERM/SIGHUP only sets a flag the run polls
+  (it ends at its next item, with its last commit and summary: ``live``, ``sniff``, ``proxy``,
+  ``export --live``); a second one raises :class:`Stopped` at once;
+- :func:`restore_signals`: put back what either returned (commands also run in-process, from
+  tests and programs, whose handlers must survive the call).
+
+SIGPIPE is left as Python sets it (ignored): the replica and the proxy write to sockets whose
+peer may be gone, which must be an error on that socket; a closed standard output is a
+BrokenPipeError each command ends on quietly.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so a run ends as Ctrl-C ends it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def stop_on_signals() -> dict[int, Any]:
+    """Make SIGTERM and SIGHUP stop ``live`` (and ``export``) like SIGINT: the replica stops,
+    the state file, the ``--record`` capture and the export's checkpoint are flushed and
+    closed (the default action would kill the process with the capture's tail still
+    buffered). Returns the handlers to put back."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    fired: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        if fired:  # a second signal while shutting down: let the cleanup finish
+            return
+        fired.append(signum)
+        raise Stopped(signum)
+
+    previous: dict[int, Any] = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            previous[signum] = signal.signal(signum, stop)
+    return previous
+
+
+def flag_on_signals(fired: list[int]) -> dict[int, Any]:
+    """Ctrl-C, SIGTERM and SIGHUP ask a run to stop at its next item (``fired`` gets the
+    signal number; the run ends cleanly there, with its last commit); a second one stops it
+    at once (:class:`Stopped`). Returns the handlers to put back."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def stop(signum: int, _frame: object) -> None:
+        if fired:
+            raise Stopped(signum)
+        fired.append(signum)
+
+    previous: dict[int, Any] = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            previous[signum] = signal.signal(signum, stop)
+    return previous
+
+
+def restore_signals(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
