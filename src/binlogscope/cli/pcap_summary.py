@@ -26,7 +26,10 @@ from binlogscope.session.events import (
     SequenceMismatch,
     TlsStarted,
 )
+from binlogscope.session.readers import UNTIL_GTID_QUERY, dump_eof_reason
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, ComQuery, gtid_set_text
+from binlogscope.wire.constants import BinlogDumpFlag
+from binlogscope.wire.fields import escaped
 from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.replication import SemiSyncAck
 
@@ -84,6 +87,7 @@ class FlowStats:
     awaiting: dict[tuple[str, int], tuple[float, float | None]] = field(default_factory=dict)
     log_file: str = ""
     _gtid_state: str | None = None
+    _until_gtid: str | None = None
     #: after an SSLRequest: "terminated" (``proxy``: decoded on) or "encrypted" (opaque)
     tls: str | None = None
     #: ``proxy``: the TLS versions and ciphers of both legs (its note when TLS was set up)
@@ -121,12 +125,17 @@ class FlowStats:
             if type(value) is ErrPacket:
                 self._server_error(value, frame)
             elif ev.kind == "eof" and self.dump is not None and self.dump_end is None:
-                self.dump_end = {"how": "eof", "frame": frame,
-                                 "text": "end of the binlog (non-blocking dump)"}
+                flags = None if self.dump is None else self.dump["flags"]
+                self.dump_end = {"how": "eof", "frame": frame, "text": dump_eof_reason(
+                    None if flags is None else bool(flags & BinlogDumpFlag.BINLOG_DUMP_NON_BLOCK),
+                    self._until_gtid)}
         elif type(value) is ComQuery:
             m = _CONNECT_STATE.search(value.query)
             if m:
                 self._gtid_state = m.group(1)
+            m = UNTIL_GTID_QUERY.search(value.query)
+            if m:
+                self._until_gtid = m.group(1) or None
         elif type(value) is ComBinlogDump or type(value) is ComBinlogDumpGtid:
             self._dump(value, ev.kind, frame)
         bev = ev.binlog_event
@@ -233,9 +242,9 @@ class FlowStats:
         if d["command"] == "COM_BINLOG_DUMP_GTID":
             what = f"GTID set {d['gtid_set'] or '(empty)'}"
             if d["file"]:
-                what += f", {d['file']}:{d['position']}"
+                what += f", {escaped(d['file'])}:{d['position']}"
         else:
-            what = f"{d['file'] or '(current file)'}:{d['position']}"
+            what = f"{escaped(d['file']) or '(current file)'}:{d['position']}"
             if "gtid_state" in d:
                 what = f"GTID state {d['gtid_state'] or '(empty)'} (@slave_connect_state)"
         return (f"  dump      {d['command']} {what} (flags {d['flags']}, server id "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from binlogscope.drivers.live.setup import QUERY_WHY, setup_steps
 from binlogscope.inspector.source import event_kind
 from binlogscope.session.events import PacketDecoded
+from binlogscope.wire.fields import escaped
 
 SUMMARY_MAX = 120
 _HANDSHAKE = {"handshake_v10", "ssl_request", "handshake_response41", "handshake_response320",
@@ -67,7 +68,7 @@ def packet_summary(ev: PacketDecoded) -> str:
         parts.append(f"OK affected={v.affected_rows} status=0x{v.status_flags:04x}"
                      + (f" {v.info}" if v.info else ""))
     elif name in ("ComBinlogDump", "ComBinlogDumpGtid"):
-        parts.append(f"from {v.binlog_filename or '(gtid)'}:{v.binlog_pos} "
+        parts.append(f"from {escaped(v.binlog_filename) or '(gtid)'}:{v.binlog_pos} "
                      f"server_id={v.server_id} flags=0x{v.flags:x}")
     elif name == "ComRegisterSlave":
         parts.append(f"server_id={v.server_id} host={v.hostname}")
@@ -79,7 +80,7 @@ def packet_summary(ev: PacketDecoded) -> str:
         parts.append(" | ".join("NULL" if x is None else x.decode("utf-8", "replace")
                                 for x in v.values))
     elif name == "SemiSyncAck":
-        parts.append(f"ACK {v.binlog_filename}:{v.binlog_pos}")
+        parts.append(f"ACK {escaped(v.binlog_filename)}:{v.binlog_pos}")
     elif name == "AuthSwitchRequest":
         parts.append(f"switch to {v.plugin_name}")
     if ev.error:

@@ -17,16 +17,37 @@ from binlogscope.session.events import Peer, Phase, TlsStarted
 from binlogscope.session.replies import COMMAND_KIND, Answer, Reply
 from binlogscope.session.state import ConnState
 from binlogscope.wire import commands, handshake, replication
-from binlogscope.wire.constants import CapabilityFlag, Command, command_name
+from binlogscope.wire.constants import BinlogDumpFlag, CapabilityFlag, Command, command_name
 from binlogscope.wire.framing import Packet
 from binlogscope.wire.node import Node
 from binlogscope.wire.packet import DecodedPayload
 
 CAP = CapabilityFlag
+_NON_BLOCK = int(BinlogDumpFlag.BINLOG_DUMP_NON_BLOCK)
 
 #: a query that turns semi-sync on for this connection (MySQL < 8.0.26 / MariaDB, and newer)
 SEMI_SYNC_QUERY = re.compile(
     r"@rpl_semi_sync_(?:slave|replica)\s*=\s*(?:1|'1'|\"1\"|on|'on'|true)\b", re.IGNORECASE)
+#: MariaDB's replica sets where a ``START SLAVE UNTIL master_gtid_pos=...`` stops, on the source
+#: (its dump thread then ends the dump with an EOF once every domain reached it)
+UNTIL_GTID_QUERY = re.compile(r"@slave_until_gtid\s*=\s*'([^']*)'", re.IGNORECASE)
+
+
+def dump_eof_reason(non_blocking: bool | None, until_gtid: str | None) -> str:
+    """What an EOF that ends a binlog dump means: the end of the binlog of a non-blocking dump
+    (BINLOG_DUMP_NON_BLOCK), the replica's UNTIL position reached (MariaDB
+    ``@slave_until_gtid``), or, for a blocking dump without either, the source ending it
+    (``non_blocking`` None: the dump command was not seen)."""
+    if non_blocking is None and not until_gtid:
+        return "end of the dump (EOF: the end of a non-blocking dump or an UNTIL position)"
+    if until_gtid:
+        until = f"the replica's UNTIL position (@slave_until_gtid='{until_gtid}')"
+        if non_blocking:
+            return f"{until} or the end of the binlog (non-blocking dump) reached"
+        return f"the source stopped the dump at {until}"
+    if non_blocking:
+        return "end of the binlog (non-blocking dump)"
+    return "the source ended the blocking dump with EOF"
 
 
 # ---------------------------------------------------------------------- client side
@@ -76,9 +97,15 @@ def client_command(st: ConnState, pkt: Packet) -> DecodedPayload:
         st.set_phase(Phase.COMMAND, f"{command_name(code)} during the binlog stream")
     d = st.decode(pkt, COMMAND_KIND.get(code, "command"))
     if code == Command.COM_QUERY:
-        if isinstance(d.value, commands.ComQuery) and SEMI_SYNC_QUERY.search(d.value.query):
-            st.semi_sync_pending = True
+        if isinstance(d.value, commands.ComQuery):
+            if SEMI_SYNC_QUERY.search(d.value.query):
+                st.semi_sync_pending = True
+            m = UNTIL_GTID_QUERY.search(d.value.query)
+            if m:
+                st.until_gtid = m.group(1) or None
     elif code in (Command.COM_BINLOG_DUMP, Command.COM_BINLOG_DUMP_GTID):
+        flags = getattr(d.value, "flags", None)
+        st.dump_flags = flags if type(flags) is int else 0
         st.set_phase(Phase.BINLOG_STREAM, f"{command_name(code)}: the source streams "
                      "binlog events")
     return d
@@ -144,7 +171,9 @@ def stream_packet(st: ConnState, pkt: Packet, first: int) -> DecodedPayload:
         return st.decode(pkt, "binlog_event", fn)
     if first == 0xFE and handshake.is_eof_packet(pkt.payload, st.capabilities):
         d = st.decode(pkt, "ok" if st.deprecate_eof else "eof")
-        st.set_phase(Phase.COMMAND, "end of the binlog (non-blocking dump)")
+        flags = st.dump_flags
+        st.set_phase(Phase.COMMAND, dump_eof_reason(
+            None if flags is None else bool(flags & _NON_BLOCK), st.until_gtid))
         return d
     if first == 0xFF:
         d = st.decode(pkt, "err")
@@ -178,10 +207,12 @@ def command_reply(st: ConnState, pkt: Packet, first: int) -> DecodedPayload:
 
 __all__ = [
     "SEMI_SYNC_QUERY",
+    "UNTIL_GTID_QUERY",
     "auth_reply",
     "client_command",
     "client_connection_phase",
     "command_reply",
+    "dump_eof_reason",
     "server_packet",
     "start_tls",
     "stream_packet",

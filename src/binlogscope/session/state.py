@@ -52,6 +52,12 @@ class ConnState:
     client_mariadb_capabilities: int = 0
     #: what :attr:`capabilities` is when neither side was seen
     default_caps: int = hs.DEFAULT_CAPABILITIES
+    #: the flags of the client's last dump command (BINLOG_DUMP_NON_BLOCK: EOF at the end;
+    #: None: no dump command seen - a capture joined mid-stream)
+    dump_flags: int | None = None
+    #: MariaDB: the GTID position the replica asked the source to stop at
+    #: (``SET @slave_until_gtid``, ``START SLAVE UNTIL master_gtid_pos``); None: none
+    until_gtid: str | None = None
     #: OBSERVER: the driver terminates the TLS the client asks for (a proxy) and feeds the
     #: decrypted bytes
     tls_terminated: bool = False

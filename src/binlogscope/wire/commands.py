@@ -17,7 +17,7 @@ from binlogscope.wire.constants import (
     Command,
     command_name,
 )
-from binlogscope.wire.fields import SENSITIVE, flag_field, lenenc_int, u8, u16, u32, u64
+from binlogscope.wire.fields import SENSITIVE, escaped, flag_field, lenenc_int, u8, u16, u32, u64
 from binlogscope.wire.reader import ByteReader
 
 
@@ -205,8 +205,17 @@ def decode_com_binlog_dump(r: ByteReader, caps: int = 0) -> ComBinlogDump:
                        doc="2 bytes little-endian; BINLOG_DUMP_NON_BLOCK: send EOF at the end "
                        "of the logs instead of waiting")
     sid = r.u32("server_id", doc="the replica's server_id; 0 also means 'stop at the end'")
-    name = r.rest_str("binlog_filename",
-                      doc="file to start from (empty: the first file the server has)")
+    start = r.pos
+    name = r.take(r.end - start, "binlog_filename").decode("utf-8", "replace")
+    if r.record:
+        doc = "file to start from (empty: the first file the server has)"
+        shown = ""
+        if not name.isprintable():  # e.g. NUL-terminated inside the field by the client
+            shown = escaped(name)
+            if "\0" in name:
+                doc += ("; this client NUL-terminated the name inside the field (the string runs "
+                        "to the end of the packet): the server reads the name up to the NUL")
+        r.leaf("binlog_filename", start, name, wire="string<EOF>", doc=doc, display=shown)
     return ComBinlogDump(pos, sid, name, flags)
 
 

@@ -105,6 +105,17 @@ _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 
 
+def escaped(text: str) -> str:
+    """``text`` with its control characters written as escapes (``\\x00``; a backslash
+    doubled), so that a name holding a NUL or an escape sequence never reaches a terminal or a
+    line-based tool raw (a dump file name a client NUL-terminated inside the field)."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    return "".join(c if c.isprintable() and c != "\\" else
+                   ("\\\\" if c == "\\" else f"\\x{ord(c):02x}" if ord(c) < 0x100
+                    else f"\\u{ord(c):04x}") for c in text)
+
+
 def u8(v: int) -> bytes:
     return bytes((v & 0xFF,))
 
