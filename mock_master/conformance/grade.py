@@ -121,6 +121,8 @@ def compare_value(col: ColumnInfo, expected: Any, got: Any, *,
                 return Verdict.PASS, ""
             return Verdict.FAIL, what
         if isinstance(got, str):
+            if got == float32_text(float(expected)):
+                return Verdict.PASS, ""  # the server's own text (6 significant digits)
             try:
                 if struct.pack("<f", float(got)) == want:
                     if got == float32_text(float(expected)):

@@ -80,6 +80,9 @@ def mock_violations(obs: Observation, *, only: tuple[str, ...] = ()) -> list[Che
 def noticed_error(obs: Observation, what: str) -> list[Check]:
     """The client reported the server's error: an error line or a non-zero exit. Exiting 0 as
     if the stream had ended is a silent loss."""
+    if not obs.dumps():
+        return [Check(Verdict.FAIL, f"{what}: the client never got to the dump request (exit "
+                      f"status {obs.exit_code}): the case did not happen")]
     if obs.timed_out:
         return [Check(Verdict.FAIL, f"{what}: the client was still running at the time limit "
                       "(it did not notice)")]

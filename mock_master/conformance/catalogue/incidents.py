@@ -159,6 +159,9 @@ def _half_open(flavor: str) -> Setup:
 
 
 def _half_open_judge(obs: Observation) -> list[Check]:
+    if not obs.dumps():
+        return [Check(Verdict.FAIL, "the client never got to the dump request: the case did "
+                      "not happen")]
     if obs.timed_out:
         hb = [q for q in obs.queries() if "heartbeat_period" in q.lower()]
         why = ("it asked for heartbeats but did not act on their absence" if hb

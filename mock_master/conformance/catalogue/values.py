@@ -19,11 +19,11 @@ _MIXED_ROWS = [(1, 4294967295, "-12.50", "hé", "2024-02-29 12:34:56.789", b"\x0
 
 CASES: list[Case] = [
     values_case("values/int-edges", "TINYINT..BIGINT signed minimum and maximum, NULL",
-                [("a", "TINYINT"), ("b", "SMALLINT"), ("c", "MEDIUMINT"), ("d", "INT"),
-                 ("e", "BIGINT")],
-                [(-128, -32768, -8388608, -2147483648, -9223372036854775808),
-                 (127, 32767, 8388607, 2147483647, 9223372036854775807),
-                 (None, None, None, None, None)]),
+                [("id", "INT"), ("a", "TINYINT"), ("b", "SMALLINT"), ("c", "MEDIUMINT"),
+                 ("d", "INT"), ("e", "BIGINT")],
+                [(1, -128, -32768, -8388608, -2147483648, -9223372036854775808),
+                 (2, 127, 32767, 8388607, 2147483647, 9223372036854775807),
+                 (3, None, None, None, None, None)]),
     values_case("values/int-unsigned-edges", "UNSIGNED integers at their maximum",
                 [("a", "TINYINT UNSIGNED"), ("b", "SMALLINT UNSIGNED"),
                  ("c", "MEDIUMINT UNSIGNED"), ("d", "INT UNSIGNED"), ("e", "BIGINT UNSIGNED")],
