@@ -76,6 +76,7 @@ _MARIADB_EXT = int(MariaDbCapability.MARIADB_CLIENT_PROGRESS
                    | MariaDbCapability.MARIADB_CLIENT_EXTENDED_METADATA  # 0x1d as 10.11 says
                    | MariaDbCapability.MARIADB_CLIENT_CACHE_METADATA)
 ER_ACCESS_DENIED = 1045
+ER_NOT_SUPPORTED_AUTH_MODE = 1251
 
 
 class Connection(ClientIO):
@@ -208,6 +209,9 @@ class Connection(ClientIO):
                                                                    255) else 45
         user = self.m.users.get(v.username)
         plugin = v.client_plugin_name or default_plugin
+        if not v.capability_flags & int(CAP.CLIENT_PLUGIN_AUTH) and self.m.flavor == "mysql":
+            self._old_client(user.plugin if user is not None else default_plugin)
+            plugin = "mysql_native_password"
         response = v.auth_response
         nonce = self.nonce
         if user is not None and plugin != user.plugin:
@@ -282,6 +286,22 @@ class Connection(ClientIO):
         n = nonce[:20]
         pw = bytes(c ^ n[i % len(n)] for i, c in enumerate(plain))
         return pw.rstrip(b"\0")
+
+    def _old_client(self, account_plugin: str) -> None:
+        """A client without CLIENT_PLUGIN_AUTH speaks mysql_native_password only; MySQL refuses
+        it an account of another plugin with ERR 1251 (08004) before reading its password
+        (sql/auth/sql_authentication.cc: parse_client_handshake_packet, "An old client is
+        connecting", and find_mpvio_user, "user account requires non-default plugin and the
+        client is too old"; an unknown user's decoy account has the default plugin)."""
+        if account_plugin == "mysql_native_password":
+            return
+        msg = ("Client does not support authentication protocol requested by server; "
+               "consider upgrading MySQL client")
+        self.log.errors.append(f"ERR {ER_NOT_SUPPORTED_AUTH_MODE}: {msg}")
+        with contextlib.suppress(Exception):
+            self.send(ErrPacket(ER_NOT_SUPPORTED_AUTH_MODE, msg, "08004"))
+        raise Closed("client without CLIENT_PLUGIN_AUTH for a "
+                     f"{account_plugin} account (ERR {ER_NOT_SUPPORTED_AUTH_MODE})")
 
     def _deny(self, user: str | None, with_password: bool) -> None:
         msg = (f"Access denied for user '{user or ''}'@'{self.host}' (using password: "
