@@ -37,6 +37,7 @@ from binlogscope.export.records import (
     ResumePoint,
 )
 from binlogscope.export.writer import DatasetWriter
+from binlogscope.wire.binlog.rows import UNKNOWN_CONTEXT
 
 STATE_FORMAT = "binlogscope-export"
 
@@ -195,8 +196,8 @@ def run_export(
                 if sizes is not None:
                     byte_pos = starts[rec.input_index] + rec.event.end
                 last_event = rec
-                if rec.event.error:
-                    _note_damage(result.damage, rec)
+                if rec.event.error and not rec.event.error.startswith(UNKNOWN_CONTEXT):
+                    _note_damage(result.damage, rec)  # (missing context is not damage)
                 if since_checkpoint >= checkpoint_events and mapper.at_boundary:
                     checkpoint(_resume_after(rec))
                     since_checkpoint = 0

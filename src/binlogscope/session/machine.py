@@ -57,7 +57,8 @@ from binlogscope.session.state import ConnState, JoinStream, Resync, TlsPlaintex
 from binlogscope.wire import handshake, replication, results
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.coords import CoordTracker
-from binlogscope.wire.binlog.decode import decode_event
+from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.binlog.rows import NO_TABLE_MAP, unknown_context
 from binlogscope.wire.constants import (
     SEMI_SYNC_INDICATOR,
     CapabilityFlag,
@@ -553,26 +554,40 @@ class Session:
             wire_length = pkt.wire_length
         ev = decode_event(payload, ctx, start=off, base=offset + HEADER_LEN, record=False)
         self.coords.stamp(ev)
+        unknown = self._context(ev)
         error = ev.error
         self._out.append(PacketDecoded(
             Peer.SERVER, offset, seq, len(payload), "binlog_event",
             replication.BinlogPacket(ev, header, None), None, Phase.BINLOG_STREAM, header, ev,
             error, wire_length, payload, self._now))
-        if error is not None:
+        if error is not None and not unknown:
             self._out.append(DecodeError(Peer.SERVER, offset, error, None))
         return True
+
+    def _context(self, ev: DecodedEvent) -> bool:
+        """Whether the event lacks context this stream never had: a row event whose
+        transaction began before the stream (no GTID/BEGIN seen for it), without its
+        TABLE_MAP; its error then says "unknown context" (an item, no DecodeError: not
+        damage)."""
+        error = ev.error
+        if error is not None and NO_TABLE_MAP in error and not self.coords.in_transaction:
+            ev.error = unknown_context(error)
+            return True
+        return False
 
     def _finish(self, peer: Peer, pkt: Packet, d: DecodedPayload, phase: Phase) -> None:
         node: Node | None = None
         semi: replication.SemiSyncHeader | None = None
         bev = None
         error = d.error
+        unknown = False
         if isinstance(d.value, replication.BinlogPacket):
             semi = d.value.semi_sync
             bev = d.value.event
-            error = error or d.value.error or bev.error
             if peer is Peer.SERVER:
                 self.coords.stamp(bev)
+                unknown = self._context(bev)
+            error = error or d.value.error or bev.error
         elif (type(d.value) is replication.SemiSyncAck and self.coords.file is None
               and d.value.binlog_filename):
             # joined mid-stream: the replica's ACK names the file the stream is in
@@ -582,7 +597,7 @@ class Session:
         self._out.append(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
                                  d.value, node, phase, semi, bev, error, pkt.wire_length,
                                  pkt.payload, self._now))
-        if error is not None:
+        if error is not None and not (unknown and bev is not None and error == bev.error):
             at = d.error_offset if d.error_offset is not None else pkt.offset
             self._out.append(DecodeError(peer, at, error, node))
 

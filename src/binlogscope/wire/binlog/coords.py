@@ -93,6 +93,11 @@ class CoordTracker:
         #: where the last event with an offset ended in the current file (None: not known)
         self._end: int | None = None
 
+    @property
+    def in_transaction(self) -> bool:
+        """The current transaction began in this stream (its GTID or BEGIN was seen)."""
+        return self._in_trx
+
     @classmethod
     def for_file(cls, name: str) -> CoordTracker:
         """Events read from the binlog file ``name`` (a path or a name; ``.gz`` dropped)."""

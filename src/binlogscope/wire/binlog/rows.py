@@ -113,6 +113,23 @@ class LazyRows:
         return read_rows(self.data, self.kind, self.plan_b, self.plan_a, self.start, self.end)
 
 
+#: the start of the error of a row event whose TABLE_MAP was not seen (see
+#: :func:`unknown_context`: a stream that began after it lacks context, it is not damaged)
+NO_TABLE_MAP = "no TABLE_MAP for table_id"
+#: how such an error reads when the TABLE_MAP came before the stream began
+UNKNOWN_CONTEXT = "unknown context"
+
+
+def unknown_context(error: str) -> str:
+    """The error of a row event without its TABLE_MAP, reworded for a stream that began inside
+    the transaction (a capture, a connection or a ``--start`` position after the TABLE_MAP):
+    context that is legitimately missing, not damage."""
+    i = error.find(NO_TABLE_MAP)
+    what = error[i:] if i >= 0 else error
+    return (f"{UNKNOWN_CONTEXT}: {what} - its TABLE_MAP came before this stream began (the "
+            "transaction started earlier); the rows cannot be decoded, nothing is damaged")
+
+
 @dataclass(slots=True, eq=False)
 class RowsEvent:
     """A decoded row event. ``rows``: one ``{"before": {...} | None, "after": {...} | None}``
@@ -241,7 +258,7 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
     if tm is None:
         if r.remaining == 0 and table_id == _DUMMY_TABLE_ID:
             return ev  # an empty statement-end marker with the dummy table id
-        raise ValueError(f"no TABLE_MAP for table_id {table_id}")
+        raise ValueError(f"{NO_TABLE_MAP} {table_id}")
     ev.schema, ev.table = tm.schema, tm.table
     if ncols != len(tm.columns):
         raise ValueError(f"column_count {ncols} differs from the TABLE_MAP's "
