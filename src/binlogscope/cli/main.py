@@ -261,7 +261,7 @@ def _run_export(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO)
         print(f"{PROG}: export: {msg}", file=err)
     for line in res.damage_lines():  # damaged binlogs: exported up to and around the damage
         print(f"{PROG}: export: {line}", file=err)
-    return 1 if res.input_errors or res.damage else 0
+    return 1 if res.input_errors or res.damage or res.gaps else 0
 
 
 def _cmd_analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -58,6 +58,8 @@ class ExportResult:
     input_errors: list[str] = field(default_factory=list)
     #: per damaged input: [source, damaged events, first damaged offset, first error]
     damage: dict[int, list[Any]] = field(default_factory=dict)
+    #: per input with lost bytes (TCP gaps, capture errors): [source, items, bytes, first]
+    gaps: dict[int, list[Any]] = field(default_factory=dict)
     #: the dataset was new and nothing was kept: it was removed again
     removed: bool = False
     #: the directory held an unfinished export of the same inputs, resumed without --resume
@@ -70,6 +72,9 @@ class ExportResult:
             out.append(f"{src}: damaged: {n} event(s) with errors, the first at offset {offset}"
                        f" ({error}); everything readable exported, the damaged events with "
                        "their error")
+        for src, n, lost, first in self.gaps.values():
+            out.append(f"{src}: {n} gap(s) in the capture, {lost} bytes lost (the first: "
+                       f"{first}); the packets table has a TCP_GAP row for each")
         return out
 
 
@@ -206,6 +211,12 @@ def run_export(
                     break
             elif isinstance(rec, PacketRecord):
                 mapper.packet(rec)
+                if rec.kind in ("TCP_GAP", "CAPTURE_ERROR"):
+                    g = result.gaps.setdefault(rec.input_index, [rec.source, 0, 0, None])
+                    g[1] += 1
+                    g[2] += rec.payload_length
+                    if g[3] is None and rec.payload:
+                        g[3] = f"frame {rec.frame}: {rec.payload.decode(errors='replace')}"
             elif isinstance(rec, InputDone):
                 ended = True
                 if rec.error and source.kind == "live":  # the stream failed: not complete

@@ -11,6 +11,7 @@ flow keeps its own small table of them (table ids are per connection).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,33 @@ def _packet_record(pkt: PacketDecoded, *, index: int, source: str, kind: str,
         binlog_file=binlog_file, log_pos=log_pos, payload=pkt.payload or None)
 
 
+#: the capture reader's words for bytes that never reached the decoder (drivers/capture/flows)
+_LOST = re.compile(r"(\d+) bytes lost in the capture")
+
+
+def _loss_record(item: Any, index: int, source: str) -> PacketRecord | None:
+    """A TCP gap (or a capture error item) as a ``packets`` row of kind ``TCP_GAP``
+    (``payload_length``: the bytes lost) or ``CAPTURE_ERROR``; None for anything else."""
+    from binlogscope.session.events import DecodeError
+
+    ev = item.event
+    if item.kind == "error":
+        text = item.text
+    elif type(ev) is DecodeError and _LOST.search(ev.message):
+        text = ev.message
+    else:
+        return None
+    m = _LOST.search(text)
+    direction = getattr(item.direction, "value", None) or (
+        "client" if text.startswith("client") else "server")
+    return PacketRecord(
+        input_index=index, source=source, source_kind="pcap", direction=direction, seq=0,
+        payload_length=int(m.group(1)) if m else 0,
+        kind="TCP_GAP" if m else "CAPTURE_ERROR", session_id=f"{Path(source).name}#"
+        f"{item.flow.id}", flow=item.flow.name, frame=item.frame, time=item.time,
+        payload=text.encode())
+
+
 class PcapRecordSource:
     """Packets and events of every MySQL flow in one or more captures."""
 
@@ -88,6 +116,9 @@ class PcapRecordSource:
                 for item in read_capture(path, self.ports, record=False):
                     pkt = item.event
                     if not isinstance(pkt, PacketDecoded):
+                        lost = _loss_record(item, i, path)
+                        if lost is not None:  # nothing lost silently: a row, a non-zero exit
+                            yield lost
                         continue
                     fid = item.flow.id
                     ctx = ctxs.setdefault(fid, DecodeContext())
