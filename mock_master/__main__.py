@@ -152,6 +152,7 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PR
     except (ScenarioError, SourceError, ValueError, OSError) as exc:
         print(f"{prog}: error: {exc}", file=err)
         return 2 if isinstance(exc, ValueError) else 1
+    warn_undescribed(mm.undescribed_tables(), err, prog)
 
     async def main() -> None:
         try:
@@ -186,6 +187,30 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PR
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+#: tables named one by one in the load-time warning (the rest are counted)
+WARN_TABLES = 20
+
+
+def warn_undescribed(tables: list[str], err: TextIO, prog: str = PROG) -> None:
+    """At load time, on stderr (also with --quiet): the tables the mock cannot describe and
+    how to describe them (they are answered as missing tables)."""
+    if not tables:
+        return
+    shown = ", ".join(tables[:WARN_TABLES]) + (
+        f" and {len(tables) - WARN_TABLES} more" if len(tables) > WARN_TABLES else "")
+    print(f"{prog}: warning: {len(tables)} table(s) have TABLE_MAPs without column names "
+          f"(binlog_row_metadata is not FULL) and no CREATE TABLE in the served files: "
+          f"{shown}", file=err)
+    print(f"{prog}: warning: a client asking about them gets what a server says of a missing "
+          "table (ERR 1146 for SHOW CREATE TABLE/SHOW COLUMNS/DESCRIBE, no information_schema "
+          "rows), so CDC clients that need column names stop, stall or drop their rows; "
+          "describe them with --schema-ddl FILE (their CREATE TABLE statements; scenario: "
+          "schema_ddl) or "
+          "--schema-from mysql://user@host:port/db (a server that has them; scenario: "
+          "schema_from; password in "
+          "$MOCK_MASTER_SCHEMA_PASSWORD)", file=err)
 
 
 def run_record(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PROG) -> int:

@@ -161,6 +161,14 @@ class MockMaster:
             self._knowledge.notes = self.log.notes
         return self._knowledge
 
+    def undescribed_tables(self) -> list[str]:
+        """``db.table`` of every table the served TABLE_MAPs name without column names
+        (binlog_row_metadata not FULL) that no DDL - the stream's or the scenario's -
+        describes: the answers treat them as missing tables (ERR 1146 for SHOW/DESCRIBE, no
+        information_schema rows). Builds the schema knowledge (what the first client asking
+        would build)."""
+        return [f"{db}.{t}" for db, t in sorted(self.knowledge().unnamed)]
+
     def limit(self, name: str) -> float:
         """A limit from the server variables (:data:`LIMIT_DEFAULTS`); 0 or less: none."""
         try:
