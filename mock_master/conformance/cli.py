@@ -41,8 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run the catalogue against a client")
     r.add_argument("--client", required=True,
                    help="a command with {host} {port} {user} {password} (and {file} {pos} "
-                   "{gtid} {flavor} {server_id}) placeholders, or a preset: binlogscope, "
-                   "python-mysql-replication, mariadb-binlog")
+                   "{gtid} {flavor} {server_id} {semi_sync}) placeholders, or a preset: "
+                   "binlogscope, python-mysql-replication, mariadb-binlog, mariadb-replica "
+                   "(CONFORMANCE_REPLICA=host:port:user names the replica server)")
     r.add_argument("--adapter", choices=("schema", "binlogscope-live", "none"),
                    help="how the client's stdout is read (default: schema for a command)")
     r.add_argument("--name", help="the client's name in the reports")

@@ -4,7 +4,8 @@ A template is a shell-like command line with placeholders, run once per case:
 ``{host}`` ``{port}`` ``{user}`` ``{password}`` (where and as whom to connect), ``{file}``
 ``{pos}`` (where to start), ``{gtid}`` (a GTID start: cases that need one are
 *unimplemented* for a template without it), ``{flavor}`` (``mariadb`` or ``mysql``),
-``{server_id}`` (a replica server id). The same values are in the environment
+``{server_id}`` (a replica server id), ``{semi_sync}`` (``1`` when the case wants
+semi-sync negotiated). The same values are in the environment
 (``CONFORMANCE_HOST``, ..., and ``MYSQL_PWD``).
 
 Adapters say how the client's stdout is read: ``schema`` (it prints the JSON lines of
@@ -13,7 +14,8 @@ translated), ``none`` (nothing is read: the client is judged on the wire alone).
 
 Presets: ``binlogscope`` (binlogscope's own replica, ``live --json``), ``python-mysql-replication``
 (the in-tree adapter :mod:`mock_master.conformance.adapters.pmr`), ``mariadb-binlog``
-(``mariadb-binlog --read-from-remote-server``, judged on the wire).
+(``mariadb-binlog --read-from-remote-server``, judged on the wire), ``mariadb-replica`` (a real
+MariaDB replica's IO thread, :mod:`mock_master.conformance.adapters.mariadb_replica`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 
 ADAPTERS = ("schema", "binlogscope-live", "none")
 PLACEHOLDERS = ("host", "port", "user", "password", "file", "pos", "gtid", "flavor",
-                "server_id")
+                "server_id", "semi_sync")
 
 
 class ClientError(Exception):
@@ -53,7 +55,7 @@ class Params:
         return {"host": self.host, "port": str(self.port), "user": self.user,
                 "password": self.password, "file": self.file, "pos": str(self.pos),
                 "gtid": self.gtid or "", "flavor": self.flavor,
-                "server_id": str(self.server_id)}
+                "server_id": str(self.server_id), "semi_sync": "1" if self.semi_sync else "0"}
 
 
 @dataclass
@@ -118,12 +120,21 @@ def _mariadb_binlog(p: Params) -> list[str]:
     return argv
 
 
+def _mariadb_replica(p: Params) -> list[str]:
+    return [sys.executable, "-m", "mock_master.conformance.adapters.mariadb_replica", p.host,
+            str(p.port), p.user, p.password, p.file, str(p.pos), p.flavor,
+            "1" if p.semi_sync else "0", p.gtid or ""]
+
+
 PRESETS: dict[str, Client] = {
     "binlogscope": Client("binlogscope", _binlogscope, "binlogscope-live",
                           frozenset({"gtid", "semi_sync"})),
     "python-mysql-replication": Client("python-mysql-replication", _pmr, "schema",
                                        frozenset({"gtid"})),
     "mariadb-binlog": Client("mariadb-binlog", _mariadb_binlog, "none", frozenset({"gtid"})),
+    # a real MariaDB replica's IO thread (CONFORMANCE_REPLICA names the server)
+    "mariadb-replica": Client("mariadb-replica", _mariadb_replica, "none",
+                              frozenset({"gtid", "semi_sync"})),
 }
 
 

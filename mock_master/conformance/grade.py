@@ -258,7 +258,9 @@ def judge_rows(obs: Observation) -> list[Check]:
     if not expected:
         return []
     if not obs.has_adapter:
-        return [Check(Verdict.UNIMPLEMENTED, "the client reports no values (no adapter)")]
+        # a protocol case judged on the wire (value cases need an adapter: the runner grades
+        # them unimplemented before they run)
+        return []
     bytes_mode = next((str(h.get("bytes", "object")) for h in obs.of_type("hello")), "object")
     got = obs.rows()
     checks: list[Check] = []

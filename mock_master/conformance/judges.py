@@ -5,6 +5,7 @@ Each returns checks (:class:`~mock_master.conformance.model.Check`); a case comb
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 from mock_master.conformance.grade import judge_clean_end, judge_rows
@@ -129,3 +130,44 @@ def reconnected(obs: Observation) -> bool:
 
 def values_and_framing(obs: Observation) -> list[Check]:
     return judge_clean_end(obs) + judge_rows(obs) + client_framing(obs)
+
+
+def resume_position(obs: Observation) -> list[Check]:
+    """Where each reconnection's COM_BINLOG_DUMP starts, against what the client had received
+    on the connection before: the end of the last whole event received, or the last
+    transaction boundary before it (the partial transaction read again). Anything later loses
+    events; anything earlier repeats whole transactions."""
+    dumps = [p for p in obs.dumps() if p.kind == "com_binlog_dump"]
+    checks: list[Check] = []
+    for prev, cur in itertools.pairwise(dumps):
+        start = int(getattr(prev.p.value, "binlog_pos", 4) or 4)
+        ends: list[int] = []
+        bounds = [start]
+        for p in obs.events_sent(prev.conn):
+            ev = p.p.binlog_event
+            if ev is None or ev.header is None or p.p.error:
+                continue
+            h = ev.header
+            if h.flags & 0x20 or h.log_pos == 0 or h.type_code in (27, 41):
+                continue
+            ends.append(h.log_pos)
+            if h.type_code == 16 or (h.type_code == 2 and "BEGIN" not in str(
+                    getattr(ev.body, "query", "BEGIN")).upper()):
+                bounds.append(h.log_pos)
+        got = max(ends, default=start)
+        boundary = max((b for b in bounds if b <= got), default=start)
+        pos = int(getattr(cur.p.value, "binlog_pos", 0) or 0)
+        where = f"connection {cur.conn} resumed at {pos}"
+        if pos == got:
+            checks.append(Check(Verdict.PASS, f"{where}: the end of the last whole event it "
+                                "had received"))
+        elif pos == boundary:
+            checks.append(Check(Verdict.PASS, f"{where}: the last transaction boundary (the "
+                                f"partial transaction up to {got} read again)"))
+        elif pos > got:
+            checks.append(Check(Verdict.FAIL, f"{where}, past the {got} it had received: "
+                                "events lost"))
+        else:
+            checks.append(Check(Verdict.FAIL, f"{where}, before the last transaction boundary "
+                                f"{boundary} it had received: whole transactions repeated"))
+    return checks

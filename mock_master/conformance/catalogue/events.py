@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from binlogscope.wire.binlog.control_events import (
     AnnotateRowsEvent,
+    HeartbeatEvent,
     IntvarEvent,
     RowsQueryEvent,
 )
 from binlogscope.wire.binlog.encode_events import (
     encode_annotate_rows,
+    encode_heartbeat_v2,
     encode_intvar,
     encode_rows_query,
 )
@@ -81,6 +83,30 @@ def _ddl(flavor: str) -> Setup:
                                                                      [(1, "x", 5)])])
 
 
+def _no_checksum(flavor: str) -> Setup:
+    b, exp = txn_stream(flavor, 3, b=CaseBuilder(flavor, checksum=False))
+    return Setup(scenario(flavor, b.build(), variables={"binlog_checksum": "NONE"}),
+                 expected=exp)
+
+
+def _heartbeat_v2(flavor: str) -> Setup:
+    """MySQL 8.0.26+'s HEARTBEAT_LOG_EVENT_V2 (type 41: TLV file name and position) between
+    transactions, as a source sends it after a quiet period."""
+    b = CaseBuilder(flavor)
+    t = b.table_of(SCHEMA, "t", [("id", "INT"), ("v", "VARCHAR(20)")])
+    b.begin()
+    b.insert(t, [(1, "a")])
+    b.commit()
+    end = 4 + sum(len(e) for e in b.files[0].events)
+    b.raw(E.HEARTBEAT_LOG_EVENT_V2, encode_heartbeat_v2(HeartbeatEvent(b.files[0].name, end)),
+          flags=0x20)
+    b.begin()
+    b.insert(t, [(2, "b")])
+    b.commit()
+    return Setup(scenario(flavor, b.build()), expected=[
+        ExpectedRows("insert", t, [(1, "a")]), ExpectedRows("insert", t, [(2, "b")])])
+
+
 def _case(cid: str, title: str, expect: str, build: object, flavors: tuple[str, ...] = BOTH,
           links: tuple[str, ...] = ()) -> Case:
     return Case(cid, title, expect, build, judge_values, flavors=flavors,  # type: ignore[arg-type]
@@ -114,6 +140,11 @@ CASES: list[Case] = [
           "checkpoint/GTID_LIST (an old @mariadb_slave_capability)",
           "the dummy events (QUERY '# Dummy event ...' / USER_VAR) skipped; rows decoded",
           _dummies, ("mariadb",)),
+    _case("events/checksum-none", "binlog_checksum=NONE: events without a CRC32",
+          "no checksum expected when the FORMAT_DESCRIPTION says NONE: the rows decoded (the "
+          "last 4 bytes are data)", _no_checksum),
+    _case("events/heartbeat-v2", "MySQL 8.0.26+ HEARTBEAT_LOG_EVENT_V2 between transactions",
+          "the v2 heartbeat (TLV body) skipped: the rows decoded", _heartbeat_v2, ("mysql",)),
     _case("events/ddl-then-rows", "CREATE TABLE and ALTER TABLE, then rows of the new shape",
           "the DDL passed through; the rows decoded with the new column", _ddl),
 ]

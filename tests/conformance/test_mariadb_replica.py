@@ -1,0 +1,67 @@
+"""A real MariaDB replica (its IO thread) graded on the protocol cases: its semi-sync ACKs and
+where it resumes after a cut, judged on the wire. The replica is a throw-away server of its
+own (scripts/mariadb.sh), connected to each case's mock master in turn."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mock_master.conformance.model import Result, Verdict
+from tests.ci_support import unavailable
+from tests.conformance.support import explain, run
+from tests.mariadb_server import MariaDB, ServerStartError, start, stop
+
+pytestmark = [pytest.mark.mysql, pytest.mark.network]
+
+CASES = ("semisync/ack-each-flagged-event,stream/disconnect-mid-transaction,"
+         "stream/disconnect-mid-event,stream/err-1236-purged,setup/dump-request-framing,"
+         "gtid/mariadb-purged")
+
+
+@pytest.fixture(scope="module")
+def replica(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDB]:
+    d = Path(tmp_path_factory.mktemp("conformance-replica"))
+    try:
+        server = start(d)
+    except ServerStartError as exc:
+        unavailable(f"MariaDB could not be started: {exc}")
+    old = {k: os.environ.get(k) for k in ("CONFORMANCE_REPLICA",
+                                          "CONFORMANCE_REPLICA_PASSWORD")}
+    os.environ["CONFORMANCE_REPLICA"] = f"{server.host}:{server.port}:{server.user}"
+    os.environ["CONFORMANCE_REPLICA_PASSWORD"] = server.password
+    try:
+        yield server
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        stop(server.dir)
+
+
+@pytest.fixture(scope="module")
+def results(replica: MariaDB) -> dict[str, Result]:
+    return run("mariadb-replica", CASES, flavors=("mariadb",), jobs=1)
+
+
+def test_the_replica_passes_the_protocol_cases(results: dict[str, Result]) -> None:
+    assert len(results) == 6
+    cut = results.pop("stream/disconnect-mid-event [mariadb]")
+    bad = [explain(r) for r in results.values() if r.verdict != Verdict.PASS]
+    assert not bad, "\n".join(bad)
+    # a truncated event is corruption to a real replica: its IO thread stops (no resume)
+    assert cut.verdict == Verdict.NON_STRICT, explain(cut)
+    assert any("1595" in ln for ln in cut.evidence["client_other_output"]), explain(cut)
+
+
+def test_its_acks_and_its_resume_position_are_the_evidence(results: dict[str, Result]) -> None:
+    acks = results["semisync/ack-each-flagged-event [mariadb]"]
+    assert any("semi_sync_ack" in p["label"] for p in acks.evidence["packets"])
+    assert "ACK(s), one per flagged event" in "\n".join(c.text for c in acks.checks)
+    cut = results["stream/disconnect-mid-transaction [mariadb]"]
+    assert "resumed at" in "\n".join(c.text for c in cut.checks), explain(cut)
