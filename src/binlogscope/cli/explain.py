@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from binlogscope.cli.common import PROG
@@ -36,8 +37,8 @@ def add_explain_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.diagnose.explain import Finding, explain
     from binlogscope.diagnose.patterns import best, recognise
-    from binlogscope.diagnose.report import clue_json, clue_lines, finding_json, finding_lines
-    from binlogscope.diagnose.walk import SourceError, walk
+    from binlogscope.diagnose.report import clue_json, clue_lines
+    from binlogscope.diagnose.walk import SourceError, is_capture, walk
     from binlogscope.render.json_out import dumps_pretty
 
     text = sys.stdin.read() if args.text == "-" else args.text
@@ -64,6 +65,14 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               "from a server", file=err)
         return 2
     source = " ".join(args.source)
+    single = len(args.source) == 1 and Path(args.source[0]).is_file() and not is_capture(
+        args.source[0])
+    if single and clue.binlog_file is not None and _base(clue.binlog_file) != _base(
+            args.source[0]):
+        # one file given: it is the file the line speaks of, whatever it is called now
+        print(f"{PROG} explain: the line names {clue.binlog_file}; {args.source[0]} is taken "
+              "as that file", file=err)
+        clue.binlog_file = None
     finding: Finding
     try:
         finding = explain(clue, walk(list(args.source), live_start=live_start), source)
@@ -73,6 +82,25 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except OSError as exc:
         print(f"{PROG}: explain: {exc.strerror or exc}", file=err)
         return 1
+    try:
+        _write(args, finding, clues, clue, out)
+    except BrokenPipeError:  # a reader that went away (| head): no traceback
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0 if finding.found is not None or finding.answered else 1
+
+
+def _base(name: str) -> str:
+    b = name.replace("\\", "/").rsplit("/", 1)[-1]
+    return b[:-3] if b.endswith(".gz") else b
+
+
+def _write(args: argparse.Namespace, finding: Any, clues: list[Any], clue: Any,
+           out: TextIO) -> None:
+    from binlogscope.diagnose.report import clue_json, finding_json, finding_lines
+    from binlogscope.render.json_out import dumps_pretty
+
     if args.json:
         doc: dict[str, Any] = finding_json(finding)
         doc["other_clues"] = [clue_json(c) for c in clues if c is not clue]
@@ -83,7 +111,6 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for c in clues:
             if c is not clue:
                 print(f"also recognised: {c.pattern} ({c.where})", file=out)
-    return 0 if finding.found is not None or finding.answered else 1
 
 
 __all__ = ["add_explain_parser", "cmd_explain"]
