@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -193,3 +194,100 @@ def test_mock_master_diff_takes_the_mocks_login_and_reports_a_refused_one(tmp_pa
         capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert missing.returncode == 2
     assert "DIFF_PW_UNSET" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def _stats_session(host: str, port: int) -> object:
+    import pymysql
+
+    conn = pymysql.connect(host=host, port=port, user="repl", password="replpass")
+    try:
+        with conn.cursor() as cur:
+            out = []
+            for q in ("SHOW INDEX FROM test.t",
+                      "SELECT TABLE_NAME, TABLE_ROWS, DATA_LENGTH, UPDATE_TIME FROM "
+                      "information_schema.TABLES WHERE TABLE_SCHEMA = 'test'",
+                      "SHOW TABLE STATUS FROM test"):
+                cur.execute(q)
+                out.append(cur.fetchall())
+            return out
+    finally:
+        conn.close()
+
+
+def _stats_mock(rows: int, cardinality: int, name: str = "t") -> ThreadedMockMaster:
+    """A mock whose table answers say ``rows`` rows and ``cardinality`` (scenario answers:
+    two servers that differ only where the statistics of a table with data would)."""
+    answers = [
+        (r"SHOW INDEX FROM test\.t", {"columns": ["Table", "Key_name", "Column_name",
+                                                  "Cardinality"],
+                                      "rows": [[name, "PRIMARY", "id", cardinality]]}),
+        (r"SELECT TABLE_NAME, TABLE_ROWS.*", {
+            "columns": ["TABLE_NAME", "TABLE_ROWS", "DATA_LENGTH", "UPDATE_TIME"],
+            "rows": [[name, rows, rows * 16384, f"2026-01-0{rows % 9 + 1} 00:00:00"]]}),
+        (r"SHOW TABLE STATUS FROM test", {
+            "columns": ["Name", "Engine", "Rows", "Avg_row_length", "Data_length",
+                        "Auto_increment", "Create_time"],
+            "rows": [[name, "InnoDB", rows, 16384 // rows, rows * 16384, rows + 1,
+                      f"2026-01-0{rows % 9 + 1} 00:00:00"]]}),
+    ]
+    return ThreadedMockMaster(Scenario(sources=[BinlogSource([capture(WORKLOAD)])],
+                                       users=[User("repl", "replpass")], answers=answers))
+
+
+def test_table_statistics_are_allowed_differences_counted_in_the_summary() -> None:
+    """docs/differential.md and mock_master/README allow the statistics of TABLES / SHOW TABLE
+    STATUS and Cardinality (the mock has no table data). The old harness reported them as
+    DIFFERENT, so a client asking SHOW INDEX could never pass it."""
+    with _stats_mock(3, 3) as a, _stats_mock(5, 4) as b:
+        rep, _, _ = differential(_stats_session, (a.host, a.port), mock=(b.host, b.port))
+    assert rep.ok, rep.text()
+    # Cardinality; TABLE_ROWS, DATA_LENGTH, UPDATE_TIME; Rows, Avg_row_length, Data_length,
+    # Auto_increment, Create_time
+    assert rep.allowed["table_statistics"] == 9, rep.allowed
+    assert "table_statistics 9" in rep.summary()
+    # the same columns differing in another statement, or another column: a difference
+    with _stats_mock(3, 3) as a, _stats_mock(3, 3, name="u") as b:
+        rep, _, _ = differential(_stats_session, (a.host, a.port), mock=(b.host, b.port))
+    assert not rep.ok
+    assert {f.path for d in rep.differences for f in d.fields} == {
+        "text_row.Table", "text_row.TABLE_NAME", "text_row.Name"}
+
+
+@pytest.mark.mysql
+def test_statement_ids_are_allowed_differences_against_mariadb(mariadb: Any) -> None:
+    """MariaDB numbers prepared statements server-wide, the mock per connection: a client that
+    prepares on a second connection gets id 2 from the server and 1 from the mock. The README
+    allows it; the old harness reported it as DIFFERENT (the reply's id bytes)."""
+    def session(host: str, port: int) -> object:
+        import pymysql
+
+        out = []
+        for _ in range(2):
+            conn = pymysql.connect(host=host, port=port, user=mariadb.repl_user,
+                                   password=mariadb.repl_password)
+            try:
+                # COM_STMT_PREPARE (its OK, then the column definitions and their EOF),
+                # then COM_STMT_CLOSE (no reply)
+                conn._execute_command(0x16, "SELECT @@server_id")
+                ok = bytes(conn._read_packet().get_all_data())
+                out.append(ok)
+                for count in (int.from_bytes(ok[7:9], "little"),
+                              int.from_bytes(ok[5:7], "little")):  # parameters, columns
+                    for _ in range(count + 1 if count else 0):
+                        conn._read_packet()
+                conn._execute_command(0x19, ok[1:5])
+            finally:
+                conn.close()
+        return out
+
+    with ThreadedMockMaster(Scenario(sources=[BinlogSource([capture(WORKLOAD)])],
+                                     users=[User(mariadb.repl_user,
+                                                 mariadb.repl_password)])) as mm:
+        rep, real, mock = differential(session, (mariadb.host, mariadb.port),
+                                       mock=(mm.host, mm.port))
+    assert isinstance(real.result, list) and isinstance(mock.result, list), rep.notes
+    real_ids = [int.from_bytes(p[1:5], "little") for p in real.result]
+    mock_ids = [int.from_bytes(p[1:5], "little") for p in mock.result]
+    assert mock_ids == [1, 1] and real_ids[1] > real_ids[0], (real_ids, mock_ids)
+    assert rep.ok, rep.text()
+    assert rep.allowed["statement_id"] >= 1, rep.allowed
