@@ -26,6 +26,12 @@ from mock_master.serve.server import ThreadedMockMaster
 
 @pytest.fixture
 def mock_master() -> Iterator[Callable[..., ThreadedMockMaster]]:
+    """A factory of mock masters on free loopback ports, stopped at the end of the test:
+    ``mock_master(scenario)`` (a Scenario or a scenario file), or
+    ``mock_master(binlogs=[...], **scenario_keywords)`` - any Scenario keyword (flavor,
+    users, actions, semi_sync, ack_every_transaction, variables, ...). The server's ``host``,
+    ``port`` and run log ``log`` (see mock_master.conformance.expect for its fields and the
+    assertion helpers); ``append_events([...])`` adds live events."""
     started: list[ThreadedMockMaster] = []
 
     def factory(scenario: Scenario | str | Path | None = None, *,
