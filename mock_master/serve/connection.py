@@ -354,8 +354,8 @@ class Connection(ClientIO):
                 self.on_ack(SemiSyncAck(int.from_bytes(v.arguments[:8], "little"),
                                         v.arguments[8:].decode("utf-8", "replace")))
                 continue
-            elif isinstance(v, SimpleCommand) and v.command in STMT_COMMANDS:
-                self.prepared.handle(v.command, v.arguments)
+            elif p.payload and p.payload[0] in STMT_COMMANDS:  # (decoded as COM_STMT_*)
+                self.prepared.handle(p.payload[0], bytes(p.payload[1:]))
             elif isinstance(v, SimpleCommand) and v.command == Command.COM_FIELD_LIST \
                     and self.m.flavor == "mysql":
                 self._field_list(v.arguments)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from binlogscope.drivers.live.setup import QUERY_WHY, setup_steps
 from binlogscope.inspector.source import event_kind
+from binlogscope.render.text import statement_text
 from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.fields import escaped
 
@@ -12,7 +13,7 @@ SUMMARY_MAX = 120
 _HANDSHAKE = {"handshake_v10", "ssl_request", "handshake_response41", "handshake_response320",
               "auth_switch_request", "auth_more_data", "auth_switch_response"}
 _RESULT = {"ok", "eof", "column_count", "column_definition41", "text_row",
-           "local_infile_request"}
+           "local_infile_request", "stmt_prepare_ok", "param_definition", "binary_row"}
 _DUMP = {"com_register_slave", "com_binlog_dump", "com_binlog_dump_gtid"}
 
 
@@ -70,6 +71,9 @@ def packet_summary(ev: PacketDecoded) -> str:
     elif name in ("ComBinlogDump", "ComBinlogDumpGtid"):
         parts.append(f"from {escaped(v.binlog_filename) or '(gtid)'}:{v.binlog_pos} "
                      f"server_id={v.server_id} flags=0x{v.flags:x}")
+    elif name in ("ComStmtPrepare", "StmtPrepareOk", "StmtExecute", "ComStmtClose",
+                  "BinaryRow"):
+        parts.append(statement_text(v) or "")
     elif name == "ComRegisterSlave":
         parts.append(f"server_id={v.server_id} host={v.hostname}")
     elif name == "ColumnCount":
@@ -97,7 +101,7 @@ def packet_kind(ev: PacketDecoded) -> str:
     k = ev.kind
     if k in _HANDSHAKE:
         return "handshake"
-    if k == "com_query":
+    if k in ("com_query", "com_stmt_prepare", "com_stmt_execute"):
         return "query"
     if k in _RESULT:
         return "result"

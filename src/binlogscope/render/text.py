@@ -29,8 +29,10 @@ from binlogscope.session.events import (
     SessionEvent,
     TlsStarted,
 )
-from binlogscope.wire.fields import redact, redact_bytes
+from binlogscope.wire.fields import escaped, redact, redact_bytes
 from binlogscope.wire.node import Node
+from binlogscope.wire.prepared import StmtExecute, StmtPrepareOk
+from binlogscope.wire.statements import BinaryRow, ComStmtClose, ComStmtPrepare
 
 if TYPE_CHECKING:
     from binlogscope.drivers.items import SourceItem
@@ -249,6 +251,36 @@ def wire_bytes(ev: PacketDecoded) -> bytes | None:
     return redact_bytes(ev.node, raw)
 
 
+def value_text(v: Any) -> str:
+    """A prepared statement's parameter or a binary row's value as a person reads it (text
+    as a quoted string, control characters escaped)."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bytes):
+        return repr(escaped(v.decode("utf-8", "replace")))
+    return str(v)
+
+
+def statement_text(value: Any) -> str | None:
+    """The one line a prepared-statement packet says (the text prepared, the id with its
+    parameter and column counts, the parameters an EXECUTE binds, a binary row's values);
+    None for any other packet."""
+    t = type(value)
+    if t is ComStmtPrepare:
+        return escaped(" ".join(value.query.split()))
+    if t is StmtPrepareOk:
+        return (f"statement {value.statement_id}: {value.num_params} parameter(s), "
+                f"{value.num_columns} column(s)")
+    if t is StmtExecute:
+        params = ", ".join(value_text(x) for x in value.params)
+        return f"statement {value.statement_id}" + (f" ({params})" if params else "")
+    if t is ComStmtClose:
+        return f"statement {value.statement_id}"
+    if t is BinaryRow:
+        return " | ".join(value_text(x) for x in value.values)
+    return None
+
+
 def session_event_text(ev: SessionEvent | None, brief: bool, prefix: str = "") -> list[str]:
     """The text lines of one session event (the head line, then the field dump)."""
     if isinstance(ev, PacketDecoded):
@@ -263,6 +295,10 @@ def session_event_text(ev: SessionEvent | None, brief: bool, prefix: str = "") -
             if bev.file_pos is not None:  # its coordinates (docs/coordinates.md)
                 head += f"  @{bev.binlog_file or '?'}:{bev.file_pos}"
             head += f"  {event_line(bev)}"
+        elif brief or ev.node is None:
+            said = statement_text(ev.value)
+            if said is not None:
+                head += f"  {said}"
         if ev.error:
             head += f"  !! {ev.error}"
         if brief or ev.node is None:

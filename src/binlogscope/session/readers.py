@@ -16,11 +16,12 @@ from typing import Any
 from binlogscope.session.events import Peer, Phase, TlsStarted
 from binlogscope.session.replies import COMMAND_KIND, Answer, Reply
 from binlogscope.session.state import ConnState
-from binlogscope.wire import commands, handshake, replication
+from binlogscope.wire import commands, handshake, replication, statements
 from binlogscope.wire.constants import BinlogDumpFlag, CapabilityFlag, Command, command_name
 from binlogscope.wire.framing import Packet
 from binlogscope.wire.node import Node
 from binlogscope.wire.packet import DecodedPayload
+from binlogscope.wire.prepared import StmtExecute, StmtPrepareOk
 
 CAP = CapabilityFlag
 _NON_BLOCK = int(BinlogDumpFlag.BINLOG_DUMP_NON_BLOCK)
@@ -95,7 +96,21 @@ def client_command(st: ConnState, pkt: Packet) -> DecodedPayload:
     st.semi_sync_pending = False
     if st.phase == Phase.BINLOG_STREAM:
         st.set_phase(Phase.COMMAND, f"{command_name(code)} during the binlog stream")
-    d = st.decode(pkt, COMMAND_KIND.get(code, "command"))
+    kind = COMMAND_KIND.get(code, "command")
+    if code == Command.COM_STMT_EXECUTE and len(payload) >= 5:
+        stmt = st.statements.get(int.from_bytes(payload[1:5], "little"))
+
+        def execute(r: Any, caps: int) -> StmtExecute:
+            return statements.decode_com_stmt_execute(r, caps, stmt)
+
+        d = st.decode(pkt, kind, execute)
+    else:
+        d = st.decode(pkt, kind)
+    value = d.value
+    if type(value) is statements.ComStmtPrepare:
+        st.preparing = value.query
+    elif type(value) is statements.ComStmtClose and value.command == Command.COM_STMT_CLOSE:
+        st.statements.pop(value.statement_id, None)
     if code == Command.COM_QUERY:
         if isinstance(d.value, commands.ComQuery):
             if SEMI_SYNC_QUERY.search(d.value.query):
@@ -197,6 +212,11 @@ def command_reply(st: ConnState, pkt: Packet, first: int) -> DecodedPayload:
     got = st.replies.read(pkt, st.decode, st.capabilities, st.deprecate_eof)
     if got.result is not None:
         st.emit(got.result)
+    ok = got.payload.value
+    if type(ok) is StmtPrepareOk:  # the statement the client prepared gets its id
+        st.statements[ok.statement_id] = statements.StatementInfo(st.preparing or "",
+                                                                  ok.num_params)
+        st.preparing = None
     if got.answer is Answer.ERR:
         st.semi_sync_pending = False
     elif got.answer is Answer.OK and st.semi_sync_pending:

@@ -18,10 +18,11 @@ from enum import Enum
 from typing import Any
 
 from binlogscope.session.events import ResultSetComplete
-from binlogscope.wire import handshake, results
+from binlogscope.wire import handshake, results, statements
 from binlogscope.wire.constants import Command, StatusFlag, command_name
 from binlogscope.wire.framing import Packet
 from binlogscope.wire.packet import DecodedPayload
+from binlogscope.wire.prepared import StmtPrepareOk
 
 
 class Reply(Enum):
@@ -35,7 +36,11 @@ class Reply(Enum):
     ROWS = "rows"  # text rows until the terminator
     FIELD_LIST = "field_list"  # COM_FIELD_LIST: column definitions until EOF
     AUTH = "auth"  # COM_CHANGE_USER: the auth exchange again (the session's auth reader)
-    RAW = "raw"  # replies binlogscope does not decode (prepared statements...)
+    PREPARE = "prepare"  # COM_STMT_PREPARE: PREPARE_OK / ERR
+    PARAMS = "params"  # the ? parameters' definitions after PREPARE_OK
+    PARAMS_EOF = "params_eof"  # the EOF after them (without CLIENT_DEPRECATE_EOF)
+    EXECUTE = "execute"  # COM_STMT_EXECUTE: OK / ERR / column count (then binary rows)
+    RAW = "raw"  # replies binlogscope does not decode
 
 
 _OK_COMMANDS = (Command.COM_PING, Command.COM_INIT_DB, Command.COM_REGISTER_SLAVE,
@@ -53,6 +58,9 @@ COMMAND_REPLY: dict[int, Reply] = {
     # the binlog stream follows (the BINLOG_STREAM phase reads it); nothing after it
     int(Command.COM_BINLOG_DUMP): Reply.NONE,
     int(Command.COM_BINLOG_DUMP_GTID): Reply.NONE,
+    int(Command.COM_STMT_PREPARE): Reply.PREPARE,
+    int(Command.COM_STMT_EXECUTE): Reply.EXECUTE,
+    int(Command.COM_STMT_CLOSE): Reply.NONE,  # no reply
 }
 
 #: command code -> the packet kind its payload decodes as (any other: "command")
@@ -61,6 +69,10 @@ COMMAND_KIND: dict[int, str] = {
     int(Command.COM_REGISTER_SLAVE): "com_register_slave",
     int(Command.COM_BINLOG_DUMP): "com_binlog_dump",
     int(Command.COM_BINLOG_DUMP_GTID): "com_binlog_dump_gtid",
+    int(Command.COM_STMT_PREPARE): "com_stmt_prepare",
+    int(Command.COM_STMT_EXECUTE): "com_stmt_execute",
+    int(Command.COM_STMT_CLOSE): "com_stmt_close",
+    int(Command.COM_STMT_RESET): "com_stmt_close",
 }
 
 
@@ -98,6 +110,11 @@ class ReplyReader:
     rows: list[results.TextRow] = field(default_factory=list)
     truncated: bool = False
     result_offset: int = 0
+    #: the rows being read are binary (an EXECUTE's result set)
+    binary: bool = False
+    #: the PREPARE_OK being read: parameter definitions left, columns to follow (no rows)
+    params_left: int = 0
+    preparing: bool = False
 
     def command(self, code: int) -> None:
         """The client sent command ``code``: expect its reply, forget any result set."""
@@ -110,6 +127,9 @@ class ReplyReader:
         self.cols_left = 0
         self.rows = []
         self.truncated = False
+        self.binary = False
+        self.params_left = 0
+        self.preparing = False
 
     def read(self, pkt: Packet, decode: Decode, caps: int, deprecate_eof: bool) -> ReplyRead:
         """Read one server packet (not in AUTH: the session reads those)."""
@@ -147,7 +167,11 @@ def _columns(rr: ReplyReader, pkt: Packet, first: int, decode: Decode, caps: int
     d = rr._column(pkt, decode)
     rr.cols_left -= 1
     if rr.cols_left <= 0:
-        rr.expect = Reply.ROWS if deprecate_eof else Reply.COLUMNS_EOF
+        if rr.preparing and deprecate_eof:  # a PREPARE_OK's columns: no rows follow
+            rr.reset()
+            rr.expect = Reply.NONE
+        else:
+            rr.expect = Reply.ROWS if deprecate_eof else Reply.COLUMNS_EOF
     return ReplyRead(d)
 
 
@@ -164,7 +188,11 @@ def _columns_eof(rr: ReplyReader, pkt: Packet, first: int, decode: Decode, caps:
                  deprecate_eof: bool) -> ReplyRead | None:
     if first != 0xFE:
         return None
-    rr.expect = Reply.ROWS
+    if rr.preparing:  # the end of a PREPARE_OK's column definitions
+        rr.reset()
+        rr.expect = Reply.NONE
+    else:
+        rr.expect = Reply.ROWS
     return ReplyRead(decode(pkt, "eof", None))
 
 
@@ -174,6 +202,13 @@ def _rows(rr: ReplyReader, pkt: Packet, first: int, decode: Decode, caps: int,
         return rr._terminator(pkt, decode, deprecate_eof)
     if first == 0xFF:
         return None
+    if rr.binary:
+        cols = tuple(rr.columns)
+
+        def bin_fn(r: Any, c: int) -> statements.BinaryRow:
+            return statements.decode_binary_row(r, c, cols)
+
+        return ReplyRead(decode(pkt, "binary_row", bin_fn))
     names = tuple(c.name for c in rr.columns) or None
 
     def fn(r: Any, c: int) -> results.TextRow:
@@ -207,6 +242,55 @@ def _query(rr: ReplyReader, pkt: Packet, first: int, decode: Decode, caps: int,
     return ReplyRead(d)
 
 
+def _execute(rr: ReplyReader, pkt: Packet, first: int, decode: Decode, caps: int,
+             deprecate_eof: bool) -> ReplyRead | None:
+    got = _query(rr, pkt, first, decode, caps, deprecate_eof)
+    if got is not None:
+        rr.binary = True  # the rows of this result set are binary
+    return got
+
+
+def _prepare(rr: ReplyReader, pkt: Packet, first: int, decode: Decode, caps: int,
+             deprecate_eof: bool) -> ReplyRead | None:
+    if first != 0x00:
+        return None  # ERR
+    d = decode(pkt, "stmt_prepare_ok", None)
+    ok = d.value
+    if isinstance(ok, StmtPrepareOk):
+        rr.reset()
+        rr.preparing = True
+        rr.params_left, rr.cols_left = ok.num_params, ok.num_columns
+        rr.expect = (Reply.PARAMS if ok.num_params else Reply.COLUMNS if ok.num_columns
+                     else Reply.NONE)
+        if rr.expect is Reply.NONE:
+            rr.preparing = False
+    else:
+        rr.expect = Reply.NONE
+    return ReplyRead(d, Answer.OK)
+
+
+def _params(rr: ReplyReader, pkt: Packet, first: int, decode: Decode, caps: int,
+            deprecate_eof: bool) -> ReplyRead | None:
+    if first == 0xFF:
+        return None
+    d = decode(pkt, "param_definition", None)
+    rr.params_left -= 1
+    if rr.params_left <= 0:
+        rr.expect = (Reply.PARAMS_EOF if not deprecate_eof else Reply.COLUMNS if rr.cols_left
+                     else Reply.NONE)
+    return ReplyRead(d)
+
+
+def _params_eof(rr: ReplyReader, pkt: Packet, first: int, decode: Decode, caps: int,
+                deprecate_eof: bool) -> ReplyRead | None:
+    if first != 0xFE:
+        return None
+    rr.expect = Reply.COLUMNS if rr.cols_left else Reply.NONE
+    if rr.expect is Reply.NONE:
+        rr.reset()
+    return ReplyRead(decode(pkt, "eof", None))
+
+
 def _raw(rr: ReplyReader, pkt: Packet, first: int, decode: Decode, caps: int,
          deprecate_eof: bool) -> ReplyRead | None:
     return None if first == 0xFF else ReplyRead(decode(pkt, "raw", None))
@@ -219,11 +303,15 @@ _READERS: dict[Reply, Reader] = {
     Reply.COLUMNS_EOF: _columns_eof,
     Reply.ROWS: _rows,
     Reply.QUERY: _query,
+    Reply.EXECUTE: _execute,
+    Reply.PREPARE: _prepare,
+    Reply.PARAMS: _params,
+    Reply.PARAMS_EOF: _params_eof,
     Reply.RAW: _raw,
 }
 
 #: the expectations under which an OK packet (0x00) is a reply
-_OK_EXPECTED = (Reply.OK, Reply.QUERY, Reply.NONE)
+_OK_EXPECTED = (Reply.OK, Reply.QUERY, Reply.EXECUTE, Reply.NONE)
 
 
 def _fresh_reply(rr: ReplyReader, pkt: Packet, first: int, decode: Decode) -> ReplyRead:

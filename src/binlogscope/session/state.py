@@ -23,6 +23,7 @@ from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.constants import CapabilityFlag
 from binlogscope.wire.framing import Packet
 from binlogscope.wire.packet import KINDS, DecodedPayload, run_decoder
+from binlogscope.wire.statements import StatementInfo
 
 _DEPRECATE_EOF = int(CapabilityFlag.CLIENT_DEPRECATE_EOF)
 
@@ -58,6 +59,10 @@ class ConnState:
     #: MariaDB: the GTID position the replica asked the source to stop at
     #: (``SET @slave_until_gtid``, ``START SLAVE UNTIL master_gtid_pos``); None: none
     until_gtid: str | None = None
+    #: prepared statements by id (COM_STMT_PREPARE_OK), to read their COM_STMT_EXECUTEs
+    statements: dict[int, StatementInfo] = field(default_factory=dict)
+    #: the text of the COM_STMT_PREPARE waiting for its PREPARE_OK
+    preparing: str | None = None
     #: OBSERVER: the driver terminates the TLS the client asks for (a proxy) and feeds the
     #: decrypted bytes
     tls_terminated: bool = False

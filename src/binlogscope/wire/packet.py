@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from binlogscope.wire import commands, handshake, replication, results
+from binlogscope.wire import commands, handshake, replication, results, statements
 from binlogscope.wire.framing import Packet, packet_node
 from binlogscope.wire.node import Node
 from binlogscope.wire.reader import ByteReader, DecodeError, ShortRead
@@ -55,6 +55,17 @@ KINDS: dict[str, tuple[PayloadDecoder, str]] = {
                         "COM_BINLOG_DUMP: start streaming the binlog from file+position"),
     "com_binlog_dump_gtid": (commands.decode_com_binlog_dump_gtid,
                              "COM_BINLOG_DUMP_GTID: start streaming, skipping a GTID set"),
+    "com_stmt_prepare": (statements.decode_com_stmt_prepare,
+                         "COM_STMT_PREPARE: a statement with ? parameters to prepare"),
+    "com_stmt_execute": (statements.decode_com_stmt_execute,
+                         "COM_STMT_EXECUTE: run a prepared statement with these parameters"),
+    "com_stmt_close": (statements.decode_com_stmt_close,
+                       "COM_STMT_CLOSE / COM_STMT_RESET: a prepared statement by its id"),
+    "stmt_prepare_ok": (statements.decode_stmt_prepare_ok,
+                        "COM_STMT_PREPARE_OK: the statement's id, columns and parameters"),
+    "param_definition": (results.decode_column_definition41,
+                         "a ? parameter's definition (after COM_STMT_PREPARE_OK)"),
+    "binary_row": (statements.decode_binary_row, "a result-set row in the binary protocol"),
     "command": (commands.decode_simple_command, "a client command"),
     "column_count": (results.decode_column_count,
                      "result set header: the number of columns that follow"),

@@ -88,7 +88,7 @@ def decode_stmt_execute(payload: bytes, num_params: int,
         if nulls[i // 8] >> (i % 8) & 1 or code == _NULL:
             values.append(None)
             continue
-        v, pos = _read_value(payload, pos, code, unsigned)
+        v, pos = read_binary_value(payload, pos, code, unsigned)
         values.append(v)
     return StmtExecute(stmt_id, flags, iterations, tuple(values), types_t)
 
@@ -106,7 +106,8 @@ def _lenenc(buf: bytes, pos: int) -> tuple[int, int]:
 _INT_SIZES = {_TINY: 1, _SHORT: 2, _YEAR: 2, _LONG: 4, _INT24: 4, _LONGLONG: 8}
 
 
-def _read_value(buf: bytes, pos: int, code: int, unsigned: bool) -> tuple[Any, int]:
+def read_binary_value(buf: bytes, pos: int, code: int, unsigned: bool) -> tuple[Any, int]:
+    """One value of MYSQL_TYPE ``code`` in the binary protocol at ``pos``: (value, next pos)."""
     if code in _INT_SIZES:
         n = _INT_SIZES[code]
         return int.from_bytes(buf[pos:pos + n], "little", signed=not unsigned), pos + n
