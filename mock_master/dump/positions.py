@@ -31,8 +31,11 @@ class Start:
     #: MariaDB GTID dump: the connect/UNTIL state machine, and the master's binlog state
     gtid_dump: GtidDump | None = None
     binlog_state: BinlogState | None = None
-    #: the FORMAT_DESCRIPTION goes out with log_pos 0 and 'created' 0 (the client resumes)
+    #: the FORMAT_DESCRIPTION goes out with 'created' 0 (the client resumes past the file's
+    #: first transaction), and log_pos 0 unless ``fde_keeps_log_pos``
     clear_fde: bool = False
+    #: MySQL 8 GTID auto-positioning clears only 'created' (rpl_binlog_sender.cc)
+    fde_keeps_log_pos: bool = False
 
 
 _NO_FILE = "Could not find first log file name in binary log index file"
@@ -69,11 +72,16 @@ def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
             if found is None:
                 raise StartError(_NO_FILE)
             fi, ei = found, _event_at(stream, found, name, cmd.binlog_pos)
-            return Start(fi, ei, skip, log, clear_fde=ei > 0)
+            # Binlog_sender::send_format_description_event: a GTID-protocol dump changes the
+            # FD only through m_gtid_clear_fd_created_flag, which only check_start_file's
+            # auto-position branch sets: with a file name the FD goes out as read
+            return Start(fi, ei, skip, log)
         if server_uuid is not None:
             check_auto_position(stream, skip, server_uuid, version)
         fi, clear = first_file(stream, skip)
-        return Start(fi, 0, skip, log, clear_fde=clear)
+        # MySQL 8.0 (send_format_description_event): 'created' cleared, log_pos kept; 5.6/5.7
+        # set clear_log_pos = m_gtid_clear_fd_created_flag and cleared both
+        return Start(fi, 0, skip, log, clear_fde=clear, fde_keeps_log_pos=version >= (8, 0, 0))
     state = user_vars.get("slave_connect_state")
     log = {"command": "COM_BINLOG_DUMP", "server_id": cmd.server_id,
            "file": cmd.binlog_filename.split("\0", 1)[0], "pos": cmd.binlog_pos,

@@ -1,8 +1,7 @@
 """One binlog dump (COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID) of a mock-master connection.
 
 :class:`Dump` finds where to start (:mod:`mock_master.dump.positions`), then sends each file: the
-fake
-ROTATE and FORMAT_DESCRIPTION that open it, its events (framed straight from the file's bytes
+fake ROTATE and FORMAT_DESCRIPTION that open it, its events (framed straight from the file's bytes
 and cached as a wire image when no fault or per-client change applies), semi-sync headers and
 ACK bookkeeping, heartbeats while idle, and the fault actions that fire on given events. Every
 event and packet it makes is written by binlogscope's wire encoders.
@@ -125,6 +124,7 @@ class Dump(EventEmitter):
         self.gtid: Any = None  # a mariadb_gtid.GtidDump for MariaDB GTID dumps
         self.binlog_state: Any = None
         self.clear_fde = False
+        self.fde_keeps_log_pos = False
         # semi-sync: as the server, ACKs are requested only for transactions appended after
         # the client connected (history replayed gets none) unless the scenario asks for all
         files = self.m.stream.files
@@ -186,6 +186,7 @@ class Dump(EventEmitter):
         self.gtid = start.gtid_dump
         self.binlog_state = start.binlog_state
         self.clear_fde = start.clear_fde
+        self.fde_keeps_log_pos = start.fde_keeps_log_pos
         return True
 
     def _wants_ack(self, fi: int, i: int) -> bool:
@@ -269,7 +270,11 @@ class Dump(EventEmitter):
                           rotate_only: bool = False) -> None:
         """The fake ROTATE and the FORMAT_DESCRIPTION that open each file of the dump."""
         f = self.m.stream.files[fi]
-        crc = f.checksum and (self.client_crc or not first) and not self.strip
+        # MySQL's fake_rotate_event: event_checksum_on(), the client's @master_binlog_checksum
+        # before the first FD is read (init_checksum_alg), then the last FD's algorithm
+        prev = self.m.stream.files[fi - 1].checksum if fi > 0 else f.checksum
+        crc = ((self.client_crc if first else prev) if self.m.flavor == "mysql"
+               else f.checksum and (self.client_crc or not first)) and not self.strip
         rot = encode_event(ROTATE, encode_rotate(RotateEvent(pos, f.name)),
                            server_id=self.m.server_id, flags=LOG_EVENT_ARTIFICIAL_F,
                            checksum=crc)
@@ -284,9 +289,10 @@ class Dump(EventEmitter):
         if self.m.scenario.clear_in_use_flag and flags & FLAG_IN_USE:
             flags &= ~FLAG_IN_USE
         if first and self.clear_fde:
-            # the client resumes past the FDE: log_pos 0 (its position must not move) and
-            # 'created' 0 (its temporary tables must survive)
-            fde = zero_created(fde, f.checksum, log_pos=0, flags=flags)
+            # the client resumes past the FDE: log_pos 0 (its position must not move; not
+            # for a MySQL 8 GTID dump) and 'created' 0 (its temporary tables must survive)
+            fde = zero_created(fde, f.checksum, flags=flags,
+                               log_pos=None if self.fde_keeps_log_pos else 0)
         elif self.gtid is not None and not self.gtid.pos_reached():
             fde = zero_created(fde, f.checksum, flags=flags)  # GTIDs still to skip
         elif flags != orig:
@@ -587,8 +593,9 @@ class Dump(EventEmitter):
     _ack_waits_off = False
 
     def _heartbeat(self, f: Any, pos: int | None = None) -> None:
-        # MariaDB: the checksum of the file's FORMAT_DESCRIPTION; MySQL: the client's setting
-        crc = f.checksum and (self.client_crc or self.m.flavor == "mariadb") and not self.strip
+        # the checksum of the file's FORMAT_DESCRIPTION (MySQL: send_heartbeat_event's
+        # event_checksum_on(), the algorithm send_format_description_event read)
+        crc = f.checksum and not self.strip
         at = f.size if pos is None else pos
         hb = encode_event(HEARTBEAT, encode_heartbeat(HeartbeatEvent(f.name, at)),
                           server_id=self.m.server_id, log_pos=at, checksum=crc)

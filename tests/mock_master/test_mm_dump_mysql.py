@@ -72,3 +72,29 @@ def test_the_set_is_honoured_with_flags_clear_and_skips_end_with_a_heartbeat() -
     start_of_first = struct.unpack_from("<I", part[first], 1 + 13)[0] - (len(part[first]) - 1)
     assert struct.unpack_from("<I", hb, 1 + 13)[0] == start_of_first
     assert part[-1][0] == 0xFE
+
+
+def test_gtid_auto_position_clears_only_created_of_the_first_format_description() -> None:
+    """MySQL 8.0 ``Binlog_sender::send_format_description_event`` (sql/rpl_binlog_sender.cc,
+    mysql/mysql-server at 6299d1de4923): for a GTID-protocol dump only
+    ``m_gtid_clear_fd_created_flag`` (set by check_start_file's auto-position branch when the
+    replica's set holds the file's first GTID) changes the FD: 'created' 0, the CRC32
+    recomputed, log_pos kept (126 here). Only a COM_BINLOG_DUMP past position 4 gets log_pos 0.
+    The old mock sent log_pos 0 here too."""
+    if not all((FIXTURE / f).exists() for f in FILES):
+        pytest.fail(f"the MySQL 8.0.45 GTID fixtures are missing under {FIXTURE}")
+    import zlib
+
+    sc = Scenario(flavor="mysql", server_version="8.0.45",
+                  sources=[BinlogSource([FIXTURE / f for f in FILES])])
+    have = (GtidSid(UUID, (GtidInterval(1, 2),)),)  # the first file's first transaction
+    with ThreadedMockMaster(sc) as mm:
+        got = _dump(mm, ComBinlogDumpGtid(0, "", 4, 1, have),
+                    ["SET @master_binlog_checksum = 'CRC32'"])
+    fde = next(p[1:] for p in got if p[0] == 0 and p[5] == 15)
+    on_disk = (FIXTURE / FILES[0]).read_bytes()
+    file_fde = on_disk[4:4 + int.from_bytes(on_disk[13:17], "little")]
+    assert struct.unpack_from("<I", fde, 13)[0] == 126 == struct.unpack_from("<I", file_fde, 13)[0]
+    assert fde[19 + 2 + 50:19 + 2 + 54] == bytes(4) != file_fde[19 + 2 + 50:19 + 2 + 54]
+    assert fde[19:19 + 52] == file_fde[19:19 + 52] and len(fde) == len(file_fde)
+    assert zlib.crc32(fde[:-4]) == struct.unpack_from("<I", fde, len(fde) - 4)[0]
