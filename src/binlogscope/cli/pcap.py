@@ -17,7 +17,7 @@ import argparse
 import re
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -49,6 +49,7 @@ def add_pcap_parser(sub: Any) -> None:
     add_port_argument(p)
     add_capture_outputs(p, "per flow statistics instead of the packets")
     add_capture_selection(p)
+    add_packet_limit(p)
 
 
 def add_port_argument(p: Any) -> None:
@@ -67,6 +68,23 @@ def add_capture_outputs(p: Any, summary: str) -> None:
     p.add_argument("--summary", action="store_true",
                    help=f"{summary} (with --json: one object per flow)")
     p.add_argument("--brief", action="store_true", help="one line per packet, no field dump")
+
+
+def add_packet_limit(p: Any) -> None:
+    """``--max-packet-size`` of ``pcap``, ``sniff`` and ``proxy`` (``live``'s meaning)."""
+    from binlogscope.drivers.live.options import parse_size
+    from binlogscope.session.oversize import DEFAULT_MAX_PACKET
+
+    def size(text: str) -> int:
+        try:
+            return parse_size(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    p.add_argument("--max-packet-size", type=size, default=DEFAULT_MAX_PACKET, metavar="BYTES",
+                   help="largest packet decoded (default 1G, the servers' max_allowed_packet "
+                   "ceiling; K/M/G suffixes): a longer one is skipped, not buffered, and an "
+                   "error gives its size")
 
 
 def add_capture_selection(p: Any) -> None:
@@ -169,10 +187,33 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rc = _run_tui(args, err)
         if rc is not None:
             return rc
+    from binlogscope.cli.signals import Stopped, flag_on_signals, restore_signals
+
     ports = set(args.port) if args.port else None
     record = not (args.json or args.summary or args.brief)
-    return emit_capture(read_capture_batches(args.file, ports, record=record), args, flt,
-                        out, err, name=args.file, fatal=CaptureError)
+    fired: list[int] = []
+    previous = flag_on_signals(fired)  # the first Ctrl-C ends the reading, with the summary
+
+    def until_stopped() -> Iterator[list[SourceItem]]:
+        for batch in read_capture_batches(args.file, ports, record=record,
+                                          max_packet=args.max_packet_size,
+                                          stop=lambda: bool(fired)):
+            if fired:
+                return
+            yield batch
+
+    try:
+        rc = emit_capture(until_stopped(), args, flt, out, err, name=args.file,
+                          fatal=CaptureError)
+    except Stopped:  # a second one: at once
+        return 130
+    finally:
+        restore_signals(previous)
+    if fired:
+        print(f"{PROG}: pcap: interrupted: {args.file} was read only up to that point",
+              file=err)
+        return 130
+    return rc
 
 
 def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, flt: _Filter,

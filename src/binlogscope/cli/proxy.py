@@ -48,6 +48,7 @@ from binlogscope.cli.common import PROG
 from binlogscope.cli.pcap import (
     add_capture_outputs,
     add_capture_selection,
+    add_packet_limit,
     capture_filter,
     emit_capture,
 )
@@ -111,6 +112,7 @@ def add_proxy_parser(sub: Any) -> None:
     p.add_argument("--count", type=int, metavar="N", help="stop after N decoded packets")
     _add_tls_options(p)
     add_capture_selection(p)
+    add_packet_limit(p)
 
 
 def _add_tls_options(p: Any) -> None:
@@ -226,7 +228,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
     from binlogscope.drivers.proxy.relay import ProxyError, ReplicationProxy
 
     proxy = ReplicationProxy(listen, upstream, record=record, record_raw=args.record_raw,
-                             actions=actions, tls=tls)
+                             actions=actions, tls=tls, max_packet=args.max_packet_size)
     try:
         port = proxy.start()  # (the relay process keeps the usual priority ...)
     except ProxyError as exc:

@@ -21,6 +21,7 @@ from binlogscope.cli.common import PROG
 from binlogscope.cli.pcap import (
     add_capture_outputs,
     add_capture_selection,
+    add_packet_limit,
     add_port_argument,
     capture_filter,
     emit_capture,
@@ -53,6 +54,7 @@ def add_sniff_parser(sub: Any) -> None:
                    help="the most captured data waiting for the decoder (default "
                    f"{BUFFER_BYTES // MIB:.0f}); beyond it frames are dropped and counted")
     add_capture_selection(p)
+    add_packet_limit(p)
 
 
 def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -97,7 +99,8 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         rc = emit_capture(
             sniff_batches(capture, ports, record=record, stop=lambda: bool(fired),
-                          count=args.count, duration=args.duration, write=write, drain=None),
+                          count=args.count, duration=args.duration, write=write,
+                          max_packet=args.max_packet_size),
             args, flt, out, err, name=f"sniff -i {args.interface}", fatal=SniffError,
             capture_loss=lambda: _loss(capture.stats(), args.interface), flush_every=0.1)
     except Stopped:  # a second signal: at once

@@ -50,6 +50,7 @@ from binlogscope.session.outgoing import (
     ProtocolViolation,
     encode_value,
 )
+from binlogscope.session.oversize import DEFAULT_MAX_PACKET, Oversize, pending_need
 from binlogscope.session.readers import SEMI_SYNC_QUERY
 from binlogscope.session.replies import Reply, ReplyReader
 from binlogscope.session.resync import greeting_plausible
@@ -124,6 +125,10 @@ class Session:
                          Peer.SERVER: PacketBuffer(server_offset)}
         #: bytes the packet at the head of each buffer needs before it is worth trying again
         self._need = {Peer.CLIENT: 0, Peer.SERVER: 0}
+        #: the largest packet payload buffered; a longer one is skipped with an error
+        #: (:mod:`.oversize`; a driver sets it: ``--max-packet-size``)
+        self.max_packet = DEFAULT_MAX_PACKET
+        self._oversize: dict[Peer, Oversize | None] = {Peer.CLIENT: None, Peer.SERVER: None}
         self._closed: set[Peer] = set()
         self._first_closer: Peer | None = None
         self._chunks: deque[tuple[Peer, bytes | Resync | JoinStream | TlsPlaintext]] = \
@@ -360,13 +365,23 @@ class Session:
             self.opaque_bytes[peer] += len(data)
             return
         buf = self._buffers[peer]
-        pending = buf.pending
-        if pending:
-            if pending + len(data) < self._need[peer]:
-                buf.receive_data(data)  # a big packet in many reads: not copied at every read
+        over = self._oversize[peer]
+        if over is not None:  # (a packet over the size limit, being skipped)
+            used, done = over.eat(data)
+            buf.skip(used)
+            if not done:
                 return
-            _, head = buf.take_pending()
-            data = head + data
+            self._oversize[peer] = None
+            self._seq = None
+            self._out.append(DecodeError(peer, over.start, over.message()))
+            data = data[used:]
+            if not data:
+                return
+        if buf.pending:
+            buf.receive_data(data)  # a long packet in many reads: joined once, when whole
+            if buf.pending < self._need[peer] or not self._whole(peer):
+                return
+            _, data = buf.take_pending()
         used = self._split(peer, buf.offset, data)
         buf.skip(used)  # the buffer is empty: its offset moves on by what was consumed
         if used < len(data):
@@ -375,6 +390,25 @@ class Session:
                 buf.skip(len(data) - used)
             else:
                 buf.receive_data(data[used:])
+                self._whole(peer)
+
+    def _whole(self, peer: Peer) -> bool:
+        """Is the packet pending in ``peer``'s buffer whole? Sets what it needs (its whole
+        fragment chain), or starts skipping it when it is over ``max_packet``
+        (:mod:`.oversize`)."""
+        buf = self._buffers[peer]
+        need, over, rest = pending_need(buf, self.max_packet)
+        self._need[peer] = need
+        if over is None:
+            return buf.pending >= need
+        self._oversize[peer] = over
+        if over.ended:  # (it ended inside what was buffered)
+            self._oversize[peer] = None
+            self._seq = None
+            self._out.append(DecodeError(peer, over.start, over.message()))
+            if rest:
+                self._feed(peer, rest)
+        return False
 
     def _split(self, peer: Peer, offset: int, data: bytes) -> int:
         """The one packet loop: every complete packet at the start of ``data`` (whose first
@@ -385,30 +419,37 @@ class Session:
         end = len(data)
         st = self.state
         lean = peer is Peer.SERVER and not st.record  # event packets: _stream_event
+        limit = self.max_packet
         while i + HEADER_LEN <= end and st.phase not in _OPAQUE:
             n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
             j = i + HEADER_LEN + n
-            if j > end:
+            if j > end or n > limit:  # (over the limit: _whole skips it)
                 self._need[peer] = j - i
                 break
             pkt: Packet | None = None
             if n < MAX_PAYLOAD:
                 payload = data[i + HEADER_LEN : j]
-            else:  # continued: gather the fragments
+            else:  # continued: gather the fragments (joined once, without copying each)
                 frags: list[Fragment] = []
-                parts: list[bytes] = []
+                parts: list[memoryview] = []
+                view = memoryview(data)
                 k = i
                 m = MAX_PAYLOAD
+                size = 0
                 while m >= MAX_PAYLOAD:
                     if k + HEADER_LEN > end:
                         k += HEADER_LEN  # (the next header is still missing)
                         break
                     m = data[k] | data[k + 1] << 8 | data[k + 2] << 16
+                    size += m
+                    if size > limit:  # (_whole skips it)
+                        k = end + HEADER_LEN
+                        break
                     if k + HEADER_LEN + m > end:
                         k += HEADER_LEN + m
                         break
                     frags.append(Fragment(offset + k, m, data[k + 3]))
-                    parts.append(data[k + HEADER_LEN : k + HEADER_LEN + m])
+                    parts.append(view[k + HEADER_LEN : k + HEADER_LEN + m])
                     k += HEADER_LEN + m
                 if k > end:
                     self._need[peer] = k - i
@@ -449,6 +490,10 @@ class Session:
         if peer in self._closed:
             return
         self._closed.add(peer)
+        over = self._oversize[peer]
+        if over is not None:
+            self._oversize[peer] = None
+            self._out.append(DecodeError(peer, over.start, over.message(ended=False)))
         if buf.pending and self.state.phase not in _OPAQUE:
             off, rest = buf.drain()
             msg = (f"at offset {off}: connection closed in the middle of a packet "

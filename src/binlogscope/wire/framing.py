@@ -173,11 +173,16 @@ class PacketBuffer:
         """The first ``n`` uncommitted bytes (fewer when fewer are there), not consumed."""
         return bytes(self._buf[self._pos : self._pos + n])
 
+    def peek_at(self, i: int, n: int) -> bytes:
+        """``n`` uncommitted bytes from the ``i``-th on (fewer when fewer are there)."""
+        start = self._pos + i
+        return bytes(self._buf[start : start + n])
+
     def take_pending(self) -> tuple[int, bytes]:
         """Remove every uncommitted byte and return it with the offset of its first byte; the
         buffer is then empty at that offset, as if those bytes had not been received yet."""
         off = self.offset
-        data = bytes(self._buf[self._pos :])
+        data = bytes(memoryview(self._buf)[self._pos :])  # (one copy, not two)
         self._base = off
         self._buf = bytearray()
         self._pos = self._cur = 0

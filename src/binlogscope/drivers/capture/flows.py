@@ -58,6 +58,7 @@ from binlogscope.session.events import (
     Role,
     TlsStarted,
 )
+from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 from binlogscope.session.resync import find_packet_start, looks_like_greeting
 
 DEFAULT_PORTS = frozenset({3306})
@@ -118,8 +119,11 @@ class CaptureReader:
     """Turns frames into :class:`SourceItem` objects (see :func:`read_capture`)."""
 
     def __init__(self, ports: Iterable[int] | None = None, *, record: bool = False,
-                 max_pending: int = 4 << 20, hold_segments: int = 64) -> None:
+                 max_pending: int = 4 << 20, hold_segments: int = 64,
+                 max_packet: int = DEFAULT_MAX_PACKET) -> None:
         self.ports = set(DEFAULT_PORTS if ports is None else ports)
+        #: the largest packet payload a flow's session buffers (``--max-packet-size``)
+        self.max_packet = max_packet
         self.greeting_ports: set[int] = set()
         self.record = record
         self.max_pending = max_pending
@@ -478,6 +482,7 @@ class CaptureReader:
             phase = Phase.BINLOG_STREAM if stream else Phase.COMMAND
             s = conn.session = Session(Role.OBSERVER, start_phase=phase, semi_sync=None,
                                        record=self.record)
+            s.max_packet = self.max_packet
             conn.flow.mid_stream = True
         elif (stream and s.phase == Phase.COMMAND and conn.server_packets == 0
               and conn.flow.mid_stream):
@@ -497,6 +502,7 @@ class CaptureReader:
         s = conn.session
         if s is None:
             s = conn.session = Session(Role.OBSERVER, record=self.record)
+            s.max_packet = self.max_packet
         if conn.tls_probe and d.peer is Peer.CLIENT and data:
             conn.tls_probe = False
             # a TLS record (handshake, change_cipher_spec, alert, data), or TLS bytes right

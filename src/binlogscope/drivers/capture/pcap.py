@@ -24,12 +24,13 @@ This module holds the entry points and re-exports the public names of the layers
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from binlogscope.drivers.capture.files import CaptureError, Frame, iter_frames, iter_records
 from binlogscope.drivers.capture.flows import DEFAULT_PORTS, CaptureReader
 from binlogscope.drivers.capture.layers import TcpSegment, format_addr, parse_frame
 from binlogscope.drivers.items import SourceItem
+from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 from binlogscope.session.resync import find_packet_start, looks_like_greeting
 
 
@@ -46,13 +47,20 @@ def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool 
 
 
 def read_capture_batches(path: str, ports: Iterable[int] | None = None, *,
-                         record: bool = False) -> Iterator[list[SourceItem]]:
+                         record: bool = False, max_packet: int = DEFAULT_MAX_PACKET,
+                         stop: Callable[[], bool] | None = None
+                         ) -> Iterator[list[SourceItem]]:
     """:func:`read_capture` a frame's items at a time (never an empty list): for consumers of
-    big captures, one generator step per frame instead of one per item."""
-    reader = CaptureReader(ports, record=record)
+    big captures, one generator step per frame instead of one per item. ``max_packet``: the
+    largest packet payload decoded (a longer one is skipped, an error item gives its size).
+    ``stop()`` true (asked every 256 frames): the reading ends there, without the flush of
+    :meth:`CaptureReader.finish`."""
+    reader = CaptureReader(ports, record=record, max_packet=max_packet)
     feed = reader.record_frame
     try:
         for number, ts, linktype, data in iter_records(path):
+            if stop is not None and not number & 0xFF and stop():
+                return
             items = feed(number, ts, linktype, data)
             if items:
                 yield items

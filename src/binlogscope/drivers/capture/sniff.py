@@ -51,6 +51,7 @@ from binlogscope.drivers.capture.layers import LINKTYPE_ETHERNET, LINKTYPE_RAW
 from binlogscope.drivers.capture.sniff_ring import RECORD, RingStats, block_frames
 from binlogscope.drivers.items import SourceItem
 from binlogscope.session.events import PacketDecoded
+from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 
 #: net/if_arp.h hardware types -> pcap link types
 _LINKTYPES = {1: LINKTYPE_ETHERNET, 772: LINKTYPE_ETHERNET, 65534: LINKTYPE_RAW}
@@ -285,14 +286,14 @@ class PcapNgFile:
 def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: bool = False,
                   stop: Callable[[], bool] = lambda: False, count: int | None = None,
                   duration: float | None = None, write: PcapNgFile | None = None,
-                  poll: float = 0.2, drain: float | None = DRAIN_SECONDS
-                  ) -> Iterator[list[SourceItem]]:
+                  poll: float = 0.2, drain: float | None = DRAIN_SECONDS,
+                  max_packet: int = DEFAULT_MAX_PACKET) -> Iterator[list[SourceItem]]:
     """What :func:`~binlogscope.drivers.capture.pcap.read_capture_batches` yields, live: a frame's
     items
     at a time, until ``stop()`` or ``duration`` seconds (then the capture ends and what it
     caught before is still decoded, for at most ``drain`` seconds; None: all of it) or
     ``count`` packets decoded."""
-    reader = CaptureReader(ports, record=record)
+    reader = CaptureReader(ports, record=record, max_packet=max_packet)
     feed = reader.record_frame
     linktype = capture.linktype
     end = time.monotonic() + duration if duration is not None else None

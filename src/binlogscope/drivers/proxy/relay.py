@@ -30,6 +30,7 @@ it terminated at the proxy, which speaks TLS of its own upstream
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,11 +43,18 @@ from binlogscope.drivers.proxy.record import RECORD_QUEUE_BYTES, frames_of
 from binlogscope.drivers.proxy.tls import TlsSettings
 from binlogscope.session import Role, Session
 from binlogscope.session.events import PacketDecoded, Peer
+from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 
 #: chunks relayed and not yet taken by the decoder; beyond this a connection's decode stops
 QUEUE_CHUNKS = 20_000
 #: bytes relayed and not yet taken by the decoder; beyond this a connection's decode stops
 QUEUE_BYTES = 1 << 30
+#: after a stop (the first Ctrl-C), what was relayed is decoded for at most this long (s)
+DRAIN_SECONDS = 3.0
+#: ... and then the relay gets this long (s) to finish writing its recording
+RECORD_WAIT = 60.0
+DRAIN_CUT = ("the proxy stopped and its decoder had not caught up within {:g} s: what this "
+             "connection relayed after this point was forwarded (and recorded) but not decoded")
 FELL_BEHIND = ("the decoder fell behind the relay: this connection's decoding stops here (its "
                "bytes are still forwarded unchanged)")
 
@@ -83,8 +91,11 @@ class ReplicationProxy:
                  record: str | Path | None = None, record_raw: bool = False,
                  queue_chunks: int = QUEUE_CHUNKS, queue_bytes: int = QUEUE_BYTES,
                  actions: list[RelayAction] | None = None,
-                 tls: TlsSettings | None = None) -> None:
+                 tls: TlsSettings | None = None,
+                 max_packet: int = DEFAULT_MAX_PACKET) -> None:
         self.listen = listen
+        #: the largest packet payload a connection's decoder buffers (``--max-packet-size``)
+        self.max_packet = max_packet
         self.upstream = upstream
         #: what the relay process is given (pickled to it)
         self.config = RelayConfig(listen, upstream, tuple(validate(a) for a in actions or ()),
@@ -126,9 +137,12 @@ class ReplicationProxy:
 
     # ------------------------------------------------------------------ decoding (caller)
     def batches(self, *, record: bool = False, stop: Callable[[], bool] = lambda: False,
-                count: int | None = None, poll: float = 0.2) -> Iterator[list[SourceItem]]:
+                count: int | None = None, poll: float = 0.2,
+                drain: float | None = DRAIN_SECONDS) -> Iterator[list[SourceItem]]:
         """The decoded items, a chunk's at a time, until ``stop()`` (then the relay stops and
-        everything it relayed is still decoded) or ``count`` packets; raises
+        what it relayed is still decoded, for at most ``drain`` seconds - None: all of it -;
+        past that each connection still open gets an error item saying its decoding was cut,
+        and the relay ends once its recording is written) or ``count`` packets; raises
         :class:`ProxyError` (after the items of everything relayed) if the relay process
         died."""
         relay = self._relay
@@ -138,12 +152,24 @@ class ReplicationProxy:
         frame = 0
         packets = 0
         stopping = False
+        drain_until: float | None = None
         self._decoding = True
         try:
             while True:
                 if not stopping and stop():
                     relay.request_stop()  # no new bytes: decode what was relayed, then end
                     stopping = True
+                    if drain is not None:
+                        drain_until = time.monotonic() + drain
+                if drain_until is not None and time.monotonic() > drain_until:
+                    now = time.time()
+                    cut = [SourceItem("error", flow=c.flow, frame=frame, time=now,
+                                      text=DRAIN_CUT.format(drain))
+                           for c in conns.values() if not c.skipped]
+                    if cut:
+                        yield cut
+                    relay.close(wait=RECORD_WAIT if self.config.record else 5)
+                    return
                 try:
                     msg = relay.next(poll)
                 except RelayGoneError as exc:
@@ -231,6 +257,7 @@ class ReplicationProxy:
         if what == "refused":
             return [SourceItem("error", flow=flow, frame=frame, time=ts, text=server)]
         conn = conns[cid] = _Conn(flow, Session(Role.OBSERVER, record=record))
+        conn.session.max_packet = self.max_packet
         conn.session.tls_terminated = self.config.tls is not None
         return [SourceItem("flow", flow=flow, frame=frame, time=ts, text="new connection")]
 
