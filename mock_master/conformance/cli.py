@@ -56,6 +56,17 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
     r.add_argument("--jobs", type=int, default=4, help="cases at once (default 4)")
     r.add_argument("--quiet", action="store_true", help="no line per case")
+    r.add_argument("--corpus", metavar="DIR", help="also run the mutants `fuzz --out DIR` kept")
+    fz = sub.add_parser("fuzz", help="serve mutated streams, keep what hung, crashed or "
+                        "silently changed the client's output")
+    fz.add_argument("--client", required=True)
+    fz.add_argument("--adapter", choices=("schema", "binlogscope-live", "none"))
+    fz.add_argument("--flavor", choices=("mariadb", "mysql", "both"), default="both")
+    fz.add_argument("--count", type=int, default=50, help="mutants at most (default 50)")
+    fz.add_argument("--seconds", type=float, default=120.0,
+                    help="time budget (default 120 s)")
+    fz.add_argument("--seed", type=int, default=1)
+    fz.add_argument("--out", metavar="DIR", help="write each kept mutant here as a case")
     ls = sub.add_parser("list", help="the catalogue")
     ls.add_argument("--json", action="store_true")
     c = sub.add_parser("compare", help="what changed between two JSON reports")
@@ -84,6 +95,8 @@ def main(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) 
             return _compare(args, out, err)
         if args.sub == "card":
             return _card(args, out, err)
+        if args.sub == "fuzz":
+            return _fuzz(args, out, err)
         return _run(args, out, err)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=err)
@@ -163,6 +176,14 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"{PROG}: {exc}", file=err)
         return 2
     cases = select(catalogue(), args.cases)
+    if args.corpus:
+        from mock_master.conformance.fuzz import load_corpus
+
+        try:
+            cases += load_corpus(args.corpus)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"{PROG}: --corpus {args.corpus}: {exc}", file=err)
+            return 2
     flavors = ("mariadb", "mysql") if args.flavor == "both" else (args.flavor,)
     todo = [(c, f) for c in cases for f in flavors if f in c.flavors]
     if not todo:
@@ -188,6 +209,28 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         path = write_html(args.html, {client.name: items})
         out.write(f"report card: {path}\n")
     return 1 if any(r.verdict.value == "fail" for r in results) else 0
+
+
+def _fuzz(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from mock_master.conformance.clients import ClientError, make_client
+    from mock_master.conformance.fuzz import Mutation, fuzz
+
+    try:
+        client = make_client(args.client, args.adapter)
+    except ClientError as exc:
+        print(f"{PROG}: {exc}", file=err)
+        return 2
+    flavors = ("mariadb", "mysql") if args.flavor == "both" else (args.flavor,)
+
+    def progress(m: Mutation, what: str | None) -> None:
+        out.write(f"{'KEPT' if what else 'ok  '} {m.name}{': ' + what if what else ''}\n")
+        out.flush()
+
+    kept = fuzz(client, flavors=flavors, count=args.count, seconds=args.seconds,
+                seed=args.seed, out=Path(args.out) if args.out else None, progress=progress)
+    out.write(f"{client.name}: {len(kept)} mutant(s) kept"
+              + (f" in {args.out}" if args.out and kept else "") + "\n")
+    return 1 if kept else 0
 
 
 class ConformanceCommand:

@@ -37,7 +37,8 @@ class Verdict(StrEnum):
 #: worst first: a case's verdict is the worst of its checks
 SEVERITY = {Verdict.FAIL: 4, Verdict.NON_STRICT: 3, Verdict.UNIMPLEMENTED: 2,
             Verdict.INFORMATIONAL: 1, Verdict.PASS: 0}
-SECTIONS = ("setup", "events", "values", "framing", "stream", "semisync", "gtid", "incidents")
+SECTIONS = ("setup", "events", "values", "framing", "stream", "semisync", "gtid", "incidents",
+            "fuzz")
 
 #: what a case may need from the client (its command template or preset must offer it)
 NEEDS_GTID = "gtid"  # start from a GTID position ({gtid} placeholder)
