@@ -71,7 +71,7 @@ def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
             found = stream.file_index(name)
             if found is None:
                 raise StartError(_NO_FILE)
-            fi, ei = found, _event_at(stream, found, name, cmd.binlog_pos)
+            fi, ei = found, _event_at(stream, found, name, cmd.binlog_pos, flavor, version)
             # Binlog_sender::send_format_description_event: a GTID-protocol dump changes the
             # FD only through m_gtid_clear_fd_created_flag, which only check_start_file's
             # auto-position branch sets: with a file name the FD goes out as read
@@ -106,11 +106,18 @@ def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
     fi_found = stream.file_index(name)
     if fi_found is None:
         raise StartError(_NO_FILE)
-    idx = _event_at(stream, fi_found, name, cmd.binlog_pos)
+    idx = _event_at(stream, fi_found, name, cmd.binlog_pos, flavor, version)
     return Start(fi_found, idx, None, log, clear_fde=cmd.binlog_pos > 4)
 
 
-def _event_at(stream: EventStream, fi: int, name: str, pos: int) -> int:
+def _event_at(stream: EventStream, fi: int, name: str, pos: int, flavor: str,
+              version: tuple[int, int, int]) -> int:
+    if flavor == "mysql" and pos > stream.files[fi].size:
+        # Binlog_sender::check_start_file, before any file is open (so no coordinates are
+        # appended); 8.0.26 renamed master to source in it
+        who = "source" if version >= (8, 0, 26) else "master"
+        raise StartError(f"Client requested {who} to start replication from position > "
+                         "file size")
     idx = stream.files[fi].index_at(pos) if pos > 4 else 0
     if idx is None:
         raise StartError(

@@ -55,6 +55,16 @@ from mock_master.history.sources import (
 from mock_master.runlog import Closed
 
 HEARTBEAT = int(EventType.HEARTBEAT_LOG_EVENT)
+
+
+def _no_checksum_text(flavor: str, version: tuple[int, int, int]) -> str:
+    """send_format_description_event's text for a client that never set the checksum
+    variable (MySQL 8.0.26 renamed master/slave to source/replica in it)."""
+    if flavor == "mysql" and version >= (8, 0, 26):
+        return ("Replica can not handle replication events with the checksum that source is "
+                "configured to log")
+    return "Slave can not handle replication events with the checksum that master is " \
+        "configured to log"
 #: how much framed wire image the server keeps for fast replays
 IMAGE_CACHE_BYTES = 2 << 30
 #: events framed per step (a few MB of a typical binlog)
@@ -220,27 +230,23 @@ class Dump(EventEmitter):
             c.log.violations.append("checksum setting not announced: the source's binlog has "
                                     "CRC32 checksums but the client never set "
                                     "@master_binlog_checksum")
-            if self.m.flavor == "mysql":
-                self._error(1236, "Slave can not handle replication events with the checksum "
-                            "that master is configured to log; the first event 'x' at 4")
-                await self.flush()
-                c.session.end_dump()
-                return
         if not self._find_start():
             await self.flush()
             return
-        if stream.checksum and not self.checksum_announced and self.m.flavor == "mariadb":
-            # MariaDB: the fake ROTATE, then the FORMAT_DESCRIPTION read says CRC32: error
+        if stream.checksum and not self.checksum_announced:
+            # the fake ROTATE, then the FORMAT_DESCRIPTION read says CRC32: the error, with
+            # the coordinates the server's run() appends once the file is open (MySQL: the
+            # last event read is the FD, m_last_pos after read_event; MariaDB says 4)
             f = stream.files[self.file_index]
             start = f.offsets[self.event_index] if self.event_index < f.count else f.size
             await self._file_start(self.file_index, start if self.event_index else 4, True, 0,
                                    rotate_only=True)
-            fde = f.fde
-            self._error(1236, f"Slave can not handle replication events with the checksum that "
-                        f"master is configured to log; the first event "
-                        f"'{self._requested_name()}' at {self.cmd.binlog_pos}, the last event "
-                        f"read from '{f.name}' at 4, the last byte read from '{f.name}' at "
-                        f"{4 + (len(fde) if fde is not None else 0)}.")
+            end = 4 + (len(f.fde) if f.fde is not None else 0)
+            self._error(1236, f"{_no_checksum_text(self.m.flavor, self.m.version_tuple)}; the "
+                        f"first event '{self._requested_name(empty='')}' at "
+                        f"{self.cmd.binlog_pos}, the last event read from '{f.name}' at "
+                        f"{end if self.m.flavor == 'mysql' else 4}, the last byte read from "
+                        f"'{f.name}' at {end}.")
             await self.flush()
             return
         c.start_stream_reader()
@@ -262,9 +268,11 @@ class Dump(EventEmitter):
         except Closed:
             return
 
-    def _requested_name(self) -> str:
-        """The file name the dump asked for, as the server's errors print it ('.' for none)."""
-        return self.cmd.binlog_filename.split("\0", 1)[0] or "."
+    def _requested_name(self, empty: str = ".") -> str:
+        """The file name the dump asked for, as the server's errors print it (MariaDB '.' for
+        none, MySQL '')."""
+        name = self.cmd.binlog_filename.split("\0", 1)[0]
+        return name or (empty if self.m.flavor == "mysql" else ".")
 
     async def _file_start(self, fi: int, pos: int, first: bool, ei: int, *,
                           rotate_only: bool = False) -> None:
