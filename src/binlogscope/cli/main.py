@@ -29,6 +29,7 @@ from binlogscope.cli.locate import add_locate_parser, cmd_locate
 from binlogscope.cli.pcap import add_pcap_parser, cmd_pcap
 from binlogscope.cli.plugins import add_plugin_parsers, run_demo, run_plugin
 from binlogscope.cli.proxy import add_proxy_parser, cmd_proxy
+from binlogscope.cli.redact import add_redact_parser, cmd_redact
 from binlogscope.cli.signals import flag_on_signals, restore_signals, stop_on_signals
 from binlogscope.cli.sniff import add_sniff_parser, cmd_sniff
 from binlogscope.cli.terminal import FILE_OUTPUTS, wants_tui
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_proxy_parser(sub)
     add_explain_parser(sub)
     add_locate_parser(sub)
+    add_redact_parser(sub)
 
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"{what} - not built yet")
@@ -335,6 +337,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return cmd_explain(args, out, err)
         if args.command == "locate":
             return cmd_locate(args, out, err)
+        if args.command == "redact":
+            return cmd_redact(args, out, err)
         if args.command in _PENDING:
             print(f"{PROG}: {args.command}: not built yet ({_PENDING[args.command]})", file=err)
             return 2
