@@ -41,11 +41,46 @@ def _recorded(obs: Observation) -> list[Check]:
                   + (f", error: {errs[0]}" if errs else ""))]
 
 
+def _mysql_purged(flavor: str) -> Setup:
+    """MySQL: the oldest binlog left starts with PREVIOUS_GTIDS uuid:1-2 (the file with
+    transactions 1-2 was purged); a client asking from uuid:1 needs transaction 2."""
+    from binlogscope.wire.binlog.encode_events import encode_event, encode_previous_gtids
+    from binlogscope.wire.binlog.gtid_events import (
+        GtidInterval,
+        GtidSetEntry,
+        PreviousGtidsEvent,
+    )
+    from binlogscope.wire.binlog.types import EventType as E
+    from mock_master.history.sources import rebase
+
+    b = CaseBuilder(flavor)
+    b, _ = txn_stream(flavor, 2, b=b)
+    b.rotate()
+    b, _ = txn_stream(flavor, 2, b=b, table="t2")
+    st = b.build()
+    st = EventStream(st.files[1:])
+    sid = str(b.server_uuid)
+    prev = PreviousGtidsEvent(f"{sid}:1-2", [GtidSetEntry(sid, "", [GtidInterval(1, 3)])])
+    f = st.files[0]
+    i = next(k for k, ev in enumerate(f.events) if ev[4] == E.PREVIOUS_GTIDS_LOG_EVENT)
+    f.events[i] = encode_event(E.PREVIOUS_GTIDS_LOG_EVENT, encode_previous_gtids(prev),
+                               timestamp=b.timestamp, server_id=b.server_id,
+                               checksum=f.checksum)
+    rebase(st)
+    return Setup(scenario(flavor, st), gtid=f"{sid}:1", expected=[])
+
+
 def _gtid_in_dialog(obs: Observation) -> list[Check]:
     return judge_values(obs)
 
 
 CASES: list[Case] = [
+    Case("gtid/mysql-purged", "a MySQL GTID set start that needs purged transactions",
+         "reports the server's ERR 1236 ('... purged required binary logs ...')", _mysql_purged,
+         lambda o: noticed_error(o, "ERR 1236 for purged GTIDs"), flavors=("mysql",),
+         needs=(NEEDS_GTID,),
+         links=("https://github.com/alibaba/canal/issues/1010",
+                "https://github.com/go-mysql-org/go-mysql/issues/537")),
     Case("gtid/start-after-first", "a GTID start (MariaDB 0-1-1 / MySQL uuid:1)",
          "the dump starts after the given GTID: the first transaction is not reported, the "
          "others are", _start_after_first, _gtid_in_dialog, flavors=("mariadb", "mysql"),

@@ -50,11 +50,32 @@ def _bad_magic(flavor: str) -> Setup:
                  expected=exp)
 
 
+def _big_flagged(flavor: str) -> Setup:
+    """A 17 MB statement (a DDL's own transaction: the event that ends it is the one flagged
+    for an ACK) between two row transactions: its semi-sync header is on the first of its two
+    packets only."""
+    from mock_master.conformance.catalogue.common import SCHEMA
+    from mock_master.conformance.streams import CaseBuilder
+
+    b = CaseBuilder(flavor)
+    b, exp1 = txn_stream(flavor, 1, b=b)
+    b.query("CREATE TABLE big_comment (id INT) COMMENT='' /* " + "x" * (17 * 1024 * 1024)
+            + " */", schema=SCHEMA)
+    b, exp2 = txn_stream(flavor, 1, b=b, table="t_after")
+    return Setup(scenario(flavor, b.build(), ack_every_transaction=True, ack_timeout=5.0),
+                 expected=exp1 + exp2, timeout=60)
+
+
 CASES: list[Case] = [
     Case("semisync/ack-each-flagged-event", "ACK every flagged event, nothing else",
          "negotiates semi-sync and sends one ACK (file, end position) for each event whose "
          "semi-sync header asks for one, none for the others", _acks, _judge_acks,
          flavors=BOTH, needs=(NEEDS_SEMI_SYNC,)),
+    Case("semisync/ack-multi-packet-event", "ACK a flagged 17 MB event whose semi-sync header "
+         "is on its first packet only",
+         "joins the continuation packets (they carry no semi-sync header) and ACKs the event "
+         "with its end position", _big_flagged, _judge_acks, flavors=BOTH,
+         needs=(NEEDS_SEMI_SYNC,)),
     Case("semisync/bad-magic", "a semi-sync header with a wrong magic byte",
          "stops with an error (MySQL's replica: 'Missing magic number for semi-sync packet')",
          _bad_magic, lambda o: noticed_error(o, "the bad semi-sync magic"), flavors=BOTH,
