@@ -38,7 +38,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.diagnose.explain import Finding, explain
     from binlogscope.diagnose.patterns import best, recognise
     from binlogscope.diagnose.report import clue_json, clue_lines
-    from binlogscope.diagnose.walk import SourceError, is_capture, walk
+    from binlogscope.diagnose.walk import SourceError, is_capture, shown, walk
     from binlogscope.render.json_out import dumps_pretty
 
     text = sys.stdin.read() if args.text == "-" else args.text
@@ -64,7 +64,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"{PROG}: explain: the line names no binlog file: give --file FILE to read "
               "from a server", file=err)
         return 2
-    source = " ".join(args.source)
+    source = shown(list(args.source))  # (a server URL's password is never shown)
     single = len(args.source) == 1 and Path(args.source[0]).is_file() and not is_capture(
         args.source[0])
     if single and clue.binlog_file is not None and _base(clue.binlog_file) != _base(

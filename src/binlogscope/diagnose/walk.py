@@ -144,6 +144,20 @@ def walk_live(url: ServerUrl, start: str, *, stop_after: int | None = None) -> I
         raise SourceError(f"{url.describe()}: {errors[0]}")
 
 
+def shown(sources: list[str]) -> str:
+    """The sources as messages show them: a server URL without its password."""
+    out = []
+    for s in sources:
+        if s.startswith(("mysql://", "mariadb://")):
+            try:
+                u = parse_url(s)
+                s = f"{s.split('://', 1)[0]}://{u.describe()}"
+            except SourceError:
+                s = s.split("://", 1)[0] + "://..."
+        out.append(s)
+    return " ".join(out)
+
+
 def walk(sources: list[str], *, live_start: str | None = None) -> Iterator[Seen]:
     """Any source list: a mysql:// URL, one capture, or binlog files/directories."""
     if len(sources) == 1 and sources[0].startswith(("mysql://", "mariadb://")):
@@ -162,4 +176,4 @@ def event_of(seen: Seen) -> DecodedEvent:
 
 
 __all__ = ["Seen", "ServerUrl", "SourceError", "binlog_paths", "is_capture", "parse_url",
-           "walk", "walk_capture", "walk_files", "walk_live"]
+           "shown", "walk", "walk_capture", "walk_files", "walk_live"]
