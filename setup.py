@@ -16,7 +16,9 @@ setup(
               *find_packages(".", include=["mock_master", "mock_master.*"])],
     package_dir={"binlogscope": "src/binlogscope", "mock_master": "mock_master"},
     ext_modules=[
-        Extension("binlogscope._native._kernel", ["src/binlogscope/_native/_kernel.c"],
+        Extension("binlogscope._native._kernel",
+                  ["src/binlogscope/_native/_kernel.c", "src/binlogscope/_native/_rowjson.c"],
+                  depends=["src/binlogscope/_native/_kernel.h"],
                   optional=True, extra_compile_args=["-O2"]),
     ],
 )

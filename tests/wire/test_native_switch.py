@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from binlogscope.render.json_out import dumps_line
+from binlogscope.render.shapes import binlog_event_json
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decoded import DecodedEvent
 from binlogscope.wire.binlog.rows import RowsEvent
@@ -78,6 +80,32 @@ def test_native_equals_pure(path: Path, native: NativeSwitch) -> None:
     assert [_norm(e) for e in chunked] == [_norm(e) for e in pure]
     if path in MARIADB:
         assert lazy > 0, "no rows left to the kernel: the test would prove nothing"
+
+
+def _lines(data: bytes, verify: bool = True) -> list[bytes]:
+    """The ``file --json`` lines of the events (rows not read before: the kernel writes their
+    JSON text where it can)."""
+    return [dumps_line(binlog_event_json(e, "f")) for e in _decode(data, len(data) or 1, verify)]
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_native_json_lines_equal_pure(path: Path, native: NativeSwitch) -> None:
+    data = read_all(path)
+    kernel = _lines(data)
+    with native.off():
+        assert _lines(data) == kernel
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_native_json_lines_equal_pure_on_damaged_bytes(seed: int, native: NativeSwitch) -> None:
+    data = bytearray(read_all(CAPTURES / "mariadb-10.11-workload.000001"))
+    rnd = random.Random(seed)
+    for _ in range(40):
+        at = rnd.randrange(4, len(data))
+        data[at] = rnd.randrange(256)
+    kernel = _lines(bytes(data), verify=False)
+    with native.off():
+        assert _lines(bytes(data), verify=False) == kernel
 
 
 @pytest.mark.parametrize("path", FILES, ids=_id)

@@ -15,61 +15,11 @@
  * {"before": image or None, "after": image or None}.
  * count_rows(...): the same walk without building the values (the rows are then read on
  * demand); it raises where decode_rows raises.
+ * rows_json(...): the rows' JSON text as the serializer writes it (_rowjson.c), or None.
  * Any read past the end raises ValueError (the caller then runs the per-field Python path,
  * which names the exact offset).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
-#include <string.h>
-
-enum {
-    K_PY = 0,      /* obj: a reader closure rd(b, p) -> (value, p) */
-    K_I8, K_U8, K_I16, K_U16, K_I32, K_U32, K_I64, K_U64, K_F32, K_F64,
-    K_PREFIXED,    /* a: length prefix bytes (1-4), obj: codec name or None (bytes) */
-    K_ENUM1,       /* obj: a 256-tuple byte -> value */
-    K_DT2,         /* a: fsp, b: frac mode, obj: (ymd cache, hms cache, frac obj) */
-    K_TS2,         /* a: fsp, b: frac mode, obj: (day cache, tod cache, frac obj, zero text) */
-    K_DEC,         /* a: size, b: ishift, c: imask, d: fshift, e: fmask, f: fdigits (-1: none) */
-    K_TIME2,       /* a: fsp (0-6) */
-    K_SET,         /* a: size (2-8 bytes), obj: the member names (a tuple of str, at most 64) */
-    K_INT24,       /* a: 1 unsigned */
-    K_YEAR,        /* 1 byte: 1900 + v, 0 for 0 */
-    K_DATE,        /* 3 bytes: "YYYY-MM-DD" */
-    K_UINT_BE,     /* a: size (1-8): a big-endian unsigned int (BIT) */
-    K_UINT_LE,     /* a: size (1-8): a little-endian unsigned int (ENUM/SET without names) */
-    K_ENUM,        /* a: size (1-8), obj: the member names (a tuple): 0 -> "", i -> names[i-1],
-                    * else the index */
-    K_DECN,        /* a: size, b: integer digits, c: fraction digits, obj: the Python reader
-                    * (any DECIMAL; an integer group >= 10^9 after the first declines to it) */
-    K_BINARY,      /* a: length prefix (1-2), b: the full length: bytes padded with 0x00 */
-    K_TIME_OLD,    /* 3 bytes: signed HHMMSS */
-    K_DATETIME_OLD,/* 8 bytes: YYYYMMDDhhmmss */
-    K_TIMESTAMP_OLD, /* 4 bytes: seconds since the epoch, 0 -> zero text */
-    K_NULL,        /* no bytes: None */
-    K_LAST_KIND = K_NULL,
-};
-
-/* fraction modes of K_DT2/K_TS2 */
-enum { F_NONE = 0, F_SIX = 1, F_ITEM = 2, F_CALL = 3 };
-
-typedef struct {
-    int kind;
-    long long a, b, c, d, e, f;
-    PyObject *obj;   /* borrowed from the specs tuple, which the reader keeps */
-    PyObject *t1, *t2, *t3, *t4;  /* unpacked obj parts (borrowed) */
-    int utf8;        /* K_PREFIXED: codec is utf-8 */
-    const char *codec;
-} Col;
-
-typedef struct {
-    PyObject_HEAD
-    Py_ssize_t n;
-    Col *cols;
-    PyObject *specs;
-    PyObject *labels;  /* tuple of str */
-    unsigned long long mask_last;
-} ImageReader;
+#include "_kernel.h"
 
 static PyObject *s_before, *s_after;
 
@@ -89,42 +39,8 @@ no_progress(void)
     return -1;
 }
 
-static inline unsigned long long
-be_uint(const unsigned char *s, int n)
-{
-    unsigned long long v = 0;
-    for (int i = 0; i < n; i++)
-        v = (v << 8) | s[i];
-    return v;
-}
-
-static inline unsigned long long
-le_uint(const unsigned char *s, int n)
-{
-    unsigned long long v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = (v << 8) | s[i];
-    return v;
-}
-
-
-/* ---------------------------------------------------------------------- ASCII text builders */
-/* write v in decimal, zero-padded to at least `width` digits; returns chars written */
-static inline int
-put_uint(char *out, unsigned long long v, int width)
-{
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n < width)
-        tmp[n++] = '0';
-    for (int i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    return n;
-}
+int kernel_past_end(void) { return past_end(); }
+int kernel_no_progress(void) { return no_progress(); }
 
 static PyObject *
 ascii_str(const char *buf, Py_ssize_t len)
@@ -297,8 +213,8 @@ put_gmt(char *out, unsigned long long x)
 }
 
 /* one non-NULL column at *pp; new reference to the value, *pp advanced */
-static PyObject *
-read_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp)
+PyObject *
+kernel_read_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp)
 {
     Py_ssize_t p = *pp;
     const unsigned char *s = b + p;
@@ -730,7 +646,7 @@ read_image(ImageReader *self, PyObject *bobj, const unsigned char *b, Py_ssize_t
             v = Py_None;
             Py_INCREF(v);
         } else {
-            v = read_value(&self->cols[i], bobj, b, n, &p);
+            v = kernel_read_value(&self->cols[i], bobj, b, n, &p);
             if (v == NULL) {
                 Py_DECREF(row);
                 return NULL;
@@ -753,6 +669,7 @@ ImageReader_dealloc(ImageReader *self)
     PyMem_Free(self->cols);
     Py_XDECREF(self->specs);
     Py_XDECREF(self->labels);
+    Py_XDECREF(self->json_keys);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -930,7 +847,7 @@ ImageReader_call(ImageReader *self, PyObject *args, PyObject *kwds)
     return out;
 }
 
-static PyTypeObject ImageReaderType = {
+PyTypeObject ImageReaderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "binlogscope._native._kernel.ImageReader",
     .tp_basicsize = sizeof(ImageReader),
@@ -995,8 +912,8 @@ rows_between(PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind, ImageRe
 }
 
 /* the start and end arguments of decode_rows/count_rows, checked against the data */
-static int
-parse_rows_args(PyObject *args, const char *fmt, PyObject **bobj, int *kind, PyObject **rb,
+int
+kernel_rows_args(PyObject *args, const char *fmt, PyObject **bobj, int *kind, PyObject **rb,
                 PyObject **ra, Py_ssize_t *start, Py_ssize_t *end)
 {
     *start = 0;
@@ -1028,7 +945,7 @@ decode_rows(PyObject *module, PyObject *args)
     int kind;
     Py_ssize_t start, end;
     (void)module;
-    if (parse_rows_args(args, "O!iO!O|nn:decode_rows", &bobj, &kind, &rb, &ra, &start,
+    if (kernel_rows_args(args, "O!iO!O|nn:decode_rows", &bobj, &kind, &rb, &ra, &start,
                         &end) < 0)
         return NULL;
     return rows_between(bobj, start, end, kind, (ImageReader *)rb, (ImageReader *)ra);
@@ -1104,7 +1021,7 @@ skip_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, P
     *pp = p + size;
     return 0;
 read: {
-        PyObject *v = read_value(c, bobj, b, n, pp);
+        PyObject *v = kernel_read_value(c, bobj, b, n, pp);
         if (v == NULL)
             return -1;
         Py_DECREF(v);
@@ -1140,7 +1057,7 @@ count_rows(PyObject *module, PyObject *args)
     int kind;
     Py_ssize_t start, end, count = 0;
     (void)module;
-    if (parse_rows_args(args, "O!iO!O|nn:count_rows", &bobj, &kind, &rb, &ra, &start,
+    if (kernel_rows_args(args, "O!iO!O|nn:count_rows", &bobj, &kind, &rb, &ra, &start,
                         &end) < 0)
         return NULL;
     const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
@@ -1163,6 +1080,8 @@ count_rows(PyObject *module, PyObject *args)
 static PyMethodDef module_methods[] = {
     {"count_rows", count_rows, METH_VARARGS,
      "count_rows(data, kind, reader_b, reader_a, start=0, end=len(data)) -> number of rows"},
+    {"rows_json", kernel_rows_json, METH_VARARGS,
+     "rows_json(data, kind, reader_b, reader_a, start=0, end=len(data)) -> JSON bytes or None"},
     {"decode_rows", decode_rows, METH_VARARGS,
      "decode_rows(data, kind, reader_b, reader_a) -> list of {'before', 'after'} dicts"},
     {NULL, NULL, 0, NULL},
@@ -1192,7 +1111,7 @@ PyInit__kernel(void)
     if (PyModule_AddObject(m, "ImageReader", (PyObject *)&ImageReaderType) < 0)
         return NULL;
     /* binlogscope._native.PLAN_VERSION: the plan kinds and functions of this file */
-    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 2) < 0)
+    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 3) < 0)
         return NULL;
     return m;
 }

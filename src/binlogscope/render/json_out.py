@@ -42,6 +42,10 @@ _LINE = _OPTIONS | orjson.OPT_APPEND_NEWLINE
 _PRETTY = _OPTIONS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 _orjson_dumps = orjson.dumps
 _Error = orjson.JSONEncodeError
+#: JSON text embedded as it is: the native kernel's text of a rows event's rows (see
+#: ``render/shapes.py``); :func:`_clean` keeps it (it is valid UTF-8 JSON, written with the
+#: serializer's own rules)
+Fragment = orjson.Fragment
 
 
 def default(value: Any) -> Any:
@@ -57,6 +61,8 @@ def _clean(value: Any) -> Any:
     t = type(value)
     if t is str:
         return _clean_str(value)
+    if t is Fragment:
+        return value
     if t is float:
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
@@ -87,8 +93,13 @@ def _again(obj: Any, option: int) -> bytes:
         return _orjson_dumps(obj, default, option)
     except _Error:
         pass
+    cleaned = _clean(obj)
+    try:  # (the same writer for what was repaired: a float is written as on every line)
+        return _orjson_dumps(cleaned, default, option)
+    except _Error:  # an integer beyond 64 bits: json writes it (no Fragment holds one)
+        pass
     indent = bool(option & orjson.OPT_INDENT_2)
-    text = json.dumps(_clean(obj), ensure_ascii=False, default=default,
+    text = json.dumps(cleaned, ensure_ascii=False, default=default,
                       indent=2 if indent else None, separators=(",", ": " if indent else ":"))
     return text.encode("utf-8") + (b"\n" if option & orjson.OPT_APPEND_NEWLINE else b"")
 
@@ -203,4 +214,5 @@ class LineWriter:
         self.flush()
 
 
-__all__ = ["LineWriter", "binary_stream", "default", "dumps", "dumps_line", "dumps_pretty"]
+__all__ = ["Fragment", "LineWriter", "binary_stream", "default", "dumps", "dumps_line",
+           "dumps_pretty"]

@@ -20,8 +20,10 @@ reads these functions, so adding or renaming a key is an edit here and nowhere e
 
 Values stay as decoded: row images go to the serializer as they are (bytes become hex there,
 see :func:`binlogscope.render.json_out.default`), so a row event costs no Python work per
-value. :func:`event_table` and :func:`rows_of` are the accessors the filters and the summary
-line use; neither decodes row values.
+value; rows not read yet come as the native kernel's JSON text of them
+(``RowsEvent.rows_json_bytes``, the same bytes the serializer writes for the values), embedded
+as a :class:`~binlogscope.render.json_out.Fragment`. :func:`event_table` and :func:`rows_of`
+are the accessors the filters and the summary line use; neither decodes row values.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.pipeline.filter import event_table
+from binlogscope.render.json_out import Fragment
 from binlogscope.session.events import (
     DecodeError,
     PacketDecoded,
@@ -81,11 +84,16 @@ def _getter(cls: type) -> Callable[[Any], BodyFields]:
     if not (s or t or r or g or q):
         return lambda body: _NO_FIELDS
     if s and t and r and not g and not q:  # a rows event
+        native_text = hasattr(cls, "rows_json_bytes")
+
         def rows_event(body: Any) -> BodyFields:
             schema = body.schema
             table = body.table
+            # rows not read yet: the kernel's text of them, embedded as it is by the serializer
+            text = body.rows_json_bytes() if native_text else None
             return (schema if type(schema) is str else None,
-                    table if type(table) is str else None, rows_json(body.rows), None, None)
+                    table if type(table) is str else None,
+                    rows_json(body.rows) if text is None else Fragment(text), None, None)
         return rows_event
     if s and t and not (r or g or q):  # a TABLE_MAP
         def names(body: Any) -> BodyFields:

@@ -378,6 +378,25 @@ def read_rows(data: bytes, kind: str, plan_b: ImagePlan, plan_a: ImagePlan | Non
     return rows
 
 
+def rows_json(data: bytes, kind: str, plan_b: ImagePlan, plan_a: ImagePlan | None,
+              start: int, end: int) -> bytes | None:
+    """The JSON text the serializer writes for :func:`read_rows`' list (UTF-8 bytes), written
+    by the kernel from the same plans; None without the kernel, or where it declines (text
+    that is not valid UTF-8, a value it does not write, a damaged image: the caller then
+    reads the rows, which raises or repairs as it always does)."""
+    kernel = _native.kernel
+    if (kernel is None or plan_b.image is None or type(data) is not bytes
+            or (plan_a is not None and plan_a.image is None)):
+        return None
+    try:
+        text: bytes | None = kernel.rows_json(
+            data, _KIND_CODE[kind], plan_b.image, plan_a.image if plan_a is not None else None,
+            start, end)
+    except ValueError:
+        return None
+    return text
+
+
 def count_rows(data: bytes, kind: str, plan_b: ImagePlan, plan_a: ImagePlan | None,
                start: int, end: int) -> tuple[int, list[dict[str, Any]] | None]:
     """(number of rows, the rows or None): the kernel walks the images without building their

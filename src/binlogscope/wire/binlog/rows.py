@@ -38,6 +38,7 @@ from binlogscope.wire.binlog._rowcode import (
     ImagePlan,
     count_rows,
     read_rows,
+    rows_json,
     table_plan,
 )
 from binlogscope.wire.binlog.context import DecodeContext
@@ -112,6 +113,9 @@ class LazyRows:
     def read(self) -> list[dict[str, Any]]:
         return read_rows(self.data, self.kind, self.plan_b, self.plan_a, self.start, self.end)
 
+    def json(self) -> bytes | None:
+        return rows_json(self.data, self.kind, self.plan_b, self.plan_a, self.start, self.end)
+
 
 #: the start of the error of a row event whose TABLE_MAP was not seen (see
 #: :func:`unknown_context`: a stream that began after it lacks context, it is not damaged)
@@ -172,6 +176,13 @@ class RowsEvent:
     def rows(self, value: list[dict[str, Any]]) -> None:
         self._rows = value
         self._lazy = None
+
+    def rows_json_bytes(self) -> bytes | None:
+        """The JSON text of :attr:`rows` as the serializer writes it, written by the native
+        kernel straight from the kept bytes while the rows are not read yet (they stay
+        unread); None when they were read, without the kernel, or where it declines."""
+        lazy = self._lazy
+        return None if lazy is None or self._rows is not None else lazy.json()
 
     @property
     def row_count(self) -> int:

@@ -1,0 +1,115 @@
+/*
+ * The native kernel's shared declarations: the column kinds of the plans (keep in step with
+ * wire/binlog/_rowcode.py), a column's parsed spec, the ImageReader, and the small helpers
+ * both the reader (_kernel.c) and the JSON writer (_rowjson.c) use.
+ */
+#ifndef BINLOGSCOPE_KERNEL_H
+#define BINLOGSCOPE_KERNEL_H
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+enum {
+    K_PY = 0,      /* obj: a reader closure rd(b, p) -> (value, p) */
+    K_I8, K_U8, K_I16, K_U16, K_I32, K_U32, K_I64, K_U64, K_F32, K_F64,
+    K_PREFIXED,    /* a: length prefix bytes (1-4), obj: codec name or None (bytes) */
+    K_ENUM1,       /* obj: a 256-tuple byte -> value */
+    K_DT2,         /* a: fsp, b: frac mode, obj: (ymd cache, hms cache, frac obj) */
+    K_TS2,         /* a: fsp, b: frac mode, obj: (day cache, tod cache, frac obj, zero text) */
+    K_DEC,         /* a: size, b: ishift, c: imask, d: fshift, e: fmask, f: fdigits (-1: none) */
+    K_TIME2,       /* a: fsp (0-6) */
+    K_SET,         /* a: size (2-8 bytes), obj: the member names (a tuple of str, at most 64) */
+    K_INT24,       /* a: 1 unsigned */
+    K_YEAR,        /* 1 byte: 1900 + v, 0 for 0 */
+    K_DATE,        /* 3 bytes: "YYYY-MM-DD" */
+    K_UINT_BE,     /* a: size (1-8): a big-endian unsigned int (BIT) */
+    K_UINT_LE,     /* a: size (1-8): a little-endian unsigned int (ENUM/SET without names) */
+    K_ENUM,        /* a: size (1-8), obj: the member names (a tuple): 0 -> "", i -> names[i-1],
+                    * else the index */
+    K_DECN,        /* a: size, b: integer digits, c: fraction digits, obj: the Python reader
+                    * (any DECIMAL; an integer group >= 10^9 after the first declines to it) */
+    K_BINARY,      /* a: length prefix (1-2), b: the full length: bytes padded with 0x00 */
+    K_TIME_OLD,    /* 3 bytes: signed HHMMSS */
+    K_DATETIME_OLD,/* 8 bytes: YYYYMMDDhhmmss */
+    K_TIMESTAMP_OLD, /* 4 bytes: seconds since the epoch, 0 -> zero text */
+    K_NULL,        /* no bytes: None */
+    K_LAST_KIND = K_NULL,
+};
+
+/* fraction modes of K_DT2/K_TS2 */
+enum { F_NONE = 0, F_SIX = 1, F_ITEM = 2, F_CALL = 3 };
+
+typedef struct {
+    int kind;
+    long long a, b, c, d, e, f;
+    PyObject *obj;   /* borrowed from the specs tuple, which the reader keeps */
+    PyObject *t1, *t2, *t3, *t4;  /* unpacked obj parts (borrowed) */
+    int utf8;        /* K_PREFIXED: codec is utf-8 */
+    const char *codec;
+} Col;
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t n;
+    Col *cols;
+    PyObject *specs;
+    PyObject *labels;  /* tuple of str */
+    PyObject *json_keys;  /* _rowjson.c: each label as the JSON text '"label":' (a tuple of
+                           * bytes), made on first use; Py_None: a label JSON cannot hold */
+    unsigned long long mask_last;
+} ImageReader;
+
+
+extern PyTypeObject ImageReaderType;
+
+/* a ValueError "past the end" / "no progress"; return -1 */
+int kernel_past_end(void);
+int kernel_no_progress(void);
+/* one non-NULL column at *pp -> new reference, *pp advanced (NULL: an exception is set) */
+PyObject *kernel_read_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n,
+                            Py_ssize_t *pp);
+/* the (data, kind, reader_b, reader_a[, start[, end]]) arguments of the rows functions */
+int kernel_rows_args(PyObject *args, const char *fmt, PyObject **bobj, int *kind, PyObject **rb,
+                     PyObject **ra, Py_ssize_t *start, Py_ssize_t *end);
+/* rows_json(data, kind, reader_b, reader_a, start, end) -> bytes or None (_rowjson.c) */
+PyObject *kernel_rows_json(PyObject *module, PyObject *args);
+
+static inline unsigned long long
+be_uint(const unsigned char *s, int n)
+{
+    unsigned long long v = 0;
+    for (int i = 0; i < n; i++)
+        v = (v << 8) | s[i];
+    return v;
+}
+
+static inline unsigned long long
+le_uint(const unsigned char *s, int n)
+{
+    unsigned long long v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = (v << 8) | s[i];
+    return v;
+}
+
+
+/* ---------------------------------------------------------------------- ASCII text builders */
+/* write v in decimal, zero-padded to at least `width` digits; returns chars written */
+static inline int
+put_uint(char *out, unsigned long long v, int width)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n < width)
+        tmp[n++] = '0';
+    for (int i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+#endif
