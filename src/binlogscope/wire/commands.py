@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from binlogscope.wire.binlog.gtid_events import read_varlen
 from binlogscope.wire.constants import (
     BinlogDumpFlag,
     BinlogDumpGtidFlag,
@@ -18,6 +19,8 @@ from binlogscope.wire.constants import (
     command_name,
 )
 from binlogscope.wire.fields import SENSITIVE, escaped, flag_field, lenenc_int, u8, u16, u32, u64
+from binlogscope.wire.gtid_sets import encode_gtid_set as encode_sid_block
+from binlogscope.wire.gtid_sets import format_gtid_set, is_tagged_format, parse_gtid_set
 from binlogscope.wire.reader import ByteReader
 
 
@@ -234,16 +237,21 @@ class GtidInterval:
 class GtidSid:
     sid: uuid.UUID
     intervals: tuple[GtidInterval, ...]
+    tag: str = ""  # MySQL 8.3+ tagged GTIDs (uuid:tag:n); "" for untagged ones
 
 
 def gtid_set_text(sids: tuple[GtidSid, ...]) -> str:
-    """The usual text form, ``uuid:1-5:7``; intervals on the wire are [start, end)."""
-    parts = []
-    for s in sids:
-        iv = ":".join(f"{i.start}" if i.end - i.start == 1 else f"{i.start}-{i.end - 1}"
-                      for i in s.intervals)
-        parts.append(f"{s.sid}:{iv}" if iv else str(s.sid))
-    return ",".join(parts)
+    """The usual text form, ``uuid:1-5:7`` (``uuid:tag:1-3`` for tagged GTIDs); intervals on
+    the wire are [start, end)."""
+    return format_gtid_set((s.sid, s.tag, ((i.start, i.end) for i in s.intervals))
+                           for s in sids)
+
+
+def parse_gtid_sids(text: str) -> tuple[GtidSid, ...]:
+    """A MySQL GTID set in text (``uuid:1-5:7,uuid2:tag:1-3``) as COM_BINLOG_DUMP_GTID's
+    entries (:func:`binlogscope.wire.gtid_sets.parse_gtid_set`)."""
+    return tuple(GtidSid(sid, tuple(GtidInterval(a, b) for a, b in ivs), tag)
+                 for (sid, tag), ivs in parse_gtid_set(text).items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,17 +268,30 @@ class ComBinlogDumpGtid:
 
 
 def _decode_sid_block(r: ByteReader) -> tuple[GtidSid, ...]:
-    n = r.u64("n_sids", doc="number of server UUIDs in the set")
+    tagged = is_tagged_format(r.peek(8))
+    if tagged:
+        p = r.pos
+        word = int.from_bytes(r.take(8, "n_sids"), "little")
+        n = (word >> 8) & ((1 << 48) - 1)
+        r.leaf("n_sids", p, n, wire="int<8>", display=f"{n} (tagged format)",
+               doc="number of (uuid, tag) entries; in the tagged format (MySQL 8.3+) the "
+               "first and last byte are the format (1) and the count sits in between")
+    else:
+        n = r.u64("n_sids", doc="number of server UUIDs in the set")
     if n > r.remaining // 24:
-        raise ValueError(f"n_sids {n} cannot fit in {r.remaining} bytes (tagged GTID format?)")
+        raise ValueError(f"n_sids {n} cannot fit in {r.remaining} bytes")
     out: list[GtidSid] = []
     for _ in range(n):
-        r.begin("sid_entry", doc="one server UUID and its GNO intervals")
+        r.begin("sid_entry", doc="one server UUID (and tag) and its GNO intervals")
         start = r.pos
         raw = r.take(16, "sid")
         sid = uuid.UUID(bytes=raw)
         r.leaf("sid", start, sid, wire="string[16]", doc="server UUID (source_id) of the GTIDs",
                display=str(sid))
+        tag = ""
+        if tagged:
+            size = read_varlen(r, "tag_length", "length of the tag (variable-length integer)")
+            tag = r.fixed_str("tag", size, doc="GTID tag (empty for the untagged GTIDs)")
         m = r.u64("n_intervals", doc="number of GNO intervals for this UUID")
         ivs: list[GtidInterval] = []
         for _ in range(m):
@@ -279,8 +300,8 @@ def _decode_sid_block(r: ByteReader) -> tuple[GtidSid, ...]:
             b = r.u64("end", doc="one past the last GNO (the interval is [start, end))")
             r.end_group(display=f"{a}-{b - 1}")
             ivs.append(GtidInterval(a, b))
-        r.end_group(display=str(sid))
-        out.append(GtidSid(sid, tuple(ivs)))
+        r.end_group(display=f"{sid}:{tag}" if tag else str(sid))
+        out.append(GtidSid(sid, tuple(ivs), tag))
     return tuple(out)
 
 
@@ -303,8 +324,8 @@ def decode_com_binlog_dump_gtid(r: ByteReader, caps: int = 0) -> ComBinlogDumpGt
         size = r.u32("data_size", doc="byte length of the encoded GTID set")
         with r.bounded(size, "data"):
             first = r.peek(8)
-            if len(first) == 8 and first[7] != 0:  # format byte of the 8.3+ tagged encoding
-                raw = r.rest("data", doc="GTID set in the tagged (MySQL 8.3+) encoding")
+            if len(first) == 8 and first[7] != 0 and not is_tagged_format(first):
+                raw = r.rest("data", doc="GTID set in an encoding binlogscope does not know")
             else:
                 r.begin("data", doc="the replica's gtid_executed: these transactions are "
                         "skipped")
@@ -314,11 +335,10 @@ def decode_com_binlog_dump_gtid(r: ByteReader, caps: int = 0) -> ComBinlogDumpGt
 
 
 def encode_gtid_set(sids: tuple[GtidSid, ...]) -> bytes:
-    out = [u64(len(sids))]
-    for s in sids:
-        out.append(s.sid.bytes + u64(len(s.intervals)))
-        out.extend(u64(i.start) + u64(i.end) for i in s.intervals)
-    return b"".join(out)
+    """The set as COM_BINLOG_DUMP_GTID carries it: the tagged format (MySQL 8.3+) when a tag
+    is present, the untagged one otherwise."""
+    return encode_sid_block((s.sid, s.tag, ((i.start, i.end) for i in s.intervals))
+                            for s in sids)
 
 
 def encode_com_binlog_dump_gtid(v: ComBinlogDumpGtid) -> bytes:

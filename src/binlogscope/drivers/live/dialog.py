@@ -6,8 +6,6 @@ command (file/position, or a GTID set)."""
 from __future__ import annotations
 
 import socket
-import uuid
-from typing import Any
 
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.connect import Connection, Put
@@ -26,8 +24,8 @@ from binlogscope.wire.commands import (
     ComBinlogDumpGtid,
     ComQuery,
     ComRegisterSlave,
-    GtidInterval,
     GtidSid,
+    parse_gtid_sids,
 )
 from binlogscope.wire.constants import BinlogDumpFlag
 from binlogscope.wire.handshake import ErrPacket, OkPacket
@@ -146,20 +144,13 @@ def dump(rd: Connection, settings: LiveSettings, info: ServerInfo, server_id: in
     return skip
 
 
-def mysql_gtid_set(text: str) -> tuple[Any, ...]:
-    """A MySQL GTID set (``uuid:1-5:7,uuid2:3``) as COM_BINLOG_DUMP_GTID's SIDs."""
-    out = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        sid, *ranges = part.split(":")
-        ivs = []
-        for rg in ranges:
-            a, _, b = rg.partition("-")
-            ivs.append(GtidInterval(int(a), int(b or a) + 1))
-        out.append(GtidSid(uuid.UUID(sid), tuple(ivs)))
-    return tuple(out)
+def mysql_gtid_set(text: str) -> tuple[GtidSid, ...]:
+    """A MySQL GTID set (``uuid:1-5:7,uuid2:tag:1-3``) as COM_BINLOG_DUMP_GTID's entries;
+    tagged GTIDs (MySQL 8.3+) go out in the tagged encoding. A bad set is one clear error."""
+    try:
+        return parse_gtid_sids(text)
+    except ValueError as exc:
+        raise LiveError(f"--gtid {text!r}: {exc}") from None
 
 
 __all__ = ["dump", "mysql_gtid_set", "query", "register", "run_setup"]

@@ -52,10 +52,12 @@ from binlogscope.wire.binlog.gtid_events import (
     GtidListEvent,
     MariadbGtidEvent,
     PreviousGtidsEvent,
+    varlen_bytes,
 )
 from binlogscope.wire.binlog.header import HEADER, HEADER_LEN, EventHeader
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.fields import lenenc_int
+from binlogscope.wire.gtid_sets import encode_gtid_set
 
 _U32 = struct.Struct("<I")
 
@@ -289,15 +291,43 @@ def encode_gtid(v: GtidEvent) -> bytes:
 
 
 def encode_previous_gtids(v: PreviousGtidsEvent) -> bytes:
-    """PREVIOUS_GTIDS body in the untagged format (tagged sets are not encoded)."""
-    if v.tagged:
-        raise ValueError("the tagged PREVIOUS_GTIDS format (MySQL 8.3+) has no encoder")
-    out = struct.pack("<Q", len(v.entries))
-    for e in v.entries:
-        out += uuid.UUID(e.sid).bytes + struct.pack("<Q", len(e.intervals))
-        for iv in e.intervals:
-            out += struct.pack("<qq", iv.start, iv.end)
-    return out
+    """PREVIOUS_GTIDS body: the tagged format (MySQL 8.3+) when the set has tags or was read
+    in it, the untagged one otherwise (:func:`binlogscope.wire.gtid_sets.encode_gtid_set`)."""
+    entries = [(e.sid, e.tag, [(i.start, i.end) for i in e.intervals]) for e in v.entries]
+    return encode_gtid_set(entries, tagged=v.tagged or None)
+
+
+def encode_gtid_tagged(v: GtidEvent) -> bytes:
+    """GTID_TAGGED (MySQL 8.3+) body in the serialization-library format that
+    :func:`~binlogscope.wire.binlog.gtid_events.decode_gtid_tagged` reads: version 1, the
+    message size, the last non-ignorable field id (0), then ``field_id value`` pairs; the
+    original commit timestamp and server version are left out when they equal the immediate
+    ones, the commit group ticket when it is not set (as MySQL 9.6 writes them)."""
+    fields: list[bytes] = [varlen_bytes(v.flags)]
+    fields.append(b"".join(varlen_bytes(b) for b in uuid.UUID(v.sid).bytes))
+    fields.append(varlen_bytes(v.gno, signed=True))
+    tag = v.tag.encode("ascii")
+    fields.append(varlen_bytes(len(tag)) + tag)
+    fields.append(varlen_bytes(v.last_committed or 0, signed=True))
+    fields.append(varlen_bytes(v.sequence_number or 0, signed=True))
+    ict = v.immediate_commit_timestamp or 0
+    fields.append(varlen_bytes(ict))
+    oct_ = v.original_commit_timestamp
+    fields.append(b"" if oct_ is None or oct_ == ict else varlen_bytes(oct_))
+    fields.append(varlen_bytes(v.transaction_length or 0))
+    isv = v.immediate_server_version or 0
+    fields.append(varlen_bytes(isv))
+    osv = v.original_server_version
+    fields.append(b"" if osv is None or osv == isv else varlen_bytes(osv))
+    t = v.commit_group_ticket
+    fields.append(b"" if not t else varlen_bytes(t))
+    payload = b"".join(varlen_bytes(i) + f for i, f in enumerate(fields) if f)
+    head = varlen_bytes(1)  # serialization version
+    last = varlen_bytes(0)
+    size = len(head) + len(last) + len(payload) + 1
+    while len(head) + len(varlen_bytes(size)) + len(last) + len(payload) != size:
+        size = len(head) + len(varlen_bytes(size)) + len(last) + len(payload)
+    return head + varlen_bytes(size) + last + payload
 
 
 def encode_transaction_payload(uncompressed: bytes, compression_type: int = 0) -> bytes:
@@ -349,7 +379,10 @@ def encode_value_event(v: Any, *, timestamp: int = 0, server_id: int | None = No
     """A whole event for a value of :data:`EVENT_ENCODERS` (a MySQL GtidEvent too). The
     server id of a MariaDB GTID and the log_pos of a HEARTBEAT come from the value."""
     code: int
-    if isinstance(v, GtidEvent):
+    if isinstance(v, GtidEvent) and v.tag:
+        code = EventType.GTID_TAGGED_LOG_EVENT
+        body = encode_gtid_tagged(v)
+    elif isinstance(v, GtidEvent):
         code = (EventType.ANONYMOUS_GTID_LOG_EVENT if v.anonymous
                 else EventType.GTID_LOG_EVENT)
         body = encode_gtid(v)

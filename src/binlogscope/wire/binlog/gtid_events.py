@@ -198,6 +198,22 @@ def _varlen_raw(r: ByteReader, name: str) -> int:
     return int.from_bytes(b, "little") >> size
 
 
+def varlen_bytes(value: int, *, signed: bool = False) -> bytes:
+    """The serialization library's variable-length integer (the inverse of the reader below):
+    the byte count in the trailing 1-bits of the first byte, 9 bytes for 64-bit values;
+    ``signed``: zig-zag first."""
+    if signed:
+        value = value << 1 if value >= 0 else ((-value - 1) << 1) | 1
+    if value < 0:
+        raise ValueError(f"{value}: not an unsigned integer")
+    for size in range(1, 9):
+        if value < 1 << (7 * size):
+            return ((value << size) | ((1 << (size - 1)) - 1)).to_bytes(size, "little")
+    if value >= 1 << 64:
+        raise ValueError(f"{value}: more than 64 bits")
+    return b"\xff" + value.to_bytes(8, "little")
+
+
 def _varlen(r: ByteReader, name: str, doc: str, *, signed: bool = False,
             display: str = "") -> int:
     p = r.pos
@@ -374,6 +390,10 @@ def decode_gtid_tagged(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Gti
     ev.lt_type = LOGICAL_TIMESTAMP_TYPECODE
     ev.gtid = f"{ev.sid}:{ev.tag}:{ev.gno}" if ev.tag else f"{ev.sid}:{ev.gno}"
     return ev
+
+
+#: a serialization-library variable-length integer read with its leaf (GTID sets use it too)
+read_varlen = _varlen
 
 
 def _varlen_raw_leaf(r: ByteReader, doc: str, fmt: object) -> int:

@@ -79,7 +79,13 @@ _PARTIAL = E.PARTIAL_UPDATE_ROWS_EVENT
 #: columns_present_bitmap, columns_present_bitmap_after
 ROWS_DOCS = (
     "the TABLE_MAP this event's rows belong to",
-    "STMT_END_F marks the last row event of a statement (table maps can be freed)",
+    "STMT_END_F marks the last row event of a statement (table maps can be freed); "
+    "NO_FOREIGN_KEY_CHECKS_F / RELAXED_UNIQUE_CHECKS_F: the statement ran with "
+    "foreign_key_checks / unique_checks off; COMPLETE_ROWS_F: the images hold every column; "
+    "USE_SQL_FOREIGN_KEY_F (MySQL 9.6+): the source ran foreign-key checks and cascades in "
+    "the SQL layer, so rows a cascade changed are in the binlog as row events of their own "
+    "and a replica applies them without cascading again in its storage engine (without the "
+    "flag - older sources - the replica's InnoDB performs the cascade)",
     "bytes of extra row info including these 2 (2 = none)",
     "number of columns of the table (packed integer)",
     "one bit per column: set = the column is in the (before) image "
@@ -89,7 +95,8 @@ ROWS_DOCS = (
 #: rows-event flags
 STMT_END_F = 0x1
 _FLAG_NAMES = {0x1: "STMT_END_F", 0x2: "NO_FOREIGN_KEY_CHECKS_F",
-               0x4: "RELAXED_UNIQUE_CHECKS_F", 0x8: "COMPLETE_ROWS_F"}
+               0x4: "RELAXED_UNIQUE_CHECKS_F", 0x8: "COMPLETE_ROWS_F",
+               0x10: "USE_SQL_FOREIGN_KEY_F"}
 #: MySQL's dummy table id for an empty statement-end row event
 _DUMMY_TABLE_ID = 0x00FFFFFF
 
