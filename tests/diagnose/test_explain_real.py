@@ -203,3 +203,42 @@ def test_explain_over_the_live_server(mariadb: MariaDB) -> None:
     assert doc["found"]["rows"] == [{"before": None, "after": {"id": 31337}}]
     rc, text, err = run("explain", f"end:{f}:{write[4]}", "--source", url)
     assert mariadb.repl_password not in text + err + out
+
+
+def test_a_corrupted_event_on_the_wire(replica: MariaDB) -> None:
+    """A real replica of the mock master that sends one event with a wrong CRC32: the IO
+    thread's error and status, pasted, lead to that event in the served binlog."""
+    from mock_master.scenario.faults import Action
+    from mock_master.scenario.scenarios import BinlogSource, Scenario
+    from mock_master.serve.server import ThreadedMockMaster
+
+    src = Path(__file__).resolve().parents[2] / "captures" / "mariadb-10.11-workload.000001"
+    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([src])],
+                                     actions=[Action("corrupt_checksum_at", at=12)])).start()
+    try:
+        sql(replica, "STOP SLAVE")
+        sql(replica, "RESET SLAVE ALL")
+        sql(replica, f"CHANGE MASTER TO MASTER_HOST='{mm.host}', MASTER_PORT={mm.port}, "
+                     "MASTER_USER='repl', MASTER_PASSWORD='replpass', MASTER_CONNECT_RETRY=1, "
+                     "MASTER_LOG_FILE='mysql-bin.000001', MASTER_LOG_POS=4, "
+                     "MASTER_USE_GTID=no")
+        sql(replica, "START SLAVE")
+        st = _wait_error(replica)
+        sql(replica, "STOP SLAVE")
+    finally:
+        mm.stop()
+    assert st["Last_IO_Errno"] == 1595, st
+    text = "\n".join(f"{k}: {st[k]}" for k in (
+        "Master_Log_File", "Read_Master_Log_Pos", "Relay_Master_Log_File",
+        "Exec_Master_Log_Pos", "Last_IO_Errno", "Last_IO_Error"))
+    rc, out, err = run("explain", text, "--source", str(src), "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["clue"]["pattern"] == "replica-status-read"
+    assert doc["found"]["offset"] == int(st["Read_Master_Log_Pos"])
+    # the 12th event the mock master sent (1 = its fake ROTATE): the served file's 11th
+    from binlogscope.drivers.binlog_file import read_binlog_file
+
+    served = [ev.offset for ev in read_binlog_file(src, record=False)]
+    assert doc["found"]["offset"] == served[10]
+    assert "replica-io-queue" in [c["pattern"] for c in doc["other_clues"]]

@@ -133,7 +133,7 @@ def test_show_slave_status_paste() -> None:
 
 def test_every_pattern_is_tested() -> None:
     tested = {p for _, p, *_ in REAL} | {p for _, p, *_ in FROM_SOURCE} | {
-        "replica-status-exec"}
+        "replica-status-exec", "replica-status-read", "replica-io-queue", "checksum"}
     untested = set(PATTERN_IDS) - tested
     # checksum and max_allowed_packet lines come from a served corruption (test_explain_real)
     assert untested <= {"checksum", "max-allowed-packet", "err-1236-gtid-purged-mysql",
@@ -152,3 +152,21 @@ def test_error_log_apply_line_carries_the_gtid() -> None:
     clue = best(recognise(line))
     assert clue is not None and (clue.where, clue.gtid) == ("end:mysql-bin.000001:1073",
                                                             "0-1-4")
+
+
+def test_io_thread_status_paste() -> None:
+    """A real MariaDB replica whose source sent an event with a bad CRC32 (the mock master's
+    corrupt_checksum_at): Last_IO_Error and the status give the event's start."""
+    text = ("Master_Log_File: mysql-bin.000001\nRead_Master_Log_Pos: 1495\n"
+            "Relay_Master_Log_File: mysql-bin.000001\nExec_Master_Log_Pos: 1453\n"
+            "Last_IO_Errno: 1595\nLast_IO_Error: Relay log write failure: could not queue "
+            "event from master\n")
+    clues = recognise(text)
+    assert {c.pattern for c in clues} >= {"replica-io-queue", "replica-status-read",
+                                          "replica-status-exec"}
+    clue = best(clues)
+    assert clue is not None and clue.where == "start:mysql-bin.000001:1495"
+    log = ("2026-11-27 23:51:42 15 [ERROR] Slave I/O: Replication event checksum verification "
+           "failed while reading from network, Internal MariaDB error code: 1743")
+    c = best(recognise(log))
+    assert c is not None and (c.pattern, c.error_code) == ("checksum", 1743)

@@ -96,6 +96,11 @@ _FIRST_EVENT = re.compile(
 #: SHOW REPLICA STATUS\\G pasted whole: the SQL thread's next transaction starts here
 _STATUS_EXEC = re.compile(r"Relay_(?:Master|Source)_Log_File:\s*(?P<file>\S+).*?"
                           r"Exec_(?:Master|Source)_Log_Pos:\s*(?P<pos>\d+)", re.S)
+#: SHOW REPLICA STATUS\\G pasted whole: the IO thread's next event starts here
+_STATUS_READ = re.compile(r"(?<![A-Za-z_])(?:Master|Source)_Log_File:\s*(?P<file>\S+).*?"
+                          r"Read_(?:Master|Source)_Log_Pos:\s*(?P<pos>\d+)", re.S)
+#: MariaDB replica IO thread (Last_IO_Error 1595): an event it received was rejected
+_QUEUE = re.compile(r"Relay log write failure: could not queue event from (?:master|source)")
 _NO_FIRST_LOG = re.compile(r"Could not find first log file name in binary log index file")
 _GTID_STATE_GONE = re.compile(
     r"Could not find GTID state requested by (?:slave|replica) in any binlog files")
@@ -193,6 +198,20 @@ def _status_exec(m: re.Match[str]) -> Clue:
                 m.group("file"), int(m.group("pos")), START)
 
 
+def _status_read(m: re.Match[str]) -> Clue:
+    return Clue("replica-status-read", "SHOW REPLICA/SLAVE STATUS (Master_Log_File, "
+                "Read_Master_Log_Pos)", m.group(0), "the replica's IO thread has queued "
+                "everything before this position: the event it read next starts here",
+                m.group("file"), int(m.group("pos")), START)
+
+
+def _queue(m: re.Match[str]) -> Clue:
+    return Clue("replica-io-queue", "MariaDB replica IO thread (Last_IO_Error 1595)", m.group(0),
+                "the replica rejected an event it received (the error log says why: a "
+                "checksum, a size, an event out of order); it is the event at "
+                "Read_Master_Log_Pos", error_code=1595)
+
+
 def _no_first_log(m: re.Match[str]) -> Clue:
     return Clue("err-1236-no-first-log", "MariaDB/MySQL source dump thread (ERR 1236)",
                 m.group(0), "the binlog file the client asked for is not in the source's index "
@@ -283,6 +302,8 @@ PATTERNS: tuple[tuple[re.Pattern[str], Build], ...] = (
     (_STOPPED, _stopped),
     (_ROW_EVENT, _row_event),
     (_STATUS_EXEC, _status_exec),
+    (_STATUS_READ, _status_read),
+    (_QUEUE, _queue),
     (_NO_FIRST_LOG, _no_first_log),
     (_GTID_STATE_GONE, _gtid_state_gone),
     (_GTID_NOT_IN, _gtid_not_in),
@@ -301,7 +322,8 @@ PATTERNS: tuple[tuple[re.Pattern[str], Build], ...] = (
 
 #: the ids of the patterns (docs/explain.md lists each with the real line it came from)
 PATTERN_IDS = ("replica-apply", "replica-worker", "err-1236-position", "replica-stopped-at",
-               "replica-row-event", "replica-status-exec", "err-1236-no-first-log",
+               "replica-row-event", "replica-status-exec", "replica-status-read",
+               "replica-io-queue", "err-1236-no-first-log",
                "err-1236-gtid-purged", "err-1236-gtid-not-in-binlog",
                "err-1236-gtid-purged-mysql", "checksum",
                "max-allowed-packet", "binlog-connector-java", "debezium-offset", "go-mysql",
@@ -316,7 +338,7 @@ def recognise(text: str) -> list[Clue]:
     for rx, build in PATTERNS:
         for m in rx.finditer(text):
             a, b = m.span()
-            if rx is not _STATUS_EXEC:  # a status paste spans the lines the others match
+            if rx not in (_STATUS_EXEC, _STATUS_READ):  # a status paste spans other lines
                 if any(a < e and s < b for s, e in taken):
                     continue
                 taken.append((a, b))
@@ -340,10 +362,18 @@ def recognise(text: str) -> list[Clue]:
     return out
 
 
+_SQL_SIDE = frozenset(("replica-apply", "replica-worker", "replica-row-event",
+                       "replica-stopped-at"))
+
+
 def best(clues: list[Clue]) -> Clue | None:
-    """The clue to answer: the first with a position, else the first."""
+    """The clue to answer: the first with a position, else the first. A pasted status has
+    both threads' positions: the SQL thread's for an apply error, else the IO thread's."""
+    sql_side = any(c.pattern in _SQL_SIDE for c in clues)
+    skip = "replica-status-read" if sql_side else "replica-status-exec"
+    both = {c.pattern for c in clues} >= {"replica-status-read", "replica-status-exec"}
     for c in clues:
-        if c.position is not None:
+        if c.position is not None and not (both and c.pattern == skip):
             return c
     return clues[0] if clues else None
 
