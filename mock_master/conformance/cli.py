@@ -193,7 +193,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     def progress(r: Result) -> None:
         if not args.quiet:
-            first = next((c.text for c in r.checks if c.verdict == r.verdict), "")
+            first = next((c.text for c in r.checks if c.verdict == r.verdict),
+                         r.checks[0].text if r.checks else "")
             out.write(f"{r.verdict.value:<14} {r.case} [{r.flavor}] {first[:150]}\n")
             out.flush()
 

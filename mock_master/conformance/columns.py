@@ -8,8 +8,8 @@ case's TABLE_MAP carries no column names.
 
 Covered: the integer types, FLOAT, DOUBLE, DECIMAL, YEAR, DATE, TIME/DATETIME/TIMESTAMP with fsp
 0-6 (MySQL 5.6+ formats; ``hires=True``: MariaDB 5.3's pre-10.3 formats under the old type codes),
-CHAR/VARCHAR/TEXT with a ``CHARACTER SET``, BINARY/VARBINARY/BLOB, ENUM, SET, BIT, JSON and
-GEOMETRY.
+CHAR/VARCHAR/TEXT with a ``CHARACTER SET``, BINARY/VARBINARY/BLOB, ENUM, SET, BIT, JSON,
+GEOMETRY and VECTOR (MySQL 9).
 """
 
 from __future__ import annotations
@@ -104,6 +104,9 @@ def column(name: str, sql: str, index: int = 0, *, hires: bool = False) -> Colum
     elif base == "BIT":
         bits = nums[0] if nums else 1
         c.type, c.meta = T.MYSQL_TYPE_BIT, (bits // 8) << 8 | (bits % 8)
+    elif base == "VECTOR":
+        c.type, c.meta = T.MYSQL_TYPE_VECTOR, 4
+        c.vector_dimensionality = nums[0] if nums else 2048
     elif base == "JSON":
         c.type, c.meta = T.MYSQL_TYPE_JSON, 4
     elif base in _GEOMETRY:

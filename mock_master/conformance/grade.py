@@ -194,6 +194,15 @@ def compare_value(col: ColumnInfo, expected: Any, got: Any, *,
         if isinstance(got, str) and set(got.split(",")) - {""} == names:
             return Verdict.NON_STRICT, what + " (members in another order)"
         return Verdict.FAIL, what
+    if t == T.MYSQL_TYPE_VECTOR:
+        want_v = struct.pack(f"<{len(expected)}f", *expected)
+        if isinstance(got, list) and all(isinstance(x, int | float) for x in got):
+            if len(got) == len(expected) and struct.pack(f"<{len(got)}f", *got) == want_v:
+                return Verdict.PASS, ""
+            return Verdict.FAIL, what
+        if raw is not None and raw == want_v:
+            return Verdict.NON_STRICT, what + " (the raw float32 bytes, not the floats)"
+        return Verdict.FAIL, what
     if t == T.MYSQL_TYPE_JSON:
         try:
             want_v = json.loads(expected)

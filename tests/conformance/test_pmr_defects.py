@@ -31,6 +31,7 @@ DEFECTS = {
     "incidents/fake-rotate-mid-file [mariadb]": "id: expected 2, got 1",
     "incidents/semisync-header-not-negotiated [mysql]": "the client reported 0",
     "events/transaction-payload [mysql]": "the client reported 0",
+    "values/vector [mysql]": "is not a valid MetadataFieldType",
 }
 
 

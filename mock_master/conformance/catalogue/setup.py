@@ -77,6 +77,43 @@ def _logged_in(obs: Observation) -> list[Check]:
     return dump_sent(obs) + judge_clean_end(obs) + judge_rows(obs)
 
 
+_CERT: dict[str, str] = {}
+
+
+def _tls_files() -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1 (openssl, once per process)."""
+    if not _CERT:
+        import subprocess
+        import tempfile
+        from pathlib import Path
+
+        d = Path(tempfile.mkdtemp(prefix="conformance-tls-"))
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days",
+                        "2", "-subj", "/CN=127.0.0.1", "-keyout", str(d / "key.pem"), "-out",
+                        str(d / "cert.pem")], check=True, capture_output=True, timeout=60)
+        _CERT.update(cert=str(d / "cert.pem"), key=str(d / "key.pem"))
+    return _CERT["cert"], _CERT["key"]
+
+
+def _tls(flavor: str) -> Setup:
+    b, exp = txn_stream(flavor)
+    cert, key = _tls_files()
+    return Setup(scenario(flavor, b.build(), tls_cert=cert, tls_key=key), expected=exp)
+
+
+def _tls_judge(obs: Observation) -> list[Check]:
+    # after an SSLRequest the relay sees ciphertext: the mock master's log says what happened
+    used = any(c.get("tls") for c in obs.clients)
+    dumped = any(c.get("dump") for c in obs.clients)
+    return [Check(Verdict.PASS, "the client " + ("switched to TLS (SSLRequest) and read the "
+                                                 "stream encrypted" if used else
+                                                 "stayed in plain text although TLS was "
+                                                 "offered")),
+            *([] if dumped else [Check(Verdict.FAIL, "no dump request reached the mock "
+                                       "master")]),
+            *judge_clean_end(obs), *judge_rows(obs)]
+
+
 CASES: list[Case] = [
     Case("setup/dump-request-framing", "every request's length header equals the bytes sent "
          "(COM_BINLOG_DUMP included)",
@@ -89,6 +126,9 @@ CASES: list[Case] = [
          "authentication over plain TCP)",
          "log in through the RSA public key exchange (or TLS), then dump", _sha2, _logged_in,
          flavors=("mysql",)),
+    Case("setup/tls-offered", "a source that offers TLS (CLIENT_SSL, a self-signed "
+         "certificate)", "recorded: whether the client switches to TLS; either way it logs in "
+         "and reads the stream", _tls, _tls_judge, flavors=BOTH, informational=True),
     Case("setup/register-slave", "COM_REGISTER_SLAVE", "recorded: whether and how the client "
          "registers", _plain, _register, flavors=BOTH, informational=True),
     Case("setup/heartbeat-period", "heartbeat period asked for", "recorded: the "
