@@ -25,6 +25,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from binlogscope.wire.fields import escaped
 from mock_master.passwords import add_password_arguments, password_from_args
 
 PROG = "mock-master"
@@ -148,7 +149,9 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PR
         sc = scenario_from_args(args)
         mm = MockMaster(sc, args.host, args.port)  # type: ignore[arg-type]
         if not args.quiet:
-            mm.announce = lambda line: print(f"{prog}: {line}", file=err, flush=True)
+            # (a line names what clients sent - a dump file name, a REGISTER host: escaped, so
+            # a client cannot write to the operator's terminal or forge a line)
+            mm.announce = lambda line: print(f"{prog}: {escaped(line)}", file=err, flush=True)
     except (ScenarioError, SourceError, ValueError, OSError) as exc:
         print(f"{prog}: error: {exc}", file=err)
         return 2 if isinstance(exc, ValueError) else 1
@@ -175,9 +178,9 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PR
         await stop.wait()
         await mm.stop()
         for v in mm.log.violations:
-            print(f"{prog}: client violation: {v}", file=err)
+            print(f"{prog}: client violation: {escaped(str(v))}", file=err)
         for q in mm.log.unknown_queries:
-            print(f"{prog}: unknown query (add an answer): {q}", file=err)
+            print(f"{prog}: unknown query (add an answer): {escaped(str(q))}", file=err)
 
     try:
         asyncio.run(main())

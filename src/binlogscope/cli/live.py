@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from binlogscope.cli.signals import flag_on_signals, restore_signals
 from binlogscope.cli.terminal import LIVE_OUTPUTS, wants_tui
+from binlogscope.render.escape import unescaped
 
 if TYPE_CHECKING:
     from binlogscope.drivers.items import SourceItem
@@ -349,7 +350,7 @@ def live_resume_source(state: dict[str, Any], args: argparse.Namespace, err: Tex
 def _quiet_stdout(out: TextIO) -> None:
     """After a BrokenPipeError on standard output, point it at /dev/null so the interpreter's
     final flush does not print "Exception ignored ... BrokenPipeError" at exit."""
-    if out is not sys.stdout:
+    if unescaped(out) is not sys.stdout:
         return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)

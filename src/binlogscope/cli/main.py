@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from binlogscope import __version__
 from binlogscope.cli.common import PROG
@@ -33,6 +33,7 @@ from binlogscope.cli.redact import add_redact_parser, cmd_redact
 from binlogscope.cli.signals import flag_on_signals, restore_signals, stop_on_signals
 from binlogscope.cli.sniff import add_sniff_parser, cmd_sniff
 from binlogscope.cli.terminal import FILE_OUTPUTS, wants_tui
+from binlogscope.render.escape import EscapingText
 
 #: subcommands still being built (name -> what it will do); each says so and exits 2
 _PENDING: dict[str, str] = {}
@@ -298,8 +299,10 @@ def _cmd_analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    err = err or sys.stderr
+    # every text line of every command is escaped: no raw control character from a statement,
+    # a name or a peer reaches the terminal (render/escape.py; JSON is written under it)
+    out = cast("TextIO", EscapingText(out or sys.stdout))
+    err = cast("TextIO", EscapingText(err or sys.stderr))
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -27,6 +27,7 @@ from binlogscope.cli.terminal import PCAP_OUTPUTS, wants_tui
 from binlogscope.cli.type_names import event_type_names, unknown_types
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
+from binlogscope.render.escape import unescaped
 from binlogscope.render.json_out import LineWriter, dumps_line
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
@@ -233,7 +234,7 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
     ports = set(args.port) if args.port else None
     stats: dict[int, FlowStats] = {}
     errors = 0
-    if hasattr(signal, "SIGPIPE") and out is sys.stdout and sigpipe_default:
+    if hasattr(signal, "SIGPIPE") and unescaped(out) is sys.stdout and sigpipe_default:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     filtering = bool(flt.flows or flt.table is not None or flt.types)
     summary, as_json, brief = args.summary, args.json, args.brief

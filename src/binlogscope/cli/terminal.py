@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import TextIO
 
+from binlogscope.render.escape import unescaped
+
 #: the output options that mean "print, don't open the TUI", per command
 FILE_OUTPUTS = ("json", "tree", "summary", "plain", "verbose",
                 "start_datetime", "stop_datetime", "database")  # (selections only text applies)
@@ -25,6 +27,6 @@ def wants_tui(args: argparse.Namespace, out: TextIO, outputs: tuple[str, ...], *
     """True when the command should open the TUI (see the module's docstring)."""
     if any(getattr(args, name, None) for name in outputs):
         return False
-    if out is not sys.stdout or reads_stdin:
+    if unescaped(out) is not sys.stdout or reads_stdin:
         return False
     return sys.stdin.isatty() and out.isatty()

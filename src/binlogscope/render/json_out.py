@@ -35,6 +35,7 @@ from typing import IO, Any
 
 import orjson
 
+from binlogscope.render.escape import escape_controls, unescaped
 from binlogscope.wire.node import json_value
 
 _OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME
@@ -154,6 +155,7 @@ class LineWriter:
 
     def __init__(self, out: IO[str], *, interactive: bool = False,
                  flush_every: float | None = None) -> None:
+        out = unescaped(out)  # (JSON lines are not text: written under an escaping wrapper)
         self._out = out
         raw = binary_stream(out)
         if isinstance(raw, io.RawIOBase):  # unbuffered (python -u, PYTHONUNBUFFERED)
@@ -186,8 +188,8 @@ class LineWriter:
 
     def add_text(self, text: str) -> None:
         """Text (``--plain``, the trees) into the same buffer as the lines, in order, encoded
-        as the stream encodes."""
-        self.add(text.encode(self._encoding, self._errors))
+        as the stream encodes; control characters escaped (:mod:`binlogscope.render.escape`)."""
+        self.add(escape_controls(text).encode(self._encoding, self._errors))
 
     def write(self, obj: Any) -> None:
         """One object as one line."""
