@@ -15,11 +15,13 @@ plus ``--table REGEX``. ``--verbose`` adds the SQL-like row view
 from __future__ import annotations
 
 import argparse
+import functools
+import io
 import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from binlogscope.cli.common import PROG, BadPatternError, table_pattern
 from binlogscope.cli.terminal import FILE_OUTPUTS, wants_tui
@@ -31,8 +33,9 @@ from binlogscope.drivers.binlog_file import (
 )
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
+from binlogscope.pipeline.jobs import run_in_order, usable_cores
 from binlogscope.pipeline.select import SelectionError, only_database, parse_datetime, time_range
-from binlogscope.render.json_out import LineWriter, dumps_line
+from binlogscope.render.json_out import LineWriter, binary_stream, dumps_line
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.sql_rows import row_lines
 from binlogscope.render.text import event_line, render_node
@@ -73,6 +76,10 @@ def add_file_parser(sub: Any) -> None:
                    "keywords and events of no database are kept)")
     f.add_argument("--table", metavar="REGEX",
                    help=r"only events on tables whose 'schema.table' matches (e.g. 'shop\.orders')")
+    f.add_argument("-j", "--jobs", type=int, metavar="N",
+                   help="decode up to N files at once, one process each (default: the usable "
+                   "cores); the output is in the order of the files, each written when it is "
+                   "done; 1, one file, standard input or a terminal: one at a time, as it comes")
 
 
 def file_args(paths: list[str], **kw: Any) -> argparse.Namespace:
@@ -80,7 +87,7 @@ def file_args(paths: list[str], **kw: Any) -> argparse.Namespace:
     ns = argparse.Namespace(
         paths=paths, json=False, tree=False, summary=False, plain=False, brief=False,
         verbose=False, start_position=None, stop_position=None, start_datetime=None,
-        stop_datetime=None, database=None, table=None)
+        stop_datetime=None, database=None, table=None, jobs=None)
     for k, v in kw.items():
         setattr(ns, k, v)
     return ns
@@ -124,49 +131,109 @@ def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.paths.count(STDIN_PATH) > 1:
         print(f"{PROG}: file: standard input (-) can be read only once", file=err)
         return 2
-    record = not (args.json or args.summary)
+    jobs = getattr(args, "jobs", None)
+    if jobs is None:
+        jobs = usable_cores()
+    if jobs < 1:
+        print(f"{PROG}: file: --jobs must be at least 1", file=err)
+        return 2
+    raw = binary_stream(out)
+    if (jobs > 1 and len(args.paths) > 1 and STDIN_PATH not in args.paths and raw is not None
+            and not out.isatty()):
+        return _parallel(args, pattern, times, jobs, out, raw, err)
     status = 0
     lines = LineWriter(out, interactive=out.isatty())
     with fewer_gc_passes():  # (gc_tuning: a long stream of short-lived objects)
         for path in args.paths:
-            info = FileEvents(path)
-            errors: list[str] = []
             try:
-                events: Iterable[DecodedEvent] = read_binlog_file(
-                    path, record=record, start_position=args.start_position,
-                    stop_position=args.stop_position, info=info)
-                if times != (None, None):
-                    events = time_range(events, *times)
-                if args.database is not None:
-                    events = only_database(events, args.database)
-                if pattern is not None:
-                    events = _filter_table(events, pattern)
-                if args.json:
-                    _write_json(events, path, lines, errors)
-                elif args.tree:
-                    for ev in events:
-                        if ev.error:
-                            errors.append(ev.error)
-                        assert ev.node is not None
-                        lines.write({"file": path, **ev.node.to_dict()})
-                elif args.summary:
-                    _write_summary(events, path, out, errors, verbose=args.verbose)
-                else:
-                    _write_text(events, path, info, args, out, errors)
-                lines.flush()
-                if info.fatal:
-                    errors.append(info.fatal)
-            except BinlogFileError as exc:
-                lines.flush()
-                print(f"{PROG}: error: {exc}", file=err)
-                status = 1
-                continue
+                status = max(status, _one_file(path, args, pattern, times, out, lines, err))
             except BrokenPipeError:
                 return 0
-            if errors:
-                status = 1
-                more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-                print(f"{PROG}: {path}: damaged: {errors[0]}{more}", file=err)
+    return status
+
+
+Times = tuple[int | None, int | None]
+
+
+def _one_file(path: str, args: argparse.Namespace, pattern: re.Pattern[str] | None,
+              times: Times, out: TextIO, lines: LineWriter, err: TextIO) -> int:
+    """One input, written to ``out`` (its messages to ``err``): 0, or 1 when it is damaged or
+    cannot be read. The same function runs in the command and in each ``--jobs`` worker."""
+    record = not (args.json or args.summary)
+    info = FileEvents(path)
+    errors: list[str] = []
+    try:
+        events: Iterable[DecodedEvent] = read_binlog_file(
+            path, record=record, start_position=args.start_position,
+            stop_position=args.stop_position, info=info)
+        if times != (None, None):
+            events = time_range(events, *times)
+        if args.database is not None:
+            events = only_database(events, args.database)
+        if pattern is not None:
+            events = _filter_table(events, pattern)
+        if args.json:
+            _write_json(events, path, lines, errors)
+        elif args.tree:
+            for ev in events:
+                if ev.error:
+                    errors.append(ev.error)
+                assert ev.node is not None
+                lines.write({"file": path, **ev.node.to_dict()})
+        elif args.summary:
+            _write_summary(events, path, out, errors, verbose=args.verbose)
+        else:
+            _write_text(events, path, info, args, out, errors)
+        lines.flush()
+        if info.fatal:
+            errors.append(info.fatal)
+    except BinlogFileError as exc:
+        lines.flush()
+        print(f"{PROG}: error: {exc}", file=err)
+        return 1
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        print(f"{PROG}: {path}: damaged: {errors[0]}{more}", file=err)
+        return 1
+    return 0
+
+
+def _file_job(args: argparse.Namespace, pattern: re.Pattern[str] | None, times: Times,
+              encoding: str, text_errors: str, path: str, spool: str) -> tuple[int, str]:
+    """A ``--jobs`` worker's input: :func:`_one_file` into the spool file (encoded as the
+    command's output is); returns its status and its messages."""
+    err = io.StringIO()
+    with open(spool, "w", encoding=encoding, errors=text_errors) as out, fewer_gc_passes():
+        lines = LineWriter(out)
+        status = _one_file(path, args, pattern, times, out, lines, err)
+        lines.flush()
+    return status, err.getvalue()
+
+
+def _parallel(args: argparse.Namespace, pattern: re.Pattern[str] | None, times: Times,
+              jobs: int, out: TextIO, raw: IO[bytes], err: TextIO) -> int:
+    """``--jobs N``: one process per input file, the outputs and messages in input order."""
+    status = 0
+
+    def done(path: str, result: tuple[int, str]) -> None:
+        nonlocal status
+        code, messages = result
+        status = max(status, code)
+        if messages:
+            err.write(messages)
+            err.flush()
+
+    out.flush()
+    job = functools.partial(_file_job, args, pattern, times,
+                            getattr(out, "encoding", None) or "utf-8",
+                            getattr(out, "errors", None) or "strict")
+    try:
+        run_in_order(args.paths, job, min(jobs, len(args.paths)), raw, done)
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print(f"{PROG}: file: interrupted", file=err)
+        return 130
     return status
 
 

@@ -1,0 +1,109 @@
+"""One process per input (``--jobs``): a binlog file or a capture is self-contained, so a bulk
+command runs the same per-input function in N worker processes and writes their outputs in
+input order (architecture amendment 10: one definition, N cores).
+
+:func:`run_in_order` runs ``job(input, spool)`` for each input in a pool of worker processes
+(forked, so the job is any function of the parent); each job writes its output into its own
+spool file (in a private temporary directory) and returns a small result. The parent copies
+the spool of input *i* to its output as soon as the inputs before it are written, then hands
+``(input, result)`` to ``done`` (the command prints that input's messages there, so they come
+in input order too) and removes the spool. At most ``2 * jobs`` inputs are in flight, so the
+spools on disk stay bounded while one slow input is written out.
+
+Ctrl-C: the workers ignore SIGINT; the parent terminates them, removes the spools and raises
+KeyboardInterrupt (the command says "interrupted" and exits 130). A broken pipe on the output
+stops the workers the same way and is raised as BrokenPipeError.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import signal
+import tempfile
+from collections import deque
+from collections.abc import Callable, Sequence
+from multiprocessing.pool import AsyncResult
+from typing import IO, TypeVar
+
+I = TypeVar("I")  # noqa: E741  (an input)
+R = TypeVar("R")  # a job's result
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C stops
+
+
+def _copy(spool: str, out: IO[bytes]) -> None:
+    """The spool's bytes onto ``out`` (sendfile when both are files: no copy through Python)."""
+    out.flush()
+    with open(spool, "rb") as src:
+        try:
+            fd = out.fileno()
+        except (OSError, AttributeError, ValueError):
+            shutil.copyfileobj(src, out, 1 << 20)
+            return
+        size = os.fstat(src.fileno()).st_size
+        sent = 0
+        try:
+            while sent < size:
+                n = os.sendfile(fd, src.fileno(), sent, size - sent)
+                if n == 0:
+                    break
+                sent += n
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError) or sent:
+                raise
+            src.seek(0)  # (sendfile refused this pair of descriptors)
+            shutil.copyfileobj(src, out, 1 << 20)
+            out.flush()
+
+
+def run_in_order(inputs: Sequence[I], job: Callable[[I, str], R], jobs: int, out: IO[bytes],
+                 done: Callable[[I, R], None]) -> None:
+    """Run ``job(input, spool path)`` for every input in ``jobs`` worker processes; write each
+    spool to ``out`` and call ``done(input, result)`` in input order."""
+    ctx = multiprocessing.get_context("fork")
+    with tempfile.TemporaryDirectory(prefix="binlogscope-jobs-") as tmp:
+        pool = ctx.Pool(max(1, jobs), initializer=_worker_init)
+        try:
+            pending: deque[tuple[I, str, AsyncResult[R]]] = deque()
+            todo = iter(enumerate(inputs))
+            window = 2 * max(1, jobs)
+
+            def submit() -> bool:
+                nxt = next(todo, None)
+                if nxt is None:
+                    return False
+                i, item = nxt
+                spool = os.path.join(tmp, f"{i}.out")
+                pending.append((item, spool, pool.apply_async(job, (item, spool))))
+                return True
+
+            while len(pending) < window and submit():
+                pass
+            while pending:
+                item, spool, res = pending.popleft()
+                result = res.get()
+                _copy(spool, out)
+                os.unlink(spool)
+                done(item, result)
+                submit()
+            pool.close()
+        except BaseException:
+            pool.terminate()
+            raise
+        finally:
+            pool.join()
+
+
+__all__ = ["run_in_order", "usable_cores"]

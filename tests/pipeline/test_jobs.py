@@ -1,0 +1,117 @@
+"""``--jobs``: one process per input, the outputs and messages in input order (pipeline/jobs.py
+and ``file --jobs``), a damaged input among good ones, Ctrl-C."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from binlogscope.pipeline.jobs import run_in_order
+
+REPO = Path(__file__).resolve().parents[2]
+WORKLOAD = REPO / "captures" / "mariadb-10.11-workload.000001"
+SMALL = sorted((REPO / "captures").glob("pcap-*.binlog"))
+
+
+def _slow_job(item: tuple[int, float], spool: str) -> int:
+    n, delay = item
+    time.sleep(delay)
+    with open(spool, "w") as f:
+        f.write(f"input {n}\n" * (n + 1))
+    return n * 10
+
+
+def test_outputs_and_results_come_in_input_order(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first inputs are the slowest: the later ones finish first and wait their turn."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    items = [(n, 0.3 if n < 2 else 0.0) for n in range(7)]
+    out = io.BytesIO()
+    seen: list[tuple[int, int]] = []
+    run_in_order(items, _slow_job, 3, out, lambda item, r: seen.append((item[0], r)))
+    assert out.getvalue().decode() == "".join(f"input {n}\n" * (n + 1) for n in range(7))
+    assert seen == [(n, n * 10) for n in range(7)]
+    assert list(tmp_path.iterdir()) == []  # no spool left
+
+
+def _failing_job(n: int, spool: str) -> int:
+    if n == 2:
+        raise RuntimeError("job 2 failed")
+    Path(spool).write_text(f"{n}\n")
+    return n
+
+
+def test_a_failing_job_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    out = io.BytesIO()
+    with pytest.raises(RuntimeError, match="job 2 failed"):
+        run_in_order(list(range(5)), _failing_job, 2, out, lambda item, r: None)
+    assert out.getvalue() == b"0\n1\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    return subprocess.run([sys.executable, "-m", "binlogscope", "file", *args],
+                          capture_output=True, env=env, check=False)
+
+
+@pytest.mark.parametrize("mode", ["--json", "--summary"])
+def test_file_jobs_writes_what_one_process_writes(tmp_path: Path, mode: str) -> None:
+    """Several inputs, the big one first, with a damaged input among the good ones: the same
+    bytes on stdout, the same messages on stderr in input order, exit 1."""
+    damaged = tmp_path / "damaged.binlog"
+    data = bytearray(WORKLOAD.read_bytes())
+    del data[len(data) // 2 :]  # cut inside an event
+    damaged.write_bytes(bytes(data))
+    garbage = tmp_path / "not-a-binlog"
+    garbage.write_bytes(b"not a binlog at all")
+    paths = [str(WORKLOAD), *map(str, SMALL[:2]), str(damaged), str(garbage), str(SMALL[2])]
+    one = _cli(mode, "-j", "1", *paths)
+    many = _cli(mode, "-j", "3", *paths)
+    assert one.returncode == many.returncode == 1
+    assert many.stdout == one.stdout and len(one.stdout) > 1000
+    assert many.stderr == one.stderr
+    messages = many.stderr.decode().splitlines()
+    assert len(messages) == 2 and "damaged.binlog" in messages[0] and \
+        "not-a-binlog" in messages[1], messages
+    assert b"Traceback" not in many.stderr
+
+
+def test_file_jobs_ctrl_c(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) while workers run: one
+    line, exit 130, no worker left, no spool left."""
+    inputs = []
+    for i in range(60):
+        p = tmp_path / f"copy{i:02d}.binlog"
+        p.write_bytes(WORKLOAD.read_bytes())
+        inputs.append(str(p))
+    spools = tmp_path / "tmp"
+    spools.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),
+           "TMPDIR": str(spools)}
+    out = (tmp_path / "out.json").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "binlogscope", "file", "--json", "-j", "2",
+                             *inputs], stdout=out, stderr=subprocess.PIPE, env=env,
+                            start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not any(spools.iterdir()) and time.monotonic() < deadline:  # the pool has started
+        time.sleep(0.05)
+    time.sleep(0.3)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    out.close()
+    assert proc.returncode == 130, err
+    assert err.decode().splitlines() == ["binlogscope: file: interrupted"]
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)  # no process of the group is left
+    assert list(spools.iterdir()) == []
