@@ -11,6 +11,7 @@ from mock_master.conformance.catalogue.common import BOTH, scenario, txn_stream
 from mock_master.conformance.grade import judge_clean_end, judge_rows, judge_values
 from mock_master.conformance.judges import mock_violations
 from mock_master.conformance.model import (
+    NEEDS_GTID,
     NEEDS_VALUES,
     Case,
     Check,
@@ -174,6 +175,29 @@ def _half_open_judge(obs: Observation) -> list[Check]:
                   f"{obs.seconds:.1f}s in all)")]
 
 
+NEW_UUID = "6f1c2a3b-0d4e-11ef-9a3c-0242ac120002"
+
+
+def _primary_switch(flavor: str) -> Setup:
+    """The new primary after a failover: other binlog file names, another server_uuid /
+    server_id, the old primary's transactions replicated into its binlog with their GTIDs,
+    then its own. A client that resumes by GTID from the old primary's 1-2 gets transaction 3
+    and the new one."""
+    import uuid
+
+    b = CaseBuilder(flavor, basename="db2-bin")
+    b, old = txn_stream(flavor, 3, b=b)
+    b.server_id = 2
+    if flavor == "mysql":
+        b.server_uuid = uuid.UUID(NEW_UUID)
+        b.seq = 0
+    b, new = txn_stream(flavor, 1, b=b, table="t_new_primary")
+    gtid = "0-1-2" if flavor == "mariadb" else "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-2"
+    sc = scenario(flavor, b.build(), server_id=2,
+                  **({"server_uuid": NEW_UUID} if flavor == "mysql" else {}))
+    return Setup(sc, gtid=gtid, expected=old[2:] + new)
+
+
 def _checksum_names(flavor: str) -> Setup:
     b, exp = txn_stream(flavor, 1)
     return Setup(scenario(flavor, b.build(), server_version="8.4.3"), expected=exp)
@@ -235,6 +259,14 @@ CASES: list[Case] = [
     Case("incidents/long-binlog-name", "binlog file names of 194 characters (ROTATE and the "
          "fake ROTATE)", "long names followed across the ROTATE", _long_name, judge_values,
          flavors=BOTH, needs=(NEEDS_VALUES,)),
+    Case("incidents/primary-switch", "after a failover: a new primary with other file names "
+         "and another server_uuid, the same GTIDs",
+         "a GTID resume from the old primary's position gets the rest of its transactions and "
+         "the new primary's: nothing lost, nothing repeated", _primary_switch, judge_values,
+         flavors=BOTH, needs=(NEEDS_GTID, NEEDS_VALUES),
+         links=("https://github.com/shyiko/mysql-binlog-connector-java/issues/144",
+                "https://github.com/shyiko/mysql-binlog-connector-java/issues/207",
+                "https://github.com/go-mysql-org/go-mysql/issues/731")),
     Case("incidents/checksum-variable-names", "a MySQL 8.4 source: which checksum variable "
          "the client sets", "recorded: @master_binlog_checksum and/or "
          "@source_binlog_checksum (MySQL 8.0.26 renamed it; a client may set both)",
