@@ -194,7 +194,7 @@ def _primary_switch(flavor: str) -> Setup:
     b, new = txn_stream(flavor, 1, b=b, table="t_new_primary")
     gtid = "0-1-2" if flavor == "mariadb" else "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-2"
     sc = scenario(flavor, b.build(), server_id=2,
-                  **({"server_uuid": NEW_UUID} if flavor == "mysql" else {}))
+                  server_uuid=NEW_UUID if flavor == "mysql" else None)
     return Setup(sc, gtid=gtid, expected=old[2:] + new)
 
 
