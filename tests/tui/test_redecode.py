@@ -92,3 +92,27 @@ def test_redecode_event_leaves_the_context_alone() -> None:
         assert (again.node.offset, again.node.length) == (ev.offset, ev.size)
         seen += 1
     assert seen > 100
+
+
+def test_the_context_log_takes_the_sessions_state_and_decodes_nothing_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The capabilities and FORMAT_DESCRIPTION context of each packet come from the session
+    (``PacketDecoded.env``), not from decoding the greeting, the login or the FDE again."""
+    import binlogscope.inspector.redecode as rd
+
+    def no_decode(*a: object, **k: object) -> None:
+        raise AssertionError("the ContextLog decoded an event again")
+
+    packets = _packets(CAPTURES / "pcap-semisync.pcap", False)
+    monkeypatch.setattr(rd, "decode_event", no_decode)
+    log = ContextLog()
+    fdes = 0
+    for conn, ev in packets:
+        assert ev.env is not None
+        pc = log.context(log.observe(ev, conn))
+        assert pc.caps == ev.env.caps
+        if ev.binlog_event is not None:
+            assert pc.binlog is not None and ev.env.binlog is not None
+            assert pc.binlog.checksum_alg == ev.env.binlog.checksum_alg
+            fdes += ev.binlog_event.type_name == "FORMAT_DESCRIPTION_EVENT"
+    assert fdes >= 1 and log.server_version.startswith("10.11")

@@ -24,7 +24,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from binlogscope.session.events import PacketDecoded, Peer, Phase
+from binlogscope.session.events import DecodeEnv, PacketDecoded, Peer, Phase
 from binlogscope.wire import replication
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
@@ -122,60 +122,62 @@ def _table_key(tm: TableMap) -> tuple[Any, ...]:
 
 @dataclass(slots=True)
 class _Conn:
-    """Per connection: what the next packets decode with."""
+    """Per connection: the table maps and result-set columns the next packets refer to."""
 
-    fde: int  # index into ContextLog._fdes
-    ctx: DecodeContext = field(default_factory=DecodeContext)
-    server_caps: int | None = None
-    client_caps: int | None = None
     tables: dict[int, int] = field(default_factory=dict)  # table_id -> ContextLog._tables index
     columns: list[str] = field(default_factory=list)  # of the current result set
     names: int = -1  # their index in ContextLog._names once a row uses them
 
 
 class ContextLog:
-    """The decode contexts of a stream's packets, learnt from the decoded packets themselves.
+    """The decode contexts of a stream's packets, stored compactly for re-decoding.
 
     :meth:`observe` is called with each packet of a connection in order and returns an id
     (``int``) of the context the packet was decoded in; :meth:`context` turns the id back into a
-    :class:`PacketContext`. What changes a context: the greeting and the handshake response
-    (capabilities), a FORMAT_DESCRIPTION event (decoded again from its bytes into the
-    connection's context, like the session did), TABLE_MAP events, a result set's column
-    definitions. Identical contexts share one id; table maps are stored once.
+    :class:`PacketContext`. The capabilities and the FORMAT_DESCRIPTION context are the
+    session's own (:attr:`PacketDecoded.env`, one object until it changes: interned by
+    identity, nothing decoded again); what a packet refers to besides them is taken from the
+    decoded values: the TABLE_MAP of a rows event, a result set's column names. Identical
+    contexts share one id; table maps are stored once.
     """
 
     def __init__(self) -> None:
         self._conns: dict[int, _Conn] = {}
-        self._fdes: list[DecodeContext] = []
+        self._envs: list[DecodeEnv | None] = []
+        self._env_index: dict[int, int] = {}  # id(env) -> index (the envs are kept alive)
         self._tables: list[TableMap] = []
         self._table_index: dict[tuple[Any, ...], int] = {}
         self._names: list[tuple[str, ...]] = []
-        self._caps: list[int] = []
-        self._keys: list[tuple[int, int, int, int, bool]] = []  # caps, fde, table, names, semi
-        self._key_index: dict[tuple[int, int, int, int, bool], int] = {}
+        self._keys: list[tuple[int, int, int, bool]] = []  # env, table, names, semi
+        self._key_index: dict[tuple[int, int, int, bool], int] = {}
         self.server_version = ""
         self.checksum_alg: int | None = None
 
     def _conn(self, conn: int) -> _Conn:
         c = self._conns.get(conn)
         if c is None:
-            c = self._conns[conn] = _Conn(fde=len(self._fdes))
-            self._fdes.append(copy_context(c.ctx))
+            c = self._conns[conn] = _Conn()
         return c
 
+    def _env(self, env: DecodeEnv | None) -> int:
+        i = self._env_index.get(id(env))
+        if i is None:
+            i = self._env_index[id(env)] = len(self._envs)
+            self._envs.append(env)
+            ctx = env.binlog if env is not None else None
+            if ctx is not None:
+                if ctx.server_version:
+                    self.server_version = ctx.server_version
+                self.checksum_alg = ctx.checksum_alg
+        return i
+
     def observe(self, ev: PacketDecoded, conn: int = 0) -> int:
-        """Learn from packet ``ev`` of connection ``conn``; the id of its decode context."""
+        """Note packet ``ev`` of connection ``conn``; the id of its decode context."""
         c = self._conn(conn)
         v = ev.value
         k = ev.kind
         table = names = -1
-        fde = -1
-        if k == "handshake_v10" and v is not None:  # (MariaDB's own bits above 32, as the
-            c.server_caps = v.capability_flags | v.mariadb_capabilities << 32  # session)
-        elif k in ("handshake_response41", "handshake_response320", "ssl_request") and v:
-            c.client_caps = (v.capability_flags
-                             | getattr(v, "mariadb_capabilities", 0) << 32)
-        elif k == "column_count":
+        if k == "column_count":
             c.columns = []
             c.names = -1
         elif k == "column_definition41" and v is not None:
@@ -189,26 +191,15 @@ class ContextLog:
         if bev is not None:
             h = bev.header
             if h is not None and h.type_code == _FDE:
-                self._learn_fde(c, bev, ev)
+                c.tables = {}
             elif h is not None and h.type_code == _TABLE_MAP:
                 tm = getattr(bev.body, "table_map", None)
                 if isinstance(tm, TableMap):
                     self._learn_table(c, tm)
-            fde = c.fde
             tid = getattr(bev.body, "table_id", None)
             if isinstance(tid, int):
                 table = c.tables.get(tid, -1)
-        caps = c.server_caps if c.server_caps is not None else DEFAULT_CAPABILITIES
-        if c.client_caps is not None:
-            caps &= c.client_caps
-        else:
-            caps &= 0xFFFFFFFF  # MariaDB's bits count once both sides have them
-        try:
-            capsi = self._caps.index(caps)
-        except ValueError:
-            capsi = len(self._caps)
-            self._caps.append(caps)
-        key = (capsi, fde, table, names, ev.semi_sync is not None)
+        key = (self._env(ev.env), table, names, ev.semi_sync is not None)
         i = self._key_index.get(key)
         if i is None:
             i = self._key_index[key] = len(self._keys)
@@ -216,35 +207,21 @@ class ContextLog:
         return i
 
     def context(self, cid: int) -> PacketContext:
-        capsi, fde, table, names, semi = self._keys[cid]
+        envi, table, names, semi = self._keys[cid]
+        env = self._envs[envi]
         binlog = None
-        if fde >= 0:
-            binlog = dataclasses.replace(self._fdes[fde], tables={})
+        if env is not None and env.binlog is not None:
+            binlog = dataclasses.replace(env.binlog, tables={})
             if table >= 0:
                 tm = self._tables[table]
                 binlog.tables[tm.table_id] = tm
-        return PacketContext(self._caps[capsi], binlog, semi,
-                             self._names[names] if names >= 0 else None)
+        return PacketContext(env.caps if env is not None else DEFAULT_CAPABILITIES, binlog,
+                             semi, self._names[names] if names >= 0 else None)
 
     def table(self, cid: int) -> TableMap | None:
         """The table map the packet of context ``cid`` refers to (rows events), if known."""
-        table = self._keys[cid][2]
+        table = self._keys[cid][1]
         return self._tables[table] if table >= 0 else None
-
-    def _learn_fde(self, c: _Conn, bev: DecodedEvent, ev: PacketDecoded) -> None:
-        data = bev.raw
-        if data is None and ev.payload:
-            data = ev.payload[1 + (2 if ev.semi_sync is not None else 0):]
-        if data is not None:
-            decode_event(data, c.ctx, base=bev.offset, record=False)
-        else:
-            c.ctx.fde_seen = True
-        c.fde = len(self._fdes)
-        self._fdes.append(dataclasses.replace(c.ctx, tables={}))
-        c.tables = {}
-        if c.ctx.server_version:
-            self.server_version = c.ctx.server_version
-        self.checksum_alg = c.ctx.checksum_alg
 
     def _learn_table(self, c: _Conn, tm: TableMap) -> None:
         key = _table_key(tm)

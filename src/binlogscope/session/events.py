@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.node import Node
 from binlogscope.wire.replication import SemiSyncHeader
@@ -42,6 +43,18 @@ class Phase(Enum):
     CLOSED = "closed"
 
 
+@dataclass(frozen=True, slots=True)
+class DecodeEnv:
+    """What decoding a packet depended on besides its bytes and its kind, as the session had
+    it: the capabilities in force and, for binlog events, the FORMAT_DESCRIPTION context (its
+    table maps left out). One object is shared by every packet decoded under it; the session
+    makes a new one when either changes, so a re-decoder takes it as it is instead of learning
+    it again from the packets."""
+
+    caps: int
+    binlog: DecodeContext | None = None  # the binlog decode context (no table maps)
+
+
 @dataclass(slots=True)
 class PacketDecoded:
     """One logical packet (all its fragments) and what it means."""
@@ -64,6 +77,8 @@ class PacketDecoded:
     #: when the packet was seen: capture time (pcap) or arrival/sending time (live), seconds
     #: since the epoch; None when not known
     wire_time: float | None = None
+    #: the session's decode environment for this packet (None: not decoded by a session)
+    env: DecodeEnv | None = None
 
     @property
     def end(self) -> int:

@@ -60,6 +60,7 @@ from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
 from binlogscope.wire.binlog.rows import NO_TABLE_MAP, unknown_context
+from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.constants import (
     SEMI_SYNC_INDICATOR,
     CapabilityFlag,
@@ -81,6 +82,7 @@ CAP = CapabilityFlag
 
 #: the two usual semi-sync headers (immutable, shared by every event that carries them)
 _SEMI_HEADERS = (replication.SemiSyncHeader(0), replication.SemiSyncHeader(1))
+_FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 #: phases in which send() refuses
 _NO_SEND_PHASES = (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED)
 #: phases in which the bytes are not decoded (only counted)
@@ -601,10 +603,13 @@ class Session:
         self.coords.stamp(ev)
         unknown = self._context(ev)
         error = ev.error
+        h = ev.header
+        if h is not None and h.type_code == _FDE:
+            st.env_now = None  # a new FORMAT_DESCRIPTION: a new decode environment
         self._out.append(PacketDecoded(
             Peer.SERVER, offset, seq, len(payload), "binlog_event",
             replication.BinlogPacket(ev, header, None), None, Phase.BINLOG_STREAM, header, ev,
-            error, wire_length, payload, self._now))
+            error, wire_length, payload, self._now, st.env_now or st.env))
         if error is not None and not unknown:
             self._out.append(DecodeError(Peer.SERVER, offset, error, None))
         return True
@@ -632,6 +637,8 @@ class Session:
             if peer is Peer.SERVER:
                 self.coords.stamp(bev)
                 unknown = self._context(bev)
+            if bev.header is not None and bev.header.type_code == _FDE:
+                self.state.env_now = None
             error = error or d.value.error or bev.error
         elif (type(d.value) is replication.SemiSyncAck and self.coords.file is None
               and d.value.binlog_filename):
@@ -639,9 +646,9 @@ class Session:
             self.coords.file = d.value.binlog_filename
         if self.state.record:
             node = packet_tree(pkt, d, error)
-        self._out.append(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload), d.kind,
-                                 d.value, node, phase, semi, bev, error, pkt.wire_length,
-                                 pkt.payload, self._now))
+        self._out.append(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload),
+                                       d.kind, d.value, node, phase, semi, bev, error,
+                                       pkt.wire_length, pkt.payload, self._now, self.state.env))
         if error is not None and not (unknown and bev is not None and error == bev.error):
             at = d.error_offset if d.error_offset is not None else pkt.offset
             self._out.append(DecodeError(peer, at, error, node))

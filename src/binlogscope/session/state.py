@@ -11,12 +11,13 @@ session.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from binlogscope.session.events import Phase, PhaseChanged, SessionEvent
+from binlogscope.session.events import DecodeEnv, Phase, PhaseChanged, SessionEvent
 from binlogscope.session.replies import ReplyReader
 from binlogscope.wire import handshake as hs
 from binlogscope.wire.binlog.context import DecodeContext
@@ -68,6 +69,8 @@ class ConnState:
     tls_terminated: bool = False
     #: events emitted, in order (the session yields them)
     out: deque[SessionEvent] = field(default_factory=deque)
+    #: the decode environment of the packets now (None: to be made again - it changed)
+    env_now: DecodeEnv | None = None
 
     @property
     def capabilities(self) -> int:
@@ -89,6 +92,19 @@ class ConnState:
     @property
     def deprecate_eof(self) -> bool:
         return bool(self.capabilities & _DEPRECATE_EOF)
+
+    @property
+    def env(self) -> DecodeEnv:
+        """The :class:`DecodeEnv` packets are decoded in now (one object until it changes)."""
+        env = self.env_now
+        caps = self.capabilities
+        if env is None or env.caps != caps:
+            ctx = self.ctx
+            # (before any FORMAT_DESCRIPTION: a fresh context, in which a re-decode guesses the
+            # checksum of the dump's fake ROTATE again as the session did)
+            env = self.env_now = DecodeEnv(
+                caps, dataclasses.replace(ctx, tables={}) if ctx.fde_seen else DecodeContext())
+        return env
 
     def emit(self, ev: SessionEvent) -> None:
         self.out.append(ev)
