@@ -35,6 +35,9 @@ BAD_CASES: list[tuple[str, object, str]] = [
     ("gtid-list", {**GOOD, "gtid_set": ["0-1-5"]}, "'gtid_set' must be a non-empty string"),
     ("skip-null", {**GOOD, "skip": None}, "'skip' must be an integer"),
     ("uuid-number", {**GOOD, "slave_uuid": 3}, "'slave_uuid' must be a non-empty string"),
+    ("gtid-malformed", {"gtid_set": "0-1-x,garbage"}, "'gtid_set' is neither a MariaDB GTID"),
+    ("gtid-bad-uuid", {"gtid_set": "3E11FA47-71CA-11E1:1-5"}, "is not a UUID"),
+    ("deeply-nested", "[" * 200_000 + "]" * 200_000, "nested too deeply"),
 ]
 
 
@@ -84,7 +87,7 @@ def _unused_port() -> int:
 
 
 @pytest.mark.parametrize("case", ["directory", "list", "no-position", "pos-string",
-                                  "pos-over-u32"])
+                                  "pos-over-u32", "gtid-malformed", "deeply-nested"])
 def test_cli_live_bad_state_fails_before_connecting(tmp_path: Path, case: str,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MYSQL_PWD", "x")
@@ -110,3 +113,24 @@ def test_cli_live_bad_state_fails_before_connecting(tmp_path: Path, case: str,
     assert out.getvalue() == ""
     if before is not None:
         assert state.read_bytes() == before  # the bad file is left as it is
+
+
+@pytest.mark.parametrize("gtid_set", ["0-1-100,1-2-7",
+                                      "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"])
+def test_a_gtid_only_state_is_resumed_from(tmp_path: Path, gtid_set: str) -> None:
+    """A state holding only a GTID set (no file/position) starts a GTID dump from that set;
+    it was accepted and ignored: the dump began at the server's current position."""
+    from binlogscope.cli.live import live_settings
+    from binlogscope.cli.main import build_parser
+
+    state = tmp_path / "state.json"
+    _write(state, {"gtid_set": gtid_set})
+    args = build_parser().parse_args(["live", "--json", "--host", "127.0.0.1", "--user", "u",
+                                      "--state", str(state)])
+    settings = live_settings(args, io.StringIO())
+    assert settings is not None and settings.gtid == gtid_set and settings.start is None
+    # --start or --gtid on the command line still win
+    args = build_parser().parse_args(["live", "--json", "--host", "127.0.0.1", "--user", "u",
+                                      "--state", str(state), "--gtid", "0-1-1"])
+    settings = live_settings(args, io.StringIO())
+    assert settings is not None and settings.gtid == "0-1-1"

@@ -27,6 +27,7 @@ def test_escape_controls() -> None:
     assert escape_controls("plain\ttext\n") == "plain\ttext\n"
     assert escape_controls("a\x1b[2Jb\x07\x7f\x9b\u202e") == "a\\x1b[2Jb\\x07\\x7f\\x9b\\u202e"
     assert escape_controls("\r") == "\\x0d"
+    assert escape_controls("a\udcff\udcfeb") == "a\\xff\\xfeb"  # (surrogateescape bytes)
 
 
 def test_the_wrapper_escapes_every_write() -> None:
@@ -91,3 +92,42 @@ def test_every_text_surface_escapes(mariadb: Any, tmp_path: Path) -> None:
     assert "\\x1b]0;pwned\\x07" in outputs["live --plain"]
     assert "\\x1b]0;pwned\\x07" in outputs["pcap --plain"]
     assert "\\x1b" in outputs["proxy --brief"], outputs["proxy --brief"][-2000:]
+
+
+def _binlog_with_undecodable_text(path: Path) -> None:
+    from binlogscope.wire.binlog.encode_events import (
+        encode_event,
+        encode_format_description,
+        format_description,
+    )
+    from binlogscope.wire.binlog.encode_query import encode_query, query_event
+    from binlogscope.wire.binlog.types import EventType
+
+    fde = encode_event(EventType.FORMAT_DESCRIPTION_EVENT,
+                       encode_format_description(format_description("10.11.6-MariaDB")),
+                       log_pos=4)
+    fde = encode_event(EventType.FORMAT_DESCRIPTION_EVENT,
+                       encode_format_description(format_description("10.11.6-MariaDB")),
+                       log_pos=4 + len(fde))
+    body = encode_query(query_event("INSERT INTO t VALUES ('\udcff\udcfe\x1b[2J')", "db"))
+    q = encode_event(EventType.QUERY_EVENT, body, log_pos=4 + len(fde) + 19 + len(body) + 4)
+    path.write_bytes(b"\xfebin" + fde + q)
+
+
+@pytest.mark.parametrize("locale", ["C.UTF-8", "C"])
+def test_file_text_dump_of_undecodable_values(tmp_path: Path, locale: str) -> None:
+    """Undecodable bytes in a statement: every text mode of ``file``, under a UTF-8 and under
+    the C locale, is valid UTF-8 without a raw control byte and without a traceback (a lone
+    surrogate from ``surrogateescape`` is written as ``\\xNN``: test_escape_controls)."""
+    path = tmp_path / "bad-utf8.000001"
+    _binlog_with_undecodable_text(path)
+    env = {**ENV, "LC_ALL": locale, "LANG": locale}
+    env.pop("PYTHONIOENCODING", None)
+    for opts in ([], ["--plain"], ["--brief"], ["--summary"], ["-v"]):
+        res = subprocess.run([*CLI, "file", *opts, str(path)], capture_output=True, env=env,
+                             timeout=120)
+        assert b"Traceback" not in res.stderr, res.stderr.decode(errors="replace")
+        assert res.returncode in (0, 1), (opts, res.stderr)
+        text = res.stdout.decode("utf-8")  # (strict: no raw undecodable byte)
+        _clean(text, f"file {opts}")
+        assert "\\x1b[2J" in text, (opts, text[-1500:])

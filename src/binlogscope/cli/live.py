@@ -117,16 +117,21 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
     if problem:
         print(f"{PROG}: error: {problem}", file=err)
         return None
+    gtid = args.gtid
     if args.state:  # a state file that cannot be used stops the run before it connects
         try:
-            ReplicaState.load(args.state)
+            st = ReplicaState.load(args.state)
         except StateFileError as exc:
             print(f"{PROG}: error: {exc}", file=err)
             return None
+        if st.gtid_set and not st.log_file and not args.start and not gtid:
+            # a state holding only a GTID set resumes from it (a GTID dump); it was ignored
+            # (the dump began at the server's current position, and events were skipped)
+            gtid = st.gtid_set
     # live --out FILE (export's --out is its dataset directory, not a stream's output)
     out_file = getattr(args, "out", None) if getattr(args, "command", "live") == "live" else None
     return LiveSettings(
-        conn=conn, server_id=args.server_id, start=args.start, gtid=args.gtid,
+        conn=conn, server_id=args.server_id, start=args.start, gtid=gtid,
         semi_sync=args.semi_sync, heartbeat=args.heartbeat, non_blocking=args.non_blocking,
         state_path=args.state,
         table_filter=TableFilter(getattr(args, "table", []) or [],

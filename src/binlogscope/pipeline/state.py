@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from binlogscope.wire.gtid_sets import parse_gtid_set
 
 _U32 = 2**32 - 1
 
@@ -36,12 +39,32 @@ def _json_kind(value: object) -> str:
     return "number"
 
 
+#: a MariaDB GTID list: domain-server-sequence, comma-separated
+_MARIADB_GTIDS = re.compile(r"\s*\d+-\d+-\d+(\s*,\s*\d+-\d+-\d+)*\s*")
+
+
+def _gtid_set_problem(value: str) -> str | None:
+    """Why ``value`` is neither a MariaDB GTID list nor a MySQL GTID set (None: it is one)."""
+    if _MARIADB_GTIDS.fullmatch(value):
+        return None
+    try:
+        parse_gtid_set(value)
+    except ValueError as exc:
+        return (f"'gtid_set' is neither a MariaDB GTID list (0-1-100,...) nor a MySQL GTID "
+                f"set (uuid:1-5,...): {exc}")
+    return None
+
+
 def _field_problem(name: str, value: object) -> str | None:
     """Why ``value`` cannot be the state field ``name`` (None when it can)."""
     if name in ("log_file", "gtid_set"):
-        if value is None or (isinstance(value, str) and value):
+        if value is None:
             return None
-        return f"'{name}' must be a non-empty string, not {json.dumps(value)[:60]}"
+        if not (isinstance(value, str) and value):
+            return f"'{name}' must be a non-empty string, not {json.dumps(value)[:60]}"
+        if name == "gtid_set":
+            return _gtid_set_problem(value)
+        return None
     if name == "slave_uuid":
         if isinstance(value, str) and value:
             return None
@@ -85,6 +108,9 @@ class ReplicaState:
             data = json.loads(p.read_bytes().decode("utf-8"))
         except (OSError, ValueError) as exc:
             raise StateFileError(f"state file {p} is unreadable: {exc}") from None
+        except RecursionError:  # (json nests without bound: a state is one flat object)
+            raise StateFileError(f"state file {p} is not a state: its JSON is nested too "
+                                 "deeply") from None
         if not isinstance(data, dict):
             raise StateFileError(f"state file {p} must hold a JSON object, "
                                  f"not a JSON {_json_kind(data)}")

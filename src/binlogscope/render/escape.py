@@ -23,12 +23,17 @@ from __future__ import annotations
 import re
 from typing import IO, Any
 
-#: what is escaped: C0 but tab and newline, DEL, C1, and the bidi embeddings/overrides/isolates
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: what is escaped: C0 but tab and newline, DEL, C1, the bidi embeddings/overrides/isolates,
+#: and lone surrogates (an undecodable byte kept by ``surrogateescape``: written raw under the C
+#: locale, a UnicodeEncodeError under UTF-8)
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+                       "\ud800-\udfff]")
 
 
 def _escape(m: re.Match[str]) -> str:
     n = ord(m.group())
+    if 0xDC80 <= n <= 0xDCFF:  # (surrogateescape: the undecodable byte itself)
+        return f"\\x{n - 0xDC00:02x}"
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
 
 
