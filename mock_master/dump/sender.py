@@ -33,7 +33,7 @@ from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet, fragment_count
 from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_err
 from binlogscope.wire.replication import encode_binlog_packet
 from mock_master.dump import mariadb_compat as mc
-from mock_master.dump.errors import StartError
+from mock_master.dump.errors import StartError, no_checksum_text
 from mock_master.dump.events import BATCH_BYTES, EventEmitter
 from mock_master.dump.gtid_sets import in_gtid_set
 from mock_master.dump.host import DumpConnection, DumpServer
@@ -56,15 +56,6 @@ from mock_master.runlog import Closed
 
 HEARTBEAT = int(EventType.HEARTBEAT_LOG_EVENT)
 
-
-def _no_checksum_text(flavor: str, version: tuple[int, int, int]) -> str:
-    """send_format_description_event's text for a client that never set the checksum
-    variable (MySQL 8.0.26 renamed master/slave to source/replica in it)."""
-    if flavor == "mysql" and version >= (8, 0, 26):
-        return ("Replica can not handle replication events with the checksum that source is "
-                "configured to log")
-    return "Slave can not handle replication events with the checksum that master is " \
-        "configured to log"
 #: how much framed wire image the server keeps for fast replays
 IMAGE_CACHE_BYTES = 2 << 30
 #: events framed per step (a few MB of a typical binlog)
@@ -242,7 +233,7 @@ class Dump(EventEmitter):
             await self._file_start(self.file_index, start if self.event_index else 4, True, 0,
                                    rotate_only=True)
             end = 4 + (len(f.fde) if f.fde is not None else 0)
-            self._error(1236, f"{_no_checksum_text(self.m.flavor, self.m.version_tuple)}; the "
+            self._error(1236, f"{no_checksum_text(self.m.flavor, self.m.version_tuple)}; the "
                         f"first event '{self._requested_name(empty='')}' at "
                         f"{self.cmd.binlog_pos}, the last event read from '{f.name}' at "
                         f"{end if self.m.flavor == 'mysql' else 4}, the last byte read from "

@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-for p in (HERE, HERE.parent, HERE.parents[1], HERE.parents[1] / "src"):
+# runnable on its own: the repository root (for tests.*, mock_master) and src/ - not tests/
+# itself, whose tests/mysql package would shadow mysql-connector-python's 'mysql'
+for p in (HERE.parents[1], HERE.parents[1] / "src"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
