@@ -74,6 +74,7 @@ from binlogscope.wire.framing import (
     Packet,
     PacketBuffer,
     encode_packet,
+    gather_fragments,
 )
 from binlogscope.wire.node import Node
 from binlogscope.wire.packet import DecodedPayload, packet_tree
@@ -432,33 +433,12 @@ class Session:
             if n < MAX_PAYLOAD:
                 payload = data[i + HEADER_LEN : j]
             else:  # continued: gather the fragments (joined once, without copying each)
-                frags: list[Fragment] = []
-                parts: list[memoryview] = []
-                view = memoryview(data)
-                k = i
-                m = MAX_PAYLOAD
-                size = 0
-                while m >= MAX_PAYLOAD:
-                    if k + HEADER_LEN > end:
-                        k += HEADER_LEN  # (the next header is still missing)
-                        break
-                    m = data[k] | data[k + 1] << 8 | data[k + 2] << 16
-                    size += m
-                    if size > limit:  # (_whole skips it)
-                        k = end + HEADER_LEN
-                        break
-                    if k + HEADER_LEN + m > end:
-                        k += HEADER_LEN + m
-                        break
-                    frags.append(Fragment(offset + k, m, data[k + 3]))
-                    parts.append(view[k + HEADER_LEN : k + HEADER_LEN + m])
-                    k += HEADER_LEN + m
-                if k > end:
-                    self._need[peer] = k - i
+                pkt, k = gather_fragments(data, i, offset, limit)
+                if pkt is None:
+                    self._need[peer] = k - i  # (over the limit: _whole skips it)
                     break
                 j = k
-                payload = b"".join(parts)
-                pkt = Packet(payload, tuple(frags))
+                payload = pkt.payload
             if not (lean and st.phase is Phase.BINLOG_STREAM and n and payload[0] == 0
                     and self._stream_event(offset + i, data[i + 3], payload, pkt)):
                 if pkt is None:

@@ -310,3 +310,30 @@ def packet_node(
                 if f.offset >= mapped.end]
         kids = (first, mapped, *rest)
     return Node(name, packet.offset, packet.wire_length, value, "", display, doc, kids, error)
+
+
+def gather_fragments(data: bytes, i: int, offset: int, limit: int) -> tuple[Packet | None, int]:
+    """The packet continued over several fragments whose first header is at ``data[i]``
+    (``data[0]`` at stream ``offset``), its payload joined once (no copy per fragment), and
+    where it ends. ``(None, k)``: incomplete - ``k - i`` bytes are needed so far (more than the
+    data when the packet is over ``limit`` bytes)."""
+    end = len(data)
+    frags: list[Fragment] = []
+    parts: list[memoryview] = []
+    view = memoryview(data)
+    k = i
+    m = MAX_PAYLOAD
+    size = 0
+    while m >= MAX_PAYLOAD:
+        if k + HEADER_LEN > end:
+            return None, k + HEADER_LEN  # (the next header is still missing)
+        m = data[k] | data[k + 1] << 8 | data[k + 2] << 16
+        size += m
+        if size > limit:
+            return None, end + HEADER_LEN
+        if k + HEADER_LEN + m > end:
+            return None, k + HEADER_LEN + m
+        frags.append(Fragment(offset + k, m, data[k + 3]))
+        parts.append(view[k + HEADER_LEN : k + HEADER_LEN + m])
+        k += HEADER_LEN + m
+    return Packet(b"".join(parts), tuple(frags)), k
