@@ -65,3 +65,17 @@ def test_usage_errors_are_one_line_exit_2(argv: list[str]) -> None:
     rc, _out, err = _run(argv)
     assert rc == 2
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_binlogscope_conformance_is_a_subcommand() -> None:
+    """Through the entry point (group binlogscope.commands): `binlogscope conformance`."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "binlogscope", "conformance", "list"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "values/date-zero" in r.stdout and "cases (" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "binlogscope", "conformance", "run"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
