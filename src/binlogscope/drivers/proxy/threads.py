@@ -128,6 +128,9 @@ class Pair:
         self.handed = False  # the TLS path owns the sockets now
         self.stopping = False
         self.aborted = False  # a reset ended the connection (passed on as one)
+        #: the sides whose reset the TLS prelude read (the pumps pass it on: a socket reports
+        #: its reset once, and reads an EOF after it)
+        self._reset_in_prelude: set[Peer] = set()
 
     # ------------------------------------------------------------------ the connection's thread
     def run(self, upstream: tuple[str, int], tls: bool, hand_tls: HandTls) -> None:
@@ -154,7 +157,11 @@ class Pair:
             return
         _nodelay(client)
         _nodelay(server)
-        self._offer(self.cid, None, b"", ("open", client_addr, server.getpeername()), 0.0, 0.0)
+        try:
+            server_addr = server.getpeername()
+        except OSError:  # (the server reset the connection at once: the pumps pass it on)
+            server_addr = upstream
+        self._offer(self.cid, None, b"", ("open", client_addr, server_addr), 0.0, 0.0)
         if tls:
             held = self._prelude(client, server)
             if held is not None:
@@ -186,7 +193,11 @@ class Pair:
             if any(fd != cfd for fd, _ in ready):
                 try:
                     data = server.recv(READ)
-                    read = sent = time.time()
+                except OSError:  # (the server reset the connection)
+                    self._reset_in_prelude.add(Peer.SERVER)
+                    break
+                read = sent = time.time()
+                try:
                     if data:
                         client.sendall(data)
                 except OSError:
@@ -202,7 +213,8 @@ class Pair:
                 try:
                     data = client.recv(READ)
                     read = time.time()
-                except OSError:
+                except OSError:  # (the client reset the connection)
+                    self._reset_in_prelude.add(Peer.CLIENT)
                     break
                 if not data:
                     break
@@ -273,8 +285,10 @@ class Pair:
         buf = bytearray(READ)
         view = memoryview(buf)
         reset: socket.socket | None = None  # the socket to reset: the other side's
+        if peer in self._reset_in_prelude:
+            reset = dst
         try:
-            while True:
+            while reset is None:
                 try:
                     n = src.recv_into(buf)
                 except OSError:  # (a reset from src's peer)
