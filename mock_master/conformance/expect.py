@@ -136,3 +136,26 @@ def expect_exactly_once(delivered: Iterable[Any], *, key: Callable[[Any], Hashab
         missing = [k for k in expected if k not in set(keys)]
         if missing:
             raise AssertionError(f"never delivered: {missing[:10]}")
+
+
+def append_transaction(mm: Any, builder: Any, table: Any, rows: list[Any], *,
+                       kind: str = "insert") -> str:
+    """One line in a test: a transaction (GTID, BEGIN, one rows event of ``kind``, XID) on
+    ``table`` appended to what ``mm`` serves; blocking dumps send it at once. ``builder`` is
+    the :class:`~mock_master.history.builder.EventBuilder` (or
+    :class:`~mock_master.conformance.streams.CaseBuilder`) whose ``build()`` the scenario
+    serves; it goes on numbering GTIDs and positions from there. Returns the GTID."""
+    events = builder.files[-1].events
+    n = len(events)
+    gtid = str(builder.begin())
+    if hasattr(builder, "rows"):
+        builder.rows(kind, table, rows)
+    else:
+        getattr(builder, kind)(table, rows)
+    builder.commit()
+    new = list(events[n:])
+    # the builder's file is the served file: hand the events to the server (which fixes their
+    # positions and wakes the blocking dumps) instead of leaving them appended behind its back
+    del events[n:]
+    mm.append_events(new)
+    return gtid

@@ -74,3 +74,39 @@ def test_every_flagged_event_acked_by_a_semi_sync_replica(
     c.acks = []
     with pytest.raises(AssertionError, match="ACKs missing"):
         expect_every_flagged_event_acked(mm.log)
+
+
+def test_append_a_transaction_to_a_blocking_dump_in_one_line(
+        mock_master: Callable[..., ThreadedMockMaster]) -> None:
+    import json
+    import threading
+    import time
+
+    from mock_master.conformance.expect import append_transaction
+    from mock_master.conformance.streams import CaseBuilder
+
+    b = CaseBuilder("mariadb")
+    b, _ = txn_stream("mariadb", 2, b=b)
+    t = b.tables[("conf", "t")]
+    mm = mock_master(scenario("mariadb", b.build()))
+    before = 1 + len(b.files[0].events)  # the fake ROTATE, then the file's events
+    proc = subprocess.Popen([sys.executable, "-m", "binlogscope", "live", "--host", mm.host,
+                             "--port", str(mm.port), "--user", "repl", "--ssl-mode",
+                             "DISABLED", "--start", "mysql-bin.000001:4", "--json",
+                             "--count", str(before + 5)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, MYSQL_PWD="replpass"))
+    timer = threading.Timer(30, proc.kill)
+    timer.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not any(c.events_sent >= before for c in mm.log.clients):
+            assert time.monotonic() < deadline, "the client never read the stream"
+            time.sleep(0.05)
+        gtid = append_transaction(mm, b, t, [(42, "live row")])
+        out, err = proc.communicate(timeout=25)
+    finally:
+        timer.cancel()
+    assert gtid == "0-1-3"
+    rows = [json.loads(ln) for ln in out.splitlines() if '"WRITE_ROWS' in ln]
+    assert [r["rows"][0]["after"] for r in rows][-1] == {"id": 42, "v": "live row"}, err
