@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from mock_master.pytest_plugin import mock_master  # noqa: F401  (the plugin's fixture)
 from mock_master.scenario.scenarios import Scenario
 from mock_master.serve.server import ThreadedMockMaster
+from tests.ci_support import unavailable
+from tests.mariadb_server import MariaDB, ServerStartError, start, stop
 
 
 def rows_via_pymysqlreplication(host: str, port: int, *, user: str = "repl",
@@ -58,3 +61,18 @@ def serve_scenario() -> Iterator[Callable[[Scenario], ThreadedMockMaster]]:
     yield start
     for mm in started:
         mm.stop()
+
+
+@contextmanager
+def private_mariadb(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[MariaDB]:
+    """A throw-away MariaDB of the module's own (its binlog is the module's to fill), stopped
+    afterwards; a server that cannot start makes the tests unavailable (tests.ci_support)."""
+    d = tmp_path_factory.mktemp(name)
+    try:
+        server = start(d)
+    except ServerStartError as exc:
+        unavailable(f"MariaDB could not be started: {exc}")
+    try:
+        yield server
+    finally:
+        stop(d)

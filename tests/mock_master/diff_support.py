@@ -11,18 +11,14 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from mock_master.diff.run import copy_binlogs
 from mock_master.scenario.scenarios import BinlogSource, Scenario, User
 from mock_master.serve.server import ThreadedMockMaster
-from tests.ci_support import unavailable
-from tests.mariadb_server import MariaDB, ServerStartError, start, stop
+from tests.mariadb_server import MariaDB
 
 TABLE_DDL = """CREATE TABLE items (
     id INT UNSIGNED NOT NULL PRIMARY KEY,
@@ -79,27 +75,6 @@ def run_workload(conn: Any) -> None:
         cur.execute("UPDATE items SET price = 1.5 WHERE id > 5")
         cur.execute("INSERT INTO items (id) VALUES (8)")
         cur.execute("COMMIT")
-
-
-@pytest.fixture(scope="module")
-def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Source]:
-    d = tmp_path_factory.mktemp("diff-source")
-    try:
-        server = start(d)
-    except ServerStartError as exc:
-        unavailable(f"MariaDB could not be started: {exc}")
-    try:
-        conn = server.connect()
-        run_workload(conn)
-        with conn.cursor() as cur:
-            cur.execute("SELECT @@gtid_binlog_pos")
-            pos = str(cur.fetchone()[0])
-        conn.close()
-        settle_binlog(server)
-        copies = copy_binlogs(server.binlog_files(), tmp_path_factory.mktemp("diff-binlogs"))
-        yield Source(server, copies, [pos])
-    finally:
-        stop(d)
 
 
 def settle_binlog(server: MariaDB, timeout: float = 15) -> None:

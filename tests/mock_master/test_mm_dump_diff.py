@@ -21,8 +21,8 @@ import pytest
 
 from mock_master.scenario.scenarios import BinlogSource, Scenario
 from mock_master.serve.server import ThreadedMockMaster
-from tests.ci_support import unavailable
-from tests.mariadb_server import MariaDB, ServerStartError, start, stop
+from tests.mariadb_server import MariaDB
+from tests.mock_master.conftest import private_mariadb
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 
@@ -85,18 +85,11 @@ def _copy(server: MariaDB, dest: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MariaDB, list[Path]]]:
-    d = tmp_path_factory.mktemp("mm-dump-src")
-    try:
-        server = start(d)
-    except ServerStartError as exc:
-        unavailable(f"MariaDB could not be started: {exc}")
-    try:
+    with private_mariadb(tmp_path_factory, "mm-dump-src") as server:
         conn = server.connect()
         _workload(conn)
         conn.close()
         yield server, _copy(server, tmp_path_factory.mktemp("mm-dump-binlogs"))
-    finally:
-        stop(d)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from mock_master.serve.server import ThreadedMockMaster
 from tests.ci_support import unavailable
 from tests.mariadb_server import MariaDB, ServerStartError, raw_connect, start, stop
 from tests.mariadb_workload import OLD_TEMPORAL_TABLE, Workload
-from tests.mock_master.conftest import rows_via_pymysqlreplication
+from tests.mock_master.conftest import private_mariadb, rows_via_pymysqlreplication
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 
@@ -26,12 +26,7 @@ pytestmark = [pytest.mark.mysql, pytest.mark.network]
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MariaDB, list[Path]]]:
     """A private MariaDB that ran the workload; its binlog files, all closed (FLUSH)."""
-    d = tmp_path_factory.mktemp("mm-source")
-    try:
-        server = start(d)
-    except ServerStartError as exc:
-        unavailable(f"MariaDB could not be started: {exc}")
-    try:
+    with private_mariadb(tmp_path_factory, "mm-source") as server:
         conn = server.connect()
         w = Workload(conn, record=False)
         w.run_full(version=server.version, bulk_rows=2000, big=False)
@@ -45,8 +40,6 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MariaDB, 
             shutil.copy(f, copy / f.name)
             out.append(copy / f.name)
         yield server, out
-    finally:
-        stop(d)
 
 
 @pytest.fixture
