@@ -132,3 +132,24 @@ def test_connect_timeout_bounds_the_handshake(silent_server: int) -> None:
     took = time.monotonic() - t0
     assert rc == 1 and "no answer within the timeout" in err and err.count("\n") == 1, err
     assert 0.4 <= took < 5, took
+
+
+@pytest.mark.parametrize("mode", ["REQUIRED", "PREFERRED"])
+def test_a_ca_with_a_mode_that_does_not_verify_is_warned_about(tmp_path: Path, mode: str,
+                                                               free_port: int) -> None:
+    """``--ssl-mode REQUIRED --ssl-ca CA`` does not verify the certificate (as the mysql client
+    does): a wrong CA would connect without a word, so it says so first, as the mysql client
+    warns; VERIFY_CA (and --ssl-ca alone, which means VERIFY_CA) has no such line."""
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n")
+    port = str(free_port)
+    rc, _, err = _run("live", "--json", "--host", "127.0.0.1", "--port", port, "--ssl-mode",
+                      mode, "--ssl-ca", str(ca), "--no-reconnect")
+    assert rc != 0
+    first = err.splitlines()[0]
+    assert first.startswith(f"binlogscope: warning: --ssl-mode {mode} does not verify"), err
+    assert "VERIFY_CA" in first
+    for args in (["--ssl-mode", "VERIFY_CA", "--ssl-ca", str(ca)], ["--ssl-ca", str(ca)]):
+        rc, _, err = _run("live", "--json", "--host", "127.0.0.1", "--port", port, *args,
+                          "--no-reconnect")
+        assert rc != 0 and "warning" not in err, err

@@ -117,6 +117,12 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
     if problem:
         print(f"{PROG}: error: {problem}", file=err)
         return None
+    if conn.ssl_mode in ("PREFERRED", "REQUIRED") and conn.ssl_ca:
+        # a CA given with a mode that does not verify is not used - a wrong CA would connect
+        # without a word: say so, as MySQL's client warns for REQUIRED with a CA
+        print(f"{PROG}: warning: --ssl-mode {conn.ssl_mode} does not verify the server's "
+              "certificate, so --ssl-ca is not used: use --ssl-mode VERIFY_CA or "
+              "VERIFY_IDENTITY to verify it", file=err, flush=True)
     gtid = args.gtid
     if args.state:  # a state file that cannot be used stops the run before it connects
         try:
