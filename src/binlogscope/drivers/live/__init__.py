@@ -1,0 +1,8 @@
+"""The live replica (``binlogscope live``, Canal's "MockSlave" way).
+
+``replica.py`` is the loop; ``connect.py`` the socket, TLS, handshake and authentication (the
+answers in ``auth.py``), ``dialog.py`` and ``setup.py`` the setup queries, registration and the
+dump command (each with its "why"), ``stream.py`` the binlog stream into the bounded store,
+``items.py`` its settings and items, ``output.py`` ``--out`` together with ``--state``, and
+``options.py`` the option files, environment and password prompt.
+"""
