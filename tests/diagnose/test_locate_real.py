@@ -42,6 +42,7 @@ def history(mariadb: MariaDB) -> Iterator[tuple[list[str], dict[str, list[tuple[
         cur.execute("COMMIT")
         cur.execute("SET SESSION gtid_domain_id = 0")
         cur.execute("FLUSH BINARY LOGS")
+        cur.execute("DO SLEEP(1.1)")  # a second header time, for the time queries
         cur.execute("SET SESSION server_id = 55")
         cur.execute("INSERT INTO loc.t VALUES (200, 'other server id')")
         cur.execute("SET SESSION server_id = @@GLOBAL.server_id")
@@ -156,3 +157,35 @@ def test_the_cli_over_files_and_the_live_server(mariadb: MariaDB, history: Any,
         x["event"]["end"] for x in ans]
     assert _same_state(live[0].gtid_position, ans[0]["gtid_position"])
     assert live[2].trx_start is not None and live[2].trx_start.offset == gpos
+
+
+def test_every_time_against_mariadb_binlog(mariadb: MariaDB, history: Any,
+                                           tmp_path: Path) -> None:
+    """A time query gives the event ``mariadb-binlog --start-datetime`` starts at (the first
+    after the FORMAT_DESCRIPTION it always prints)."""
+    import shutil
+    import subprocess
+
+    from binlogscope.diagnose.locate import at_time
+    from binlogscope.drivers.binlog_file import read_binlog_file
+
+    exe = shutil.which("mariadb-binlog")
+    assert exe, "mariadb-binlog comes with the MariaDB server package"
+    files, _ = history
+    compared = 0
+    for f in files:
+        path = mariadb.binlog_dir / f
+        stamps = sorted({ev.header.timestamp for ev in read_binlog_file(path, record=False)
+                         if ev.header is not None and ev.header.timestamp})
+        for t in stamps:
+            a = at_time(read_binlog_file(path, record=False), t)
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
+            out = subprocess.run([exe, f"--start-datetime={when}", str(path)],
+                                 capture_output=True, text=True, env={"TZ": "UTC"},
+                                 timeout=60).stdout
+            ats = [int(line.split()[2]) for line in out.splitlines()
+                   if line.startswith("# at ")]
+            theirs = next((x for x in ats if x != 4), None)
+            assert (a.event.offset if a.event else None) == theirs, (f, t, ats[:3])
+            compared += 1
+    assert compared >= 2

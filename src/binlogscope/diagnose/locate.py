@@ -285,8 +285,7 @@ def at_time(events: Iterable[DecodedEvent], t: int) -> Answer:
             trx = Spot.of(ev)
         elif ev.trx_gtid is None:
             trx = None
-        if h.timestamp >= t and h.type_code not in (int(E.FORMAT_DESCRIPTION_EVENT),
-                                                     int(E.ROTATE_EVENT)):
+        if h.timestamp >= t and h.type_code != int(E.FORMAT_DESCRIPTION_EVENT):
             a.event = Spot.of(ev)
             a.trx_start = trx if trx is not None and ev.trx_gtid is not None else a.event
             a.found = True
