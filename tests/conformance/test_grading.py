@@ -54,3 +54,31 @@ def test_hex_strings_are_bytes_for_a_client_that_says_so() -> None:
     col = column("b", "BINARY(2)")
     assert compare_value(col, b"\x00\x01", "0001", bytes_mode="hex")[0] == P
     assert compare_value(col, b"\x00\x01", "0001")[0] == F
+
+
+def test_a_length_header_one_byte_short_is_caught_from_the_client_writes() -> None:
+    """The framing judge reads the client's writes as the relay received them: a
+    COM_BINLOG_DUMP whose header says 14 while 15 bytes follow it (python-mysql-replication
+    1.0.17 with is_mariadb=True) fails; the same request with a right header passes."""
+    from mock_master.conformance.judges import client_framing
+    from mock_master.conformance.model import Setup
+    from mock_master.conformance.observe import Observation
+    from mock_master.diff.capture import Conversation
+    from mock_master.scenario.scenarios import Scenario
+
+    def dump(header_len: int) -> bytes:
+        payload = (b"\x12" + (4).to_bytes(4, "little") + b"\x00\x00"
+                   + (99).to_bytes(4, "little") + b"bin")  # 14 bytes
+        payload += b"\x00"  # the 15th byte the header may not count
+        return header_len.to_bytes(3, "little") + b"\x00" + payload
+
+    def obs(chunk: bytes) -> Observation:
+        conv = Conversation(0, [("client", b"\x01\x00\x00\x00\x0e", 0.0),  # COM_PING
+                                ("client", chunk, 0.1)])
+        return Observation("x", "mariadb", Setup(Scenario()), [conv], 0.0, [], [], "", 0,
+                           False, 0.1, [])
+
+    bad = client_framing(obs(dump(14)))
+    assert len(bad) == 1 and bad[0].verdict == Verdict.FAIL
+    assert "length header says 14 bytes, but the client wrote 15" in bad[0].text
+    assert client_framing(obs(dump(15))) == []
