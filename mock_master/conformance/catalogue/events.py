@@ -19,7 +19,15 @@ from binlogscope.wire.binlog.encode_events import (
 from binlogscope.wire.binlog.types import EventType as E
 from mock_master.conformance.catalogue.common import BOTH, SCHEMA, scenario, txn_stream
 from mock_master.conformance.grade import judge_values
-from mock_master.conformance.model import NEEDS_VALUES, Case, ExpectedRows, Setup
+from mock_master.conformance.model import (
+    NEEDS_VALUES,
+    Case,
+    Check,
+    ExpectedRows,
+    Setup,
+    Verdict,
+)
+from mock_master.conformance.observe import Observation
 from mock_master.conformance.streams import CaseBuilder, event_number
 from mock_master.scenario.faults import Action
 
@@ -107,6 +115,36 @@ def _heartbeat_v2(flavor: str) -> Setup:
         ExpectedRows("insert", t, [(1, "a")]), ExpectedRows("insert", t, [(2, "b")])])
 
 
+_DDL = "CREATE TABLE t3 (id INT PRIMARY KEY, note VARCHAR(200)) COMMENT 'compressed query'"
+
+
+def _compressed_query(flavor: str) -> Setup:
+    """MariaDB's QUERY_COMPRESSED_EVENT (log_bin_compress=ON): a DDL whose text is zlib
+    compressed, then a row transaction."""
+    from binlogscope.wire.binlog.encode_query import encode_query, query_event
+
+    b = CaseBuilder(flavor)
+    b.gtid(standalone=True)
+    b.raw(E.QUERY_COMPRESSED_EVENT, encode_query(query_event(_DDL, SCHEMA), compressed=True))
+    t = b.table_of(SCHEMA, "t3", [("id", "INT"), ("note", "VARCHAR(200)")])
+    b.begin()
+    b.insert(t, [(1, "after a compressed query")])
+    b.commit()
+    return Setup(scenario(flavor, b.build()), expected=[
+        ExpectedRows("insert", t, [(1, "after a compressed query")])])
+
+
+def _compressed_query_judge(obs: Observation) -> list[Check]:
+    checks = judge_values(obs)
+    queries = [str(q.get("query") or "") for q in obs.of_type("query")]
+    if any(_DDL in q for q in queries):
+        checks.append(Check(Verdict.PASS, "the compressed query reported as its text"))
+    elif queries:
+        checks.append(Check(Verdict.FAIL, "the compressed query is not among the queries the "
+                            f"client reported ({len(queries)}): {queries[-1][:80]!r}"))
+    return checks
+
+
 def _case(cid: str, title: str, expect: str, build: object, flavors: tuple[str, ...] = BOTH,
           links: tuple[str, ...] = ()) -> Case:
     return Case(cid, title, expect, build, judge_values, flavors=flavors,  # type: ignore[arg-type]
@@ -145,6 +183,10 @@ CASES: list[Case] = [
           "last 4 bytes are data)", _no_checksum),
     _case("events/heartbeat-v2", "MySQL 8.0.26+ HEARTBEAT_LOG_EVENT_V2 between transactions",
           "the v2 heartbeat (TLV body) skipped: the rows decoded", _heartbeat_v2, ("mysql",)),
+    Case("events/mariadb-compressed-query", "MariaDB QUERY_COMPRESSED_EVENT (a zlib "
+         "compressed DDL), then rows", "the query inflated and reported as its text; the rows "
+         "after it decoded", _compressed_query, _compressed_query_judge, flavors=("mariadb",),
+         needs=(NEEDS_VALUES,)),
     _case("events/ddl-then-rows", "CREATE TABLE and ALTER TABLE, then rows of the new shape",
           "the DDL passed through; the rows decoded with the new column", _ddl),
 ]
