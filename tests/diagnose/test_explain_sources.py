@@ -58,3 +58,22 @@ def test_capture_and_file_agree(capture: str, binlog: str) -> None:
                             str(CAPTURES / capture))
     assert rc_i == 0 and inside["found"] is None
     assert f"inside {ev.type_name} at {ev.file_pos}..{end}" in inside["answer"][0]
+
+
+def test_a_relay_log_is_searched_by_its_source_positions() -> None:
+    """A real relay log (MySQL 5.0's, from mysql-server's test data): a replica's line quotes
+    the source's file and end_log_pos; the relay log's events carry them in their headers."""
+    relay = (CAPTURES.parent.parent / "shared" / "fixtures" / "blackbeam__rust_mysql_common" /
+             "test-data" / "binlogs" / "bug33029-slave-relay-bin.000001")
+    if not relay.exists():
+        pytest.skip("the shared fixtures are not here")
+    evs = list(read_binlog_file(relay, record=False))
+    target = next(e for e in evs if e.type_name == "QUERY_EVENT")
+    assert target.header is not None
+    line = (f"Could not execute Query event; the event's master log master-bin.000001, "
+            f"end_log_pos {target.header.log_pos}")
+    rc, doc = _explain(line, "--source", str(relay))
+    assert rc == 0
+    assert doc["found"]["offset"] == target.file_pos
+    assert doc["found"]["log_pos"] == target.header.log_pos
+    assert "a relay log of master-bin.000001" in doc["answer"][0]

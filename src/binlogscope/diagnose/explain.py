@@ -195,6 +195,9 @@ class _Walker:
         self.trx: list[Seen] = []
         self.files: list[str] = []
         self.last: dict[str, tuple[int, int]] = {}  # file -> (events, last end)
+        #: a relay log (read as a file): the source's binlog its events come from (its
+        #: first ROTATE, log_pos 0, names it); their log_pos are that file's positions
+        self.relay_of: str | None = None
         #: MariaDB GTIDs per domain: the first and last transaction, the first GTID_LIST
         self.first_gtid: dict[int, tuple[int, int, int]] = {}
         self.last_gtid: dict[int, tuple[int, int, int]] = {}
@@ -207,6 +210,7 @@ class _Walker:
             self.fde = None
             self.maps.clear()
             self.trx = []
+            self.relay_of = None
         f = _base(ev.binlog_file)
         if f is not None:
             if f not in self.last:
@@ -221,6 +225,9 @@ class _Walker:
             self.fde = s
             self.maps.clear()
             self.trx = []
+        elif code == _ROTATE and h.log_pos == 0 and ev.file_pos is not None:
+            name = getattr(ev.body, "next_log_name", None)
+            self.relay_of = name if isinstance(name, str) else None
         elif code == _TABLE_MAP:
             tid = getattr(ev.body, "table_id", None)
             if isinstance(tid, int):
@@ -269,7 +276,16 @@ def _ends(ev: DecodedEvent) -> bool:
     return False
 
 
-def _matches(clue: Clue, ev: DecodedEvent) -> bool:
+def _matches(clue: Clue, ev: DecodedEvent, relay_of: str | None = None) -> bool:
+    h = ev.header
+    if relay_of is not None and h is not None and h.log_pos:
+        # a relay log: its events keep their source's log_pos, in the source's file
+        if clue.binlog_file is not None and _base(clue.binlog_file) not in (
+                _base(relay_of), _base(ev.binlog_file)):
+            return False
+        if clue.position_kind == END:
+            return h.log_pos == clue.position
+        return h.log_pos - h.event_size == clue.position
     if clue.binlog_file is not None and ev.binlog_file is not None and (
             _base(clue.binlog_file) != _base(ev.binlog_file)):
         return False
@@ -349,7 +365,7 @@ def explain(clue: Clue, seen: Iterable[Seen], source: str) -> Finding:
             if pos is None and not (clue.gtid and ev.trx_gtid == clue.gtid and ev.header
                                     is not None and ev.header.type_code in _GTIDS):
                 continue
-            if pos is None or _matches(clue, ev):
+            if pos is None or _matches(clue, ev, w.relay_of):
                 found = s
                 f.fde = w.fde.ev if w.fde else None
                 f.fde_origin = w.fde.origin if w.fde else ""
@@ -386,7 +402,11 @@ def explain(clue: Clue, seen: Iterable[Seen], source: str) -> Finding:
         ev if ev.header is not None and ev.header.type_code == _TABLE_MAP else None)
     f.checksum = checksum_text(f.fde)
     f.unusual = unusual(ev, f.fde, f.table_map, rows_without_map=rows_without_map)
-    if clue.position_kind == START and ev.header is not None:
+    if w.relay_of is not None and ev.header is not None:
+        f.answer.append(f"a relay log of {w.relay_of}: its events keep their source's "
+                        f"positions (this one ends at {w.relay_of}:{ev.header.log_pos}); the "
+                        "offsets shown are the relay log's")
+    elif clue.position_kind == START and ev.header is not None:
         _, end = _bounds(ev)
         f.answer.append(f"the position is the start of this event; it ends at {end}")
     return f
