@@ -23,6 +23,12 @@ def _unknown_domain(flavor: str) -> Setup:
     return Setup(scenario(flavor, b.build()), gtid="7-7-5", expected=[])
 
 
+def _ahead(flavor: str) -> Setup:
+    """A replica ahead of its master: it asks for 0-1-9 where the binlog ends at 0-1-3."""
+    b, _ = txn_stream(flavor, 3)
+    return Setup(scenario(flavor, b.build()), gtid="0-1-9", expected=[])
+
+
 def _purged(flavor: str) -> Setup:
     """Two files, the first purged: a start before the second file's GTID_LIST is gone."""
     b = CaseBuilder(flavor)
@@ -89,6 +95,11 @@ CASES: list[Case] = [
          "recorded: what the client does when the source (like MariaDB without "
          "gtid_strict_mode) accepts a position in an unknown domain", _unknown_domain,
          _recorded, flavors=("mariadb",), needs=(NEEDS_GTID,), informational=True),
+    Case("gtid/mariadb-ahead-of-master", "a MariaDB GTID start beyond the master's binlog "
+         "(a replica ahead of it: 0-1-9 where the binlog ends at 0-1-3)",
+         "reports the server's ERR 1236 ('... which is not in the master's binlog')", _ahead,
+         lambda o: noticed_error(o, "ERR 1236 for a position ahead of the master"),
+         flavors=("mariadb",), needs=(NEEDS_GTID,)),
     Case("gtid/mariadb-purged", "a MariaDB GTID start older than the oldest binlog",
          "reports the server's ERR 1236 (the GTIDs it needs were purged)", _purged,
          lambda o: noticed_error(o, "ERR 1236 for a purged position"), flavors=("mariadb",),
