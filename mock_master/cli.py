@@ -34,16 +34,39 @@ class MockMasterCommand:
 
 
 MOCK_MASTER = MockMasterCommand()
+#: the in-process demo's replication password (its mock master accepts any; the tour's teaching
+#: switch recomputes the login proof from it)
+DEMO_PASSWORD = "replpass"
+
+
+def _tour(args: argparse.Namespace, err: TextIO, teach: bool) -> int:
+    """The live TUI over the demo session with the guided tour started."""
+    from binlogscope.cli.live import live_settings
+    from binlogscope.drivers.live.replica import LiveError
+    from binlogscope.inspector.sources.live import LiveSource
+    from binlogscope.tui import run_tui
+
+    settings = live_settings(args, err)
+    if settings is None:
+        return 2
+    try:
+        return run_tui(LiveSource(settings, count=args.count), tour=True,
+                       teach=DEMO_PASSWORD if teach else None)
+    except LiveError as exc:
+        print(f"{PROG}: error: {exc}", file=err)
+        return 1
 
 
 def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | None = None,
                  *, plain: bool = True, json_output: bool = False, brief: bool = False,
-                 count: int | None = None) -> int:
+                 count: int | None = None, tour: bool = False, teach: bool = False) -> int:
     """Start the mock master in-process on a free loopback port, serving ``capture``, and run
     ``binlogscope live`` against it (non-blocking dump: it ends with the binlog).
 
     Plain (or JSON) text output; with ``plain=False`` on a terminal the live TUI opens instead
     (semi-sync and a 2 s heartbeat, blocking dump: the session stays up until the user quits).
+    ``tour`` starts the TUI's guided tour; ``teach`` lets it show this demo's own login
+    scramble and recompute the password proof (the password is the demo's, ``replpass``).
     """
     from binlogscope.cli.live import cmd_live
     from mock_master.scenario.scenarios import BinlogSource, Scenario
@@ -81,8 +104,10 @@ def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | N
         import os
 
         old = os.environ.get("MYSQL_PWD")
-        os.environ["MYSQL_PWD"] = "replpass"
+        os.environ["MYSQL_PWD"] = DEMO_PASSWORD
         try:
+            if tour and tui:
+                return _tour(args, err, teach)
             return cmd_live(args, out, err)
         finally:
             if old is None:

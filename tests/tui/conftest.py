@@ -7,6 +7,8 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import pytest
+
 from tests.helpers import FIXTURES
 
 CRC = FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-crc32"
@@ -32,3 +34,17 @@ def sync(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
         asyncio.run(fn(*args, **kwargs))
 
     return wrapper
+
+
+def screen_lines(app: Any) -> list[str]:
+    """The text of every line of the screen as a person sees it (what the compositor paints,
+    overlays and toasts included)."""
+    strips = app.screen._compositor.render_strips()
+    return ["".join(seg.text for seg in strip) for strip in strips]
+
+
+@pytest.fixture(autouse=True)
+def _own_config(tmp_path_factory: pytest.TempPathFactory,
+                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TUI reads saved columns from $XDG_CONFIG_HOME: never the user's own in a test."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))

@@ -119,3 +119,23 @@ def test_live_main_screen_narrow(snap_compare: Any) -> None:
         assert snap_compare(app, terminal_size=(80, 24), run_before=_live_ack_event)
     finally:
         mm.stop()
+
+
+# ----------------------------------------------------------------------------- prompts
+def _typing(keys: tuple[str, ...]) -> Any:
+    async def run(pilot: Any) -> None:
+        await _write_rows_table_id(pilot)
+        await pilot.press(*keys)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+    return run
+
+
+@pytest.mark.parametrize("keys", [
+    ("f", *"type:WRITE table:simu"),  # typed text on the filter prompt
+    ("g",),  # an empty prompt: its hint
+    ("x", *"out.pcapng"),  # an export name (a typo must be visible)
+], ids=["filter-typed", "goto-hint", "export-typed"])
+def test_prompt_shows_what_is_typed(snap_compare: Any, keys: tuple[str, ...]) -> None:
+    app = BinlogScopeApp(BinlogFileSource(CRC))
+    assert snap_compare(app, terminal_size=SIZE, run_before=_typing(keys))

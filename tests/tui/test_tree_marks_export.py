@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from binlogscope.inspector.actions import free_path
 from binlogscope.inspector.sources.binlog_file import BinlogFileSource
 from binlogscope.tui.app import BinlogScopeApp
 from binlogscope.tui.screens.bookmarks import BookmarkScreen
-from binlogscope.tui.screens.main import MainScreen, free_path
+from binlogscope.tui.screens.main import MainScreen
 from binlogscope.tui.widgets.field_tree import FieldTree
 from tests.tui.conftest import CRC, sync, wait_for
 
@@ -117,20 +118,25 @@ async def test_export_does_not_overwrite(tmp_path: Path) -> None:
 
 
 @sync
-async def test_copy_also_saves_and_shows_the_value(tmp_path: Path) -> None:
+async def test_copy_also_saves_and_shows_the_value(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    clip = run / "binlogscope" / "clipboard.txt"
     app = BinlogScopeApp(BinlogFileSource(CRC))
     async with app.run_test(size=(120, 40)) as pilot:
         scr = await _ready(app)
-        scr.clipboard_file = tmp_path / "clip.txt"
         await _select(scr, WRITE_ROW)
         assert scr.detail is not None
         scr.query_one(FieldTree).select_field(scr.detail.node.find("header.event_size"))
         await wait_for(lambda: scr.field is not None and scr.field.name == "event_size")
         await pilot.press("c")
         assert app.clipboard == "66 00 00 00"
-        assert scr.clipboard_file.read_text() == "66 00 00 00\n"
-        assert scr.clipboard_file.stat().st_mode & 0o777 == 0o600
+        assert clip.read_text() == "66 00 00 00\n"
+        assert clip.stat().st_mode & 0o777 == 0o600
+        assert clip.parent.stat().st_mode & 0o777 == 0o700
         await pilot.press("v")
-        assert scr.clipboard_file.read_text() == "102\n"
+        assert clip.read_text() == "102\n"
         msgs = [str(n.message) for n in app._notifications]
-        assert any("event_size value: 102" in m and str(scr.clipboard_file) in m for m in msgs)
+        assert any("event_size value: 102" in m and str(clip) in m for m in msgs)

@@ -64,14 +64,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="watch a replica session over the bundled real MariaDB binlog "
                        "(in-process mock master; no server needed)")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--json", action="store_true", help="one JSON object per line instead of "
+                   "the TUI")
     d.add_argument("--plain", action="store_true", help="plain text instead of the TUI")
-    d.add_argument("--brief", action="store_true")
+    d.add_argument("--brief", action="store_true", help="one line per packet or event")
     d.add_argument("--live", action="store_true",
                    help="(the default) serve the capture with the in-process mock master and "
                    "watch it with `binlogscope live`")
     d.add_argument("--file", action="store_true",
                    help="decode the bundled binlog file instead (`binlogscope file` on it)")
+    d.add_argument("--tour", action="store_true",
+                   help="a guided walk through the session in the TUI: the cursor moves from "
+                   "the greeting to the login, the dump request and the events, each step "
+                   "explained (] next, [ back)")
+    d.add_argument("--teach", action="store_true",
+                   help="with --tour: show the demo's own login scramble and recompute "
+                   "mysql_native_password from it by hand (the in-process demo only: every "
+                   "other surface masks scrambles and auth responses)")
 
     _add_export_parsers(sub)
 
@@ -297,6 +306,14 @@ def _cmd_analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):
+        return False
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     # every text line of every command is escaped: no raw control character from a statement,
@@ -308,6 +325,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     try:
         if args.command == "file":
             return cmd_file(args, out, err)
+        if args.command is None and not (_isatty(out) and _isatty(sys.stdin)):
+            # no command into a pipe or a file: the usage, not a demo session's output
+            parser.print_usage(err)
+            print(f"{PROG}: no command given (`{PROG} --help` lists them; `{PROG} demo` "
+                  "runs the demo; with no command on a terminal the demo opens)", file=err)
+            return 2
         if args.command == "demo" or args.command is None:
             cap = _bundled_capture()
             if cap is None:
@@ -316,8 +339,18 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             ns = file_args([str(cap)], json=getattr(args, "json", False),
                            brief=getattr(args, "brief", False), plain=getattr(args, "plain", False))
             tui = wants_tui(ns, out, FILE_OUTPUTS)
+            tour = getattr(args, "tour", False)
+            if (tour or getattr(args, "teach", False)) and not tui:
+                print(f"{PROG}: demo: --tour and --teach need the TUI (a terminal, without "
+                      "--plain/--json)", file=err)
+                return 2
+            if getattr(args, "teach", False) and not tour:
+                print(f"{PROG}: demo: --teach goes with --tour", file=err)
+                return 2
             if not getattr(args, "file", False):  # the live demo, when one is installed
-                rc = run_demo(cap, out, err, plain=not tui, json_output=ns.json, brief=ns.brief)
+                extra = {"tour": True, "teach": bool(args.teach)} if tour else {}
+                rc = run_demo(cap, out, err, plain=not tui, json_output=ns.json, brief=ns.brief,
+                              **extra)
                 if rc is not None:
                     return rc
             return cmd_file(ns, out, err)

@@ -107,9 +107,11 @@ def demo_runner() -> DemoRunner | None:
 
 
 def run_demo(capture: Path, out: TextIO, err: TextIO, *, plain: bool, json_output: bool,
-             brief: bool) -> int | None:
-    """Run the installed live demo over ``capture``; None when none is installed."""
+             brief: bool, **extra: bool) -> int | None:
+    """Run the installed live demo over ``capture``; None when none is installed.
+    ``extra``: ``tour``/``teach`` (only passed when asked for)."""
     runner = demo_runner()
     if runner is None:
         return None
-    return runner(capture, out, err, plain=plain, json_output=json_output, brief=brief)
+    return runner(capture, out, err, plain=plain, json_output=json_output, brief=brief,
+                  **extra)

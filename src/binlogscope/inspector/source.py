@@ -11,6 +11,10 @@ Rules for implementers:
   a row only after all its columns are stored (the length is the last thing to change).
 - ``detail(i)`` may block (it re-reads and decodes one event); the TUI calls it from a worker
   thread and decodes the tree of a row only when the row is selected.
+- A source with a ``changed`` attribute (a :class:`RowSignal`) calls it after it published a row
+  or changed what ``info()`` says (done, fatal): the TUI then takes the rows in on a message
+  instead of polling. At most one notification is pending: the listener re-arms the signal before
+  it reads the source, so nothing published after that read goes unannounced.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from binlogscope.wire.node import Node
 
 #: optional columns a source may fill (files leave them empty; live sessions and captures don't):
 #: ``wire_time`` says the row times are capture/arrival times with microseconds, ``frame`` and
-#: ``flow`` are a capture's frame number and flow (connection) number
-OPTIONAL_COLUMNS = frozenset({"direction", "seq", "semi_sync", "wire_time", "frame", "flow"})
+#: ``flow`` are a capture's frame number and flow (connection) number; ``binlog_file``: rows
+#: come from several binlog files (a file column by default)
+OPTIONAL_COLUMNS = frozenset({"direction", "seq", "semi_sync", "wire_time", "frame", "flow",
+                              "binlog_file"})
 
 #: row kinds: each has a colour in app.tcss (``event-list--kind-<kind>``)
 KINDS = (
@@ -38,8 +44,8 @@ KINDS = (
 #: the phase strip, in session order
 PHASES = ("connect", "auth", "setup", "register", "dump", "stream")
 PHASE_DOCS = {
-    "connect": "TCP connect; the server speaks first with its greeting (HandshakeV10: version, "
-               "capabilities, a one-time nonce)",
+    "connect": "TCP (or Unix socket) connect; the server speaks first with its greeting "
+               "(HandshakeV10: version, capabilities, a one-time nonce)",
     "auth": "the replica logs in like any client: HandshakeResponse41, maybe an auth switch, "
             "then OK or ERR",
     "setup": "plain queries that prepare the session for replication (checksums, heartbeat, "
@@ -49,6 +55,38 @@ PHASE_DOCS = {
     "stream": "the source pushes one binlog event per packet (0x00 + [0xEF flag] + event); "
               "heartbeats when idle; the replica only ever sends semi-sync ACKs",
 }
+
+
+class RowSignal:
+    """"Rows were published" from the producing thread to one listener (the TUI).
+
+    Calling it costs one attribute test while a notification is pending, so a source can call
+    it after every row; the listener (which posts a message to the UI) runs at most once until
+    :meth:`rearm`.
+    """
+
+    __slots__ = ("_listener", "_pending")
+
+    def __init__(self) -> None:
+        self._listener: Callable[[], object] | None = None
+        self._pending = False
+
+    def listen(self, listener: Callable[[], object] | None) -> None:
+        """Call ``listener`` (from the producing thread) when rows come; None: nobody."""
+        self._listener = listener
+        self._pending = False
+
+    def rearm(self) -> None:
+        """The listener is about to read the source: the next change notifies again."""
+        self._pending = False
+
+    def __call__(self) -> None:
+        if self._pending:
+            return
+        listener = self._listener
+        if listener is not None:
+            self._pending = True
+            listener()
 
 
 @dataclass(slots=True)

@@ -14,13 +14,15 @@ from binlogscope.inspector.source import Detail, Row, RowSource, SourceInfo
 __all__ = ["Detail", "Row", "RowSource", "SourceInfo", "exit_status", "run_tui"]
 
 
-def run_tui(source: RowSource, *, table_regex: str | None = None, err: TextIO | None = None
-            ) -> int:
+def run_tui(source: RowSource, *, table_regex: str | None = None, err: TextIO | None = None,
+            tour: bool = False, teach: str | None = None) -> int:
     """Run the inspector on ``source`` until the user quits; returns the exit status: 1 when
     the source ended on a fatal error (shown in the status bar; repeated on ``err``, default
     stderr, once the terminal is back), else 0.
 
     ``table_regex`` (the CLI's ``--table``) starts the view filtered on schema.table (full match).
+    ``tour`` starts the guided tour; ``teach`` (the in-process demo's own password, nowhere
+    else) lets the tour recompute the login proof from the scramble.
     """
     import re
 
@@ -28,7 +30,7 @@ def run_tui(source: RowSource, *, table_regex: str | None = None, err: TextIO | 
     from binlogscope.tui.app import BinlogScopeApp
 
     flt = RowFilter(table=re.compile(f"^(?:{table_regex})$")) if table_regex else None
-    app = BinlogScopeApp(source, flt)
+    app = BinlogScopeApp(source, flt, tour=tour, teach=teach)
     previous = _quit_on_signals(app)
     try:
         app.run()

@@ -20,10 +20,14 @@ class BinlogScopeApp(App[None]):
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
 
-    def __init__(self, source: RowSource, initial_filter: RowFilter | None = None) -> None:
+    def __init__(self, source: RowSource, initial_filter: RowFilter | None = None, *,
+                 tour: bool = False, teach: str | None = None) -> None:
         super().__init__()
         self.source = source
         self.initial_filter = initial_filter
+        self.tour = tour  # start the guided tour (demo --tour)
+        self.teach = teach  # the demo's own password (demo --tour --teach)
 
     def on_mount(self) -> None:
-        self.push_screen(MainScreen(self.source, self.initial_filter))
+        self.push_screen(MainScreen(self.source, self.initial_filter, tour=self.tour,
+                                    teach=self.teach))

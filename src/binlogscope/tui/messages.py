@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.message import Message
 
 from binlogscope.wire.node import Node
@@ -55,3 +57,13 @@ class FollowRequested(Message):
     def __init__(self, on: bool) -> None:
         self.on = on
         super().__init__()
+
+
+@dataclass
+class RowsAdded(Message):
+    """The source published rows or changed its state (posted from the producing thread by the
+    source's :class:`~binlogscope.inspector.source.RowSignal`). The screen reads the source when
+    it handles it, so a newer one replaces a pending one: a burst is one update."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RowsAdded)

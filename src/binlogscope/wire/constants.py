@@ -224,10 +224,11 @@ ERROR_HINTS: dict[int, str] = {
 
 @functools.lru_cache(maxsize=4096)
 def flag_names(flags: int, enum: type[IntFlag]) -> str:
-    """``"A|B|0x40"`` for the set members of ``enum`` plus any unknown bits (any IntFlag:
+    """``"A|B|0x40"`` for the set members of ``enum`` plus any unknown bits, ``"(none set)"``
+    for none (any IntFlag:
     capability, status, binlog event-header flags; cached, the same few values recur)."""
     names = [m.name or "" for m in enum if m.value & flags]
     rest = flags & ~sum(m.value for m in enum)
     if rest:
         names.append(hex(rest))
-    return "|".join(names) if names else "0"
+    return "|".join(names) if names else "(none set)"  # not "0": read as a second value

@@ -94,7 +94,15 @@ def flag_field(
             kids.append(Node(member.name or hex(member.value), base + local // 8, 1, on, "bit",
                              f"{'set' if on else '-'} (bit {local}, 0x{1 << local:x})", note))
         names = [k.name for k in kids if k.value]
-        display = f"0x{value:0{nbytes * 2}x} " + ("|".join(names) if names else "0")
+        known = 0
+        for member in enum:
+            local = member.value.bit_length() - 1 - shift
+            if 0 <= local < nbytes * 8:
+                known |= 1 << local
+        if value & ~known:
+            names.append(f"unknown bits 0x{value & ~known:x}")
+        # (was "0x0000 0": a bare 0 read as a second value)
+        display = f"0x{value:0{nbytes * 2}x} " + ("|".join(names) if names else "(none set)")
         r.add_node(Node(name, base, nbytes, value, f"int<{nbytes}>", display, doc, tuple(kids)))
     return value
 

@@ -301,7 +301,8 @@ class LiveReplica:
             self.recorder = SessionRecorder(self.s.record_path, server_port=self.s.conn.port,
                                             raw=self.s.record_raw)
         self.put(SourceItem("step", step=SetupStep(
-            "connect", f"TCP connect to {self.s.conn.describe()}",
+            "connect", f"{'Unix socket' if self.s.conn.socket else 'TCP'} connect to "
+                       f"{self.s.conn.describe()}",
             "a replica is an ordinary client connection that later turns into a binlog stream")))
         sock = self._connect()
         self._sock = sock

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, TextIO
 
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
 from binlogscope.inspector.redecode import copy_context, redecode_event
-from binlogscope.inspector.source import Detail, Row, SourceInfo, event_kind
+from binlogscope.inspector.source import Detail, Row, RowSignal, SourceInfo, event_kind
 from binlogscope.inspector.text_column import TextColumn
 from binlogscope.pipeline.filter import event_table
 from binlogscope.render.json_out import dumps_line
@@ -110,6 +110,8 @@ class BinlogFileSource:
         self._fatal: str | None = None
         self._size_on_disk = 0
         self._lock = threading.Lock()
+        #: called after each row and at the end (the TUI takes rows in on a message)
+        self.changed = RowSignal()
         try:
             self._size_on_disk = self.path.stat().st_size
         except OSError:
@@ -144,6 +146,8 @@ class BinlogFileSource:
         i = bisect.bisect_right(self._offsets, offset, 0, n) - 1
         if i < 0:
             return 0 if n else None
+        if offset >= self._offsets[i] + self._sizes[i]:
+            return None  # past the last event: not "the last row"
         return i
 
     def info(self) -> SourceInfo:
@@ -182,6 +186,7 @@ class BinlogFileSource:
             self._fatal = str(exc)
         finally:
             self._done = True
+            self.changed()
 
     def detail(self, index: int) -> Detail:
         offset = self._offsets[index]
@@ -287,3 +292,4 @@ class BinlogFileSource:
         if ev.error:
             self._errors.add(n)
         self._n = n + 1
+        self.changed()

@@ -14,14 +14,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from binlogscope.inspector.source import Detail, Row, SourceInfo
+from binlogscope.inspector.source import Detail, Row, RowSignal, SourceInfo
 from binlogscope.inspector.sources.binlog_file import BinlogFileSource
 
 
 class BinlogSetSource:
     """Rows of ``paths`` in order; row ``i`` is row ``i - start[k]`` of file ``k``."""
 
-    columns: frozenset[str] = frozenset()
+    #: a set of files shows which file each event is in
+    columns: frozenset[str] = frozenset({"binlog_file"})
 
     def __init__(self, paths: Sequence[str | Path], *, start_position: int | None = None,
                  stop_position: int | None = None) -> None:
@@ -30,6 +31,10 @@ class BinlogSetSource:
         self.parts = [BinlogFileSource(p, start_position=start_position,
                                        stop_position=stop_position) for p in paths]
         self.path = self.parts[0].path  # export file names start with it
+        #: every part announces its rows through the set's one signal
+        self.changed = RowSignal()
+        for part in self.parts:
+            part.changed = self.changed
         self._starts: list[int] = [0]  # first global row of each indexed (or indexing) part
         self._done = False
 
@@ -106,6 +111,7 @@ class BinlogSetSource:
                     return
         finally:
             self._done = True
+            self.changed()
 
     def export_jsonl(self, indices: Sequence[int], out: TextIO, *, tree: bool = False,
                      cancelled: Callable[[], bool] = lambda: False) -> int:

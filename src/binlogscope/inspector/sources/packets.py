@@ -43,6 +43,7 @@ from binlogscope.inspector.source import (
     PHASES,
     Detail,
     Row,
+    RowSignal,
     SourceInfo,
     masked_detail,
 )
@@ -161,6 +162,8 @@ class PacketStreamSource:
         self._rate: deque[tuple[float, int]] = deque(maxlen=64)
         self._done = False
         self.fatal: str | None = None
+        #: called after each row and at the end (the TUI takes rows in on a message)
+        self.changed = RowSignal()
 
     # ------------------------------------------------------------------ producing
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
@@ -177,6 +180,7 @@ class PacketStreamSource:
             self.fatal = f"{type(exc).__name__}: {exc}"
         finally:
             self._done = True
+            self.changed()
 
     def add(self, item: SourceItem) -> None:
         """Take one item in (called by :meth:`run`, from the worker thread)."""
@@ -288,6 +292,7 @@ class PacketStreamSource:
         if error:
             self._errors.add(n)
         self._n = n + 1
+        self.changed()
         return n
 
     def _trim_raw(self) -> None:
@@ -465,7 +470,9 @@ class PacketStreamSource:
             eps = (self.binlog_events - n0) / (now - t0) if now - t0 > 0.3 else 0.0
             extra["events/s"] = f"{eps:,.0f}"
         if self._raw_dropped:
-            extra["bytes dropped"] = f"first {self._raw_dropped:,} rows"
+            # memory bound: the oldest rows gave their bytes back (their rows stay)
+            extra["no hex"] = (f"for rows 1-{self._raw_dropped:,} (only the last "
+                               f"{self.max_raw_bytes >> 20:,} MiB of packet bytes are kept)")
         return SourceInfo(label=self.label, server_version=self.server_version,
                           checksum=self.checksum, events=self.binlog_events, rows=self._n,
                           errors=len(self._errors),

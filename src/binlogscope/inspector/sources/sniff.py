@@ -167,8 +167,10 @@ class SniffSource(LiveCaptureSource):
     def info(self) -> SourceInfo:
         info = super().info()
         st = self.capture.stats()
-        info.extra["kernel drops"] = f"{st.dropped:,} of {st.received:,} frames"
-        info.extra["decode-buffer drops"] = f"{st.buffer_dropped:,}"
+        text = f"{st.dropped:,} of {st.received:,} frames by the kernel"
+        if st.buffer_dropped:
+            text += f", {st.buffer_dropped:,} waiting for the decoder (it fell behind)"
+        info.extra["lost"] = text
         return info
 
 
@@ -191,7 +193,7 @@ class ProxySource(LiveCaptureSource):
 
     def info(self) -> SourceInfo:
         info = super().info()
-        info.extra["relay"] = self.listening
+        # (the label, at the end of the status bar, says what is relayed where)
         info.extra["connections"] = f"{self.proxy.connections:,}"
         return info
 

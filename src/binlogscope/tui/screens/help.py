@@ -19,18 +19,26 @@ that owns the byte is selected. The line under the panes says what the field mea
 
 | Key | Does |
 |---|---|
-| `↑ ↓ PgUp PgDn Home End` | move in the focused pane (list, tree, hex) |
+| `↑ ↓ PgUp PgDn Home End` | move in the focused pane (list, tree, hex); `G` last row |
 | `Tab` / `Shift+Tab` | next / previous pane; `Esc` back to the list |
 | `← →` in the tree | collapse / expand (or go to parent / first child) |
 | `← → ↑ ↓` in the hex pane | move byte by byte; the tree follows |
 | `f` | filter (see below); `e` toggles errors only |
 | `/` | search type, table and summary; `n` / `N` next / previous |
-| `g` | go to a position (`1234`, `FILE:1234`), a row (`#57`), a GTID (`0-1-42`, `uuid:42`) |
+| `g` | go to `1234` (a position in the selected row's file), `FILE:1234`, a row `#57`, |
+| | a GTID (`0-1-42`, `uuid:42`) |
 | `+` (`*`) / `-` | expand every field of the event / collapse all |
 | `b` / `B` / `Ctrl+B` / `m` | bookmark the row / next / previous bookmark / the bookmark list |
-| `x` / `X` | export the view (JSON lines; `NAME.parquet` or `DIR/`: Parquet) / the event's tree |
+| `x` | export the view (the filtered rows): `NAME.jsonl` JSON lines, `NAME.pcapng` |
+| | (or `.pcap`) packets Wireshark opens, `NAME.parquet` or `DIR/` Parquet |
+| `X` | the selected row: `NAME.json` its tree, `NAME.bin` its raw bytes, `NAME.pcapng` |
 | `c` / `v` | copy the selected field's hex / value |
 | `t` | time column: UTC time / seconds since the first row / delta to the previous shown row |
+| `L` | follow the row's link: an event asking for an ACK -> its ACK (latency), an ACK -> |
+| | its event, a rows event -> its TABLE_MAP (the line under the panes lists them) |
+| `S` | conversations: each connection (or binlog file) as `--summary` shows it; Enter filters |
+| `D` | the documentation and server source links of the row and field (also under the panes) |
+| `C` | choose the list's columns (saved per kind of source: files / packet streams) |
 | `F` | live, sniff, proxy: follow the newest row (moving up or scrolling stops it; `End` resumes) |
 | `p` | live: pause / resume taking events (the store holds the fetcher back: nothing lost) |
 | `p` | sniff, proxy: freeze the list, the capture or relay goes on; `p` shows what was held |
@@ -43,8 +51,9 @@ that owns the byte is selected. The line under the panes says what the field mea
 "# at"), `flow:1,3` (capture flows), `seq:0`, `semi:ack` / `semi:ask` / `semi:ef`,
 `time>12:30:05.250000` `time<2026-11-22T00:21:26` (UTC; a time of day or a date and time),
 `errors` (rows with a decode error), `dir:client` / `dir:server` (who sent the packet),
-anything else is free text in type, table and summary. The status bar shows the active filter;
-an empty filter shows every row; `↑ ↓` in the prompt walk its history.
+anything else is free text in type, table and summary. The status bar shows the active filter.
+The prompt opens on the current filter, selected: type to replace it, `Backspace` then `Enter`
+(an empty filter) shows every row, `Esc` keeps it; `↑ ↓` in the prompt walk its history.
 
 **Export** never overwrites: an existing name becomes `NAME-1.EXT` (the message says so).
 **Copy** uses OSC 52, which many terminals and tmux drop silently: the value is also shown and

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
-import tempfile
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -14,10 +11,23 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
-from binlogscope.inspector.source import Detail, RowSource, SessionSource
+from binlogscope.inspector.actions import (
+    export,
+    find_gtid,
+    goto_row,
+    looks_like_gtid,
+    search_view,
+)
+from binlogscope.inspector.clipboard import copy_note
+from binlogscope.inspector.columns import save as save_columns
+from binlogscope.inspector.conversations import Conversation, conversations
+from binlogscope.inspector.doc_links import links_for
+from binlogscope.inspector.links import Link, links
+from binlogscope.inspector.source import Detail, RowSignal, RowSource, SessionSource
 from binlogscope.inspector.view import RowFilter, View
 from binlogscope.tui.messages import (
     FieldSelected,
@@ -26,49 +36,29 @@ from binlogscope.tui.messages import (
     PromptClosed,
     PromptSubmitted,
     RowHighlighted,
+    RowsAdded,
 )
 from binlogscope.tui.screens.bookmarks import BookmarkScreen
+from binlogscope.tui.screens.columns import ColumnScreen
+from binlogscope.tui.screens.conversations import ConversationScreen
 from binlogscope.tui.screens.help import HelpScreen
 from binlogscope.tui.widgets.event_list import EventList
 from binlogscope.tui.widgets.field_help import FieldHelp
 from binlogscope.tui.widgets.field_tree import FieldTree
 from binlogscope.tui.widgets.hex_pane import HexPane
+from binlogscope.tui.widgets.link_bar import LinkBar
 from binlogscope.tui.widgets.phase_strip import PhaseStrip
 from binlogscope.tui.widgets.prompt_bar import PromptBar
 from binlogscope.tui.widgets.status_bar import StatusBar
+from binlogscope.tui.widgets.tour_bar import TourBar
 from binlogscope.wire.node import Node
 
-#: rows a filtered view takes in per tick while the source is still growing
+#: rows a filtered view takes in per update while the source is still growing
 _SYNC_LIMIT = 50_000
-#: characters of a copied value shown in the notification
-_COPY_SHOWN = 240
-_MARIADB_GTID = re.compile(r"\d+-\d+-\d+")
-_MYSQL_GTID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:", re.I)
-
-
-def free_path(path: Path) -> Path:
-    """``path`` if nothing is there, else the first free ``NAME-1.EXT``, ``NAME-2.EXT``..."""
-    if not path.exists():
-        return path
-    suffix = "".join(path.suffixes[-1:]) if path.suffix else ""
-    stem = path.name[: len(path.name) - len(suffix)] if suffix else path.name
-    k = 1
-    while True:
-        cand = path.with_name(f"{stem}-{k}{suffix}")
-        if not cand.exists():
-            return cand
-        k += 1
-
-
-def default_clipboard_file() -> Path:
-    """Where copy also writes the value (terminals that drop OSC 52)."""
-    return Path(tempfile.gettempdir()) / f"binlogscope-clipboard-{os.getuid()}.txt"
-
-
-def looks_like_gtid(text: str) -> bool:
-    """``0-1-42`` (MariaDB) or ``uuid:42`` (MySQL); ``gtid:`` forces it."""
-    return bool(text.lower().startswith("gtid:") or _MARIADB_GTID.fullmatch(text)
-                or _MYSQL_GTID.match(text))
+#: at most this many list/status updates a second while rows pour in (indexing a big file)
+_MIN_SYNC_GAP = 0.05
+#: a session's status counts things no row announces (events/s, held packets): refreshed
+_STATUS_EVERY = 1.0
 
 
 class MainScreen(Screen[None]):
@@ -91,18 +81,30 @@ class MainScreen(Screen[None]):
         Binding("c", "copy('hex')", "Copy hex"),
         Binding("v", "copy('value')", "Copy value", show=False),
         Binding("t", "time_mode", "Time", show=False),
+        Binding("C", "columns", "Columns", show=False),
+        Binding("L", "follow_link", "Link", show=False),
+        Binding("D", "doc_links", "Docs", show=False),
+        Binding("T", "tour", "Tour", show=False),
+        Binding("right_square_bracket", "tour_step(1)", "Next step", show=False),
+        Binding("left_square_bracket", "tour_step(-1)", "Step back", show=False),
+        Binding("S", "conversations", "Conversations", show=False),
         Binding("escape", "focus_list", "List", show=False),
         Binding("F", "follow", "Follow"),
         Binding("p", "pause", "Pause"),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012
 
-    def __init__(self, source: RowSource, initial_filter: RowFilter | None = None) -> None:
+    def __init__(self, source: RowSource, initial_filter: RowFilter | None = None, *,
+                 tour: bool = False, teach: str | None = None) -> None:
         super().__init__()
+        self.tour = tour
+        self.teach = teach
+        self._pending_field: str | None = None
         self.source = source
         self.view = View(source, initial_filter)
         self.detail: Detail | None = None
         self.detail_row: int | None = None
+        self.links: list[Link] = []
         self.field: Node | None = None
         self.search_text = ""
         self.session = source if isinstance(source, SessionSource) else None
@@ -110,7 +112,6 @@ class MainScreen(Screen[None]):
         #: live: keep the cursor on the newest row (off when the user moves up; F / End resume)
         self.follow = self.live
         self.paused = bool(self.session is not None and self.session.paused)
-        self.clipboard_file = default_clipboard_file()
 
     def compose(self) -> ComposeResult:
         yield PromptBar(id="prompt")
@@ -120,6 +121,8 @@ class MainScreen(Screen[None]):
         with Horizontal(id="detail"):
             yield FieldTree(id="tree")
             yield HexPane(id="hex")
+        yield TourBar(self.source, teach=self.teach, id="tour")
+        yield LinkBar(id="links")
         yield FieldHelp(id="field-help")
         yield StatusBar(id="status")
         yield Footer()
@@ -132,10 +135,24 @@ class MainScreen(Screen[None]):
         if self.session is not None:
             self.add_class("-session")
         self.events.focus()
+        self._synced_at = 0.0
+        self._sync_timer: Timer | None = None
+        signal = getattr(self.source, "changed", None)
+        self._signal = signal if isinstance(signal, RowSignal) else None
+        if self._signal is not None:
+            # new rows come by message (RowsAdded), posted by the source's producing thread
+            self._signal.listen(lambda: self.post_message(RowsAdded()))
+            if self.session is not None and self.live:
+                self.set_interval(_STATUS_EVERY, self._show_status)
+        else:  # a source without a signal: look every 0.2 s
+            self.set_interval(0.2, self._tick)
         self._index()
-        self.set_interval(0.2, self._tick)
+        if self.tour:
+            self.action_tour()
 
     def on_unmount(self) -> None:
+        if self._signal is not None:
+            self._signal.listen(None)
         if self.session is not None:
             self.session.stop()  # closes the socket: a fetcher stuck in recv() ends
 
@@ -150,12 +167,33 @@ class MainScreen(Screen[None]):
         worker = get_current_worker()
         self.source.run(lambda: worker.is_cancelled)
 
+    @on(RowsAdded)
+    def _rows_added(self, message: RowsAdded) -> None:
+        wait = self._synced_at + _MIN_SYNC_GAP - time.monotonic()
+        if wait > 0:  # updated a moment ago: once more when the gap is over
+            if self._sync_timer is None:
+                self._sync_timer = self.set_timer(wait, self._tick)
+            return
+        self._tick()
+
     def _tick(self) -> None:
+        """Take in the rows the source published, follow, show the status."""
+        if self._sync_timer is not None:
+            self._sync_timer.stop()
+            self._sync_timer = None
+        self._synced_at = time.monotonic()
+        if self._signal is not None:
+            self._signal.rearm()  # before reading: a row published after it notifies again
         lst = self.events
         if lst.view is self.view and self.view.sync(limit=_SYNC_LIMIT):
             lst.rows_changed(force=False)
             if self.follow:
                 self._to_end()
+        if self._signal is not None and self.view.scanned < len(self.source):
+            self.post_message(RowsAdded())  # a filtered view takes the rest in steps
+        tour = self.query_one(TourBar)
+        if tour.on and tour.waiting:
+            self.action_tour_step(1)  # the row the tour waits for may have come
         self._show_status()
 
     def _to_end(self) -> None:
@@ -191,21 +229,28 @@ class MainScreen(Screen[None]):
             return
         try:
             detail = self.source.detail(row_index)
+            found = links(self.source, row_index)
         except Exception as exc:  # a decode bug must not take the UI down
             self.app.call_from_thread(self.notify, f"cannot decode row {row_index + 1}: {exc}",
                                       severity="error")
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_detail, row_index, detail)
+            self.app.call_from_thread(self._show_detail, row_index, detail, found)
 
-    def _show_detail(self, row_index: int, detail: Detail) -> None:
+    def _show_detail(self, row_index: int, detail: Detail, found: list[Link]) -> None:
         if self.events.current_row != row_index:
             return
+        self.links = found
+        self.query_one(LinkBar).show_links(found)
         self.detail = detail
         self.detail_row = row_index
         self.field = None
         self.query_one(HexPane).load(detail.raw, detail.base, detail.masked)
         self.query_one(FieldTree).load(detail.node)
+        path, self._pending_field = self._pending_field, None
+        target = detail.node.find(path) if path else None
+        if target is not None:
+            self.query_one(FieldTree).select_field(target)
 
     # ----- tree <-> hex
     @on(FieldSelected)
@@ -213,7 +258,7 @@ class MainScreen(Screen[None]):
         node = message.node
         self.field = node
         self.query_one(HexPane).set_highlight(node.offset, node.end)
-        self.query_one(FieldHelp).show_node(node)
+        self.query_one(FieldHelp).show_node(node, self._type_name())
         self._show_status()
 
     @on(HexCursorMoved)
@@ -285,6 +330,8 @@ class MainScreen(Screen[None]):
     def _set_view(self, view: View, keep_row: int | None) -> None:
         self.view = view
         self.events.set_view(view, keep_row)
+        if self._signal is not None and view.scanned < len(self.source):
+            self.post_message(RowsAdded())  # rows published while the filter ran
         if not len(view):
             self.detail = None
             self.query_one(FieldTree).load(None)
@@ -306,18 +353,13 @@ class MainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(self, text: str, direction: int, start: int, view: View) -> None:
         worker = get_current_worker()
-        n = len(view)
-        src = self.source
-        for k in range(1, n + 1):
-            vi = (start + direction * k) % n
-            if text in src.search_text(view.row_index(vi)):
-                wrapped = vi <= start if direction > 0 else vi >= start
-                if not worker.is_cancelled:
-                    self.app.call_from_thread(self._found, view, vi, wrapped)
-                return
-            if k & 0xFFFF == 0 and worker.is_cancelled:
-                return
-        self.app.call_from_thread(self.notify, f"not found: {text}", severity="warning")
+        hit = search_view(view, text, direction, start, lambda: worker.is_cancelled)
+        if worker.is_cancelled:
+            return
+        if hit is None:
+            self.app.call_from_thread(self.notify, f"not found: {text}", severity="warning")
+        else:
+            self.app.call_from_thread(self._found, view, *hit)
 
     def _found(self, view: View, vi: int, wrapped: bool) -> None:
         if view is self.view:
@@ -327,30 +369,24 @@ class MainScreen(Screen[None]):
                 self.notify("search wrapped around")
 
     def goto(self, where: str) -> None:
+        """``1234`` (a position in the current row's file), ``FILE:1234``, ``#57`` (row 57)
+        or a GTID; anything else is one clear line saying what ``g`` takes."""
         where = where.strip()
+        if not where:
+            return
         if looks_like_gtid(where):
             gtid = where[5:] if where.lower().startswith("gtid:") else where
             self._goto_gtid(gtid.strip().lower())
             return
         try:
-            if where.startswith("#"):
-                row = int(where[1:]) - 1
-                if not 0 <= row < len(self.source):
-                    raise ValueError(f"no row {where}")
-            else:
-                file, _, num = where.rpartition(":")
-                pos = int(num)
-                if file and hasattr(self.source, "parts"):  # a set of files: FILE:POS
-                    found = self.source.find_offset(pos, file)  # type: ignore[call-arg]
-                else:
-                    found = self.source.find_offset(pos)
-                if found is None:
-                    raise ValueError(f"no event at position {pos}")
-                row = found
+            row = self._goto_row(where)
         except ValueError as exc:
-            self.notify(f"go to: {exc}", severity="error")
+            self.notify(f"go to {where}: {exc}", severity="error")
             return
         self._jump(row)
+
+    def _goto_row(self, where: str) -> int:
+        return goto_row(self.source, where, self.events.current_row)
 
     def _jump(self, row: int) -> None:
         self._stop_following()
@@ -362,16 +398,12 @@ class MainScreen(Screen[None]):
     def _goto_gtid(self, gtid: str) -> None:
         """The GTID event (or MariaDB GTID / MySQL GTID_LOG) whose GTID is ``gtid``."""
         worker = get_current_worker()
-        src = self.source
-        for i in range(len(src)):
-            if i & 0xFFF == 0 and worker.is_cancelled:
-                return
-            row = src.row(i)
-            if row.kind == "gtid" and gtid in row.summary.lower().split():
-                self.app.call_from_thread(self._jump, i)
-                return
-        self.app.call_from_thread(self.notify, f"go to: no GTID {gtid} (yet)",
-                                  severity="warning")
+        row = find_gtid(self.source, gtid, lambda: worker.is_cancelled)
+        if row is not None:
+            self.app.call_from_thread(self._jump, row)
+        elif not worker.is_cancelled:
+            self.app.call_from_thread(self.notify, f"go to: no GTID {gtid} (yet)",
+                                      severity="warning")
 
     def action_bookmark(self) -> None:
         row = self.events.current_row
@@ -421,33 +453,16 @@ class MainScreen(Screen[None]):
 
     # ----- export, copy
     @work(thread=True, group="export", exit_on_error=False)
-    def _export(self, name: str, rows: list[int], tree: bool) -> None:
+    def _export(self, name: str, rows: list[int], one_row: bool) -> None:
         worker = get_current_worker()
-        asked = Path(name).expanduser()
-        path = free_path(asked)
-        note = f" ({asked} exists: not overwritten)" if path != asked else ""
-        if not tree and (name.endswith(("/", ".parquet"))):
-            from binlogscope.inspector.parquet_export import export_view_parquet
-
-            try:
-                msg = export_view_parquet(self.source, rows, path,
-                                          cancelled=lambda: worker.is_cancelled)
-            except Exception as exc:  # one line in the UI, never a crash
-                self.app.call_from_thread(self.notify, f"export failed: {exc}",
-                                          severity="error")
-                return
-            self.app.call_from_thread(self.notify, msg + note,
-                                      severity="warning" if note else "information")
-            return
         try:
-            with path.open("x", encoding="utf-8") as out:  # "x": never overwrite
-                n = self.source.export_jsonl(rows, out, tree=tree,
-                                             cancelled=lambda: worker.is_cancelled)
-        except OSError as exc:
+            msg, renamed = export(self.source, name, rows, one_row=one_row,
+                                  cancelled=lambda: worker.is_cancelled)
+        except Exception as exc:  # one line in the UI, never a crash
             self.app.call_from_thread(self.notify, f"export failed: {exc}", severity="error")
             return
-        self.app.call_from_thread(self.notify, f"exported {n} event(s) to {path}{note}",
-                                  severity="warning" if note else "information")
+        self.app.call_from_thread(self.notify, msg,
+                                  severity="warning" if renamed else "information")
 
     def action_copy(self, what: str) -> None:
         node = self.field
@@ -456,18 +471,8 @@ class MainScreen(Screen[None]):
             return
         text = self.detail.hex_text(node) if what == "hex" else node.text
         self.app.copy_to_clipboard(text)  # OSC 52: many terminals (and tmux) drop it silently
-        # so the value is also saved to a file and shown: it is never lost
-        saved = ""
-        try:
-            self.clipboard_file.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.clipboard_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-            saved = f"\nalso saved to {self.clipboard_file} (if the terminal ignores OSC 52)"
-        except OSError as exc:
-            saved = f"\n(could not save to {self.clipboard_file}: {exc})"
-        shown = text if len(text) <= _COPY_SHOWN else text[: _COPY_SHOWN - 1] + "…"
-        self.notify(f"copied {node.name} {what}: {shown}{saved}", timeout=8)
+        # so the value is also saved to this user's private file and shown: it is never lost
+        self.notify(f"copied {node.name} {what}: {copy_note(text)}", timeout=8)
 
     # ----- live: follow, pause
     @on(FollowRequested)
@@ -509,6 +514,72 @@ class MainScreen(Screen[None]):
         self.notify({"absolute": "time: UTC time of each row",
                      "relative": "time: seconds since the first row",
                      "delta": "time: seconds since the previous shown row"}[mode])
+
+    def _type_name(self) -> str:
+        row = self.detail_row
+        return self.source.row(row).event_type if row is not None else ""
+
+    def action_tour(self) -> None:
+        bar = self.query_one(TourBar)
+        if bar.on:
+            bar.stop()
+            return
+        bar.start()
+        self.action_tour_step(1)
+
+    def action_tour_step(self, direction: int) -> None:
+        bar = self.query_one(TourBar)
+        if not bar.on:
+            return
+        to = bar.step(direction)
+        if to is not None:
+            row, self._pending_field = to
+            self._jump(row)
+            self.events.focus()
+
+    def action_doc_links(self) -> None:
+        node = self.field
+        docs = links_for(self._type_name(), node.name if node is not None else None)
+        if not docs:
+            self.notify("no documentation links for this row", severity="warning")
+            return
+        self.notify("\n".join(f"{d.title}: {d.url}" for d in docs), timeout=20)
+
+    def action_follow_link(self) -> None:
+        target = next((link for link in self.links if link.row is not None), None)
+        if target is None or target.row is None:
+            self.notify("this row links to no other row", severity="warning")
+            return
+        self._jump(target.row)
+
+    def action_conversations(self) -> None:
+        self._conversations()
+
+    @work(thread=True, exclusive=True, group="conversations", exit_on_error=False)
+    def _conversations(self) -> None:
+        convs = conversations(self.source)
+        self.app.call_from_thread(self._show_conversations, convs)
+
+    def _show_conversations(self, convs: list[Conversation]) -> None:
+        def chosen(spec: str | None) -> None:
+            if spec is not None:
+                self.apply_filter(RowFilter.parse(spec))
+
+        self.app.push_screen(ConversationScreen(convs), chosen)
+
+    def action_columns(self) -> None:
+        def chosen(keys: list[str] | None) -> None:
+            if keys is None:
+                return
+            self.events.set_columns(keys)
+            try:
+                path = save_columns(self.source, self.events.column_keys)
+            except OSError as exc:
+                self.notify(f"columns shown, not saved: {exc}", severity="warning")
+                return
+            self.notify(f"columns saved to {path}")
+
+        self.app.push_screen(ColumnScreen(self.source, self.events.column_keys), chosen)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())

@@ -16,6 +16,7 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from binlogscope.inspector.columns import BY_KEY, COLUMNS, chosen, fit, source_kind
 from binlogscope.inspector.source import KINDS, Row, format_seconds, format_time
 from binlogscope.inspector.view import View
 from binlogscope.tui.messages import FollowRequested, RowHighlighted
@@ -45,7 +46,7 @@ class EventList(StyledScrollView, can_focus=True):
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown,space", "page(1)", "Page down", show=False),
         Binding("home", "edge(0)", "First", show=False),
-        Binding("end", "edge(1)", "Last", show=False),
+        Binding("end,G", "edge(1)", "Last", show=False),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -64,6 +65,8 @@ class EventList(StyledScrollView, can_focus=True):
         self.view = view
         self.bookmarks: set[int] = set()
         self.show_optional: frozenset[str] = view.source.columns
+        #: the columns shown (C chooses them; saved per kind of source)
+        self.column_keys: list[str] = chosen(view.source)
         self._last_posted: tuple[int, int] | None = None
         self._sized_rows = -1
         self.time_mode = "absolute"
@@ -169,8 +172,15 @@ class EventList(StyledScrollView, can_focus=True):
 
     # ----- painting
     def _wide(self, width: int) -> bool:
-        """Wide columns (full time, type names, log_pos) when the summary still gets room."""
-        return width >= _COLS_NARROW + (40 if self.show_optional else 0)
+        """Wide columns (full time, type names) when the summary still gets room."""
+        packets = "direction" in self.show_optional
+        extra = 16 if "binlog_file" in self.column_keys else 0
+        return width >= _COLS_NARROW + (40 if packets else 0) + extra
+
+    def set_columns(self, keys: list[str]) -> None:
+        """Show these columns (keys of :data:`~binlogscope.inspector.columns.COLUMNS`)."""
+        self.column_keys = [c.key for c in COLUMNS if c.key in set(keys) | {"number"}]
+        self.refresh()
 
     def cycle_time_mode(self) -> str:
         """absolute -> relative to the first row -> delta to the previous shown row -> ..."""
@@ -189,32 +199,26 @@ class EventList(StyledScrollView, can_focus=True):
         return ("time", "time (UTC)" if wide else "time", 19 if wide else 8, False)
 
     def _columns(self, width: int) -> list[tuple[str, str, int, bool]]:
-        """(key, title, width, right-aligned) that fit ``width``; summary takes the rest."""
+        """(key, title, width, right-aligned) of the chosen columns that fit ``width`` (a
+        narrow list drops the least needed first); summary takes the rest."""
         src = self.view.source
         n = max(len(src), 1)
-        num_w = max(len(str(n)), 3) + 1
         wide = self._wide(width)
-        opt = self.show_optional
-        cols: list[tuple[str, str, int, bool]] = [("number", "no.", num_w, True)]
-        if "frame" in opt:
-            last = src.row(n - 1).frame if len(src) else None
-            cols.append(("frame", "frame", max(len(str(last or 0)), 5), True))
-        cols.append(self._time_column(wide))
-        if "flow" in opt:
-            cols.append(("flow", "flow", 4, True))
-        if "direction" in opt:
-            cols.append(("direction", "dir", 3, False))
-        cols.append(("length", "len", 8, True))
-        if "seq" in opt:
-            cols.append(("seq", "seq", 3, True))
-        if "semi_sync" in opt:
-            cols.append(("semi_sync", "semi", 10 if wide else 4, False))
-        cols.append(("event_type", "type", 24 if wide else 16, False))
-        cols.append(("table", "schema.table", 20 if wide else 14, False))
-        if wide:
-            cols.append(("file_pos", "# at", 10, True))
-            cols.append(("log_pos", "log_pos", 10, True))
-        return cols
+        out: dict[str, tuple[str, str, int, bool]] = {}
+        for key in self.column_keys:
+            col = BY_KEY[key]
+            if key == "number":
+                out[key] = (key, col.title, max(len(str(n)), 3) + 1, True)
+            elif key == "frame":
+                last = src.row(n - 1).frame if len(src) else None
+                out[key] = (key, col.title, max(len(str(last or 0)), 5), True)
+            elif key == "time":
+                out[key] = self._time_column(wide)
+            else:
+                out[key] = (key, col.title if wide else col.short,
+                            col.width if wide else col.narrow, col.right)
+        keep = fit(list(out), {k: v[2] for k, v in out.items()}, width, source_kind(src))
+        return [out[k] for k in keep]
 
     def _time_cell(self, row: Row, vi: int, wide: bool) -> str:
         if self.time_mode == "absolute":

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
+from binlogscope.inspector.doc_links import links_for
 from binlogscope.wire.node import Node
 
 
 class FieldHelp(Static):
-    def show_node(self, node: Node | None) -> None:
+    def show_node(self, node: Node | None, type_name: str = "") -> None:
+        """``type_name``: the row's event/packet type, for the documentation and source
+        links (clickable where the terminal supports links; ``D`` lists them)."""
         if node is None:
             self.update("")
             return
@@ -29,4 +33,13 @@ class FieldHelp(Static):
         if node.error:
             t.append("\n")
             t.append(f"ERROR {node.error}", style="bold red")
+        docs = links_for(type_name, node.name)
+        if docs:
+            t.append("\nread: ", style="dim")
+            for k, d in enumerate(docs[:2]):
+                if k:
+                    t.append(" · ", style="dim")
+                t.append(d.title, style=Style(link=d.url, underline=True))
+            t.append(f"  (D: {'all ' + str(len(docs)) if len(docs) > 2 else 'the'} links)",
+                     style="dim")
         self.update(t)

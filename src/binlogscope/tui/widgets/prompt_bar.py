@@ -1,6 +1,8 @@
 """One-line prompt for the filter, search, go-to and export commands (hidden until used).
 
-Each mode keeps a history of what was submitted: up / down in the prompt walk it.
+Each mode keeps a history of what was submitted: up / down in the prompt walk it. The text the
+prompt opens with (the current filter, a proposed file name) is selected: typing replaces it,
+Backspace then Enter submits an empty line (for the filter: every row).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from textual.widgets import Input, Label
 from binlogscope.tui.messages import PromptClosed, PromptSubmitted
 
 PROMPTS = {
-    "filter": ("Filter", "type:WRITE table:shop\\.orders gtid:0-1-7 file: pos>N flow:1 seq:0 "
-                         "semi:ack time>HH:MM:SS errors text  (empty = all, up/down: history)"),
+    "filter": ("Filter", "empty: every row; type:WRITE table:db\\.t gtid:0-1-7 pos>N flow:1 "
+                         "semi:ack time>HH:MM errors TEXT (? help)"),
     "search": ("Search", "text in type, table or summary (n / N: next / previous)"),
-    "goto": ("Go to", "file position (e.g. 1234) or #row number"),
-    "export": ("Export view to", "file name for JSON lines; NAME.parquet or DIR/ for Parquet"),
-    "export_event": ("Export event to", "file name for the event's tree as JSON"),
+    "goto": ("Go to", "1234 (position in this file), FILE:1234, #57 (row 57), 0-1-42 or "
+                      "uuid:42 (GTID)"),
+    "export": ("Export view to", "NAME.jsonl (JSON lines), NAME.pcapng (Wireshark), "
+                                 "NAME.parquet or DIR/ (Parquet)"),
+    "export_event": ("Export event to", "NAME.json (the tree) or NAME.bin (the raw bytes)"),
 }
 
 
@@ -35,8 +39,13 @@ class PromptBar(Horizontal):
     PromptBar { height: 1; display: none; }
     PromptBar.-open { display: block; }
     PromptBar > Label { width: auto; padding: 0 1; }
-    PromptBar > Input { width: 1fr; height: 1; border: none; padding: 0; }
+    PromptBar > Input, PromptBar > Input:focus {
+        width: 1fr; height: 1; border: none; padding: 0;
+    }
     """
+    # ``Input:focus`` (Textual's default ``border: tall``) out-ranks a plain ``PromptBar > Input``
+    # rule: without the ``:focus`` selector here the focused input kept a 2-row border inside
+    # this 1-row bar and its text area was 0 rows high - nothing typed was ever visible
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -1,0 +1,132 @@
+"""What the inspector's ``g`` (go to) and ``x`` / ``X`` (export) do, without any UI: the TUI
+calls these from its workers and shows the one line they return or raise."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from binlogscope.inspector.source import RowSource
+from binlogscope.inspector.sources.binlog_files import BinlogSetSource
+from binlogscope.inspector.view import View
+
+_MARIADB_GTID = re.compile(r"\d+-\d+-\d+")
+_MYSQL_GTID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:", re.I)
+
+
+def looks_like_gtid(text: str) -> bool:
+    """``0-1-42`` (MariaDB) or ``uuid:42`` (MySQL); ``gtid:`` forces it."""
+    return bool(text.lower().startswith("gtid:") or _MARIADB_GTID.fullmatch(text)
+                or _MYSQL_GTID.match(text))
+
+
+def _number(text: str) -> int | None:
+    text = text.strip().replace(",", "").replace("_", "")
+    return int(text) if text.isdigit() else None
+
+
+def goto_row(source: RowSource, where: str, current: int | None) -> int:
+    """The row ``where`` names: ``#57`` (row 57), ``FILE:1234``, or ``1234`` - a position in
+    the file of row ``current`` on a set of files (mysqlbinlog's positions are per file), in the
+    one file or stream otherwise. Raises ValueError with a line for the user."""
+    if where.startswith("#"):
+        num = _number(where[1:])
+        if num is None:
+            raise ValueError("expected a row number after # (e.g. #57)")
+        if not 0 < num <= len(source):
+            raise ValueError(f"no row {num}: the list has rows 1 to {len(source):,}")
+        return num - 1
+    file, _, text = where.rpartition(":")
+    pos = _number(text)
+    if pos is None:
+        raise ValueError(f"{where!r} is not a position: type a file position (1234), "
+                         "FILE:1234, a row (#57) or a GTID (0-1-42, uuid:42)")
+    if isinstance(source, BinlogSetSource):
+        if not file:
+            file = source.parts[source.part_of(current or 0)].path.name
+        found = source.find_offset(pos, file)
+        if found is None:
+            names = [p.path.name for p in source.parts]
+            if not any(n == file or n.endswith(file) for n in names):
+                raise ValueError(f"no file {file} in this set ({', '.join(names)})")
+            raise ValueError(f"no event at position {pos:,} in {file}")
+        return found
+    found = source.find_offset(pos)
+    if found is None:
+        raise ValueError(f"no event at position {pos:,}")
+    return found
+
+
+def search_view(view: View, text: str, direction: int, start: int,
+                cancelled: Callable[[], bool] = lambda: False) -> tuple[int, bool] | None:
+    """The next (``direction`` 1) or previous (-1) view position after ``start`` whose search
+    text holds ``text``, wrapping around: (position, wrapped), None if none."""
+    n = len(view)
+    src = view.source
+    for k in range(1, n + 1):
+        vi = (start + direction * k) % n
+        if text in src.search_text(view.row_index(vi)):
+            return vi, (vi <= start if direction > 0 else vi >= start)
+        if k & 0xFFFF == 0 and cancelled():
+            return None
+    return None
+
+
+def find_gtid(source: RowSource, gtid: str,
+              cancelled: Callable[[], bool] = lambda: False) -> int | None:
+    """The GTID event (MariaDB GTID / MySQL GTID_LOG) of transaction ``gtid`` (lower case)."""
+    for i in range(len(source)):
+        if i & 0xFFF == 0 and cancelled():
+            return None
+        row = source.row(i)
+        if row.kind == "gtid" and gtid in row.summary.lower().split():
+            return i
+    return None
+
+
+def free_path(path: Path) -> Path:
+    """``path`` if nothing is there, else the first free ``NAME-1.EXT``, ``NAME-2.EXT``..."""
+    if not path.exists():
+        return path
+    suffix = "".join(path.suffixes[-1:]) if path.suffix else ""
+    stem = path.name[: len(path.name) - len(suffix)] if suffix else path.name
+    k = 1
+    while True:
+        cand = path.with_name(f"{stem}-{k}{suffix}")
+        if not cand.exists():
+            return cand
+        k += 1
+
+
+def export(source: RowSource, name: str, rows: list[int], *, one_row: bool,
+           cancelled: Callable[[], bool] = lambda: False) -> tuple[str, bool]:
+    """Export ``rows`` to the file ``name`` says (never overwriting: a free ``NAME-1.EXT``):
+    ``.pcapng``/``.pcap`` packets, ``.parquet``/``DIR/`` Parquet (the view), ``.bin`` the raw
+    bytes (one row), else JSON lines (the tree of one row). Returns (message, True when the
+    name was taken); raises on failure."""
+    asked = Path(name).expanduser()
+    path = free_path(asked)
+    note = f" ({asked} exists: not overwritten)" if path != asked else ""
+    from binlogscope.inspector.pcapng_export import (
+        export_row_bytes,
+        export_rows_pcapng,
+        wants_pcapng,
+    )
+
+    if wants_pcapng(name):
+        msg = export_rows_pcapng(source, rows, path, cancelled=cancelled)
+    elif one_row and name.lower().endswith(".bin"):
+        msg = export_row_bytes(source, rows[0], path)
+    elif not one_row and name.endswith(("/", ".parquet")):
+        from binlogscope.inspector.parquet_export import export_view_parquet
+
+        msg = export_view_parquet(source, rows, path, cancelled=cancelled)
+    else:
+        with path.open("x", encoding="utf-8") as out:  # "x": never overwrite
+            n = source.export_jsonl(rows, out, tree=one_row, cancelled=cancelled)
+        msg = f"exported {n} event(s) to {path}"
+    return msg + note, bool(note)
+
+
+__all__ = ["export", "find_gtid", "free_path", "goto_row", "looks_like_gtid", "search_view"]

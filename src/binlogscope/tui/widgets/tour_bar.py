@@ -1,0 +1,102 @@
+"""The guided tour (``demo --tour``): the step's title and explanation under the panes; ``]`` next
+step, ``[`` back, ``T`` ends it. The steps are in :mod:`binlogscope.inspector.tour`."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from binlogscope.inspector.source import RowSource
+from binlogscope.inspector.tour import STEPS, TourStep, find_step_row, native_password_walkthrough
+
+
+class TourBar(Static):
+    DEFAULT_CSS = """
+    TourBar { height: auto; max-height: 9; padding: 0 1; display: none;
+              background: $accent 30%; }
+    TourBar.-on { display: block; }
+    """
+
+    def __init__(self, source: RowSource, *, teach: str | None = None,
+                 id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.source = source
+        self.teach = teach  # the demo's own password: the auth proof recomputed by hand
+        self.steps: tuple[TourStep, ...] = STEPS
+        self.at = -1  # the step shown (-1: not started)
+        self.rows: list[int] = []  # the row of each step shown so far
+        self.waiting = False
+
+    @property
+    def on(self) -> bool:
+        return self.has_class("-on")
+
+    def start(self) -> None:
+        self.add_class("-on")
+        self.at, self.rows, self.waiting = -1, [], False
+
+    def stop(self) -> None:
+        self.remove_class("-on")
+
+    def step(self, direction: int) -> tuple[int, str | None] | None:
+        """Go to the next (1) or previous (-1) step: (its row, the field to select), or None
+        (the first step, the end, or the row has not come yet: the bar says so)."""
+        if direction < 0:
+            if self.at <= 0:
+                return None
+            self.at -= 1
+            del self.rows[self.at + 1:]
+            self._show()
+            return self.rows[self.at], self.steps[self.at].field
+        nxt = self.at + 1
+        after = self.rows[-1] if self.rows else -1
+        while nxt < len(self.steps):
+            row = find_step_row(self.source, self.steps[nxt], after)
+            if row is not None:
+                self.at, self.waiting = nxt, False
+                self.rows.append(row)
+                self._show()
+                return row, self.steps[nxt].field
+            if self.source.info().done:
+                nxt += 1  # a finished source: this session has no such row, skip the step
+                continue
+            self.waiting = True
+            self._show(waiting=self.steps[nxt])
+            return None
+        self._show(done=True)
+        return None
+
+    def _show(self, waiting: TourStep | None = None, done: bool = False) -> None:
+        t = Text()
+        n = len(self.steps)
+        if done:
+            t.append("Tour: the end. ", style="bold")
+            t.append("Every row can be explored the same way: select it, walk its fields; "
+                     "? lists the keys. T closes the tour.")
+        elif waiting is not None:
+            t.append(f"Tour: waiting for '{waiting.title}' - its row has not arrived yet "
+                     "(] tries again)", style="italic")
+        else:
+            st = self.steps[self.at]
+            t.append(f"Tour {self.at + 1}/{n}: {st.title}", style="bold")
+            t.append(f"\n{st.text}")
+            if self.teach and st.title == "The replica logs in":
+                t.append("\n" + self._walkthrough(), style="italic")
+        t.append("\n] next  [ back  T ends the tour", style="dim")
+        self.update(t)
+
+    def _walkthrough(self) -> str:
+        src = self.source
+        here = self.rows[self.at]
+        greet = next((i for i in range(here - 1, -1, -1)
+                      if src.row(i).event_type == "HANDSHAKE_V10"), None)
+        redecode = getattr(src, "redecoded", None)
+        if greet is None or redecode is None or self.teach is None:
+            return "(the greeting's scramble is not available here)"
+        g, r = redecode(greet), redecode(here)
+        scramble = getattr(getattr(g, "value", None), "auth_plugin_data", b"")[:20]
+        sent = getattr(getattr(r, "value", None), "auth_response", b"")
+        if not scramble or not sent:
+            return "(the greeting's scramble is not available here)"
+        return ("teaching switch (the demo's own password only): "
+                + native_password_walkthrough(scramble, self.teach, sent))

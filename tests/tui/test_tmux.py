@@ -1,0 +1,88 @@
+"""The prompts in a real terminal: ``binlogscope file`` in a tmux pane, keys sent as a person
+types them, the pane captured as text (what tmux shows, not widget values)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.tui.conftest import CRC
+
+pytestmark = [pytest.mark.timeout(120),
+              pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Pane:
+    def __init__(self, socket: str, target: str) -> None:
+        self.socket = socket
+        self.target = target
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
+                              text=True, check=True, timeout=20).stdout
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self.tmux("send-keys", "-t", self.target, *(["-l"] if literal else []), *keys)
+
+    def text(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self.target)
+
+    def wait(self, text: str, timeout: float = 30.0) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            shown = self.text()
+            if text in shown:
+                return shown
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} not in the pane:\n{self.text()}")
+
+
+@pytest.fixture
+def pane(tmp_path: Path) -> Iterator[Pane]:
+    socket = f"binlogscope-test-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
+           "TERM": "xterm-256color"}
+    cmd = f"{sys.executable} -m binlogscope file {CRC}; sleep 30"
+    subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t",
+                    "-x", "110", "-y", "30", cmd], check=True, env=env, timeout=20)
+    p = Pane(socket, "t")
+    try:
+        yield p
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, timeout=20)
+
+
+def test_prompts_show_typed_text_in_a_real_terminal(pane: Pane, tmp_path: Path) -> None:
+    pane.wait("303 events")
+    pane.keys("f")
+    pane.wait("Filter: empty: every row")  # the hint of an empty prompt
+    pane.keys("type:WRITE", literal=True)
+    first = pane.wait("Filter: type:WRITE").splitlines()[0]
+    assert first.strip() == "Filter: type:WRITE"
+    pane.keys("Enter")
+    pane.wait("filter: type:WRITE (34 shown)")
+    pane.keys("g")
+    pane.wait("Go to: 1234")
+    pane.keys("nonsense", literal=True)
+    pane.wait("Go to: nonsense")
+    pane.keys("Enter")
+    pane.wait("is not a position")
+    out = tmp_path / "typo.jsonl"
+    pane.keys("x")
+    pane.wait("Export view to: mysql-bin.checksum-crc32.view.jsonl")
+    pane.keys(str(out), literal=True)
+    pane.wait(f"Export view to: {out}")
+    pane.keys("Enter")
+    pane.wait("exported 34 event(s)")
+    assert len(out.read_text().splitlines()) == 34
+    pane.keys("q")

@@ -1,0 +1,125 @@
+"""``demo --tour``: the guided walk (the cursor moves from the greeting through the login, the
+dump request and the events; each step explained on the screen with its field selected), and the
+teaching switch that recomputes the demo's login proof - only with the demo's own password."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from binlogscope.cli.main import main as cli_main
+from binlogscope.inspector.sources.pcap import PcapSource
+from binlogscope.inspector.tour import STEPS, native_password_walkthrough
+from binlogscope.tui.app import BinlogScopeApp
+from binlogscope.tui.screens.main import MainScreen
+from binlogscope.tui.widgets.tour_bar import TourBar
+from tests.tui.conftest import screen_lines, sync, wait_for
+
+SEMISYNC = Path(__file__).resolve().parents[2] / "captures" / "pcap-semisync.pcap"
+pytestmark = pytest.mark.timeout(120)
+
+
+def _text(app: Any) -> str:
+    return "\n".join(screen_lines(app))
+
+
+@sync
+async def test_the_tour_walks_the_session_step_by_step() -> None:
+    app = BinlogScopeApp(PcapSource(SEMISYNC), tour=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, MainScreen))
+        scr = app.screen
+        assert isinstance(scr, MainScreen)
+        src = scr.source
+        await wait_for(lambda: src.info().done)
+        bar = scr.query_one(TourBar)
+        await wait_for(lambda: bar.at == 0 and "Tour 1/" in _text(app))
+        seen = []
+        for k in range(len(STEPS)):
+            step = STEPS[bar.at]
+            row = bar.rows[-1]
+            await wait_for(lambda row=row: scr.detail_row == row)
+            assert step.matches(src.row(row))
+            assert f"{step.title}" in _text(app)
+            if step.field:
+                await wait_for(lambda step=step: scr.field is not None
+                               and scr.field is scr.detail.node.find(step.field))  # type: ignore[union-attr]
+            seen.append((step.title, src.row(row).event_type))
+            await pilot.press("right_square_bracket")
+            if bar.at == k:  # the end
+                break
+        await wait_for(lambda: "Tour: the end" in _text(app))
+        titles = [t for t, _ in seen]
+        assert titles[:6] == [s.title for s in STEPS[:6]]
+        assert ("The replica's ACK", "SEMI_SYNC_ACK") in seen
+        rows = [bar.rows[i] for i in range(len(bar.rows))]
+        assert rows == sorted(rows)  # the cursor only moves forward through the session
+        await pilot.press("left_square_bracket")  # back
+        await wait_for(lambda: scr.events.current_row == bar.rows[-1]
+                       and f"Tour {bar.at + 1}/" in _text(app))
+        await pilot.press("T")
+        await wait_for(lambda: "Tour" not in _text(app))
+        # no teaching switch: the auth response stays masked on the screen
+        assert "SHA1(password)" not in _text(app)
+
+
+def test_native_password_walkthrough_is_the_real_algorithm() -> None:
+    scramble = bytes(range(1, 21))
+    pw = "replpass"
+    s1 = hashlib.sha1(pw.encode()).digest()
+    proof = bytes(a ^ b for a, b in zip(
+        s1, hashlib.sha1(scramble + hashlib.sha1(s1).digest()).digest(), strict=True))
+    assert f"equals the auth response sent ({proof.hex()})" in \
+        native_password_walkthrough(scramble, pw, proof)
+    assert "DIFFERS FROM" in native_password_walkthrough(scramble, "other", proof)
+
+
+@sync
+async def test_teaching_switch_on_the_in_process_demo() -> None:
+    """The demo's own mock master and password: the login proof recomputed equals the bytes
+    the replica sent (the walkthrough reads them, the tree still masks them)."""
+    from binlogscope.inspector.sources.live import LiveSource
+    from mock_master.cli import DEMO_PASSWORD
+    from mock_master.scenario.scenarios import BinlogSource, Scenario
+    from mock_master.serve.server import ThreadedMockMaster
+    from tests.tui.test_live import CAPTURE, _settings
+
+    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([CAPTURE])])).start()
+    try:
+        settings = _settings(mm)
+        settings.conn.password = DEMO_PASSWORD
+        app = BinlogScopeApp(LiveSource(settings), tour=True, teach=DEMO_PASSWORD)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await wait_for(lambda: isinstance(app.screen, MainScreen))
+            scr = app.screen
+            assert isinstance(scr, MainScreen)
+            bar = scr.query_one(TourBar)
+            await wait_for(lambda: bar.at == 0, 30)
+            await pilot.press("right_square_bracket")
+            await wait_for(lambda: bar.at == 1 and "equals the auth response" in _text(app), 30)
+            assert "teaching switch" in _text(app)
+            assert scr.detail is not None
+            auth = scr.detail.node.find("handshake_response41.auth_response")
+            assert auth is not None and auth.length == 20
+            assert set(scr.detail.slice(auth)) == {ord("*")}  # the tree and hex stay masked
+    finally:
+        mm.stop()
+
+
+def test_demo_tour_needs_the_tui() -> None:
+    err = io.StringIO()
+    assert cli_main(["demo", "--tour", "--plain"], out=io.StringIO(), err=err) == 2
+    assert "--tour and --teach need the TUI" in err.getvalue()
+    err = io.StringIO()
+    assert cli_main(["demo", "--teach"], out=io.StringIO(), err=err) == 2
+
+
+def test_no_command_into_a_pipe_prints_usage_not_the_demo() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert cli_main([], out=out, err=err) == 2
+    assert out.getvalue() == ""
+    assert "no command given" in err.getvalue() and "usage:" in err.getvalue()
