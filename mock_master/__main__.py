@@ -40,9 +40,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     r = sub.add_parser("record", help="record a real server's binlog once into a recording "
                        "(replay it with --recording)")
     r.add_argument("out", metavar="OUT", help="recording file to write (JSON lines)")
-    r.add_argument("--host", default="127.0.0.1")
-    r.add_argument("--port", type=int, default=3306)
-    r.add_argument("--user", default="root")
+    r.add_argument("--host", default="127.0.0.1", help="the server to record from "
+                   "(default 127.0.0.1)")
+    r.add_argument("--port", type=int, default=3306, help="its port (default 3306)")
+    r.add_argument("--user", default="root", help="a user with REPLICATION SLAVE (default root)")
     add_password_arguments(r, "the password (default: $MYSQL_PWD, else none)")
     r.add_argument("--start", metavar="FILE:POS", help="record from here (default: the first "
                    "binlog file's start)")
@@ -66,11 +67,16 @@ def add_serve_arguments(s: argparse.ArgumentParser) -> None:
                    help="binlog file or directory to serve (repeatable)")
     s.add_argument("--pcap", metavar="FILE", help="serve the binlog events of a capture")
     s.add_argument("--recording", metavar="FILE", help="serve a recording")
-    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                   "127.0.0.1; 0.0.0.0: every interface)")
     s.add_argument("--port", type=int, default=3306,
                    help="TCP port (default 3306; 0 picks a free one and prints it)")
-    s.add_argument("--flavor", choices=["mariadb", "mysql"])
-    s.add_argument("--server-version", metavar="VERSION")
+    s.add_argument("--flavor", choices=["mariadb", "mysql"],
+                   help="which server to behave as: greeting, variables, GTID dump command "
+                   "(default: the scenario's, else mariadb)")
+    s.add_argument("--server-version", metavar="VERSION",
+                   help="the version the greeting and SELECT VERSION() announce (default: the "
+                   "served binlog's FORMAT_DESCRIPTION version, else the flavour's)")
     s.add_argument("--user", action="append", default=[], metavar="NAME",
                    help="a login (repeatable; replaces the scenario's users; default: the "
                    "scenario's, else repl with password replpass); its password from "
@@ -80,8 +86,10 @@ def add_serve_arguments(s: argparse.ArgumentParser) -> None:
                    default="mysql_native_password", help="the --user logins' auth plugin")
     s.add_argument("-q", "--quiet", action="store_true",
                    help="no line on stderr per client connect, register, dump and close")
-    s.add_argument("--tls-cert", metavar="PEM")
-    s.add_argument("--tls-key", metavar="PEM")
+    s.add_argument("--tls-cert", metavar="PEM", help="certificate to offer TLS with; "
+                   "without it (or the scenario's) the mock master offers no TLS")
+    s.add_argument("--tls-key", metavar="PEM", help="the private key of --tls-cert (default: "
+                   "in the --tls-cert file)")
     s.add_argument("--schema-ddl", metavar="FILE", help="the tables, as a DDL script (CREATE "
                    "DATABASE/USE/CREATE TABLE...): first over the stream's DDL and TABLE_MAPs")
     s.add_argument("--schema-from", metavar="URL", help="the tables of a live server: "

@@ -144,7 +144,9 @@ def add_diff_arguments(p: argparse.ArgumentParser) -> None:
                    "files its *.index lists")
     p.add_argument("--scenario", metavar="FILE", help="a mock master scenario (TOML/YAML) to "
                    "serve instead (users, flavour, answers)")
-    p.add_argument("--flavor", choices=["mariadb", "mysql"])
+    p.add_argument("--flavor", choices=["mariadb", "mysql"],
+                   help="which server the mock behaves as (default: the scenario's, else "
+                   "mariadb)")
     p.add_argument("--user", action="append", default=[], metavar="NAME",
                    help="the mock's login for the client (repeatable; default: the scenario's, "
                    "else repl/replpass); its password from --password-file/--password-env")

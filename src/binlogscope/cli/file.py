@@ -94,6 +94,12 @@ def file_args(paths: list[str], **kw: Any) -> argparse.Namespace:
 
 
 def cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    start, stop = args.start_position, args.stop_position
+    if start is not None and stop is not None and stop <= start:
+        # mysqlbinlog prints nothing and exits 0 here: an empty selection is an error
+        print(f"{PROG}: file: --stop-position {stop} is not after --start-position {start}: "
+              "nothing would be selected", file=err)
+        return 2
     if wants_tui(args, out, FILE_OUTPUTS, reads_stdin=not args.paths or STDIN_PATH in args.paths):
         return run_tui(args, err)
     return _cmd_file(args, out, err)

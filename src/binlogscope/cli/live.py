@@ -40,11 +40,15 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
     c.add_argument("--defaults-file", help="MySQL option file to read instead of ~/.my.cnf "
                    "([client] group); the password comes from there, MYSQL_PWD or a prompt")
     c.add_argument("--ssl-mode", choices=["DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA",
-                                          "VERIFY_IDENTITY"], type=str.upper)
+                                          "VERIFY_IDENTITY"], type=str.upper,
+                   help="TLS, as the mysql client: PREFERRED (default: TLS when the server "
+                   "offers it), REQUIRED, VERIFY_CA (the certificate against --ssl-ca), "
+                   "VERIFY_IDENTITY (and the host name), DISABLED")
     c.add_argument("--ssl-ca", help="CA file to verify the server with (alone, it means "
                    "--ssl-mode VERIFY_CA, as with the mysql client)")
-    c.add_argument("--ssl-cert")
-    c.add_argument("--ssl-key")
+    c.add_argument("--ssl-cert", metavar="PEM", help="client certificate, for an account "
+                   "that requires one (REQUIRE X509)")
+    c.add_argument("--ssl-key", metavar="PEM", help="the private key of --ssl-cert")
     from binlogscope.drivers.live.options import add_auth_arguments
 
     add_auth_arguments(c)
@@ -66,8 +70,13 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
     c.add_argument("--connect-timeout", type=float, metavar="SECONDS",
                    help="limit for the TCP connect and the login handshake (default 10, the "
                    "server's own connect_timeout; 0: no limit, as the mysql client's default)")
-    r.add_argument("--net-read-timeout", type=int, default=60, metavar="SECONDS")
-    r.add_argument("--no-reconnect", action="store_true")
+    r.add_argument("--net-read-timeout", type=int, default=60, metavar="SECONDS",
+                   help="seconds without a byte from the source before the connection counts "
+                   "as dead (then reconnected); also the session's net_read/write_timeout "
+                   "(default 60; use --heartbeat below it on an idle source)")
+    r.add_argument("--no-reconnect", action="store_true",
+                   help="end with an error when the connection drops, instead of reconnecting "
+                   "(up to 8 times, with backoff) from the last acknowledged position")
 
 
 def add_live_parser(sub: Any) -> None:
@@ -95,6 +104,24 @@ def add_live_parser(sub: Any) -> None:
                    help="drop row events of matching tables (repeatable)")
 
 
+_MARIADB_GTID = r"\d+-\d+-\d+"
+_MYSQL_GTID = (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+               r"(?::[A-Za-z_][A-Za-z0-9_]{0,31})?(?::\d+(?:-\d+)?)+")
+
+
+def gtid_set_syntax_ok(text: str) -> bool:
+    """True for an empty set, a MariaDB set (``0-1-100,1-2-7``) or a MySQL set
+    (``uuid:1-5:7,uuid2:3``, 8.4 tags ``uuid:tag:1-5``): checked here, not at the server, so a
+    typo is one line before anything connects."""
+    import re
+
+    items = [t.strip() for t in text.replace("\n", "").split(",")]
+    if items == [""]:
+        return True
+    return all(re.fullmatch(_MARIADB_GTID, t) for t in items) or all(
+        re.fullmatch(_MYSQL_GTID, t) for t in items)
+
+
 def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
     """LiveSettings from the parsed options (None after printing a one-line error)."""
     from binlogscope.drivers.live.options import OptionFileError, auth_cli_values, resolve_options
@@ -102,6 +129,12 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
     from binlogscope.pipeline.filter import TableFilter
     from binlogscope.pipeline.state import ReplicaState, StateFileError
 
+    gtid = getattr(args, "gtid", None)
+    if gtid is not None and not gtid_set_syntax_ok(gtid):
+        print(f"{PROG}: error: --gtid {gtid!r} is not a GTID set: MariaDB "
+              "'domain-server-seq[,...]' (e.g. 0-1-100) or MySQL 'uuid:N[-M][:...][,...]'",
+              file=err)
+        return None
     port = args.port
     if isinstance(port, list):  # export's --port (also the pcap ports)
         port = port[0] if port else None
@@ -262,11 +295,14 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lines = LineWriter(stream, interactive=not to_file and out.isatty(), flush_every=0.1)
     add = lines.add
 
-    machine = bool(args.json) or to_file
+    # the text on a terminal: a note shown once, on stderr (the same terminal)
+    terminal_text = not args.json and not to_file and out.isatty()
 
     def consume(item: SourceItem) -> None:
-        if item.kind == "note" and machine:  # reconnects, the end of the dump: for people
+        if item.kind == "note":  # reconnects, the end of the dump: for people, on stderr
             print(f"{PROG}: {item.text}", file=err, flush=True)
+            if terminal_text:
+                return
         if args.json:
             obj = live_item_json(item)
             if obj is not None:
