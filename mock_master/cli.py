@@ -74,7 +74,8 @@ def demo_session(capture: Path | str, out: TextIO | None = None, err: TextIO | N
 
     out = out or sys.stdout
     err = err or sys.stderr
-    sc = Scenario(sources=[BinlogSource([capture])])
+    # the tour shows a semi-sync ACK: every replayed transaction asks for one
+    sc = Scenario(sources=[BinlogSource([capture])], ack_every_transaction=tour)
     try:
         mm = ThreadedMockMaster(sc).start()
     except Exception as exc:

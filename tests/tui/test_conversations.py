@@ -68,5 +68,7 @@ async def test_s_shows_the_conversations_and_enter_filters() -> None:
         assert "flow 1: 127.0.0.1:56084 -> 127.0.0.1:39041" in text
         assert "semi-sync 8 ACKs (8 requested), latency min 0.978 ms" in text
         await pilot.press("enter")
-        await wait_for(lambda: app.screen is scr and scr.view.filter.flows == (1,))
-        assert all(scr.source.row(scr.view.row_index(i)).flow == 1 for i in range(len(scr.view)))
+        main: MainScreen = scr
+        await wait_for(lambda: app.screen is main and main.view.filter.flows == (1,))
+        assert all(main.source.row(main.view.row_index(i)).flow == 1
+                   for i in range(len(main.view)))

@@ -42,12 +42,18 @@ async def test_the_tour_walks_the_session_step_by_step() -> None:
         for k in range(len(STEPS)):
             step = STEPS[bar.at]
             row = bar.rows[-1]
-            await wait_for(lambda row=row: scr.detail_row == row)
+            def shown(row: int = row) -> bool:
+                return scr.detail_row == row
+
+            await wait_for(shown)
             assert step.matches(src.row(row))
             assert f"{step.title}" in _text(app)
             if step.field:
-                await wait_for(lambda step=step: scr.field is not None
-                               and scr.field is scr.detail.node.find(step.field))  # type: ignore[union-attr]
+                def selected(path: str = step.field) -> bool:
+                    return (scr.field is not None and scr.detail is not None
+                            and scr.field is scr.detail.node.find(path))
+
+                await wait_for(selected)
             seen.append((step.title, src.row(row).event_type))
             await pilot.press("right_square_bracket")
             if bar.at == k:  # the end
@@ -102,6 +108,7 @@ async def test_teaching_switch_on_the_in_process_demo() -> None:
             await pilot.press("right_square_bracket")
             await wait_for(lambda: bar.at == 1 and "equals the auth response" in _text(app), 30)
             assert "teaching switch" in _text(app)
+            await wait_for(lambda: scr.detail_row == bar.rows[1], 30)
             assert scr.detail is not None
             auth = scr.detail.node.find("handshake_response41.auth_response")
             assert auth is not None and auth.length == 20

@@ -66,8 +66,14 @@ PACKETS: tuple[Column, ...] = (
     Column("semi_sync", pa.bool_(), "the packet carries the semi-sync 0xef prefix"),
     Column("ack_request", pa.bool_(), "semi-sync: the source asks the replica to ACK this event"),
     Column("kind", pa.string(),
-           "packet kind: HANDSHAKE, AUTH, COMMAND, OK, ERR, EOF, RESULTSET, BINLOG_EVENT, "
-           "SEMI_SYNC_ACK, ..."),
+           "packet kind, the session's name for it (lower case): handshake_v10, "
+           "handshake_response41, auth_switch_request, ok, err, eof, com_query, column_count, "
+           "column_definition41, text_row, com_register_slave, com_binlog_dump, "
+           "com_binlog_dump_gtid, binlog_event, semi_sync_ack, command (another COM_*: "
+           "`command` names it), ...; in a capture's export also `TCP_GAP` (bytes the capture "
+           "lost: `payload_length` is their count, `payload` the reader's message, `frame` "
+           "where the gap is) and `CAPTURE_ERROR` (a capture error item): nothing lost is "
+           "silent, and `export` exits 1 when there is any"),
     Column("command", pa.string(), "COM_* name for a command packet, else NULL"),
     Column("binlog_file", pa.string(),
            "binlog file of the event (BINLOG_EVENT) or of the acknowledged position (ACK)"),
@@ -265,6 +271,11 @@ def render_schema_doc() -> str:
         "",
         "Versioning: the version is bumped whenever a column is added, removed, renamed or "
         "changes type.",
+        "",
+        "`transactions` is not a table on disk: `binlogscope analyze` (and `--sql` queries) see "
+        "it as a view derived from `events`, one row per (`source`, `binlog_file`, "
+        "`trx_offset`): `gtid`, `xid`, `events`, `rows`, `bytes` (the events' sizes), "
+        "`first_timestamp` and `commit_timestamp` (the last event's).",
     ]
     for name, cols in TABLES.items():
         out += ["", f"## `{name}`", "", _TABLE_DOCS[name], "",

@@ -193,7 +193,7 @@ class MainScreen(Screen[None]):
             self.post_message(RowsAdded())  # a filtered view takes the rest in steps
         tour = self.query_one(TourBar)
         if tour.on and tour.waiting:
-            self.action_tour_step(1)  # the row the tour waits for may have come
+            self._tour_to(tour.step(1, user=False))  # the row the tour waits for may have come
         self._show_status()
 
     def _to_end(self) -> None:
@@ -248,7 +248,10 @@ class MainScreen(Screen[None]):
         self.query_one(HexPane).load(detail.raw, detail.base, detail.masked)
         self.query_one(FieldTree).load(detail.node)
         path, self._pending_field = self._pending_field, None
-        target = detail.node.find(path) if path else None
+        try:
+            target = detail.node.find(path) if path else None
+        except KeyError:  # (a packet of another shape than the tour expected)
+            target = None
         if target is not None:
             self.query_one(FieldTree).select_field(target)
 
@@ -531,7 +534,9 @@ class MainScreen(Screen[None]):
         bar = self.query_one(TourBar)
         if not bar.on:
             return
-        to = bar.step(direction)
+        self._tour_to(bar.step(direction))
+
+    def _tour_to(self, to: tuple[int, str | None] | None) -> None:
         if to is not None:
             row, self._pending_field = to
             self._jump(row)

@@ -38,9 +38,11 @@ class TourBar(Static):
     def stop(self) -> None:
         self.remove_class("-on")
 
-    def step(self, direction: int) -> tuple[int, str | None] | None:
+    def step(self, direction: int, *, user: bool = True) -> tuple[int, str | None] | None:
         """Go to the next (1) or previous (-1) step: (its row, the field to select), or None
-        (the first step, the end, or the row has not come yet: the bar says so)."""
+        (the first step, the end, or the row has not come yet: the bar says so). ``user``:
+        the key was pressed - a step still waiting for its row is skipped (a session may never
+        send one, e.g. no semi-sync); new rows retry with ``user=False``."""
         if direction < 0:
             if self.at <= 0:
                 return None
@@ -49,6 +51,10 @@ class TourBar(Static):
             self._show()
             return self.rows[self.at], self.steps[self.at].field
         nxt = self.at + 1
+        if user and self.waiting:
+            nxt += 1  # the person moves on: skip the step whose row has not come
+            self.at += 1
+            self.rows.append(self.rows[-1] if self.rows else -1)
         after = self.rows[-1] if self.rows else -1
         while nxt < len(self.steps):
             row = find_step_row(self.source, self.steps[nxt], after)
@@ -75,7 +81,7 @@ class TourBar(Static):
                      "? lists the keys. T closes the tour.")
         elif waiting is not None:
             t.append(f"Tour: waiting for '{waiting.title}' - its row has not arrived yet "
-                     "(] tries again)", style="italic")
+                     "(] skips this step)", style="italic")
         else:
             st = self.steps[self.at]
             t.append(f"Tour {self.at + 1}/{n}: {st.title}", style="bold")
