@@ -56,7 +56,9 @@ class PromptBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label("Filter")
-        yield Input(id="prompt-input")
+        inp = Input(id="prompt-input")
+        inp.cursor_blink = False  # a steady cursor: the hint's first letter stays readable
+        yield inp
 
     def open(self, mode: str, value: str = "") -> None:
         self.mode = mode
