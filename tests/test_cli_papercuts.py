@@ -66,3 +66,12 @@ def test_every_mock_master_option_has_help_text() -> None:
     from mock_master.__main__ import build_parser as mm_parser
 
     assert _options_without_help(mm_parser()) == []
+
+
+def test_live_text_notes_go_to_stderr_as_the_readme_says() -> None:
+    """The demo's live session (in-process mock master, non-blocking dump) ends with a note:
+    in text mode it is on stderr (the README's promise), and still in the text of a pipe."""
+    out, err = io.StringIO(), io.StringIO()
+    assert cli_main(["demo", "--plain", "--brief"], out=out, err=err) == 0
+    assert "binlogscope: end of the binlog" in err.getvalue()
+    assert "end of the binlog" in out.getvalue()
