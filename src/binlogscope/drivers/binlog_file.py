@@ -18,6 +18,7 @@ from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN
+from binlogscope.wire.binlog.rows import NO_TABLE_MAP, unknown_context
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import Node
 
@@ -88,8 +89,17 @@ def read_binlog_file(
     p = Path(path)
     ctx = ctx if ctx is not None else DecodeContext()
     # (standard input has no file name: its events' binlog_file is unknown)
-    stamp = (CoordTracker(None, in_file=True) if str(path) == STDIN_PATH
-             else CoordTracker.for_file(p.name)).stamp
+    tracker = (CoordTracker(None, in_file=True) if str(path) == STDIN_PATH
+               else CoordTracker.for_file(p.name))
+    track = tracker.stamp
+
+    def stamp(ev: DecodedEvent) -> None:
+        track(ev)
+        error = ev.error
+        if error is not None and NO_TABLE_MAP in error and not tracker.in_transaction:
+            # the transaction began before what is read (a relay log cut mid-transaction,
+            # --start-position inside one): its TABLE_MAP is context this read never had
+            ev.error = unknown_context(error)
     with _open(p) as f:
         try:
             head = f.read(4)
