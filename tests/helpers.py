@@ -90,3 +90,29 @@ def can_capture() -> bool:
     except (PermissionError, AttributeError):
         return False
     return True
+
+
+def event_body(code: int, **fields: object) -> object:
+    """A real body object for a hand-built event (the typed reads of
+    :mod:`binlogscope.wire.binlog.bodies` answer by the body's type): ``next_log_name``/
+    ``position`` -> RotateEvent, ``gtid`` -> a MariaDB (code 162, ``flags2``) or MySQL GTID
+    event, ``query`` -> QueryEvent; else a plain object holding the fields."""
+    from types import SimpleNamespace
+
+    from binlogscope.wire.binlog.control_events import RotateEvent
+    from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtidEvent
+    from binlogscope.wire.binlog.query_event import QueryEvent
+
+    if "next_log_name" in fields:
+        return RotateEvent(int(fields.get("position", 4)),  # type: ignore[call-overload]
+                           str(fields["next_log_name"]))
+    if "gtid" in fields:
+        g = str(fields["gtid"])
+        if code == 162:
+            d, s, n = (int(x) for x in g.split("-"))
+            return MariadbGtidEvent(g, n, d, s, int(fields.get("flags2", 0)))  # type: ignore[call-overload]
+        sid, _, gno = g.rpartition(":")
+        return GtidEvent(g, 0, sid, int(gno) if gno.isdigit() else 0)
+    if "query" in fields:
+        return QueryEvent(0, 0, 0, 0, 0, {}, "", str(fields["query"]))
+    return SimpleNamespace(**fields)

@@ -83,14 +83,11 @@ def test_position_tracker_transactions_and_gtid() -> None:
     from binlogscope.pipeline.position import PositionTracker
     from binlogscope.wire.binlog.decode import DecodedEvent
     from binlogscope.wire.binlog.header import EventHeader
-
-    class Body:
-        def __init__(self, **kw: object) -> None:
-            self.__dict__.update(kw)
+    from tests.helpers import event_body
 
     def ev(code: int, log_pos: int, size: int = 40, **body: object) -> DecodedEvent:
         h = EventHeader(0, code, 1, size, log_pos, 0)
-        return DecodedEvent(log_pos - size, h, Body(**body), None, None)
+        return DecodedEvent(log_pos - size, h, event_body(code, **body), None, None)
 
     tr = PositionTracker()
     assert not tr.update(ev(4, 0, next_log_name="mysql-bin.000002", position=4))  # ROTATE

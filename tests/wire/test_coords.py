@@ -3,19 +3,19 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from binlogscope.wire.binlog.coords import CoordTracker, statement_kind
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.binlog.types import EventType as E
+from tests.helpers import event_body
 
 
 def _ev(code: E, log_pos: int, size: int = 40, flags: int = 0, offset: int = 999,
         **body: Any) -> DecodedEvent:
     return DecodedEvent(offset, EventHeader(1, int(code), 1, size, log_pos, flags),
-                        SimpleNamespace(**body), None, True)
+                        event_body(int(code), **body), None, True)
 
 
 def _run(t: CoordTracker, evs: list[DecodedEvent]) -> list[tuple[Any, Any, Any]]:

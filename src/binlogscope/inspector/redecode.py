@@ -26,6 +26,7 @@ from typing import Any
 
 from binlogscope.session.events import DecodeEnv, PacketDecoded, Peer, Phase
 from binlogscope.wire import replication
+from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
 from binlogscope.wire.binlog.types import EventType
@@ -193,11 +194,11 @@ class ContextLog:
             if h is not None and h.type_code == _FDE:
                 c.tables = {}
             elif h is not None and h.type_code == _TABLE_MAP:
-                tm = getattr(bev.body, "table_map", None)
-                if isinstance(tm, TableMap):
+                tm = bodies.table_map(bev)
+                if tm is not None:
                     self._learn_table(c, tm)
-            tid = getattr(bev.body, "table_id", None)
-            if isinstance(tid, int):
+            tid = bodies.table_id(bev)
+            if tid is not None:
                 table = c.tables.get(tid, -1)
         key = (self._env(ev.env), table, names, ev.semi_sync is not None)
         i = self._key_index.get(key)

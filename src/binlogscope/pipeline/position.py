@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import in_no_file
 from binlogscope.wire.binlog.types import EventType
@@ -71,10 +72,9 @@ class PositionTracker:
             self.in_txn = True
             self.txn_start = log_pos - h.event_size
             self.txn_events = 0
-            g = getattr(body, "gtid", None)
-            self._pending_gtid = g if isinstance(g, str) else None
+            self._pending_gtid = bodies.gtid(ev)
         elif code == _QUERY and not self.in_txn:
-            q = (getattr(body, "query", "") or "").strip().upper()
+            q = (bodies.statement(ev) or "").strip().upper()
             if q == "BEGIN" or q.startswith("XA START"):
                 self.in_txn = True
                 self.txn_start = log_pos - h.event_size
@@ -94,7 +94,7 @@ class PositionTracker:
         if code in _TXN_END:
             return True
         if code in _QUERIES:
-            q = (getattr(ev.body, "query", "") or "").strip().upper()
+            q = (bodies.statement(ev) or "").strip().upper()
             return not (q == "BEGIN" or q.startswith("XA START") or q.startswith("XA END"))
         return False
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog.decoded import DecodedEvent
 from binlogscope.wire.binlog.header import ARTIFICIAL, in_no_file, is_fake_rotate
 from binlogscope.wire.binlog.types import EventType as E
@@ -124,7 +125,8 @@ class CoordTracker:
             ev.binlog_file = self.file
             ev.file_pos = ev.offset
         elif code == _ROTATE:
-            name = getattr(ev.body, "next_log_name", None)
+            rot = bodies.rotate(ev)
+            name = rot.next_log_name if rot is not None else None
             if is_fake_rotate(h):  # the dump's fake ROTATE: the stream is in that file from here
                 if type(name) is str:
                     self.file = name
@@ -168,12 +170,11 @@ class CoordTracker:
 
     def _transaction(self, ev: DecodedEvent, code: int) -> None:
         if code in _GTIDS:
-            body = ev.body
-            g = getattr(body, "gtid", None)
-            self._gtid = g if type(g) is str and g != "ANONYMOUS" else None
+            g = bodies.gtid(ev)
+            self._gtid = g if g is not None and g != "ANONYMOUS" else None
             self._in_trx = True
-            flags2 = getattr(body, "flags2", None)
-            self._open = (code == _MARIADB_GTID and type(flags2) is int
+            flags2 = bodies.mariadb_gtid_flags(ev)
+            self._open = (code == _MARIADB_GTID and flags2 is not None
                           and not flags2 & _FL_STANDALONE)
             ev.trx_gtid = self._gtid
             return
@@ -181,14 +182,14 @@ class CoordTracker:
             self._end_trx()
             return
         if not self._in_trx:
-            if code in _QUERIES and statement_kind(getattr(ev.body, "query", None)) == "BEGIN":
+            if code in _QUERIES and statement_kind(bodies.statement(ev)) == "BEGIN":
                 self._in_trx = self._open = True  # a transaction without a GTID
             return
         ev.trx_gtid = self._gtid
         if code in _ENDS:
             self._end_trx()
         elif code in _QUERIES:
-            kind = statement_kind(getattr(ev.body, "query", None))
+            kind = statement_kind(bodies.statement(ev))
             if kind == "BEGIN":
                 self._open = True
             elif kind == "END" or not self._open:
