@@ -130,3 +130,22 @@ def test_no_command_into_a_pipe_prints_usage_not_the_demo() -> None:
     assert cli_main([], out=out, err=err) == 2
     assert out.getvalue() == ""
     assert "no command given" in err.getvalue() and "usage:" in err.getvalue()
+
+
+@sync
+async def test_a_step_whose_row_has_not_come_waits_and_bracket_skips_it() -> None:
+    from tests.tui.conftest import CRC
+    from tests.tui.test_rows_message import GatedFile
+
+    src = GatedFile(CRC)  # still indexing (never done here): a step waits for its row
+    app = BinlogScopeApp(src, tour=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, MainScreen))
+        scr = app.screen
+        assert isinstance(scr, MainScreen)
+        bar = scr.query_one(TourBar)
+        await wait_for(lambda: "waiting for 'The server speaks first'" in _text(app))
+        await pilot.press("right_square_bracket")  # a binlog file has no greeting: skip it
+        await wait_for(lambda: "waiting for 'The replica logs in'" in _text(app))
+        assert bar.at == 0 and bar.waiting
+        src.gate.set()
