@@ -125,3 +125,20 @@ def test_summary_filters_and_positions_read_no_row_values(
     rows_events = sum(1 for line in out.getvalue().splitlines()
                       if json.loads(line)["rows"] is not None)
     assert rows_events > 10 and len(reads) == rows_events  # one read per rows event
+
+
+def test_export_resume_of_a_missing_or_empty_directory(tmp_path: Path) -> None:
+    """``export --resume --out DIR``: a DIR that is missing, or holds no checkpoint, is named
+    as such (it said "no SOURCE given")."""
+    import io
+
+    from binlogscope.cli.main import main
+
+    for target, words in ((tmp_path / "missing", "does not exist"),
+                          (tmp_path, "holds no export checkpoint")):
+        out, err = io.StringIO(), io.StringIO()
+        rc = main(["export", "--resume", "--out", str(target)], out, err)
+        lines = err.getvalue().splitlines()
+        assert rc == 2 and len(lines) == 1, lines
+        assert lines[0].startswith("binlogscope: export: --resume: ") and words in lines[0]
+        assert str(target) in lines[0] and "no SOURCE given" not in lines[0]

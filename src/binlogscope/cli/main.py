@@ -190,7 +190,16 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not sources and args.resume:
         from binlogscope.export.arrow import read_state
 
-        state = read_state(args.out) or {}
+        if not Path(args.out).is_dir():  # (nothing to resume: say that, not "no SOURCE")
+            what = "does not exist" if not Path(args.out).exists() else "is not a directory"
+            print(f"{PROG}: export: --resume: {args.out} {what}: there is no export to go on "
+                  "with (give the SOURCE to start one)", file=err)
+            return 2
+        state = read_state(args.out)
+        if state is None:
+            print(f"{PROG}: export: --resume: {args.out} holds no export checkpoint to go on "
+                  "from (give the SOURCE to start one)", file=err)
+            return 2
         if state.get("source_kind") == "live":  # reconnect with the recorded options
             from binlogscope.cli.live import live_resume_source
 
