@@ -17,18 +17,34 @@ import pytest
 from binlogscope.cli.main import main
 from binlogscope.diagnose.locate import Archive, at_gtid, at_position, locate_live
 from binlogscope.diagnose.walk import ServerUrl
-from tests.mariadb_server import MariaDB, sql
+from tests.ci_support import unavailable
+from tests.mariadb_server import MariaDB, ServerStartError, sql, start, stop
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 
 
 @pytest.fixture(scope="module")
-def history(mariadb: MariaDB) -> Iterator[tuple[list[str], dict[str, list[tuple[Any, ...]]]]]:
+def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDB]:
+    """A server of this module's own: its second GTID domain and extra server id stay out of
+    the shared server's GTID state (other tests read it as one domain)."""
+    d = tmp_path_factory.mktemp("locate-server")
+    try:
+        server = start(d)
+    except ServerStartError as exc:
+        unavailable(f"MariaDB could not be started: {exc}")
+    try:
+        yield server
+    finally:
+        stop(d)
+
+
+@pytest.fixture(scope="module")
+def history(own: MariaDB) -> Iterator[tuple[list[str], dict[str, list[tuple[Any, ...]]]]]:
     """Closed binlog files holding two GTID domains, two server ids in one domain, DDL,
     multi-statement transactions; with SHOW BINLOG EVENTS of each."""
-    sql(mariadb, "FLUSH BINARY LOGS")
-    first = sql(mariadb, "SHOW MASTER STATUS")[0][0]
-    conn = mariadb.connect(database=None)
+    sql(own, "FLUSH BINARY LOGS")
+    first = sql(own, "SHOW MASTER STATUS")[0][0]
+    conn = own.connect(database=None)
     with conn.cursor() as cur:
         cur.execute("CREATE DATABASE IF NOT EXISTS loc")
         cur.execute("CREATE TABLE IF NOT EXISTS loc.t (id INT PRIMARY KEY, v TEXT)")
@@ -53,9 +69,9 @@ def history(mariadb: MariaDB) -> Iterator[tuple[list[str], dict[str, list[tuple[
         cur.execute("FLUSH BINARY LOGS")
     conn.close()
     time.sleep(1.5)  # the BINLOG_CHECKPOINT MariaDB writes after a FLUSH, a moment later
-    names = [r[0] for r in sql(mariadb, "SHOW BINARY LOGS")]
+    names = [r[0] for r in sql(own, "SHOW BINARY LOGS")]
     files = names[names.index(first):-1]
-    events = {f: sql(mariadb, f"SHOW BINLOG EVENTS IN '{f}'") for f in files}
+    events = {f: sql(own, f"SHOW BINLOG EVENTS IN '{f}'") for f in files}
     yield files, events
 
 
@@ -68,10 +84,10 @@ def _same_state(ours: str | None, theirs: str | None) -> bool:
     return ours == theirs
 
 
-def test_every_boundary_against_the_server(mariadb: MariaDB, history: Any,
+def test_every_boundary_against_the_server(own: MariaDB, history: Any,
                                            tmp_path: Path) -> None:
     files, events = history
-    arch = Archive([str(mariadb.binlog_dir)], tmp_path)
+    arch = Archive([str(own.binlog_dir)], tmp_path)
     checked = 0
     for f in files:
         rows = events[f]
@@ -80,22 +96,22 @@ def test_every_boundary_against_the_server(mariadb: MariaDB, history: Any,
             a = at_position(arch.events(arch.named(f)), f, pos)  # type: ignore[arg-type]
             assert a.found and a.event is not None, (f, pos)
             assert (a.event.offset, a.event.end) == (pos, end), (f, r)
-            srv = _server_gtid_pos(mariadb, f, pos)
+            srv = _server_gtid_pos(own, f, pos)
             assert _same_state(a.gtid_position, srv), (f, pos, a.gtid_position, srv)
             e = at_position(arch.events(arch.named(f)), f, end, end=True)  # type: ignore[arg-type]
             assert e.event is not None and e.event.offset == pos
             inside = pos + 3
             n = at_position(arch.events(arch.named(f)), f, inside)  # type: ignore[arg-type]
             assert n.gtid_position is None and not n.boundary
-            assert _server_gtid_pos(mariadb, f, inside) is None
+            assert _server_gtid_pos(own, f, inside) is None
             checked += 1
         last = int(rows[-1][4])
         a = at_position(arch.events(arch.named(f)), f, last)  # type: ignore[arg-type]
         assert a.boundary
-        assert _same_state(a.gtid_position, _server_gtid_pos(mariadb, f, last))
+        assert _same_state(a.gtid_position, _server_gtid_pos(own, f, last))
     assert checked > 30
     # several domains, and a state with more than one domain, were compared
-    states = [_server_gtid_pos(mariadb, f, int(r[1])) or "" for f in files for r in events[f]]
+    states = [_server_gtid_pos(own, f, int(r[1])) or "" for f in files for r in events[f]]
     assert any("7-" in s and "0-" in s for s in states)
 
 
@@ -109,10 +125,10 @@ def _gtids(events: dict[str, list[tuple[Any, ...]]]) -> list[tuple[str, str, int
     return out
 
 
-def test_every_gtid_against_the_server(mariadb: MariaDB, history: Any, tmp_path: Path
+def test_every_gtid_against_the_server(own: MariaDB, history: Any, tmp_path: Path
                                        ) -> None:
     _files, events = history
-    arch = Archive([str(mariadb.binlog_dir)], tmp_path)
+    arch = Archive([str(own.binlog_dir)], tmp_path)
     gtids = _gtids(events)
     assert len(gtids) >= 8
     for f, gtid, pos in gtids:
@@ -124,7 +140,7 @@ def test_every_gtid_against_the_server(mariadb: MariaDB, history: Any, tmp_path:
         assert a.trx_end in nxt or a.trx_end == int(events[f][-1][4])
 
 
-def test_the_cli_over_files_and_the_live_server(mariadb: MariaDB, history: Any,
+def test_the_cli_over_files_and_the_live_server(own: MariaDB, history: Any,
                                                  tmp_path: Path, monkeypatch: Any) -> None:
     files, events = history
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -133,25 +149,25 @@ def test_the_cli_over_files_and_the_live_server(mariadb: MariaDB, history: Any,
     some = next(r for r in events[files[0]] if r[2] == "Write_rows_v1")
     queries = [f"{files[0]}:{some[1]}", f"end:{files[0]}:{some[4]}", gtid]
     out = io.StringIO()
-    rc = main(["locate", *queries, "--source", str(mariadb.binlog_dir), "--json"], out=out,
+    rc = main(["locate", *queries, "--source", str(own.binlog_dir), "--json"], out=out,
               err=io.StringIO())
     assert rc == 0
     ans = [json.loads(line) for line in out.getvalue().splitlines()]
     assert ans[0]["event"]["end"] == int(some[4])
     assert _same_state(ans[0]["gtid_position"],
-                       _server_gtid_pos(mariadb, files[0], int(some[1])))
+                       _server_gtid_pos(own, files[0], int(some[1])))
     assert ans[1]["event"]["offset"] == int(some[1])
     assert ans[2]["transaction_start"]["offset"] == gpos
     assert list((tmp_path / "binlogscope" / "catalog").glob("*.json"))  # the catalog cache
     # a second run: the catalog says which files cannot hold the GTID
     out = io.StringIO()
-    main(["locate", gtid, "--source", str(mariadb.binlog_dir), "--json"], out=out,
+    main(["locate", gtid, "--source", str(own.binlog_dir), "--json"], out=out,
          err=io.StringIO())
     again = json.loads(out.getvalue())
     assert again["transaction_start"]["offset"] == gpos
     assert files[0] in again["files_skipped"] or f == files[0]
 
-    url = ServerUrl(mariadb.host, mariadb.port, mariadb.repl_user, mariadb.repl_password)
+    url = ServerUrl(own.host, own.port, own.repl_user, own.repl_password)
     live = locate_live(url, queries)
     assert [a.event.end if a.event else None for a in live] == [
         x["event"]["end"] for x in ans]
@@ -159,7 +175,7 @@ def test_the_cli_over_files_and_the_live_server(mariadb: MariaDB, history: Any,
     assert live[2].trx_start is not None and live[2].trx_start.offset == gpos
 
 
-def test_every_time_against_mariadb_binlog(mariadb: MariaDB, history: Any,
+def test_every_time_against_mariadb_binlog(own: MariaDB, history: Any,
                                            tmp_path: Path) -> None:
     """A time query gives the event ``mariadb-binlog --start-datetime`` starts at (the first
     after the FORMAT_DESCRIPTION it always prints)."""
@@ -174,7 +190,7 @@ def test_every_time_against_mariadb_binlog(mariadb: MariaDB, history: Any,
     files, _ = history
     compared = 0
     for f in files:
-        path = mariadb.binlog_dir / f
+        path = own.binlog_dir / f
         stamps = sorted({ev.header.timestamp for ev in read_binlog_file(path, record=False)
                          if ev.header is not None and ev.header.timestamp})
         for t in stamps:
