@@ -11,6 +11,8 @@ a ratio uses each side's fastest run, since noise on a shared machine only ever 
   file-json     binlogscope file --json FILES          mariadb-binlog --base64-output=DECODE-ROWS
                                                        --verbose FILES              target <= 1.0
   file-summary  binlogscope file --summary FILES       the same mariadb-binlog      target <= 0.5
+  file-json-1, file-summary-1: the same with --jobs 1 (one process; the default is one process
+                per input file, as many at once as there are usable cores)
   export        binlogscope export FILES --out TMP     the same mariadb-binlog      target <= 2.0
   pcap-json     binlogscope pcap --json CAPTURE        tshark -r CAPTURE -d tcp.port==PORT,mysql
                                                        -T fields -e mysql.packet_length
@@ -44,7 +46,8 @@ REPO = HERE.parent
 DATA = HERE / "data"
 
 #: pair -> the target ratio (binlogscope / reference)
-TARGETS = {"file-json": 1.0, "file-summary": 0.5, "export": 2.0, "pcap-json": 1.0}
+TARGETS = {"file-json": 1.0, "file-summary": 0.5, "export": 2.0, "pcap-json": 1.0,
+           "file-json-1": 1.0, "file-summary-1": 0.5}
 
 
 def benchmark_files(data: Path, count: int | None) -> list[str]:
@@ -68,6 +71,10 @@ def pairs(names: list[str], files: list[str], packets: int, data: Path, tmp: Pat
         elif name == "file-summary":
             out[name] = ([*py, "file", "--summary", *files], ref,
                          "file --summary / mariadb-binlog")
+        elif name in ("file-json-1", "file-summary-1"):  # one process (--jobs 1): CPU alone
+            mode = "--json" if name == "file-json-1" else "--summary"
+            out[name] = ([*py, "file", mode, "--jobs", "1", *files], ref,
+                         f"file {mode} --jobs 1 / mariadb-binlog")
         elif name == "export":
             out[name] = ([*py, "export", *files, "--out", str(tmp / "export")], ref,
                          "export / mariadb-binlog")
