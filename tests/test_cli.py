@@ -101,13 +101,20 @@ def test_summary_filters_and_positions_read_no_row_values(
     from binlogscope.wire.binlog.rows import LazyRows
 
     reads: list[int] = []
-    real = LazyRows.read
+    real, real_json = LazyRows.read, LazyRows.json
 
     def counted(self: LazyRows) -> Any:
         reads.append(self.start)
         return real(self)
 
+    def counted_json(self: LazyRows) -> Any:  # the kernel's JSON text of the rows (None:
+        text = real_json(self)                # declined, the values are read instead)
+        if text is not None:
+            reads.append(self.start)
+        return text
+
     monkeypatch.setattr(LazyRows, "read", counted)
+    monkeypatch.setattr(LazyRows, "json", counted_json)
     path = str(WORKLOAD)
     first = io.StringIO()
     assert main(["file", "--summary", path], first, io.StringIO()) == 0
