@@ -17,15 +17,13 @@ stops the workers the same way and is raised as BrokenPipeError.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import signal
 import tempfile
 from collections import deque
 from collections.abc import Callable, Sequence
-from multiprocessing.pool import AsyncResult
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
 
 I = TypeVar("I")  # noqa: E741  (an input)
 R = TypeVar("R")  # a job's result
@@ -72,11 +70,13 @@ def run_in_order(inputs: Sequence[I], job: Callable[[I, str], R], jobs: int, out
                  done: Callable[[I, R], None]) -> None:
     """Run ``job(input, spool path)`` for every input in ``jobs`` worker processes; write each
     spool to ``out`` and call ``done(input, result)`` in input order."""
+    import multiprocessing  # (here: a command that runs one process does not load it)
+
     ctx = multiprocessing.get_context("fork")
     with tempfile.TemporaryDirectory(prefix="binlogscope-jobs-") as tmp:
         pool = ctx.Pool(max(1, jobs), initializer=_worker_init)
         try:
-            pending: deque[tuple[I, str, AsyncResult[R]]] = deque()
+            pending: deque[tuple[I, str, Any]] = deque()  # (input, spool, AsyncResult)
             todo = iter(enumerate(inputs))
             window = 2 * max(1, jobs)
 
