@@ -21,7 +21,7 @@ import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import IO, Any, TextIO, cast
 
 from binlogscope.cli.common import PROG, BadPatternError, table_pattern
 from binlogscope.cli.terminal import FILE_OUTPUTS, wants_tui
@@ -35,6 +35,7 @@ from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.jobs import run_in_order, usable_cores
 from binlogscope.pipeline.select import SelectionError, only_database, parse_datetime, time_range
+from binlogscope.render.escape import EscapingText
 from binlogscope.render.json_out import LineWriter, binary_stream, dumps_line
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.sql_rows import row_lines
@@ -205,11 +206,14 @@ def _one_file(path: str, args: argparse.Namespace, pattern: re.Pattern[str] | No
 
 
 def _file_job(args: argparse.Namespace, pattern: re.Pattern[str] | None, times: Times,
-              encoding: str, text_errors: str, path: str, spool: str) -> tuple[int, str]:
-    """A ``--jobs`` worker's input: :func:`_one_file` into the spool file (encoded as the
-    command's output is); returns its status and its messages."""
+              encoding: str, text_errors: str, escape: bool, path: str, spool: str
+              ) -> tuple[int, str]:
+    """A ``--jobs`` worker's input: :func:`_one_file` into the spool file (encoded and, when
+    the command's output is an :class:`EscapingText`, escaped as it is); returns its status
+    and its messages."""
     err = io.StringIO()
-    with open(spool, "w", encoding=encoding, errors=text_errors) as out, fewer_gc_passes():
+    with open(spool, "w", encoding=encoding, errors=text_errors) as spooled, fewer_gc_passes():
+        out = cast("TextIO", EscapingText(spooled)) if escape else spooled
         lines = LineWriter(out)
         status = _one_file(path, args, pattern, times, out, lines, err)
         lines.flush()
@@ -232,7 +236,8 @@ def _parallel(args: argparse.Namespace, pattern: re.Pattern[str] | None, times: 
     out.flush()
     job = functools.partial(_file_job, args, pattern, times,
                             getattr(out, "encoding", None) or "utf-8",
-                            getattr(out, "errors", None) or "strict")
+                            getattr(out, "errors", None) or "strict",
+                            isinstance(out, EscapingText))
     try:
         run_in_order(args.paths, job, min(jobs, len(args.paths)), raw, done)
     except BrokenPipeError:
