@@ -15,15 +15,15 @@ needs: no GTID start, no semi-sync, no adapter for values).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from binlogscope.wire.binlog.context import TableMap
+from mock_master.conformance.observe import Observation
+from mock_master.conformance.setup import ExpectedRows, Setup
 
-if TYPE_CHECKING:
-    from mock_master.conformance.observe import Observation
-    from mock_master.scenario.scenarios import Scenario
+__all__ = ["NEEDS_GTID", "NEEDS_SEMI_SYNC", "NEEDS_VALUES", "SECTIONS", "SEVERITY", "Case",
+           "Check", "ExpectedRows", "Result", "Setup", "Verdict", "worst"]
 
 
 class Verdict(StrEnum):
@@ -44,35 +44,6 @@ SECTIONS = ("setup", "events", "values", "framing", "stream", "semisync", "gtid"
 NEEDS_GTID = "gtid"  # start from a GTID position ({gtid} placeholder)
 NEEDS_SEMI_SYNC = "semi_sync"  # the client negotiates semi-sync
 NEEDS_VALUES = "values"  # the client reports decoded events (an adapter)
-
-
-@dataclass
-class ExpectedRows:
-    """One row event a correct client reports: ``kind`` insert/update/delete, the table
-    (its columns give each value's type), and the rows as the value contract
-    (docs/value-contract.md) has them: per row a tuple (insert/delete) or a (before, after) pair
-    (update)."""
-
-    kind: str
-    table: TableMap
-    rows: list[Any]
-
-
-@dataclass
-class Setup:
-    """What a case serves and what a correct client does with it."""
-
-    scenario: Scenario
-    #: where the client starts: the file and position ({file} {pos}); None: the first file at 4
-    start: tuple[str, int] | None = None
-    #: a GTID start ({gtid}); the case then needs NEEDS_GTID
-    gtid: str | None = None
-    #: the row events a correct client reports, in order (empty: the case has no value check)
-    expected: list[ExpectedRows] = field(default_factory=list)
-    #: seconds the client may take (it is stopped after that; a hang is judged by the case)
-    timeout: float = 20.0
-    #: anything the judge needs that the build computed (GTIDs, positions, ...)
-    facts: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

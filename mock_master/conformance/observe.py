@@ -16,7 +16,7 @@ from typing import Any
 from binlogscope.render.text import render_node
 from binlogscope.session.events import PacketDecoded, Peer
 from binlogscope.wire.fields import redact, redact_bytes
-from mock_master.conformance.model import Setup
+from mock_master.conformance.setup import Setup
 from mock_master.diff.capture import CLIENT, SERVER, Conversation
 from mock_master.diff.compare import decode
 

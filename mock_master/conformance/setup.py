@@ -1,0 +1,42 @@
+"""What a case serves and what a correct client does with it (:class:`Setup`), and the row
+events a correct client reports (:class:`ExpectedRows`). Its own module: the observation of a
+run (``observe.py``) and the case model (``model.py``, whose judges read observations) both
+use it, and neither imports the other's dependants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from binlogscope.wire.binlog.context import TableMap
+from mock_master.scenario.scenarios import Scenario
+
+
+@dataclass
+class ExpectedRows:
+    """One row event a correct client reports: ``kind`` insert/update/delete, the table
+    (its columns give each value's type), and the rows as the value contract
+    (docs/value-contract.md) has them: per row a tuple (insert/delete) or a (before, after) pair
+    (update)."""
+
+    kind: str
+    table: TableMap
+    rows: list[Any]
+
+
+@dataclass
+class Setup:
+    """What a case serves and what a correct client does with it."""
+
+    scenario: Scenario
+    #: where the client starts: the file and position ({file} {pos}); None: the first file at 4
+    start: tuple[str, int] | None = None
+    #: a GTID start ({gtid}); the case then needs NEEDS_GTID
+    gtid: str | None = None
+    #: the row events a correct client reports, in order (empty: the case has no value check)
+    expected: list[ExpectedRows] = field(default_factory=list)
+    #: seconds the client may take (it is stopped after that; a hang is judged by the case)
+    timeout: float = 20.0
+    #: anything the judge needs that the build computed (GTIDs, positions, ...)
+    facts: dict[str, Any] = field(default_factory=dict)
