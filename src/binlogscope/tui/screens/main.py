@@ -147,6 +147,7 @@ class MainScreen(Screen[None]):
         else:  # a source without a signal: look every 0.2 s
             self.set_interval(0.2, self._tick)
         self._index()
+        self.call_after_refresh(self._show_status)  # before any row: state, source, version
         if self.tour:
             self.action_tour()
 
