@@ -115,7 +115,7 @@ async def test_live_rows_show_direction_seq_semi_sync_and_acks(master: ThreadedM
         # the status bar has the live counters
         status = str(scr.query_one(StatusBar).render())
         assert "ended" in status and f"ACKs {len(acks)}" in status
-        assert "store put/get/ack" in status and "10.11.19-MariaDB" in status and "CRC32" in status
+        assert "store fetched" in status and "10.11.19-MariaDB" in status and "CRC32" in status
         await pilot.press("q")
 
 

@@ -110,7 +110,10 @@ class LiveSource(PacketStreamSource):
             si.checksum = rep.info.checksum
         x["ACKs"] = str(rep.acks_sent)
         x["heartbeats"] = str(rep.heartbeats)
-        x["store"] = f"put/get/ack {c.put}/{c.get}/{c.ack} fill {c.fill}/{c.size}"
+        # the bounded store between the fetcher and this view, in words (its put/get/ack
+        # cursors): events fetched, taken by the view, acknowledged, and waiting in it
+        x["store"] = (f"fetched {c.put:,}, shown {c.get:,}, acked {c.ack:,}, "
+                      f"{c.fill:,}/{c.size:,} waiting")
         if rep.reconnects:
             x["reconnects"] = f"{rep.reconnects}/{self.settings.max_reconnects}"
         if self.paused:

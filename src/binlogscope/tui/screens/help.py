@@ -70,7 +70,8 @@ list shows the phases (connect > auth > setup > register > dump > stream): the s
 is highlighted, the selected row's is underlined, and the line below says why a replica sends
 the selected setup step. The status bar shows the state (LIVE / PAUSED), follow, the packets
 a paused capture holds, the binlog position being fetched, events/s, ACKs sent, heartbeats,
-the store's put/get/ack cursors, errors and reconnects.
+the store (events fetched, shown, acknowledged, and waiting between the fetcher and the view),
+errors and reconnects.
 """
 
 

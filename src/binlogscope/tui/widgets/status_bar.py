@@ -2,7 +2,7 @@
 
 For a live session or capture (``info.extra`` has a ``state``) the live counters come first:
 state (live / PAUSED / ended, follow), the packets a paused live capture holds, the binlog
-file:pos being fetched, events/s, ACKs sent, heartbeats, the store's put/get/ack cursors,
+file:pos being fetched, events/s, ACKs sent, heartbeats, the store (fetched, shown, acked, waiting),
 errors and reconnects.
 """
 
