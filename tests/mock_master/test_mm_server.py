@@ -17,7 +17,7 @@ import pytest
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
 from binlogscope.drivers.live.replica import LiveSettings, run_live
-from binlogscope.session.events import PacketDecoded
+from binlogscope.session.events import DecodeError, PacketDecoded
 from mock_master.history.builder import EventBuilder
 from mock_master.history.loaders import load_binlog_files
 from mock_master.scenario.faults import Action
@@ -215,6 +215,8 @@ def _live(mm: ThreadedMockMaster, tmp: Path, **kw: Any) -> tuple[list[tuple[str,
         ev = item.event
         if item.kind in ("note", "error"):
             notes.append(item.text)
+        if isinstance(ev, DecodeError):
+            notes.append(ev.message)
         if isinstance(ev, PacketDecoded) and ev.binlog_event is not None \
                 and item.restart is not None:
             h = ev.binlog_event.header
@@ -317,13 +319,17 @@ def test_live_client_sees_duplicates_and_reordering(serve_scenario: Any,
                                                     tmp_path: Path) -> None:
     mm = serve_scenario(_built_scenario(Action("duplicate_event", at=30),
                                           Action("reorder", at=40)))
-    got, _rep, _notes = _live(mm, tmp_path)
+    got, _rep, notes = _live(mm, tmp_path)
     expected = _real_events(mm.master.stream)
     # event N of the connection is expected[N - 2] (1 = fake ROTATE, 2 = FDE = expected[0])
     assert got.count(expected[28]) == 2
     i = got.index(expected[39])
     assert got[i - 1] == expected[37] and got[i + 1] == expected[38]
     assert got[i + 2] == expected[40]
+    # delivered as sent, and reported (they were accepted without a word): the second copy,
+    # and the event that came after the one it was swapped with
+    disorder = [n for n in notes if "out of order" in n]
+    assert len(disorder) == 2, notes
 
 
 def test_live_client_reports_a_corrupt_checksum(serve_scenario: Any, tmp_path: Path) -> None:

@@ -592,6 +592,8 @@ class Session:
             error, wire_length, payload, self._now, st.env_now or st.env))
         if error is not None and not unknown:
             self._out.append(DecodeError(Peer.SERVER, offset, error, None))
+        if self.coords.disorder is not None:  # (delivered, and reported: sent twice/swapped)
+            self._out.append(DecodeError(Peer.SERVER, offset, self.coords.disorder, None))
         return True
 
     def _context(self, ev: DecodedEvent) -> bool:
@@ -632,6 +634,8 @@ class Session:
         if error is not None and not (unknown and bev is not None and error == bev.error):
             at = d.error_offset if d.error_offset is not None else pkt.offset
             self._out.append(DecodeError(peer, at, error, node))
+        if bev is not None and peer is Peer.SERVER and self.coords.disorder is not None:
+            self._out.append(DecodeError(peer, pkt.offset, self.coords.disorder, None))
 
 
 __all__ = ["SEMI_SYNC_QUERY", "Session"]

@@ -80,7 +80,8 @@ def statement_kind(query: Any) -> str:
 class CoordTracker:
     """Stamps ``binlog_file``, ``file_pos`` and ``trx_gtid`` on events fed in source order."""
 
-    __slots__ = ("_end", "_fde_seen", "_gtid", "_in_trx", "_open", "file", "in_file")
+    __slots__ = ("_end", "_fde_seen", "_gtid", "_in_trx", "_open", "disorder", "file",
+                 "in_file")
 
     def __init__(self, file: str | None = None, *, in_file: bool = False) -> None:
         #: the binlog file events are in now (None: not known)
@@ -93,6 +94,9 @@ class CoordTracker:
         self._in_trx = False
         #: where the last event with an offset ended in the current file (None: not known)
         self._end: int | None = None
+        #: why the event just stamped is out of order (a stream's event that starts before the
+        #: previous one ended: sent twice, or swapped), else None
+        self.disorder: str | None = None
 
     @property
     def in_transaction(self) -> bool:
@@ -114,6 +118,7 @@ class CoordTracker:
 
     def stamp(self, ev: DecodedEvent) -> None:
         """Set the event's coordinates and move the state on."""
+        self.disorder = None
         h = ev.header
         if h is None:
             ev.binlog_file = self.file
@@ -155,6 +160,10 @@ class CoordTracker:
             ev.binlog_file = self.file
             ev.file_pos = pos
             if pos is not None:
+                if self._end is not None and pos < self._end and code != _FDE:
+                    self.disorder = (f"out of order: the {ev.type_name} at {self.file}:{pos} "
+                                     f"starts before the previous event's end ({self._end}): "
+                                     "an event sent twice, or events swapped")
                 self._end = pos + h.event_size
         self._transaction(ev, code)
 
