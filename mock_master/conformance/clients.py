@@ -161,6 +161,22 @@ _ROWS = (("WRITE_ROWS", "insert"), ("UPDATE_ROWS", "update"), ("DELETE_ROWS", "d
          ("PARTIAL_UPDATE_ROWS", "update"))
 
 
+def translate_live_all(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """One ``binlogscope live --json`` item as conformance schema lines: a TRANSACTION_PAYLOAD
+    is its ``events`` (the compressed transaction's events, decoded), each translated."""
+    inner = obj.get("events")
+    if obj.get("kind") == "binlog_event" and isinstance(inner, list) and not obj.get("error"):
+        out = []
+        for e in inner:
+            if isinstance(e, dict):
+                tr = translate_live({"kind": "binlog_event", **e})
+                if tr is not None:
+                    out.append(tr)
+        return out
+    tr = translate_live(obj)
+    return [] if tr is None else [tr]
+
+
 def translate_live(obj: dict[str, Any]) -> dict[str, Any] | None:
     """One ``binlogscope live --json`` item as a conformance schema line (None: not an event)."""
     kind = obj.get("kind")

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Any
 
-from mock_master.conformance.clients import HELLO_LIVE, Client, Params, translate_live
+from mock_master.conformance.clients import HELLO_LIVE, Client, Params, translate_live_all
 from mock_master.conformance.model import (
     NEEDS_GTID,
     NEEDS_SEMI_SYNC,
@@ -66,13 +66,10 @@ def _read_lines(stream: Any, t0: float, client: Client, lines: list[dict[str, An
         if not isinstance(obj, dict):
             other.append(text)
             continue
-        if client.adapter == "binlogscope-live":
-            tr = translate_live(obj)
-            if tr is None:
-                continue
-            obj = tr
-        obj["_at"] = round(at, 4)
-        lines.append(obj)
+        objs = translate_live_all(obj) if client.adapter == "binlogscope-live" else [obj]
+        for o in objs:
+            o["_at"] = round(at, 4)
+            lines.append(o)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -18,10 +18,6 @@ KNOWN_GAPS = {
     # UNSIGNED reads signed and a VARBINARY as text (the value contract says so: "as mysqlbinlog
     # without metadata"); a CDC client is expected to ask
     "values/metadata-none",
-    # live --json shows a MySQL TRANSACTION_PAYLOAD as one event and not the transaction's
-    # events inside it: the rows of a compressed transaction are not reported
-    "events/transaction-payload",
-    "incidents/compressed-transactions-zero-rows",
 }
 
 

@@ -174,3 +174,28 @@ def test_command_packets_carry_their_fields_without_a_tree() -> None:
     shown = packet_fields(pkt(resp, "handshake_response41"))
     assert shown is not None and shown["auth_response"] == "<redacted>"
     assert "scramble" not in repr(shown) and "7363" not in repr(shown)
+
+
+def test_transaction_payload_lists_its_events_with_rows() -> None:
+    """A MySQL TRANSACTION_PAYLOAD (real 8.0.32 binlog) lists the compressed transaction's
+    events under ``events``, each with the keys of any binlog event (its rows decoded), so
+    ``file --json`` and ``live --json`` show the rows of a compressed transaction."""
+    from tests.helpers import FIXTURES, decode_bytes, read_all
+
+    rel = "blackbeam__rust_mysql_common/test-data/binlogs/transaction_compression.000001"
+    events, _ = decode_bytes(read_all(FIXTURES / rel), record=False)
+    for e in events:
+        e.binlog_file, e.file_pos = "transaction_compression.000001", e.offset
+    ev = next(e for e in events if e.type_name == "TRANSACTION_PAYLOAD_EVENT")
+    import orjson
+
+    inner = orjson.loads(orjson.dumps(binlog_event_json(ev)))["events"]
+    assert [i["event_type"] for i in inner] == [
+        "QUERY_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "XID_EVENT"]
+    assert list(inner[2])[:len(EVENT_KEYS)] == EVENT_KEYS
+    assert inner[2]["schema"] == "test" and inner[2]["table"] == "tb1"
+    assert inner[2]["rows"] == [{"before": None, "after": {"@1": 1}}]
+    assert inner[0]["query"] == "BEGIN"
+    assert [i["payload_offset"] for i in inner] == [0, 71, 116, 152]
+    assert all(i["offset"] == 274 and i["binlog_file"] == "transaction_compression.000001"
+               and i["error"] is None for i in inner)

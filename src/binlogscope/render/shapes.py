@@ -161,6 +161,8 @@ def _type_name(code: int) -> str:
 
 
 _ROTATE = 4  # ROTATE_EVENT: its target file and position are keys of their own
+#: TRANSACTION_PAYLOAD_EVENT (MySQL 8.0.20+): its decompressed events are listed under ``events``
+_TRANSACTION_PAYLOAD = 40
 
 
 def _binlog_keys(out: dict[str, Any], ev: DecodedEvent) -> None:
@@ -206,6 +208,28 @@ def _binlog_keys(out: dict[str, Any], ev: DecodedEvent) -> None:
         pos = getattr(body, "position", None)
         out["next_file"] = name if type(name) is str else None
         out["next_position"] = pos if type(pos) is int else None
+    elif code == _TRANSACTION_PAYLOAD:
+        inner = getattr(body, "events", None)
+        if type(inner) is list:
+            out["events"] = [_inner_event_json(e, ev, out["gtid"]) for e in inner]
+
+
+def _inner_event_json(e: DecodedEvent, outer: DecodedEvent, gtid: Any) -> dict[str, Any]:
+    """An event inside a TRANSACTION_PAYLOAD: the keys of any binlog event (``binlog_file``,
+    ``offset`` and ``gtid`` are the outer event's: the inner events have no place of their own
+    in the file, and MySQL writes ``log_pos`` 0 in them), ``payload_offset`` (its start in the
+    decompressed payload), ``error``."""
+    out: dict[str, Any] = {}
+    if e.binlog_file is None:
+        e.binlog_file = outer.binlog_file
+    if e.trx_gtid is None and type(gtid) is str:
+        e.trx_gtid = gtid
+    if e.file_pos is None:
+        e.file_pos = outer.file_pos
+    _binlog_keys(out, e)
+    out["payload_offset"] = e.offset
+    out["error"] = e.error
+    return out
 
 
 def binlog_event_json(ev: DecodedEvent, file: str | None = None) -> dict[str, Any]:
