@@ -9,12 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from binlogscope import _native
 from binlogscope.wire.binlog._rowcode import INSERT, UPDATE, ImagePlan, count_rows, read_rows
 from binlogscope.wire.binlog.context import ColumnInfo
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.values import make_reader
-from tests.ci_support import unavailable
 from tests.native_switch import NativeSwitch
 
 
@@ -73,8 +71,7 @@ COLUMNS = [
 
 
 def _require_c() -> None:
-    if _native.kernel is None:
-        unavailable(f"the native kernel: {_native.reason}")
+    NativeSwitch().require()  # (the native fixture's check, for helpers that take no fixture)
 
 
 def _reference(columns: list[ColumnInfo], b: bytes, p: int) -> tuple[dict[str, Any], int]:
