@@ -55,8 +55,9 @@ from binlogscope.wire.node import Node
 
 #: rows a filtered view takes in per update while the source is still growing
 _SYNC_LIMIT = 50_000
-#: at most this many list/status updates a second while rows pour in (indexing a big file)
-_MIN_SYNC_GAP = 0.05
+#: while rows pour in (indexing a big file, a busy stream) the list and status update at most
+#: every this many seconds (as the old 0.2 s poll did); a row after a quiet spell shows at once
+_MIN_SYNC_GAP = 0.2
 #: a session's status counts things no row announces (events/s, held packets): refreshed
 _STATUS_EVERY = 1.0
 
