@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from binlogscope.pipeline.filter import event_table
 from binlogscope.render.json_out import Fragment
 from binlogscope.session.events import (
+    CompressedFrame,
     DecodeError,
     PacketDecoded,
     Peer,
@@ -337,6 +338,14 @@ def _other_event_keys(out: dict[str, Any], ev: SessionEvent | None) -> dict[str,
                     "why": ev.reason})
     elif isinstance(ev, TlsStarted):
         out.update(kind="tls", packet_offset=ev.offset, terminated=ev.terminated)
+    elif isinstance(ev, CompressedFrame):
+        f = ev.frame
+        out.update(kind="compressed_frame", direction=ev.direction.value,
+                   packet_offset=ev.offset, sequence_id=f.sequence_id,
+                   compressed_length=f.compressed_length,
+                   uncompressed_length=f.uncompressed_length,
+                   algorithm=f.algorithm if f.uncompressed_length else "stored",
+                   plain_offset=f.plain_offset, plain_length=len(f.plain))
     else:
         return None
     return out

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.session.events import (
+    CompressedFrame,
     DecodeError,
     PacketDecoded,
     PhaseChanged,
@@ -314,6 +315,18 @@ def session_event_text(ev: SessionEvent | None, brief: bool, prefix: str = "") -
     if isinstance(ev, SequenceMismatch):
         return [f"{prefix}!! {ev.direction.value} at {ev.offset}: sequence id {ev.got}, "
                 f"expected {ev.expected}"]
+    if isinstance(ev, CompressedFrame):
+        f = ev.frame
+        arrow = "->" if ev.direction.value == "client" else "<-"
+        how = (f"{f.algorithm}, {f.compressed_length} -> {f.uncompressed_length} bytes"
+               if f.uncompressed_length else f"stored, {f.compressed_length} bytes")
+        head = (f"{prefix}{arrow} {ev.direction.value} compressed frame #{f.sequence_id} "
+                f"({how}; plain stream {f.plain_offset}..{f.plain_offset + len(f.plain)})")
+        if brief or ev.node is None:
+            return [head]
+        header = (f.compressed_length.to_bytes(3, "little") + bytes((f.sequence_id,))
+                  + f.uncompressed_length.to_bytes(3, "little"))
+        return [head, *list(render_node(ev.node, header, base=ev.offset, explain=True))[2:]]
     if isinstance(ev, TlsStarted):
         return [f"{prefix}-- TLS: " + ("terminated by the proxy, the decrypted bytes follow"
                                        if ev.terminated else

@@ -14,6 +14,7 @@ from typing import Any
 
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.compressed import Frame
 from binlogscope.wire.node import Node
 from binlogscope.wire.replication import SemiSyncHeader
 
@@ -144,5 +145,17 @@ class ConnectionClosed:
     offset: int
 
 
+@dataclass(frozen=True, slots=True)
+class CompressedFrame:
+    """A frame of the compressed protocol (:mod:`binlogscope.wire.compressed`), emitted before
+    the packets it carries. ``offset``: its wire offset; the packets of a compressed session
+    have offsets in the direction's plain (inflated) stream, ``frame.plain_offset`` on."""
+
+    direction: Peer
+    offset: int
+    frame: Frame
+    node: Node | None = None
+
+
 SessionEvent = (PacketDecoded | DecodeError | SequenceMismatch | PhaseChanged | TlsStarted
-                | ResultSetComplete | ConnectionClosed)
+                | ResultSetComplete | ConnectionClosed | CompressedFrame)

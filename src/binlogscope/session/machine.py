@@ -35,6 +35,7 @@ from typing import Any
 
 from binlogscope.session import readers
 from binlogscope.session.events import (
+    CompressedFrame,
     ConnectionClosed,
     DecodeError,
     PacketDecoded,
@@ -61,6 +62,7 @@ from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
 from binlogscope.wire.binlog.rows import NO_TABLE_MAP, unknown_context
 from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.compressed import FrameError, FrameReader, encode_frames, frame_node
 from binlogscope.wire.constants import (
     SEMI_SYNC_INDICATOR,
     CapabilityFlag,
@@ -140,6 +142,12 @@ class Session:
         # sequence ids: None = not known yet (joined mid-way)
         self._seq: int | None = 0 if start_phase == Phase.CONNECT else None
         self._after_ack = False  # the last packet was a semi-sync ACK
+        #: the compressed protocol's frame reader of each direction (None: plain packets)
+        self._frames: dict[Peer, FrameReader | None] = {Peer.CLIENT: None, Peer.SERVER: None}
+        self._cseq = 0  # the next compressed sequence id
+        self._frame_peer: Peer | None = None  # who sent the last frame
+        #: REPLICA/SOURCE: the zstd level of the frames this side sends (None: the default)
+        self.compression_level: int | None = None
 
     # ------------------------------------------------------------------ public API
     @property
@@ -272,6 +280,9 @@ class Session:
             # received before, before anything received after). An ACK changes no state a
             # later send depends on (sequence id 0, no reply expected).
             data = encode_packet(replication.encode_semi_sync_ack(value), 0)
+            if self.state.compression is not None:  # (a new exchange: frame id 0)
+                data = encode_frames(data, 0, self.state.compression,
+                                     level=self.compression_level)[0]
             self._chunks.append((Peer.CLIENT, data))
             return data
         me = self._me()
@@ -294,6 +305,10 @@ class Session:
         seq = self._seq if sequence_id is None else sequence_id
         data = encode_packet(payload, seq or 0)
         self._catch_up()  # the state up to date with what was received, then with what we send
+        algorithm = self.state.compression
+        if algorithm is not None:  # (a client command starts a new exchange: frame id 0)
+            cseq = 0 if me is Peer.CLIENT and not seq else self._cseq
+            data, self._cseq = encode_frames(data, cseq, algorithm, level=self.compression_level)
         self._feed(me, data)
         return data
 
@@ -367,6 +382,52 @@ class Session:
         if self.state.phase in _OPAQUE:
             self.opaque_bytes[peer] += len(data)
             return
+        frames = self._frames[peer]
+        if frames is None and self.state.compression is not None \
+                and not self._buffers[peer].pending:
+            off = self._buffers[peer].offset  # (the plain stream goes on from here)
+            frames = self._frames[peer] = FrameReader(self.state.compression, off, off)
+        if frames is not None:
+            self._feed_frames(peer, frames, data)
+        else:
+            self._feed_plain(peer, data)
+
+    def _feed_frames(self, peer: Peer, frames: FrameReader, data: bytes) -> None:
+        """Compressed protocol: every whole frame of ``peer``'s bytes (a
+        :class:`CompressedFrame` event), its plain bytes into the packet path."""
+        frames.feed(data)
+        st = self.state
+        while True:
+            at = frames.offset
+            try:
+                frame = frames.next_frame()
+            except FrameError as exc:
+                buf = self._buffers[peer]
+                _, rest = buf.drain()  # (the packet in progress cannot be completed)
+                self._need[peer] = 0
+                self._seq = None
+                lost = f"; the {len(rest)} bytes of the packet in progress are dropped" \
+                    if rest else ""
+                self._out.append(DecodeError(
+                    peer, at, f"at offset {at}: compressed frame: {exc}{lost}"))
+                continue
+            if frame is None:
+                return
+            self._cseq = (frame.sequence_id + 1) & 0xFF
+            if peer is not self._frame_peer:
+                # the other side's turn: its packets' sequence ids go on from the frame's (the
+                # net layer's packet counter follows the frames read: net_serv.cc
+                # net_read_packet_header, ``compress_pkt_nr = ++pkt_nr``)
+                self._frame_peer = peer
+                if self._seq is not None and not self._buffers[peer].pending:
+                    self._seq = frame.sequence_id
+            self._out.append(CompressedFrame(peer, frame.offset, frame,
+                                             frame_node(frame) if st.record else None))
+            if frame.plain:
+                self._feed_plain(peer, frame.plain)
+
+    def _feed_plain(self, peer: Peer, data: bytes) -> None:
+        """Plain packet bytes of ``peer`` (on the wire, or inflated from frames)."""
         buf = self._buffers[peer]
         over = self._oversize[peer]
         if over is not None:  # (a packet over the size limit, being skipped)
@@ -391,6 +452,8 @@ class Session:
             if self.state.phase in _OPAQUE:  # anything after the switch is opaque
                 self.opaque_bytes[peer] += len(data) - used
                 buf.skip(len(data) - used)
+            elif self.state.compression is not None and self._frames[peer] is None:
+                self._feed(peer, data[used:])  # (frames from here on)
             else:
                 buf.receive_data(data[used:])
                 self._whole(peer)
@@ -423,7 +486,10 @@ class Session:
         st = self.state
         lean = peer is Peer.SERVER and not st.record  # event packets: _stream_event
         limit = self.max_packet
+        switch = st.compression is None and self._frames[peer] is None
         while i + HEADER_LEN <= end and st.phase not in _OPAQUE:
+            if switch and st.compression is not None:
+                break  # the login's OK: compressed frames follow
             n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
             j = i + HEADER_LEN + n
             if j > end or n > limit:  # (over the limit: _whole skips it)
@@ -476,6 +542,12 @@ class Session:
         if over is not None:
             self._oversize[peer] = None
             self._out.append(DecodeError(peer, over.start, over.message(ended=False)))
+        frames = self._frames[peer]
+        if frames is not None and frames.pending:
+            off, rest = frames.drain()
+            self._out.append(DecodeError(
+                peer, off, f"at offset {off}: connection closed in the middle of a compressed "
+                f"frame ({len(rest)} bytes left over)"))
         if buf.pending and self.state.phase not in _OPAQUE:
             off, rest = buf.drain()
             msg = (f"at offset {off}: connection closed in the middle of a packet "

@@ -17,6 +17,7 @@ from binlogscope.session.events import Peer, Phase, TlsStarted
 from binlogscope.session.replies import COMMAND_KIND, Answer, Reply
 from binlogscope.session.state import ConnState
 from binlogscope.wire import commands, handshake, replication, statements
+from binlogscope.wire.compressed import negotiated
 from binlogscope.wire.constants import BinlogDumpFlag, CapabilityFlag, Command, command_name
 from binlogscope.wire.framing import Packet
 from binlogscope.wire.node import Node
@@ -155,10 +156,12 @@ def auth_reply(st: ConnState, pkt: Packet, first: int, *, in_command: bool) -> D
         st.replies.expect = Reply.NONE
         if not in_command:
             caps = st.capabilities
-            st.set_phase(Phase.COMMAND, "authentication succeeded")
-            if caps & CAP.CLIENT_COMPRESS and st.client_capabilities is not None:
-                st.set_phase(Phase.COMPRESSED, "compressed protocol negotiated: "
-                             "binlogscope does not decode it")
+            algorithm = negotiated(caps) if st.client_capabilities is not None else None
+            if algorithm is not None:
+                st.compression = algorithm  # (the next bytes of both sides are frames)
+            st.set_phase(Phase.COMMAND, "authentication succeeded" if algorithm is None else
+                         f"authentication succeeded; {algorithm}-compressed protocol from "
+                         "here on")
         return d
     if first == 0xFF:
         d = st.decode(pkt, "err")

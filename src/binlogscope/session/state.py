@@ -69,6 +69,8 @@ class ConnState:
     tls_terminated: bool = False
     #: events emitted, in order (the session yields them)
     out: deque[SessionEvent] = field(default_factory=deque)
+    #: the compressed protocol in force after the login ("zlib", "zstd"; None: none)
+    compression: str | None = None
     #: the decode environment of the packets now (None: to be made again - it changed)
     env_now: DecodeEnv | None = None
 

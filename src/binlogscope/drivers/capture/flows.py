@@ -51,6 +51,7 @@ from binlogscope.drivers.capture.tcp_reassembly import (
 from binlogscope.drivers.items import Flow, SourceItem
 from binlogscope.session import Session
 from binlogscope.session.events import (
+    CompressedFrame,
     DecodeError,
     PacketDecoded,
     Peer,
@@ -83,6 +84,8 @@ class _Dir:
     gap_offset: int = 0  # where the gap being resynchronised after starts
     gap_frame: int = 0
     fed_end: int = 0  # stream offset after the last byte given to the session
+    #: compressed protocol: (plain-stream offset, wire offset) of the frames not yet passed
+    plain_map: deque[tuple[int, int]] = field(default_factory=deque)
     last_packet_end: int = 0
 
     def frame_at(self, offset: int) -> tuple[int, float]:
@@ -535,6 +538,13 @@ class CaptureReader:
                 dd = d if direction is d.peer else (
                     conn.client if direction is Peer.CLIENT else conn.server)
                 at = ev.offset
+                pm = dd.plain_map
+                if pm:  # (compressed: the wire offset of the frame the packet starts in)
+                    while len(pm) > 1 and pm[1][0] <= at:
+                        pm.popleft()
+                    at = pm[0][1]
+                else:
+                    dd.last_packet_end = at + ev.wire_length
                 fr = dd.frames  # dd.frame_at(at)
                 while len(fr) > 1 and fr[1][0] <= at:
                     fr.popleft()
@@ -542,7 +552,6 @@ class CaptureReader:
                     _, frame, ts = fr[0]
                 else:
                     frame, ts = 0, 0.0
-                dd.last_packet_end = at + ev.wire_length
                 if direction is Peer.SERVER:
                     conn.server_packets += 1
                 ev.wire_time = ts
@@ -557,6 +566,11 @@ class CaptureReader:
                 if ev.direction == Peer.SERVER:
                     conn.server_packets += 1
                 ev.wire_time = ts
+            elif isinstance(ev, CompressedFrame):
+                frame, ts = dd.frame_at(ev.offset)
+                dd.plain_map.append((ev.frame.plain_offset, ev.offset))
+                dd.last_packet_end = ev.offset + ev.frame.wire_length
+                flow.compressed = True
             elif isinstance(ev, DecodeError | TlsStarted):
                 frame, ts = dd.frame_at(ev.offset)
                 if isinstance(ev, TlsStarted):
