@@ -247,6 +247,7 @@ def _num(v: float) -> str:
 
 
 def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from binlogscope.drivers.live.items import DecodeProblems
     from binlogscope.drivers.live.replica import LiveError, run_live
     from binlogscope.render.json_out import LineWriter, dumps_line
     from binlogscope.render.shapes import live_item_json
@@ -298,7 +299,10 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # the text on a terminal: a note shown once, on stderr (the same terminal)
     terminal_text = not args.json and not to_file and out.isatty()
 
+    problems = DecodeProblems()
+
     def consume(item: SourceItem) -> None:
+        problems.see(item)
         if item.kind == "note":  # reconnects, the end of the dump: for people, on stderr
             print(f"{PROG}: {item.text}", file=err, flush=True)
             if terminal_text:
@@ -348,12 +352,15 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 128 + getattr(exc, "signum", signal.SIGINT)
     finally:
         restore_signals(previous)
+    summary = problems.summary()
+    if summary:  # decode errors: shown as items, and the run is not clean
+        print(f"{PROG}: error: {summary}", file=err)
     if rep.error:
         print(f"{PROG}: error: {rep.error}", file=err)
         return 1
     if fired:  # Ctrl-C, SIGTERM, SIGHUP: ended cleanly, state and recording closed
         return 128 + fired[0]
-    return 0
+    return 1 if summary else 0
 
 
 def live_resume_source(state: dict[str, Any], args: argparse.Namespace, err: TextIO) -> Any:

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
 from binlogscope.pipeline.filter import TableFilter
-from binlogscope.session.events import PacketDecoded
+from binlogscope.session.events import DecodeError, PacketDecoded
+from binlogscope.wire.binlog.rows import UNKNOWN_CONTEXT
 from binlogscope.wire.binlog.types import HEARTBEATS, is_heartbeat
 from binlogscope.wire.handshake import ErrPacket
 
@@ -104,6 +105,66 @@ def counted_event(item: SourceItem) -> bool:
     return h is not None and not is_heartbeat(h.type_code)
 
 
+def decode_problem(item: SourceItem) -> str | None:
+    """What could not be decoded in a delivered item (None: nothing): a packet the session
+    could not read, a packet or binlog event decoded with an error, a binlog event whose
+    checksum does not match. Missing context (a row event whose TABLE_MAP came before the
+    start) is not counted, as ``export`` does not count it as damage: the stream started
+    there. ``live`` and ``export --live`` end with a non-zero status after any of these
+    (docs/architecture: a decode error is an item and a non-zero exit)."""
+    if item.kind != "packet":
+        return None
+    ev = item.event
+    if isinstance(ev, DecodeError):
+        return f"at {ev.direction.value} byte {ev.offset}: {ev.message}"
+    if not isinstance(ev, PacketDecoded):
+        return None
+    bev = ev.binlog_event
+    if bev is None:
+        return f"{ev.kind} at byte {ev.offset}: {ev.error}" if ev.error else None
+    where = (f"{bev.type_name} at {bev.binlog_file}:{bev.file_pos}"
+             if bev.binlog_file is not None else f"{bev.type_name} at byte {ev.offset}")
+    if bev.error:
+        if bev.error.startswith(UNKNOWN_CONTEXT):
+            return None
+        return f"{where}: {bev.error}"
+    if ev.error:
+        return f"{where}: {ev.error}"
+    if bev.checksum_ok is False:
+        return f"{where}: checksum mismatch"
+    return None
+
+
+class DecodeProblems:
+    """Counts :func:`decode_problem` over the items a command shows; :meth:`summary` is the
+    one stderr line at the end (None when there was none)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: str | None = None
+        self._last: str | None = None  # the last problem's text
+
+    def see(self, item: SourceItem) -> None:
+        p = decode_problem(item)
+        if p is None:
+            return
+        ev = item.event
+        last, self._last = self._last, p
+        # the session follows a packet decoded with an error by a decode_error item of the
+        # same error: one problem
+        if isinstance(ev, DecodeError) and last is not None and last.endswith(ev.message):
+            return
+        self.count += 1
+        if self.first is None:
+            self.first = p
+
+    def summary(self) -> str | None:
+        if not self.count:
+            return None
+        return (f"{self.count} event(s)/packet(s) could not be decoded (shown with their "
+                f"error); the first: {self.first}")
+
+
 @dataclass
 class LiveSettings:
     conn: ConnectionOptions
@@ -157,10 +218,12 @@ __all__ = [
     "ERR_HINTS",
     "HEARTBEAT_TYPES",
     "SERVER_GOING",
+    "DecodeProblems",
     "LiveError",
     "LiveSettings",
     "ServerInfo",
     "counted_event",
+    "decode_problem",
     "err_hint",
     "err_text",
     "parse_start",
