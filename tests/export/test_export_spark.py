@@ -73,6 +73,17 @@ def assert_same_dataset(local: Path, spark_out: Path) -> dict[str, int]:
     return counts
 
 
+def assert_same_errors(local: Path, spark_out: Path) -> None:
+    """The ``errors`` tables hold the same rows."""
+    def rows(root: Path) -> list[str]:
+        if not (root / "errors").exists():
+            return []
+        return sorted(json.dumps(r, sort_keys=True) for r in
+                      pq.read_table(root / "errors").to_pylist())
+
+    assert rows(local) == rows(spark_out)
+
+
 def _cli(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     rc = main(list(argv), out=out, err=err)
@@ -131,10 +142,15 @@ def test_relay_log_set_and_a_transaction_cut_by_the_file_boundary(
     inputs = BinlogFileSource([str(d)]).inputs()
     assert len(inputs) == 5
     local, sp = tmp_path / "local", tmp_path / "spark"
-    run_export(BinlogFileSource(inputs), local)
+    lres = run_export(BinlogFileSource(inputs), local)
     res = run_spark_export([str(d / "*relay-bin*")], sp, spark=spark, checkpoint_files=2)
-    assert res.complete and not res.errors
+    assert res.complete
     assert_same_dataset(local, sp)
+    # the damaged inputs (the cut file's orphan rows event, the corrupt relay log): the same
+    # errors rows as the local export, one per input, the lines the local export prints
+    assert res.errors and all(e["kind"] == "damaged" for e in res.errors)
+    assert [e["message"] for e in res.errors] == lres.damage_lines()
+    assert_same_errors(local, sp)
     # the cut transaction, as the local export has it (each file is decoded on its own): the
     # part in the first file ends with it (no XID), the rows event in the second file has no
     # TABLE_MAP there (it is in the first file) and is kept with that error, its XID closes a
@@ -285,7 +301,7 @@ def test_analyze_reads_a_spark_export(spark: Any, tmp_path: Path) -> None:
 
 
 def test_progress_bar() -> None:
-    from binlogscope.export.spark.export import progress_bar
+    from binlogscope.cli.export import progress_bar
 
     err = io.StringIO()
     progress_bar(err, "binlogscope")("decode", 2, 5, 10_000_000, 20_000_000, 2.0)

@@ -2,12 +2,14 @@
 
 Streams the file in chunks through the sans-IO :class:`BinlogStreamDecoder`, so memory stays flat
 whatever the file size. ``.gz`` files are decompressed on the fly. The path ``-`` reads one
-binlog from standard input (forward only, in the same chunks).
+binlog from standard input (forward only, in the same chunks). A file's bytes already in
+memory (a Spark task's input read by Spark) are decoded the same way with ``data=``.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,7 +58,12 @@ class _Stdin:
         return None
 
 
-def _open(path: Path) -> BinaryIO:
+def _open(path: Path, data: bytes | None = None) -> BinaryIO:
+    if data is not None:  # the file's bytes, read by someone else: named by ``path``
+        buf = io.BytesIO(data)
+        if path.suffix == ".gz":
+            return gzip.GzipFile(fileobj=buf, mode="rb")  # type: ignore[return-value]
+        return buf
     if str(path) == STDIN_PATH:
         return _Stdin()  # type: ignore[return-value]
     try:
@@ -76,6 +83,7 @@ def read_binlog_file(
     start_position: int | None = None,
     stop_position: int | None = None,
     info: FileEvents | None = None,
+    data: bytes | None = None,
 ) -> Iterator[DecodedEvent]:
     """Yield every event of a binlog file; damage becomes events with ``error`` set.
 
@@ -84,7 +92,7 @@ def read_binlog_file(
     yielded. Raises :class:`BinlogFileError` if the file cannot be opened or is not a binlog.
     Every event carries its coordinates (:class:`CoordTracker`: the file's name, its offset,
     its transaction's GTID - known from ``start_position`` on only when it is a transaction
-    boundary).
+    boundary). ``data``: the file's bytes (``path`` then only names them).
     """
     p = Path(path)
     ctx = ctx if ctx is not None else DecodeContext()
@@ -100,7 +108,7 @@ def read_binlog_file(
             # the transaction began before what is read (a relay log cut mid-transaction,
             # --start-position inside one): its TABLE_MAP is context this read never had
             ev.error = unknown_context(error)
-    with _open(p) as f:
+    with _open(p, data) as f:
         try:
             head = f.read(4)
         except (OSError, EOFError, gzip.BadGzipFile) as exc:

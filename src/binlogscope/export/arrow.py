@@ -158,11 +158,30 @@ ROWS: tuple[Column, ...] = (
 
 TABLES: dict[str, tuple[Column, ...]] = {"packets": PACKETS, "events": EVENTS, "rows": ROWS}
 
+#: the ``errors`` table: one row per input that failed or is damaged (not one of
+#: :data:`TABLES`: it is small, unpartitioned, and written by the export's driver)
+ERRORS_TABLE = "errors"
+ERRORS: tuple[Column, ...] = (
+    Column("path", pa.string(), "the input as the dataset names it (`source` in the other "
+           "tables)"),
+    Column("kind", pa.string(), "`failed`: the input could not be read (to its end); "
+           "`damaged`: some of its events carry a decode error (they are exported with it); "
+           "`lost`: the capture lost bytes (TCP gaps: `TCP_GAP` rows in `packets`)"),
+    Column("message", pa.string(), "what went wrong, one line as the command prints it"),
+    Column("damaged_events", pa.int64(), "`damaged`: how many events carry an error, else NULL"),
+    Column("first_offset", pa.int64(), "`damaged`: offset of the first damaged event in its "
+           "binlog file, else NULL"),
+)
+ERRORS_SCHEMA = pa.schema([pa.field(c.name, c.type) for c in ERRORS])
+
 _TABLE_DOCS = {
     "packets": "one row per wire packet (pcap and live sources; empty for binlog files). "
                "Partitioned by `date`.",
     "events": "one row per binlog event. Partitioned by `date` and `schema`.",
     "rows": "one row per row change: the Canal entry model. Partitioned by `date` and `schema`.",
+    ERRORS_TABLE: "one row per input that failed or is damaged (the command prints the same "
+                  "line and exits 1); the directory exists only when there is one. Not "
+                  "partitioned.",
 }
 
 
@@ -277,7 +296,7 @@ def render_schema_doc() -> str:
         "`trx_offset`): `gtid`, `xid`, `events`, `rows`, `bytes` (the events' sizes), "
         "`first_timestamp` and `commit_timestamp` (the last event's).",
     ]
-    for name, cols in TABLES.items():
+    for name, cols in (*TABLES.items(), (ERRORS_TABLE, ERRORS)):
         out += ["", f"## `{name}`", "", _TABLE_DOCS[name], "",
                 "| column | type | meaning |", "|---|---|---|"]
         for c in cols:
@@ -319,7 +338,7 @@ def clean_incomplete(root: str | Path, committed_checkpoint: int) -> int:
     """Remove in-progress files and parts newer than the last recorded checkpoint."""
     removed = 0
     pat = re.compile(r"^part-(\d{6})-\d{4}\.parquet$")
-    for t in TABLES:
+    for t in (*TABLES, ERRORS_TABLE):
         base = Path(root) / t
         if not base.is_dir():
             continue
@@ -363,7 +382,65 @@ def table_rows(values: Iterable[dict[str, Any]], table: str) -> pa.Table:
         [pa.array([r.get(f.name) for r in rows], type=f.type) for f in schema], schema=schema)
 
 
-if __name__ == "__main__":  # pragma: no cover - regenerates the doc page
+# ----------------------------------------------------------------------------- named rows
+
+def _camel(table: str) -> str:
+    return table.capitalize() + "Slot"
+
+
+def render_columns_module() -> str:
+    """``src/binlogscope/export/columns.py``, generated from :data:`TABLES`: the mapper's
+    rows named (a test keeps them in step)."""
+    out = [
+        '"""The mapper\'s rows, named: generated from the export schema '
+        '(:mod:`binlogscope.export.arrow`).',
+        "",
+        "Regenerate with ``python -m binlogscope.export.arrow --columns >",
+        "src/binlogscope/export/columns.py``; do not edit by hand (a test keeps this module "
+        "and the schema",
+        "in step).",
+        "",
+        "A row is a list of one table's data column values in schema order (what the writer "
+        "builds its",
+        "columns from; the cheapest to make and to copy). ``<table>_row(...)`` makes one by "
+        "column name,",
+        "``<Table>Slot.<column>`` names a slot to read or set.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Any, Final",
+    ]
+    for table, cols in TABLES.items():
+        names = [c.name for c in cols if not c.partition]
+        out += ["", "", f"class {_camel(table)}:",
+                f'    """Slots of a ``{table}`` row."""', ""]
+        out += [f"    {n}: Final = {i}" for i, n in enumerate(names)]
+        out += ["    #: the row's length", f"    WIDTH: Final = {len(names)}"]
+    for table, cols in TABLES.items():
+        names = [c.name for c in cols if not c.partition]
+        out += ["", "", f"def {table}_row(",
+                "    *, " + ", ".join(f"{n}: Any" for n in names[:1]) + ","]
+        out += [f"    {n}: Any," for n in names[1:]]
+        out += [") -> list[Any]:", f'    """One ``{table}`` row from its values, by name."""',
+                "    return ["]
+        line = "       "
+        for n in names:
+            piece = f" {n},"
+            if len(line) + len(piece) > 99:
+                out.append(line)
+                line = "       "
+            line += piece
+        out.append(line)
+        out.append("    ]")
+    out += ["", "", "__all__ = [" + ", ".join(
+        f'"{x}"' for x in sorted([_camel(t) for t in TABLES] + [f"{t}_row" for t in TABLES]))
+        + "]"]
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - regenerates the doc page and the named rows
     import sys
 
-    sys.stdout.write(render_schema_doc())
+    sys.stdout.write(render_columns_module() if sys.argv[1:] == ["--columns"]
+                     else render_schema_doc())

@@ -147,15 +147,22 @@ class BinlogFileSource:
                     continue
                 if i == resume.input_index:
                     start = resume.offset
-            ctx = DecodeContext()
-            name = path.name
-            source = str(path)
-            info = FileEvents(source)
-            try:
-                for ev in read_binlog_file(path, record=False, ctx=ctx, start_position=start,
-                                           info=info):
-                    yield EventRecord(ev, ctx, i, source, name)
-            except BinlogFileError as exc:
-                yield InputDone(i, source, str(exc))
-                continue
-            yield InputDone(i, source, info.fatal)
+            yield from binlog_file_records(i, str(path), start=start)
+
+
+def binlog_file_records(index: int, source: str, *, start: int | None = None,
+                        data: bytes | None = None) -> Iterator[Record]:
+    """The records of one binlog file (input ``index``), from ``start`` (an event boundary)
+    on, ending with its :class:`InputDone`; ``data``: its bytes when they were read elsewhere
+    (a Spark task's input), ``source`` then only names them."""
+    ctx = DecodeContext()
+    name = Path(source).name
+    info = FileEvents(source)
+    try:
+        for ev in read_binlog_file(source, record=False, ctx=ctx, start_position=start,
+                                   info=info, data=data):
+            yield EventRecord(ev, ctx, index, source, name)
+    except BinlogFileError as exc:
+        yield InputDone(index, source, str(exc))
+        return
+    yield InputDone(index, source, info.fatal)

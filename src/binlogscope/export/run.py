@@ -10,7 +10,6 @@ complete are removed by the resume, so nothing is written twice.
 
 from __future__ import annotations
 
-import datetime as _dt
 import gc
 import time
 from collections.abc import Callable
@@ -18,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from binlogscope import __version__
-from binlogscope.export.arrow import (
-    SCHEMA_VERSION,
-    STATE_FILE,
-    TABLES,
-    clean_incomplete,
-    read_state,
-    write_state,
+from binlogscope.export.arrow import TABLES
+from binlogscope.export.core import (
+    LOSS_KINDS,
+    ExportError,
+    InputDamage,
+    Ledger,
+    error_rows,
+    note_damage,
 )
 from binlogscope.export.images import COLUMN_BUILDERS
 from binlogscope.export.mapper import TableMapper
@@ -37,13 +36,6 @@ from binlogscope.export.records import (
     ResumePoint,
 )
 from binlogscope.export.writer import DatasetWriter
-from binlogscope.wire.binlog.rows import UNKNOWN_CONTEXT
-
-STATE_FORMAT = "binlogscope-export"
-
-
-class ExportError(Exception):
-    """The export cannot start (one line for the CLI)."""
 
 
 @dataclass(slots=True)
@@ -56,10 +48,8 @@ class ExportResult:
     already_complete: bool = False
     resume: dict[str, Any] | None = None
     input_errors: list[str] = field(default_factory=list)
-    #: per damaged input: [source, damaged events, first damaged offset, first error]
-    damage: dict[int, list[Any]] = field(default_factory=dict)
-    #: per input with lost bytes (TCP gaps, capture errors): [source, items, bytes, first]
-    gaps: dict[int, list[Any]] = field(default_factory=dict)
+    #: per damaged input (by index): its damaged events and the bytes a capture lost
+    damage: dict[int, InputDamage] = field(default_factory=dict)
     #: the dataset was new and nothing was kept: it was removed again
     removed: bool = False
     #: the directory held an unfinished export of the same inputs, resumed without --resume
@@ -67,22 +57,10 @@ class ExportResult:
 
     def damage_lines(self) -> list[str]:
         """One line per damaged input: how many events, where the damage starts, what."""
-        out = []
-        for src, n, offset, error in self.damage.values():
-            out.append(f"{src}: damaged: {n} event(s) with errors, the first at offset {offset}"
-                       f" ({error}); everything readable exported, the damaged events with "
-                       "their error")
-        for src, n, lost, first in self.gaps.values():
-            out.append(f"{src}: {n} gap(s) in the capture, {lost} bytes lost (the first: "
-                       f"{first}); the packets table has a TCP_GAP row for each")
-        return out
+        return [line for d in self.damage.values() for line in d.lines()]
 
 
 Progress = Callable[[int, int, int | None, float], None]
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def run_export(
@@ -101,62 +79,28 @@ def run_export(
     ``stop()`` true (Ctrl-C, SIGTERM, SIGHUP on a live source): the export stops at the next
     transaction boundary, checkpoints there and ends as interrupted, keeping everything
     received up to it (``--resume`` goes on from there)."""
-    root = Path(out)
-    if root.exists() and not root.is_dir():  # never touch a file given as the dataset
-        raise ExportError(f"{root} exists and is not a directory; --out names the dataset "
-                          "directory (new or empty)")
+    ledger = Ledger.prepare(out, resume=resume)
+    root = ledger.root
     inputs = source.inputs()
-    auto_resumed = False
-    if not resume and root.is_dir() and any(root.iterdir()):
-        # the same command run again after a failure or a stop: go on where it ended
-        old = read_state(root)
-        if old is not None and old.get("format") == STATE_FORMAT \
-                and old.get("schema_version") == SCHEMA_VERSION \
-                and old.get("inputs") == inputs and not old.get("complete"):
-            resume = auto_resumed = True
-    state = read_state(root) if resume else None
-    if resume:
-        if state is None or state.get("format") != STATE_FORMAT:
-            raise ExportError(f"{root}: no export to resume (no readable {STATE_FILE})")
-        if state.get("schema_version") != SCHEMA_VERSION:
-            raise ExportError(f"{root}: written with schema version {state.get('schema_version')}"
-                              f", this binlogscope writes {SCHEMA_VERSION}")
-        if state.get("inputs") != inputs:
+    if ledger.already_complete:
+        if ledger.recorded_inputs != inputs:
             raise ExportError(f"{root}: the export was started with other inputs "
-                              f"({', '.join(state.get('inputs') or [])})")
-        if state.get("complete"):
-            return ExportResult(dict(state.get("counts") or {}), complete=True,
-                                already_complete=True)
-        no_raw = bool(state.get("options", {}).get("no_raw", no_raw))
-    elif root.exists() and any(root.iterdir()):
-        raise ExportError(f"{root} is not empty; use --resume to finish an interrupted export "
-                          "or choose an empty directory")
+                              f"({', '.join(ledger.recorded_inputs)})")
+        return ExportResult(ledger.counts, complete=True, already_complete=True)
+    if ledger.state:
+        no_raw = ledger.no_raw
+    ledger.begin(inputs, kind=source.kind, no_raw=no_raw, engine="local",
+                 source_options=_source_options(source))
+    start_point = ledger.start if ledger.resume or ledger.resumed else None
 
-    #: a new dataset: one that fails before its first checkpoint is removed again, so the
-    #: same command can simply be run again
-    made_here = not resume and not root.exists()
-    root.mkdir(parents=True, exist_ok=True)
-    if state is None:
-        state = {
-            "format": STATE_FORMAT, "schema_version": SCHEMA_VERSION,
-            "binlogscope_version": __version__, "source_kind": source.kind, "inputs": inputs,
-            "options": {"no_raw": no_raw, "source": _source_options(source)}, "checkpoint": 0,
-            "resume": {"input_index": 0, "offset": None}, "complete": False,
-            "counts": dict.fromkeys(TABLES, 0), "started": _now(), "updated": _now(),
-        }
-        write_state(root, state)
-        start_point: ResumePoint | None = None
-    else:
-        clean_incomplete(root, int(state["checkpoint"]))
-        r = state.get("resume") or {"input_index": 0, "offset": None}
-        start_point = ResumePoint(int(r["input_index"]), r.get("offset"), r.get("position"))
-
-    counts: dict[str, int] = {t: int(state["counts"].get(t, 0)) for t in TABLES}
-    writer = DatasetWriter(root, checkpoint_no=int(state["checkpoint"]) + 1,
+    counts = ledger.counts
+    writer = DatasetWriter(root, checkpoint_no=ledger.checkpoint + 1,
                            row_group_size=row_group_size, builders=COLUMN_BUILDERS)
     mapper = TableMapper(no_raw=no_raw, emit_values=writer.add_values,
                          emit_many=writer.add_many)
-    result = ExportResult(counts, resumed=auto_resumed)
+    result = ExportResult(counts, resumed=ledger.resumed)
+    #: the errors rows of the inputs finished since the last checkpoint
+    errors: list[dict[str, Any]] = []
     total = source.total_bytes()
     sizes = _input_sizes(inputs) if source.kind == "file" else None
     starts = [0]
@@ -175,14 +119,8 @@ def run_export(
         for t in TABLES:
             counts[t] += writer.rows_written[t]
             writer.rows_written[t] = 0
-        state["checkpoint"] = writer.checkpoint_no - 1
-        state["resume"] = (None if resume_at is None else
-                           {"input_index": resume_at.input_index, "offset": resume_at.offset,
-                            "position": resume_at.position})
-        state["complete"] = resume_at is None
-        state["counts"] = dict(counts)
-        state["updated"] = _now()
-        write_state(root, state)
+        ledger.commit(writer.checkpoint_no - 1, resume_at, counts, errors)
+        errors.clear()
 
     # the row buffers hold up to row_group_size rows of small lists, dicts and tuples per
     # open part: with the default thresholds the cycle collector walks all of them again and
@@ -201,8 +139,8 @@ def run_export(
                 if sizes is not None:
                     byte_pos = starts[rec.input_index] + rec.event.end
                 last_event = rec
-                if rec.event.error and not rec.event.error.startswith(UNKNOWN_CONTEXT):
-                    _note_damage(result.damage, rec)  # (missing context is not damage)
+                if rec.event.error:  # (missing context is not damage: note_damage knows)
+                    note_damage(result.damage, rec)
                 if since_checkpoint >= checkpoint_events and mapper.at_boundary:
                     checkpoint(_resume_after(rec))
                     since_checkpoint = 0
@@ -211,12 +149,8 @@ def run_export(
                     break
             elif isinstance(rec, PacketRecord):
                 mapper.packet(rec)
-                if rec.kind in ("TCP_GAP", "CAPTURE_ERROR"):
-                    g = result.gaps.setdefault(rec.input_index, [rec.source, 0, 0, None])
-                    g[1] += 1
-                    g[2] += rec.payload_length
-                    if g[3] is None and rec.payload:
-                        g[3] = f"frame {rec.frame}: {rec.payload.decode(errors='replace')}"
+                if rec.kind in LOSS_KINDS:
+                    note_damage(result.damage, rec)
             elif isinstance(rec, InputDone):
                 ended = True
                 if rec.error and source.kind == "live":  # the stream failed: not complete
@@ -226,6 +160,7 @@ def run_export(
                 mapper.input_done()
                 if rec.error:
                     result.input_errors.append(rec.error)
+                errors += error_rows(rec.source, rec.error, result.damage.get(rec.input_index))
                 checkpoint(ResumePoint(rec.input_index + 1, None))
                 since_checkpoint = 0
             if progress is not None:
@@ -241,11 +176,10 @@ def run_export(
             else:  # nothing yet, or idle inside a transaction: keep the last checkpoint
                 writer.abort()
             result.interrupted = True
-            result.resume = state.get("resume")
-            if made_here and int(state["checkpoint"]) == 0:
+            result.resume = ledger.state.get("resume")
+            if ledger.made_here and ledger.checkpoint == 0:
                 writer.close()
-                _remove_dataset(root)  # nothing was kept: nothing left in the way
-                result.removed = True
+                result.removed = ledger.discard()  # nothing was kept: nothing in the way
         else:
             mapper.input_done()
             checkpoint(None)
@@ -253,12 +187,11 @@ def run_export(
     except KeyboardInterrupt:
         writer.abort()
         result.interrupted = True
-        result.resume = state.get("resume")
+        result.resume = ledger.state.get("resume")
     except BaseException:
         writer.abort()
         writer.close()
-        if made_here and int(state["checkpoint"]) == 0:
-            _remove_dataset(root)  # a failed new export leaves nothing in the way of a rerun
+        ledger.discard()  # a failed new export leaves nothing in the way of a rerun
         raise
     finally:
         gc.set_threshold(*gc_threshold)
@@ -267,31 +200,6 @@ def run_export(
     if progress is not None and not result.interrupted:
         progress(result.events_seen, byte_pos, total, result.seconds)
     return result
-
-
-def _note_damage(damage: dict[int, list[Any]], rec: EventRecord) -> None:
-    d = damage.get(rec.input_index)
-    if d is None:
-        damage[rec.input_index] = [rec.source, 1, rec.event.offset, rec.event.error]
-    else:
-        d[1] += 1
-
-
-def _remove_dataset(root: Path) -> None:
-    """Remove a dataset this run made and kept nothing in (its state file, the empty table
-    directories, hidden unfinished parts): only files an export writes."""
-    import shutil
-
-    for t in TABLES:
-        shutil.rmtree(root / t, ignore_errors=True)
-    try:
-        (root / STATE_FILE).unlink()
-    except OSError:
-        pass
-    try:
-        root.rmdir()
-    except OSError:  # something else is in there: leave it
-        pass
 
 
 def _resume_after(rec: EventRecord) -> ResumePoint:
@@ -315,3 +223,6 @@ def _input_sizes(inputs: list[str]) -> list[int]:
         except OSError:
             out.append(0)
     return out
+
+
+__all__ = ["ExportError", "ExportResult", "Progress", "run_export"]

@@ -105,40 +105,47 @@ class PcapRecordSource:
         return sum(Path(p).stat().st_size for p in self.paths)
 
     def records(self, resume: ResumePoint | None = None) -> Iterator[Record]:
-        from binlogscope.drivers.capture.pcap import CaptureError, read_capture
-
         for i, path in enumerate(self.paths):
             if resume is not None and i < resume.input_index:
                 continue
-            ctxs: dict[int, DecodeContext] = {}
-            files: dict[int, str] = {}
-            try:
-                for item in read_capture(path, self.ports, record=False):
-                    pkt = item.event
-                    if not isinstance(pkt, PacketDecoded):
-                        lost = _loss_record(item, i, path)
-                        if lost is not None:  # nothing lost silently: a row, a non-zero exit
-                            yield lost
-                        continue
-                    fid = item.flow.id
-                    ctx = ctxs.setdefault(fid, DecodeContext())
-                    _tables_ctx(ctx, pkt)
-                    bev = pkt.binlog_event
-                    name = getattr(getattr(bev, "body", None), "next_log_name", None)
-                    if isinstance(name, str):
-                        files[fid] = name
-                    sid = f"{Path(path).name}#{fid}"
-                    yield _packet_record(pkt, index=i, source=path, kind="pcap", session_id=sid,
-                                         flow=item.flow.name, frame=item.frame,
-                                         time=item.time, binlog_file=files.get(fid))
-                    if bev is not None:
-                        yield EventRecord(bev, ctx, i, path, files.get(fid, ""),
-                                          source_kind="pcap", session_id=sid,
-                                          capture_time=item.time)
-            except CaptureError as exc:
-                yield InputDone(i, path, str(exc))
+            yield from capture_records(i, path, self.ports)
+
+
+def capture_records(index: int, path: str, ports: list[int] | None = None, *,
+                    data: bytes | None = None) -> Iterator[Record]:
+    """The records of one capture (input ``index``), ending with its :class:`InputDone`;
+    ``data``: its bytes when they were read elsewhere (``path`` then only names them)."""
+    from binlogscope.drivers.capture.pcap import CaptureError, read_capture
+
+    ctxs: dict[int, DecodeContext] = {}
+    files: dict[int, str] = {}
+    try:
+        for item in read_capture(path, ports, record=False, data=data):
+            pkt = item.event
+            if not isinstance(pkt, PacketDecoded):
+                lost = _loss_record(item, index, path)
+                if lost is not None:  # nothing lost silently: a row, a non-zero exit
+                    yield lost
                 continue
-            yield InputDone(i, path)
+            fid = item.flow.id
+            ctx = ctxs.setdefault(fid, DecodeContext())
+            _tables_ctx(ctx, pkt)
+            bev = pkt.binlog_event
+            name = getattr(getattr(bev, "body", None), "next_log_name", None)
+            if isinstance(name, str):
+                files[fid] = name
+            sid = f"{Path(path).name}#{fid}"
+            yield _packet_record(pkt, index=index, source=path, kind="pcap", session_id=sid,
+                                 flow=item.flow.name, frame=item.frame, time=item.time,
+                                 binlog_file=files.get(fid))
+            if bev is not None:
+                yield EventRecord(bev, ctx, index, path, files.get(fid, ""),
+                                  source_kind="pcap", session_id=sid,
+                                  capture_time=item.time)
+    except CaptureError as exc:
+        yield InputDone(index, path, str(exc))
+        return
+    yield InputDone(index, path)
 
 
 #: seconds a stopped live export waits, idle, for the open transaction to end

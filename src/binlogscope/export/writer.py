@@ -58,7 +58,7 @@ class DatasetWriter:
                  row_group_bytes: int = 24 << 20, buffer_bytes: int = 48 << 20,
                  huge_row_bytes: int = 4 << 20,
                  max_open: int = 32, compression: str = "zstd",
-                 background: bool = True,
+                 background: bool = True, directories: bool = True,
                  builders: dict[str, list[tuple[str, tuple[str, ...],
                                                 Callable[[list[list[Any]], int],
                                                          tuple[pa.Array, ...]]]]]
@@ -92,7 +92,7 @@ class DatasetWriter:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="parquet-writer") \
             if background else None
         self._writes: deque[Future[None]] = deque()
-        for t in TABLES:
+        for t in TABLES if directories else ():  # (False: a subclass keeps its row groups)
             (self.root / t).mkdir(parents=True, exist_ok=True)
 
     def add(self, table: str, partition: tuple[str, ...], row: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ and a block or record longer than :data:`MAX_BLOCK` is damage, never a huge allo
 from __future__ import annotations
 
 import gzip
+import io
 import logging
 import os
 import struct
@@ -134,14 +135,18 @@ class _Guarded:
             self.raw.close()
 
 
-def iter_records(path: str) -> Iterator[tuple[int, float, int, bytes]]:
+def iter_records(path: str, data: bytes | None = None
+                 ) -> Iterator[tuple[int, float, int, bytes]]:
     """:func:`iter_frames` as plain ``(number, timestamp, linktype, data)`` tuples.
 
     An uncompressed classic pcap file is read here directly, a block at a time (the records are
     cut out with ``struct``: the same values and the same errors as scapy's reader, about ten
     times faster); pcapng and gzip-compressed files go through scapy. ``-`` reads standard input
-    as a stream (pcap, pcapng, gzip'd too; never seeks, memory stays flat).
+    as a stream (pcap, pcapng, gzip'd too; never seeks, memory stays flat). ``data``: the
+    capture's bytes, already in memory (``path`` then only names them), read as a stream.
     """
+    if data is not None:
+        return _iter_stream(io.BytesIO(data), path)
     if path == "-":
         return _iter_stream(sys.stdin.buffer, STDIN_NAME)
     try:

@@ -34,21 +34,21 @@ from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 from binlogscope.session.resync import find_packet_start, looks_like_greeting
 
 
-def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool = False
-                 ) -> Iterator[SourceItem]:
+def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool = False,
+                 data: bytes | None = None) -> Iterator[SourceItem]:
     """Decode every MySQL flow of a capture, in capture order.
 
     ``ports``: server ports known to carry MySQL (default 3306); ports where a server greeting
     is seen are added. ``record``: build the annotated Node trees (slower). Raises
     :class:`CaptureError` (after yielding everything before the damage) on a bad file.
     """
-    for items in read_capture_batches(path, ports, record=record):
+    for items in read_capture_batches(path, ports, record=record, data=data):
         yield from items
 
 
 def read_capture_batches(path: str, ports: Iterable[int] | None = None, *,
                          record: bool = False, max_packet: int = DEFAULT_MAX_PACKET,
-                         stop: Callable[[], bool] | None = None
+                         stop: Callable[[], bool] | None = None, data: bytes | None = None
                          ) -> Iterator[list[SourceItem]]:
     """:func:`read_capture` a frame's items at a time (never an empty list): for consumers of
     big captures, one generator step per frame instead of one per item. ``max_packet``: the
@@ -58,10 +58,10 @@ def read_capture_batches(path: str, ports: Iterable[int] | None = None, *,
     reader = CaptureReader(ports, record=record, max_packet=max_packet)
     feed = reader.record_frame
     try:
-        for number, ts, linktype, data in iter_records(path):
+        for number, ts, linktype, frame in iter_records(path, data):
             if stop is not None and not number & 0xFF and stop():
                 return
-            items = feed(number, ts, linktype, data)
+            items = feed(number, ts, linktype, frame)
             if items:
                 yield items
     except CaptureError:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import atexit
 import importlib
 import os
+import re
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -103,7 +105,7 @@ def spark_session(master: str | None = "local[*]", conf: Sequence[tuple[str, str
         builder = builder.master(master)
     for k, v in settings.items():
         builder = builder.config(k, v)
-    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python3"))
+    pin_worker_python(master)
     # The JVM's own stderr (its launcher warnings, e.g. "Using incubator modules") goes to a
     # private log file, not the user's terminal: Spark's errors still reach Python as
     # exceptions. The directory goes when the process ends.
@@ -120,6 +122,47 @@ def spark_session(master: str | None = "local[*]", conf: Sequence[tuple[str, str
         atexit.register(shutil.rmtree, log_dir, True)
     spark.sparkContext.setLogLevel("WARN")  # (the console shows ERROR lines only: _LOG4J)
     return spark
+
+
+def pin_worker_python(master: str | None) -> None:
+    """Spark's Python workers run this interpreter (``sys.executable``) when the master is
+    local: they start on this machine, and ``python3`` from PATH (Spark's default) is another
+    Python without binlogscope when the command runs from a venv that is not activated (cron,
+    systemd, a script run by path). ``PYSPARK_PYTHON`` set by the user wins; on a cluster the
+    executors' Python is the cluster's (docs/spark-cluster.md)."""
+    if "PYSPARK_PYTHON" in os.environ:
+        return
+    local = (master or "").startswith("local") or (
+        master is None and "PYSPARK_GATEWAY_PORT" not in os.environ)
+    if local and sys.executable:
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+
+
+_WORKER_BANNER = re.compile(r"An exception was thrown from the Python worker|Traceback \(most "
+                            r"recent call last\)|^\s*$|^\s*File \"|^\s{4}")
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): ?(.*)$")
+
+
+def spark_failure_line(exc: BaseException) -> str:
+    """What went wrong in a Spark failure, in one line: the worker's own error (the last
+    ``XError: message`` of a Python worker's traceback, e.g. ``ModuleNotFoundError: No module
+    named 'binlogscope'``), a JVM cause (``Cannot run program "python3"``), else the first
+    line of the message."""
+    text = str(exc)
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    errors = [ln.strip() for ln in lines if _ERROR_LINE.match(ln.strip())
+              and not ln.strip().startswith(("org.apache.spark.SparkException: Job aborted",
+                                             "py4j.protocol.Py4JJavaError"))]
+    python_errors = [e for e in errors if not e.startswith(("org.", "java.", "scala.", "py4j"))]
+    if python_errors:
+        return python_errors[-1]
+    for ln in lines:
+        if "Cannot run program" in ln or "Python worker exited unexpectedly" in ln:
+            return ln.strip()
+    for ln in lines:
+        if not _WORKER_BANNER.search(ln):
+            return ln.strip()
+    return type(exc).__name__
 
 
 def spark_type(t: pa.DataType) -> Any:

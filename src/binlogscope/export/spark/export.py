@@ -22,7 +22,6 @@ The driver side (the executor side is :mod:`binlogscope.export.spark.tasks`):
 
 from __future__ import annotations
 
-import datetime as _dt
 import glob
 import os
 import re
@@ -33,24 +32,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from binlogscope import __version__
-from binlogscope.export.arrow import (
-    SCHEMA_VERSION,
-    STATE_FILE,
-    TABLES,
-    clean_incomplete,
-    partition_columns,
-    read_state,
-    write_state,
-)
-from binlogscope.export.records import BinlogFileSource, SourceError
-from binlogscope.export.spark.tasks import TaskOptions, decode_partition, union_schema
+from binlogscope.export.arrow import ERRORS_SCHEMA, ERRORS_TABLE, TABLES, partition_columns
+from binlogscope.export.core import ExportError, Ledger
+from binlogscope.export.records import BinlogFileSource, ResumePoint, SourceError
+from binlogscope.export.spark.tasks import decode_partition, union_schema
+from binlogscope.export.task import TaskOptions
 
-STATE_FORMAT = "binlogscope-export"  # the local export's (binlogscope.export.run)
 STAGING = "_spark_staging"
-ERRORS_TABLE = "errors"
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 #: who writes the Parquet files (see :func:`run_spark_export`)
 WRITERS = ("spark", "tasks")
@@ -59,14 +49,12 @@ ROW_GROUP_BYTES = 32 << 20
 #: the driver's heap when the export starts a local Spark (local mode runs the tasks in it);
 #: ``--conf spark.driver.memory=...`` overrides it
 LOCAL_DRIVER_MEMORY = "2g"
-_PART = re.compile(r"^part-(\d{6})-\d{4}\.parquet$")
-
 #: phase, inputs done, inputs in all, bytes done, bytes in all, seconds since the start
 Progress = Callable[[str, int, int, int, int, float], None]
 
 
-class SparkExportError(Exception):
-    """The export cannot start or go on (one line for the CLI)."""
+#: the export cannot start or go on (one line for the CLI): the local export's error
+SparkExportError = ExportError
 
 
 @dataclass(slots=True)
@@ -86,7 +74,12 @@ class SparkExportResult:
     complete: bool = False
     already_complete: bool = False
     skipped_inputs: int = 0  # exported before (--resume)
-    errors: list[tuple[str, str]] = field(default_factory=list)
+    #: rows of the ``errors`` table (this run's and those recorded before a resume)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    #: the dataset was new and nothing was kept: it was removed again
+    removed: bool = False
+    #: the directory held an unfinished export of the same inputs, resumed without --resume
+    resumed: bool = False
     #: per decoded input: (source, bytes, seconds of its task)
     task_times: list[tuple[str, int, float]] = field(default_factory=list)
     #: wall seconds per phase: decode (the decode job), write (Spark's Parquet writes),
@@ -98,10 +91,6 @@ class SparkExportResult:
 def is_uri(source: str) -> bool:
     """A Hadoop-FS URI (``hdfs://...``, ``s3a://...``, ``file:/...``), not a local path."""
     return bool(_URI.match(source)) and not re.match(r"^[A-Za-z]:[\\/]", source)
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -315,17 +304,6 @@ def _publish(staging: Path, root: Path, checkpoint: int) -> None:
                                dest / f"part-{checkpoint:06d}-{seq:04d}.parquet")
 
 
-def _clean_errors(root: Path, checkpoint: int) -> None:
-    base = root / ERRORS_TABLE
-    if not base.is_dir():
-        return
-    for p in base.rglob("*"):
-        m = _PART.match(p.name)
-        if p.is_file() and (p.name.endswith(".inprogress") or
-                            (m and int(m.group(1)) > checkpoint)):
-            p.unlink()
-
-
 def _write_table(df: Any, table: str, target: Path) -> None:
     from pyspark.sql import functions as fn
 
@@ -357,41 +335,31 @@ def run_spark_export(
     use (kept open); else the active one (``spark-submit``, a notebook), else one is started
     on ``master`` (None: ``spark-submit``'s, else ``local[*]``) with ``conf``, and stopped at
     the end. ``writer``: ``spark`` (Spark's Parquet writer) or ``tasks`` (each task writes
-    its input's parts with the local exporter's writer; Spark schedules and collects)."""
+    its input's parts with the local exporter's writer; Spark schedules and collects).
+
+    The checkpoint note, the resume rules and the ``errors`` rows are the local export's
+    (:class:`~binlogscope.export.core.Ledger`); a new dataset that fails or is interrupted
+    before its first checkpoint is removed again, so the same command can simply be rerun."""
     if writer not in WRITERS:
         raise SparkExportError(f"--writer {writer}: expected one of {', '.join(WRITERS)}")
     from binlogscope.export.spark.analyze import require
 
     require("pyspark")
-    root = Path(out)
     if is_uri(str(out)):
         raise SparkExportError(f"--out {out}: the dataset directory must be a local path "
                                "(on a cluster: a shared filesystem mounted on every node)")
-    if root.exists() and not root.is_dir():
-        raise SparkExportError(f"{root} exists and is not a directory; --out names the dataset "
-                               "directory (new or empty)")
-    state = read_state(root) if resume else None
-    if resume:
-        if state is None or state.get("format") != STATE_FORMAT:
-            raise SparkExportError(f"{root}: no export to resume (no readable {STATE_FILE})")
-        if state.get("schema_version") != SCHEMA_VERSION:
-            raise SparkExportError(f"{root}: written with schema version "
-                                   f"{state.get('schema_version')}, this binlogscope writes "
-                                   f"{SCHEMA_VERSION}")
-        if state.get("complete"):
-            return SparkExportResult(dict(state.get("counts") or {}), complete=True,
-                                     already_complete=True)
-        r = state.get("resume") or {}
-        if r.get("offset") is not None:
+    ledger = Ledger.prepare(out, resume=resume)
+    root = ledger.root
+    if ledger.already_complete:
+        return SparkExportResult(ledger.counts, complete=True, already_complete=True)
+    if ledger.state:
+        start_at = ledger.start
+        if start_at is not None and start_at.offset is not None:
             raise SparkExportError(f"{root}: the export stopped inside an input; finish it "
                                    "without --spark")
-        if state.get("source_kind", "file") != kind:
-            raise SparkExportError(f"{root}: the export is of {state.get('source_kind')} "
-                                   "inputs")
-        no_raw = bool(state.get("options", {}).get("no_raw", no_raw))
-    elif root.exists() and any(root.iterdir()):
-        raise SparkExportError(f"{root} is not empty; use --resume to finish an interrupted "
-                               "export or choose an empty directory")
+        if ledger.kind != kind:
+            raise SparkExportError(f"{root}: the export is of {ledger.kind} inputs")
+        no_raw = ledger.no_raw
 
     from pyspark import StorageLevel
     from pyspark.sql import SparkSession
@@ -417,13 +385,9 @@ def run_spark_export(
     watcher: _Watcher | None = None
     mapped: Any = None
     try:
-        if resume and state is not None:
-            names = list(state.get("inputs") or [])
-            if sources and _requested(spark, sources, kind) != names:
-                raise SparkExportError(f"{root}: the export was started with other inputs "
-                                       f"({', '.join(names)})")
+        if ledger.state and not sources:
             inputs = [SparkInput(i, s, _size(spark, s, is_uri(s)), is_uri(s))
-                      for i, s in enumerate(names)]
+                      for i, s in enumerate(ledger.recorded_inputs)]
         else:
             try:
                 inputs = expand_inputs(spark, sources, kind)
@@ -431,28 +395,16 @@ def run_spark_export(
                 raise SparkExportError(str(exc)) from None
             if not inputs:
                 raise SparkExportError("no inputs")
-        root.mkdir(parents=True, exist_ok=True)
-        if state is None:
-            state = {
-                "format": STATE_FORMAT, "schema_version": SCHEMA_VERSION,
-                "binlogscope_version": __version__, "source_kind": kind,
-                "inputs": [i.source for i in inputs], "options": {"no_raw": no_raw},
-                "checkpoint": 0, "resume": {"input_index": 0, "offset": None},
-                "complete": False, "counts": dict.fromkeys(TABLES, 0), "engine": "spark",
-                "errors": [], "started": _now(), "updated": _now(),
-            }
-            write_state(root, state)
-        else:
-            clean_incomplete(root, int(state["checkpoint"]))
-            _clean_errors(root, int(state["checkpoint"]))
+        ledger.begin([i.source for i in inputs], kind=kind, no_raw=no_raw, engine="spark")
+        result.resumed = ledger.resumed
         shutil.rmtree(root / STAGING, ignore_errors=True)
         for t in TABLES:
             (root / t).mkdir(parents=True, exist_ok=True)
 
-        start = int((state.get("resume") or {}).get("input_index") or 0)
+        start = (ledger.start or ResumePoint(0)).input_index
         result.skipped_inputs = start
-        result.counts = {t: int(state["counts"].get(t, 0)) for t in TABLES}
-        result.errors = [(str(p), str(m)) for p, m in state.get("errors") or []]
+        result.counts = ledger.counts
+        result.errors = ledger.errors
         todo = inputs[start:]
         sc = spark.sparkContext
         per_group = checkpoint_files or max(1, 4 * int(sc.defaultParallelism))
@@ -461,6 +413,7 @@ def run_spark_export(
         bytes_before = sum(i.size for i in inputs[:start])
         opts = TaskOptions(kind, no_raw, ports)
         schema = spark_union_schema()
+        order = {i.source: i.index for i in inputs}
         if progress is not None:
             watcher = _Watcher(spark, progress, acc, start, len(inputs), bytes_before,
                                bytes_total, time.monotonic())
@@ -470,7 +423,7 @@ def run_spark_export(
         done = start
         for g in range(0, len(todo), per_group):
             group = todo[g:g + per_group]
-            checkpoint = int(state["checkpoint"]) + 1
+            checkpoint = ledger.checkpoint + 1
             staging = root / STAGING / f"checkpoint-{checkpoint:06d}"
             gid = f"binlogscope-export-{os.getpid()}-{checkpoint}"
             sc.setJobGroup(gid, f"binlogscope export: checkpoint {checkpoint}", True)
@@ -486,8 +439,10 @@ def run_spark_export(
             meta = (mapped.where(fn.col("table").isin("stats", ERRORS_TABLE))
                     .select("table", "stats", ERRORS_TABLE).collect())
             stats = [r["stats"] for r in meta if r["table"] == "stats"]
-            errors = [(r[ERRORS_TABLE]["path"], r[ERRORS_TABLE]["message"])
-                      for r in meta if r["table"] == ERRORS_TABLE]
+            errors = sorted(
+                ({f.name: r[ERRORS_TABLE][f.name] for f in ERRORS_SCHEMA}
+                 for r in meta if r["table"] == ERRORS_TABLE),
+                key=lambda e: (order.get(e["path"], -1), e["kind"] != "failed"))
             if watcher is not None:
                 watcher.group = None
                 watcher.files_before = done + len(group)
@@ -499,10 +454,6 @@ def run_spark_export(
                     if watcher is not None:
                         watcher.phase = f"write {table}"
                     _write_table(mapped, table, staging / table)
-            if errors:
-                (spark.createDataFrame(errors, "path string, message string").coalesce(1)
-                 .write.mode("overwrite").option("compression", "zstd")
-                 .parquet(str(staging / ERRORS_TABLE)))
             mapped.unpersist()
             mapped = None
             t_publish = time.monotonic()
@@ -514,20 +465,10 @@ def run_spark_export(
             result.errors += errors
             result.task_times += [(s["path"], int(s["bytes"]), float(s["seconds"]))
                                   for s in stats]
-            state["checkpoint"] = checkpoint
-            state["resume"] = {"input_index": done, "offset": None}
-            state["counts"] = dict(result.counts)
-            state["errors"] = [list(e) for e in result.errors]
-            state["updated"] = _now()
-            write_state(root, state)
+            ledger.commit(checkpoint, ResumePoint(done), result.counts, errors)
             shutil.rmtree(staging, ignore_errors=True)
             result.phases["publish"] += time.monotonic() - t_publish
-        if result.errors:
-            (root / ERRORS_TABLE).mkdir(exist_ok=True)
-        state["resume"] = None
-        state["complete"] = True
-        state["updated"] = _now()
-        write_state(root, state)
+        ledger.commit(ledger.checkpoint, None, result.counts)
         shutil.rmtree(root / STAGING, ignore_errors=True)
         result.complete = True
         if watcher is not None:
@@ -539,6 +480,10 @@ def run_spark_export(
         except Exception:
             pass
         result.interrupted = True
+        result.removed = ledger.discard()  # nothing kept: nothing in the way of a rerun
+    except BaseException:
+        ledger.discard()  # a failed new export leaves nothing in the way of a rerun
+        raise
     finally:
         if watcher is not None:
             watcher.stop_event.set()
@@ -565,84 +510,5 @@ def _requested(spark: Any, sources: Sequence[str], kind: str) -> list[str]:
         raise SparkExportError(str(exc)) from None
 
 
-# ----------------------------------------------------------------------------- the command
-
-def parse_conf(items: Sequence[str]) -> list[tuple[str, str]]:
-    """``--conf K=V`` items (ValueError naming a bad one)."""
-    conf: list[tuple[str, str]] = []
-    for item in items:
-        k, sep, v = item.partition("=")
-        if not sep or not k.strip():
-            raise ValueError(f"--conf expects K=V, got {item!r}")
-        conf.append((k.strip(), v))
-    return conf
-
-
-def progress_bar(err: TextIO, prog: str) -> Progress:
-    """A one-line progress bar on ``err``: inputs done, MB done and MB/s."""
-
-    def show(phase: str, files: int, total: int, done: int, total_bytes: int,
-             secs: float) -> None:
-        width = 24
-        filled = int(width * files / total) if total else width
-        rate = done / secs / 1e6 if secs > 0 else 0.0
-        err.write(f"\r{prog} export --spark: [{'#' * filled}{'.' * (width - filled)}] "
-                  f"{files}/{total} files, {done / 1e6:,.1f}/{total_bytes / 1e6:,.1f} MB, "
-                  f"{rate:,.1f} MB/s ({phase})\x1b[K")  # (erase what a longer line left)
-        err.flush()
-
-    return show
-
-
-def cmd_export_spark(args: Any, out: TextIO, err: TextIO, prog: str = "binlogscope") -> int:
-    """``binlogscope export ... --spark``: run, print the summary and the errors."""
-    if getattr(args, "live", False):
-        print(f"{prog}: export: --spark exports files and captures, not --live", file=err)
-        return 2
-    kind = "pcap" if args.pcap else "file"
-    sources = list(args.sources)
-    if not sources and not args.resume:
-        print(f"{prog}: export: no SOURCE given", file=err)
-        return 2
-    try:
-        conf = parse_conf(args.conf or [])
-    except ValueError as exc:
-        print(f"{prog}: export: {exc}", file=err)
-        return 2
-    tty = err.isatty()
-    try:
-        res = run_spark_export(sources, args.out, kind=kind, master=args.master, conf=conf,
-                               resume=args.resume, no_raw=args.no_raw,
-                               ports=args.port or None,
-                               checkpoint_files=args.checkpoint_files,
-                               writer=getattr(args, "writer", "spark"),
-                               progress=progress_bar(err, prog) if tty else None)
-    except SparkExportError as exc:
-        print(f"{prog}: export: {exc}", file=err)
-        return 2
-    except Exception as exc:  # the JVM did not start, the cluster refused, ...
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print(f"{prog}: export: Spark failed: {first}", file=err)
-        return 1
-    finally:
-        if tty:
-            err.write("\n")
-    if res.already_complete:
-        print(f"{prog}: export: {args.out} is already complete; nothing to do", file=err)
-        return 0
-    if res.interrupted:
-        print(f"{prog}: export: interrupted; {args.out} holds every completed checkpoint; "
-              f"finish with: {prog} export --spark --resume --out {args.out}", file=err)
-        return 130
-    c = res.counts
-    skipped = f", {res.skipped_inputs} inputs exported before" if res.skipped_inputs else ""
-    print(f"exported {c['events']} events, {c['rows']} rows, {c['packets']} packets to "
-          f"{args.out} in {res.seconds:.1f} s (Spark start-up {res.startup_seconds:.1f} s"
-          f"{skipped})", file=out)
-    for path, message in res.errors:
-        print(f"{prog}: export: {message.splitlines()[0] if message else path}", file=err)
-    return 1 if res.errors else 0
-
-
-__all__ = ["SparkExportError", "SparkExportResult", "SparkInput", "cmd_export_spark",
-           "expand_inputs", "is_uri", "parse_conf", "run_spark_export"]
+__all__ = ["SparkExportError", "SparkExportResult", "SparkInput", "expand_inputs", "is_uri",
+           "run_spark_export"]

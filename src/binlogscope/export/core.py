@@ -1,0 +1,297 @@
+"""The export orchestration core shared by the local export (:mod:`binlogscope.export.run`)
+and the Spark export (:mod:`binlogscope.export.spark.export`): the dataset's checkpoint note
+and everything that decides where an export starts, what it keeps and what it reports.
+
+* :class:`Ledger`: ``_export_state.json`` (the format, the schema version, the inputs, the last
+  completed checkpoint, where to resume, the counts and the errors). It refuses a directory that
+  is not an export, resumes an unfinished export of the same inputs when the same command is
+  run again, records each checkpoint (with the ``errors`` rows of the inputs it completed) and
+  removes a dataset it made and kept nothing in, so a failed first run never blocks a rerun;
+* :class:`InputDamage` and :func:`error_rows`: one input's problems as the command prints them
+  and as the ``errors`` table stores them (:data:`~binlogscope.export.arrow.ERRORS`), the same
+  for every engine.
+
+The per-input work (one input -> Arrow batches) is :func:`binlogscope.export.task.decode_input`.
+Crash safety: see :mod:`binlogscope.export.arrow`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from binlogscope import __version__
+from binlogscope.export.arrow import (
+    ERRORS_SCHEMA,
+    ERRORS_TABLE,
+    SCHEMA_VERSION,
+    STATE_FILE,
+    TABLES,
+    clean_incomplete,
+    read_state,
+    write_state,
+)
+from binlogscope.export.records import EventRecord, PacketRecord, ResumePoint
+from binlogscope.wire.binlog.rows import UNKNOWN_CONTEXT
+
+#: ``format`` of ``_export_state.json`` (every engine writes the same note)
+STATE_FORMAT = "binlogscope-export"
+#: ``packets`` rows that stand for bytes a capture lost (export/sources)
+LOSS_KINDS = frozenset({"TCP_GAP", "CAPTURE_ERROR"})
+
+
+class ExportError(Exception):
+    """The export cannot start or go on (one line for the CLI)."""
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+# ----------------------------------------------------------------------------- errors
+
+@dataclass(slots=True)
+class InputDamage:
+    """What one input lost: its damaged events (how many, where the first is, what it says)
+    and the bytes a capture lost (TCP gaps, capture errors: ``packets`` rows of their own)."""
+
+    source: str
+    count: int = 0
+    first_offset: int | None = None
+    first_error: str | None = None
+    gaps: int = 0
+    lost_bytes: int = 0
+    first_gap: str | None = None
+
+    def note(self, offset: int | None, error: str) -> None:
+        if self.count == 0:
+            self.first_offset, self.first_error = offset, error
+        self.count += 1
+
+    def note_gap(self, rec: PacketRecord) -> None:
+        self.gaps += 1
+        self.lost_bytes += rec.payload_length
+        if self.first_gap is None and rec.payload:
+            self.first_gap = f"frame {rec.frame}: {rec.payload.decode(errors='replace')}"
+
+    def line(self) -> str:
+        return (f"{self.source}: damaged: {self.count} event(s) with errors, the first at offset "
+                f"{self.first_offset} ({self.first_error}); everything readable exported, the "
+                "damaged events with their error")
+
+    def gap_line(self) -> str:
+        return (f"{self.source}: {self.gaps} gap(s) in the capture, {self.lost_bytes} bytes lost "
+                f"(the first: {self.first_gap}); the packets table has a TCP_GAP row for each")
+
+    def lines(self) -> list[str]:
+        return ([self.line()] if self.count else []) + ([self.gap_line()] if self.gaps else [])
+
+
+def note_damage(damage: dict[int, InputDamage], rec: EventRecord | PacketRecord) -> None:
+    """Count ``rec`` in its input's damage if it is damage: an event with a decode error (not
+    one whose context came before the stream began: that is not damage), or a capture's lost
+    bytes (a ``TCP_GAP`` or ``CAPTURE_ERROR`` packet row)."""
+    if isinstance(rec, EventRecord):
+        error = rec.event.error
+        if not error or error.startswith(UNKNOWN_CONTEXT):
+            return
+    elif rec.kind not in LOSS_KINDS:
+        return
+    d = damage.get(rec.input_index)
+    if d is None:
+        d = damage[rec.input_index] = InputDamage(rec.source)
+    if isinstance(rec, EventRecord):
+        d.note(rec.event.offset, str(rec.event.error))
+    else:
+        d.note_gap(rec)
+
+
+def error_rows(source: str, failure: str | None, damage: InputDamage | None
+               ) -> list[dict[str, Any]]:
+    """The ``errors`` rows of one input: its failure (it could not be read to its end), its
+    damage (events exported with a decode error) and its lost bytes (capture gaps)."""
+    out: list[dict[str, Any]] = []
+    if failure:
+        out.append({"path": source, "kind": "failed", "message": failure.splitlines()[0],
+                    "damaged_events": None, "first_offset": None})
+    if damage is not None and damage.count:
+        out.append({"path": source, "kind": "damaged", "message": damage.line(),
+                    "damaged_events": damage.count, "first_offset": damage.first_offset})
+    if damage is not None and damage.gaps:
+        out.append({"path": source, "kind": "lost", "message": damage.gap_line(),
+                    "damaged_events": None, "first_offset": None})
+    return out
+
+
+def write_errors(root: Path, checkpoint: int, rows: list[dict[str, Any]]) -> None:
+    """A checkpoint's ``errors`` rows as ``errors/part-<checkpoint>-0001.parquet`` (a resume
+    removes it with the checkpoint's other parts if the checkpoint does not complete)."""
+    if not rows:
+        return
+    base = root / ERRORS_TABLE
+    base.mkdir(exist_ok=True)
+    table = pa.Table.from_pylist([{f.name: r.get(f.name) for f in ERRORS_SCHEMA} for r in rows],
+                                 schema=ERRORS_SCHEMA)
+    tmp = base / f".part-{checkpoint:06d}-0001.parquet.inprogress"
+    pq.write_table(table, tmp, compression="zstd")
+    tmp.replace(base / f"part-{checkpoint:06d}-0001.parquet")
+
+
+# ----------------------------------------------------------------------------- the note
+
+class Ledger:
+    """The checkpoint note of one dataset directory (see the module doc).
+
+    :meth:`prepare` checks the directory before anything starts (an engine may take seconds to
+    start); :meth:`begin` fixes the inputs (new export, ``--resume``, or the same command run
+    again); :meth:`commit` records a checkpoint; :meth:`discard` removes a dataset this run made
+    when it kept nothing."""
+
+    def __init__(self, root: Path, state: dict[str, Any] | None, resume: bool) -> None:
+        self.root = root
+        self.state: dict[str, Any] = state or {}
+        self.resume = resume
+        #: the directory held an unfinished export of the same inputs: resumed without --resume
+        self.resumed = False
+        #: this run created the directory (a failure before the first checkpoint removes it)
+        self.made_here = False
+
+    @classmethod
+    def prepare(cls, out: str | Path, *, resume: bool) -> Ledger:
+        root = Path(out)
+        if root.exists() and not root.is_dir():  # never touch a file given as the dataset
+            raise ExportError(f"{root} exists and is not a directory; --out names the dataset "
+                              "directory (new or empty)")
+        state = read_state(root) if root.is_dir() else None
+        ours = state is not None and state.get("format") == STATE_FORMAT
+        if resume:
+            if state is None or not ours:
+                raise ExportError(f"{root}: no export to resume (no readable {STATE_FILE})")
+            if state.get("schema_version") != SCHEMA_VERSION:
+                raise ExportError(f"{root}: written with schema version "
+                                  f"{state.get('schema_version')}, this binlogscope writes "
+                                  f"{SCHEMA_VERSION}")
+            return cls(root, state, True)
+        if root.is_dir() and any(root.iterdir()):
+            if state is not None and ours and state.get("schema_version") == SCHEMA_VERSION \
+                    and not state.get("complete"):
+                return cls(root, state, False)  # the same command again? begin() decides
+            raise ExportError(f"{root} is not empty; use --resume to finish an interrupted "
+                              "export or choose an empty directory")
+        return cls(root, None, False)
+
+    # ---- what the note says
+    @property
+    def already_complete(self) -> bool:
+        return self.resume and bool(self.state.get("complete"))
+
+    @property
+    def recorded_inputs(self) -> list[str]:
+        return [str(i) for i in self.state.get("inputs") or []]
+
+    @property
+    def kind(self) -> str:
+        return str(self.state.get("source_kind", "file"))
+
+    @property
+    def no_raw(self) -> bool:
+        return bool(self.state.get("options", {}).get("no_raw", False))
+
+    @property
+    def checkpoint(self) -> int:
+        """The last completed checkpoint (0: none yet)."""
+        return int(self.state.get("checkpoint") or 0)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {t: int((self.state.get("counts") or {}).get(t, 0)) for t in TABLES}
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        return [dict(e) for e in self.state.get("errors") or [] if isinstance(e, dict)]
+
+    @property
+    def start(self) -> ResumePoint | None:
+        """Where the export goes on (None: at the start)."""
+        r = self.state.get("resume")
+        if not self.state or not r:
+            return None
+        return ResumePoint(int(r.get("input_index") or 0), r.get("offset"), r.get("position"))
+
+    # ---- the run
+    def begin(self, inputs: list[str], *, kind: str, no_raw: bool, engine: str,
+              source_options: dict[str, Any] | None = None) -> None:
+        """Start the export of ``inputs``: a new note, or the recorded one checked against
+        them (the parts of a checkpoint that did not complete are removed)."""
+        root = self.root
+        if self.state and not self.resume:
+            if self.recorded_inputs != inputs or self.kind != kind:
+                raise ExportError(f"{root} is not empty; use --resume to finish an interrupted "
+                                  "export or choose an empty directory")
+            self.resumed = True
+        if self.state:
+            if self.recorded_inputs != inputs:
+                raise ExportError(f"{root}: the export was started with other inputs "
+                                  f"({', '.join(self.recorded_inputs)})")
+            if self.kind != kind:
+                raise ExportError(f"{root}: the export is of {self.kind} inputs")
+            clean_incomplete(root, self.checkpoint)
+            return
+        self.made_here = not root.exists()
+        root.mkdir(parents=True, exist_ok=True)
+        self.state = {
+            "format": STATE_FORMAT, "schema_version": SCHEMA_VERSION,
+            "binlogscope_version": __version__, "source_kind": kind, "inputs": list(inputs),
+            "options": {"no_raw": no_raw, "source": source_options}, "checkpoint": 0,
+            "resume": {"input_index": 0, "offset": None}, "complete": False,
+            "counts": dict.fromkeys(TABLES, 0), "errors": [], "engine": engine,
+            "started": _now(), "updated": _now(),
+        }
+        write_state(root, self.state)
+
+    def commit(self, checkpoint: int, resume_at: ResumePoint | None, counts: dict[str, int],
+               errors: Sequence[dict[str, Any]] = ()) -> None:
+        """Record checkpoint ``checkpoint`` (its parts already renamed into the dataset):
+        ``errors`` rows of the inputs it completed, where to resume (None: the export is
+        complete), the counts so far."""
+        write_errors(self.root, checkpoint, list(errors))
+        st = self.state
+        st["checkpoint"] = checkpoint
+        st["resume"] = (None if resume_at is None else
+                        {"input_index": resume_at.input_index, "offset": resume_at.offset,
+                         "position": resume_at.position})
+        st["complete"] = resume_at is None
+        st["counts"] = {t: int(counts.get(t, 0)) for t in TABLES}
+        st["errors"] = [*self.errors, *errors]
+        st["updated"] = _now()
+        write_state(self.root, st)
+
+    def discard(self) -> bool:
+        """Remove the dataset if this run made it and no checkpoint completed: only files an
+        export writes (something else in the directory stays, and so does the directory)."""
+        if not self.made_here or self.checkpoint != 0:
+            return False
+        root = self.root
+        for t in (*TABLES, ERRORS_TABLE, "_spark_staging"):
+            shutil.rmtree(root / t, ignore_errors=True)
+        for name in (STATE_FILE, f".{STATE_FILE}.tmp"):
+            try:
+                (root / name).unlink()
+            except OSError:
+                pass
+        try:
+            root.rmdir()
+        except OSError:  # something else is in there: leave it
+            pass
+        return True
+
+
+__all__ = ["LOSS_KINDS", "STATE_FORMAT", "ExportError", "InputDamage", "Ledger", "error_rows",
+           "note_damage", "write_errors"]
