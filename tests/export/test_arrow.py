@@ -174,3 +174,20 @@ def test_huge_texts_are_written_plain(tmp_path: Path) -> None:
     assert "PLAIN_DICTIONARY" in cols["event_type"].encodings or \
         "RLE_DICTIONARY" in cols["event_type"].encodings
     assert not any("DICTIONARY" in e for e in cols["query"].encodings)
+
+
+def test_named_rows_module_is_generated_from_the_schema() -> None:
+    """export/columns.py (the mapper's named rows) is what the schema generates."""
+    path = REPO / "src" / "binlogscope" / "export" / "columns.py"
+    assert path.read_text(encoding="utf-8") == arrow.render_columns_module(), (
+        "src/binlogscope/export/columns.py is stale: python -m binlogscope.export.arrow "
+        "--columns > src/binlogscope/export/columns.py")
+    from binlogscope.export import columns
+
+    for table in TABLES:
+        names = data_schema(table).names
+        slots = getattr(columns, table.capitalize() + "Slot")
+        assert [getattr(slots, n) for n in names] == list(range(len(names)))
+        assert len(names) == slots.WIDTH
+        make = getattr(columns, f"{table}_row")
+        assert make(**{n: n for n in names}) == names

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from binlogscope.export.arrow import data_schema
+from binlogscope.export.columns import RowsSlot
 from binlogscope.export.valid_text import is_valid, raw_hex, string_safe_array
 from binlogscope.wire.binlog.context import ColumnInfo, TableMap
 from binlogscope.wire.binlog.types import ColumnType as T
@@ -362,8 +362,8 @@ def pk_pairs(before: ImageRef | None, after: ImageRef | None
     return [(k, value_text(src[k], k, cols)) for k in cols.pk if k in src] or None
 
 
-_ROW_BEFORE = data_schema("rows").names.index("before")
-_ROW_AFTER = data_schema("rows").names.index("after")
+_ROW_BEFORE = RowsSlot.before
+_ROW_AFTER = RowsSlot.after
 
 
 def pk_column_of(rows: list[list[Any]], index: int) -> tuple[pa.Array]:

@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from binlogscope.export.arrow import SCHEMA_VERSION, data_schema, partition_date
+from binlogscope.export.columns import EventsSlot as Ev
+from binlogscope.export.columns import RowsSlot as Rw
+from binlogscope.export.columns import events_row, rows_row
 from binlogscope.export.images import ImageColumns, columns_of, image_map, json_text, pk_pairs
 from binlogscope.export.packets import packet_row
 from binlogscope.export.records import EventRecord, PacketRecord
@@ -79,9 +82,6 @@ EmitMany = Callable[[list[Held]], None]
 #: the data columns of each table, in the order rows are built (the writer's schema order)
 COLUMNS: dict[str, tuple[str, ...]] = {
     t: tuple(data_schema(t).names) for t in ("packets", "events", "rows")}
-_EV_XID = COLUMNS["events"].index("xid")
-_ROW_XID = COLUMNS["rows"].index("xid")
-_ROW_COMMIT = COLUMNS["rows"].index("commit_timestamp")
 
 
 class TableMapper:
@@ -214,19 +214,22 @@ class TableMapper:
         ts = h.timestamp if h is not None else 0
         date = partition_date(ts)
         cap = rec.capture_time
-        row: list[Any] = [  # COLUMNS["events"] order
-            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, file,
-            pos, oh.log_pos if oh else None, h.event_size if h else ev.size,
-            inner_index, ts * 1_000_000 if h else None, h.server_id if h else None,
-            _type_name(h.type_code) if h else ev.type_name, h.type_code if h else None,
-            h.flags if h else None,
-            ev.checksum_ok, ev.error, trx.gtid if trx else None, None,
-            trx.offset if trx else None, table if isinstance(table, str) else None,
-            query if isinstance(query, str) else None,
-            statement_bytes(ev, query) if isinstance(query, str) else None,
-            len(rows) if isinstance(rows, list) else None,
-            None if cap is None else round(cap * 1_000_000),
-        ]
+        row = events_row(
+            schema_version=SCHEMA_VERSION, source_kind=rec.source_kind, source=rec.source,
+            session_id=rec.session_id, binlog_file=file, offset=pos,
+            log_pos=oh.log_pos if oh else None, event_size=h.event_size if h else ev.size,
+            inner_index=inner_index, timestamp=ts * 1_000_000 if h else None,
+            server_id=h.server_id if h else None,
+            event_type=_type_name(h.type_code) if h else ev.type_name,
+            type_code=h.type_code if h else None, flags=h.flags if h else None,
+            checksum_ok=ev.checksum_ok, error=ev.error, gtid=trx.gtid if trx else None,
+            xid=None, trx_offset=trx.offset if trx else None,
+            table=table if isinstance(table, str) else None,
+            query=query if isinstance(query, str) else None,
+            query_raw=statement_bytes(ev, query) if isinstance(query, str) else None,
+            rows=len(rows) if isinstance(rows, list) else None,
+            capture_time=None if cap is None else round(cap * 1_000_000),
+        )
         self.events += 1
         part = (date, schema or "")
         # the memory the row holds: its values and the statement text (can be huge)
@@ -247,13 +250,19 @@ class TableMapper:
             op = _op_from_type(ev.type_name)
         cols = self._columns_for(rec.ctx, body)
         pk_labels = cols.pk if cols else None
-        # COLUMNS["rows"] order; row_index, images, json and pk are set per row
-        base: list[Any] = [
-            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, ev_row[4],
-            ev_row[5], ev_row[6], ev_row[8], None, ev_row[11], ev_row[19], op, ev_row[9],
-            None, ev_row[10], trx.gtid, None, trx.offset, None, None, None, None, pk_labels,
-            None, ev_row[22],
-        ]
+        # row_index and the images are set per row (the images' JSON and pk are built from
+        # them by the writer's column builders)
+        base = rows_row(
+            schema_version=SCHEMA_VERSION, source_kind=rec.source_kind, source=rec.source,
+            session_id=rec.session_id, binlog_file=ev_row[Ev.binlog_file],
+            offset=ev_row[Ev.offset], log_pos=ev_row[Ev.log_pos],
+            inner_index=ev_row[Ev.inner_index], row_index=None,
+            event_type=ev_row[Ev.event_type], table=ev_row[Ev.table], operation=op,
+            timestamp=ev_row[Ev.timestamp], commit_timestamp=None,
+            server_id=ev_row[Ev.server_id], gtid=trx.gtid, xid=None, trx_offset=trx.offset,
+            before=None, after=None, before_json=None, after_json=None, pk_columns=pk_labels,
+            pk=None, capture_time=ev_row[Ev.capture_time],
+        )
         pending = trx.pending
         # each row change holds its images: its share of the event's bytes, and an object
         # per value (one image, two for an UPDATE)
@@ -268,11 +277,11 @@ class TableMapper:
             else:
                 before = after = None
             row = base.copy()
-            row[8] = i
+            row[Rw.row_index] = i
             if before is not None:
-                row[18] = (before, cols)  # before_json (20) is built from it too
+                row[Rw.before] = (before, cols)  # before_json is built from it too
             if after is not None:
-                row[19] = (after, cols)  # and after_json (21), and pk (23)
+                row[Rw.after] = (after, cols)  # and after_json, and pk
             pending.append(("rows", part, row, weight))
         trx.rows += len(rows)
         self.rows += len(rows)
@@ -301,10 +310,10 @@ class TableMapper:
         cts = None if commit_ts is None else commit_ts * 1_000_000
         for table, _, row, _ in trx.pending:
             if table == "rows":
-                row[_ROW_XID] = xid
-                row[_ROW_COMMIT] = cts
+                row[Rw.xid] = xid
+                row[Rw.commit_timestamp] = cts
             else:
-                row[_EV_XID] = xid
+                row[Ev.xid] = xid
         self._emit_pending(trx.pending)
 
     def _emit_pending(self, pending: list[Held]) -> None:
@@ -330,10 +339,8 @@ def _as_dicts(emit: Emit) -> EmitValues:
     mapper leaves as ``(image, columns)`` pairs for the writer's column builders, become the
     text maps, typed JSON and ``pk`` the builders make (:func:`image_map`, :func:`json_text`,
     :func:`pk_pairs`, row by row)."""
-    names = COLUMNS["rows"]
-    before, after = names.index("before"), names.index("after")
-    before_json, after_json, pk = (names.index("before_json"), names.index("after_json"),
-                                   names.index("pk"))
+    before, after = Rw.before, Rw.after
+    before_json, after_json, pk = Rw.before_json, Rw.after_json, Rw.pk
 
     def emit_values(table: str, part: tuple[str, ...], values: list[Any], weight: int) -> None:
         if table == "rows":

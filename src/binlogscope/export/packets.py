@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from binlogscope.export.arrow import SCHEMA_VERSION, partition_date
+from binlogscope.export.columns import packets_row
 from binlogscope.export.records import PacketRecord
 
 _SECRET_KINDS = ("HANDSHAKE", "AUTH")
@@ -33,10 +34,13 @@ def redact_payload(rec: PacketRecord) -> bytes | None:
 def packet_row(rec: PacketRecord, no_raw: bool) -> tuple[tuple[str], list[Any]]:
     """The partition (the UTC date) and the ``packets`` values (in schema order) of a packet."""
     t = rec.time
-    row = [
-        SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, rec.flow,
-        rec.direction, rec.frame, None if t is None else round(t * 1_000_000), rec.seq,
-        rec.payload_length, rec.semi_sync, rec.ack_request, rec.kind, rec.command,
-        rec.binlog_file, rec.log_pos, None if no_raw else redact_payload(rec),
-    ]
+    row = packets_row(
+        schema_version=SCHEMA_VERSION, source_kind=rec.source_kind, source=rec.source,
+        session_id=rec.session_id, flow=rec.flow, direction=rec.direction, frame=rec.frame,
+        time=None if t is None else round(t * 1_000_000), seq=rec.seq,
+        payload_length=rec.payload_length, semi_sync=rec.semi_sync,
+        ack_request=rec.ack_request, kind=rec.kind, command=rec.command,
+        binlog_file=rec.binlog_file, log_pos=rec.log_pos,
+        payload=None if no_raw else redact_payload(rec),
+    )
     return (partition_date(int(t)) if t is not None else "",), row
