@@ -209,6 +209,9 @@ def test_captures_both_ways_equal(spark: Any, tmp_path: Path) -> None:
 
 
 def test_a_damaged_and_a_missing_file_go_to_errors(spark: Any, tmp_path: Path) -> None:
+    """Inputs that fail (not a binlog, missing) and one that is damaged inside (a corrupt
+    relay log): the exit code, the lines and the ``errors`` rows of the local export, with
+    either writer (``--writer tasks`` wrote an empty ``errors`` table)."""
     d = tmp_path / "in"
     d.mkdir()
     good = [d / "a.000001", d / "c.000003"]
@@ -216,20 +219,34 @@ def test_a_damaged_and_a_missing_file_go_to_errors(spark: Any, tmp_path: Path) -
     shutil.copy(MARIADB[0], good[1])
     bad = d / "b.000002"
     bad.write_bytes(b"\x00\x00\x00\x00" + WORKLOAD.read_bytes()[4:])  # the magic destroyed
+    damaged = d / "d.000005"
+    shutil.copy(RELAY_LOGS[2], damaged)
     missing = d / "gone.000004"
-    sp = tmp_path / "spark"
-    rc, _, err = _cli("export", str(good[0]), str(bad), str(good[1]), str(missing),
-                      "--out", str(sp), "--spark")
+    args = [str(good[0]), str(bad), str(good[1]), str(missing), str(damaged)]
+    sp, local = tmp_path / "spark", tmp_path / "local"
+    rc, _, err = _cli("export", *args, "--out", str(sp), "--spark")
     assert rc == 1
     assert "b.000002 is not a binlog file" in err and "gone.000004" in err
+    assert "d.000005: damaged: 1 event(s) with errors" in err
     errors = pq.read_table(sp / "errors").to_pylist()
-    assert sorted(e["path"] for e in errors) == [str(bad), str(missing)]
+    assert sorted((e["path"], e["kind"]) for e in errors) == [
+        (str(bad), "failed"), (str(damaged), "damaged"), (str(missing), "failed")]
     assert all(e["message"] for e in errors)
-    local = tmp_path / "local"
-    run_export(BinlogFileSource([str(p) for p in good]), local)
-    assert_same_dataset(local, sp)  # the good files are all there
+    # the local export of the same inputs (the missing one left out: it refuses to start)
+    lrc, _, lerr = _cli("export", *args[:3], args[4], "--out", str(local))
+    assert lrc == rc
+    lines = set(lerr.splitlines())
+    assert {ln for ln in err.splitlines() if "gone.000004" not in ln} == lines
+    assert [e for e in errors if e["path"] != str(missing)] == \
+        pq.read_table(local / "errors").to_pylist()
+    assert_same_dataset(local, sp)  # the good files and the damaged one's readable events
     state = read_state(sp)
-    assert state is not None and state["complete"] and len(state["errors"]) == 2
+    assert state is not None and state["complete"] and len(state["errors"]) == 3
+    tasks = tmp_path / "tasks"
+    res = run_spark_export(args, tasks, spark=spark, writer="tasks")
+    assert res.complete and res.errors == state["errors"]
+    assert pq.read_table(tasks / "errors").to_pylist() == errors
+    assert_same_dataset(local, tasks)
 
 
 def test_resume_after_a_killed_spark_export(spark: Any, tmp_path: Path) -> None:
