@@ -219,17 +219,45 @@ def register_tables(spark: Any, root: str | Path, *, reports_only: bool = False
     (a 1.6 M-event export's ``rows`` ran a default 1 GB driver out of heap).
     """
     base = Path(root)
-    if not (base / "events").is_dir() and not (base / "rows").is_dir():
+    if not is_export(base):
         raise AnalyzeError(f"{base} is not a binlogscope export (no events/ or rows/ directory)")
+    return _register(spark, lambda name, schema: _export_frame(spark, base / name, schema),
+                     reports_only)
+
+
+def is_export(path: Path) -> bool:
+    """An export's directory (its ``events`` or ``rows`` table is there)."""
+    return (path / "events").is_dir() or (path / "rows").is_dir()
+
+
+def register_inputs(spark: Any, sources: Sequence[str], *, reports_only: bool = False
+                    ) -> dict[str, Any]:
+    """Register the views over binlog files, directories of them, globs and captures, read
+    through the ``binlog`` data source (no export first): the same views and columns."""
+    from binlogscope.export.spark import register
+
+    register(spark)
+    paths = [str(s) for s in sources]
+
+    def frame(name: str, schema: Any) -> Any:
+        return (spark.read.format("binlog").option("table", name)
+                .load(paths if len(paths) > 1 else paths[0]))
+
+    return _register(spark, frame, reports_only)
+
+
+def _export_frame(spark: Any, path: Path, schema: Any) -> Any:
+    if path.is_dir() and any(path.rglob("*.parquet")):
+        return spark.read.schema(schema).option("basePath", str(path)).parquet(str(path))
+    return spark.createDataFrame([], schema)
+
+
+def _register(spark: Any, read: Callable[[str, Any], Any], reports_only: bool
+              ) -> dict[str, Any]:
     frames: dict[str, Any] = {}
     for name in VIEWS:
-        path = base / name
         schema = spark_schema(name)
-        if path.is_dir() and any(path.rglob("*.parquet")):
-            df = (spark.read.schema(schema).option("basePath", str(path))
-                  .parquet(str(path)))
-        else:
-            df = spark.createDataFrame([], schema)
+        df = read(name, schema)
         if reports_only:
             df = df.select(*[f"`{c}`" for c in REPORT_COLUMNS[name]]).cache()
         else:  # Spark reads a NULL partition back as NULL already; keep the documented order
@@ -436,16 +464,26 @@ class AnalyzeResult:
     written: list[Path] = field(default_factory=list)
 
 
-def analyze(root: str | Path, *, master: str = "local[*]", conf: Sequence[tuple[str, str]] = (),
+def analyze(root: str | Path | Sequence[str], *, master: str = "local[*]",
+            conf: Sequence[tuple[str, str]] = (),
             sql: str | None = None, report_dir: str | Path | None = None,
             plots: str | Path | None = None, limit: int = 20,
             emit: Callable[[str], None] | None = None) -> AnalyzeResult:
-    """Run the reports (or the user's ``sql``) over an export; print through ``emit``."""
-    base = Path(root)
-    if not base.is_dir():
-        raise AnalyzeError(f"{base}: no such directory")
-    if not (base / "events").is_dir() and not (base / "rows").is_dir():
-        raise AnalyzeError(f"{base} is not a binlogscope export (no events/ or rows/ directory)")
+    """Run the reports (or the user's ``sql``) over an export, or over binlog files and
+    captures read through the ``binlog`` data source; print through ``emit``."""
+    sources = [str(root)] if isinstance(root, (str, Path)) else [str(r) for r in root]
+    base = Path(sources[0])
+    export = len(sources) == 1 and base.is_dir() and is_export(base)
+    if not export:
+        import glob as _glob
+
+        for s in sources:
+            if not _glob.has_magic(s) and not Path(s).exists():
+                raise AnalyzeError(f"{s}: no such file or directory")
+        if base.is_dir() and len(sources) == 1 and not any(
+                p.is_file() for p in base.iterdir()):
+            raise AnalyzeError(f"{base} is not a binlogscope export (no events/ or rows/ "
+                               "directory) and holds no binlog files or captures")
     require("pyspark")
     if plots is not None:
         require("matplotlib")
@@ -456,7 +494,10 @@ def analyze(root: str | Path, *, master: str = "local[*]", conf: Sequence[tuple[
     spark = existing if existing is not None else spark_session(master, conf)
     startup = time.monotonic() - t0
     try:
-        register_tables(spark, base, reports_only=sql is None)
+        if export:
+            register_tables(spark, base, reports_only=sql is None)
+        else:
+            register_inputs(spark, sources, reports_only=sql is None)
         reports = [run_sql(spark, sql)] if sql is not None else run_reports(spark, limit)
         written: list[Path] = []
         for rep in reports:
@@ -475,4 +516,5 @@ def analyze(root: str | Path, *, master: str = "local[*]", conf: Sequence[tuple[
 
 
 __all__ = ["NULL_PARTITION", "REPORT_COLUMNS", "AnalyzeError", "Report", "analyze",
-           "register_tables", "run_reports", "run_sql", "spark_schema", "spark_session"]
+           "is_export", "register_inputs", "register_tables", "run_reports", "run_sql",
+           "spark_schema", "spark_session"]
