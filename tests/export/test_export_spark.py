@@ -26,7 +26,6 @@ from binlogscope.cli.main import main
 from binlogscope.export.arrow import SCHEMA_VERSION, STATE_FILE, TABLES, read_state, read_table
 from binlogscope.export.records import BinlogFileSource
 from binlogscope.export.run import run_export
-from binlogscope.export.sources import PcapRecordSource
 from binlogscope.export.spark.export import run_spark_export
 
 pytestmark = pytest.mark.spark
@@ -199,11 +198,14 @@ def test_captures_both_ways_equal(spark: Any, tmp_path: Path) -> None:
     caps = sorted(str(p) for p in CAPTURES.iterdir() if p.suffix in (".pcap", ".pcapng"))
     assert len(caps) >= 4
     local, sp = tmp_path / "local", tmp_path / "spark"
-    run_export(PcapRecordSource(caps), local)
+    lrc, _, lerr = _cli("export", "--pcap", *caps, "--out", str(local))
     rc, _, err = _cli("export", "--pcap", str(CAPTURES / "*.pcap*"), "--out", str(sp),
                       "--spark")
-    assert rc == 0, err
+    # the capture that lost 110 bytes: the same line, exit code and errors row both ways
+    assert (rc, err) == (lrc, lerr) == (1, lerr)
+    assert "pcap-loss-reorder.pcap: 1 gap(s) in the capture, 110 bytes lost" in err
     counts = assert_same_dataset(local, sp)
+    assert_same_errors(local, sp)
     assert counts["packets"] > 0 and counts["events"] > 0
     assert read_state(sp)["inputs"] == caps  # type: ignore[index]
 

@@ -21,9 +21,10 @@
 * **Damage**: a damaged, truncated or missing input never fails the query: its readable rows
   are there, and it is one row of the ``errors`` table (the export's). ``option("failFast",
   "true")`` fails the query instead.
-* **Filters** Spark pushes (``spark.sql.python.filterPushdown.enabled``, set by
-  :func:`~binlogscope.export.spark.register`) that are cheap to honour are honoured in the task,
-  on each decoded batch before it is handed to Spark: ``=``/``IN``/``IS NULL`` on the string
+* **Filters** Spark pushes (with ``option("pushFilters", "true")`` and the session's
+  ``spark.sql.python.filterPushdown.enabled``: :class:`FilteringBinlogReader` says why it is
+  opt-in) that are cheap to honour are honoured in the task, on each decoded batch before it is
+  handed to Spark: ``=``/``IN``/``IS NULL`` on the string
   columns ``table``, ``schema``, ``event_type``, ``operation``, ``gtid``, ``source``, ``date``,
   and ranges on ``timestamp``, ``commit_timestamp``, ``date``, ``offset``; every other filter is
   returned to Spark.
@@ -209,13 +210,6 @@ class BinlogReader(DataSourceReader):  # type: ignore[misc]
             raise BinlogSourceError("no input: load(PATH) or load([PATH, ...])")
         self.filters: list[Filter] = []
 
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's name)
-        for f in filters:
-            if _supported(f, self.schema):
-                self.filters.append(f)
-            else:
-                yield f
-
     def partitions(self) -> list[BinlogInput]:
         inputs = expand_paths(self.paths)
         if not inputs:
@@ -265,6 +259,22 @@ class BinlogReader(DataSourceReader):  # type: ignore[misc]
         return batch.filter(_filter_mask(batch, self.filters), null_selection_behavior="drop")
 
 
+class FilteringBinlogReader(BinlogReader):
+    """The reader with filter pushdown (``option("pushFilters", "true")`` and the session's
+    ``spark.sql.python.filterPushdown.enabled``): PySpark refuses a reader that has
+    ``pushFilters`` when the setting is off, and with it on PySpark 4.3 keeps a DataFrame's
+    reader after a filtered query (a later query of the same DataFrame still got the pushed
+    filters: measured), so it is the user's choice, per read."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's name)
+        self.filters = []  # (this query's filters only)
+        for f in filters:
+            if _supported(f, self.schema):
+                self.filters.append(f)
+            else:
+                yield f
+
+
 class BinlogDataSource(DataSource):  # type: ignore[misc]
     """``spark.read.format("binlog")`` (see the module doc)."""
 
@@ -285,8 +295,11 @@ class BinlogDataSource(DataSource):  # type: ignore[misc]
                               for f in read_schema(table)])
 
     def reader(self, schema: Any) -> BinlogReader:
+        if str(self.options.get("pushFilters", "false")).lower() == "true":
+            return FilteringBinlogReader(self.options)
         return BinlogReader(self.options)
 
 
 __all__ = ["NAME", "BinlogDataSource", "BinlogInput", "BinlogReader", "BinlogSourceError",
+           "FilteringBinlogReader",
            "expand_paths", "read_schema"]
