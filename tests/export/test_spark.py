@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,8 @@ S0 = 1_700_000_000  # 2023-11-14 22:13:20 UTC
 US = 1_000_000
 
 
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from binlogscope.export.spark.analyze import spark_session
-
-    s = spark_session("local[2]", [("spark.sql.shuffle.partitions", "2")])
-    yield s
-    s.stop()
+# (the Spark session is the test run's: tests/export/conftest.py; stopping one here ended it for
+# every module after this one)
 
 
 def _ev(offset: int, etype: str, size: int, ts: int, **kw: Any) -> dict[str, Any]:
