@@ -13,12 +13,7 @@ from tests.conformance.support import explain, run
 pytestmark = pytest.mark.network
 
 #: cases where the reference client is known not to pass, and why (shown in docs/conformance.md)
-KNOWN_GAPS = {
-    # without optional metadata binlogscope does not ask information_schema: an INT
-    # UNSIGNED reads signed and a VARBINARY as text (the value contract says so: "as mysqlbinlog
-    # without metadata"); a CDC client is expected to ask
-    "values/metadata-none",
-}
+KNOWN_GAPS: set[str] = set()
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live import dialog as live_dialog
+from binlogscope.drivers.live.columns import ColumnNames, InformationSchema
 from binlogscope.drivers.live.connect import (
     Connection,
     authenticate,
@@ -79,6 +80,10 @@ class LiveReplica:
         self.reconnects = 0
         #: heartbeats, ACKs sent and their delays (the stream counts them)
         self.stats = StreamStats()
+        #: column names from information_schema for TABLE_MAPs without them (one connection
+        #: of its own, opened when first needed; answers kept across reconnects)
+        self._schema = InformationSchema(settings)
+        self.column_names = ColumnNames(self._schema, self.note)
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self.recorder: SessionRecorder | None = None
@@ -286,6 +291,7 @@ class LiveReplica:
         except StoreClosed:
             return
         finally:
+            self._schema.close()
             try:
                 self.flush()
             except StoreClosed:
@@ -318,6 +324,7 @@ class LiveReplica:
                 raise
             if not self.s.stream_tree and self.recorder is None:
                 rd.session.record = False
+            rd.session.ctx.table_map_hook = self.column_names
             s = self.s
             plan = StreamPlan(s.table_filter, max(s.net_read_timeout, (s.heartbeat or 0) * 3 + 1),
                               s.non_blocking, self.resume_skip)

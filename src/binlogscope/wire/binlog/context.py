@@ -103,6 +103,11 @@ class DecodeContext:
     #: lower-cased: the decimals of MariaDB hi-res columns (see ``_ddl.py``)
     declared: dict[tuple[str, str], list[tuple[str, str | None, int]]] = field(
         default_factory=dict)
+    #: called with every TABLE_MAP decoded, before the row events after it are decoded: a
+    #: driver that can learn what the map lacks (the live replica asks information_schema
+    #: for the column names of a map written without them) completes it here. It must do
+    #: the same for the same map bytes (an identical map reuses the row plans)
+    table_map_hook: Any = None
 
     @property
     def is_mariadb(self) -> bool:

@@ -172,6 +172,9 @@ def decode_table_map(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Table
         # keep this map's nodes: an identical map later is shown by shifting them
         tm.nodes = r.since(first_node)
         tm.nodes_offset = r.base + body_start
+    hook = ctx.table_map_hook
+    if hook is not None:
+        hook(tm)
     ctx.tables[table_id] = tm
     return TableMapEvent(table_id, schema, table, columns, flags, tm)
 
