@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from binlogscope.session.events import PacketDecoded, Peer
+from binlogscope.session.events import CompressedFrame, PacketDecoded, Peer
 from binlogscope.wire.fields import redact_bytes
 
 CLIENT_IP = "10.0.0.2"
@@ -215,6 +215,8 @@ class SessionRecorder:
         self._bufs: dict[Peer, bytearray] = {Peer.CLIENT: bytearray(), Peer.SERVER: bytearray()}
         self._base = {Peer.CLIENT: 0, Peer.SERVER: 0}
         self.tls = False
+        #: directions in the compressed protocol: written frame by frame, not packet by packet
+        self._compressed: set[Peer] = set()
         self._closed = False
         self._tcp.handshake(time.time())
 
@@ -223,16 +225,32 @@ class SessionRecorder:
         """Every (plaintext) byte of the connection, in order, per direction."""
         self._bufs[direction] += data
 
-    def packet(self, ev: PacketDecoded) -> None:
-        """A decoded packet: cut its bytes out of the direction's buffer and write a segment."""
-        buf = self._bufs[ev.direction]
-        lo = ev.offset - self._base[ev.direction]
-        hi = lo + ev.wire_length
+    def _cut(self, direction: Peer, offset: int, length: int) -> bytes | None:
+        buf = self._bufs[direction]
+        lo = offset - self._base[direction]
+        hi = lo + length
         if lo < 0 or hi > len(buf):
-            return  # not ours (already written or never seen)
+            return None  # not ours (already written or never seen)
         raw = bytes(buf[lo:hi])
         del buf[:hi]
-        self._base[ev.direction] += hi
+        self._base[direction] += hi
+        return raw
+
+    def frame(self, ev: CompressedFrame) -> None:
+        """A frame of the compressed protocol, as sent (one segment): it starts after the
+        login, so the packets it carries hold none of the login's secrets."""
+        self._compressed.add(ev.direction)
+        raw = self._cut(ev.direction, ev.offset, ev.frame.wire_length)
+        if raw is not None:
+            self._tcp.data(ev.direction, raw, time.time())
+
+    def packet(self, ev: PacketDecoded) -> None:
+        """A decoded packet: cut its bytes out of the direction's buffer and write a segment."""
+        if ev.direction in self._compressed:
+            return  # (its frame was written; its offset is in the inflated stream)
+        raw = self._cut(ev.direction, ev.offset, ev.wire_length)
+        if raw is None:
+            return
         if ev.kind == "ssl_request":
             self.tls = True
             return

@@ -19,6 +19,7 @@ from binlogscope.drivers.live.setup import SetupStep
 from binlogscope.drivers.pcapng import SessionRecorder
 from binlogscope.session import Session
 from binlogscope.session.events import (
+    CompressedFrame,
     ConnectionClosed,
     PacketDecoded,
     Peer,
@@ -26,6 +27,7 @@ from binlogscope.session.events import (
     ResultSetComplete,
     SessionEvent,
 )
+from binlogscope.wire.compressed import DEFAULT_ZSTD_LEVEL
 from binlogscope.wire.constants import CapabilityFlag
 from binlogscope.wire.handshake import (
     DEFAULT_CAPABILITIES,
@@ -125,6 +127,8 @@ class Connection:
         for ev in self.session.events():
             if isinstance(ev, PacketDecoded):
                 rec.packet(ev)
+            elif isinstance(ev, CompressedFrame):
+                rec.frame(ev)
             self._pending.append(ev)
 
     def take_sent(self) -> list[PacketDecoded]:
@@ -233,6 +237,9 @@ def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put:
     info.mariadb = "mariadb" in hs.server_version.lower()
     caps = (DEFAULT_CAPABILITIES | CAP.CLIENT_CONNECT_ATTRS) & hs.capability_flags
     caps |= CAP.CLIENT_PROTOCOL_41
+    caps |= compression_flag(conn, hs.capability_flags)
+    if caps & CAP.CLIENT_ZSTD_COMPRESSION_ALGORITHM:
+        rd.session.compression_level = conn.zstd_compression_level or DEFAULT_ZSTD_LEVEL
     mode = conn.ssl_mode
     use_tls = mode != "DISABLED" and bool(hs.capability_flags & CAP.CLIENT_SSL) \
         and not conn.socket
@@ -253,6 +260,7 @@ def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put:
         caps, conn.user, live_auth.response(plugin, password, nonce, policy, state),
         client_plugin_name=plugin,
         connect_attrs=(("_client_name", "binlogscope"), ("program_name", "binlogscope")),
+        zstd_compression_level=rd.session.compression_level,
     ))
     put(SourceItem("step", step=SetupStep(
         "auth", f"log in as {conn.user} ({plugin})",
@@ -289,6 +297,25 @@ def authenticate(rd: Connection, conn: ConnectionOptions, info: ServerInfo, put:
                                                           policy, state)))
             continue
         raise LiveError(f"authentication: unexpected {p.kind} packet")
+
+
+def compression_flag(conn: ConnectionOptions, server_caps: int) -> int:
+    """The capability flag of the compressed protocol to ask for (0: none): the first of
+    ``--compression-algorithms`` the server offers (zlib: CLIENT_COMPRESS, zstd:
+    CLIENT_ZSTD_COMPRESSION_ALGORITHM); a LiveError when it offers none of them and
+    'uncompressed' is not allowed (as the mysql client, which refuses to connect then)."""
+    if not conn.compression_algorithms:
+        return 0
+    names = conn.compression_algorithms.split(",")
+    flags = {"zlib": int(CAP.CLIENT_COMPRESS),
+             "zstd": int(CAP.CLIENT_ZSTD_COMPRESSION_ALGORITHM)}
+    for name in names:
+        if name == "uncompressed":
+            return 0
+        if server_caps & flags.get(name, 0):
+            return flags[name]
+    raise LiveError(f"{conn.describe()}: the server offers none of the compression algorithms "
+                    f"'{conn.compression_algorithms}' (add 'uncompressed' to connect without)")
 
 
 def scramble(plugin: str, password: bytes, nonce: bytes, *, tls: bool) -> bytes:

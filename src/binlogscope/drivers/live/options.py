@@ -40,7 +40,9 @@ MAX_MAX_PACKET = 4 << 30
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 #: the authentication options (ConnectionOptions fields) the command line may set
 AUTH_OPTIONS = ("get_server_public_key", "server_public_key_path", "insecure_auth",
-                "max_packet_size")
+                "max_packet_size", "compression_algorithms", "zstd_compression_level")
+#: the values of --compression-algorithms (as the mysql client's option)
+COMPRESSION_ALGORITHMS = ("zlib", "zstd", "uncompressed")
 
 
 class OptionFileError(Exception):
@@ -70,6 +72,29 @@ def _size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _algorithms_arg(text: str) -> str:
+    import argparse
+
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n not in COMPRESSION_ALGORITHMS]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a comma-separated list of {', '.join(COMPRESSION_ALGORITHMS)}")
+    return ",".join(names)
+
+
+def _level_arg(text: str) -> int:
+    import argparse
+
+    try:
+        level = int(text)
+    except ValueError:
+        level = 0
+    if not 1 <= level <= 22:
+        raise argparse.ArgumentTypeError(f"{text!r}: a zstd level from 1 to 22")
+    return level
+
+
 def add_auth_arguments(group: Any) -> None:
     """The authentication-safety and packet-size options of a live connection (argparse)."""
     group.add_argument(
@@ -89,6 +114,15 @@ def add_auth_arguments(group: Any) -> None:
         "--max-packet-size", type=_size_arg, metavar="BYTES",
         help="largest packet accepted from the server (default 1G, the server's "
         "max_allowed_packet ceiling; K/M/G suffixes): a bigger one ends the run with an error")
+    group.add_argument(
+        "--compression-algorithms", type=_algorithms_arg, metavar="LIST",
+        help="the compressed client/server protocol, as the mysql client's option: the "
+        "algorithms allowed, in order of preference (zlib, zstd - MySQL 8.0.18+ only -, "
+        "uncompressed); the first one the server offers is used, and none offered is an error "
+        "unless 'uncompressed' is listed (default: uncompressed)")
+    group.add_argument(
+        "--zstd-compression-level", type=_level_arg, metavar="N",
+        help="the zstd level asked for with --compression-algorithms zstd (1-22, default 3)")
 
 
 def auth_cli_values(args: Any) -> dict[str, object]:
@@ -162,6 +196,10 @@ class ConnectionOptions:
     insecure_auth: bool = False
     #: largest packet (payload and fragment headers) buffered from the server
     max_packet_size: int = DEFAULT_MAX_PACKET
+    #: --compression-algorithms: allowed, in order ("zlib,zstd,uncompressed"; None: none)
+    compression_algorithms: str | None = None
+    #: --zstd-compression-level (None: the default, 3)
+    zstd_compression_level: int | None = None
 
     def describe(self) -> str:
         """For messages: where we connect, without the password."""
