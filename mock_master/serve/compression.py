@@ -8,17 +8,23 @@ when that pays, and never below :data:`MIN_COMPRESS_LENGTH` bytes, as the server
 ``my_compress``). The compressed sequence id restarts with each client packet: the server's
 replies go on from the client's id + 1. A client frame whose length (or uncompressed length)
 reaches max_allowed_packet is refused before its body is read, as plain packets are.
+
+The frames are built and inflated by binlogscope's wire layer
+(:mod:`binlogscope.wire.compressed`), the one every decoder of the toolkit uses.
 """
 
 from __future__ import annotations
 
-import zlib
+from binlogscope.wire.compressed import (
+    FRAME_HEADER_LEN,
+    MIN_COMPRESS_LENGTH,
+    ZLIB,
+    FrameError,
+    encode_frames,
+    inflate,
+)
 
-from binlogscope.wire.framing import MAX_PAYLOAD
-
-#: payloads shorter than this are sent uncompressed (the server's MIN_COMPRESS_LENGTH)
-MIN_COMPRESS_LENGTH = 50
-HEADER = 7
+HEADER = FRAME_HEADER_LEN
 
 
 class FrameTooLargeError(Exception):
@@ -46,18 +52,10 @@ class Compression:
     # ---------------------------------------------------------------- server -> client
     def wrap(self, data: bytes | bytearray | memoryview) -> bytes:
         """``data`` (plain packets) as compressed frames."""
-        view = memoryview(data)
-        out = bytearray()
-        for i in range(0, len(view), MAX_PAYLOAD):
-            chunk = bytes(view[i:i + MAX_PAYLOAD])
-            z = zlib.compress(chunk) if len(chunk) >= MIN_COMPRESS_LENGTH else b""
-            if z and len(z) < len(chunk):
-                out += len(z).to_bytes(3, "little") + bytes((self.seq,)) \
-                    + len(chunk).to_bytes(3, "little") + z
-            else:
-                out += len(chunk).to_bytes(3, "little") + bytes((self.seq,)) + b"\0\0\0" + chunk
-            self.seq = (self.seq + 1) & 0xFF
-        return bytes(out)
+        if not len(data):
+            return b""
+        out, self.seq = encode_frames(data, self.seq, ZLIB, min_length=MIN_COMPRESS_LENGTH)
+        return out
 
     # ---------------------------------------------------------------- client -> server
     def feed(self, data: bytes) -> None:
@@ -81,11 +79,7 @@ class Compression:
         self.seq = (seq + 1) & 0xFF
         if not plain:
             return body
-        d = zlib.decompressobj()
         try:
-            out = d.decompress(body, plain)
-        except zlib.error as exc:
-            raise BadFrameError(f"compressed packet does not inflate: {exc}") from None
-        if len(out) != plain or d.unconsumed_tail:
-            raise BadFrameError(f"compressed packet inflates to more or less than {plain} bytes")
-        return out
+            return inflate(ZLIB, body, plain)
+        except FrameError as exc:
+            raise BadFrameError(f"compressed packet: {exc}") from None
