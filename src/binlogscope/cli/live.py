@@ -61,7 +61,8 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
                    "(MariaDB 'domain-server-seq,...', MySQL 'uuid:1-5,...')")
     r.add_argument("--non-blocking", action="store_true", help="stop at the end of the logs")
     r.add_argument("--heartbeat", type=float, metavar="SECONDS",
-                   help="ask the source for a heartbeat after this much silence")
+                   help="ask the source for a heartbeat after this much silence (default: "
+                   "half of --net-read-timeout, 30 s, as a MySQL/MariaDB replica; 0: none)")
     r.add_argument("--semi-sync", action="store_true",
                    help="negotiate semi-sync and ACK the events the source asks for")
     r.add_argument("--state", metavar="FILE", help="persist the acked position here and resume "
@@ -73,7 +74,7 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
     r.add_argument("--net-read-timeout", type=int, default=60, metavar="SECONDS",
                    help="seconds without a byte from the source before the connection counts "
                    "as dead (then reconnected); also the session's net_read/write_timeout "
-                   "(default 60; use --heartbeat below it on an idle source)")
+                   "(default 60, as slave_net_timeout; heartbeats come every half of it)")
     r.add_argument("--no-reconnect", action="store_true",
                    help="end with an error when the connection drops, instead of reconnecting "
                    "(up to 8 times, with backoff) from the last acknowledged position")

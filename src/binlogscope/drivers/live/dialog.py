@@ -57,7 +57,8 @@ def run_setup(rd: Connection, settings: LiveSettings, info: ServerInfo, slave_uu
               gtid: str | None, put: Put) -> None:
     """The setup steps, then what the replica needs to know about the server (into ``info``)."""
     steps = setup_steps(
-        slave_uuid=slave_uuid, heartbeat=settings.heartbeat, semi_sync=settings.semi_sync,
+        slave_uuid=slave_uuid, heartbeat=settings.heartbeat_period(),
+        semi_sync=settings.semi_sync,
         mariadb=info.mariadb, gtid=gtid, net_read_timeout=settings.net_read_timeout)
     for step in steps:
         put(SourceItem("step", step=step))

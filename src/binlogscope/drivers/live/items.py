@@ -196,6 +196,20 @@ class LiveSettings:
     #: exporters do not: every value is still decoded, only the Nodes are skipped)
     stream_tree: bool = True
 
+    def heartbeat_period(self) -> float:
+        """Seconds between the source's heartbeats asked for (0: none): ``heartbeat``, or
+        when not given half the read timeout, as MySQL's and MariaDB's replicas default
+        MASTER_HEARTBEAT_PERIOD to slave_net_timeout / 2 (60 s -> 30 s), so an idle source
+        keeps the link and a dead one is noticed within the read timeout."""
+        if self.heartbeat is not None:
+            return self.heartbeat
+        return self.net_read_timeout / 2
+
+    def read_timeout(self) -> float:
+        """Seconds without a byte before the connection counts as lost: ``net_read_timeout``,
+        and with a ``heartbeat`` given at least three of its periods (and a second)."""
+        return float(max(self.net_read_timeout, (self.heartbeat or 0) * 3 + 1))
+
 
 @dataclass
 class ServerInfo:

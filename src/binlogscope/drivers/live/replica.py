@@ -326,8 +326,8 @@ class LiveReplica:
                 rd.session.record = False
             rd.session.ctx.table_map_hook = self.column_names
             s = self.s
-            plan = StreamPlan(s.table_filter, max(s.net_read_timeout, (s.heartbeat or 0) * 3 + 1),
-                              s.non_blocking, self.resume_skip)
+            plan = StreamPlan(s.table_filter, s.read_timeout(), s.non_blocking,
+                              self.resume_skip)
             stream(rd, self, plan, self.fetch_pos, self.stats)
         finally:
             try:
