@@ -188,7 +188,8 @@ class FaultRelay:
             if caps & CapabilityFlag.CLIENT_SSL and len(payload) == 32:
                 self.raw = True
                 self.note("TLS session: relayed unchanged, fault actions are off for it")
-            elif caps & CapabilityFlag.CLIENT_COMPRESS:
+            elif caps & (CapabilityFlag.CLIENT_COMPRESS
+                         | CapabilityFlag.CLIENT_ZSTD_COMPRESSION_ALGORITHM):
                 self.raw = True
                 self.note("compressed protocol: relayed unchanged, fault actions are off for it")
         elif seq == 0 and payload[:1] in (bytes((COM_BINLOG_DUMP,)),

@@ -147,9 +147,12 @@ class _Masker:
             if isinstance(ev, PacketDecoded) and ev.node is not None:
                 self._mask(ev)
         phase = s.phase
-        if phase is Phase.COMPRESSED or (phase is Phase.ENCRYPTED and not self.tls_terminated):
-            # (TLS relayed opaque, or compression: nothing more to read; a terminated TLS
-            # session goes on in plaintext after the relay's "tls" notice)
+        if s.state.compression is not None or (phase is Phase.ENCRYPTED
+                                               and not self.tls_terminated):
+            # (TLS relayed opaque, or compression - frames from the login's OK on, written as
+            # relayed: the login's secrets came before, and the packet walk and masks here
+            # work on plain packets; a terminated TLS session goes on in plaintext after the
+            # relay's "tls" notice)
             self.opaque = True
             self.done = dict(self.fed)
         elif peer is Peer.CLIENT and phase not in _LOGIN:
