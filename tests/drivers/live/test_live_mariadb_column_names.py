@@ -1,7 +1,8 @@
 """A real MariaDB with binlog_row_metadata=NO_LOG (its default; the test server runs FULL,
-set back after the test): TABLE_MAPs without names, signedness or charsets: ``live --json`` shows the rows keyed by column name, an INT UNSIGNED
-as unsigned and a VARBINARY as bytes - taken from information_schema.COLUMNS on a second
-connection - and says so in a note (the failure paths: tests/drivers/live/test_column_names.py)."""
+set back after the test): TABLE_MAPs without names, signedness or charsets. ``live --json``
+shows the rows keyed by column name, an INT UNSIGNED as unsigned and a VARBINARY as bytes -
+taken from information_schema.COLUMNS on a second connection - and says so in a note (the
+failure paths: tests/drivers/live/test_column_names.py)."""
 
 from __future__ import annotations
 
