@@ -53,6 +53,7 @@ from binlogscope.pipeline.filter import event_table
 from binlogscope.render.json_out import dumps_line
 from binlogscope.render.shapes import session_event_json
 from binlogscope.session.events import (
+    CompressedFrame,
     ConnectionClosed,
     DecodeError,
     PacketDecoded,
@@ -225,6 +226,15 @@ class PacketStreamSource:
             self._add_info(ts, item, "TLS", "handshake",
                            "terminated by the proxy: the decrypted bytes follow" if ev.terminated
                            else "the rest of the connection is encrypted", ev.node,
+                           direction=ev.direction, offset=ev.offset)
+        elif isinstance(ev, CompressedFrame):
+            f = ev.frame
+            how = (f"{f.algorithm} {f.compressed_length} -> {f.uncompressed_length} bytes"
+                   if f.uncompressed_length else f"stored, {f.compressed_length} bytes")
+            msg = f"frame #{f.sequence_id}: {how} (the packets below it came in it)"
+            self._add_info(ts, item, "COMPRESSED_FRAME", "note", msg,
+                           ev.node or info_node("compressed_frame", msg,
+                                                "a frame of the compressed protocol", msg),
                            direction=ev.direction, offset=ev.offset)
         elif isinstance(ev, ConnectionClosed):
             self._add_info(ts, item, "CLOSED", "note", f"{ev.direction.value} closed the "
