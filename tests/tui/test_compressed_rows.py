@@ -20,7 +20,9 @@ def test_frame_rows_above_their_packets() -> None:
     src = PacketStreamSource()
     for item in read_capture(str(CAP), record=True):
         src.add(item)
-    types = [src.row(i).event_type for i in range(src.info().rows)]
+    n = src.info().rows
+    assert n is not None
+    types = [src.row(i).event_type for i in range(n)]
     at = types.index("COM_QUERY")
     assert types[at - 1] == "COMPRESSED_FRAME"
     assert types[types.index("COLUMN_COUNT") - 1] == "COMPRESSED_FRAME"
