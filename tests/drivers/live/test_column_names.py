@@ -79,3 +79,16 @@ def test_another_column_count_is_not_applied() -> None:
     hook(tm)
     assert [c.name for c in tm.columns] == [None] * 4
     assert "3 columns where the map has 4" in notes[0]
+
+
+def test_a_table_the_filter_drops_is_not_asked_about() -> None:
+    asked: list[str] = []
+
+    def answer(sql: str) -> list[list[bytes | None]]:
+        asked.append(sql)
+        return ROWS
+
+    hook = ColumnNames(answer, lambda _t: None, lambda schema, table: table != "t")
+    tm = _tm()
+    hook(tm)
+    assert not asked and tm.columns[0].name is None

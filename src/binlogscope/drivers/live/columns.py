@@ -59,17 +59,23 @@ class ColumnNames:
     """The ``table_map_hook`` of the live replica's decode context (see the module doc).
 
     ``query(sql)``: the rows of a query on a connection of its own (raises ``OSError`` or
-    ``LiveError`` when it cannot); ``note(text)``: a note item in the output."""
+    ``LiveError`` when it cannot); ``note(text)``: a note item in the output; ``wanted(schema,
+    table)``: whether the table's rows are shown (the table filter; None: all)."""
 
-    def __init__(self, query: Query, note: Callable[[str], None]) -> None:
+    def __init__(self, query: Query, note: Callable[[str], None],
+                 wanted: Callable[[str, str], bool] | None = None) -> None:
         self._query = query
         self._note = note
+        #: (schema, table) -> shown at all (``--table``/``--exclude``): others are not asked
+        self._wanted = wanted
         self._cache: _Cache = {}
         #: set when the connection itself failed: not tried again in this session
         self.broken: str | None = None
 
     def __call__(self, tm: TableMap) -> None:
         if not tm.columns or all(c.name is not None for c in tm.columns):
+            return
+        if self._wanted is not None and not self._wanted(tm.schema, tm.table):
             return
         key = (tm.schema, tm.table)
         got = self._cache.get(key)

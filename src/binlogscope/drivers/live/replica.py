@@ -83,7 +83,9 @@ class LiveReplica:
         #: column names from information_schema for TABLE_MAPs without them (one connection
         #: of its own, opened when first needed; answers kept across reconnects)
         self._schema = InformationSchema(settings)
-        self.column_names = ColumnNames(self._schema, self.note)
+        filt = settings.table_filter
+        self.column_names = ColumnNames(self._schema, self.note,
+                                        filt.accepts if filt.active else None)
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self.recorder: SessionRecorder | None = None
