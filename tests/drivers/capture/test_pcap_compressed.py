@@ -105,3 +105,39 @@ def test_compressed_replication_capture_equals_the_binlog_file() -> None:
     assert any(f.frame.uncompressed_length > f.frame.compressed_length for f in frames)
     assert not [i for i in read_capture(str(path))
                 if isinstance(i.event, DecodeError | SequenceMismatch) or i.kind == "error"]
+
+
+def test_compressed_frames_match_tshark() -> None:
+    """Wireshark's MySQL dissector reads the compressed headers of the same capture
+    (mysql.compressed_packet_length/_number/_length_uncompressed): the same frames, in order,
+    per direction."""
+    import shutil
+    import subprocess
+
+    from tests.ci_support import unavailable
+    from tests.drivers.capture.test_pcap_captures import CAPTURES
+
+    exe = shutil.which("tshark")
+    if exe is None:
+        unavailable("tshark is not installed")
+    path = CAPTURES / "pcap-compressed-zlib.pcap"
+    out = subprocess.run(
+        [exe, "-r", str(path), "-d", "tcp.port==45003,mysql", "-Y", "mysql", "-T", "fields",
+         "-e", "tcp.srcport", "-e", "mysql.compressed_packet_length", "-e",
+         "mysql.compressed_packet_number", "-e", "mysql.compressed_packet_length_uncompressed"],
+        capture_output=True, text=True, check=True, timeout=120).stdout
+    theirs: dict[bool, list[tuple[int, int, int]]] = {True: [], False: []}
+    for line in out.splitlines():
+        port, n, seq, size = line.split("\t")
+        if n:
+            for a, b, c in zip(n.split(","), seq.split(","), size.split(","), strict=True):
+                theirs[port == "45003"].append((int(a), int(b), int(c)))
+    ours: dict[bool, list[tuple[int, int, int]]] = {True: [], False: []}
+    for item in read_capture(str(path)):
+        ev = item.event
+        if isinstance(ev, CompressedFrame):
+            f = ev.frame
+            ours[ev.direction.value == "server"].append(
+                (f.compressed_length, f.sequence_id, f.uncompressed_length))
+    assert len(theirs[True]) >= 10 and len(theirs[False]) >= 10
+    assert ours == theirs
