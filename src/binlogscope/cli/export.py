@@ -114,12 +114,39 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not sources:
         print(f"{PROG}: export: no SOURCE given", file=err)
         return 2
+    if not args.resume:
+        sources = skip_index_files(sources, err)
+        if not sources:
+            print(f"{PROG}: export: no binlog file among the SOURCEs (only index files)",
+                  file=err)
+            return 2
     try:
         source = BinlogFileSource(sources)
     except SourceError as exc:
         print(f"{PROG}: export: {exc}", file=err)
         return 1
     return run_export_command(args, source, out, err)
+
+
+def skip_index_files(sources: list[str], err: TextIO) -> list[str]:
+    """A datadir glob (``mysql-bin.*``) names the server's binlog index file too: a text list of
+    the binlog files, not one of them. Such a file (``.index`` name, no binlog magic) is left
+    out with a note instead of failing the export; anything else is kept and judged as input."""
+    kept = []
+    for s in sources:
+        path = Path(s)
+        if path.suffix == ".index" and path.is_file():
+            try:
+                with path.open("rb") as fh:
+                    head = fh.read(4)
+            except OSError:
+                head = b""
+            if head != b"\xfebin":
+                print(f"{PROG}: export: {s}: left out - a binlog index file (the list of the "
+                      "binlog files), not a binlog", file=err)
+                continue
+        kept.append(s)
+    return kept
 
 
 def run_export_command(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO) -> int:
@@ -178,8 +205,17 @@ def run_export_command(args: argparse.Namespace, source: Any, out: TextIO, err: 
               f"checkpoint; finish with: {PROG} export --resume --out {args.out}", file=err)
         return 130
     c = res.counts
+    if res.removed:  # every input failed: no dataset, no success line
+        *first, last = res.input_errors
+        for msg in first:
+            print(f"{PROG}: export: {msg}", file=err)
+        print(f"{PROG}: export: {last}; nothing was exported, {args.out} removed again (run "
+              "the command again with the right input)", file=err)
+        return 1
+    failed = (f"; {len(res.input_errors)} input(s) failed (a row each in the errors table; "
+              "export them on their own into another directory)" if res.input_errors else "")
     print(f"exported {c['events']} events, {c['rows']} rows, {c['packets']} packets to "
-          f"{args.out} in {res.seconds:.1f} s", file=out)
+          f"{args.out} in {res.seconds:.1f} s{failed}", file=out)
     for msg in res.input_errors:
         print(f"{PROG}: export: {msg}", file=err)
     for line in res.damage_lines():  # damaged binlogs: exported up to and around the damage

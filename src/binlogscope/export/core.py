@@ -273,10 +273,11 @@ class Ledger:
         st["updated"] = _now()
         write_state(self.root, st)
 
-    def discard(self) -> bool:
-        """Remove the dataset if this run made it and no checkpoint completed: only files an
-        export writes (something else in the directory stays, and so does the directory)."""
-        if not self.made_here or self.checkpoint != 0:
+    def discard(self, *, after_checkpoints: bool = False) -> bool:
+        """Remove the dataset if this run made it and no checkpoint completed (or, with
+        ``after_checkpoints``, when its checkpoints kept nothing: every input failed): only
+        files an export writes (something else in the directory stays, and so does it)."""
+        if not self.made_here or (self.checkpoint != 0 and not after_checkpoints):
             return False
         root = self.root
         for t in (*TABLES, ERRORS_TABLE, "_spark_staging"):

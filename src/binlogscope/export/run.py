@@ -184,6 +184,12 @@ def run_export(
             mapper.input_done()
             checkpoint(None)
             result.complete = True
+            if (ledger.made_here and result.input_errors and not any(ledger.counts.values())
+                    and len(result.input_errors) >= len(ledger.recorded_inputs)):
+                # every input failed and nothing was exported: a dataset marked complete here
+                # would only stand in the way of the rerun with the right input
+                writer.close()
+                result.removed = ledger.discard(after_checkpoints=True)
     except KeyboardInterrupt:
         writer.abort()
         result.interrupted = True
