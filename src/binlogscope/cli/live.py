@@ -210,13 +210,6 @@ def check_live_args(args: argparse.Namespace, conn: Any) -> str | None:
             return f"{name} {_num(value)}: must be {rng}{what}"
         return None
 
-    algorithms = getattr(conn, "compression_algorithms", None)
-    if getattr(args, "semi_sync", False) and algorithms and algorithms.split(",")[0] != \
-            "uncompressed":
-        # (measured against MariaDB 10.11: a compressed semi-sync dump stalls mid-stream; not
-        # understood yet, so refused rather than hanging)
-        return ("--semi-sync with --compression-algorithms: not supported yet (the "
-                "compressed semi-sync dump stalls against MariaDB); use one of them")
     if not conn.socket:
         bad = number("port", conn.port, 1, 65535)
         if bad:

@@ -145,7 +145,6 @@ class Session:
         #: the compressed protocol's frame reader of each direction (None: plain packets)
         self._frames: dict[Peer, FrameReader | None] = {Peer.CLIENT: None, Peer.SERVER: None}
         self._cseq = 0  # the next compressed sequence id
-        self._frame_peer: Peer | None = None  # who sent the last frame
         #: REPLICA/SOURCE: the zstd level of the frames this side sends (None: the default)
         self.compression_level: int | None = None
 
@@ -414,13 +413,15 @@ class Session:
             if frame is None:
                 return
             self._cseq = (frame.sequence_id + 1) & 0xFF
-            if peer is not self._frame_peer:
-                # the other side's turn: its packets' sequence ids go on from the frame's (the
-                # net layer's packet counter follows the frames read: net_serv.cc
-                # net_read_packet_header, ``compress_pkt_nr = ++pkt_nr``)
-                self._frame_peer = peer
-                if self._seq is not None and not self._buffers[peer].pending:
-                    self._seq = frame.sequence_id
+            plain = frame.plain
+            if (self._seq is not None and len(plain) >= 4 and plain[3] == frame.sequence_id
+                    and not self._buffers[peer].pending):
+                # a frame that starts a packet may restart the packets' ids at its own: the
+                # net layer sets its packet counter from the frame counter when it reads a
+                # frame (the other side's turn) and when it flushes (MariaDB's net_flush:
+                # pkt_nr= compress_pkt_nr); a frame written because the buffer was full
+                # carries on (the readers do not check these ids in compressed mode)
+                self._seq = frame.sequence_id
             self._out.append(CompressedFrame(peer, frame.offset, frame,
                                              frame_node(frame) if st.record else None))
             if frame.plain:

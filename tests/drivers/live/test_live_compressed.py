@@ -85,3 +85,55 @@ def test_zstd_is_refused_by_mariadb_and_uncompressed_allowed(mariadb: Any) -> No
     q = _live(mariadb, first, "--json", "--compression-algorithms", "zstd,uncompressed")
     assert q.returncode == 0, q.stderr
     assert '"compressed_frame"' not in q.stdout and '"binlog_event"' in q.stdout
+
+
+def _status(db: Any, name: str) -> int:
+    c = db.connect()
+    try:
+        with c.cursor() as cur:
+            cur.execute("SHOW GLOBAL STATUS LIKE %s", (name,))
+            row = cur.fetchone()
+            return int(row[1]) if row else -1
+    finally:
+        c.close()
+
+
+def test_semi_sync_acks_over_zlib(mariadb: Any) -> None:
+    """--semi-sync over the compressed protocol: each commit is acknowledged in a frame of its
+    own (compressed id 0, as MariaDB's net_clear expects), the server counts them as
+    semi-sync transactions."""
+    import time
+
+    _sql(mariadb, "CREATE DATABASE IF NOT EXISTS zs",
+         "CREATE TABLE IF NOT EXISTS zs.t (id INT PRIMARY KEY)", "DELETE FROM zs.t")
+    c = mariadb.connect()
+    try:
+        with c.cursor() as cur:
+            cur.execute("SHOW MASTER STATUS")
+            f, pos = cur.fetchone()[:2]
+    finally:
+        c.close()
+    env = dict(os.environ, MYSQL_PWD=mariadb.repl_password, HOME=str(mariadb.dir))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "binlogscope", "live", "--host", mariadb.host, "--port",
+         str(mariadb.port), "-u", mariadb.repl_user, "--ssl-mode", "DISABLED", "--json",
+         "--semi-sync", "--start", f"{f}:{pos}", "--compression-algorithms", "zlib"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while _status(mariadb, "Rpl_semi_sync_master_clients") < 1:
+            assert time.monotonic() < deadline and p.poll() is None, "no semi-sync replica"
+            time.sleep(0.1)
+        before = _status(mariadb, "Rpl_semi_sync_master_yes_tx")
+        _sql(mariadb, *(f"INSERT INTO zs.t VALUES ({i})" for i in range(3)))
+        while _status(mariadb, "Rpl_semi_sync_master_yes_tx") < before + 3:
+            assert time.monotonic() < deadline, "the commits were not acknowledged"
+            time.sleep(0.1)
+    finally:
+        p.terminate()
+        out, _ = p.communicate(timeout=30)
+    lines = [json.loads(x) for x in out.splitlines() if x.strip()]
+    assert [o for o in lines if o["kind"] == "semi_sync_ack"]
+    assert [o for o in lines if o["kind"] == "compressed_frame" and o["direction"] == "client"]
+    assert not [o for o in lines if o.get("error") or o["kind"] in ("decode_error",
+                                                                     "sequence_mismatch")]
