@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from binlogscope.export.arrow import NULL_PARTITION, TABLES
 from binlogscope.export.report_output import Report, format_report, write_plots, write_report
+from binlogscope.export.spark.spark_types import spark_type
 
 #: SQL names of the registered views
 VIEWS = ("packets", "events", "rows")
@@ -163,29 +162,6 @@ def spark_failure_line(exc: BaseException) -> str:
         if not _WORKER_BANNER.search(ln):
             return ln.strip()
     return type(exc).__name__
-
-
-def spark_type(t: pa.DataType) -> Any:
-    """The Spark SQL type of an export column type."""
-    from pyspark.sql import types as st
-
-    if pa.types.is_map(t):
-        return st.MapType(spark_type(t.key_type), spark_type(t.item_type), True)
-    if pa.types.is_list(t):
-        return st.ArrayType(spark_type(t.value_type), True)
-    if pa.types.is_struct(t):
-        return st.StructType([st.StructField(f.name, spark_type(f.type), True) for f in t])
-    if pa.types.is_timestamp(t):
-        return st.TimestampType()
-    simple = {
-        pa.string(): st.StringType(), pa.int16(): st.ShortType(), pa.int32(): st.IntegerType(),
-        pa.int64(): st.LongType(), pa.bool_(): st.BooleanType(), pa.binary(): st.BinaryType(),
-        pa.float64(): st.DoubleType(), pa.int8(): st.ByteType(),
-    }
-    try:
-        return simple[t]
-    except KeyError:
-        raise TypeError(f"no Spark type for {t}") from None
 
 
 def spark_schema(table: str) -> Any:

@@ -285,7 +285,7 @@ class BinlogDataSource(DataSource):  # type: ignore[misc]
     def schema(self) -> Any:
         from pyspark.sql import types as st
 
-        from binlogscope.export.spark.analyze import spark_type
+        from binlogscope.export.spark.spark_types import spark_type
 
         table = str(self.options.get("table", "rows")).lower()
         if table not in READ_TABLES:

@@ -171,7 +171,7 @@ def spark_union_schema() -> Any:
     """The Spark schema of a task's batches (:func:`spark_tasks.union_schema`)."""
     from pyspark.sql import types as st
 
-    from binlogscope.export.spark.analyze import spark_type
+    from binlogscope.export.spark.spark_types import spark_type
 
     return st.StructType([st.StructField(f.name, spark_type(f.type), True)
                           for f in union_schema()])
