@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.watch_support import run_sql
+
 pytestmark = pytest.mark.mysql
 
 #: the keys every binlog event has, whatever the source (docs/coordinates.md)
@@ -24,14 +26,6 @@ WIRE_KEYS = {"direction", "seq", "payload_length", "semi_sync", "kind", "packet_
              "wire_time", "error"}
 
 
-def _sql(db: Any, *stmts: str) -> None:
-    c = db.connect()
-    try:
-        with c.cursor() as cur:
-            for s in stmts:
-                cur.execute(s)
-    finally:
-        c.close()
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -63,11 +57,11 @@ def _coords(objs: list[dict[str, Any]]) -> list[Coord]:
 
 def test_live_pcap_and_export_coordinates_equal_the_binlog_files(
         mariadb: Any, tmp_path: Path) -> None:
-    _sql(mariadb, "FLUSH BINARY LOGS",
+    run_sql(mariadb, "FLUSH BINARY LOGS",
          "CREATE TABLE IF NOT EXISTS coords (id INT PRIMARY KEY, v VARCHAR(20))",
          "REPLACE INTO coords VALUES (1, 'a'), (2, 'b')")
     first = mariadb.binlog_files()[-1].name
-    _sql(mariadb, "BEGIN", "INSERT INTO coords VALUES (3, 'c')",
+    run_sql(mariadb, "BEGIN", "INSERT INTO coords VALUES (3, 'c')",
          "UPDATE coords SET v = 'z' WHERE id = 1", "COMMIT",
          "FLUSH BINARY LOGS",  # a real ROTATE inside the dump
          "DELETE FROM coords WHERE id = 2", "ALTER TABLE coords ADD COLUMN w INT")

@@ -21,6 +21,7 @@ from binlogscope.session.events import PacketDecoded, Peer, Phase, PhaseChanged,
 from binlogscope.session.readers import dump_eof_reason
 from binlogscope.wire.commands import ComBinlogDump
 from binlogscope.wire.framing import encode_packet
+from tests.watch_support import run_sql
 
 
 def _gtid_pos(db: Any) -> str:
@@ -33,24 +34,17 @@ def _gtid_pos(db: Any) -> str:
         c.close()
 
 
-def _sql(db: Any, *stmts: str) -> None:
-    c = db.connect()
-    try:
-        with c.cursor() as cur:
-            for s in stmts:
-                cur.execute(s)
-    finally:
-        c.close()
 
 
 @pytest.mark.mysql
 def test_the_eof_after_an_until_stop_is_labelled_as_the_until_position(
         mariadb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    _sql(mariadb, "CREATE TABLE IF NOT EXISTS until_t (id INT PRIMARY KEY)", "DELETE FROM until_t")
+    run_sql(mariadb, "CREATE TABLE IF NOT EXISTS until_t (id INT PRIMARY KEY)",
+            "DELETE FROM until_t")
     start = _gtid_pos(mariadb)
-    _sql(mariadb, "INSERT INTO until_t VALUES (1)")
+    run_sql(mariadb, "INSERT INTO until_t VALUES (1)")
     until = _gtid_pos(mariadb)
-    _sql(mariadb, "INSERT INTO until_t VALUES (2)", "INSERT INTO until_t VALUES (3)")
+    run_sql(mariadb, "INSERT INTO until_t VALUES (2)", "INSERT INTO until_t VALUES (3)")
     setup = live_dialog.run_setup
 
     def with_until(rd: Any, *args: Any) -> None:  # what a MariaDB replica's UNTIL does

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.watch_support import run_sql
+
 pytestmark = pytest.mark.mysql
 
 
@@ -22,24 +24,16 @@ def _live(db: Any, user: str, password: str, *args: str) -> subprocess.Completed
         text=True, env=env, timeout=90, stdin=subprocess.DEVNULL)
 
 
-def _sql(db: Any, *stmts: str) -> None:
-    c = db.connect()
-    try:
-        with c.cursor() as cur:
-            for s in stmts:
-                cur.execute(s)
-    finally:
-        c.close()
 
 
 def test_missing_replication_slave_is_a_privilege_hint(mariadb: Any) -> None:
-    _sql(mariadb, "DROP USER IF EXISTS 'cli17_nopriv'@'%'",
+    run_sql(mariadb, "DROP USER IF EXISTS 'cli17_nopriv'@'%'",
          "CREATE USER 'cli17_nopriv'@'%' IDENTIFIED BY 'pw'",
          "GRANT BINLOG MONITOR ON *.* TO 'cli17_nopriv'@'%'")
     try:
         p = _live(mariadb, "cli17_nopriv", "pw")
     finally:
-        _sql(mariadb, "DROP USER IF EXISTS 'cli17_nopriv'@'%'")
+        run_sql(mariadb, "DROP USER IF EXISTS 'cli17_nopriv'@'%'")
     assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
     assert "ERR 1045" in p.stderr  # what MariaDB sends (MySQL: 1227)
     assert "REPLICATION SLAVE" in p.stderr and "wrong user or password" not in p.stderr

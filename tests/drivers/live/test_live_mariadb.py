@@ -20,6 +20,7 @@ from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
 from binlogscope.drivers.live.replica import LiveReplica, LiveSettings, run_live
 from binlogscope.session.events import PacketDecoded
+from tests.watch_support import run_sql
 
 pytestmark = pytest.mark.mysql
 
@@ -40,14 +41,6 @@ def _status(db: Any, name: str) -> int:
         c.close()
 
 
-def _sql(db: Any, *stmts: str) -> None:
-    c = db.connect()
-    try:
-        with c.cursor() as cur:
-            for s in stmts:
-                cur.execute(s)
-    finally:
-        c.close()
 
 
 def _first_binlog(db: Any) -> str:
@@ -72,7 +65,7 @@ def _run_cli(db: Any, *args: str, password: str | None = None,
 
 
 def test_every_step_of_the_replica_conversation(mariadb: Any, tmp_path: Path) -> None:
-    _sql(mariadb, "CREATE TABLE IF NOT EXISTS live_steps (id INT PRIMARY KEY, v VARCHAR(10))",
+    run_sql(mariadb, "CREATE TABLE IF NOT EXISTS live_steps (id INT PRIMARY KEY, v VARCHAR(10))",
          "REPLACE INTO live_steps VALUES (1, 'a'), (2, 'b')")
     rec = tmp_path / "s.pcapng"
     p = _run_cli(mariadb, "--json", "--non-blocking", "--heartbeat", "5",
@@ -111,7 +104,7 @@ def test_every_step_of_the_replica_conversation(mariadb: Any, tmp_path: Path) ->
 
 
 def test_semi_sync_acks_are_accepted_by_the_server(mariadb: Any) -> None:
-    _sql(mariadb, "CREATE TABLE IF NOT EXISTS live_semi (id INT PRIMARY KEY)")
+    run_sql(mariadb, "CREATE TABLE IF NOT EXISTS live_semi (id INT PRIMARY KEY)")
     items: list[SourceItem] = []
     rep = LiveReplica(LiveSettings(conn=_conn(mariadb), semi_sync=True, heartbeat=1))
     rep.start()
@@ -132,7 +125,7 @@ def test_semi_sync_acks_are_accepted_by_the_server(mariadb: Any) -> None:
         before = _status(mariadb, "Rpl_semi_sync_master_yes_tx")
         n = 5
         for i in range(n):
-            _sql(mariadb, f"INSERT INTO live_semi VALUES ({time.time_ns() % 10**9 + i})")
+            run_sql(mariadb, f"INSERT INTO live_semi VALUES ({time.time_ns() % 10**9 + i})")
         after = _status(mariadb, "Rpl_semi_sync_master_yes_tx")
         assert after - before == n
         assert _status(mariadb, "Rpl_semi_sync_master_no_tx") >= 0
@@ -186,7 +179,7 @@ def _rows_by_id(items: list[SourceItem], table: str) -> list[int]:
 def test_kill_mid_transaction_then_reconnect_delivers_every_row_once(mariadb: Any) -> None:
     """KILL our dump thread on the server while a 10k-row (20 MB) transaction is streaming:
     the replica reconnects, resumes at the transaction start and skips what it delivered."""
-    _sql(mariadb, "DROP TABLE IF EXISTS live_kill",
+    run_sql(mariadb, "DROP TABLE IF EXISTS live_kill",
          "CREATE TABLE live_kill (id INT PRIMARY KEY, pad VARCHAR(2000))")
     c = mariadb.connect()
     with c.cursor() as cur:
@@ -196,7 +189,7 @@ def test_kill_mid_transaction_then_reconnect_delivers_every_row_once(mariadb: An
     pad = "x" * 2000
     stmts = ["INSERT INTO live_kill VALUES " + ",".join(
         f"({i}, '{pad}')" for i in range(k, k + 1000)) for k in range(0, 10_000, 1000)]
-    _sql(mariadb, "BEGIN", *stmts, "COMMIT")
+    run_sql(mariadb, "BEGIN", *stmts, "COMMIT")
     settings = LiveSettings(conn=_conn(mariadb), start=f"{name}:{pos}", store_size=4)
     rep = LiveReplica(settings)
     rep.start()
@@ -213,7 +206,7 @@ def test_kill_mid_transaction_then_reconnect_delivers_every_row_once(mariadb: An
                 killed = True
                 threads = _dump_threads(mariadb)
                 assert threads, "the dump thread should still be streaming"
-                _sql(mariadb, *[f"KILL {tid}" for tid in threads])
+                run_sql(mariadb, *[f"KILL {tid}" for tid in threads])
             if seen >= 10_000:
                 time.sleep(0.5)  # anything duplicated would arrive now
                 break
@@ -238,7 +231,7 @@ def _dump_threads(db: Any) -> list[int]:
 
 
 def test_restart_with_state_file_neither_loses_nor_repeats(mariadb: Any, tmp_path: Path) -> None:
-    _sql(mariadb, "DROP TABLE IF EXISTS live_state",
+    run_sql(mariadb, "DROP TABLE IF EXISTS live_state",
          "CREATE TABLE live_state (id INT PRIMARY KEY, pad CHAR(100))")
     c = mariadb.connect()
     with c.cursor() as cur:
@@ -246,7 +239,7 @@ def test_restart_with_state_file_neither_loses_nor_repeats(mariadb: Any, tmp_pat
         name, pos = cur.fetchone()[:2]
     c.close()
     rows = ",".join(f"({i}, 'y')" for i in range(10_000))
-    _sql(mariadb, "BEGIN", f"INSERT INTO live_state VALUES {rows}", "COMMIT")
+    run_sql(mariadb, "BEGIN", f"INSERT INTO live_state VALUES {rows}", "COMMIT")
     state = tmp_path / "state.json"
     first: list[SourceItem] = []
     # run 1 stops after 8 events (the artificial ROTATE and FORMAT_DESCRIPTION, GTID,
