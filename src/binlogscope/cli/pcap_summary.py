@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.session.events import (
+    CompressedFrame,
     DecodeError,
     PacketDecoded,
     Peer,
@@ -60,7 +61,8 @@ class FlowStats:
 
     flow: Flow
     packets: Counter[str] = field(default_factory=Counter)  # per direction
-    bytes: Counter[str] = field(default_factory=Counter)
+    bytes: Counter[str] = field(default_factory=Counter)  # on the wire (frames, compressed)
+    _framed: set[str] = field(default_factory=set)  # directions in the compressed protocol
     events: Counter[str] = field(default_factory=Counter)
     kinds: Counter[str] = field(default_factory=Counter)
     acks: int = 0
@@ -114,11 +116,16 @@ class FlowStats:
         if isinstance(ev, SequenceMismatch):
             self._error(f"sequence id {ev.got}, expected {ev.expected}")
             return
+        if isinstance(ev, CompressedFrame):  # (the bytes on the wire: the frames')
+            self._framed.add(ev.direction.value)
+            self.bytes[ev.direction.value] += ev.frame.wire_length
+            return
         if not isinstance(ev, PacketDecoded):
             return
         d = ev.direction.value
         self.packets[d] += 1
-        self.bytes[d] += ev.wire_length
+        if d not in self._framed:
+            self.bytes[d] += ev.wire_length
         self.kinds[ev.kind] += 1
         value = ev.value
         if ev.direction is Peer.SERVER:

@@ -141,3 +141,21 @@ def test_compressed_frames_match_tshark() -> None:
                 (f.compressed_length, f.sequence_id, f.uncompressed_length))
     assert len(theirs[True]) >= 10 and len(theirs[False]) >= 10
     assert ours == theirs
+
+
+def test_summary_counts_the_bytes_on_the_wire() -> None:
+    """``pcap --summary`` of a compressed flow: its bytes are the frames' (what TCP carried:
+    699 and 2442 bytes by tshark's tcp.len), not the inflated packets'."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.drivers.capture.test_pcap_captures import CAPTURES
+
+    p = subprocess.run([sys.executable, "-m", "binlogscope", "pcap", "--summary", "--json",
+                        str(CAPTURES / "pcap-compressed-zlib.pcap")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    flow = json.loads(p.stdout.splitlines()[0])
+    assert flow["compressed"] is True
+    assert flow["bytes"] == {"client": 699, "server": 2442}
