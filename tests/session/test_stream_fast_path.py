@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from binlogscope.render.json_out import dumps
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.session import BinlogEventData, Session
 from binlogscope.session.events import DecodeError, PacketDecoded, Peer, Role, SequenceMismatch
@@ -30,7 +31,9 @@ from tests.session.test_session import (
 def _key(e: Any) -> tuple[Any, ...]:
     if isinstance(e, PacketDecoded):
         semi = None if e.semi_sync is None else e.semi_sync.flag
-        summary = binlog_event_json(e.binlog_event) if e.binlog_event is not None else None
+        # (serialized: a rows list may be an orjson.Fragment, which compares by identity)
+        summary = (dumps(binlog_event_json(e.binlog_event)) if e.binlog_event is not None
+                   else None)
         return ("packet", e.direction, e.offset, e.seq, e.payload_length, e.kind, semi, e.error,
                 e.wire_length, e.payload, summary)
     if isinstance(e, DecodeError):
