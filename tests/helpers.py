@@ -5,7 +5,12 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import orjson
+
+from binlogscope.render.json_out import dumps
+from binlogscope.render.shapes import binlog_event_json
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import check_tiling
@@ -116,3 +121,12 @@ def event_body(code: int, **fields: object) -> object:
     if "query" in fields:
         return QueryEvent(0, 0, 0, 0, 0, {}, "", str(fields["query"]))
     return SimpleNamespace(**fields)
+
+
+def event_shape(ev: DecodedEvent, file: str | None = None) -> dict[str, Any]:
+    """The ``--json`` shape of an event as a plain dict (through the one serializer): the
+    kernel embeds a rows event's rows as an ``orjson.Fragment``, which compares by identity,
+    so shapes are compared as what they print."""
+    shape = binlog_event_json(ev) if file is None else binlog_event_json(ev, file)
+    loaded: dict[str, Any] = orjson.loads(dumps(shape))
+    return loaded

@@ -12,13 +12,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from binlogscope.render.shapes import binlog_event_json
 from binlogscope.wire.binlog import stream
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
 from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
-from tests.helpers import FIXTURES, assert_tiles, binlog_fixtures, decode_bytes, read_all
+from tests.helpers import (
+    FIXTURES,
+    assert_tiles,
+    binlog_fixtures,
+    decode_bytes,
+    event_shape,
+    read_all,
+)
 from tests.native_switch import NativeSwitch
 
 _OSHEROFF = FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources"
@@ -113,7 +119,7 @@ def event_key(ev: DecodedEvent) -> tuple[Any, ...]:
     checksum, error, size, raw bytes, and the ``--json`` shape of the event."""
     return (ev.offset, value_key(ev.header), value_key(ev.body), ev.checksum_ok,
             ev.checksum_stored, ev.checksum_computed, ev.error, ev.size, ev.raw,
-            binlog_event_json(ev))
+            event_shape(ev))
 
 
 def _stream_keys(data: bytes, record: bool, verify: bool, chunk: int | None

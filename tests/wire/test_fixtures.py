@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.render.shapes import binlog_event_json
 from tests.helpers import (
     DAMAGED_FIXTURES,
     FIXTURES,
     assert_tiles,
     binlog_fixtures,
     decode_bytes,
+    event_shape,
     read_all,
 )
 
@@ -54,4 +54,4 @@ def test_fast_path_equals_tree_path(path: Path) -> None:
     data = read_all(path)
     tree, _ = decode_bytes(data, record=True)
     fast, _ = decode_bytes(data, record=False)
-    assert [binlog_event_json(e) for e in fast] == [binlog_event_json(e) for e in tree]
+    assert [event_shape(e) for e in fast] == [event_shape(e) for e in tree]

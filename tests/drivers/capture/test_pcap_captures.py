@@ -17,9 +17,9 @@ import pytest
 
 from binlogscope.drivers.binlog_file import read_binlog_file
 from binlogscope.drivers.capture.pcap import read_capture
-from binlogscope.render.shapes import binlog_event_json
 from binlogscope.session.events import DecodeError, PacketDecoded
 from tests.ci_support import unavailable
+from tests.helpers import event_shape
 
 CAPTURES = Path(__file__).resolve().parents[3] / "captures"
 FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "fixtures"
@@ -81,7 +81,7 @@ def test_framing_matches_tshark(name: str) -> None:
 def _file_events(binlog: Path) -> dict[int, tuple[bytes, dict[str, object]]]:
     out = {}
     for ev in read_binlog_file(str(binlog), record=True):
-        s = binlog_event_json(ev)
+        s = event_shape(ev)
         s.pop("file")
         assert s.pop("binlog_file") == binlog.name
         assert ev.raw is not None
@@ -108,7 +108,7 @@ def _stream_events(path: Path) -> list[tuple[int, bytes, dict[str, object]]]:
             continue
         if h.log_pos == 0 or h.flags & ARTIFICIAL or "HEARTBEAT" in bev.type_name:
             continue
-        s = binlog_event_json(bev)
+        s = event_shape(bev)
         s.pop("file")
         assert s.pop("binlog_file") == files[0]  # the file the dump's fake ROTATE names
         assert bev.raw is not None
