@@ -89,9 +89,10 @@ def test_file_jobs_ctrl_c(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) while workers run: one
     line, exit 130, no worker left, no spool left."""
     inputs = []
-    for i in range(60):
-        p = tmp_path / f"copy{i:02d}.binlog"
-        p.write_bytes(WORKLOAD.read_bytes())
+    data = WORKLOAD.read_bytes()
+    for i in range(400):  # (enough work that an idle machine does not finish before the signal)
+        p = tmp_path / f"copy{i:03d}.binlog"
+        p.write_bytes(data)
         inputs.append(str(p))
     spools = tmp_path / "tmp"
     spools.mkdir()
@@ -103,8 +104,8 @@ def test_file_jobs_ctrl_c(tmp_path: Path) -> None:
                             start_new_session=True)
     deadline = time.monotonic() + 30
     while not any(spools.iterdir()) and time.monotonic() < deadline:  # the pool has started
-        time.sleep(0.05)
-    time.sleep(0.3)
+        time.sleep(0.01)
+    time.sleep(0.05)
     assert proc.poll() is None, "the run ended before it could be interrupted"
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=30)
