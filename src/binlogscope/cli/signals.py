@@ -16,6 +16,7 @@ BrokenPipeError each command ends on quietly.
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 from typing import Any
 
 
@@ -52,10 +53,13 @@ def stop_on_signals() -> dict[int, Any]:
     return previous
 
 
-def flag_on_signals(fired: list[int]) -> dict[int, Any]:
+def flag_on_signals(fired: list[int], on_first: Callable[[], None] | None = None
+                    ) -> dict[int, Any]:
     """Ctrl-C, SIGTERM and SIGHUP ask a run to stop at its next item (``fired`` gets the
     signal number; the run ends cleanly there, with its last commit); a second one stops it
-    at once (:class:`Stopped`). Returns the handlers to put back."""
+    at once (:class:`Stopped`). ``on_first`` runs at the first one (the proxy's decoder leaves
+    the idle scheduling class there, so its shutdown is not starved on a busy machine).
+    Returns the handlers to put back."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
@@ -65,6 +69,8 @@ def flag_on_signals(fired: list[int]) -> dict[int, Any]:
         if fired:
             raise Stopped(signum)
         fired.append(signum)
+        if on_first is not None:
+            on_first()
 
     previous: dict[int, Any] = {}
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
