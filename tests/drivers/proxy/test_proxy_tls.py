@@ -505,6 +505,23 @@ def test_twenty_concurrent_tls_clients(tls_source: tuple[MariaDB, Path, Path]) -
     assert sum(1 for q in queries if q.startswith("SELECT ") and q.endswith(" + 1")) == 20
     _wire_secrets_absent(lines, proxy.out + proxy.err)
 
+def _tls_query_through_proxy(server: MariaDB, *proxy_args: str) -> Proxy:
+    """The mariadb client logs in over TLS through a proxy with ``proxy_args`` and runs
+    ``SELECT 6 * 7`` (its answer checked); the stopped proxy."""
+    exe = shutil.which("mariadb") or shutil.which("mysql")
+    if exe is None:
+        unavailable("the mariadb client is not installed")
+    proxy = Proxy(server, *proxy_args)
+    try:
+        res = subprocess.run([exe, "-h127.0.0.1", f"-P{proxy.port}", f"-u{USER}",
+                              f"-p{PASSWORD}", "--ssl", "-N", "-e", "SELECT 6 * 7"],
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        proxy.stop()
+    assert res.returncode == 0 and res.stdout.strip() == "42", res.stderr
+    return proxy
+
+
 
 def test_summary_gives_both_ack_legs_of_a_terminated_session(
         tls_source: tuple[MariaDB, Path, Path]) -> None:
@@ -533,18 +550,8 @@ def test_no_secret_in_the_text_outputs_of_a_terminated_session(
     login: the password, the scramble and the auth response that crossed the wire (read back
     from the recording) are on none of them."""
     server, _, _ = tls_source
-    exe = shutil.which("mariadb") or shutil.which("mysql")
-    if exe is None:
-        unavailable("the mariadb client is not installed")
     rec = tmp_path / "rec.pcapng"
-    proxy = Proxy(server, *output, "--record", str(rec), "--record-raw")
-    try:
-        res = subprocess.run([exe, "-h127.0.0.1", f"-P{proxy.port}", f"-u{USER}",
-                              f"-p{PASSWORD}", "--ssl", "-N", "-e", "SELECT 6 * 7"],
-                             capture_output=True, text=True, timeout=60)
-    finally:
-        proxy.stop()
-    assert res.returncode == 0 and res.stdout.strip() == "42", res.stderr
+    proxy = _tls_query_through_proxy(server, *output, "--record", str(rec), "--record-raw")
     secrets = _recorded_secrets(rec, server.port)
     assert len(secrets) == 2  # the greeting's scramble, the login's auth response
     text = proxy.out + proxy.err
@@ -568,18 +575,8 @@ def test_recording_masks_the_login_secrets(tls_source: tuple[MariaDB, Path, Path
     a TLS-terminated session), as ``live --record`` masks them; the session still reads
     back."""
     server, _, _ = tls_source
-    exe = shutil.which("mariadb") or shutil.which("mysql")
-    if exe is None:
-        unavailable("the mariadb client is not installed")
     rec = tmp_path / "rec.pcapng"
-    proxy = Proxy(server, "--json", "--record", str(rec))
-    try:
-        res = subprocess.run([exe, "-h127.0.0.1", f"-P{proxy.port}", f"-u{USER}",
-                              f"-p{PASSWORD}", "--ssl", "-N", "-e", "SELECT 6 * 7"],
-                             capture_output=True, text=True, timeout=60)
-    finally:
-        proxy.stop()
-    assert res.returncode == 0 and res.stdout.strip() == "42", res.stderr
+    _tls_query_through_proxy(server, "--json", "--record", str(rec))
     secrets = _recorded_secrets(rec, server.port)
     assert len(secrets) == 2  # the greeting's scramble, the login's auth response
     assert all(len(s) >= 20 and set(s) == {0x2A} for s in secrets), [s.hex() for s in secrets]
