@@ -109,6 +109,21 @@ class EventEmitter:
             await self.flush()
             c.close("fault: truncate_event")
             raise Closed("truncated")
+        if any(a.kind == "cut_packet" for a in fire):
+            # the event's packet framed whole, then the connection closed inside it: the
+            # client reads a length header promising bytes that never come (a TCP cut)
+            a = next(a for a in fire if a.kind == "cut_packet")
+            await self.flush()
+            self.send_event(ev, magic=magic)
+            whole = len(self.out)
+            keep = int(a.arg("keep") or 4 + (whole - 4) // 2)
+            keep = max(1, min(keep, whole - 1))
+            del self.out[keep:]
+            c.log.faults.append(f"cut_packet: event {n}'s packet cut after {keep} of its "
+                                f"{whole} bytes on the wire, then the connection closed")
+            await self.flush()
+            c.close("fault: cut_packet")
+            raise Closed("cut")
         if any(a.kind == "reorder" for a in fire):
             c.log.faults.append(f"reorder: event {n} held back, sent after the next one")
             self._held = (ev, fi, i, ack)

@@ -48,6 +48,9 @@ ACTIONS: dict[str, tuple[dict[str, Any], str]] = {
     "disconnect_after_event": ({}, "close the connection right after event N"),
     "corrupt_checksum_at": ({}, "send event N with a wrong CRC32"),
     "truncate_event": ({"keep": None}, "send only the first bytes of event N, then close"),
+    "cut_packet": ({"keep": None}, "frame event N's packet, send only its first `keep` "
+                   "bytes (default: the header and half the payload: a TCP cut inside the "
+                   "packet), then close"),
     "send_error": ({"code": 1236, "message": "mock master: injected error"},
                    "send an ERR packet instead of event N and end the dump"),
     "duplicate_event": ({}, "send event N twice"),

@@ -29,6 +29,9 @@ DEFECTS = {
     "setup/dump-request-framing [mariadb]": "length header says 14 bytes, but the client "
     "wrote 15",
     "incidents/fake-rotate-mid-file [mariadb]": "id: expected 2, got 1",
+    # the same short dump request: after a TCP cut inside a packet it resumes from the file's
+    # start and delivers the first row again
+    "stream/tcp-cut-mid-packet [mariadb]": "row(s) reported more than once",
     "incidents/semisync-header-not-negotiated [mysql]": "the client reported 0",
     "events/transaction-payload [mysql]": "the client reported 0",
     "values/vector [mysql]": "is not a valid MetadataFieldType",

@@ -1,6 +1,6 @@
 """stream: stream control - ROTATE, ERR mid-stream (1236 variants, a shutdown), disconnects
-mid-transaction and mid-event (a correct client resumes with nothing lost or repeated), a
-corrupt checksum, a duplicated event, a slow drip."""
+mid-transaction and mid-event, a TCP cut inside an event's packet (a correct client resumes
+with nothing lost or repeated), a corrupt checksum, a duplicated event, a slow drip."""
 
 from __future__ import annotations
 
@@ -140,6 +140,11 @@ CASES: list[Case] = [
          "resumes with nothing lost or repeated, or reports the broken stream (a replica "
          "that stops on the corrupt event is non-strict here: it does not resume)",
          _fault("truncate_event", ROWS, 2), _resume, flavors=BOTH),
+    Case("stream/tcp-cut-mid-packet", "the TCP connection closed inside a rows event's "
+         "packet (its length header promises bytes that never come)",
+         "notices the short read and resumes with nothing lost or repeated, or reports the "
+         "broken connection; never ends as if the binlog had ended",
+         _fault("cut_packet", ROWS, 2), _resume, flavors=BOTH),
     Case("stream/corrupt-checksum", "a rows event with a wrong CRC32",
          "a verifying client stops at the event and does not deliver it",
          _fault("corrupt_checksum_at", ROWS, 2), _corrupt, flavors=BOTH,
