@@ -39,6 +39,7 @@ from mock_master.dump.gtid_sets import in_gtid_set
 from mock_master.dump.host import DumpConnection, DumpServer
 from mock_master.dump.mariadb_gtid import GTID, GTID_LIST, QUERY, GtidStartError
 from mock_master.dump.positions import find_start
+from mock_master.dump.replica_vars import names, replica_var
 from mock_master.history.framing import frame_events
 from mock_master.history.sources import (
     FDE,
@@ -79,7 +80,8 @@ class Dump(EventEmitter):
         self.pos = 4
         self.started = time.monotonic()
         uv = conn.ctx.user_vars
-        ck = uv.get("master_binlog_checksum", uv.get("source_binlog_checksum"))
+        ver = server.version_tuple
+        ck = replica_var(uv, "binlog_checksum", server.flavor, ver)
         self.checksum_announced = ck is not None
         self.client_crc = str(ck).upper() == "CRC32" if ck is not None else False
         self.strip = (self.m.stream.checksum and self.checksum_announced and not self.client_crc
@@ -88,7 +90,7 @@ class Dump(EventEmitter):
             self.capability = int(uv.get("mariadb_slave_capability") or 0)
         except (TypeError, ValueError):
             self.capability = 0
-        hb = uv.get("master_heartbeat_period", uv.get("source_heartbeat_period"))
+        hb = replica_var(uv, "heartbeat_period", server.flavor, ver)
         try:
             self.heartbeat = float(hb) / 1e9 if hb is not None else 0.0
         except (TypeError, ValueError):
@@ -218,9 +220,11 @@ class Dump(EventEmitter):
         if self.m.scenario.require_register and not c.registered:
             c.log.violations.append("dump without COM_REGISTER_SLAVE")
         if stream.checksum and not self.checksum_announced:
+            read = " or ".join("@" + n for n in names("binlog_checksum", self.m.flavor,
+                                                       self.m.version_tuple))
             c.log.violations.append("checksum setting not announced: the source's binlog has "
-                                    "CRC32 checksums but the client never set "
-                                    "@master_binlog_checksum")
+                                    f"CRC32 checksums but the client never set {read} (the "
+                                    "names this server version reads)")
         if not self._find_start():
             await self.flush()
             return

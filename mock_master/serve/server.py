@@ -29,6 +29,7 @@ from mock_master.answers.queries import Answerer, default_variables
 from mock_master.dump.gtid_sets import executed, purged
 from mock_master.dump.gtid_sets import to_text as gtid_text
 from mock_master.dump.mysql_gtid import server_uuid_of
+from mock_master.dump.replica_vars import replica_var
 from mock_master.history.gtid_pos import binlog_gtid_pos
 from mock_master.history.sources import EventStream, dummy_event
 from mock_master.runlog import MAX_CLOSED, ClientLog, Closed, RunLog
@@ -203,10 +204,9 @@ class MockMaster:
                 other.kill_dump(ER_SLAVE_SAME_ID if self.flavor == "mariadb" else 1236,
                                 conn.log.id)
 
-    @staticmethod
-    def _replica_uuid(conn: Connection) -> str | None:
-        uv = conn.ctx.user_vars
-        v = uv.get("replica_uuid", uv.get("slave_uuid"))
+    def _replica_uuid(self, conn: Connection) -> str | None:
+        # get_replica_uuid: replica_uuid, then slave_uuid from 8.0.26 (replica_vars)
+        v = replica_var(conn.ctx.user_vars, "uuid", self.flavor, self.version_tuple)
         if isinstance(v, bytes):
             v = v.decode("utf-8", "replace")
         return str(v) if v else None

@@ -1,0 +1,69 @@
+"""The replica's user variables are read under the names the emulated MySQL version reads
+(mock_master/dump/replica_vars.py):
+
+- from 8.0.26 the sender looks up the new name first, then the old one
+  (``get_user_var_from_alternatives(thd, alt1, alt2)`` in mysql-server ``sql/rpl_source.cc``
+  at 08415f0d: ``uv.find(alt1)`` then ``uv.find(alt2)``; ``init_checksum_alg`` passes
+  ``"source_binlog_checksum", "master_binlog_checksum"``);
+- before 8.0.26 only ``master_binlog_checksum`` exists (``sql/rpl_binlog_sender.cc`` at
+  6299d1de: ``m_thd->user_vars.find("master_binlog_checksum")``): a client that set only
+  ``@source_binlog_checksum`` is checksum-unaware there (UNDEF) and a CRC32 binlog's dump is
+  refused after the fake ROTATE.
+
+The fake ROTATE carries a CRC32 exactly when the client's setting read by
+``init_checksum_alg`` says CRC32 (``event_checksum_on()`` before the first FD), so its length
+shows which name won. The old mock read ``master_`` first and ``source_`` as a fallback at
+every version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mock_master.dump.replica_vars import names
+from mock_master.scenario.scenarios import Scenario
+from mock_master.serve.server import ThreadedMockMaster
+from tests.mock_master.test_mm_mysql_dump_errors import FIRST, _dump, _err, _mock
+
+ROTATE_NO_CRC = 1 + 19 + 8 + len(FIRST.name)
+
+
+def test_a_pre_8026_source_does_not_read_the_new_name(
+        serve_scenario: Callable[[Scenario], ThreadedMockMaster]) -> None:
+    mm = _mock(serve_scenario, "8.0.21")
+    got = _dump(mm, FIRST.name, 4, ["SET @source_binlog_checksum = 'CRC32'"])
+    rotate, err = got
+    assert len(rotate) == ROTATE_NO_CRC  # UNDEF: no CRC32 on the fake ROTATE
+    code, _, text = _err(err)
+    assert code == 1236
+    assert text.startswith("Slave can not handle replication events with the checksum that "
+                           "master is configured to log; ")
+
+
+def test_a_new_source_reads_the_new_name(
+        serve_scenario: Callable[[Scenario], ThreadedMockMaster]) -> None:
+    mm = _mock(serve_scenario, "8.4.3")
+    got = _dump(mm, FIRST.name, 4, ["SET @source_binlog_checksum = 'CRC32'"])
+    assert len(got[0]) == ROTATE_NO_CRC + 4  # the fake ROTATE with its CRC32
+    assert got[-1][0] == 0xFE and len(got) > 3  # events, then the non-blocking dump's EOF
+
+
+def test_the_new_name_wins_over_the_old_one(
+        serve_scenario: Callable[[Scenario], ThreadedMockMaster]) -> None:
+    mm = _mock(serve_scenario, "8.0.45")
+    got = _dump(mm, FIRST.name, 4, ["SET @master_binlog_checksum = 'NONE', "
+                                    "@source_binlog_checksum = 'CRC32'"])
+    assert len(got[0]) == ROTATE_NO_CRC + 4
+    old = _mock(serve_scenario, "8.0.25")
+    got = _dump(old, FIRST.name, 4, ["SET @master_binlog_checksum = 'NONE', "
+                                     "@source_binlog_checksum = 'CRC32'"])
+    assert len(got[0]) == ROTATE_NO_CRC  # 8.0.25 reads only the old name: NONE
+    assert got[-1][0] == 0xFE
+
+
+def test_the_names_by_flavour_and_version() -> None:
+    assert names("heartbeat_period", "mysql", (8, 0, 26)) == ("source_heartbeat_period",
+                                                               "master_heartbeat_period")
+    assert names("uuid", "mysql", (8, 0, 25)) == ("slave_uuid",)
+    assert names("uuid", "mariadb", (11, 4, 2)) == ()
+    assert names("binlog_checksum", "mariadb", (11, 4, 2)) == ("master_binlog_checksum",)
