@@ -69,8 +69,10 @@ def add_serve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--recording", metavar="FILE", help="serve a recording")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
                    "127.0.0.1; 0.0.0.0: every interface)")
-    s.add_argument("--port", type=int, default=3306,
-                   help="TCP port (default 3306; 0 picks a free one and prints it)")
+    s.add_argument("--port", type=int, default=None,
+                   help="TCP port (default: a free one, named in the first line; 0: a free one "
+                   "printed again alone on the second line, for scripts). Not 3306 by "
+                   "default: a real server on this machine has it")
     s.add_argument("--flavor", choices=["mariadb", "mysql"],
                    help="which server to behave as: greeting, variables, GTID dump command "
                    "(default: the scenario's, else mariadb)")
@@ -155,7 +157,13 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PR
 
     try:
         sc = scenario_from_args(args)
-        mm = MockMaster(sc, args.host, args.port)  # type: ignore[arg-type]
+        if not sc.sources:  # type: ignore[attr-defined]
+            what = ("the scenario has no [[sources]]" if args.scenario else "no binlog given")
+            print(f"{prog}: error: {what}: nothing to serve - give binlog files or directories "
+                  "(mock-master serve mysql-bin.000001 ...), --pcap FILE, --recording FILE or "
+                  "a --scenario FILE with [[sources]] (--help: every option)", file=err)
+            return 2
+        mm = MockMaster(sc, args.host, args.port or 0)  # type: ignore[arg-type]
         if not args.quiet:
             # (a line names what clients sent - a dump file name, a REGISTER host: escaped, so
             # a client cannot write to the operator's terminal or forge a line)
@@ -169,7 +177,7 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str = PR
         try:
             port = await mm.start()
         except OSError as exc:
-            hint = " (use --port 0 for a free port)" if args.port else ""
+            hint = " (leave --port out for a free port)" if args.port else ""
             raise SystemExit(f"{prog}: error: cannot listen on {args.host}:{args.port}: "
                              f"{exc.strerror or exc}{hint}") from None
         print(f"mock master ({mm.flavor} {mm.version}) listening on {args.host}:{port}, "

@@ -45,7 +45,7 @@ def _one_line(rc: int, err: str, *words: str) -> None:
 
 @pytest.mark.parametrize(("args", "words"), [
     (["--start", "mysql-bin.000001"], ["--start", "FILE:POS"]),
-    (["--start", ":4"], ["--start", "FILE:POS"]),
+    (["--start", ":four"], ["--start", "FILE:POS"]),  # (":4": the first binlog file)
     (["--start", "mysql-bin.000001:-4"], ["FILE:POS"]),
     (["--start", "mysql-bin.000001:3"], ["position 3", "4..4294967295"]),
     (["--start", "mysql-bin.000001:4294967296"], ["out of range"]),

@@ -128,6 +128,32 @@ def _status(run: Run) -> object:
 
 
 # --------------------------------------------------------------------------------- command line
+def _progress(err: TextIO, prog: str, *, quiet: bool) -> Callable[..., None]:
+    """``say(text)`` starts a step on stderr, ``say(text, done=True)`` ends it with its time:
+    a run takes a server start and two client runs (tens of seconds), never in silence."""
+    started = [time.monotonic()]
+
+    def say(text: str, *, done: bool = False) -> None:
+        if quiet:
+            return
+        if done:
+            print(f"{prog}: diff:   {text} ({time.monotonic() - started[0]:.1f} s)", file=err,
+                  flush=True)
+        else:
+            started[0] = time.monotonic()
+            print(f"{prog}: diff: {text}", file=err, flush=True)
+
+    return say
+
+
+def _run_summary(run: Run) -> str:
+    """One side's run in a few words: the client's exit status, the connections recorded."""
+    status = _status(run)
+    what = (f"raised {type(run.error).__name__}" if run.error is not None
+            else f"the client exited {status}" if isinstance(status, int) else "the client ended")
+    return f"{what}; {len(run.conversations)} connection(s) recorded"
+
+
 def add_diff_arguments(p: argparse.ArgumentParser) -> None:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--real", metavar="HOST:PORT",
@@ -156,6 +182,9 @@ def add_diff_arguments(p: argparse.ArgumentParser) -> None:
 
     add_password_arguments(p, "the password of the --user logins (default: none)")
     p.add_argument("--timeout", type=float, default=120, help="seconds per run (default 120)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress lines on stderr (each step, its time, the connections "
+                   "recorded)")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                    help="the client, with {host} and {port} where it takes the server "
                    "address")
@@ -166,6 +195,7 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str, *,
     """``mock-master diff``: 0 when the mock said the same as the real server, 1 when not,
     2 on a usage error."""
     command = list(args.command)
+    say = _progress(err, prog, quiet=getattr(args, "quiet", False))
     if command and command[0] == "--":
         command = command[1:]
     if not command:
@@ -177,14 +207,18 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str, *,
     if args.start_mariadb and not started:
         from mock_master.diff import server as diff_server
 
+        say(f"starting a throw-away MariaDB under {args.start_mariadb} ...")
         try:
             server = diff_server.start(args.start_mariadb)
         except (diff_server.ServerError, OSError, subprocess.TimeoutExpired) as exc:
             print(f"{prog}: error: {exc}", file=err)
             return 1
         try:
+            say(f"MariaDB up on {server.host}:{server.port}", done=True)
             if args.sql:
+                say(f"running {args.sql} on it ...")
                 diff_server.run_sql(server, args.sql)
+                say("filled", done=True)
             args.real = f"{server.host}:{server.port}"
             args.binlog_dir = str(server.binlog_dir)
             return run_diff(args, out, err, prog, started=True)
@@ -192,7 +226,9 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str, *,
             print(f"{prog}: error: {exc}", file=err)
             return 1
         finally:
+            say("stopping the throw-away MariaDB ...")
             server.stop()
+            say("stopped", done=True)
     host, _, port_text = args.real.rpartition(":")
     try:
         real = (host or "127.0.0.1", int(port_text))
@@ -222,7 +258,9 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str, *,
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="mm-diff-") as tmp:
+        say(f"running the client against the real server {real[0]}:{real[1]} ...")
         real_run = record(command, *real, timeout=args.timeout)
+        say(_run_summary(real_run), done=True)
         copies = copy_binlogs(files, tmp)  # after the real run: what the server had then
         from mock_master.scenario.scenarios import BinlogSource, Scenario
         from mock_master.serve.server import ThreadedMockMaster
@@ -234,14 +272,21 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str, *,
             sc.flavor = args.flavor
         if users:
             sc.users = users
+        say(f"starting the mock master ({len(copies)} binlog file(s) copied"
+            + (f", scenario {args.scenario}" if args.scenario else "") + ") ...")
         mm = ThreadedMockMaster(sc).start()
+        say(f"listening on {mm.host}:{mm.port}", done=True)
         try:
+            say("running the client against the mock ...")
             mock_run = record(command, mm.host, mm.port, timeout=args.timeout)
+            say(_run_summary(mock_run), done=True)
         finally:
             mm.stop()
     from mock_master.diff.compare import compare
 
+    say("comparing the server packets ...")
     rep = compare(real_run.conversations, mock_run.conversations)
+    say("compared", done=True)
     if _status(real_run) != _status(mock_run):
         rep.notes.append(f"the command exited {_status(real_run)} against the real server, "
                          f"{_status(mock_run)} against the mock")

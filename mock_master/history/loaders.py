@@ -266,7 +266,9 @@ def record_live(host: str, port: int, user: str, password: str, path: str | Path
                 raw.append(bytes(r))
 
     conn = ConnectionOptions(host=host, port=port, user=user, password=password)
-    rep = run_live(LiveSettings(conn=conn, start=start or None, non_blocking=True,
+    # no start: an empty file name, which every server reads as its first binlog file (the
+    # current position, what live takes by default, would record nothing but the end)
+    rep = run_live(LiveSettings(conn=conn, start=start or ":4", non_blocking=True,
                                 server_id=server_id, reconnect=False), consume)
     if rep.error:
         raise SourceError(f"recording failed: {rep.error}")

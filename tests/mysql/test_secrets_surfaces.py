@@ -333,9 +333,17 @@ def test_no_secret_from_the_mock_master_command(account: Any, tmp_path: Path) ->
     db = account
     env = {**_env(db), "SECRET_PW": PASSWORD}
     recording = tmp_path / "rec.jsonl"
+    # from the current position: the server's own binlog holds the account's CREATE USER
+    # statement with its password (MariaDB logs it as given); a recording copies the binlog
+    c = db.connect()
+    with c.cursor() as cur:
+        cur.execute("SHOW MASTER STATUS")
+        here = cur.fetchone()
+    c.close()
     p = subprocess.run(
         [sys.executable, "-m", "mock_master", "record", str(recording), "--host", db.host,
-         "--port", str(db.port), "--user", USER, "--password-env", "SECRET_PW"],
+         "--port", str(db.port), "--user", USER, "--password-env", "SECRET_PW",
+         "--start", f"{here[0]}:{here[1]}"],
         env=env, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stderr
     surfaces = {"record stdout": p.stdout, "record stderr": p.stderr,

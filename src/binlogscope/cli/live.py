@@ -55,8 +55,8 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
     r = p.add_argument_group("replication")
     r.add_argument("--server-id", type=int, help="this replica's server_id (default: random, "
                    "never the server's own)")
-    r.add_argument("--start", metavar="FILE:POS", help="dump from here (default: the current "
-                   "position, or the --state file's)")
+    r.add_argument("--start", metavar="FILE:POS", help="dump from here (:4: the server's first "
+                   "binlog file; default: the current position, or the --state file's)")
     r.add_argument("--gtid", metavar="SET", help="GTID dump from this executed set "
                    "(MariaDB 'domain-server-seq,...', MySQL 'uuid:1-5,...')")
     r.add_argument("--non-blocking", action="store_true", help="stop at the end of the logs")

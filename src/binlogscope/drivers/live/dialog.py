@@ -137,7 +137,7 @@ def dump(rd: Connection, settings: LiveSettings, info: ServerInfo, server_id: in
         raise LiveError("the server reports no binlog position (is log_bin on?); "
                         "give --start FILE:POS")
     put(SourceItem("step", step=SetupStep(
-        "dump", f"COM_BINLOG_DUMP from {name}:{pos}"
+        "dump", f"COM_BINLOG_DUMP from {name or '(the first binlog file)'}:{pos}"
         + (" (non-blocking)" if settings.non_blocking else ""),
         "from here on the connection is one-way: the source sends a fake ROTATE, its "
         "FORMAT_DESCRIPTION, then every event, each in its own packet")))

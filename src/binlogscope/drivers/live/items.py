@@ -221,10 +221,13 @@ class ServerInfo:
 
 
 def parse_start(start: str) -> tuple[str, int]:
-    """``--start FILE:POS``."""
+    """``--start FILE:POS``; an empty FILE (``:4``) asks for the server's first binlog file (a
+    COM_BINLOG_DUMP with an empty name: MariaDB and MySQL start at the first file of their
+    index, sql_repl.cc / rpl_binlog_sender.cc ``check_start_file``)."""
     name, sep, pos = start.rpartition(":")
-    if not sep or not name or not pos.isdigit():
-        raise LiveError(f"--start {start!r}: expected FILE:POS, e.g. mysql-bin.000003:4")
+    if not sep or not pos.isdigit():
+        raise LiveError(f"--start {start!r}: expected FILE:POS, e.g. mysql-bin.000003:4 "
+                        "(:4 for the server's first binlog file)")
     return name, int(pos)
 
 
