@@ -21,6 +21,7 @@ from binlogscope.wire.constants import (
 from binlogscope.wire.fields import SENSITIVE, escaped, flag_field, lenenc_int, u8, u16, u32, u64
 from binlogscope.wire.gtid_sets import encode_gtid_set as encode_sid_block
 from binlogscope.wire.gtid_sets import format_gtid_set, is_tagged_format, parse_gtid_set
+from binlogscope.wire.node import make_node
 from binlogscope.wire.reader import ByteReader
 
 
@@ -200,6 +201,37 @@ class ComBinlogDump:
     def non_block(self) -> bool:
         return bool(self.flags & BinlogDumpFlag.BINLOG_DUMP_NON_BLOCK)
 
+    @property
+    def requested_file(self) -> str:
+        """The file name the server reads: the field up to its first NUL (MariaDB
+        sql_parse.cc strmake()s the rest of the packet, MySQL reads a C string); empty: the
+        first binlog file."""
+        return self.binlog_filename.split("\0", 1)[0]
+
+    @property
+    def malformed(self) -> str | None:
+        """What is wrong with the request's file name field, else None: NUL bytes inside it
+        (string<EOF> has no terminator), e.g. python-mysql-replication's MariaDB dump writes
+        an empty name as 4 NULs under a length header one byte short: 3 NULs in the packet,
+        the 4th left over to start the client's next packet."""
+        return dump_name_problem(self.binlog_filename)
+
+
+def dump_name_problem(name: str) -> str | None:
+    """The malformed file name of a COM_BINLOG_DUMP, in words (None: a proper name)."""
+    if "\0" not in name:
+        return None
+    read = name.split("\0", 1)[0]
+    what = (f"{len(name)} NUL byte(s) where the file name goes" if not name.strip("\0")
+            else f"a file name with NUL bytes ({escaped(name)})")
+    reads = f"{escaped(read)!r}" if read else "'' (the first binlog file)"
+    return (f"malformed COM_BINLOG_DUMP: {what}; the name runs to the end of the packet "
+            f"(string<EOF>, no terminator) and the server reads it up to the first NUL: {reads}. "
+            "A client that sends a NUL-terminated or NUL-padded name counts it in the packet; "
+            "one whose length header counts a byte less than it wrote (python-mysql-"
+            "replication's MariaDB dump: 4 NULs, header 14 for 15 bytes) leaves the rest to "
+            "start its next packet")
+
 
 def decode_com_binlog_dump(r: ByteReader, caps: int = 0) -> ComBinlogDump:
     _command_byte(r, Command.COM_BINLOG_DUMP)
@@ -212,13 +244,16 @@ def decode_com_binlog_dump(r: ByteReader, caps: int = 0) -> ComBinlogDump:
     name = r.take(r.end - start, "binlog_filename").decode("utf-8", "replace")
     if r.record:
         doc = "file to start from (empty: the first file the server has)"
-        shown = ""
-        if not name.isprintable():  # e.g. NUL-terminated inside the field by the client
-            shown = escaped(name)
-            if "\0" in name:
-                doc += ("; this client NUL-terminated the name inside the field (the string runs "
-                        "to the end of the packet): the server reads the name up to the NUL")
-        r.leaf("binlog_filename", start, name, wire="string<EOF>", doc=doc, display=shown)
+        problem = dump_name_problem(name)
+        if problem is not None:  # NULs inside the field: say what the server makes of it
+            read = name.split("\0", 1)[0]
+            shown = (f"malformed: {escaped(name)} ({len(name)} bytes; the server reads "
+                     + (f"{escaped(read)!r})" if read else "'': the first binlog file)"))
+            r.add_node(make_node("binlog_filename", r.base + start, r.pos - start, name,
+                                 "string<EOF>", shown, doc, (), problem))
+        else:
+            shown = "" if name.isprintable() else escaped(name)
+            r.leaf("binlog_filename", start, name, wire="string<EOF>", doc=doc, display=shown)
     return ComBinlogDump(pos, sid, name, flags)
 
 
