@@ -5,7 +5,9 @@ A template is a shell-like command line with placeholders, run once per case:
 ``{pos}`` (where to start), ``{gtid}`` (a GTID start: cases that need one are
 *unimplemented* for a template without it), ``{flavor}`` (``mariadb`` or ``mysql``),
 ``{server_id}`` (a replica server id), ``{semi_sync}`` (``1`` when the case wants
-semi-sync negotiated). The same values are in the environment
+semi-sync negotiated), ``{heartbeat}`` (seconds between heartbeats the case wants asked for,
+with a read timeout of twice that; ``0``: the client's defaults). The same values are in the
+environment
 (``CONFORMANCE_HOST``, ..., and ``MYSQL_PWD``).
 
 Adapters say how the client's stdout is read: ``schema`` (it prints the JSON lines of
@@ -30,7 +32,7 @@ from typing import Any
 
 ADAPTERS = ("schema", "binlogscope-live", "none")
 PLACEHOLDERS = ("host", "port", "user", "password", "file", "pos", "gtid", "flavor",
-                "server_id", "semi_sync")
+                "server_id", "semi_sync", "heartbeat")
 
 
 class ClientError(Exception):
@@ -50,12 +52,15 @@ class Params:
     server_id: int
     #: the case needs semi-sync (a preset negotiates it only then)
     semi_sync: bool = False
+    #: the case wants heartbeats every this many seconds and a read timeout of twice that
+    heartbeat: float | None = None
 
     def as_dict(self) -> dict[str, str]:
         return {"host": self.host, "port": str(self.port), "user": self.user,
                 "password": self.password, "file": self.file, "pos": str(self.pos),
                 "gtid": self.gtid or "", "flavor": self.flavor,
-                "server_id": str(self.server_id), "semi_sync": "1" if self.semi_sync else "0"}
+                "server_id": str(self.server_id), "semi_sync": "1" if self.semi_sync else "0",
+                "heartbeat": f"{self.heartbeat:g}" if self.heartbeat else "0"}
 
 
 @dataclass
@@ -91,10 +96,10 @@ def _template(cmd: str) -> Callable[[Params], list[str]]:
 def _binlogscope(p: Params) -> list[str]:
     argv = [sys.executable, "-m", "binlogscope", "live", "--host", p.host, "--port", str(p.port),
             "--user", p.user, "--ssl-mode", "DISABLED", "--server-id", str(p.server_id),
-            "--non-blocking", "--json", "--connect-timeout", "5",
-            # a replica that notices a silent source: heartbeats asked for every 3 s, a read
-            # that waits 10 s ends the connection (binlogscope's defaults wait for ever)
-            "--heartbeat", "3", "--net-read-timeout", "10"]
+            "--non-blocking", "--json", "--connect-timeout", "5"]
+    if p.heartbeat:  # its defaults: a heartbeat every 30 s, a dead link after 60 s
+        argv += ["--heartbeat", f"{p.heartbeat:g}", "--net-read-timeout",
+                 str(max(1, round(2 * p.heartbeat)))]
     if p.semi_sync:
         argv.append("--semi-sync")
     if p.flavor == "mysql":  # caching_sha2_password without TLS: the RSA key exchange
@@ -105,7 +110,8 @@ def _binlogscope(p: Params) -> list[str]:
 
 def _pmr(p: Params) -> list[str]:
     return [sys.executable, "-m", "mock_master.conformance.adapters.pmr", p.host, str(p.port),
-            p.user, p.password, p.file, str(p.pos), p.flavor, p.gtid or ""]
+            p.user, p.password, p.file, str(p.pos), p.flavor, p.gtid or "",
+            f"{p.heartbeat:g}" if p.heartbeat else ""]
 
 
 def _mariadb_binlog(p: Params) -> list[str]:
@@ -123,7 +129,7 @@ def _mariadb_binlog(p: Params) -> list[str]:
 def _mariadb_replica(p: Params) -> list[str]:
     return [sys.executable, "-m", "mock_master.conformance.adapters.mariadb_replica", p.host,
             str(p.port), p.user, p.password, p.file, str(p.pos), p.flavor,
-            "1" if p.semi_sync else "0", p.gtid or ""]
+            "1" if p.semi_sync else "0", p.gtid or "", f"{p.heartbeat:g}" if p.heartbeat else ""]
 
 
 PRESETS: dict[str, Client] = {

@@ -38,5 +38,8 @@ class Setup:
     expected: list[ExpectedRows] = field(default_factory=list)
     #: seconds the client may take (it is stopped after that; a hang is judged by the case)
     timeout: float = 20.0
+    #: the case wants the client configured to notice a dead link: a heartbeat every this
+    #: many seconds and a read timeout of twice that ({heartbeat}; each preset's own flags)
+    heartbeat: float | None = None
     #: anything the judge needs that the build computed (GTIDs, positions, ...)
     facts: dict[str, Any] = field(default_factory=dict)

@@ -19,7 +19,8 @@ pytestmark = [pytest.mark.mysql, pytest.mark.network]
 
 CASES = ("semisync/ack-each-flagged-event,stream/disconnect-mid-transaction,"
          "stream/disconnect-mid-event,stream/err-1236-purged,setup/dump-request-framing,"
-         "gtid/mariadb-purged,semisync/ack-multi-packet-event")
+         "gtid/mariadb-purged,semisync/ack-multi-packet-event,stream/tcp-cut-mid-packet,"
+         "incidents/half-open-no-heartbeats")
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +51,24 @@ def results(replica: MariaDB) -> dict[str, Result]:
 
 
 def test_the_replica_passes_the_protocol_cases(results: dict[str, Result]) -> None:
-    assert len(results) == 7
+    assert len(results) == 9
     cut = results.pop("stream/disconnect-mid-event [mariadb]")
     bad = [explain(r) for r in results.values() if r.verdict != Verdict.PASS]
     assert not bad, "\n".join(bad)
     # a truncated event is corruption to a real replica: its IO thread stops (no resume)
     assert cut.verdict == Verdict.NON_STRICT, explain(cut)
     assert any("1595" in ln for ln in cut.evidence["client_other_output"]), explain(cut)
+
+
+def test_a_silent_master_is_noticed_with_the_heartbeat_the_case_asks_for(
+        results: dict[str, Result]) -> None:
+    """The preset sets MASTER_HEARTBEAT_PERIOD=3 and slave_net_timeout=6 for the half-open
+    case: the IO thread gives up on the stalled connection and reconnects (a second dump
+    request on the wire), resuming where it stopped."""
+    r = results["incidents/half-open-no-heartbeats [mariadb]"]
+    text = "\n".join(c.text for c in r.checks)
+    assert "reconnected" in text and "@master_heartbeat_period" in text.lower(), explain(r)
+    assert "resumed at" in text, explain(r)
 
 
 def test_its_acks_and_its_resume_position_are_the_evidence(results: dict[str, Result]) -> None:

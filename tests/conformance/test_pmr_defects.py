@@ -32,6 +32,7 @@ DEFECTS = {
     # the same short dump request: after a TCP cut inside a packet it resumes from the file's
     # start and delivers the first row again
     "stream/tcp-cut-mid-packet [mariadb]": "row(s) reported more than once",
+    "incidents/half-open-no-heartbeats [mariadb]": "row(s) reported more than once",
     "incidents/semisync-header-not-negotiated [mysql]": "the client reported 0",
     "events/transaction-payload [mysql]": "the client reported 0",
     "values/vector [mysql]": "is not a valid MetadataFieldType",

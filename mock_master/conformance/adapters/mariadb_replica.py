@@ -4,14 +4,18 @@ master, and is judged on the wire (what it asks for, its ACKs, where it resumes)
 ::
 
     python -m mock_master.conformance.adapters.mariadb_replica HOST PORT USER PASSWORD FILE POS \\
-        FLAVOR SEMI_SYNC [GTID]
+        FLAVOR SEMI_SYNC [GTID] [HEARTBEAT]
 
 The replica server is named by ``CONFORMANCE_REPLICA`` (``host:port:user``; its password in
 ``CONFORMANCE_REPLICA_PASSWORD``), e.g. a throw-away server started by scripts/mariadb.sh.
 Only the IO thread runs (``START SLAVE IO_THREAD``): the case streams have no CREATE TABLE for
 an SQL thread to apply rows to. The adapter waits until the IO thread stops with an error
 (printed as an ``error`` line, exit status 1) or has read nothing new for 3 s (exit status
-0), then stops it. It reports no values (run it with ``--adapter none``).
+0), then stops it. HEARTBEAT (seconds) is MASTER_HEARTBEAT_PERIOD with ``slave_net_timeout``
+twice that (how a DBA makes a replica notice a silent master; the quiet wait is then longer
+than the read timeout, so a reconnection is seen); without it MASTER_HEARTBEAT_PERIOD=2 and
+``slave_net_timeout`` 60 (the server's default). It reports no values (run it with
+``--adapter none``).
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ def main(argv: list[str]) -> int:
         return 2
     host, port, user, password, log_file, log_pos, _flavor, semi_sync = argv[:8]
     gtid = argv[8] if len(argv) > 8 and argv[8] else None
+    heartbeat = float(argv[9]) if len(argv) > 9 and argv[9] else None
+    net_timeout = max(1, round(2 * heartbeat)) if heartbeat else 60
+    quiet = max(QUIET, net_timeout + 4.0) if heartbeat else QUIET
     import pymysql
 
     r_host, r_port, r_user = os.environ["CONFORMANCE_REPLICA"].split(":")
@@ -52,6 +59,7 @@ def main(argv: list[str]) -> int:
                 pass
         # a server id of its own (the case streams are written by server 1)
         cur.execute("SET GLOBAL server_id = %s", (4000 + int(port) % 1000,))
+        cur.execute("SET GLOBAL slave_net_timeout = %s", (net_timeout,))
         cur.execute("SET GLOBAL rpl_semi_sync_slave_enabled = "
                     + ("ON" if semi_sync == "1" else "OFF"))
         where = (f"MASTER_LOG_FILE='{log_file}', MASTER_LOG_POS={int(log_pos)}, "
@@ -60,7 +68,8 @@ def main(argv: list[str]) -> int:
             cur.execute("SET GLOBAL gtid_slave_pos = %s", (gtid,))
             where = "MASTER_USE_GTID=slave_pos"
         cur.execute(f"CHANGE MASTER {ch} TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s, "
-                    f"MASTER_PASSWORD=%s, MASTER_CONNECT_RETRY=1, MASTER_HEARTBEAT_PERIOD=2, "
+                    f"MASTER_PASSWORD=%s, MASTER_CONNECT_RETRY=1, "
+                    f"MASTER_HEARTBEAT_PERIOD={heartbeat or 2:g}, "
                     f"{where}", (host, int(port), user, password))
         cur.execute(f"START SLAVE {ch} IO_THREAD")
         last: tuple[Any, ...] = ()
@@ -84,7 +93,7 @@ def main(argv: list[str]) -> int:
                 if status.get("Last_IO_Errno"):
                     _emit({"type": "error", "message": f"{status.get('Last_IO_Errno')}: "
                            f"{status.get('Last_IO_Error')} (the IO thread retries)"})
-            elif time.monotonic() - changed > QUIET and not status.get("Last_IO_Errno"):
+            elif time.monotonic() - changed > quiet and not status.get("Last_IO_Errno"):
                 break
         _emit({"type": "other", "event_type": "replica status",
                "read": f"{status.get('Master_Log_File')}:{status.get('Read_Master_Log_Pos')}",

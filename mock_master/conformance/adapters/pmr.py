@@ -2,14 +2,17 @@
 
 ::
 
-    python -m mock_master.conformance.adapters.pmr HOST PORT USER PASSWORD FILE POS FLAVOR [GTID]
+    python -m mock_master.conformance.adapters.pmr HOST PORT USER PASSWORD FILE POS FLAVOR \
+        [GTID] [HEARTBEAT]
 
 Reads the stream with ``BinLogStreamReader`` (non-blocking: it ends at the end of the binlog)
 and prints one JSON line per event the library hands its user, in the schema of
 docs/conformance.md. The values are passed on as the library returns them - the adapter
 converts Python types to JSON (bytes to ``{"hex": ...}``, Decimal to text, datetime to
 ``YYYY-MM-DD HH:MM:SS[.ffffff]``, timedelta to ``[-]H:MM:SS[.ffffff]``, a set to a sorted list)
-and corrects nothing. An exception is an ``error`` line and exit status 1 (the traceback on
+and corrects nothing. HEARTBEAT (seconds) is the library's own ``slave_heartbeat`` with a
+``read_timeout`` of twice that in its connection settings (how a user makes it notice a silent
+source). An exception is an ``error`` line and exit status 1 (the traceback on
 stderr). The password comes as an argument because the conformance runner passes it that way to
 every client; the mock master's test user's, never a real one.
 """
@@ -70,6 +73,7 @@ def main(argv: list[str]) -> int:
         return 2
     host, port, user, password, log_file, log_pos, flavor = argv[:7]
     gtid = argv[7] if len(argv) > 7 and argv[7] else None
+    heartbeat = float(argv[8]) if len(argv) > 8 and argv[8] else None
     import pymysqlreplication
     from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication import event as e
@@ -82,10 +86,14 @@ def main(argv: list[str]) -> int:
         kw["auto_position"] = gtid
     else:
         kw.update(log_file=log_file, log_pos=int(log_pos), resume_stream=True)
+    settings: dict[str, Any] = {"host": host, "port": int(port), "user": user,
+                                "passwd": password}
+    if heartbeat:
+        kw["slave_heartbeat"] = heartbeat
+        settings["read_timeout"] = 2 * heartbeat
     try:
         stream = BinLogStreamReader(
-            connection_settings={"host": host, "port": int(port), "user": user,
-                                 "passwd": password},
+            connection_settings=settings,
             server_id=3_000_000 + int(port) % 1000, blocking=False, **kw)
         for ev in stream:
             pos = {"log_file": stream.log_file, "log_pos": stream.log_pos}
