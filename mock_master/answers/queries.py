@@ -54,10 +54,14 @@ def default_variables(flavor: str, version: str, server_id: int, *, checksum: bo
                       semi_sync: bool, gtid_pos: str | Callable[[], str],
                       server_uuid: str | Callable[[], str],
                       port: int, basename: str, mysql_gtids: bool | Callable[[], bool],
-                      gtid_purged: str | Callable[[], str] = ""
+                      gtid_purged: str | Callable[[], str] = "",
+                      semi_sync_plugin: str = "rpl_semi_sync_master",
                       ) -> dict[str, Variable]:
     """The server variables; ``gtid_pos`` and ``mysql_gtids`` may be functions, called when a
-    client first asks (they need the stream's GTID index)."""
+    client first asks (they need the stream's GTID index). ``semi_sync_plugin``: the prefix of
+    the semi-sync source plugin's variables (``rpl_semi_sync_source`` from MySQL 8.0.26:
+    mock_master/dump/replica_vars.py). MySQL 8.0.26 also added ``log_replica_updates`` beside
+    the deprecated ``log_slave_updates`` (the terminology change)."""
     gtid_mode: Any = ((lambda: "ON" if mysql_gtids() else "OFF") if callable(mysql_gtids)
                       else ("ON" if mysql_gtids else "OFF"))
     v: dict[str, Variable] = {
@@ -94,9 +98,10 @@ def default_variables(flavor: str, version: str, server_id: int, *, checksum: bo
         "transaction_isolation": Variable("REPEATABLE-READ"),
         "tx_isolation": Variable("REPEATABLE-READ"),
         "log_slave_updates": Variable(False, "bool"),
-        "rpl_semi_sync_master_enabled": Variable(semi_sync, "bool"),
-        "rpl_semi_sync_slave_enabled": Variable(False, "bool"),
+        f"{semi_sync_plugin}_enabled": Variable(semi_sync, "bool"),
     }
+    if semi_sync_plugin == "rpl_semi_sync_master":
+        v["rpl_semi_sync_slave_enabled"] = Variable(False, "bool")
     if flavor == "mariadb":
         v.update({
             "gtid_domain_id": Variable(0, "int"),
@@ -108,6 +113,8 @@ def default_variables(flavor: str, version: str, server_id: int, *, checksum: bo
             "log_bin_compress": Variable(False, "bool"),
         })
     else:
+        if semi_sync_plugin == "rpl_semi_sync_source":  # 8.0.26+
+            v["log_replica_updates"] = Variable(False, "bool")
         v.update({
             "server_uuid": Variable(server_uuid),
             "gtid_mode": Variable(gtid_mode),

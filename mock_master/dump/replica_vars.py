@@ -17,6 +17,14 @@ Facts from the servers' source (never their code):
   no heartbeats).
 - MariaDB (``sql/sql_repl.cc`` at 0020b98b, 11.x): ``master_binlog_checksum`` and
   ``master_heartbeat_period`` only, and no replica UUID (a dump is matched by server_id).
+- Semi-sync: the source plugin decides. 8.0.26 brought ``semisync_source`` (plugin
+  ``rpl_semi_sync_source``, variables ``rpl_semi_sync_source_*``) whose
+  ``ReplSemiSyncMaster::is_semi_sync_slave`` reads only ``@rpl_semi_sync_replica``; the
+  ``semisync_replica`` plugin sends ``SET @rpl_semi_sync_replica = 1`` to such a source and
+  ``SET @rpl_semi_sync_replica = 1, @rpl_semi_sync_slave = 1`` to one with the old plugin
+  (``has_source_semisync(mysql, "master")``; plugin/semisync, 8.0.26+). The mock plays the
+  new plugin from 8.0.26 on and the old one (``rpl_semi_sync_master``, ``@rpl_semi_sync_slave``)
+  before; MariaDB's built-in semi-sync reads ``@rpl_semi_sync_slave``.
 """
 
 from __future__ import annotations
@@ -26,21 +34,23 @@ from typing import Any
 #: the first MySQL version that reads the source/replica names
 RENAMED = (8, 0, 26)
 
-_NEW = {"binlog_checksum": "source_binlog_checksum",
+_NEW = {"semi_sync": "rpl_semi_sync_replica",
+        "binlog_checksum": "source_binlog_checksum",
         "heartbeat_period": "source_heartbeat_period",
         "uuid": "replica_uuid"}
-_OLD = {"binlog_checksum": "master_binlog_checksum",
+_OLD = {"semi_sync": "rpl_semi_sync_slave",
+        "binlog_checksum": "master_binlog_checksum",
         "heartbeat_period": "master_heartbeat_period",
         "uuid": "slave_uuid"}
 
 
 def names(what: str, flavor: str, version: tuple[int, int, int]) -> tuple[str, ...]:
     """The user-variable names the server reads for ``what`` (``binlog_checksum``,
-    ``heartbeat_period``, ``uuid``), in the order it looks them up."""
+    ``heartbeat_period``, ``uuid``, ``semi_sync``), in the order it looks them up."""
     if flavor == "mariadb":
         return () if what == "uuid" else (_OLD[what],)
     if version >= RENAMED:
-        return _NEW[what], _OLD[what]
+        return (_NEW[what],) if what == "semi_sync" else (_NEW[what], _OLD[what])
     return (_OLD[what],)
 
 
@@ -51,3 +61,11 @@ def replica_var(user_vars: dict[str, Any], what: str, flavor: str,
         if name in user_vars:
             return user_vars[name]
     return None
+
+
+def semi_sync_plugin(flavor: str, version: tuple[int, int, int]) -> str:
+    """The prefix of the semi-sync source plugin's variables (``rpl_semi_sync_source`` for
+    MySQL 8.0.26+, else ``rpl_semi_sync_master``)."""
+    if flavor == "mysql" and version >= RENAMED:
+        return "rpl_semi_sync_source"
+    return "rpl_semi_sync_master"

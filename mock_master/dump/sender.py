@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -57,6 +58,18 @@ from mock_master.runlog import Closed
 
 HEARTBEAT = int(EventType.HEARTBEAT_LOG_EVENT)
 
+
+def _int_value(v: Any) -> int:
+    """A user variable as the server's ``val_int`` reads it (a number's leading digits)."""
+    if v is None:
+        return 0
+    if isinstance(v, (int, float)):
+        return int(v)
+    if isinstance(v, bytes):
+        v = v.decode("utf-8", "replace")
+    m = re.match(r"\s*[-+]?\d+", str(v))
+    return int(m.group()) if m else 0
+
 #: how much framed wire image the server keeps for fast replays
 IMAGE_CACHE_BYTES = 2 << 30
 #: events framed per step (a few MB of a typical binlog)
@@ -99,7 +112,17 @@ class Dump(EventEmitter):
         self.annotate = bool(self.flags & 0x02)
         self.non_block = bool(self.flags & 0x01) or (
             isinstance(cmd, ComBinlogDump) and cmd.server_id == 0)
-        self.semi = bool(conn.session.semi_sync) and self.m.scenario.semi_sync
+        # the source plugin reads one variable (replica_vars): a client that set only the
+        # other name gets no semi-sync headers, as from the real server
+        self.semi_asked = _int_value(replica_var(uv, "semi_sync", server.flavor, ver)) != 0
+        self.semi = (bool(conn.session.semi_sync) and self.m.scenario.semi_sync
+                     and self.semi_asked)
+        if conn.session.semi_sync and not self.semi_asked and self.m.scenario.semi_sync:
+            conn.log.violations.append(
+                "semi-sync asked under a name this server version's source plugin does not "
+                "read (it reads " + " or ".join("@" + n for n in names("semi_sync",
+                                                                         server.flavor, ver))
+                + "): the dump goes out without semi-sync headers, as the server's")
         self.actions = self.m.actions_for(conn.log.id)
         self.dummy_types: set[int] = set()
         self.drip: float | None = None

@@ -29,7 +29,7 @@ from mock_master.answers.queries import Answerer, default_variables
 from mock_master.dump.gtid_sets import executed, purged
 from mock_master.dump.gtid_sets import to_text as gtid_text
 from mock_master.dump.mysql_gtid import server_uuid_of
-from mock_master.dump.replica_vars import replica_var
+from mock_master.dump.replica_vars import replica_var, semi_sync_plugin
 from mock_master.history.gtid_pos import binlog_gtid_pos
 from mock_master.history.sources import EventStream, dummy_event
 from mock_master.runlog import MAX_CLOSED, ClientLog, Closed, RunLog
@@ -106,7 +106,8 @@ class MockMaster:
             server_uuid=self.server_uuid, port=port,
             basename=self.stream.files[0].name.rsplit(".", 1)[0] if self.stream.files
             else "mysql-bin", mysql_gtids=self._mysql_gtids,
-            gtid_purged=self._gtid_purged)
+            gtid_purged=self._gtid_purged,
+            semi_sync_plugin=semi_sync_plugin(self.flavor, self.version_tuple))
         for k, lim in LIMIT_DEFAULTS[self.flavor].items():
             variables[k] = Variable(lim, "int")
         for k, v in scenario.variables.items():

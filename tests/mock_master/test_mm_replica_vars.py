@@ -67,3 +67,53 @@ def test_the_names_by_flavour_and_version() -> None:
     assert names("uuid", "mysql", (8, 0, 25)) == ("slave_uuid",)
     assert names("uuid", "mariadb", (11, 4, 2)) == ()
     assert names("binlog_checksum", "mariadb", (11, 4, 2)) == ("master_binlog_checksum",)
+
+
+# ----------------------------------------------------------------- semi-sync, by plugin
+def _semi_headers(mm: ThreadedMockMaster, setup: list[str]) -> tuple[list[bytes], list[str]]:
+    got = _dump(mm, FIRST.name, 4, ["SET @master_binlog_checksum = 'CRC32'", *setup])
+    return got, list(mm.log.clients[-1].violations)
+
+
+def test_semi_sync_needs_the_name_the_source_plugin_reads(
+        serve_scenario: Callable[[Scenario], ThreadedMockMaster]) -> None:
+    """8.0.26+ plays ``semisync_source``: only ``@rpl_semi_sync_replica`` turns the 0xEF
+    headers on (``ReplSemiSyncMaster::is_semi_sync_slave`` reads it); 8.0.21 plays
+    ``semisync_master``, which reads ``@rpl_semi_sync_slave``. The old mock honoured either
+    name at every version."""
+    new = _mock(serve_scenario, "8.4.3")
+    got, violations = _semi_headers(new, ["SET @rpl_semi_sync_slave = 1"])
+    assert all(p[0] == 0 and p[1] != 0xEF for p in got[:-1])
+    assert any("@rpl_semi_sync_replica" in v for v in violations)
+    got, violations = _semi_headers(new, ["SET @rpl_semi_sync_replica = 1"])
+    assert all(p[:2] == b"\x00\xef" for p in got[:-1]) and not violations
+    old = _mock(serve_scenario, "8.0.21")
+    got, _ = _semi_headers(old, ["SET @rpl_semi_sync_slave = 1"])
+    assert all(p[:2] == b"\x00\xef" for p in got[:-1])
+    got, _ = _semi_headers(old, ["SET @rpl_semi_sync_replica = 1"])
+    assert all(p[1] != 0xEF for p in got[:-1])
+
+
+def test_the_semi_sync_and_replica_system_variables_by_version(
+        serve_scenario: Callable[[Scenario], ThreadedMockMaster]) -> None:
+    import pymysql
+
+    def ask(mm: ThreadedMockMaster, var: str) -> object:
+        conn = pymysql.connect(host=mm.host, port=mm.port, user="repl", password="replpass")
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"SELECT @@global.{var}")
+                return cur.fetchone()[0]
+        except pymysql.err.OperationalError as exc:
+            return exc.args[0]
+        finally:
+            conn.close()
+
+    new = _mock(serve_scenario, "8.4.3")
+    old = _mock(serve_scenario, "8.0.21")
+    assert ask(new, "rpl_semi_sync_source_enabled") == 1
+    assert ask(new, "rpl_semi_sync_master_enabled") == 1193  # Unknown system variable
+    assert ask(new, "log_replica_updates") == 0
+    assert ask(old, "rpl_semi_sync_master_enabled") == 1
+    assert ask(old, "rpl_semi_sync_source_enabled") == 1193
+    assert ask(old, "log_replica_updates") == 1193

@@ -79,8 +79,11 @@ def setup_steps(
         steps.append(SetupStep(
             "setup", "semi-sync",
             "from now on the source prefixes each event with 0xEF + a flag; when the flag asks, "
-            "the replica ACKs the position so the source's commit can return",
-            "SET @rpl_semi_sync_slave = 1"))
+            "the replica ACKs the position so the source's commit can return (MySQL 8.0.26+'s "
+            "rpl_semi_sync_source plugin reads @rpl_semi_sync_replica, the older plugin and "
+            "MariaDB @rpl_semi_sync_slave)",
+            "SET @rpl_semi_sync_slave = 1" if mariadb
+            else "SET @rpl_semi_sync_slave = 1, @rpl_semi_sync_replica = 1"))
     return steps
 
 
