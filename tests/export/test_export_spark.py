@@ -27,6 +27,7 @@ from binlogscope.export.arrow import SCHEMA_VERSION, STATE_FILE, TABLES, read_st
 from binlogscope.export.records import BinlogFileSource
 from binlogscope.export.run import run_export
 from binlogscope.export.spark.export import run_spark_export
+from tests.export.datasets import assert_same_dataset, assert_same_errors, table_rows
 
 pytestmark = pytest.mark.spark
 
@@ -39,48 +40,6 @@ RELAY_LOGS = [RUST / "slave-relay-bin.000001", RUST / "bug33029-slave-relay-bin.
               RUST / "corrupt-relay-bin.000624"]
 MARIADB = [RUST / "mariadb-bin.000001", FIX / "zalora__binlog-parser/data/fixtures/mysql-bin.07",
            RUST / "transaction_compression.000001"]
-
-
-def _rows(root: Path, table: str) -> list[str]:
-    t = read_table(root, table)
-    return sorted(json.dumps(r, sort_keys=True, default=str) for r in t.to_pylist())
-
-
-def assert_same_dataset(local: Path, spark_out: Path) -> dict[str, int]:
-    """Every table: the same schema and the same rows (every column) after sorting."""
-    counts = {}
-    for table in TABLES:
-        a, b = read_table(local, table), read_table(spark_out, table)
-        assert a.schema == b.schema, table
-        ra, rb = _rows(local, table), _rows(spark_out, table)
-        assert len(ra) == len(rb), (table, len(ra), len(rb))
-        assert ra == rb, table
-        counts[table] = len(ra)
-        # the parts' own schema (no partition columns) is the local one too
-        for pa_file, pb_file in zip(sorted((local / table).rglob("*.parquet"))[:1],
-                                    sorted((spark_out / table).rglob("*.parquet"))[:1],
-                                    strict=False):
-            assert pq.read_schema(pa_file).remove_metadata().equals(
-                pq.read_schema(pb_file).remove_metadata()), table
-    # the same partition directories
-    for table in TABLES:
-        dirs_a = sorted(str(p.parent.relative_to(local)) for p in local.rglob("*.parquet")
-                        if p.parts[len(local.parts)] == table)
-        dirs_b = sorted(str(p.parent.relative_to(spark_out)) for p in spark_out.rglob("*.parquet")
-                        if p.parts[len(spark_out.parts)] == table)
-        assert sorted(set(dirs_a)) == sorted(set(dirs_b)), table
-    return counts
-
-
-def assert_same_errors(local: Path, spark_out: Path) -> None:
-    """The ``errors`` tables hold the same rows."""
-    def rows(root: Path) -> list[str]:
-        if not (root / "errors").exists():
-            return []
-        return sorted(json.dumps(r, sort_keys=True) for r in
-                      pq.read_table(root / "errors").to_pylist())
-
-    assert rows(local) == rows(spark_out)
 
 
 def _cli(*argv: str) -> tuple[int, str, str]:
@@ -188,7 +147,7 @@ def test_hadoop_uris_read_through_spark(spark: Any, tmp_path: Path) -> None:
     for table in TABLES:
         want = sorted(json.dumps(dict(r, source=f"file:{r['source']}"), sort_keys=True,
                                  default=str) for r in read_table(local, table).to_pylist())
-        assert _rows(sp, table) == want, table
+        assert table_rows(sp, table) == want, table
     rc, _, err = _cli("export", "file:///nonexistent/dir/*", "--out", str(tmp_path / "x"),
                       "--spark")
     assert rc == 2 and "no such file" in err

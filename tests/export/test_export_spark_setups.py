@@ -15,7 +15,8 @@ import pytest
 from binlogscope.export.arrow import read_state
 from binlogscope.export.records import BinlogFileSource
 from binlogscope.export.run import run_export
-from tests.export.test_export_spark import WORKLOAD, assert_same_dataset
+from tests.export.datasets import assert_same_dataset
+from tests.export.test_export_spark import WORKLOAD
 
 pytestmark = pytest.mark.spark
 

@@ -40,6 +40,10 @@ def add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     e.add_argument("--no-raw", action="store_true", help="leave raw packet payloads out")
     e.add_argument("--checkpoint-events", type=int, default=200_000, metavar="N",
                    help="make completed data visible every N events (default 200000)")
+    e.add_argument("-j", "--jobs", type=int, metavar="N",
+                   help="files and captures: export N inputs at once, one process each, "
+                   "published in input order, a checkpoint per input (default: the usable "
+                   "cores; 1: one process, a checkpoint every --checkpoint-events)")
     e.add_argument("--spark", action="store_true", help="decode on Spark, one task per "
                    "input; SOURCE may also be a glob or a Hadoop-FS URI (docs/spark-cluster.md)")
     e.add_argument("--master", help="with --spark: Spark master URL (default: spark-submit's, "
@@ -149,9 +153,26 @@ def skip_index_files(sources: list[str], err: TextIO) -> list[str]:
     return kept
 
 
+def _jobs(args: argparse.Namespace, source: Any) -> int:
+    """How many processes export ``source``: 1 for a live stream or a single input."""
+    if getattr(source, "kind", "") == "live":
+        return 1
+    jobs = getattr(args, "jobs", None)
+    if jobs is None:
+        from binlogscope.pipeline.jobs import usable_cores
+
+        jobs = usable_cores()
+    return min(jobs, len(source.inputs()))
+
+
 def run_export_command(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO) -> int:
     """Run an export from any source; progress on a terminal, one line per problem."""
     from binlogscope.export.run import ExportError, run_export
+
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        print(f"{PROG}: export: --jobs must be at least 1", file=err)
+        return 2
+    jobs = _jobs(args, source)
 
     tty = err.isatty()
 
@@ -169,10 +190,19 @@ def run_export_command(args: argparse.Namespace, source: Any, out: TextIO, err: 
         source.should_stop = lambda: bool(fired)
     previous = flag_on_signals(fired) if live else stop_on_signals()
     try:
-        res = run_export(source, args.out, resume=args.resume, no_raw=args.no_raw,
-                         checkpoint_events=max(1, args.checkpoint_events),
-                         progress=progress if tty else None,
-                         stop=(lambda: bool(fired)) if live else None)
+        if jobs > 1:
+            from binlogscope.export.parallel import run_export_jobs
+
+            res = run_export_jobs(source, args.out, jobs=jobs, kind=source.kind,
+                                  inputs=source.inputs(), ports=args.port or None,
+                                  resume=args.resume, no_raw=args.no_raw,
+                                  progress=progress if tty else None,
+                                  fallback={"checkpoint_events": max(1, args.checkpoint_events)})
+        else:
+            res = run_export(source, args.out, resume=args.resume, no_raw=args.no_raw,
+                             checkpoint_events=max(1, args.checkpoint_events),
+                             progress=progress if tty else None,
+                             stop=(lambda: bool(fired)) if live else None)
     except ExportError as exc:
         print(f"{PROG}: export: {exc}", file=err)
         return 2

@@ -18,6 +18,7 @@ Crash safety: see :mod:`binlogscope.export.arrow`.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ from binlogscope.wire.binlog.rows import UNKNOWN_CONTEXT
 STATE_FORMAT = "binlogscope-export"
 #: ``packets`` rows that stand for bytes a capture lost (export/sources)
 LOSS_KINDS = frozenset({"TCP_GAP", "CAPTURE_ERROR"})
+#: where ``export --jobs`` workers write their inputs' parts before they are published
+JOBS_STAGING = "_jobs_staging"
 
 
 class ExportError(Exception):
@@ -142,6 +145,32 @@ def write_errors(root: Path, checkpoint: int, rows: list[dict[str, Any]]) -> Non
     tmp = base / f".part-{checkpoint:06d}-0001.parquet.inprogress"
     pq.write_table(table, tmp, compression="zstd")
     tmp.replace(base / f"part-{checkpoint:06d}-0001.parquet")
+
+
+def publish_parts(staging: Path, root: Path, checkpoint: int) -> None:
+    """Move a checkpoint's Parquet files from the staging tree (Spark's writes, or the tasks'
+    own ``tasks/input-<n>/`` trees of ``export --spark --writer tasks`` and ``export --jobs``)
+    into the dataset, named as the local export names its parts
+    (``part-<checkpoint>-<n>.parquet``, n per directory)."""
+    tasks = staging / "tasks"
+    bases = sorted(tasks.iterdir()) if tasks.is_dir() else [staging]
+    seqs: dict[Path, int] = {}
+    for top in bases:
+        for table in (*TABLES, ERRORS_TABLE):
+            base = top / table
+            if not base.is_dir():
+                continue
+            for dirpath, _dirs, files in sorted(os.walk(base)):
+                parts = sorted(f for f in files if f.endswith(".parquet")
+                               and not f.startswith((".", "_")))
+                if not parts:
+                    continue
+                dest = root / table / os.path.relpath(dirpath, base)
+                dest.mkdir(parents=True, exist_ok=True)
+                for name in parts:
+                    seq = seqs[dest] = seqs.get(dest, 0) + 1
+                    os.replace(Path(dirpath) / name,
+                               dest / f"part-{checkpoint:06d}-{seq:04d}.parquet")
 
 
 # ----------------------------------------------------------------------------- the note
@@ -280,7 +309,7 @@ class Ledger:
         if not self.made_here or (self.checkpoint != 0 and not after_checkpoints):
             return False
         root = self.root
-        for t in (*TABLES, ERRORS_TABLE, "_spark_staging"):
+        for t in (*TABLES, ERRORS_TABLE, "_spark_staging", JOBS_STAGING):
             shutil.rmtree(root / t, ignore_errors=True)
         for name in (STATE_FILE, f".{STATE_FILE}.tmp"):
             try:
@@ -294,5 +323,5 @@ class Ledger:
         return True
 
 
-__all__ = ["LOSS_KINDS", "STATE_FORMAT", "ExportError", "InputDamage", "Ledger", "error_rows",
-           "note_damage", "write_errors"]
+__all__ = ["JOBS_STAGING", "LOSS_KINDS", "STATE_FORMAT", "ExportError", "InputDamage", "Ledger",
+           "error_rows", "note_damage", "publish_parts", "write_errors"]

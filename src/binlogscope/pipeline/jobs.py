@@ -13,6 +13,10 @@ spools on disk stay bounded while one slow input is written out.
 Ctrl-C: the workers ignore SIGINT; the parent terminates them, removes the spools and raises
 KeyboardInterrupt (the command says "interrupted" and exits 130). A broken pipe on the output
 stops the workers the same way and is raised as BrokenPipeError.
+
+``out=None``: the jobs write their output elsewhere (``export --jobs``: each input's Parquet
+parts in a staging directory of its own); ``done`` is still called in input order, which is
+where such a command publishes an input's output.
 """
 
 from __future__ import annotations
@@ -39,6 +43,12 @@ def usable_cores() -> int:
 
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C stops
+    # the parent's own SIGTERM/SIGHUP handlers (cli/signals.py: "stop like Ctrl-C") are
+    # inherited through fork: a worker is stopped by the pool with SIGTERM and must just end
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            signal.signal(signum, signal.SIG_DFL)
 
 
 def _copy(spool: str, out: IO[bytes]) -> None:
@@ -66,10 +76,11 @@ def _copy(spool: str, out: IO[bytes]) -> None:
             out.flush()
 
 
-def run_in_order(inputs: Sequence[I], job: Callable[[I, str], R], jobs: int, out: IO[bytes],
-                 done: Callable[[I, R], None]) -> None:
+def run_in_order(inputs: Sequence[I], job: Callable[[I, str], R], jobs: int,
+                 out: IO[bytes] | None, done: Callable[[I, R], None]) -> None:
     """Run ``job(input, spool path)`` for every input in ``jobs`` worker processes; write each
-    spool to ``out`` and call ``done(input, result)`` in input order."""
+    spool to ``out`` (None: the jobs write no spool) and call ``done(input, result)`` in input
+    order."""
     import multiprocessing  # (here: a command that runs one process does not load it)
 
     ctx = multiprocessing.get_context("fork")
@@ -94,8 +105,9 @@ def run_in_order(inputs: Sequence[I], job: Callable[[I, str], R], jobs: int, out
             while pending:
                 item, spool, res = pending.popleft()
                 result = res.get()
-                _copy(spool, out)
-                os.unlink(spool)
+                if out is not None:
+                    _copy(spool, out)
+                    os.unlink(spool)
                 done(item, result)
                 submit()
             pool.close()

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from binlogscope.export.arrow import ERRORS_SCHEMA, ERRORS_TABLE, TABLES, partition_columns
-from binlogscope.export.core import ExportError, Ledger
+from binlogscope.export.core import ExportError, Ledger, publish_parts
 from binlogscope.export.records import BinlogFileSource, ResumePoint, SourceError
 from binlogscope.export.spark.tasks import decode_partition, union_schema
 from binlogscope.export.task import TaskOptions
@@ -279,31 +279,6 @@ class _Watcher(threading.Thread):
 
 # ----------------------------------------------------------------------------- the export
 
-def _publish(staging: Path, root: Path, checkpoint: int) -> None:
-    """Move a group's Parquet files from the staging tree (Spark's writes, or the tasks' own
-    ``tasks/input-<n>/`` trees) into the dataset, named as the local export names its parts
-    (``part-<checkpoint>-<n>.parquet``, n per directory)."""
-    tasks = staging / "tasks"
-    bases = sorted(tasks.iterdir()) if tasks.is_dir() else [staging]
-    seqs: dict[Path, int] = {}
-    for top in bases:
-        for table in (*TABLES, ERRORS_TABLE):
-            base = top / table
-            if not base.is_dir():
-                continue
-            for dirpath, _dirs, files in sorted(os.walk(base)):
-                parts = sorted(f for f in files if f.endswith(".parquet")
-                               and not f.startswith((".", "_")))
-                if not parts:
-                    continue
-                dest = root / table / os.path.relpath(dirpath, base)
-                dest.mkdir(parents=True, exist_ok=True)
-                for name in parts:
-                    seq = seqs[dest] = seqs.get(dest, 0) + 1
-                    os.replace(Path(dirpath) / name,
-                               dest / f"part-{checkpoint:06d}-{seq:04d}.parquet")
-
-
 def _write_table(df: Any, table: str, target: Path) -> None:
     from pyspark.sql import functions as fn
 
@@ -458,7 +433,7 @@ def run_spark_export(
             mapped = None
             t_publish = time.monotonic()
             result.phases["write"] += t_publish - t_write
-            _publish(staging, root, checkpoint)
+            publish_parts(staging, root, checkpoint)
             done += len(group)
             for t in TABLES:
                 result.counts[t] += counts[t]
