@@ -5,15 +5,18 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from binlogscope.render.json_out import dumps
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.decoded import EventBody
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import check_tiling
+
+B = TypeVar("B")
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures"
@@ -97,13 +100,19 @@ def can_capture() -> bool:
     return True
 
 
-def event_body(code: int, **fields: object) -> object:
+def body_of(ev: DecodedEvent, cls: type[B]) -> B:
+    """``ev``'s body, checked to be a ``cls`` (a test that reads a QUERY's text asserts that
+    the event decoded to a QueryEvent first)."""
+    body = ev.body
+    assert isinstance(body, cls), f"{ev.type_name} decoded to {type(body).__name__}, not {cls}"
+    return body
+
+
+def event_body(code: int, **fields: object) -> EventBody | None:
     """A real body object for a hand-built event (the typed reads of
     :mod:`binlogscope.wire.binlog.bodies` answer by the body's type): ``next_log_name``/
     ``position`` -> RotateEvent, ``gtid`` -> a MariaDB (code 162, ``flags2``) or MySQL GTID
-    event, ``query`` -> QueryEvent; else a plain object holding the fields."""
-    from types import SimpleNamespace
-
+    event, ``query`` -> QueryEvent; no fields: no body (None)."""
     from binlogscope.wire.binlog.control_events import RotateEvent
     from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtidEvent
     from binlogscope.wire.binlog.query_event import QueryEvent
@@ -120,7 +129,9 @@ def event_body(code: int, **fields: object) -> object:
         return GtidEvent(g, 0, sid, int(gno) if gno.isdigit() else 0)
     if "query" in fields:
         return QueryEvent(0, 0, 0, 0, 0, {}, "", str(fields["query"]))
-    return SimpleNamespace(**fields)
+    if fields:
+        raise TypeError(f"event_body builds no body from {sorted(fields)}")
+    return None
 
 
 def event_shape(ev: DecodedEvent, file: str | None = None) -> dict[str, Any]:

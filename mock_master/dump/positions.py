@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from binlogscope.wire.binlog.gtid_events import MariadbGtid
+from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtid
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, gtid_set_text
 from mock_master.dump.errors import StartError
 from mock_master.dump.mariadb_gtid import BinlogState, GtidDump, GtidStartError
@@ -134,7 +134,7 @@ def file_gtid_list(stream: EventStream, fi: int) -> list[MariadbGtid] | None:
         ev = f.event(i)
         if ev[4] == GTID_LIST:
             body = decode_stored(ev, f.checksum).body
-            return list(body.gtids) if body is not None else None
+            return list(body.gtids) if isinstance(body, GtidListEvent) else None
     return None
 
 

@@ -25,8 +25,9 @@ from binlogscope.wire.binlog.encode_events import (
     encode_heartbeat,
     encode_rotate,
 )
-from binlogscope.wire.binlog.gtid_events import MariadbGtid
+from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtid
 from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
+from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid
 from binlogscope.wire.constants import SEMI_SYNC_INDICATOR
@@ -381,7 +382,7 @@ class Dump(EventEmitter):
         commit = False
         if t == GTID_LIST:
             body = decode_stored(ev, ck).body
-            glist = list(body.gtids) if body is not None else None
+            glist = list(body.gtids) if isinstance(body, GtidListEvent) else None
         elif t == GTID and len(ev) >= HEADER_LEN + 13:
             b = HEADER_LEN
             gtid = (int.from_bytes(ev[b + 8:b + 12], "little"),
@@ -389,7 +390,7 @@ class Dump(EventEmitter):
                     int.from_bytes(ev[b:b + 8], "little"), ev[b + 12])
         elif t == QUERY:
             body = decode_stored(ev, ck).body
-            commit = body is not None and str(body.query) in ("COMMIT", "ROLLBACK")
+            commit = isinstance(body, QueryEvent) and body.query in ("COMMIT", "ROLLBACK")
         try:
             send = g.on_event(t, glist, gtid, commit, self.binlog_state)
         except GtidStartError as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import orjson
 
+from binlogscope.wire.binlog.control_events import RotateEvent
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
 from binlogscope.wire.binlog.types import EventType
 from mock_master.history.sources import (
@@ -181,7 +182,7 @@ def _rotate_name(ev: bytes) -> str:
     crc = (len(ev) >= HEADER_LEN + 12
            and zlib.crc32(ev[:-4]) == int.from_bytes(ev[-4:], "little"))
     body = decode_stored(ev, crc).body
-    return str(body.next_log_name) if body is not None else ""
+    return body.next_log_name if isinstance(body, RotateEvent) else ""
 
 
 # ------------------------------------------------------------------------------- recordings

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from binlogscope.wire.binlog.context import DecodeContext
-from binlogscope.wire.binlog.control_events import RotateEvent, UserVarEvent
+from binlogscope.wire.binlog.control_events import FormatDescriptionEvent, RotateEvent, UserVarEvent
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
 from binlogscope.wire.binlog.dump_frames import index_events
 from binlogscope.wire.binlog.encode_events import (
@@ -76,7 +76,8 @@ def event_log_pos(ev: bytes) -> int:
 def fde_checksum(fde: bytes) -> bool:
     """Does this FORMAT_DESCRIPTION announce CRC32?"""
     body = decode_stored(fde, False).body
-    return body is not None and body.checksum_alg == ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32
+    return (isinstance(body, FormatDescriptionEvent)
+            and body.checksum_alg == ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
 
 
 def with_checksum(body_and_header: bytes | bytearray) -> bytes:
@@ -463,8 +464,8 @@ class EventStream:
         for f in self.files:
             fde = f.fde
             body = decode_stored(fde, False).body if fde is not None else None
-            if body is not None:
-                return str(body.server_version)
+            if isinstance(body, FormatDescriptionEvent):
+                return body.server_version
         return None
 
     @property
@@ -493,7 +494,7 @@ class EventStream:
 
 def _query_text(ev: bytes, checksum: bool) -> str:
     body = decode_stored(ev, checksum).body
-    return str(body.query) if body is not None else ""
+    return body.query if isinstance(body, QueryEvent) else ""
 
 
 # ------------------------------------------------------------------------------- transforms

@@ -26,6 +26,7 @@ from binlogscope.wire.binlog.encode_events import (
     encode_transaction_payload,
 )
 from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
+from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.types import EventType
 from mock_master.history.sources import (
     EventStream,
@@ -148,7 +149,7 @@ def _is_commit(ev: bytes, checksum: bool) -> bool:
     if ev[4] != EventType.QUERY_EVENT:
         return False
     body = decode_stored(ev, checksum).body
-    return body is not None and body.query.strip().upper() != "BEGIN"
+    return isinstance(body, QueryEvent) and body.query.strip().upper() != "BEGIN"
 
 
 def compress_transactions(stream: EventStream) -> None:

@@ -18,11 +18,13 @@ from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
 from binlogscope.drivers.live.replica import LiveSettings, run_live
 from binlogscope.session.events import DecodeError, PacketDecoded
+from binlogscope.wire.binlog.rows import RowsEvent
 from mock_master.history.builder import EventBuilder
 from mock_master.history.loaders import load_binlog_files
 from mock_master.scenario.faults import Action
 from mock_master.scenario.scenarios import BinlogSource, Scenario, StreamSource, User
 from mock_master.serve.server import ThreadedMockMaster
+from tests.helpers import body_of
 from tests.mock_master.conftest import rows_via_pymysqlreplication
 
 pytestmark = pytest.mark.network
@@ -514,7 +516,7 @@ def test_blocking_dump_sends_appended_events(serve_scenario: Any, tmp_path: Path
         if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
             h = ev.binlog_event.header
             if h is not None and h.type_code == 23:
-                seen.append(ev.binlog_event.body.rows[0]["after"]["id"])
+                seen.append(body_of(ev.binlog_event, RowsEvent).rows[0]["after"]["id"])
 
     rep = run_live(settings, consume, count=n)
     assert rep.error is None

@@ -12,6 +12,8 @@ import pytest
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.encode_events import encode_event
 from binlogscope.wire.binlog.header import crc32
+from binlogscope.wire.binlog.payload_events import TransactionPayloadEvent
+from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import check_tiling
 from mock_master.answers.base import QueryContext
@@ -24,6 +26,7 @@ from mock_master.scenario.scenarios import ScenarioError, load_scenario
 from mock_master.schema.ddl import catalog_from_ddl
 from mock_master.schema.sources import SchemaKnowledge
 from mock_master.serve.server import dummy_event
+from tests.helpers import body_of
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURE = REPO / "captures" / "mariadb-10.11-workload.000001"
@@ -73,7 +76,7 @@ def test_builder_values_round_trip_through_the_decoder() -> None:
     assert [e.type_name for e in evs] == [
         "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT", "BINLOG_CHECKPOINT_EVENT", "GTID_EVENT",
         "QUERY_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT_V1", "XID_EVENT"]
-    rows = evs[6].body.rows
+    rows = body_of(evs[6], RowsEvent).rows
     assert rows[0]["after"] == {
         "id": 1, "u": 18446744073709551615, "v": "héllo", "c": "abc", "d": "-12345678.91",
         "f": 1.5, "at": "2024-01-02 03:04:05.678", "tm": "-01:02:03.45", "dd": "2024-02-29",
@@ -147,10 +150,10 @@ def test_rotate_split_packet_and_compress_rebase_and_recompute_checksums() -> No
     _valid(ms)
     evs = _decode(ms)[0]
     assert [e.type_name for e in evs][-2:] == ["GTID_LOG_EVENT", "TRANSACTION_PAYLOAD_EVENT"]
-    inner = evs[-1].body.events
+    inner = body_of(evs[-1], TransactionPayloadEvent).events
     assert [e.type_name for e in inner] == ["QUERY_EVENT", "TABLE_MAP_EVENT",
                                             "WRITE_ROWS_EVENT", "XID_EVENT"]
-    assert inner[2].body.rows == [{"before": None, "after": {"id": 1}},
+    assert body_of(inner[2], RowsEvent).rows == [{"before": None, "after": {"id": 1}},
                                   {"before": None, "after": {"id": 2}}]
 
 

@@ -49,9 +49,11 @@ from binlogscope.wire.binlog.gtid_events import (
     format_gtid_set,
 )
 from binlogscope.wire.binlog.header import EventHeader, decode_header
+from binlogscope.wire.binlog.payload_events import TransactionPayloadEvent
 from binlogscope.wire.binlog.query_event import ExecuteLoadQueryEvent, QueryEvent
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.reader import ByteReader
+from tests.helpers import body_of
 
 MARIADB = "10.11.19-MariaDB-log"
 MYSQL = "8.0.45"
@@ -325,8 +327,9 @@ def test_query_compressed(sql: str) -> None:
     ev = decode_event(encode_event(EventType.QUERY_COMPRESSED_EVENT,
                                    encode_query(v, compressed=True)), context())
     assert ev.error is None, ev.error
-    assert ev.body.query == sql
-    assert ev.body == dataclasses.replace(v, compressed_query=ev.body.compressed_query)
+    assert body_of(ev, QueryEvent).query == sql
+    q = body_of(ev, QueryEvent)
+    assert q == dataclasses.replace(v, compressed_query=q.compressed_query)
 
 
 def test_unknown_status_vars_kept() -> None:
@@ -354,5 +357,6 @@ def test_transaction_payload(ctype: int) -> None:
     ev = decode_event(encode_event(EventType.TRANSACTION_PAYLOAD_EVENT,
                                    encode_transaction_payload(inner, ctype), checksum=False), ctx)
     assert ev.error is None, ev.error
-    assert ev.body.uncompressed == inner
-    assert [e.body for e in ev.body.events] == [XidEvent(1), XidEvent(2)]
+    assert body_of(ev, TransactionPayloadEvent).uncompressed == inner
+    inner_events = body_of(ev, TransactionPayloadEvent).events
+    assert [e.body for e in inner_events] == [XidEvent(1), XidEvent(2)]

@@ -25,9 +25,11 @@ from binlogscope.wire.binlog.encode_rows import (
 )
 from binlogscope.wire.binlog.encode_values import encode_json_binary, encode_value
 from binlogscope.wire.binlog.json_binary import json_binary_to_text
-from binlogscope.wire.binlog.rows import DELETE, INSERT, UPDATE
+from binlogscope.wire.binlog.rows import DELETE, INSERT, UPDATE, RowsEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.values import make_reader
+from tests.helpers import body_of
 from tests.native_switch import NativeSwitch
 from tests.property.test_encode_events import MARIADB, MYSQL, context
 
@@ -300,10 +302,12 @@ def test_table_map_and_rows(data: st.DataObject, mariadb: bool, kind: str,
     for record in (True, False):
         ev = decode_event(encode_event(19, encode_table_map(tm)), ctx, record=record)
         assert ev.error is None, ev.error
-        assert ev.body.columns == tm.columns
-        assert (ev.body.table_id, ev.body.schema, ev.body.table, ev.body.flags) == (
+        assert body_of(ev, TableMapEvent).columns == tm.columns
+        tmb = body_of(ev, TableMapEvent)
+        assert (tmb.table_id, tmb.schema, tmb.table, tmb.flags) == (
             tm.table_id, tm.schema, tm.table, tm.flags)
-        assert ev.body.table_map.primary_key == tm.primary_key
+        table_map = body_of(ev, TableMapEvent).table_map
+        assert table_map is not None and table_map.primary_key == tm.primary_key
 
     def row() -> tuple[Any, ...]:
         return tuple(data.draw(s) for s in strategies)
@@ -316,7 +320,7 @@ def test_table_map_and_rows(data: st.DataObject, mariadb: bool, kind: str,
     for record in (True, False):
         ev = decode_event(raw, ctx, record=record)
         assert ev.error is None, ev.error
-        got = ev.body
+        got = body_of(ev, RowsEvent)
         assert got.rows == _normal(rv.rows, tm, mariadb)
         assert (got.table_id, got.kind, got.flags, got.version, got.columns) == (
             rv.table_id, rv.kind, rv.flags, version, rv.columns)
@@ -338,5 +342,6 @@ def test_partition_extra_data() -> None:
     rv.extra_data = [(0, bytes([4, 0, 7, 7]))]
     ev = decode_event(encode_event(31, encode_rows_event(rv, tm)), ctx)
     assert ev.error is None
-    assert (ev.body.partition_id, ev.body.source_partition_id, ev.body.extra_data) == (
+    b = body_of(ev, RowsEvent)
+    assert (b.partition_id, b.source_partition_id, b.extra_data) == (
         3, 4, [(0, bytes([4, 0, 7, 7]))])

@@ -3,7 +3,6 @@ every body class, and no row value decoded where none is shown."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import given
@@ -27,8 +26,14 @@ from binlogscope.session.events import (
     PhaseChanged,
     TlsStarted,
 )
+from binlogscope.wire.binlog.control_events import RotateEvent, RowsQueryEvent, XidEvent
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.decoded import EventBody
+from binlogscope.wire.binlog.gtid_events import MariadbGtidEvent
 from binlogscope.wire.binlog.header import EventHeader
+from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.rows import LazyRows, RowsEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 from binlogscope.wire.node import Node
 
 #: a binlog event's keys on every source (docs/coordinates.md); a ROTATE adds next_file and
@@ -39,24 +44,25 @@ EVENT_KEYS = ["binlog_file", "offset", "log_pos", "gtid", "event_type", "type_co
 H = EventHeader(1700000000, 30, 7, 90, 1234, 0)
 
 
-@dataclass(slots=True)
-class LazyRows:
-    """A rows event body whose rows are decoded on first access (counted)."""
+class CountingRows(LazyRows):
+    """Row images read on demand, counted (no kernel text: the JSON reads them)."""
 
-    schema: str
-    table: str
-    row_count: int
-    reads: int = 0
+    __slots__ = ("n", "reads")
 
-    @property
-    def rows(self) -> list[dict[str, Any]]:
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.reads = 0
+
+    def read(self) -> list[dict[str, Any]]:
         self.reads += 1
-        return [{"before": None, "after": {"a": b"\x01"}}] * self.row_count
+        return [{"before": None, "after": {"a": b"\x01"}}] * self.n
+
+    def json(self) -> bytes | None:
+        return None
 
 
-class Plain:  # a body class with an instance __dict__ (any attribute)
-    def __init__(self, **kw: Any) -> None:
-        self.__dict__.update(kw)
+def _query(text: str, schema: str = "") -> QueryEvent:
+    return QueryEvent(1, 0, len(schema), 0, 0, {}, schema, text)
 
 
 def test_binlog_event_keys_in_order() -> None:
@@ -69,32 +75,43 @@ def test_binlog_event_keys_in_order() -> None:
 
 
 def test_rows_are_read_once_for_json_and_never_for_the_line_or_filter() -> None:
-    body = LazyRows("s", "t", 3)
-    ev = DecodedEvent(21, H, body, None, True)
+    lazy = CountingRows(3)
+    ev = DecodedEvent(21, H, RowsEvent(5, "s", "t", "INSERT", None, _lazy=lazy, _count=3), None,
+                      True)
     assert event_line(ev) == "WRITE_ROWS_EVENT s.t 3 rows"
     assert event_table(ev) == ("s", "t")
-    assert body.reads == 0
+    assert lazy.reads == 0
     d = binlog_event_json(ev)
-    assert body.reads == 1 and len(d["rows"]) == 3
+    assert lazy.reads == 1 and len(d["rows"]) == 3
 
 
-def test_slotted_and_plain_bodies_give_the_same_shape() -> None:
-    for body in (Plain(schema="s", table="t", rows=[], gtid=5, query="q"),
-                 Plain(gtid="0-1-2"), Plain(next_log_name="b.2", position=4), Plain()):
-        ev = DecodedEvent(21, H, body, None, True)
-        d = binlog_event_json(ev)
-        assert (d["schema"], d["table"], d["rows"], d["gtid"], d["query"]) == (
-            getattr(body, "schema", None), getattr(body, "table", None),
-            getattr(body, "rows", None), getattr(body, "gtid", None) if isinstance(
-                getattr(body, "gtid", None), str) else None,
-            getattr(body, "query", None))
-    line = event_line(DecodedEvent(21, H, Plain(next_log_name="b.2", position=4), None, True))
+def test_each_body_class_gives_its_fields() -> None:
+    rows = [{"before": None, "after": {"a": 1}}]
+    cases: list[tuple[EventBody | None, tuple[Any, ...]]] = [
+        (RowsEvent(5, "s", "t", "INSERT", rows), ("s", "t", rows, None, None)),
+        (TableMapEvent(5, "s", "t", []), ("s", "t", None, None, None)),
+        (_query("ALTER TABLE t ADD c INT", "db"), ("db", None, None, None,
+                                                   "ALTER TABLE t ADD c INT")),
+        (RowsQueryEvent("INSERT INTO t VALUES (1)"), (None, None, None, None,
+                                                      "INSERT INTO t VALUES (1)")),
+        (MariadbGtidEvent("0-1-2", 2, 0, 1, 0), (None, None, None, "0-1-2", None)),
+        (RotateEvent(4, "b.2"), (None, None, None, None, None)),
+        (XidEvent(7), (None, None, None, None, None)),
+        (None, (None, None, None, None, None)),
+    ]
+    for body, want in cases:
+        d = binlog_event_json(DecodedEvent(21, H, body, None, True))
+        assert (d["schema"], d["table"], d["rows"], d["gtid"], d["query"]) == want, body
+    rotate = binlog_event_json(DecodedEvent(21, EventHeader(1, 4, 7, 40, 0, 0x20),
+                                            RotateEvent(4, "b.2"), None, True))
+    assert (rotate["next_file"], rotate["next_position"]) == ("b.2", 4)
+    line = event_line(DecodedEvent(21, H, RotateEvent(4, "b.2"), None, True))
     assert line == "WRITE_ROWS_EVENT b.2:4"
     long = "select   1,\n" + "x" * 500
-    line = event_line(DecodedEvent(21, H, Plain(query=long), None, True, error="bad"))
+    line = event_line(DecodedEvent(21, H, _query(long), None, True, error="bad"))
     assert line == "WRITE_ROWS_EVENT select 1, " + "x" * 67 + "... ERROR bad"
     spaced = "a" + " " * 1000 + "b"  # more than the normalised prefix
-    assert event_line(DecodedEvent(21, H, Plain(query=spaced), None, True)).endswith(" a b")
+    assert event_line(DecodedEvent(21, H, _query(spaced), None, True)).endswith(" a b")
 
 
 def _packet(bev: DecodedEvent | None, kind: str = "ok") -> PacketDecoded:

@@ -12,13 +12,28 @@ import pytest
 
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.control_events import (
+    AnnotateRowsEvent,
+    BinlogCheckpointEvent,
+    FormatDescriptionEvent,
     HeartbeatEvent,
+    IgnorableEvent,
+    IncidentEvent,
+    IntvarEvent,
+    RandEvent,
+    RotateEvent,
+    RowsQueryEvent,
+    SlaveEvent,
+    StartEncryptionEvent,
+    StartEventV3,
+    TransactionContextEvent,
     UserVarEvent,
+    ViewChangeEvent,
     XaPrepareEvent,
+    XidEvent,
     decode_packed_decimal,
 )
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, body_of
 from tests.wire.event_builder import build_event, decode_one, event_at, fixture_events, of_type
 
 R57 = "rust-us__mysql-cdc-rs/tests/events/5.7"
@@ -28,12 +43,14 @@ BB = "blackbeam__rust_mysql_common/test-data/binlogs"
 # ------------------------------------------------------------------ FDE / ROTATE / STOP
 def test_format_description_rotate_stop() -> None:
     fde = event_at(f"{R57}/14_user_var/log.bin", 4)
-    assert fde.body.server_version == "5.7.30-log"
-    assert fde.body.checksum_alg == ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32
+    fdb = body_of(fde, FormatDescriptionEvent)
+    assert fdb.server_version == "5.7.30-log"
+    assert fdb.checksum_alg == ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32
     assert fde.node is not None
     assert fde.node.find("body.checksum_alg").offset == 4 + 119 - 5
     rot = event_at(f"{R57}/14_user_var/log.bin", 1237)
-    assert (rot.body.position, rot.body.next_log_name) == (4, "mysql_bin.000002")
+    rotb = body_of(rot, RotateEvent)
+    assert (rotb.position, rotb.next_log_name) == (4, "mysql_bin.000002")
     assert rot.node is not None
     name = rot.node.find("body.next_log_name")
     assert (name.offset, name.length) == (1237 + 19 + 8, 16)
@@ -50,13 +67,15 @@ def _dumps() -> list[Path]:
 def test_xid_intvar_rand_match_mysqlbinlog(dump: Path) -> None:
     text = dump.read_text("utf-8")
     events = fixture_events(str((dump.parent / "log.bin").relative_to(FIXTURES)))
-    xids = [e.body.xid for e in events if e.type_name == "XID_EVENT"]
+    xids = [body_of(e, XidEvent).xid for e in events if e.type_name == "XID_EVENT"]
     assert xids == [int(x) for x in re.findall(r"#\s*\tXid = (\d+)", text)]
-    intvars = [(e.body.type_name, e.body.value) for e in events if e.type_name == "INTVAR_EVENT"]
+    intvars = [(b.type_name, b.value) for e in events if e.type_name == "INTVAR_EVENT"
+               for b in [body_of(e, IntvarEvent)]]
     expected = [("INSERT_ID_EVENT" if k == "INSERT_ID" else "LAST_INSERT_ID_EVENT", int(v))
                 for k, v in re.findall(r"^SET (INSERT_ID|LAST_INSERT_ID)=(\d+)", text, re.M)]
     assert intvars == expected
-    rands = [(e.body.seed1, e.body.seed2) for e in events if e.type_name == "RAND_EVENT"]
+    rands = [(b.seed1, b.seed2) for e in events if e.type_name == "RAND_EVENT"
+             for b in [body_of(e, RandEvent)]]
     assert rands == [(int(a), int(b)) for a, b in
                      re.findall(r"SET @@RAND_SEED1=(\d+), @@RAND_SEED2=(\d+)", text)]
 
@@ -64,16 +83,16 @@ def test_xid_intvar_rand_match_mysqlbinlog(dump: Path) -> None:
 def test_small_event_spans() -> None:
     rel = f"{R57}/14_user_var/log.bin"
     xid = event_at(rel, 1206)
-    assert xid.body.xid == 83 and xid.node is not None
+    assert body_of(xid, XidEvent).xid == 83 and xid.node is not None
     x = xid.node.find("body.xid")
     assert (x.offset, x.length) == (1225, 8)
     iv = event_at(rel, 869)
-    assert (iv.body.type, iv.body.value) == (2, 1)
+    assert (body_of(iv, IntvarEvent).type, body_of(iv, IntvarEvent).value) == (2, 1)
     assert iv.node is not None
     assert iv.node.find("body.type").display == "INSERT_ID_EVENT"
     assert (iv.node.find("body.value").offset, iv.node.find("body.value").length) == (889, 8)
     rnd = event_at(f"{R57}/13_rand/log.bin", 736)
-    assert (rnd.body.seed1, rnd.body.seed2) == (694882935, 292094996)
+    assert (body_of(rnd, RandEvent).seed1, body_of(rnd, RandEvent).seed2) == (694882935, 292094996)
     assert rnd.node is not None and rnd.node.find("body.seed2").offset == 736 + 19 + 8
 
 
@@ -87,10 +106,11 @@ def test_user_var_string_int_decimal() -> None:
     assert (v.offset, v.length) == (901 + 19 + 4 + 5 + 1 + 1 + 4 + 4, 9)
     assert "utf8mb3_general_ci" in s.node.find("body.charset").display
 
-    i = event_at(rel, 952).body
+    i = body_of(event_at(rel, 952), UserVarEvent)
     assert (i.name, i.type, i.value, i.flags, i.is_unsigned) == ("val_i", 2, 100, 0, False)
     d = event_at(rel, 1003)
-    assert (d.body.name, d.body.type, d.body.value) == ("val_d", 4, "1.00")
+    db = body_of(d, UserVarEvent)
+    assert (db.name, db.type, db.value) == ("val_d", 4, "1.00")
     assert d.node is not None and "DECIMAL(3,2)" in d.node.find("body.value").display
 
 
@@ -112,7 +132,8 @@ def test_user_var_unsigned_and_real_hand_built() -> None:
         01                        # flags: UNSIGNED_F
     """)
     ev = decode_one(raw)
-    assert (ev.body.value, ev.body.is_unsigned) == (2**64 - 1, True)
+    b = body_of(ev, UserVarEvent)
+    assert (b.value, b.is_unsigned) == (2**64 - 1, True)
     raw = build_event(EventType.USER_VAR_EVENT, """
         01 00 00 00  72  00       # name "r", not NULL
         01                        # type REAL_RESULT
@@ -120,7 +141,7 @@ def test_user_var_unsigned_and_real_hand_built() -> None:
         00 00 00 00 00 00 f8 3f   # 1.5 as a double
         00                        # flags
     """)
-    assert decode_one(raw).body.value == 1.5
+    assert body_of(decode_one(raw), UserVarEvent).value == 1.5
 
 
 def test_mariadb_dummy_user_var_is_explained() -> None:
@@ -130,7 +151,7 @@ def test_mariadb_dummy_user_var_is_explained() -> None:
         01            # is_null
     """, flags=0x08)
     ev = decode_one(raw)
-    assert ev.body.is_null and ev.node is not None
+    assert body_of(ev, UserVarEvent).is_null and ev.node is not None
     assert "MariaDB dummy" in ev.node.find("body.name").display
 
 
@@ -155,16 +176,18 @@ def test_packed_decimal_rejects_bad_precision() -> None:
 # ------------------------------------------------------------------ text events
 def test_rows_query_annotate_checkpoint() -> None:
     rq = event_at(f"{R57}/29_row_query/log.bin", 802)
-    assert rq.body.query == "INSERT INTO `boxercrab` (`title`) VALUES ('hahhhhhhhhh')"
+    text = body_of(rq, RowsQueryEvent).query
+    assert text == "INSERT INTO `boxercrab` (`title`) VALUES ('hahhhhhhhhh')"
     dump = (FIXTURES / R57 / "29_row_query/dump.txt").read_text("utf-8")
-    assert f"# {rq.body.query}\n" in dump
+    assert f"# {text}\n" in dump
     assert rq.node is not None
     assert (rq.node.find("body.length").offset, rq.node.find("body.query").offset) == (821, 822)
 
     an = event_at(f"{BB}/mariadb-bin.000001", 372)
-    assert an.body.query.startswith("insert into outbox (topic, event_type, event) values")
+    assert body_of(an, AnnotateRowsEvent).query.startswith(
+        "insert into outbox (topic, event_type, event) values")
     cp = event_at(f"{BB}/mariadb-bin.000001", 285)
-    assert cp.body.binlog_file == "mariadb-bin.000001"
+    assert body_of(cp, BinlogCheckpointEvent).binlog_file == "mariadb-bin.000001"
     assert cp.node is not None
     assert cp.node.find("body.binlog_file_name").offset == 285 + 19 + 4
 
@@ -173,7 +196,8 @@ def test_incident_with_invalid_number() -> None:
     """bug40482: the mysql-server sample of an Incident event with a bogus incident number."""
     ev = event_at(f"{BB}/bug40482-bin.000001", 106)
     assert ev.error is None
-    assert (ev.body.incident, ev.body.message) == (66, "")
+    b = body_of(ev, IncidentEvent)
+    assert (b.incident, b.message) == (66, "")
     assert ev.node is not None
     assert "unknown incident number 66" in ev.node.find("body.incident").display
 
@@ -185,7 +209,8 @@ def test_incident_lost_events_hand_built() -> None:
         6c 6f 73 74 20 65 76 65 6e 74 73        # "lost events"
     """)
     ev = decode_one(raw)
-    assert (ev.body.incident, ev.body.message) == (1, "lost events")
+    b = body_of(ev, IncidentEvent)
+    assert (b.incident, b.message) == (1, "lost events")
 
 
 # ------------------------------------------------------------------ hand-built only
@@ -240,7 +265,7 @@ def test_xa_prepare() -> None:
     """)
     ev = decode_one(raw)
     assert ev.body == XaPrepareEvent(False, 1, b"gtr", b"bq")
-    assert ev.body.xid == "X'677472',X'6271',1"
+    assert body_of(ev, XaPrepareEvent).xid == "X'677472',X'6271',1"
     assert ev.node is not None and ev.node.find("body.bqual").offset == 19 + 13 + 3
 
 
@@ -260,8 +285,9 @@ def test_view_change() -> None:
         03 00 00 00  61 62 63        # value_length 3, value "abc"
     """)
     ev = decode_one(raw)
-    assert (ev.body.view_id, ev.body.seq_number) == ("16234567890123456:1", 7)
-    assert ev.body.certification_info == {"k1": b"abc"}
+    b = body_of(ev, ViewChangeEvent)
+    assert (b.view_id, b.seq_number) == ("16234567890123456:1", 7)
+    assert b.certification_info == {"k1": b"abc"}
     assert ev.node is not None
     assert ev.node.find("body.certification_info.entry_0.value").offset == len(raw) - 3
 
@@ -280,7 +306,7 @@ def test_transaction_context() -> None:
         03 00  01 02 03    # write-set item of 3 bytes
     """)
     ev = decode_one(raw)
-    b = ev.body
+    b = body_of(ev, TransactionContextEvent)
     assert (b.server_uuid, b.thread_id, b.gtid_specified) == (uuid.decode(), 5, True)
     assert (b.snapshot_version, b.write_set, b.read_set) == (b"\xaa\xbb", [b"\x01\x02\x03"], [])
 
@@ -292,8 +318,9 @@ def test_start_encryption() -> None:
         00 01 02 03 04 05 06 07 08 09 0a 0b  # nonce (12 bytes)
     """)
     ev = decode_one(raw, DecodeContext(server_version="10.11.6-MariaDB"))
-    assert (ev.body.crypto_scheme, ev.body.key_version) == (1, 2)
-    assert ev.body.nonce == bytes(range(12))
+    b = body_of(ev, StartEncryptionEvent)
+    assert (b.crypto_scheme, b.key_version) == (1, 2)
+    assert b.nonce == bytes(range(12))
     assert ev.node is not None and "encrypted" in ev.node.doc
 
 
@@ -301,12 +328,13 @@ def test_start_v3_ignorable_slave() -> None:
     raw = build_event(EventType.START_EVENT_V3, "03 00" + (b"4.0.24".ljust(50, b"\0")).hex()
                       + "10 00 00 00")
     ev = decode_one(raw)
-    assert (ev.body.binlog_version, ev.body.server_version, ev.body.create_timestamp) == (
+    b = body_of(ev, StartEventV3)
+    assert (b.binlog_version, b.server_version, b.create_timestamp) == (
         3, "4.0.24", 16)
     ig = decode_one(build_event(EventType.IGNORABLE_LOG_EVENT, "01 02 03", flags=0x80))
-    assert ig.body.data == b"\x01\x02\x03"
+    assert body_of(ig, IgnorableEvent).data == b"\x01\x02\x03"
     sl = decode_one(build_event(EventType.SLAVE_EVENT, "ff"))
-    assert sl.body.data == b"\xff"
+    assert body_of(sl, SlaveEvent).data == b"\xff"
 
 
 def test_truncated_small_event_is_an_error_node() -> None:

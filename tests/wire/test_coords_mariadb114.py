@@ -24,12 +24,15 @@ import pytest
 from binlogscope.pipeline.position import PositionTracker
 from binlogscope.session import Session
 from binlogscope.session.events import PacketDecoded, Phase, Role
+from binlogscope.wire.binlog.control_events import FormatDescriptionEvent
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.encode_events import encode_event
+from binlogscope.wire.binlog.gtid_events import MariadbGtidEvent
 from binlogscope.wire.binlog.header import HEADER, EventHeader, is_artificial, is_fake_rotate
+from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.types import EventType as E
 from binlogscope.wire.framing import encode_packet
-from tests.helpers import CAPTURES, FIXTURES
+from tests.helpers import CAPTURES, FIXTURES, body_of
 from tests.wire._binlog_fixtures import decode_file, fixture
 
 ZALORA = FIXTURES / "zalora__binlog-parser/data/fixtures/mysql-bin.07"  # MariaDB 10.0.15
@@ -44,15 +47,16 @@ def _zero_inside(data: bytes, events: list[DecodedEvent]) -> tuple[bytes, int]:
     out = bytearray(data)
     inside = False
     n = 0
-    crc = events[0].body.checksum_alg == 1
+    crc = body_of(events[0], FormatDescriptionEvent).checksum_alg == 1
     for i, ev in enumerate(events):
         h = ev.header
         assert h is not None
         if h.type_code == _GTID:
-            inside = not ev.body.flags2 & 0x01  # a group (not a standalone statement)
+            # a group (not a standalone statement)
+            inside = not body_of(ev, MariadbGtidEvent).flags2 & 0x01
             continue
         last = (h.type_code in _ENDS or (h.type_code == int(E.QUERY_EVENT)
-                and ev.body.query.strip().upper() in ("COMMIT", "ROLLBACK")))
+                and body_of(ev, QueryEvent).query.strip().upper() in ("COMMIT", "ROLLBACK")))
         if inside and not last and i + 1 < len(events):
             o = ev.offset
             out[o + 13:o + 17] = b"\0\0\0\0"
@@ -68,7 +72,7 @@ def _zero_inside(data: bytes, events: list[DecodedEvent]) -> tuple[bytes, int]:
 
 def _dump(data: bytes, events: list[DecodedEvent], name: str) -> bytes:
     """What a MariaDB dump from position 4 sends: the fake ROTATE, then every event."""
-    crc = events[0].body.checksum_alg == 1
+    crc = body_of(events[0], FormatDescriptionEvent).checksum_alg == 1
     rotate = encode_event(int(E.ROTATE_EVENT), (4).to_bytes(8, "little") + name.encode(),
                           timestamp=0, server_id=1, log_pos=0, flags=0x20, checksum=crc)
     packets = [encode_packet(b"\0" + rotate, 1)]

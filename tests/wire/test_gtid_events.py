@@ -11,7 +11,9 @@ import pytest
 
 from binlogscope.wire.binlog.gtid_events import (
     GtidEvent,
+    GtidListEvent,
     MariadbGtidEvent,
+    PreviousGtidsEvent,
     _sv4,
     _ts7,
     format_server_version,
@@ -19,7 +21,7 @@ from binlogscope.wire.binlog.gtid_events import (
 )
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.reader import ByteReader
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, body_of
 from tests.wire.event_builder import build_event, decode_one, event_at, fixture_events, of_type
 
 RUST = "rust-us__mysql-cdc-rs/tests/events"
@@ -75,7 +77,7 @@ def test_gtids_match_mysqlbinlog(d: Path) -> None:
 
 def test_gtid_57_spans() -> None:
     ev = event_at(f"{RUST}/5.7/14_user_var/log.bin", 154)
-    b = ev.body
+    b = body_of(ev, GtidEvent)
     assert b.gtid == "e3e2a4ee-b6dc-11ea-8bcf-0242ac150002:1"
     assert (b.flags, b.gno, b.lt_type, b.last_committed, b.sequence_number) == (1, 1, 2, 0, 1)
     n = ev.node
@@ -89,7 +91,7 @@ def test_gtid_57_spans() -> None:
 
 def test_anonymous_gtid_80_spans() -> None:
     ev = event_at(f"{RUST}/8.0/02_query/binlog.000001", 157)
-    b = ev.body
+    b = body_of(ev, GtidEvent)
     assert b.gtid == "ANONYMOUS" and b.anonymous
     assert b.sid == "00000000-0000-0000-0000-000000000000" and b.gno == 0
     assert b.immediate_commit_timestamp == b.original_commit_timestamp == 1701928719488251
@@ -125,7 +127,7 @@ def test_commit_timestamp_and_server_version_high_bit_rule() -> None:
 def test_gtid_tagged_mysql_96() -> None:
     rel = f"{BB}/binlog_transaction_with_GTID_TAG.000001"
     ev = event_at(rel, 245)
-    b = ev.body
+    b = body_of(ev, GtidEvent)
     assert ev.type_name == "GTID_TAGGED_LOG_EVENT" and ev.error is None
     assert b.gtid == "55778904-0299-11f1-b1b8-4ef0c4956feb:mytag:3"
     assert (b.sid, b.tag, b.gno) == ("55778904-0299-11f1-b1b8-4ef0c4956feb", "mytag", 3)
@@ -151,7 +153,7 @@ def test_gtid_tagged_mysql_96() -> None:
 
 def test_previous_gtids_tagged_and_untagged() -> None:
     ev = of_type(f"{BB}/binlog_transaction_with_GTID_TAG.000001", "PREVIOUS_GTIDS_LOG_EVENT")[0]
-    b = ev.body
+    b = body_of(ev, PreviousGtidsEvent)
     assert b.tagged
     assert b.gtid_set == "55778904-0299-11f1-b1b8-4ef0c4956feb:1-13:mytag:1-2"
     assert [(e.tag, [(i.start, i.end) for i in e.intervals]) for e in b.entries] == [
@@ -164,13 +166,14 @@ def test_previous_gtids_tagged_and_untagged() -> None:
     assert n.find("body.sid_0.interval_0").display == "1-13"
 
     empty = of_type(f"{RUST}/5.7/14_user_var/log.bin", "PREVIOUS_GTIDS_LOG_EVENT")[0]
-    assert (empty.body.gtid_set, empty.body.tagged) == ("", False)
+    eb = body_of(empty, PreviousGtidsEvent)
+    assert (eb.gtid_set, eb.tagged) == ("", False)
 
 
 def test_previous_gtids_agree_with_the_gtids_of_the_previous_file() -> None:
     d = "Percona-Lab__percona-binlog-server/mtr/binlog_streaming/std_data/data_80045_gtid"
-    first = [e.body.gtid for e in of_type(f"{d}/binlog.000001", "GTID_LOG_EVENT")]
-    prev = of_type(f"{d}/binlog.000002", "PREVIOUS_GTIDS_LOG_EVENT")[0].body
+    first = [body_of(e, GtidEvent).gtid for e in of_type(f"{d}/binlog.000001", "GTID_LOG_EVENT")]
+    prev = body_of(of_type(f"{d}/binlog.000002", "PREVIOUS_GTIDS_LOG_EVENT")[0], PreviousGtidsEvent)
     uuid = prev.entries[0].sid
     assert first == [f"{uuid}:{i}" for i in range(1, 5)]
     assert prev.gtid_set == f"{uuid}:1-4"
@@ -187,12 +190,12 @@ def test_mariadb_gtid_and_gtid_list_from_files() -> None:
     assert (pad.offset, pad.length) == (330 + 19 + 13, 6)
 
     z = "zalora__binlog-parser/data/fixtures/mysql-bin.07"
-    lst = event_at(z, 248).body
+    lst = body_of(event_at(z, 248), GtidListEvent)
     assert lst.gtid_list == "0-3704-2814" and lst.flags == 0
-    s = event_at(z, 326).body
+    s = body_of(event_at(z, 326), MariadbGtidEvent)
     assert s.gtid == "0-3704-2815" and s.standalone  # the DDL that follows has no COMMIT
-    assert event_at(z, 627).body.gtid == "0-3704-2816"
-    assert event_at(f"{BB}/mariadb-bin.000001", 256).body.gtids == []
+    assert body_of(event_at(z, 627), MariadbGtidEvent).gtid == "0-3704-2816"
+    assert body_of(event_at(f"{BB}/mariadb-bin.000001", 256), GtidListEvent).gtids == []
 
 
 MARIADB_GTID_XA = """
@@ -214,7 +217,7 @@ MARIADB_GTID_XA = """
 def test_mariadb_gtid_all_optional_parts_hand_built() -> None:
     raw = build_event(EventType.GTID_EVENT, MARIADB_GTID_XA, server_id=11)
     ev = decode_one(raw)
-    b = ev.body
+    b = body_of(ev, MariadbGtidEvent)
     assert ev.error is None
     assert b.gtid == "2-11-5"
     assert (b.commit_id, b.xa_format_id, b.xa_gtrid, b.xa_bqual) == (9, 1, b"ab", b"c")
@@ -231,7 +234,8 @@ def test_mariadb_gtid_list_flags_hand_built() -> None:
         01 00 00 00 02 00 00 00 05 00 00 00 00 00 00 00   # 1-2-5
     """)
     ev = decode_one(raw)
-    assert ev.body.gtid_list == "0-1-3,1-2-5" and ev.body.flags == 1
+    b = body_of(ev, GtidListEvent)
+    assert b.gtid_list == "0-1-3,1-2-5" and b.flags == 1
     assert ev.node is not None
     assert "FLAG_UNTIL_REACHED" in ev.node.find("body.count").display
     assert ev.node.find("body.gtid_1").display == "1-2-5"

@@ -12,6 +12,8 @@ from binlogscope.wire.binlog.json_binary import (
     read_varlen,
     render_json_diff,
 )
+from binlogscope.wire.binlog.rows import RowsEvent
+from tests.helpers import body_of
 from tests.wire._binlog_fixtures import BLACKBEAM, decode_file, fixture
 
 
@@ -119,7 +121,8 @@ def test_render_diff() -> None:
 
 def test_fixture_json_opaque_values() -> None:
     events = decode_file(fixture(BLACKBEAM / "json-opaque.binlog"))
-    values = [ev.body.rows[0]["after"]["a"] for ev in events if ev.type_name == "WRITE_ROWS_EVENT"]
+    values = [body_of(ev, RowsEvent).rows[0]["after"]["a"] for ev in events
+              if ev.type_name == "WRITE_ROWS_EVENT"]
     assert values == [
         '{"a": "base64:type15:VQ=="}',
         '{"b": "2012-03-18"}',

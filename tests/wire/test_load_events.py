@@ -7,7 +7,7 @@ from __future__ import annotations
 from binlogscope.wire.binlog.load_events import FileBlockEvent, FileIdEvent, LoadEvent
 from binlogscope.wire.binlog.query_event import ExecuteLoadQueryEvent
 from binlogscope.wire.binlog.types import EventType
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, body_of
 from tests.wire.event_builder import build_event, decode_one, event_at, fixture_events
 
 L57 = "rust-us__mysql-cdc-rs/tests/events/5.7/17_18_load/log.bin"
@@ -45,12 +45,13 @@ def test_execute_load_query_57() -> None:
 
 def test_blocks_rebuild_the_loaded_file_51() -> None:
     events = fixture_events(V51)
-    blocks = [e.body for e in events
+    blocks = [body_of(e, FileBlockEvent) for e in events
               if e.type_name in ("BEGIN_LOAD_QUERY_EVENT", "APPEND_BLOCK_EVENT")]
     assert [(b.file_id, len(b.block_data)) for b in blocks] == [(2, 131072), (2, 17664)]
     content = b"".join(b.block_data for b in blocks)
     assert content.count(b"\n") > 10000 and b"\nabbreviated\n" in content
-    ex = next(e.body for e in events if e.type_name == "EXECUTE_LOAD_QUERY_EVENT")
+    ex = next(body_of(e, ExecuteLoadQueryEvent) for e in events
+              if e.type_name == "EXECUTE_LOAD_QUERY_EVENT")
     assert ex.file_id == 2
     assert ex.query.startswith("LOAD DATA INFILE 'big_file.dat' INTO TABLE t3")
     assert ex.query[ex.start_pos : ex.end_pos] == " INFILE 'big_file.dat' INTO"
@@ -108,14 +109,16 @@ def test_new_load_and_create_file_hand_built() -> None:
     """
     ev = decode_one(build_event(EventType.NEW_LOAD_EVENT, LOAD_HEADER + sql_ex
                                 + FIELDS_TABLE_DB + "2f 74 6d 70 2f 79  # file_name"))
-    assert (ev.body.field_term, ev.body.line_term, ev.body.file_name) == (b",", b"\n", "/tmp/y")
+    b = body_of(ev, LoadEvent)
+    assert (b.field_term, b.line_term, b.file_name) == (b",", b"\n", "/tmp/y")
     raw = build_event(EventType.CREATE_FILE_EVENT, LOAD_HEADER + "09 00 00 00  # file_id 9\n"
                       + sql_ex + FIELDS_TABLE_DB + """
         2f 74 6d 70 2f 7a 00   # file_name "/tmp/z" + NUL
         31 2c 32 0a            # block_data "1,2\\n"
     """)
     ev = decode_one(raw)
-    assert (ev.body.file_id, ev.body.file_name, ev.body.block_data) == (9, "/tmp/z", b"1,2\n")
+    b = body_of(ev, LoadEvent)
+    assert (b.file_id, b.file_name, b.block_data) == (9, "/tmp/z", b"1,2\n")
     assert ev.node is not None
     assert ev.node.find("body.block_data").offset == len(raw) - 4
 

@@ -19,7 +19,7 @@ from binlogscope.wire.binlog.decoded import DecodedEvent
 from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import Node
-from tests.helpers import FIXTURES, binlog_fixtures, read_all
+from tests.helpers import FIXTURES, binlog_fixtures, body_of, read_all
 from tests.native_switch import NativeSwitch
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
@@ -123,11 +123,12 @@ def test_rows_are_read_on_demand() -> None:
     data = read_all(CAPTURES / "mariadb-10.11-workload.000001")
     fast = [e for e in _decode(data, len(data)) if isinstance(e.body, RowsEvent)]
     tree = [e for e in _decode(data, len(data), record=True) if isinstance(e.body, RowsEvent)]
-    assert fast and all(e.body._lazy is not None and e.body._rows is None for e in fast)
-    assert [e.body.row_count for e in fast] == [len(e.body.rows) for e in tree]
-    assert all(e.body._lazy is not None for e in fast)  # row_count read nothing
-    assert [e.body.rows for e in fast] == [e.body.rows for e in tree]
-    assert all(e.body._lazy is None and e.body.rows is e.body.rows for e in fast)
+    fast_bodies = [body_of(e, RowsEvent) for e in fast]
+    assert fast and all(b._lazy is not None and b._rows is None for b in fast_bodies)
+    assert [b.row_count for b in fast_bodies] == [len(body_of(e, RowsEvent).rows) for e in tree]
+    assert all(b._lazy is not None for b in fast_bodies)  # row_count read nothing
+    assert [b.rows for b in fast_bodies] == [body_of(e, RowsEvent).rows for e in tree]
+    assert all(b._lazy is None and b.rows is b.rows for b in fast_bodies)
 
 
 @pytest.mark.parametrize("seed", range(12))

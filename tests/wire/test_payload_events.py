@@ -7,11 +7,13 @@ from __future__ import annotations
 import pytest
 
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.control_events import RowsQueryEvent, XidEvent
 from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.binlog.payload_events import COMPRESSION_NONE, TransactionPayloadEvent
+from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType
 from binlogscope.wire.node import check_tiling
-from tests.helpers import FIXTURES, decode_bytes, read_all
+from tests.helpers import FIXTURES, body_of, decode_bytes, read_all
 from tests.wire.event_builder import (
     build_event,
     decode_one,
@@ -60,9 +62,11 @@ def test_payload_header_and_outer_spans() -> None:
 ])
 def test_inner_events(rel: str, kinds: list[list[str]]) -> None:
     payloads = of_type(rel, "TRANSACTION_PAYLOAD_EVENT")
-    assert [[i.type_name for i in p.body.events] for p in payloads] == kinds  # MANIFEST counts
+    # MANIFEST counts
+    assert [[i.type_name for i in body_of(p, TransactionPayloadEvent).events]
+            for p in payloads] == kinds
     for p in payloads:
-        b = p.body
+        b = body_of(p, TransactionPayloadEvent)
         pos = 0
         for inner in b.events:
             assert inner.error is None, inner.error
@@ -72,22 +76,23 @@ def test_inner_events(rel: str, kinds: list[list[str]]) -> None:
             assert inner.node.offset == pos and inner.node.length == inner.size
             pos += inner.size
         assert pos == b.uncompressed_size
-        assert b.events[0].body.query == "BEGIN"
+        assert body_of(b.events[0], QueryEvent).query == "BEGIN"
         assert b.events[-1].type_name == "XID_EVENT"
 
 
 def test_inner_xid_and_rows_query_values() -> None:
     first, second = of_type(APE, "TRANSACTION_PAYLOAD_EVENT")
-    assert all(isinstance(e.body.events[-1].body.xid, int) for e in (first, second))
-    assert first.body.events[-1].body.xid != second.body.events[-1].body.xid
-    rq = first.body.events[1].body.query
+    one, two = (body_of(e, TransactionPayloadEvent) for e in (first, second))
+    assert all(isinstance(body_of(p.events[-1], XidEvent).xid, int) for p in (one, two))
+    assert body_of(one.events[-1], XidEvent).xid != body_of(two.events[-1], XidEvent).xid
+    rq = body_of(one.events[1], RowsQueryEvent).query
     assert rq.upper().startswith("INSERT")
 
 
 def test_inner_table_map_feeds_inner_rows_through_the_shared_context() -> None:
     """The rows inside a payload can only be decoded with the TABLE_MAP inside it."""
     ev = of_type(BB, "TRANSACTION_PAYLOAD_EVENT")[0]
-    tm, rows = ev.body.events[1], ev.body.events[2]
+    tm, rows = body_of(ev, TransactionPayloadEvent).events[1:3]
     assert rows.error is None
     table_id = getattr(tm.body, "table_id", None)
     assert table_id is not None and getattr(rows.body, "table_id", None) == table_id
@@ -107,7 +112,8 @@ def test_fast_path_same_inner_values() -> None:
                 if e.type_name == "TRANSACTION_PAYLOAD_EVENT"]
         assert tree == fast
         assert all(i.node is None for e in fixture_fast(rel)
-                   if e.type_name == "TRANSACTION_PAYLOAD_EVENT" for i in e.body.events)
+                   if e.type_name == "TRANSACTION_PAYLOAD_EVENT"
+                   for i in body_of(e, TransactionPayloadEvent).events)
 
 
 def _payload_event_bytes(rel: str) -> tuple[bytes, int, int, DecodeContext]:
@@ -145,7 +151,8 @@ def _packed(v: int) -> str:
 def test_uncompressed_payload_type_none() -> None:
     """compression_type 255 (NONE): the payload bytes are the events themselves. The TLV
     header is hand-built around the real inner events of a fixture."""
-    plain = of_type(BB, "TRANSACTION_PAYLOAD_EVENT")[0].body.uncompressed
+    payload = of_type(BB, "TRANSACTION_PAYLOAD_EVENT")[0]
+    plain = body_of(payload, TransactionPayloadEvent).uncompressed
     _, _, _, ctx = _payload_event_bytes(BB)
     ctx.checksum_alg = ChecksumAlg.BINLOG_CHECKSUM_ALG_OFF  # the hand-built event has none
     n = len(plain)
@@ -158,7 +165,7 @@ def test_uncompressed_payload_type_none() -> None:
     """)
     ev = decode_one(raw, ctx)
     assert ev.error is None
-    b = ev.body
+    b = body_of(ev, TransactionPayloadEvent)
     assert (b.compression_name, b.payload_size, b.uncompressed) == ("NONE", n, plain)
     assert [e.type_name for e in b.events] == ["QUERY_EVENT", "TABLE_MAP_EVENT",
                                                "WRITE_ROWS_EVENT", "XID_EVENT"]

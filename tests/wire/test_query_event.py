@@ -14,7 +14,7 @@ import pytest
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.query_event import QueryEvent, sql_mode_names
 from binlogscope.wire.binlog.types import EventType
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, body_of
 from tests.wire.event_builder import build_event, decode_one, event_at, fixture_events, fixture_fast
 
 Q57 = "rust-us__mysql-cdc-rs/tests/events/5.7"
@@ -89,11 +89,12 @@ def test_query_events_match_mysqlbinlog_dump(d: Path) -> None:
     queries = [e for e in fixture_events(rel)
                if e.type_name in ("QUERY_EVENT", "EXECUTE_LOAD_QUERY_EVENT")]
     expected = [(int(t), int(x), int(c)) for _, t, x, c in _DUMP_QUERY_RE.findall(dump)]
-    assert [(e.body.thread_id, e.body.exec_time, e.body.error_code) for e in queries] == expected
+    assert [(b.thread_id, b.exec_time, b.error_code) for e in queries
+            for b in [body_of(e, QueryEvent)]] == expected
     for e in queries:
         assert not e.error
         if e.type_name == "QUERY_EVENT":
-            assert f"{e.body.query}\n/*!*/;" in dump
+            assert f"{body_of(e, QueryEvent).query}\n/*!*/;" in dump
 
 
 def _show_rows(path: Path) -> dict[int, tuple[str, str]]:
@@ -132,7 +133,7 @@ def test_query_events_match_show_binlog_events(d: Path) -> None:
     for e in queries:
         kind, info = rows[e.offset]
         assert kind == "Query"
-        q = e.body
+        q = body_of(e, QueryEvent)
         text = q.query if q.query in ("BEGIN", "COMMIT") else f"use `{q.schema}`; {q.query}"
         if q.xid is not None:
             text += f" /* xid={q.xid} */"
@@ -141,7 +142,7 @@ def test_query_events_match_show_binlog_events(d: Path) -> None:
 
 def test_ddl_xid_and_mysql8_status_vars() -> None:
     ev = event_at(f"{Q80}/02_query_bigger/binlog.000733", 236)
-    q = ev.body
+    q = body_of(ev, QueryEvent)
     assert q.xid == 16  # SHOW BINLOG EVENTS: "... /* xid=16 */"
     assert q.status_vars["Q_DEFAULT_COLLATION_FOR_UTF8MB4"] == 255
     assert q.status_vars["Q_SQL_REQUIRE_PRIMARY_KEY"] == 0
@@ -157,8 +158,8 @@ def test_ddl_xid_and_mysql8_status_vars() -> None:
 
 def test_time_zone_invoker_microseconds_encryption_table_map() -> None:
     tz = event_at("alibaba__canal/parse/src/test/resources/binlog/mysql-bin.000001", 8132)
-    assert tz.body.status_vars["Q_TIME_ZONE_CODE"] == "SYSTEM"
-    assert tz.body.status_vars["Q_FLAGS2_CODE"] == 0x4000
+    assert body_of(tz, QueryEvent).status_vars["Q_TIME_ZONE_CODE"] == "SYSTEM"
+    assert body_of(tz, QueryEvent).status_vars["Q_FLAGS2_CODE"] == 0x4000
     assert tz.node is not None
     z = tz.node.find("body.status_vars.q_time_zone_code")
     assert (z.offset, z.length) == (8190, 8)  # code + len + "SYSTEM"
@@ -166,7 +167,7 @@ def test_time_zone_invoker_microseconds_encryption_table_map() -> None:
 
     inv = event_at("blackbeam__rust_mysql_common/test-data/binlogs/binlog-invisible-columns."
                    "000001", 235)
-    sv = inv.body.status_vars
+    sv = body_of(inv, QueryEvent).status_vars
     assert sv["Q_INVOKER"] == ("root", "localhost")
     assert sv["Q_MICROSECONDS"] == 678988
     assert sv["Q_DDL_LOGGED_WITH_XID"] == 3
@@ -177,19 +178,20 @@ def test_time_zone_invoker_microseconds_encryption_table_map() -> None:
     assert (us.offset, us.length, us.value) == (326, 3, 678988)
 
     enc = event_at("blackbeam__rust_mysql_common/test-data/binlogs/json-opaque.binlog", 235)
-    assert enc.body.status_vars["Q_DEFAULT_TABLE_ENCRYPTION"] == 0
-    assert (enc.body.schema, enc.body.query) == ("foo", "CREATE DATABASE foo")
+    eb = body_of(enc, QueryEvent)
+    assert eb.status_vars["Q_DEFAULT_TABLE_ENCRYPTION"] == 0
+    assert (eb.schema, eb.query) == ("foo", "CREATE DATABASE foo")
 
     tm = event_at("Percona-Lab__percona-binlog-server/mtr/binlog_streaming/std_data/"
                   "data_80045_gtid/binlog.000002", 276)
-    assert tm.body.status_vars["Q_TABLE_MAP_FOR_UPDATE_CODE"] == 1
+    assert body_of(tm, QueryEvent).status_vars["Q_TABLE_MAP_FOR_UPDATE_CODE"] == 1
 
 
 def test_updated_db_names_over_max_dbs() -> None:
     """MySQL 9.6 writes count 254 (OVER_MAX_DBS_IN_EVENT_MTS) and no names."""
     ev = event_at("blackbeam__rust_mysql_common/test-data/binlogs/"
                   "binlog_transaction_with_GTID_TAG.000001", 328)
-    assert ev.body.status_vars["Q_UPDATED_DB_NAMES"] is None
+    assert body_of(ev, QueryEvent).status_vars["Q_UPDATED_DB_NAMES"] is None
     assert ev.node is not None
     g = ev.node.find("body.status_vars.q_updated_db_names")
     assert g.length == 2  # code + count, nothing else
@@ -225,7 +227,7 @@ def test_mariadb_status_vars_hand_built() -> None:
     ctx = DecodeContext(server_version="10.11.6-MariaDB")
     ev = decode_one(raw, ctx)
     assert ev.error is None
-    q = ev.body
+    q = body_of(ev, QueryEvent)
     assert q.status_vars == {
         "Q_HRNOW": 123456,
         "Q_XID": 42,
@@ -252,9 +254,9 @@ def test_unknown_status_var_stops_parsing_without_error() -> None:
     raw = build_event(EventType.QUERY_EVENT, _query_body(sv, b"", b"COMMIT"))
     ev = decode_one(raw)
     assert ev.error is None
-    assert ev.body.status_vars == {"Q_FLAGS2_CODE": 0}
-    assert ev.body.unknown_status_vars == b"\x7f\x01\x02\x03"
-    assert ev.body.query == "COMMIT"
+    assert body_of(ev, QueryEvent).status_vars == {"Q_FLAGS2_CODE": 0}
+    assert body_of(ev, QueryEvent).unknown_status_vars == b"\x7f\x01\x02\x03"
+    assert body_of(ev, QueryEvent).query == "COMMIT"
     assert ev.node is not None
     u = ev.node.find("body.status_vars.unknown_status_vars")
     assert (u.offset, u.length) == (19 + 13 + 5, 4)
@@ -277,7 +279,7 @@ def test_query_compressed_hand_built() -> None:
     raw = build_event(EventType.QUERY_COMPRESSED_EVENT, _query_body(b"", b"test", qfield))
     ev = decode_one(raw, DecodeContext(server_version="10.11.6-MariaDB"))
     assert ev.error is None
-    q = ev.body
+    q = body_of(ev, QueryEvent)
     assert q.query == text.decode()
     assert q.compressed_query == comp
     assert ev.node is not None
@@ -301,13 +303,13 @@ def test_mariadb_dummy_event() -> None:
     text = b"# Dummy event replacing event type 160 that slave cannot handle."
     raw = build_event(EventType.QUERY_EVENT, _query_body(b"", b"", text), flags=0x08)
     ev = decode_one(raw)
-    assert ev.body.dummy_replaced_type == 160
+    assert body_of(ev, QueryEvent).dummy_replaced_type == 160
     assert ev.node is not None
     assert "ANNOTATE_ROWS_EVENT (160)" in ev.node.find("body.query").display
     # cut short (the original event was small): still recognised
     raw = build_event(EventType.QUERY_EVENT, _query_body(b"", b"", text[:20]), flags=0x08)
     ev = decode_one(raw)
-    assert ev.body.dummy_replaced_type == -1
+    assert body_of(ev, QueryEvent).dummy_replaced_type == -1
     assert ev.node is not None and "cut short" in ev.node.find("body.query").display
 
 

@@ -12,11 +12,13 @@ from binlogscope.session import Session
 from binlogscope.session.events import DecodeError, PacketDecoded, Peer, Phase
 from binlogscope.wire import replication as rp
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.control_events import RotateEvent
 from binlogscope.wire.binlog.types import ChecksumAlg
 from binlogscope.wire.constants import SEMI_SYNC_ACK_REQ
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
 from binlogscope.wire.node import check_tiling
 from binlogscope.wire.packet import run_decoder
+from tests.helpers import body_of
 
 FIXTURE = Path("/work/shared/fixtures/Percona-Lab__percona-binlog-server/mtr/binlog_streaming/"
                "std_data/data_80045_gtid/binlog.000001")  # MySQL 8.0.45, CRC32
@@ -112,12 +114,12 @@ def test_missing_semi_sync_magic_is_reported_and_the_event_still_decoded() -> No
 def test_artificial_rotate_checksum_is_detected_before_the_fde() -> None:
     ctx = DecodeContext()
     v = decode_packet(rp.encode_binlog_packet(artificial_rotate("binlog.000001")), ctx, False)
-    assert v.event.body.next_log_name == "binlog.000001"
+    assert body_of(v.event, RotateEvent).next_log_name == "binlog.000001"
     assert v.event.checksum_ok is True
     ctx2 = DecodeContext()
     v2 = decode_packet(rp.encode_binlog_packet(artificial_rotate("binlog.000001", checksum=False)),
                        ctx2, False)
-    assert v2.event.body.next_log_name == "binlog.000001"
+    assert body_of(v2.event, RotateEvent).next_log_name == "binlog.000001"
     assert ctx2.checksum_alg == ChecksumAlg.BINLOG_CHECKSUM_ALG_UNDEF
 
 
@@ -182,7 +184,7 @@ def test_16mib_event(semi: bool, tail: int) -> None:
     assert not [e for e in evs if isinstance(e, DecodeError)]
     (p,) = [e for e in evs if isinstance(e, PacketDecoded)]
     assert p.binlog_event is not None and p.binlog_event.checksum_ok is True
-    assert p.binlog_event.body.next_log_name == "b" * (MAX_PAYLOAD - 1 - 31)
+    assert body_of(p.binlog_event, RotateEvent).next_log_name == "b" * (MAX_PAYLOAD - 1 - 31)
     assert p.payload_length == MAX_PAYLOAD + tail and p.wire_length == len(wire)
     node = p.node
     assert node is not None and check_tiling(node) == []

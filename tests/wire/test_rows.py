@@ -23,6 +23,7 @@ from binlogscope.wire.binlog.rows import (
 )
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.node import check_tiling
+from tests.helpers import body_of
 from tests.wire._binlog_fixtures import (
     BLACKBEAM,
     FIXTURES,
@@ -322,16 +323,17 @@ def test_mariadb_compressed_rows() -> None:
         ev = decode_event(comp, ctx, record=record)
         assert ev.error is None, ev.error
         assert ev.checksum_ok
-        assert ev.body.rows == plain.body.rows
-        assert ev.body.compressed and ev.body.kind == "INSERT"
+        assert body_of(ev, RowsEvent).rows == body_of(plain, RowsEvent).rows
+        assert body_of(ev, RowsEvent).compressed and body_of(ev, RowsEvent).kind == "INSERT"
         results[record] = ev
     ev = results[True]
     assert ev.node is not None
     assert check_tiling(ev.node) == []
     assert ev.node.find("body.compression_header").value == 0x81
-    assert ev.node.find("body.uncompressed_length").value == ev.body.uncompressed_size
+    b = body_of(ev, RowsEvent)
+    assert ev.node.find("body.uncompressed_length").value == b.uncompressed_size
     assert ev.node.find("body.compressed_rows").display.endswith("bytes of row images")
-    dec = ev.body.decompressed
+    dec = body_of(ev, RowsEvent).decompressed
     assert dec is not None and check_tiling(dec) == []
     assert dec.find("row[0].after_image.id").value == 62
     # a corrupt zlib stream is an error node, not an exception

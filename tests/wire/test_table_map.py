@@ -5,17 +5,19 @@ from __future__ import annotations
 import pytest
 
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.control_events import FormatDescriptionEvent
 from binlogscope.wire.binlog.header import EventHeader
 from binlogscope.wire.binlog.table_map import TableMapEvent, decode_table_map
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.node import check_tiling
 from binlogscope.wire.reader import ByteReader
+from tests.helpers import body_of
 from tests.wire._binlog_fixtures import BLACKBEAM, decode_file, fixture
 
 
 def table_maps(name: str, *, record: bool = True) -> list[TableMapEvent]:
     events = decode_file(fixture(BLACKBEAM / name), record=record)
-    out = [ev.body for ev in events if ev.type_name == "TABLE_MAP_EVENT"]
+    out = [body_of(ev, TableMapEvent) for ev in events if ev.type_name == "TABLE_MAP_EVENT"]
     assert out, f"{name} has no TABLE_MAP"
     for ev in events:
         if ev.type_name == "TABLE_MAP_EVENT":
@@ -29,7 +31,7 @@ def table_maps(name: str, *, record: bool = True) -> list[TableMapEvent]:
 def test_vector_table_full_metadata_and_spans() -> None:
     events = decode_file(fixture(BLACKBEAM / "vector.binlog"))
     ev = next(e for e in events if e.type_name == "TABLE_MAP_EVENT")
-    tm = ev.body
+    tm = body_of(ev, TableMapEvent)
     assert (tm.table_id, tm.schema, tm.table, tm.flags) == (0x55, "dtb", "foo", 1)
     ident, vec = tm.columns
     assert (ident.name, ident.type, ident.unsigned, ident.nullable) == ("id", 8, True, False)
@@ -97,7 +99,8 @@ def _first_table_map_body(name: str) -> tuple[bytes, DecodeContext]:
     events = decode_file(data, record=False)
     ev = next(e for e in events if e.type_name == "TABLE_MAP_EVENT")
     ctx = DecodeContext()
-    fde = next(e for e in events if e.type_name == "FORMAT_DESCRIPTION_EVENT").body
+    fde = body_of(next(e for e in events if e.type_name == "FORMAT_DESCRIPTION_EVENT"),
+                  FormatDescriptionEvent)
     ctx.post_header_len = fde.post_header_len
     ctx.server_version = fde.server_version
     body = data[ev.offset + 19 : ev.offset + ev.size - 4]  # without header and CRC32

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from binlogscope.wire.binlog import bodies
+from binlogscope.wire.binlog.control_events import RotateEvent
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import in_no_file
 from binlogscope.wire.binlog.types import EventType
@@ -54,7 +55,7 @@ class PositionTracker:
             return False
         code = h.type_code
         body = ev.body
-        if code == _ROTATE and body is not None:
+        if code == _ROTATE and isinstance(body, RotateEvent):
             self.log_file = body.next_log_name
             self.next_pos = body.position
             self.in_txn = False

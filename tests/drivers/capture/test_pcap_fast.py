@@ -33,7 +33,10 @@ from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
 from binlogscope.session.events import PacketDecoded, Peer, Phase
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.gtid_events import MariadbGtidEvent
 from binlogscope.wire.binlog.header import EventHeader
+from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.node import json_value
 
 CAPTURES = Path(__file__).resolve().parents[3] / "captures"
@@ -228,9 +231,6 @@ def read_capture_tolerant(src: Path) -> list[SourceItem]:
     return items
 
 
-class _Body:
-    def __init__(self, **kw: Any) -> None:
-        self.__dict__.update(kw)
 
 
 def _item(bev: Any, **kw: Any) -> SourceItem:
@@ -258,25 +258,26 @@ def test_json_unusual_values(case: int) -> None:
     from binlogscope.wire.replication import SemiSyncHeader
 
     h = EventHeader(1700000000, 30, 7, 90, 1234, 0)
-    rows = [{"before": {"a": b"\x00\xff", "b": None, "c": 1.5, "d": float("nan"),
+    rows: list[dict[str, Any]] = [
+            {"before": {"a": b"\x00\xff", "b": None, "c": 1.5, "d": float("nan"),
                         "e": [1, b"x", {"k": "v"}], "f": True, "g": -(2 ** 70),
                         "h": "é\"\\\n\u2028"},
              "after": None},
             {"before": None, "after": {1: "int key", "x": 2}},
             {"before": None, "after": {}}]
     cases: list[SourceItem] = [
-        _item(DecodedEvent(21, h, _Body(schema="s", table="t", rows=rows), None, True)),
+        _item(DecodedEvent(21, h, RowsEvent(1, "s", "t", "DELETE", rows), None, True)),
         _item(DecodedEvent(21, None, None, None, None, error="bad \"header\""),
               error="bad \"header\"", semi=SemiSyncHeader(1)),
-        _item(DecodedEvent(21, EventHeader(True, 2, 3, 4, 5, 6), _Body(gtid="0-1-2",
-                                                                    query=7), None, False)),
-        _item(DecodedEvent(21, h, _Body(schema=3, query="select 'é'"), None, None),
+        _item(DecodedEvent(21, EventHeader(True, 2, 3, 4, 5, 6),
+                           MariadbGtidEvent("0-1-2", 2, 0, 1, 0), None, False)),
+        _item(DecodedEvent(21, h, QueryEvent(1, 0, 1, 0, 0, {}, "3", "select 'é'"), None, None),
               semi=SemiSyncHeader(0), direction=Peer.CLIENT),
         _item(None, ts=float("inf")),
         _item(None, ts=3, frame=True, seq=2 ** 65),
-        _item(DecodedEvent(21, EventHeader(1, 999, 3, 4, 5, 6), _Body(rows=[]), None,
-                           1)),  # type: ignore[arg-type]
-        _item(DecodedEvent(21, h, _Body(schema=None, table="t", rows=()), None, True),
+        _item(DecodedEvent(21, EventHeader(1, 999, 3, 4, 5, 6), RowsEvent(1, "", "", "INSERT", []),
+                           None, 1)),  # type: ignore[arg-type]
+        _item(DecodedEvent(21, h, RowsEvent(1, "", "t", "UPDATE", []), None, True),
               frame=1.5),
         _item(DecodedEvent(21, h, None, None, True)),
     ]

@@ -20,6 +20,7 @@ from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
 from binlogscope.drivers.live.replica import LiveReplica, LiveSettings, run_live
 from binlogscope.session.events import PacketDecoded
+from binlogscope.wire.binlog.rows import RowsEvent
 from tests.watch_support import run_sql
 
 pytestmark = pytest.mark.mysql
@@ -171,7 +172,7 @@ def _rows_by_id(items: list[SourceItem], table: str) -> list[int]:
         if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:
             continue
         body = ev.binlog_event.body
-        if getattr(body, "table", None) == table and getattr(body, "rows", None):
+        if isinstance(body, RowsEvent) and body.table == table and body.rows:
             ids.extend(r["after"]["id"] for r in body.rows)
     return ids
 

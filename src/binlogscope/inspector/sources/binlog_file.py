@@ -17,7 +17,7 @@ import threading
 from array import array
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import BinaryIO, TextIO
 
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
 from binlogscope.inspector.redecode import copy_context, redecode_event
@@ -26,10 +26,23 @@ from binlogscope.inspector.text_column import TextColumn
 from binlogscope.pipeline.filter import event_table
 from binlogscope.render.json_out import dumps_line
 from binlogscope.render.shapes import binlog_event_json
+from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.control_events import (
+    AnnotateRowsEvent,
+    FormatDescriptionEvent,
+    RotateEvent,
+    RowsQueryEvent,
+    StartEventV3,
+    XidEvent,
+)
 from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtidEvent
+from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
+from binlogscope.wire.binlog.table_map import TableMapEvent
 from binlogscope.wire.binlog.types import ChecksumAlg, event_type_name
 from binlogscope.wire.node import Node
 
@@ -43,28 +56,28 @@ def row_summary(ev: DecodedEvent) -> str:
     """The list's summary column: what is in the event besides its type and table."""
     body = ev.body
     parts: list[str] = []
-    if body is not None:
-        rows = getattr(body, "rows", None)
-        if isinstance(rows, list):
-            parts.append(f"{len(rows)} row{'s' if len(rows) != 1 else ''}")
-        for attr in ("gtid", "query"):
-            v = getattr(body, attr, None)
-            if isinstance(v, str):
-                parts.append(" ".join(v.split()))
-        name = getattr(body, "next_log_name", None)
-        if isinstance(name, str):
-            parts.append(f"{name}:{getattr(body, 'position', '')}")
-        xid = getattr(body, "xid", None)
-        if isinstance(xid, int):
-            parts.append(f"COMMIT xid={xid}")
-        ver = getattr(body, "server_version", None)
-        if isinstance(ver, str):
-            alg = getattr(body, "checksum_alg", None)
-            parts.append(ver if alg is None else f"{ver} checksum={_alg_name(alg)}")
-        cols = getattr(body, "columns", None)
-        if (rows is None and isinstance(cols, list)
-                and getattr(body, "table_id", None) is not None):
-            parts.append(f"table_id={body.table_id} {len(cols)} columns")
+    match body:
+        case RowsEvent():
+            n = len(body.rows)
+            parts.append(f"{n} row{'s' if n != 1 else ''}")
+        case GtidEvent() | MariadbGtidEvent():
+            parts.append(" ".join(body.gtid.split()))
+        case QueryEvent():
+            parts.append(" ".join(body.query.split()))
+            if body.xid is not None:  # DDL logged with an XID
+                parts.append(f"COMMIT xid={body.xid}")
+        case RowsQueryEvent() | AnnotateRowsEvent():
+            parts.append(" ".join(body.query.split()))
+        case RotateEvent():
+            parts.append(f"{body.next_log_name}:{body.position}")
+        case XidEvent():
+            parts.append(f"COMMIT xid={body.xid}")
+        case FormatDescriptionEvent():
+            parts.append(f"{body.server_version} checksum={_alg_name(body.checksum_alg)}")
+        case StartEventV3():
+            parts.append(body.server_version)
+        case TableMapEvent():
+            parts.append(f"table_id={body.table_id} {len(body.columns)} columns")
     if ev.error:
         parts.append(f"ERROR {ev.error}")
     text = " ".join(parts)
@@ -260,8 +273,8 @@ class BinlogFileSource:
     def _table_of(self, ev: DecodedEvent, ctx: DecodeContext) -> int:
         schema, table = event_table(ev)
         if table is None:
-            tid: Any = getattr(ev.body, "table_id", None)
-            tm = ctx.tables.get(tid) if isinstance(tid, int) else None
+            tid = bodies.table_id(ev)
+            tm = ctx.tables.get(tid) if tid is not None else None
             if tm is None:
                 return -1
             schema, table = tm.schema, tm.table

@@ -29,6 +29,7 @@ from binlogscope.wire.binlog import (  # noqa: F401  (imported to fill the regis
 )
 from binlogscope.wire.binlog.context import DecodeContext, fde_has_checksum_alg
 from binlogscope.wire.binlog.decoded import DecodedEvent as DecodedEvent
+from binlogscope.wire.binlog.decoded import EventBody
 from binlogscope.wire.binlog.header import (
     HEADER,
     HEADER_LEN,
@@ -138,7 +139,7 @@ def decode_event(
         body_end = HEADER_LEN
 
     # ----- the body
-    body: Any = None
+    body: EventBody | None = None
     error: str | None = None
     decoder = EVENT_DECODERS.get(code)
     if record:

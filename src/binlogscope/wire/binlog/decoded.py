@@ -1,13 +1,82 @@
 """DecodedEvent: what decoding one binlog event gives (its own module, so that the layers
-above can name the type without importing the decoder)."""
+above can name the type without importing the decoder), and :data:`EventBody`, the union of
+the typed values a body decodes to: read a body by narrowing it (``isinstance(ev.body,
+QueryEvent)``, ``match ev.body: case RowsEvent(): ...``) or through
+:mod:`binlogscope.wire.binlog.bodies`, never by ``getattr``.
+
+:class:`TransactionPayloadEvent` is defined here, not in ``payload_events``: it holds whole
+``DecodedEvent`` values, so the two types are one recursion in one module."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TypeAlias
 
+from binlogscope.wire.binlog.control_events import (
+    AnnotateRowsEvent,
+    BinlogCheckpointEvent,
+    FormatDescriptionEvent,
+    HeartbeatEvent,
+    IgnorableEvent,
+    IncidentEvent,
+    IntvarEvent,
+    RandEvent,
+    RotateEvent,
+    RowsQueryEvent,
+    SlaveEvent,
+    StartEncryptionEvent,
+    StartEventV3,
+    StopEvent,
+    TransactionContextEvent,
+    UserVarEvent,
+    ViewChangeEvent,
+    XaPrepareEvent,
+    XidEvent,
+)
+from binlogscope.wire.binlog.gtid_events import (
+    GtidEvent,
+    GtidListEvent,
+    MariadbGtidEvent,
+    PreviousGtidsEvent,
+)
 from binlogscope.wire.binlog.header import EventHeader
+from binlogscope.wire.binlog.load_events import FileBlockEvent, FileIdEvent, LoadEvent
+from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.rows import RowsEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 from binlogscope.wire.node import Node
+
+COMPRESSION_ZSTD = 0
+COMPRESSION_NONE = 255
+COMPRESSION_NAMES = {COMPRESSION_ZSTD: "ZSTD", COMPRESSION_NONE: "NONE"}
+
+
+@dataclass(slots=True)
+class TransactionPayloadEvent:
+    """A TRANSACTION_PAYLOAD: a transaction's events, compressed into one event."""
+
+    compression_type: int
+    payload_size: int
+    uncompressed_size: int
+    #: the inner events, decoded from ``uncompressed`` (offsets relative to it)
+    events: list[DecodedEvent] = field(default_factory=list)
+    uncompressed: bytes = b""
+
+    @property
+    def compression_name(self) -> str:
+        return COMPRESSION_NAMES.get(self.compression_type, f"unknown ({self.compression_type})")
+
+
+#: every value an event body decodes to (``ExecuteLoadQueryEvent`` is a ``QueryEvent``)
+EventBody: TypeAlias = (
+    FormatDescriptionEvent | RotateEvent | StopEvent | StartEventV3 | XidEvent | IntvarEvent
+    | RandEvent | UserVarEvent | IncidentEvent | HeartbeatEvent | IgnorableEvent
+    | RowsQueryEvent | AnnotateRowsEvent | BinlogCheckpointEvent | StartEncryptionEvent
+    | SlaveEvent | XaPrepareEvent | TransactionContextEvent | ViewChangeEvent
+    | GtidEvent | PreviousGtidsEvent | MariadbGtidEvent | GtidListEvent
+    | FileBlockEvent | FileIdEvent | LoadEvent | QueryEvent | RowsEvent | TableMapEvent
+    | TransactionPayloadEvent
+)
 
 
 @dataclass(slots=True)
@@ -16,7 +85,9 @@ class DecodedEvent:
 
     offset: int  # absolute offset of the event's first byte in its source
     header: EventHeader | None
-    body: Any  # the typed event value (None when the body could not be decoded)
+    #: the typed event value (None when the body could not be decoded, or its type is one
+    #: binlogscope does not decode)
+    body: EventBody | None
     node: Node | None  # the annotated tree (None when decoded without one)
     checksum_ok: bool | None  # None: no checksum in force
     checksum_stored: int | None = None

@@ -23,22 +23,20 @@ TABLE_MAP inside the payload feeds the row events after it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from binlogscope.wire.binlog._tlv import read_tlv
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.decoded import COMPRESSION_NAMES as COMPRESSION_NAMES
+from binlogscope.wire.binlog.decoded import COMPRESSION_NONE as COMPRESSION_NONE
+from binlogscope.wire.binlog.decoded import COMPRESSION_ZSTD as COMPRESSION_ZSTD
+from binlogscope.wire.binlog.decoded import DecodedEvent
+from binlogscope.wire.binlog.decoded import TransactionPayloadEvent as TransactionPayloadEvent
 from binlogscope.wire.binlog.header import HEADER_LEN, EventHeader
 from binlogscope.wire.binlog.registry import decodes
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType
 from binlogscope.wire.reader import ByteReader, DecodeError
 
-if TYPE_CHECKING:
-    from binlogscope.wire.binlog.decode import DecodedEvent
-
-COMPRESSION_ZSTD = 0
-COMPRESSION_NONE = 255
-COMPRESSION_NAMES = {COMPRESSION_ZSTD: "ZSTD", COMPRESSION_NONE: "NONE"}
 #: refuse to inflate a payload beyond this (a corrupt size must not exhaust memory)
 MAX_UNCOMPRESSED = 1 << 30
 
@@ -47,20 +45,6 @@ _FIELDS = {
     2: ("compression_type", "int", "0 ZSTD, 255 NONE"),
     3: ("uncompressed_size", "int", "size of the payload once decompressed"),
 }
-
-
-@dataclass(slots=True)
-class TransactionPayloadEvent:
-    compression_type: int
-    payload_size: int
-    uncompressed_size: int
-    #: the inner events, decoded from ``uncompressed`` (offsets relative to it)
-    events: list[DecodedEvent] = field(default_factory=list)
-    uncompressed: bytes = b""
-
-    @property
-    def compression_name(self) -> str:
-        return COMPRESSION_NAMES.get(self.compression_type, f"unknown ({self.compression_type})")
 
 
 def _decompress(data: bytes, ctype: int, usize: int) -> bytes:
