@@ -47,9 +47,13 @@ def test_a_gtid_typo_is_refused_before_connecting() -> None:
     assert "connect" not in err.getvalue().lower()
     for good in ("0-1-100", "0-1-100,1-2-7", "",
                  "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5:7",
-                 "3e11fa47-71ca-11e1-9e33-c80aa9429562:tag:1-5"):
+                 "3e11fa47-71ca-11e1-9e33-c80aa9429562:tag:1-5",
+                 # MySQL 8.3+'s @@gtid_executed: untagged intervals, then each tag's
+                 "55778904-0299-11f1-b1b8-4ef0c4956feb:1-13:mytag:1-2:other:4:6-7"):
         assert gtid_set_syntax_ok(good), good
-    for bad in ("banana", "0-1", "0-1-x", "3e11fa47:1-5"):
+    for bad in ("banana", "0-1", "0-1-x", "3e11fa47:1-5",
+                "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:tag",
+                "3e11fa47-71ca-11e1-9e33-c80aa9429562:tag"):
         assert not gtid_set_syntax_ok(bad), bad
 
 

@@ -1,9 +1,11 @@
 """MySQL GTID sets: the set arithmetic the dump's auto-positioning and the server's
 ``@@gtid_executed``/``@@gtid_purged`` answers share, and the sets a served stream holds.
 
-A set is ``sid -> sorted, merged half-open intervals [start, end)``; it is written as
+A set is ``tsid -> sorted, merged half-open intervals [start, end)``; a tsid is the UUID, or
+``uuid:tag`` for MySQL 8.3+ tagged GTIDs (see :func:`tsid`). It is written as
 ``Gtid_set::to_string`` writes it by default (``uuid:1-5:7``, SIDs in UUID order separated by
-",\\n").
+",\\n"; a UUID's tagged intervals follow its untagged ones as ``:tag:1-3``, tags in order:
+``uuid:1-13:mytag:1-2``, as the 9.6 fixture's PREVIOUS_GTIDS and ``mysqlbinlog`` print it).
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ PREVIOUS_GTIDS = 35
 #: sid -> sorted, merged half-open intervals [start, end)
 GtidSet = dict[str, list[tuple[int, int]]]
 Triples = list[tuple[str, int, int]]
+
+
+def tsid(sid: str, tag: str = "") -> str:
+    """The key of a (uuid, tag) pair in a set: the UUID, or ``uuid:tag`` (lower case)."""
+    return f"{sid}:{tag}".lower() if tag else sid.lower()
 
 
 # ------------------------------------------------------------------------------- set arithmetic
@@ -54,10 +61,17 @@ def subtract(a: GtidSet, b: GtidSet) -> GtidSet:
 
 def to_text(s: GtidSet) -> str:
     """``Gtid_set::to_string`` with its default separators."""
-    parts = []
-    for sid in sorted(s):
-        ivs = ":".join(str(a) if b - a == 1 else f"{a}-{b - 1}" for a, b in s[sid])
-        parts.append(f"{sid}:{ivs}")
+    parts: list[str] = []
+    last_uuid = None
+    for key in sorted(s):
+        uuid, _, tag = key.partition(":")
+        ivs = ":".join(str(a) if b - a == 1 else f"{a}-{b - 1}" for a, b in s[key])
+        text = f"{tag}:{ivs}" if tag else ivs
+        if uuid == last_uuid:
+            parts[-1] += f":{text}"
+        else:
+            parts.append(f"{uuid}:{text}")
+        last_uuid = uuid
     return ",\n".join(parts)
 
 
@@ -71,7 +85,8 @@ def previous_gtids(stream: EventStream, fi: int) -> Triples | None:
         if ev[4] == PREVIOUS_GTIDS:
             body = decode_stored(ev, f.checksum).body
             if isinstance(body, PreviousGtidsEvent):
-                return [(e.sid, iv.start, iv.end) for e in body.entries for iv in e.intervals]
+                return [(tsid(e.sid, e.tag), iv.start, iv.end) for e in body.entries
+                        for iv in e.intervals]
             return None
     return None
 
@@ -94,8 +109,10 @@ def purged(stream: EventStream) -> GtidSet:
 
 
 def in_gtid_set(ev: bytes, checksum: bool, skip: Triples) -> bool:
-    """Is the transaction this MySQL GTID event starts in the client's GTID set?"""
+    """Is the transaction this MySQL GTID (or GTID_TAGGED) event starts in the client's GTID
+    set?"""
     g = decode_stored(ev, checksum).body
     if not isinstance(g, GtidEvent):
         return False
-    return any(s == g.sid and a <= g.gno < b for s, a, b in skip)
+    key = tsid(g.sid, g.tag)
+    return any(s == key and a <= g.gno < b for s, a, b in skip)

@@ -13,6 +13,7 @@ from typing import Any
 from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtid
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, gtid_set_text
 from mock_master.dump.errors import StartError
+from mock_master.dump.gtid_sets import tsid
 from mock_master.dump.mariadb_gtid import BinlogState, GtidDump, GtidStartError
 from mock_master.dump.mysql_gtid import check_auto_position, check_gtid_mode, first_file
 from mock_master.history.sources import MARIA_GTID, EventStream, decode_stored
@@ -63,7 +64,8 @@ def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
         log = {"command": "COM_BINLOG_DUMP_GTID", "server_id": cmd.server_id,
                "file": name, "pos": cmd.binlog_pos, "flags": cmd.flags,
                "gtid_set": gtid_set_text(cmd.gtid_set) if cmd.gtid_set else None}
-        skip = [(str(s.sid), iv.start, iv.end) for s in cmd.gtid_set or ()
+        # MySQL 8.3+: a (uuid, tag) pair is its own member of the set (wire/gtid_sets.py)
+        skip = [(tsid(str(s.sid), s.tag), iv.start, iv.end) for s in cmd.gtid_set or ()
                 for iv in s.intervals]
         if server_uuid is not None:
             check_gtid_mode(stream)

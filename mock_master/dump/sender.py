@@ -47,6 +47,7 @@ from mock_master.history.sources import (
     FDE,
     FLAG_IN_USE,
     MYSQL_GTID,
+    MYSQL_GTID_TAGGED,
     ROTATE,
     CompatError,
     decode_stored,
@@ -419,7 +420,7 @@ class Dump(EventEmitter):
 
     def _skip_gtid_txn(self, ev: bytes, fi: int) -> bool:
         """COM_BINLOG_DUMP_GTID: is this GTID event's transaction in the client's set?"""
-        if self.skip_gtids is None or ev[4] != MYSQL_GTID:
+        if self.skip_gtids is None or ev[4] not in (MYSQL_GTID, MYSQL_GTID_TAGGED):
             return False
         return in_gtid_set(ev, self.m.stream.files[fi].checksum, self.skip_gtids)
 
@@ -542,7 +543,7 @@ class Dump(EventEmitter):
                     # skipped up to the next GTID (a ROTATE is never skipped); the replica
                     # learns the skipped positions from a heartbeat, sent before the next event
                     # (or at once when nothing went out for a heartbeat period)
-                    if t in (33, 34):
+                    if t in (33, 34, MYSQL_GTID_TAGGED):
                         skipping = self._skip_gtid_txn(ev, fi)
                     elif t == ROTATE:
                         skipping = False

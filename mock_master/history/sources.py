@@ -46,6 +46,8 @@ XID = int(EventType.XID_EVENT)
 QUERY = int(EventType.QUERY_EVENT)
 MARIA_GTID = int(EventType.GTID_EVENT)
 MYSQL_GTID = int(EventType.GTID_LOG_EVENT)
+#: MySQL 8.3+ GTID_TAGGED (uuid:tag:gno)
+MYSQL_GTID_TAGGED = int(EventType.GTID_TAGGED_LOG_EVENT)
 ANONYMOUS_GTID = int(EventType.ANONYMOUS_GTID_LOG_EVENT)
 FLAG_IN_USE = 0x1
 FLAG_ARTIFICIAL = 0x20
@@ -381,7 +383,7 @@ class GtidMark:
 
     file_index: int
     event_index: int
-    gtid: str  # MariaDB "d-s-n" or MySQL "uuid:gno"
+    gtid: str  # MariaDB "d-s-n" or MySQL "uuid:gno" / "uuid:tag:gno"
     domain: int = 0
     server_id: int = 0
     seq: int = 0
@@ -410,11 +412,12 @@ class EventStream:
 
     @property
     def gtids(self) -> list[GtidMark]:
-        """Where each transaction starts (MariaDB and MySQL GTID events), in stream order."""
+        """Where each transaction starts (MariaDB and MySQL GTID events, tagged ones too), in
+        stream order."""
         if self._gtids is None:
             out: list[GtidMark] = []
             for fi, f in enumerate(self.files):
-                for ei, ev in f.select((MARIA_GTID, MYSQL_GTID)):
+                for ei, ev in f.select((MARIA_GTID, MYSQL_GTID, MYSQL_GTID_TAGGED)):
                     g: Any = decode_stored(ev, f.checksum).body
                     if g is None:
                         continue

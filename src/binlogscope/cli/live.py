@@ -106,8 +106,11 @@ def add_live_parser(sub: Any) -> None:
 
 
 _MARIADB_GTID = r"\d+-\d+-\d+"
+#: uuid, then intervals and tags (each tag followed by its intervals), as MySQL 8.3+ prints
+#: @@gtid_executed: ``uuid:1-13:mytag:1-2``
 _MYSQL_GTID = (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-               r"(?::[A-Za-z_][A-Za-z0-9_]{0,31})?(?::\d+(?:-\d+)?)+")
+               r"(?::[A-Za-z_][A-Za-z0-9_]{0,31}(?=:\d))?(?::\d+(?:-\d+)?)+"
+               r"(?::[A-Za-z_][A-Za-z0-9_]{0,31}(?::\d+(?:-\d+)?)+)*")
 
 
 def gtid_set_syntax_ok(text: str) -> bool:
