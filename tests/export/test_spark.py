@@ -152,7 +152,8 @@ def test_heartbeat_gaps(reports: dict[str, Any]) -> None:
 def test_semi_sync_ack_latency(reports: dict[str, Any]) -> None:
     rep = reports["semi_sync_ack_latency"]
     assert rep.note is None
-    assert rep.rows == [(2, 2.0, 3.5, pytest.approx(4.7), pytest.approx(4.97), 5.0, 3.5)]
+    assert rep.rows == [("h:3306", "s1", 2, 2.0, 3.5, pytest.approx(4.7), pytest.approx(4.97),
+                         5.0, 3.5)]
 
 
 def test_ack_latency_of_a_real_semi_sync_capture(spark: Any, tmp_path: Path) -> None:
@@ -173,14 +174,17 @@ def test_ack_latency_of_a_real_semi_sync_capture(spark: Any, tmp_path: Path) -> 
     register_tables(spark, out, reports_only=True)
     rep = report_ack_latency(spark, False)
     assert rep.note is None
-    n, lo, _p50, _p90, _p99, hi, mean = (float(v) for v in rep.rows[0])
+    (source, _session, *figures), = rep.rows  # one session in this capture
+    assert source == str(cap)
+    n, lo, _p50, _p90, _p99, hi, mean = (float(v) for v in figures)
     assert n == len(acks)
     assert (lo, hi) == (pytest.approx(expected[0]), pytest.approx(expected[-1]))
     assert mean == pytest.approx(sum(expected) / len(expected))
 
 
 def test_replication_delay(reports: dict[str, Any]) -> None:
-    (n, lo, p50, _p90, _p99, hi, mean), = reports["replication_delay"].rows
+    (source, session, n, lo, p50, _p90, _p99, hi, mean), = reports["replication_delay"].rows
+    assert (source, session) == ("s", None)
     assert (n, lo, p50, hi, mean) == (2, 0.25, 0.625, 1.0, 0.625)
 
 
@@ -188,6 +192,7 @@ def test_ddl_timeline(reports: dict[str, Any]) -> None:
     (row,) = reports["ddl_timeline"].as_dicts()
     assert (row["schema"], row["offset"], row["statement"], row["gtid"]) == (
         "shop", 1027, "CREATE TABLE", "u:3")
+    assert (row["seen_in"], row["sightings"]) == (["s"], 1)
 
 
 def test_file_source_reports_say_not_applicable(spark: Any, tmp_path: Path) -> None:

@@ -109,8 +109,8 @@ EVENTS: tuple[Column, ...] = (
     Column("xid", pa.int64(), "XID of the transaction the event belongs to (NULL: not committed "
            "with an XID)"),
     Column("trx_offset", pa.int64(), "offset of the first event (GTID/BEGIN) of the event's "
-           "transaction; (`source`, `binlog_file`, `trx_offset`) identifies a transaction; NULL "
-           "outside transactions"),
+           "transaction; (`source`, `session_id`, `binlog_file`, `trx_offset`) identifies a "
+           "transaction as one input or session carried it; NULL outside transactions"),
     Column("table", pa.string(), "table name (TABLE_MAP and row events)"),
     Column("query", pa.string(), "statement text (QUERY, ROWS_QUERY, ANNOTATE_ROWS)"),
     Column("query_raw", pa.binary(),
@@ -292,8 +292,10 @@ def render_schema_doc() -> str:
         "changes type.",
         "",
         "`transactions` is not a table on disk: `binlogscope analyze` (and `--sql` queries) see "
-        "it as a view derived from `events`, one row per (`source`, `binlog_file`, "
-        "`trx_offset`): `gtid`, `xid`, `events`, `rows`, `bytes` (the events' sizes), "
+        "it as a view derived from `events`, one row per (`source`, `session_id`, "
+        "`binlog_file`, `trx_offset`) - a transaction as one input (one TCP session of a "
+        "capture) carried it: a capture of two replicas holds it twice, never pooled: "
+        "`gtid`, `xid`, `events`, `rows`, `bytes` (the events' sizes), "
         "`first_timestamp` and `commit_timestamp` (the last event's).",
     ]
     for name, cols in (*TABLES.items(), (ERRORS_TABLE, ERRORS)):

@@ -15,6 +15,10 @@ from typing import Any
 
 import pyarrow as pa
 
+#: a stretch without events longer than this (seconds) is a silence: the events-per-second chart
+#: breaks its line there and shades it (the ``silences`` report lists them)
+SILENCE_SECONDS = 10
+
 
 @dataclass(slots=True)
 class Report:
@@ -133,6 +137,49 @@ def write_report(rep: Report, out_dir: str | Path) -> list[Path]:
 
 # ----------------------------------------------------------------------------- plots
 
+#: a spread of counts wider than this (largest / smallest non-zero) is drawn on a log scale: on
+#: a linear one a table with 400,000 changes leaves 18 tables of a few hundred as empty rows
+LOG_SPREAD = 20
+
+
+def scale_for(values: list[float]) -> str:
+    """``"symlog"`` (linear up to 1, logarithmic above: zero stays drawable) when the non-zero
+    values spread over more than :data:`LOG_SPREAD`, else ``"linear"``."""
+    pos = [v for v in values if v > 0]
+    return "symlog" if pos and max(pos) / min(pos) > LOG_SPREAD else "linear"
+
+
+def rate_series(rows: list[tuple[Any, ...]], long_gap: float
+                ) -> tuple[list[Any], list[float], list[tuple[Any, Any]]]:
+    """The points of a per-second series (``rows``: second, count, ... in time order) as they
+    should be drawn: a second without events is 0 (the line drops to zero next to a gap
+    instead of joining the points across it), and a gap longer than ``long_gap`` seconds
+    breaks the line (a NaN point) and is returned as a silence (from, until) to shade."""
+    xs: list[Any] = []
+    ys: list[float] = []
+    silences: list[tuple[Any, Any]] = []
+    one = _dt.timedelta(seconds=1)
+    prev: Any = None
+    for r in rows:
+        t, n = r[0], float(r[1])
+        if prev is not None:
+            gap = (t - prev).total_seconds()
+            if gap > 1:
+                xs.append(prev + one)
+                ys.append(0.0)
+                if gap > long_gap:
+                    silences.append((prev, t))
+                    xs.append(prev + (t - prev) / 2)
+                    ys.append(float("nan"))
+                if gap > 2:
+                    xs.append(t - one)
+                    ys.append(0.0)
+        xs.append(t)
+        ys.append(n)
+        prev = t
+    return xs, ys, silences
+
+
 def write_plots(reports: list[Report], out_dir: str | Path) -> list[Path]:
     """PNG charts for the reports that have data."""
     import matplotlib
@@ -164,7 +211,10 @@ def write_plots(reports: list[Report], out_dir: str | Path) -> list[Path]:
             vals = [totals[n].get(op, 0) for n in names]
             ax.barh(names, vals, left=left, label=op)
             left = [a + b for a, b in zip(left, vals, strict=True)]
-        ax.set_xlabel("row changes")
+        scale = scale_for([float(sum(totals[n].values())) for n in names])
+        if scale != "linear":
+            ax.set_xscale(scale, linthresh=1)
+        ax.set_xlabel("row changes" + (" (log scale)" if scale != "linear" else ""))
         ax.set_title("Changes per schema.table and operation")
         ax.legend()
         save(fig, "changes_per_table")
@@ -172,29 +222,43 @@ def write_plots(reports: list[Report], out_dir: str | Path) -> list[Path]:
     rep = by.get("transaction_sizes")
     if rep and rep.rows:
         fig, ax = plt.subplots(figsize=(8, 4))
-        ax.bar([str(r[0]) for r in rep.rows], [int(r[1]) for r in rep.rows])
+        counts = [int(r[1]) for r in rep.rows]
+        ax.bar([str(r[0]) for r in rep.rows], counts)
+        scale = scale_for([float(c) for c in counts])
+        if scale != "linear":
+            ax.set_yscale(scale, linthresh=1)
         ax.set_xlabel("rows per transaction")
-        ax.set_ylabel("transactions")
+        ax.set_ylabel("transactions" + (" (log scale)" if scale != "linear" else ""))
         ax.set_title("Transaction sizes")
         save(fig, "transaction_sizes")
 
     rep = by.get("events_per_second")
     if rep and rep.rows:
         fig, ax = plt.subplots(figsize=(10, 4))
-        ax.plot([r[0] for r in rep.rows], [int(r[1]) for r in rep.rows], marker=".")
+        xs, ys, silences = rate_series(rep.rows, SILENCE_SECONDS)
+        ax.plot(xs, ys, marker=".")
+        for start, end in silences:  # no line across a silence: a shaded, labelled gap
+            ax.axvspan(start, end, color="0.9", zorder=0)
         ax.set_ylabel("events/s")
-        ax.set_title("Events per second")
+        ax.set_title("Events per second" + (f" ({len(silences)} silence(s) over "
+                                            f"{SILENCE_SECONDS} s shaded)" if silences else ""))
         fig.autofmt_xdate()
         save(fig, "events_per_second")
 
-    rep = by.get("largest_transactions")
-    if rep and rep.rows:
-        fig, ax = plt.subplots(figsize=(9, 4))
-        labels = [f"{r[2]}:{r[3]}" for r in rep.rows][::-1]
-        ax.barh(labels, [int(r[4]) for r in rep.rows][::-1])
-        ax.set_xlabel("rows")
-        ax.set_title("Largest transactions")
-        save(fig, "largest_transactions")
+    for name, what in (("largest_transactions", "rows"),
+                       ("largest_transactions_by_bytes", "bytes")):
+        rep = by.get(name)
+        if rep and rep.rows:
+            fig, ax = plt.subplots(figsize=(9, 4))
+            labels = [f"{r[2]}:{r[3]}" for r in rep.rows][::-1]
+            values = [int(r[4]) for r in rep.rows][::-1]
+            ax.barh(labels, values)
+            scale = scale_for([float(v) for v in values])
+            if scale != "linear":
+                ax.set_xscale(scale, linthresh=1)
+            ax.set_xlabel(what + (" (log scale)" if scale != "linear" else ""))
+            ax.set_title(f"Largest transactions by {what}")
+            save(fig, name)
 
     rep = by.get("ddl_timeline")
     if rep and rep.rows:

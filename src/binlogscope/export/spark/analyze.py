@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from binlogscope.export.arrow import NULL_PARTITION, TABLES
-from binlogscope.export.report_output import Report, format_report, write_plots, write_report
+from binlogscope.export.report_output import (
+    SILENCE_SECONDS,
+    Report,
+    format_report,
+    write_plots,
+    write_report,
+)
 from binlogscope.export.spark.spark_types import spark_type
 
 #: SQL names of the registered views
@@ -175,8 +181,8 @@ def spark_schema(table: str) -> Any:
 
 #: the columns the built-in reports read, per view (``register_tables(reports_only=True)``)
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "packets": ("source_kind", "session_id", "time", "direction", "kind", "ack_request",
-                "binlog_file", "log_pos"),
+    "packets": ("source_kind", "source", "session_id", "time", "direction", "kind",
+                "ack_request", "binlog_file", "log_pos"),
     "events": ("source_kind", "source", "session_id", "binlog_file", "offset", "event_size",
                "timestamp", "event_type", "gtid", "xid", "trx_offset", "query", "rows",
                "capture_time", "schema"),
@@ -246,8 +252,10 @@ def _register(spark: Any, read: Callable[[str, Any], Any], reports_only: bool
     return frames
 
 
+# one row per transaction *as seen by one session*: a capture of two replicas (or a live run that
+# reconnected) holds the same transaction twice, and pooling them doubled its events, rows, bytes
 _TRANSACTIONS_SQL = """
-SELECT source, binlog_file, trx_offset,
+SELECT source, session_id, binlog_file, trx_offset,
        max(gtid) AS gtid, max(xid) AS xid,
        count(*) AS events,
        CAST(coalesce(sum(rows), 0) AS BIGINT) AS rows,
@@ -256,7 +264,7 @@ SELECT source, binlog_file, trx_offset,
        max_by(timestamp, offset) AS commit_timestamp
 FROM events
 WHERE trx_offset IS NOT NULL
-GROUP BY source, binlog_file, trx_offset
+GROUP BY source, session_id, binlog_file, trx_offset
 """
 
 
@@ -331,10 +339,23 @@ GROUP BY 1 ORDER BY 1""")
 
 def report_largest_transactions(spark: Any, limit: int = 20) -> Report:
     df = spark.sql(f"""
-SELECT gtid, xid, binlog_file, trx_offset, rows, bytes, events, commit_timestamp, source
-FROM transactions ORDER BY rows DESC, bytes DESC, source, binlog_file, trx_offset
+SELECT gtid, xid, binlog_file, trx_offset, rows, bytes, events, commit_timestamp, source,
+       session_id
+FROM transactions ORDER BY rows DESC, bytes DESC, source, session_id, binlog_file, trx_offset
 LIMIT {int(limit)}""")
     return _collect("largest_transactions", f"Largest transactions (top {limit} by rows)", df)
+
+
+def report_largest_transactions_by_bytes(spark: Any, limit: int = 20) -> Report:
+    """By bytes: a transaction of one row with a 17 MB BLOB stalls a replica (and a CDC
+    pipeline) as much as a million small rows, and a ranking by rows never shows it."""
+    df = spark.sql(f"""
+SELECT gtid, xid, binlog_file, trx_offset, bytes, rows, events, commit_timestamp, source,
+       session_id
+FROM transactions ORDER BY bytes DESC, rows DESC, source, session_id, binlog_file, trx_offset
+LIMIT {int(limit)}""")
+    return _collect("largest_transactions_by_bytes",
+                    f"Largest transactions (top {limit} by bytes)", df)
 
 
 def report_heartbeat_gaps(spark: Any, file_only: bool) -> Report:
@@ -354,18 +375,29 @@ WHERE prev IS NOT NULL ORDER BY gap_seconds DESC, capture_time""")
     return rep
 
 
+def _per_session(values_sql: str) -> str:
+    """The distribution of ``v`` per (source, session_id) of ``values_sql``: one row per TCP
+    session, never several replicas' sessions pooled into one figure."""
+    return f"""
+SELECT source, session_id, count(v) AS n, min(v) AS min, percentile(v, 0.5) AS p50,
+       percentile(v, 0.9) AS p90, percentile(v, 0.99) AS p99, max(v) AS max, avg(v) AS mean
+FROM ({values_sql}) GROUP BY source, session_id ORDER BY source, session_id"""
+
+
 def report_ack_latency(spark: Any, file_only: bool) -> Report:
     lat = """
-SELECT (unix_micros(a.time) - unix_micros(q.time)) / 1000.0 AS v
+SELECT q.source, q.session_id, (unix_micros(a.time) - unix_micros(q.time)) / 1000.0 AS v
 FROM packets q JOIN packets a
   ON q.session_id = a.session_id AND q.log_pos = a.log_pos
+     AND q.source <=> a.source
      AND coalesce(q.binlog_file, '') = coalesce(a.binlog_file, '')
 WHERE q.ack_request AND q.direction = 'server'
   AND upper(a.kind) = 'SEMI_SYNC_ACK' AND a.direction = 'client' AND a.time >= q.time"""
-    df = spark.sql(_distribution(spark, lat, "v"))
+    df = spark.sql(_per_session(lat))
     rep = _collect("semi_sync_ack_latency",
-                   "Semi-sync ACK latency in ms (ACK-requested event -> replica ACK)", df)
-    if not rep.rows or not rep.rows[0][0]:
+                   "Semi-sync ACK latency in ms per session (ACK-requested event -> replica "
+                   "ACK)", df)
+    if not rep.rows or not any(r[2] for r in rep.rows):
         rep.rows = []
         n_packets = spark.table("packets").count()
         rep.note = ("not applicable: the export has no wire packets (binlog files carry none; "
@@ -377,12 +409,13 @@ WHERE q.ack_request AND q.direction = 'server'
 
 def report_replication_delay(spark: Any, file_only: bool) -> Report:
     delay = """
-SELECT (unix_micros(capture_time) - unix_micros(timestamp)) / 1e6 AS v FROM events
+SELECT source, session_id, (unix_micros(capture_time) - unix_micros(timestamp)) / 1e6 AS v
+FROM events
 WHERE capture_time IS NOT NULL AND timestamp > TIMESTAMP '1970-01-01 00:00:00'"""
-    df = spark.sql(_distribution(spark, delay, "v"))
+    df = spark.sql(_per_session(delay))
     rep = _collect("replication_delay",
-                   "Replication delay in s (capture time - event timestamp)", df)
-    if not rep.rows or not rep.rows[0][0]:
+                   "Replication delay in s per session (capture time - event timestamp)", df)
+    if not rep.rows or not any(r[2] for r in rep.rows):
         rep.rows = []
         rep.note = ("not applicable: a binlog file has no capture time (delay needs a pcap or "
                     "live capture)" if file_only else "no events with a capture time")
@@ -393,17 +426,47 @@ DDL_PATTERN = r"(?is)^\s*(/\*.*?\*/\s*)*(CREATE|ALTER|DROP|RENAME|TRUNCATE|GRANT
 
 
 def report_ddl_timeline(spark: Any) -> Report:
+    """One row per DDL statement, with where it was seen: the same statement read from a
+    binlog and from a capture of its stream (or by two replicas' sessions) is one row whose
+    ``seen_in`` names every source (and session), not the same line repeated unexplained."""
     from pyspark.sql import functions as f
 
     ev = spark.table("events")
+    where = f.when(f.col("session_id").isNull(), f.col("source")).otherwise(
+        f.concat(f.col("source"), f.lit(" session "), f.col("session_id")))
     df = (ev.where(f.col("event_type").isin("QUERY_EVENT", "QUERY_COMPRESSED_EVENT")
                    & f.col("query").rlike(DDL_PATTERN))
+          .groupBy("timestamp", "schema", "binlog_file", "offset", "gtid", "query")
+          .agg(f.sort_array(f.collect_set(where)).alias("seen_in"),
+               f.count(f.lit(1)).alias("sightings"))
           .select("timestamp", "schema", "binlog_file", "offset", "gtid",
                   f.upper(f.regexp_extract("query", r"(?is)^\s*(?:/\*.*?\*/\s*)*(\w+\s+\w+)", 1))
                   .alias("statement"),
-                  "query")
-          .orderBy("timestamp", "source", "binlog_file", "offset"))
-    return _collect("ddl_timeline", "DDL timeline", df)
+                  "query", "seen_in", "sightings")
+          .orderBy("timestamp", "binlog_file", "offset", "query"))
+    return _collect("ddl_timeline", "DDL timeline (seen_in: the sources and sessions that "
+                    "carried each statement)", df)
+
+
+def report_silences(spark: Any, threshold: float = SILENCE_SECONDS) -> Report:
+    """The stretches without any event (heartbeats count: a live or captured stream sends
+    them when idle), per source and session, longest first: where a stream went quiet, which
+    the events-per-second chart shows as a gap rather than a line across it."""
+    df = spark.sql(f"""
+SELECT source, session_id, prev AS silent_from, t AS silent_until,
+       (unix_micros(t) - unix_micros(prev)) / 1e6 AS seconds
+FROM (SELECT source, session_id, t,
+             lag(t) OVER (PARTITION BY source, session_id ORDER BY t) AS prev
+      FROM (SELECT source, session_id, coalesce(capture_time, timestamp) AS t FROM events
+            WHERE coalesce(capture_time, timestamp) > TIMESTAMP '1970-01-01 00:00:00'))
+WHERE prev IS NOT NULL AND unix_micros(t) - unix_micros(prev) > {float(threshold)} * 1e6
+ORDER BY seconds DESC, source, session_id, silent_from""")
+    rep = _collect("silences", f"Silences: stretches of more than {threshold:g} s without an "
+                   "event, per source and session (capture time, else the event timestamp)",
+                   df)
+    if not rep.rows:
+        rep.note = f"no stretch of more than {threshold:g} s without an event"
+    return rep
 
 
 def run_reports(spark: Any, limit: int = 20) -> list[Report]:
@@ -413,7 +476,9 @@ def run_reports(spark: Any, limit: int = 20) -> list[Report]:
         report_transaction_sizes(spark),
         report_transaction_summary(spark),
         report_events_per_second(spark),
+        report_silences(spark),
         report_largest_transactions(spark, limit),
+        report_largest_transactions_by_bytes(spark, limit),
         report_heartbeat_gaps(spark, file_only),
         report_ack_latency(spark, file_only),
         report_replication_delay(spark, file_only),
