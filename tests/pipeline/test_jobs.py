@@ -116,3 +116,72 @@ def test_file_jobs_ctrl_c(tmp_path: Path) -> None:
     with pytest.raises(ProcessLookupError):
         os.killpg(proc.pid, 0)  # no process of the group is left
     assert list(spools.iterdir()) == []
+
+
+CAPTURES = sorted((REPO / "captures").glob("pcap-*.pcap*"))
+
+
+def _pcap(*args: str, unbuffered: bool = False) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"  # (stdout unbuffered: a LineWriter per capture on it)
+    return subprocess.run([sys.executable, "-m", "binlogscope", "pcap", *args],
+                          capture_output=True, env=env, check=False)
+
+
+@pytest.mark.parametrize("mode", [("--json",), ("--summary", "--json"), ("--brief",)])
+def test_pcap_of_several_captures_jobs_writes_what_separate_runs_write(
+        tmp_path: Path, mode: tuple[str, ...]) -> None:
+    """Several captures, a truncated one and a file that is no capture among them: ``--jobs 3``
+    writes what ``--jobs 1`` writes, which is what one ``pcap`` per capture writes, in the
+    captures' order, the messages too; the worst exit status."""
+    truncated = tmp_path / "truncated.pcap"
+    data = CAPTURES[0].read_bytes()
+    truncated.write_bytes(data[: len(data) * 2 // 3])
+    garbage = tmp_path / "garbage.pcap"
+    garbage.write_bytes(b"not a capture at all")
+    paths = [*map(str, CAPTURES[:2]), str(truncated), str(garbage), *map(str, CAPTURES[2:])]
+    one = _pcap(*mode, "-j", "1", *paths, unbuffered=True)
+    many = _pcap(*mode, "-j", "3", *paths)
+    alone = [_pcap(*mode, p) for p in paths]
+    assert many.stdout == one.stdout == b"".join(r.stdout for r in alone)
+    assert len(one.stdout) > 1000
+    assert many.stderr == one.stderr == b"".join(r.stderr for r in alone)
+    assert many.returncode == one.returncode == max(r.returncode for r in alone) == 1
+    messages = many.stderr.decode()
+    assert "truncated.pcap" in messages and "garbage.pcap" in messages
+    assert messages.index("truncated.pcap") < messages.index("garbage.pcap")
+    assert b"Traceback" not in many.stderr + one.stderr
+
+
+def test_pcap_jobs_ctrl_c(tmp_path: Path) -> None:
+    """Ctrl-C while the workers decode captures: one line, exit 130, no worker, no spool."""
+    data = max(CAPTURES, key=lambda p: p.stat().st_size).read_bytes()
+    inputs = []
+    for i in range(150):
+        p = tmp_path / f"copy{i:03d}.pcap"
+        p.write_bytes(data)
+        inputs.append(str(p))
+    spools = tmp_path / "tmp"
+    spools.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),
+           "TMPDIR": str(spools)}
+    out = (tmp_path / "out.json").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "binlogscope", "pcap", "--json", "-j", "2",
+                             *inputs], stdout=out, stderr=subprocess.PIPE, env=env,
+                            start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not any(spools.iterdir()) and time.monotonic() < deadline:  # the pool has started
+        time.sleep(0.01)
+    time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    out.close()
+    assert proc.returncode == 130, err
+    assert err.decode().splitlines() == ["binlogscope: pcap: interrupted"]
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)
+    assert list(spools.iterdir()) == []

@@ -1,5 +1,9 @@
 """``binlogscope pcap``: MySQL/MariaDB replication traffic from pcap/pcapng captures.
 
+Several captures are read each as if on its own (flows numbered per capture), their outputs in
+capture order; with ``--jobs N`` (default: the usable cores) one process per capture runs the
+same :func:`one_capture` (architecture amendment 10).
+
 Plain text (the annotated packets), ``--json`` (one object per packet: flow, direction, frame,
 timestamp, seq, payload_length, semi_sync and the decoded fields) or ``--summary`` (per flow,
 :mod:`binlogscope.cli.pcap_summary`: the dump request and how it ended, who closed the
@@ -14,12 +18,14 @@ command runs (``binlogscope file`` does not pay for it).
 from __future__ import annotations
 
 import argparse
+import functools
+import io
 import re
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from dataclasses import dataclass, field, replace
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from binlogscope.cli.common import PROG, BadPatternError, table_pattern
 from binlogscope.cli.pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
@@ -27,8 +33,9 @@ from binlogscope.cli.terminal import PCAP_OUTPUTS, wants_tui
 from binlogscope.cli.type_names import event_type_names, unknown_types
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
-from binlogscope.render.escape import unescaped
-from binlogscope.render.json_out import LineWriter, dumps_line
+from binlogscope.pipeline.jobs import run_in_order, usable_cores
+from binlogscope.render.escape import EscapingText, unescaped
+from binlogscope.render.json_out import LineWriter, binary_stream, dumps_line
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
 from binlogscope.session.events import DecodeError, PacketDecoded
@@ -45,12 +52,16 @@ def add_pcap_parser(sub: Any) -> None:
         description="Decode every MySQL connection in a capture (both directions: handshake, "
         "queries, results, REGISTER_SLAVE, BINLOG_DUMP, the binlog events, semi-sync ACKs), "
         "with the capture frame each packet starts in.")
-    p.add_argument("file", metavar="FILE", help="a pcap or pcapng capture (.gz too); - reads "
-                   "standard input (tcpdump -w - | binlogscope pcap -)")
+    p.add_argument("files", nargs="+", metavar="FILE", help="pcap or pcapng captures (.gz "
+                   "too), each read as if on its own, one after the other; - reads standard "
+                   "input (tcpdump -w - | binlogscope pcap -)")
     add_port_argument(p)
     add_capture_outputs(p, "per flow statistics instead of the packets")
     add_capture_selection(p)
     add_packet_limit(p)
+    p.add_argument("-j", "--jobs", type=int, metavar="N",
+                   help="several captures: decode N at once, one process each, output in "
+                   "capture order (default: the usable cores; 1: one at a time)")
 
 
 def add_port_argument(p: Any) -> None:
@@ -179,24 +190,52 @@ def capture_filter(args: argparse.Namespace, err: TextIO, command: str = "pcap"
 
 
 def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from binlogscope.drivers.capture.pcap import CaptureError, read_capture_batches
-
+    files = list(getattr(args, "files", None) or [args.file])
+    if files.count("-") > 1:
+        print(f"{PROG}: pcap: standard input (-) can be read only once", file=err)
+        return 2
+    args.file = files[0]
     flt = capture_filter(args, err)
     if isinstance(flt, int):
         return flt
-    if wants_tui(args, out, PCAP_OUTPUTS, reads_stdin=args.file == "-"):
+    if len(files) == 1 and wants_tui(args, out, PCAP_OUTPUTS, reads_stdin=args.file == "-"):
         rc = _run_tui(args, err)
         if rc is not None:
             return rc
+    jobs = getattr(args, "jobs", None)
+    if jobs is None:
+        jobs = usable_cores()
+    if jobs < 1:
+        print(f"{PROG}: pcap: --jobs must be at least 1", file=err)
+        return 2
+    raw = binary_stream(out)
+    if (jobs > 1 and len(files) > 1 and "-" not in files and raw is not None
+            and not out.isatty()):
+        return _parallel(files, args, flt, jobs, out, raw, err)
+    status = 0
+    for path in files:
+        rc = one_capture(path, args, replace(flt, matched=set()), out, err, signals=True)
+        if rc == 130:
+            return rc
+        status = max(status, rc)
+    return status
+
+
+def one_capture(path: str, args: argparse.Namespace, flt: _Filter, out: TextIO, err: TextIO,
+                *, signals: bool) -> int:
+    """One capture, written to ``out`` (its messages to ``err``): the exit status. The same
+    function runs in the command and in each ``--jobs`` worker (``signals``: the first Ctrl-C
+    ends the reading with what was read so far; a worker leaves signals to its parent)."""
     from binlogscope.cli.signals import Stopped, flag_on_signals, restore_signals
+    from binlogscope.drivers.capture.pcap import CaptureError, read_capture_batches
 
     ports = set(args.port) if args.port else None
     record = not (args.json or args.summary or args.brief)
     fired: list[int] = []
-    previous = flag_on_signals(fired)  # the first Ctrl-C ends the reading, with the summary
+    previous = flag_on_signals(fired) if signals else {}
 
     def until_stopped() -> Iterator[list[SourceItem]]:
-        for batch in read_capture_batches(args.file, ports, record=record,
+        for batch in read_capture_batches(path, ports, record=record,
                                           max_packet=args.max_packet_size,
                                           stop=lambda: bool(fired)):
             if fired:
@@ -204,17 +243,59 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             yield batch
 
     try:
-        rc = emit_capture(until_stopped(), args, flt, out, err, name=args.file,
+        rc = emit_capture(until_stopped(), args, flt, out, err, name=path,
                           fatal=CaptureError)
     except Stopped:  # a second one: at once
         return 130
     finally:
-        restore_signals(previous)
+        if signals:
+            restore_signals(previous)
     if fired:
-        print(f"{PROG}: pcap: interrupted: {args.file} was read only up to that point",
+        print(f"{PROG}: pcap: interrupted: {path} was read only up to that point",
               file=err)
         return 130
     return rc
+
+
+def _capture_job(args: argparse.Namespace, flt: _Filter, encoding: str, text_errors: str,
+                 escape: bool, path: str, spool: str) -> tuple[int, str]:
+    """A ``--jobs`` worker's capture: :func:`one_capture` into the spool file (encoded and, when
+    the command's output is an :class:`EscapingText`, escaped as it is); its status and
+    messages."""
+    err = io.StringIO()
+    with open(spool, "w", encoding=encoding, errors=text_errors) as spooled:
+        out = cast("TextIO", EscapingText(spooled)) if escape else spooled
+        status = one_capture(path, args, replace(flt, matched=set()), out, err, signals=False)
+        out.flush()
+    return status, err.getvalue()
+
+
+def _parallel(files: list[str], args: argparse.Namespace, flt: _Filter, jobs: int,
+              out: TextIO, raw: IO[bytes], err: TextIO) -> int:
+    """``--jobs N``: one process per capture, the outputs and messages in capture order."""
+    status = 0
+
+    def done(path: str, result: tuple[int, str]) -> None:
+        nonlocal status
+        code, messages = result
+        status = max(status, code)
+        if messages:
+            err.write(messages)
+            err.flush()
+
+    out.flush()
+    job = functools.partial(_capture_job, args, flt,
+                            getattr(out, "encoding", None) or "utf-8",
+                            getattr(out, "errors", None) or "strict",
+                            isinstance(out, EscapingText))
+    try:
+        run_in_order(files, job, min(jobs, len(files)), raw, done)
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print(f"{PROG}: pcap: interrupted", file=err)
+        return 130
+    return status
 
 
 def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, flt: _Filter,
@@ -318,4 +399,4 @@ def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: T
 
 
 __all__ = ["add_capture_outputs", "add_capture_selection", "add_pcap_parser",
-           "add_port_argument", "capture_filter", "cmd_pcap", "emit_capture"]
+           "add_port_argument", "capture_filter", "cmd_pcap", "emit_capture", "one_capture"]

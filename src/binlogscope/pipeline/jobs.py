@@ -10,8 +10,10 @@ the spool of input *i* to its output as soon as the inputs before it are written
 in input order too) and removes the spool. At most ``2 * jobs`` inputs are in flight, so the
 spools on disk stay bounded while one slow input is written out.
 
-Ctrl-C: the workers ignore SIGINT; the parent terminates them, removes the spools and raises
-KeyboardInterrupt (the command says "interrupted" and exits 130). A broken pipe on the output
+Ctrl-C: the workers ignore SIGINT; the parent notes it, and at its next safe point (never
+inside the pool's own locks) terminates them, removes the spools and raises KeyboardInterrupt
+(the command says "interrupted" and exits 130); SIGTERM and SIGHUP run the command's own
+handler there. A broken pipe on the output
 stops the workers the same way and is raised as BrokenPipeError.
 
 ``out=None``: the jobs write their output elsewhere (``export --jobs``: each input's Parquet
@@ -25,6 +27,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import IO, Any, TypeVar
@@ -76,6 +79,47 @@ def _copy(spool: str, out: IO[bytes]) -> None:
             out.flush()
 
 
+#: the signals that stop a run (the commands turn SIGTERM and SIGHUP into Ctrl-C)
+_STOPS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+class _Deferred:
+    """Ctrl-C (and SIGTERM/SIGHUP) noted while the parent is inside the pool's machinery and
+    acted on at the next safe point (:meth:`check`): a KeyboardInterrupt raised in the middle
+    of ``apply_async`` or a result's lock left the pool unable to terminate (a run of many
+    small inputs hung on Ctrl-C). At the safe point the command's own handler runs (raising
+    KeyboardInterrupt, or ``Stopped`` for SIGTERM/SIGHUP); a signal without one stops the run
+    as Ctrl-C does."""
+
+    def __init__(self) -> None:
+        self.fired: list[int] = []
+        self.previous: dict[int, Any] = {}
+        self.installed = threading.current_thread() is threading.main_thread()
+        if self.installed:
+            for signum in _STOPS:
+                self.previous[signum] = signal.signal(signum, self._note)
+
+    def _note(self, signum: int, _frame: object) -> None:
+        self.fired.append(signum)
+
+    def restore(self) -> None:
+        if self.installed:
+            self.installed = False
+            for signum, handler in self.previous.items():
+                signal.signal(signum, handler)
+
+    def check(self) -> None:
+        if not self.fired:
+            return
+        signum = self.fired[0]
+        handler = self.previous.get(signum)
+        self.restore()
+        if callable(handler):
+            handler(signum, None)
+        if handler != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+
 def run_in_order(inputs: Sequence[I], job: Callable[[I, str], R], jobs: int,
                  out: IO[bytes] | None, done: Callable[[I, R], None]) -> None:
     """Run ``job(input, spool path)`` for every input in ``jobs`` worker processes; write each
@@ -84,38 +128,53 @@ def run_in_order(inputs: Sequence[I], job: Callable[[I, str], R], jobs: int,
     import multiprocessing  # (here: a command that runs one process does not load it)
 
     ctx = multiprocessing.get_context("fork")
-    with tempfile.TemporaryDirectory(prefix="binlogscope-jobs-") as tmp:
-        pool = ctx.Pool(max(1, jobs), initializer=_worker_init)
-        try:
-            pending: deque[tuple[I, str, Any]] = deque()  # (input, spool, AsyncResult)
-            todo = iter(enumerate(inputs))
-            window = 2 * max(1, jobs)
+    stops = _Deferred()
+    try:
+        with tempfile.TemporaryDirectory(prefix="binlogscope-jobs-") as tmp:
+            pool = ctx.Pool(max(1, jobs), initializer=_worker_init)
+            try:
+                _run(pool, inputs, job, jobs, out, done, tmp, stops)
+                pool.close()
+            except BaseException:
+                pool.terminate()
+                raise
+            finally:
+                pool.join()
+    finally:
+        stops.restore()
+    stops.check()  # (a signal after the last input: the run is complete, the signal stands)
 
-            def submit() -> bool:
-                nxt = next(todo, None)
-                if nxt is None:
-                    return False
-                i, item = nxt
-                spool = os.path.join(tmp, f"{i}.out")
-                pending.append((item, spool, pool.apply_async(job, (item, spool))))
-                return True
 
-            while len(pending) < window and submit():
-                pass
-            while pending:
-                item, spool, res = pending.popleft()
-                result = res.get()
-                if out is not None:
-                    _copy(spool, out)
-                    os.unlink(spool)
-                done(item, result)
-                submit()
-            pool.close()
-        except BaseException:
-            pool.terminate()
-            raise
-        finally:
-            pool.join()
+def _run(pool: Any, inputs: Sequence[I], job: Callable[[I, str], R], jobs: int,
+         out: IO[bytes] | None, done: Callable[[I, R], None], tmp: str,
+         stops: _Deferred) -> None:
+    pending: deque[tuple[I, str, Any]] = deque()  # (input, spool, AsyncResult)
+    todo = iter(enumerate(inputs))
+    window = 2 * max(1, jobs)
+
+    def submit() -> bool:
+        nxt = next(todo, None)
+        if nxt is None:
+            return False
+        i, item = nxt
+        spool = os.path.join(tmp, f"{i}.out")
+        pending.append((item, spool, pool.apply_async(job, (item, spool))))
+        return True
+
+    while len(pending) < window and submit():
+        stops.check()
+    while pending:
+        item, spool, res = pending.popleft()
+        while not res.ready():
+            res.wait(0.05)
+            stops.check()
+        result = res.get()
+        if out is not None:
+            _copy(spool, out)
+            os.unlink(spool)
+        done(item, result)
+        stops.check()
+        submit()
 
 
 __all__ = ["run_in_order", "usable_cores"]

@@ -129,6 +129,18 @@ def dumps_pretty(obj: Any) -> bytes:
         return _again(obj, _PRETTY)
 
 
+class _Buffer(io.BufferedWriter):
+    """The buffer a :class:`LineWriter` puts over an unbuffered stream: closing it (also when
+    it is collected) only flushes - the stream is not the writer's to close (a second writer
+    on the same ``sys.stdout`` found it closed: ``pcap`` of several captures)."""
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        except (OSError, ValueError):  # (the stream went away or was closed by its owner)
+            pass
+
+
 def binary_stream(out: IO[str] | IO[bytes]) -> IO[bytes] | None:
     """The byte stream under a text stream (``sys.stdout.buffer``), or None (a StringIO)."""
     if "b" in getattr(out, "mode", "") and not hasattr(out, "encoding"):
@@ -159,7 +171,7 @@ class LineWriter:
         self._out = out
         raw = binary_stream(out)
         if isinstance(raw, io.RawIOBase):  # unbuffered (python -u, PYTHONUNBUFFERED)
-            raw = io.BufferedWriter(raw, 1 << 16)  # type: ignore[assignment]
+            raw = _Buffer(raw, 1 << 16)  # type: ignore[assignment]
         self._raw = raw
         self._text: list[bytes] = []
         if raw is None and flush_every is not None:
