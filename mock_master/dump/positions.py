@@ -7,6 +7,7 @@ returns a :class:`Start`, or raises :class:`StartError` with the error the serve
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,9 @@ class Start:
     clear_fde: bool = False
     #: MySQL 8 GTID auto-positioning clears only 'created' (rpl_binlog_sender.cc)
     fde_keeps_log_pos: bool = False
+    #: MySQL flavour: the dump starts inside an event, at this position (the sender reads
+    #: from there: :mod:`mock_master.dump.mysql_reader`); ``event_index`` is the next event
+    mid_event_pos: int | None = None
 
 
 _NO_FILE = "Could not find first log file name in binary log index file"
@@ -77,10 +81,15 @@ def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
             # Binlog_sender::send_format_description_event: a GTID-protocol dump changes the
             # FD only through m_gtid_clear_fd_created_flag, which only check_start_file's
             # auto-position branch sets: with a file name the FD goes out as read
+            if ei is None:
+                return Start(fi, _next_event(stream, fi, cmd.binlog_pos), skip, log,
+                             mid_event_pos=cmd.binlog_pos)
             return Start(fi, ei, skip, log)
         if server_uuid is not None:
             check_auto_position(stream, skip, server_uuid, version)
         fi, clear = first_file(stream, skip)
+        if flavor == "mysql":
+            _below_4(cmd.binlog_pos, version)
         # MySQL 8.0 (send_format_description_event): 'created' cleared, log_pos kept; 5.6/5.7
         # set clear_log_pos = m_gtid_clear_fd_created_flag and cleared both
         return Start(fi, 0, skip, log, clear_fde=clear, fde_keeps_log_pos=version >= (8, 0, 0))
@@ -103,24 +112,50 @@ def find_start(stream: EventStream, cmd: ComBinlogDump | ComBinlogDumpGtid,
         except GtidStartError as exc:
             raise StartError(str(exc), exc.code) from None
         return Start(fi, 0, None, log, gtid_dump=g, binlog_state=binlog)
-    if not name:
+    if not name and (flavor != "mysql" or not stream.files):
         return Start(0, 0, None, log)
-    fi_found = stream.file_index(name)
+    # MySQL: no name is the first file (find_log_pos(NULL)), read from the position given
+    fi_found = stream.file_index(name) if name else 0
     if fi_found is None:
         raise StartError(_NO_FILE)
     idx = _event_at(stream, fi_found, name, cmd.binlog_pos, flavor, version)
+    if idx is None:
+        return Start(fi_found, _next_event(stream, fi_found, cmd.binlog_pos), None, log,
+                     clear_fde=True, mid_event_pos=cmd.binlog_pos)
     return Start(fi_found, idx, None, log, clear_fde=cmd.binlog_pos > 4)
 
 
+def _who(version: tuple[int, int, int]) -> str:
+    return "source" if version >= (8, 0, 26) else "master"
+
+
+def _below_4(pos: int, version: tuple[int, int, int]) -> None:
+    """check_start_file: MySQL refuses a start before the first event (after the file is
+    found; MariaDB starts such a dump at 4)."""
+    if pos < 4:
+        raise StartError(f"Client requested {_who(version)} to start replication from "
+                         "position < 4")
+
+
+def _next_event(stream: EventStream, fi: int, pos: int) -> int:
+    """The index of the first event after ``pos`` (at least 1: the FD is sent first)."""
+    return max(1, bisect.bisect_right(stream.files[fi].offsets, pos))
+
+
 def _event_at(stream: EventStream, fi: int, name: str, pos: int, flavor: str,
-              version: tuple[int, int, int]) -> int:
+              version: tuple[int, int, int]) -> int | None:
+    """The index of the event at ``pos``; None for MySQL when ``pos`` is inside an event (its
+    sender reads from there: mysql_reader); MariaDB refuses with "impossible position"."""
+    if flavor == "mysql":
+        _below_4(pos, version)
     if flavor == "mysql" and pos > stream.files[fi].size:
         # Binlog_sender::check_start_file, before any file is open (so no coordinates are
         # appended); 8.0.26 renamed master to source in it
-        who = "source" if version >= (8, 0, 26) else "master"
-        raise StartError(f"Client requested {who} to start replication from position > "
-                         "file size")
+        raise StartError(f"Client requested {_who(version)} to start replication from "
+                         "position > file size")
     idx = stream.files[fi].index_at(pos) if pos > 4 else 0
+    if idx is None and flavor == "mysql" and pos >= 4:
+        return None
     if idx is None:
         raise StartError(
             f"Client requested master to start replication from impossible position; the "

@@ -40,6 +40,7 @@ from mock_master.dump.events import BATCH_BYTES, EventEmitter
 from mock_master.dump.gtid_sets import in_gtid_set
 from mock_master.dump.host import DumpConnection, DumpServer
 from mock_master.dump.mariadb_gtid import GTID, GTID_LIST, QUERY, GtidStartError
+from mock_master.dump.mysql_reader import read_from
 from mock_master.dump.positions import find_start
 from mock_master.dump.replica_vars import names, replica_var
 from mock_master.history.framing import frame_events
@@ -153,6 +154,7 @@ class Dump(EventEmitter):
         self.binlog_state: Any = None
         self.clear_fde = False
         self.fde_keeps_log_pos = False
+        self.mid_pos: int | None = None
         # semi-sync: as the server, ACKs are requested only for transactions appended after
         # the client connected (history replayed gets none) unless the scenario asks for all
         files = self.m.stream.files
@@ -215,6 +217,7 @@ class Dump(EventEmitter):
         self.binlog_state = start.binlog_state
         self.clear_fde = start.clear_fde
         self.fde_keeps_log_pos = start.fde_keeps_log_pos
+        self.mid_pos = start.mid_event_pos
         return True
 
     def _wants_ack(self, fi: int, i: int) -> bool:
@@ -259,6 +262,8 @@ class Dump(EventEmitter):
             # last event read is the FD, m_last_pos after read_event; MariaDB says 4)
             f = stream.files[self.file_index]
             start = f.offsets[self.event_index] if self.event_index < f.count else f.size
+            if self.mid_pos is not None:
+                start = self.mid_pos
             await self._file_start(self.file_index, start if self.event_index else 4, True, 0,
                                    rotate_only=True)
             end = 4 + (len(f.fde) if f.fde is not None else 0)
@@ -276,8 +281,18 @@ class Dump(EventEmitter):
             while True:
                 f = stream.files[fi]
                 start_pos = f.offsets[ei] if ei < f.count else f.size
+                if first and self.mid_pos is not None:
+                    start_pos = self.mid_pos
                 await self._file_start(fi, start_pos if not first else
                                        (start_pos if ei else 4), first, ei)
+                if first and self.mid_pos is not None:
+                    landed = await self._read_mid_event(fi, self.mid_pos)
+                    if landed is None:
+                        return
+                    if landed == f.count and fi + 1 < len(stream.files):
+                        fi, ei, first = fi + 1, 0, False
+                        continue
+                    ei = landed
                 first = False
                 done = await self._serve_file(fi, ei)
                 if done == "next":
@@ -287,6 +302,31 @@ class Dump(EventEmitter):
                 return
         except Closed:
             return
+
+    async def _read_mid_event(self, fi: int, pos: int) -> int | None:
+        """MySQL: a dump starting inside an event - the sender reads from ``pos`` whatever
+        the bytes say (:mod:`mock_master.dump.mysql_reader`): what it reads whole goes out as
+        read, then the event index it lands on; None after the read error (sent)."""
+        f = self.m.stream.files[fi]
+        data = f.file_bytes()
+        fd_end = 4 + (len(f.fde) if f.fde is not None else 0)
+        got = read_from(data, pos, list(f.offsets), fd_end,
+                        active=fi == len(self.m.stream.files) - 1)
+        for ev in got.sent:
+            self.send_event(ev)
+        if got.sent:
+            self.c.log.faults.append(f"start inside an event at {f.name}:{pos}: "
+                                     f"{len(got.sent)} event(s) read from there sent as read")
+        if got.error is not None:
+            self._error(1236, f"{got.error}; the first event '{self._requested_name(empty='')}'"
+                        f" at {pos}, the last event read from '{f.name}' at {got.last_pos}, "
+                        f"the last byte read from '{f.name}' at {got.position}.")
+            await self.flush()
+            return None
+        if got.eof:
+            return f.count
+        assert got.next_index is not None
+        return got.next_index
 
     def _requested_name(self, empty: str = ".") -> str:
         """The file name the dump asked for, as the server's errors print it (MariaDB '.' for
