@@ -12,18 +12,21 @@ import re
 from collections.abc import Iterable
 
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.load_events import LoadEvent
+from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.rows import RowsEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 
 
 def event_table(ev: DecodedEvent) -> tuple[str | None, str | None]:
     """(schema, table) of a decoded binlog event that names one (TABLE_MAP, row events), else
     the schema only (QUERY) or (None, None). Reads the body's names only, never its rows."""
     body = ev.body
-    if body is None:
-        return None, None
-    schema = getattr(body, "schema", None)
-    table = getattr(body, "table", None)
-    return (schema if isinstance(schema, str) else None,
-            table if isinstance(table, str) else None)
+    if isinstance(body, RowsEvent | TableMapEvent | LoadEvent):
+        return body.schema, body.table
+    if isinstance(body, QueryEvent):
+        return body.schema, None
+    return None, None
 
 
 def _compile(patterns: Iterable[str]) -> list[re.Pattern[str]]:

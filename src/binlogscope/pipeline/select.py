@@ -21,6 +21,9 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.rows import RowsEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 
 
 class SelectionError(ValueError):
@@ -82,7 +85,7 @@ def only_database(events: Iterable[DecodedEvent], database: str) -> Iterator[Dec
             annotate = ev  # shown only if the TABLE_MAP after it is
             continue
         if name == "TABLE_MAP_EVENT":
-            keep = getattr(body, "schema", None) == database
+            keep = isinstance(body, TableMapEvent) and body.schema == database
             if annotate is not None and keep:
                 yield annotate
             annotate = None
@@ -90,13 +93,12 @@ def only_database(events: Iterable[DecodedEvent], database: str) -> Iterator[Dec
                 yield ev
             continue
         annotate = None
-        if getattr(body, "kind", None) in ("INSERT", "UPDATE", "DELETE"):
-            if getattr(body, "schema", None) == database:
+        if isinstance(body, RowsEvent):
+            if body.schema == database:
                 yield ev
             continue
-        query = getattr(body, "query", None)
-        if query is not None and "QUERY" in name:
-            if _is_trx_keyword(query) or getattr(body, "schema", None) == database:
+        if isinstance(body, QueryEvent):  # QUERY, QUERY_COMPRESSED, EXECUTE_LOAD_QUERY
+            if _is_trx_keyword(body.query) or body.schema == database:
                 yield ev
             continue
         yield ev

@@ -29,7 +29,6 @@ are the accessors the filters and the summary line use; neither decodes row valu
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.pipeline.filter import event_table
@@ -44,6 +43,13 @@ from binlogscope.session.events import (
     SessionEvent,
     TlsStarted,
 )
+from binlogscope.wire.binlog.control_events import AnnotateRowsEvent, RotateEvent, RowsQueryEvent
+from binlogscope.wire.binlog.decoded import EventBody, TransactionPayloadEvent
+from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtidEvent
+from binlogscope.wire.binlog.load_events import LoadEvent
+from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.rows import RowsEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 from binlogscope.wire.binlog.types import event_type_name
 from binlogscope.wire.commands import gtid_set_text
 from binlogscope.wire.constants import Command
@@ -54,100 +60,34 @@ if TYPE_CHECKING:
     from binlogscope.drivers.items import SourceItem
     from binlogscope.wire.binlog.decode import DecodedEvent
 
-#: the body attributes the event shape reads (each ``None`` when the body has no such attribute)
-_BODY_KEYS = ("schema", "table", "rows", "gtid", "query")
-_NO_FIELDS = (None, None, None, None, None)
-
-BodyFields = tuple[Any, Any, Any, Any, Any]
-
-#: per body class: the function giving (schema, table, rows, gtid, query) of its instances
-_getters: dict[type, Callable[[Any], BodyFields]] = {}
+BodyFields = tuple[str | None, str | None, Any, str | None, str | None]
+_NO_FIELDS: BodyFields = (None, None, None, None, None)
 
 
-def _str_or_none(v: Any) -> str | None:
-    return v if type(v) is str else None
+def body_fields(body: EventBody | None) -> BodyFields:
+    """(schema, table, rows, gtid, query) of an event body as the shapes write them: a rows
+    event's rows not read yet are the kernel's JSON text of them, embedded as it is by the
+    serializer."""
+    match body:
+        case RowsEvent():
+            text = body.rows_json_bytes()
+            return (body.schema, body.table, body.rows if text is None else Fragment(text),
+                    None, None)
+        case TableMapEvent() | LoadEvent():
+            return body.schema, body.table, None, None, None
+        case GtidEvent() | MariadbGtidEvent():
+            return None, None, None, body.gtid, None
+        case QueryEvent():
+            return body.schema, None, None, None, body.query
+        case RowsQueryEvent() | AnnotateRowsEvent():
+            return None, None, None, None, body.query
+    return _NO_FIELDS
 
 
-def _generic_fields(body: Any) -> BodyFields:
-    if body is None:
-        return _NO_FIELDS
-    schema, table, rows, gtid, query = (getattr(body, k, None) for k in _BODY_KEYS)
-    return (_str_or_none(schema), _str_or_none(table), rows_json(rows), _str_or_none(gtid),
-            _str_or_none(query))
-
-
-def _getter(cls: type) -> Callable[[Any], BodyFields]:
-    """The fields function of a body class. A slotted class (no instance ``__dict__``) has a
-    fixed set of attributes, so its function reads only those: no failing getattr per event."""
-    if cls.__dictoffset__ or cls is type(None):
-        return _generic_fields
-    s, t, r, g, q = (hasattr(cls, k) for k in _BODY_KEYS)
-    if not (s or t or r or g or q):
-        return lambda body: _NO_FIELDS
-    if s and t and r and not g and not q:  # a rows event
-        native_text = hasattr(cls, "rows_json_bytes")
-
-        def rows_event(body: Any) -> BodyFields:
-            schema = body.schema
-            table = body.table
-            # rows not read yet: the kernel's text of them, embedded as it is by the serializer
-            text = body.rows_json_bytes() if native_text else None
-            return (schema if type(schema) is str else None,
-                    table if type(table) is str else None,
-                    rows_json(body.rows) if text is None else Fragment(text), None, None)
-        return rows_event
-    if s and t and not (r or g or q):  # a TABLE_MAP
-        def names(body: Any) -> BodyFields:
-            schema = body.schema
-            table = body.table
-            return (schema if type(schema) is str else None,
-                    table if type(table) is str else None, None, None, None)
-        return names
-    if g and not (s or t or r or q):  # a GTID
-        def gtid(body: Any) -> BodyFields:
-            value = body.gtid
-            return None, None, None, value if type(value) is str else None, None
-        return gtid
-    if q and not (s or t or r or g):  # ANNOTATE_ROWS, ROWS_QUERY
-        def query(body: Any) -> BodyFields:
-            value = body.query
-            return None, None, None, None, value if type(value) is str else None
-        return query
-
-    def fields(body: Any) -> BodyFields:
-        return (_str_or_none(body.schema) if s else None, _str_or_none(body.table) if t else None,
-                rows_json(body.rows) if r else None, _str_or_none(body.gtid) if g else None,
-                _str_or_none(body.query) if q else None)
-    return fields
-
-
-def body_fields(body: Any) -> BodyFields:
-    """(schema, table, rows, gtid, query) of an event body as the shapes write them."""
-    get = _getters.get(type(body))
-    if get is None:
-        get = _getters[type(body)] = _getter(type(body))
-    return get(body)
-
-
-def rows_json(rows: Any) -> Any:
-    """The ``rows`` value: the decoder's ``[{"before": image | None, "after": ...}, ...]``
-    list as it is (the serializer writes its values), anything else rebuilt in that shape."""
-    if rows is None or (type(rows) is list and (not rows or type(rows[0]) is dict)):
-        return rows
-    out: list[dict[str, Any]] = []
-    for row in rows:
-        if isinstance(row, dict):
-            out.append({"before": row.get("before"), "after": row.get("after")})
-        else:
-            out.append({"before": getattr(row, "before", None),
-                        "after": getattr(row, "after", None)})
-    return out
-
-
-def rows_of(ev: DecodedEvent) -> Any:
+def rows_of(ev: DecodedEvent) -> list[dict[str, Any]] | None:
     """The event body's ``rows`` (None when it has none)."""
     body = ev.body
-    return None if body is None else getattr(body, "rows", None)
+    return body.rows if isinstance(body, RowsEvent) else None
 
 
 #: type code -> event type name
@@ -198,21 +138,15 @@ def _binlog_keys(out: dict[str, Any], ev: DecodedEvent) -> None:
         out["flags"] = h.flags
     out["checksum_ok"] = ev.checksum_ok
     body = ev.body
-    get = _getters.get(type(body))
-    if get is None:
-        get = _getters[type(body)] = _getter(type(body))
-    out["schema"], out["table"], out["rows"], gtid, out["query"] = get(body)
+    out["schema"], out["table"], out["rows"], gtid, out["query"] = body_fields(body)
     trx = ev.trx_gtid
     out["gtid"] = trx if trx is not None else gtid
     if code == _ROTATE:
-        name = getattr(body, "next_log_name", None)
-        pos = getattr(body, "position", None)
-        out["next_file"] = name if type(name) is str else None
-        out["next_position"] = pos if type(pos) is int else None
-    elif code == _TRANSACTION_PAYLOAD:
-        inner = getattr(body, "events", None)
-        if type(inner) is list:
-            out["events"] = [_inner_event_json(e, ev, out["gtid"]) for e in inner]
+        rotate = body if isinstance(body, RotateEvent) else None
+        out["next_file"] = None if rotate is None else rotate.next_log_name
+        out["next_position"] = None if rotate is None else rotate.position
+    elif code == _TRANSACTION_PAYLOAD and isinstance(body, TransactionPayloadEvent):
+        out["events"] = [_inner_event_json(e, ev, out["gtid"]) for e in body.events]
 
 
 def _inner_event_json(e: DecodedEvent, outer: DecodedEvent, gtid: Any) -> dict[str, Any]:
@@ -410,7 +344,6 @@ __all__ = [
     "event_table",
     "live_item_json",
     "packet_fields",
-    "rows_json",
     "rows_of",
     "semi_sync_json",
     "session_event_json",

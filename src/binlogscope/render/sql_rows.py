@@ -21,6 +21,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from binlogscope.wire.binlog.decoded import EventBody
+from binlogscope.wire.binlog.rows import RowsEvent
+
 #: the rows event kinds (RowsEvent.kind) and their statement shapes
 _VERBS = {"INSERT": "INSERT INTO", "UPDATE": "UPDATE", "DELETE": "DELETE FROM"}
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0", "'": "''"}
@@ -56,14 +59,15 @@ def _pairs(image: dict[str, Any] | None, sep: str) -> str:
     return sep.join(f"{name}={sql_value(v)}" for name, v in image.items())
 
 
-def row_lines(body: Any) -> Iterator[str]:
+def row_lines(body: EventBody | None) -> Iterator[str]:
     """``### ...`` lines for every row of a decoded rows event (nothing for other events)."""
-    verb = _VERBS.get(getattr(body, "kind", None) or "")
-    rows = getattr(body, "rows", None) if verb else None
+    if not isinstance(body, RowsEvent):
+        return
+    verb = _VERBS.get(body.kind)
+    rows = body.rows if verb else None
     if not rows:
         return
-    schema = getattr(body, "schema", "") or ""
-    table = getattr(body, "table", "") or ""
+    schema, table = body.schema, body.table
     name = f"{schema}.{table}" if schema else table
     for row in rows:
         before, after = row.get("before"), row.get("after")

@@ -18,7 +18,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.session.events import (
@@ -30,6 +30,13 @@ from binlogscope.session.events import (
     SessionEvent,
     TlsStarted,
 )
+from binlogscope.wire.binlog.control_events import AnnotateRowsEvent, RotateEvent, RowsQueryEvent
+from binlogscope.wire.binlog.decoded import EventBody
+from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtidEvent
+from binlogscope.wire.binlog.load_events import LoadEvent
+from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.rows import RowsEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 from binlogscope.wire.fields import escaped, redact, redact_bytes
 from binlogscope.wire.node import Node
 from binlogscope.wire.prepared import StmtExecute, StmtPrepareOk
@@ -119,11 +126,6 @@ def _render_children(node: Node, source: bytes | None, base: int, explain: bool,
 
 
 # ---------------------------------------------------------------------------- one-line summary
-#: the body attributes a summary line reads, in the order it shows them
-_LINE_KEYS = ("schema", "table", "rows", "gtid", "query", "next_log_name")
-#: per body class: the function giving the line's text after the event type (per class, so a
-#: body costs no failing getattr; see _tail_for)
-_tails: dict[type, Callable[[Any], str]] = {}
 #: type code -> event type name
 _type_names: dict[int, str] = {}
 #: a query is shown with its whitespace runs as one space, cut to this many characters
@@ -139,15 +141,25 @@ def event_line(ev: DecodedEvent) -> str:
         name = _type_names.get(h.type_code)  # type: ignore[assignment]
         if name is None:
             name = _type_names[h.type_code] = h.type_name
-    body = ev.body
-    tail = _tails.get(type(body))
-    if tail is None:
-        tail = _tails[type(body)] = _tail_for(type(body))
-    text = name + tail(body)
+    text = name + _tail(ev.body)
     return f"{text} ERROR {ev.error}" if ev.error else text
 
 
-def _no_tail(body: Any) -> str:
+def _tail(body: EventBody | None) -> str:
+    """The line's text after the event type: the table and row count of a rows event (never
+    its row values), a TABLE_MAP's table, a GTID, a statement, a ROTATE's target."""
+    match body:
+        case RowsEvent():
+            n = body.row_count
+            return _table_text(body.schema, body.table) + f" {n} row{'s' if n != 1 else ''}"
+        case TableMapEvent() | LoadEvent():
+            return _table_text(body.schema, body.table)
+        case GtidEvent() | MariadbGtidEvent():
+            return " " + body.gtid
+        case QueryEvent() | RowsQueryEvent() | AnnotateRowsEvent():
+            return " " + _query_text(body.query)
+        case RotateEvent():
+            return f" {body.next_log_name}:{body.position}"
     return ""
 
 
@@ -167,77 +179,8 @@ def _query_text(query: str) -> str:
     return q if len(q) <= _QUERY_WIDTH else q[:_QUERY_WIDTH - 3] + "..."
 
 
-def _gtid_tail(body: Any) -> str:
-    gtid = body.gtid
-    return " " + gtid if isinstance(gtid, str) else ""
-
-
-def _query_tail(body: Any) -> str:
-    query = body.query
-    return " " + _query_text(query) if isinstance(query, str) else ""
-
-
-def _table_text(body: Any) -> str:
-    table = body.table
-    if isinstance(table, str) and table:
-        schema = body.schema
-        return f" {schema if isinstance(schema, str) else None}.{table}"
-    return ""
-
-
-def _rows_tail(body: Any) -> str:
-    n = row_count(body)
-    rows = "" if n is None else f" {n} row{'s' if n != 1 else ''}"
-    return _table_text(body) + rows
-
-
-def _generic_tail(body: Any, keys: tuple[str, ...] | None = None) -> str:
-    if keys is None:
-        keys = tuple(k for k in _LINE_KEYS if hasattr(body, k))
-    parts = []
-    if "table" in keys:
-        table = body.table
-        if isinstance(table, str) and table:
-            schema = body.schema if "schema" in keys else None
-            parts.append(f"{schema if isinstance(schema, str) else None}.{table}")
-    if "rows" in keys:
-        n = row_count(body)
-        if n is not None:
-            parts.append(f"{n} row{'s' if n != 1 else ''}")
-    gtid = body.gtid if "gtid" in keys else None
-    if isinstance(gtid, str):
-        parts.append(gtid)
-    query = body.query if "query" in keys else None
-    if isinstance(query, str):
-        parts.append(_query_text(query))
-    log = body.next_log_name if "next_log_name" in keys else None
-    if isinstance(log, str):
-        parts.append(f"{log}:{getattr(body, 'position', '')}")
-    return "".join(" " + p for p in parts)
-
-
-def _tail_for(cls: type) -> Callable[[Any], str]:
-    """The tail function of a body class. A slotted class (no instance ``__dict__``) has a
-    fixed set of attributes: its function reads only those."""
-    if cls is type(None):
-        return _no_tail
-    if cls.__dictoffset__:
-        return _generic_tail
-    keys = tuple(k for k in _LINE_KEYS if hasattr(cls, k))
-    special: dict[tuple[str, ...], Callable[[Any], str]] = {
-        (): _no_tail, ("gtid",): _gtid_tail, ("query",): _query_tail,
-        ("schema", "table"): _table_text, ("schema", "table", "rows"): _rows_tail}
-    return special.get(keys) or (lambda body: _generic_tail(body, keys))
-
-
-def row_count(body: Any) -> int | None:
-    """How many rows a rows event holds, without decoding their values where the body can
-    count them (``row_count``); else ``len(body.rows)``; None for a body without rows."""
-    count = getattr(body, "row_count", None)
-    if isinstance(count, int):
-        return count
-    rows = getattr(body, "rows", None)
-    return None if rows is None else len(rows)
+def _table_text(schema: str, table: str) -> str:
+    return f" {schema}.{table}" if table else ""
 
 
 # ---------------------------------------------------------------------------- packets, items
@@ -358,5 +301,5 @@ def capture_item_text(item: SourceItem, brief: bool) -> list[str]:
     return session_event_text(item.event, brief, prefix=where)
 
 
-__all__ = ["capture_item_text", "event_line", "live_item_text", "render_node", "row_count",
+__all__ = ["capture_item_text", "event_line", "live_item_text", "render_node",
            "session_event_text", "wire_bytes"]
