@@ -246,10 +246,13 @@ class LiveRecordSource:
                 if not item.deliver:
                     continue
                 now = _time.time()
-                fname = rep.fetch_pos.log_file
+                bev = pkt.binlog_event
+                # the file an event is in, from the stream's own coordinates: the fetcher's
+                # tracker (rep.fetch_pos) reads on ahead, possibly past a ROTATE already
+                fname = (bev.binlog_file if bev is not None and bev.binlog_file is not None
+                         else rep.fetch_pos.log_file)
                 yield _packet_record(pkt, index=0, source=source, kind="live", session_id=sid,
                                      flow=None, frame=None, time=now, binlog_file=fname)
-                bev = pkt.binlog_event
                 if bev is None or bev.header is None:
                     continue
                 r = item.restart

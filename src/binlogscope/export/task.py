@@ -13,7 +13,7 @@ read them): they are decoded from memory, never written to a file to be read bac
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,7 +131,8 @@ def input_records(index: int, source: str, opts: TaskOptions, data: bytes | None
 
 
 def decode_input(index: int, source: str, size: int, data: bytes | None, opts: TaskOptions,
-                 *, added: Callable[[int], None] | None = None
+                 *, added: Callable[[int], None] | None = None,
+                 records: Iterable[Record] | None = None
                  ) -> Iterator[TableBatch | InputReport]:
     """Decode one input into its tables' row groups, then its :class:`InputReport`.
 
@@ -141,6 +142,8 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
     failure while decoding) goes into the report and the task goes on: it never raises for a
     bad input. With ``opts.write_dir`` the rows are written there and only the report comes
     back. ``added(size)``: called once the input is done (a progress accumulator).
+    ``records``: the input's records when they come from elsewhere (a slice of a live stream:
+    the Spark streaming source), instead of reading ``source``.
     """
     t0 = time.perf_counter()
     report = InputReport(index, source, size)
@@ -152,7 +155,7 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
                          emit_many=writer.add_many)
     counts = report.counts
     try:
-        for rec in input_records(index, source, opts, data):
+        for rec in (input_records(index, source, opts, data) if records is None else records):
             if isinstance(rec, EventRecord):
                 mapper.event(rec)
                 if rec.event.error:

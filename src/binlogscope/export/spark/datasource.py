@@ -299,6 +299,12 @@ class BinlogDataSource(DataSource):  # type: ignore[misc]
             return FilteringBinlogReader(self.options)
         return BinlogReader(self.options)
 
+    def streamReader(self, schema: Any) -> Any:  # noqa: N802 (Spark's name)
+        """``spark.readStream.format("binlog")``: :mod:`binlogscope.export.spark.stream`."""
+        from binlogscope.export.spark.stream import BinlogStreamReader
+
+        return BinlogStreamReader(self.options)
+
 
 __all__ = ["NAME", "BinlogDataSource", "BinlogInput", "BinlogReader", "BinlogSourceError",
            "FilteringBinlogReader",
