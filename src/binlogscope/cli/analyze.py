@@ -18,7 +18,8 @@ def add_analyze_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     a.add_argument("dir", metavar="DIR", nargs="+",
                    help="an export directory, or binlog files, directories of them, globs and "
                    "captures")
-    a.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
+    a.add_argument("--master", help="Spark master URL (default: spark-submit's master when "
+                   "run by spark-submit, else local[*])")
     a.add_argument("--conf", action="append", default=[], metavar="K=V",
                    help="Spark configuration, repeatable")
     a.add_argument("--sql", metavar="QUERY",
@@ -45,7 +46,8 @@ def cmd_analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reports = args.reports or (str(Path(sources[0]) / "_reports") if export
                                else "binlogscope-reports")
     if err.isatty():  # the JVM takes seconds to start: say so instead of a silent terminal
-        print(f"{PROG} analyze: starting Spark ({args.master}) ...", file=err, flush=True)
+        print(f"{PROG} analyze: starting Spark ({args.master or 'local[*]'}) ...", file=err,
+              flush=True)
     try:
         res = analyze(sources[0] if export else sources, master=args.master, conf=conf,
                       sql=args.sql, report_dir=reports, plots=args.plots, limit=args.limit,

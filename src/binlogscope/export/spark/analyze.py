@@ -505,13 +505,14 @@ class AnalyzeResult:
     written: list[Path] = field(default_factory=list)
 
 
-def analyze(root: str | Path | Sequence[str], *, master: str = "local[*]",
+def analyze(root: str | Path | Sequence[str], *, master: str | None = None,
             conf: Sequence[tuple[str, str]] = (),
             sql: str | None = None, report_dir: str | Path | None = None,
             plots: str | Path | None = None, limit: int = 20,
             emit: Callable[[str], None] | None = None) -> AnalyzeResult:
     """Run the reports (or the user's ``sql``) over an export, or over binlog files and
-    captures read through the ``binlog`` data source; print through ``emit``."""
+    captures read through the ``binlog`` data source; print through ``emit``. ``master``
+    None: the one ``spark-submit`` was given (a cluster), else ``local[*]``."""
     sources = [str(root)] if isinstance(root, (str, Path)) else [str(r) for r in root]
     base = Path(sources[0])
     export = len(sources) == 1 and base.is_dir() and is_export(base)
