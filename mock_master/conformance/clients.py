@@ -6,8 +6,9 @@ A template is a shell-like command line with placeholders, run once per case:
 *unimplemented* for a template without it), ``{flavor}`` (``mariadb`` or ``mysql``),
 ``{server_id}`` (a replica server id), ``{semi_sync}`` (``1`` when the case wants
 semi-sync negotiated), ``{heartbeat}`` (seconds between heartbeats the case wants asked for,
-with a read timeout of twice that; ``0``: the client's defaults). The same values are in the
-environment
+with a read timeout of twice that; ``0``: the client's defaults), ``{tls}`` (``required`` when
+the case wants the client to insist on TLS, ``default`` in the other TLS cases, else empty).
+The same values are in the environment
 (``CONFORMANCE_HOST``, ..., and ``MYSQL_PWD``).
 
 Adapters say how the client's stdout is read: ``schema`` (it prints the JSON lines of
@@ -32,7 +33,7 @@ from typing import Any
 
 ADAPTERS = ("schema", "binlogscope-live", "none")
 PLACEHOLDERS = ("host", "port", "user", "password", "file", "pos", "gtid", "flavor",
-                "server_id", "semi_sync", "heartbeat")
+                "server_id", "semi_sync", "heartbeat", "tls")
 
 
 class ClientError(Exception):
@@ -54,13 +55,16 @@ class Params:
     semi_sync: bool = False
     #: the case wants heartbeats every this many seconds and a read timeout of twice that
     heartbeat: float | None = None
+    #: a TLS case: "default" (the client's own setting) or "required" (insist on TLS)
+    tls: str | None = None
 
     def as_dict(self) -> dict[str, str]:
         return {"host": self.host, "port": str(self.port), "user": self.user,
                 "password": self.password, "file": self.file, "pos": str(self.pos),
                 "gtid": self.gtid or "", "flavor": self.flavor,
                 "server_id": str(self.server_id), "semi_sync": "1" if self.semi_sync else "0",
-                "heartbeat": f"{self.heartbeat:g}" if self.heartbeat else "0"}
+                "heartbeat": f"{self.heartbeat:g}" if self.heartbeat else "0",
+                "tls": self.tls or ""}
 
 
 @dataclass
@@ -93,9 +97,15 @@ def _template(cmd: str) -> Callable[[Params], list[str]]:
     return argv
 
 
+#: the preset turns TLS off (the relay then reads the stream) except in the TLS cases, where
+#: it runs with its default (PREFERRED) or insists (REQUIRED)
+_LIVE_SSL = {"default": "PREFERRED", "required": "REQUIRED"}
+
+
 def _binlogscope(p: Params) -> list[str]:
     argv = [sys.executable, "-m", "binlogscope", "live", "--host", p.host, "--port", str(p.port),
-            "--user", p.user, "--ssl-mode", "DISABLED", "--server-id", str(p.server_id),
+            "--user", p.user, "--ssl-mode", _LIVE_SSL.get(p.tls or "", "DISABLED"),
+            "--server-id", str(p.server_id),
             "--non-blocking", "--json", "--connect-timeout", "5"]
     if p.heartbeat:  # its defaults: a heartbeat every 30 s, a dead link after 60 s
         argv += ["--heartbeat", f"{p.heartbeat:g}", "--net-read-timeout",
@@ -111,13 +121,18 @@ def _binlogscope(p: Params) -> list[str]:
 def _pmr(p: Params) -> list[str]:
     return [sys.executable, "-m", "mock_master.conformance.adapters.pmr", p.host, str(p.port),
             p.user, p.password, p.file, str(p.pos), p.flavor, p.gtid or "",
-            f"{p.heartbeat:g}" if p.heartbeat else ""]
+            f"{p.heartbeat:g}" if p.heartbeat else "", p.tls or ""]
 
 
 def _mariadb_binlog(p: Params) -> list[str]:
     exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog") or "mariadb-binlog"
     argv = [exe, "--read-from-remote-server", f"--host={p.host}", f"--port={p.port}",
             f"--user={p.user}", "--to-last-log", "--protocol=TCP"]
+    if p.tls == "required":
+        # 10.11's one option that insists: --ssl alone falls back to plain TCP when the
+        # server offers no TLS (measured against a real MariaDB without TLS as well); its
+        # default already switches to TLS when the server offers it
+        argv.append("--ssl-verify-server-cert")
     if p.gtid:
         argv.append(f"--start-position={p.gtid}")
     else:
@@ -129,7 +144,8 @@ def _mariadb_binlog(p: Params) -> list[str]:
 def _mariadb_replica(p: Params) -> list[str]:
     return [sys.executable, "-m", "mock_master.conformance.adapters.mariadb_replica", p.host,
             str(p.port), p.user, p.password, p.file, str(p.pos), p.flavor,
-            "1" if p.semi_sync else "0", p.gtid or "", f"{p.heartbeat:g}" if p.heartbeat else ""]
+            "1" if p.semi_sync else "0", p.gtid or "", f"{p.heartbeat:g}" if p.heartbeat else "",
+            p.tls or ""]
 
 
 PRESETS: dict[str, Client] = {

@@ -41,5 +41,9 @@ class Setup:
     #: the case wants the client configured to notice a dead link: a heartbeat every this
     #: many seconds and a read timeout of twice that ({heartbeat}; each preset's own flags)
     heartbeat: float | None = None
+    #: a TLS case: "default" - the client keeps its own TLS setting (a preset that turns TLS
+    #: off so the relay can read the stream does not); "required" - the client is told to
+    #: insist on TLS; None - the preset's usual flags
+    tls: str | None = None
     #: anything the judge needs that the build computed (GTIDs, positions, ...)
     facts: dict[str, Any] = field(default_factory=dict)

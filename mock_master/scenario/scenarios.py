@@ -131,6 +131,8 @@ class Scenario:
     schema_from: str | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
+    #: require_secure_transport=ON: a login without TLS is refused (needs tls_cert)
+    tls_required: bool = False
     semi_sync: bool = True  # rpl_semi_sync_master_enabled
     #: semi-sync: ask for an ACK at every transaction end served, replayed history included
     #: (for ACK tests); default: as the server, only for transactions appended after the client
@@ -164,6 +166,9 @@ class Scenario:
     def __post_init__(self) -> None:
         if self.flavor not in ("mariadb", "mysql"):
             raise ScenarioError(f"flavor {self.flavor!r}: expected 'mariadb' or 'mysql'")
+        if self.tls_required and not self.tls_cert:
+            raise ScenarioError("tls_required needs tls_cert (and tls_key): the clients must "
+                                "be able to switch to TLS")
         for a in self.actions:
             validate_action(a)
         for pat, _ in self.answers:
@@ -211,8 +216,8 @@ def _path(base: Path | None, v: Any) -> str:
 
 _TOP = {"flavor", "server_version", "server_id", "server_uuid", "users", "sources", "actions",
         "answers", "variables", "schema", "schema_ddl", "schema_from", "tls_cert", "tls_key",
-        "semi_sync", "ack_every_transaction", "require_register", "ack_timeout", "log",
-        "clear_in_use_flag", "strip_checksums", "max_closed_clients"}
+        "tls_required", "semi_sync", "ack_every_transaction", "require_register", "ack_timeout",
+        "log", "clear_in_use_flag", "strip_checksums", "max_closed_clients"}
 
 
 def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenario:
@@ -244,7 +249,7 @@ def scenario_from_dict(data: dict[str, Any], base: Path | None = None) -> Scenar
         answers.append((str(q), ans))
     kw: dict[str, Any] = {k: data[k] for k in ("flavor", "server_version", "server_id",
                                                "server_uuid", "variables", "schema",
-                                               "schema_from",
+                                               "schema_from", "tls_required",
                                                "semi_sync", "ack_every_transaction",
                                                "require_register", "ack_timeout",
                                                "clear_in_use_flag", "strip_checksums",

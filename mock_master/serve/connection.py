@@ -77,6 +77,7 @@ _MARIADB_EXT = int(MariaDbCapability.MARIADB_CLIENT_PROGRESS
                    | MariaDbCapability.MARIADB_CLIENT_CACHE_METADATA)
 ER_ACCESS_DENIED = 1045
 ER_NOT_SUPPORTED_AUTH_MODE = 1251
+ER_SECURE_TRANSPORT_REQUIRED = 3159
 
 
 class Connection(ClientIO):
@@ -234,6 +235,9 @@ class Connection(ClientIO):
         if not ok:
             self._deny(v.username, bool(response))
             raise Closed("wrong password")
+        if self.m.scenario.tls_required and self.tls is None:
+            self._insecure(v.username, bool(response))
+            raise Closed("insecure transport (require_secure_transport)")
         self.log.authenticated = True
         self.send(OkPacket())
         await self.drain()
@@ -302,6 +306,20 @@ class Connection(ClientIO):
             self.send(ErrPacket(ER_NOT_SUPPORTED_AUTH_MODE, msg, "08004"))
         raise Closed("client without CLIENT_PLUGIN_AUTH for a "
                      f"{account_plugin} account (ERR {ER_NOT_SUPPORTED_AUTH_MODE})")
+
+    def _insecure(self, user: str | None, with_password: bool) -> None:
+        """require_secure_transport=ON and a login over plain TCP. MariaDB 10.11 answers it as
+        a failed login (measured: ERR 1045 28000 'Access denied ... (using password: YES)',
+        sequence 2, then it closes); MySQL 8 with ER_SECURE_TRANSPORT_REQUIRED (3159 HY000,
+        its reference manual's 'Configuring Encrypted Connections')."""
+        if self.m.flavor == "mariadb":
+            self._deny(user, with_password)
+            return
+        msg = ("Connections using insecure transport are prohibited while "
+               "--require_secure_transport=ON.")
+        self.log.errors.append(f"ERR {ER_SECURE_TRANSPORT_REQUIRED}: {msg}")
+        with contextlib.suppress(Exception):
+            self.send(ErrPacket(ER_SECURE_TRANSPORT_REQUIRED, msg, "HY000"))
 
     def _deny(self, user: str | None, with_password: bool) -> None:
         msg = (f"Access denied for user '{user or ''}'@'{self.host}' (using password: "

@@ -25,9 +25,23 @@ def test_presets_pass_the_heartbeat_as_their_own_flags() -> None:
     i = argv.index("--heartbeat")
     assert argv[i + 1] == "3" and argv[argv.index("--net-read-timeout") + 1] == "6"
     assert "--heartbeat" not in live(_params(None))  # its defaults otherwise
-    assert make_client("python-mysql-replication").argv(_params(3.0))[-1] == "3"
-    assert make_client("python-mysql-replication").argv(_params(None))[-1] == ""
-    assert make_client("mariadb-replica").argv(_params(2.5))[-1] == "2.5"
+    assert make_client("python-mysql-replication").argv(_params(3.0))[-2:] == ["3", ""]
+    assert make_client("python-mysql-replication").argv(_params(None))[-2] == ""
+    assert make_client("mariadb-replica").argv(_params(2.5))[-2] == "2.5"
+
+
+def test_presets_insist_on_tls_with_their_own_flags() -> None:
+    """A TLS case: "default" keeps the client's own setting, "required" insists."""
+    p = _params(None)
+    live = make_client("binlogscope").argv
+    assert live(p)[live(p).index("--ssl-mode") + 1] == "DISABLED"  # the relay reads the stream
+    p.tls = "default"
+    assert live(p)[live(p).index("--ssl-mode") + 1] == "PREFERRED"
+    p.tls = "required"
+    assert live(p)[live(p).index("--ssl-mode") + 1] == "REQUIRED"
+    assert "--ssl-verify-server-cert" in make_client("mariadb-binlog").argv(p)
+    assert make_client("python-mysql-replication").argv(p)[-1] == "required"
+    assert make_client("mariadb-replica").argv(p)[-1] == "required"
 
 
 def test_a_template_gets_the_heartbeat_placeholder() -> None:

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.mysql, pytest.mark.network]
 CASES = ("semisync/ack-each-flagged-event,stream/disconnect-mid-transaction,"
          "stream/disconnect-mid-event,stream/err-1236-purged,setup/dump-request-framing,"
          "gtid/mariadb-purged,semisync/ack-multi-packet-event,stream/tcp-cut-mid-packet,"
-         "incidents/half-open-no-heartbeats")
+         "incidents/half-open-no-heartbeats,setup/tls-required,setup/tls-insisted-not-offered")
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def results(replica: MariaDB) -> dict[str, Result]:
 
 
 def test_the_replica_passes_the_protocol_cases(results: dict[str, Result]) -> None:
-    assert len(results) == 9
+    assert len(results) == 11
     cut = results.pop("stream/disconnect-mid-event [mariadb]")
     bad = [explain(r) for r in results.values() if r.verdict != Verdict.PASS]
     assert not bad, "\n".join(bad)
@@ -69,6 +69,16 @@ def test_a_silent_master_is_noticed_with_the_heartbeat_the_case_asks_for(
     text = "\n".join(c.text for c in r.checks)
     assert "reconnected" in text and "@master_heartbeat_period" in text.lower(), explain(r)
     assert "resumed at" in text, explain(r)
+
+
+def test_tls_what_the_replica_does(results: dict[str, Result]) -> None:
+    """10.11's default MASTER_SSL=0 against a TLS-only master: the login is refused (1045) and
+    the IO thread reports it and retries; told to insist (MASTER_SSL_VERIFY_SERVER_CERT=1) it
+    sends no login to a master without TLS."""
+    req = "\n".join(c.text for c in results["setup/tls-required [mariadb]"].checks)
+    assert "plain text" in req and "1045" in req, req
+    ins = "\n".join(c.text for c in results["setup/tls-insisted-not-offered [mariadb]"].checks)
+    assert "refused to log in without TLS" in ins, ins
 
 
 def test_its_acks_and_its_resume_position_are_the_evidence(results: dict[str, Result]) -> None:

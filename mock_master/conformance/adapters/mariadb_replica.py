@@ -4,7 +4,7 @@ master, and is judged on the wire (what it asks for, its ACKs, where it resumes)
 ::
 
     python -m mock_master.conformance.adapters.mariadb_replica HOST PORT USER PASSWORD FILE POS \\
-        FLAVOR SEMI_SYNC [GTID] [HEARTBEAT]
+        FLAVOR SEMI_SYNC [GTID] [HEARTBEAT] [TLS]
 
 The replica server is named by ``CONFORMANCE_REPLICA`` (``host:port:user``; its password in
 ``CONFORMANCE_REPLICA_PASSWORD``), e.g. a throw-away server started by scripts/mariadb.sh.
@@ -15,7 +15,9 @@ an SQL thread to apply rows to. The adapter waits until the IO thread stops with
 twice that (how a DBA makes a replica notice a silent master; the quiet wait is then longer
 than the read timeout, so a reconnection is seen); without it MASTER_HEARTBEAT_PERIOD=2 and
 ``slave_net_timeout`` 60 (the server's default). It reports no values (run it with
-``--adapter none``).
+``--adapter none``). TLS ``required`` is MASTER_SSL=1 with MASTER_SSL_VERIFY_SERVER_CERT=1
+(MASTER_SSL=1 alone logs in over plain TCP when the master offers no TLS); otherwise the
+replica's default (MASTER_SSL=0 on 10.11: plain TCP).
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ def main(argv: list[str]) -> int:
     heartbeat = float(argv[9]) if len(argv) > 9 and argv[9] else None
     net_timeout = max(1, round(2 * heartbeat)) if heartbeat else 60
     quiet = max(QUIET, net_timeout + 4.0) if heartbeat else QUIET
+    # MASTER_SSL=1 alone falls back to plain TCP when the master offers no TLS (10.11, as the
+    # client's --ssl): verifying the certificate is what insists
+    tls = (", MASTER_SSL=1, MASTER_SSL_VERIFY_SERVER_CERT=1"
+           if len(argv) > 10 and argv[10] == "required" else "")
     import pymysql
 
     r_host, r_port, r_user = os.environ["CONFORMANCE_REPLICA"].split(":")
@@ -69,7 +75,7 @@ def main(argv: list[str]) -> int:
             where = "MASTER_USE_GTID=slave_pos"
         cur.execute(f"CHANGE MASTER {ch} TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s, "
                     f"MASTER_PASSWORD=%s, MASTER_CONNECT_RETRY=1, "
-                    f"MASTER_HEARTBEAT_PERIOD={heartbeat or 2:g}, "
+                    f"MASTER_HEARTBEAT_PERIOD={heartbeat or 2:g}{tls}, "
                     f"{where}", (host, int(port), user, password))
         cur.execute(f"START SLAVE {ch} IO_THREAD")
         last: tuple[Any, ...] = ()

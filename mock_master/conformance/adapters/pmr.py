@@ -3,7 +3,7 @@
 ::
 
     python -m mock_master.conformance.adapters.pmr HOST PORT USER PASSWORD FILE POS FLAVOR \
-        [GTID] [HEARTBEAT]
+        [GTID] [HEARTBEAT] [TLS]
 
 Reads the stream with ``BinLogStreamReader`` (non-blocking: it ends at the end of the binlog)
 and prints one JSON line per event the library hands its user, in the schema of
@@ -12,7 +12,9 @@ converts Python types to JSON (bytes to ``{"hex": ...}``, Decimal to text, datet
 ``YYYY-MM-DD HH:MM:SS[.ffffff]``, timedelta to ``[-]H:MM:SS[.ffffff]``, a set to a sorted list)
 and corrects nothing. HEARTBEAT (seconds) is the library's own ``slave_heartbeat`` with a
 ``read_timeout`` of twice that in its connection settings (how a user makes it notice a silent
-source). An exception is an ``error`` line and exit status 1 (the traceback on
+source). TLS ``required`` passes ``ssl={"check_hostname": False}`` (TLS insisted on, the
+certificate not verified); otherwise PyMySQL's default (it switches to TLS when the server
+offers it). An exception is an ``error`` line and exit status 1 (the traceback on
 stderr). The password comes as an argument because the conformance runner passes it that way to
 every client; the mock master's test user's, never a real one.
 """
@@ -74,6 +76,7 @@ def main(argv: list[str]) -> int:
     host, port, user, password, log_file, log_pos, flavor = argv[:7]
     gtid = argv[7] if len(argv) > 7 and argv[7] else None
     heartbeat = float(argv[8]) if len(argv) > 8 and argv[8] else None
+    tls = argv[9] if len(argv) > 9 else ""
     import pymysqlreplication
     from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication import event as e
@@ -88,6 +91,8 @@ def main(argv: list[str]) -> int:
         kw.update(log_file=log_file, log_pos=int(log_pos), resume_stream=True)
     settings: dict[str, Any] = {"host": host, "port": int(port), "user": user,
                                 "passwd": password}
+    if tls == "required":
+        settings["ssl"] = {"check_hostname": False}
     if heartbeat:
         kw["slave_heartbeat"] = heartbeat
         settings["read_timeout"] = 2 * heartbeat
