@@ -17,7 +17,8 @@ setup(
     package_dir={"binlogscope": "src/binlogscope", "mock_master": "mock_master"},
     ext_modules=[
         Extension("binlogscope._native._kernel",
-                  ["src/binlogscope/_native/_kernel.c", "src/binlogscope/_native/_rowjson.c"],
+                  ["src/binlogscope/_native/_kernel.c", "src/binlogscope/_native/_values.c",
+                   "src/binlogscope/_native/_rowjson.c"],
                   depends=["src/binlogscope/_native/_kernel.h"],
                   optional=True, extra_compile_args=["-O2"]),
     ],

@@ -1,7 +1,8 @@
 /*
  * The native kernel's shared declarations: the column kinds of the plans (keep in step with
  * wire/binlog/_rowcode.py), a column's parsed spec, the ImageReader, and the small helpers
- * both the reader (_kernel.c) and the JSON writer (_rowjson.c) use.
+ * the column readers (_values.c), the row walks (_kernel.c) and the JSON writer (_rowjson.c)
+ * use.
  */
 #ifndef BINLOGSCOPE_KERNEL_H
 #define BINLOGSCOPE_KERNEL_H
@@ -66,6 +67,21 @@ extern PyTypeObject ImageReaderType;
 /* a ValueError "past the end" / "no progress"; return -1 */
 int kernel_past_end(void);
 int kernel_no_progress(void);
+/* what kernel_scalar read (_values.c): a column whose value is a plain C value */
+enum { S_NONE = 0, S_INT, S_UINT, S_DOUBLE, S_BYTES, S_TEXT };
+typedef struct {
+    long long i;              /* S_INT */
+    unsigned long long u;     /* S_UINT */
+    double d;                 /* S_DOUBLE */
+    const unsigned char *s;   /* S_BYTES, S_TEXT (in the column's codec): len bytes at s, */
+    Py_ssize_t len, pad;      /* then pad 0x00 bytes (BINARY(n)) */
+} Scalar;
+
+/* the one reader of the columns whose value is a C integer, float or byte/text span: the
+ * column at *pp into *v, *pp advanced, its S_ tag; S_NONE: a kind read only as a Python object
+ * (kernel_read_value), *pp unchanged; -1: past the end (ValueError set) */
+int kernel_scalar(const Col *c, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp,
+                  Scalar *v);
 /* one non-NULL column at *pp -> new reference, *pp advanced (NULL: an exception is set) */
 PyObject *kernel_read_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n,
                             Py_ssize_t *pp);

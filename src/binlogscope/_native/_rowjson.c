@@ -5,8 +5,9 @@
  * The text is what render/json_out.py's serializer (orjson, bytes as hex) writes for the list
  * ``decode_rows`` returns - ``[{"before":{...}|null,"after":{...}|null},...]`` - so the event's
  * line embeds it with orjson.Fragment and render/shapes.py stays the one definition of the
- * event's keys. Values are the reader's values (kernel_read_value, or straight from the bytes
- * for integers, floats, text and bytes, which give the same), written as orjson writes them:
+ * event's keys. Values are the reader's values (kernel_scalar's C values for integers, floats,
+ * text and bytes - the same reader kernel_read_value uses - else kernel_read_value's Python
+ * value), written as orjson writes them:
  * integers in decimal, floats in orjson's shortest form (NaN and infinities null), text with
  * orjson's escapes, bytes as lowercase hex, None as null.
  *
@@ -285,79 +286,39 @@ put_object(Out *o, PyObject *v)
     return DECLINE;
 }
 
-/* one non-NULL column at *pp, written; DECLINE, or -1 with an exception */
+/* one non-NULL column at *pp, written; DECLINE, or -1 with an exception. The scalar kinds are
+ * read by the kernel's one scalar reader (kernel_scalar) and written from the C value; the
+ * others are the reader's Python value, written as orjson writes it */
 static int
 put_value(Out *o, const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n,
           Py_ssize_t *pp)
 {
-    Py_ssize_t p = *pp, left = n - p;
-    const unsigned char *s = b + p;
-    switch (c->kind) {
-    case K_I8: case K_U8: case K_I16: case K_U16: case K_I32: case K_U32: {
-        static const int width[] = {0, 1, 1, 2, 2, 4, 4};
-        int w = width[c->kind];
-        if (left < w)
-            return kernel_past_end();
-        unsigned long long u = le_uint(s, w);
-        long long v;
-        if (c->kind == K_U8 || c->kind == K_U16 || c->kind == K_U32)
-            v = (long long)u;
-        else
-            v = w == 1 ? (signed char)u : w == 2 ? (int16_t)u : (int32_t)u;
-        *pp = p + w;
-        return put_ll(o, v);
-    }
-    case K_I64: case K_U64:
-        if (left < 8)
-            return kernel_past_end();
-        *pp = p + 8;
-        if (c->kind == K_I64)
-            return put_ll(o, (long long)le_uint(s, 8));
-        return put_ull(o, le_uint(s, 8));
-    case K_F32: case K_F64: {
-        int w = c->kind == K_F32 ? 4 : 8;
-        if (left < w)
-            return kernel_past_end();
-        double d;
-        if (w == 4) {
-            float f;
-            uint32_t u = (uint32_t)le_uint(s, 4);
-            memcpy(&f, &u, 4);
-            d = (double)f;
-        } else {
-            uint64_t u = le_uint(s, 8);
-            memcpy(&d, &u, 8);
-        }
-        *pp = p + w;
-        return put_double(o, d);
-    }
-    case K_PREFIXED:
-    case K_BINARY: {
-        int w = (int)c->a;
-        if (left < w)
-            return kernel_past_end();
-        Py_ssize_t len = (Py_ssize_t)le_uint(s, w);
-        if (len > left - w)
-            return kernel_past_end();
-        *pp = p + w + len;
-        const unsigned char *v = s + w;
-        if (c->kind == K_BINARY)
-            return put_hex(o, v, len, len < c->b ? (Py_ssize_t)c->b - len : 0);
-        if (c->codec == NULL)
-            return put_hex(o, v, len, 0);
+    Py_ssize_t p = *pp;
+    Scalar v;
+    switch (kernel_scalar(c, b, n, pp, &v)) {
+    case -1:
+        return -1;
+    case S_INT:
+        return put_ll(o, v.i);
+    case S_UINT:
+        return put_ull(o, v.u);
+    case S_DOUBLE:
+        return put_double(o, v.d);
+    case S_BYTES:
+        return put_hex(o, v.s, v.len, v.pad);
+    case S_TEXT:
         if (c->utf8)
-            return valid_utf8(v, len) ? put_str(o, (const char *)v, len) : DECLINE;
+            return valid_utf8(v.s, v.len) ? put_str(o, (const char *)v.s, v.len) : DECLINE;
         *pp = p;  /* another codec: the reader's str */
         break;
-    }
     default:
         break;
     }
-    PyObject *v = kernel_read_value(c, bobj, b, n, pp);
-    if (v == NULL)
+    PyObject *obj = kernel_read_value(c, bobj, b, n, pp);
+    if (obj == NULL)
         return -1;
-    int rc = put_object(o, v);
-    Py_DECREF(v);
+    int rc = put_object(o, obj);
+    Py_DECREF(obj);
     return rc;
 }
 
