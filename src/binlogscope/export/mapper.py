@@ -23,8 +23,14 @@ from binlogscope.export.columns import events_row, rows_row
 from binlogscope.export.images import ImageColumns, columns_of, image_map, json_text, pk_pairs
 from binlogscope.export.packets import packet_row
 from binlogscope.export.records import EventRecord, PacketRecord
+from binlogscope.pipeline.filter import event_table
+from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
+from binlogscope.wire.binlog.control_events import XidEvent
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.decoded import TransactionPayloadEvent
+from binlogscope.wire.binlog.gtid_events import MariadbGtidEvent
+from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.types import EventType as E
 from binlogscope.wire.binlog.types import event_type_name
 
@@ -33,7 +39,6 @@ _GTID_TYPES = frozenset({E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT, E.GTID_TA
 _INSIDE_TYPES = frozenset({E.TABLE_MAP_EVENT, E.ANNOTATE_ROWS_EVENT, E.ROWS_QUERY_LOG_EVENT,
                            E.INTVAR_EVENT, E.USER_VAR_EVENT, E.RAND_EVENT,
                            E.BEGIN_LOAD_QUERY_EVENT, E.APPEND_BLOCK_EVENT})
-_OPS = {"INSERT", "UPDATE", "DELETE"}
 # plain ints for the per-event checks (an IntEnum member lookup costs more than the check)
 _QUERY_TYPES = frozenset({int(E.QUERY_EVENT), int(E.QUERY_COMPRESSED_EVENT)})
 _XID = int(E.XID_EVENT)
@@ -130,12 +135,10 @@ class TableMapper:
     # ---- events
     def event(self, rec: EventRecord) -> None:
         self._event(rec, rec.event, None)
-        inner = getattr(rec.event.body, "events", None)
-        if rec.event.header is not None and rec.event.header.type_code == \
-                E.TRANSACTION_PAYLOAD_EVENT and isinstance(inner, list):
-            for i, iev in enumerate(inner):
-                if isinstance(iev, DecodedEvent):
-                    self._event(rec, iev, i)
+        payload = rec.event.body
+        if isinstance(payload, TransactionPayloadEvent):
+            for i, iev in enumerate(payload.events):
+                self._event(rec, iev, i)
 
     def _event(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None) -> None:
         h = ev.header
@@ -148,17 +151,19 @@ class TableMapper:
         pos = outer.file_pos
         ends = False
         xid: int | None = None
-        is_rows = _is_rows(body)
+        is_rows = isinstance(body, RowsEvent)
 
         if code in _GTID_TYPES:
             if trx is not None:
                 self._finish(None, None)
-            gtid = getattr(body, "gtid", None)
-            gtid = gtid if isinstance(gtid, str) and gtid.upper() != "ANONYMOUS" else None
-            opens = code == _MARIADB_GTID and not _mariadb_standalone(body)
+            gtid = bodies.gtid(ev)
+            gtid = gtid if gtid is not None and gtid.upper() != "ANONYMOUS" else None
+            # MariaDB's FL_STANDALONE: a single statement, no BEGIN/COMMIT
+            opens = code == _MARIADB_GTID and not (isinstance(body, MariadbGtidEvent)
+                                                   and body.standalone)
             trx = self.trx = _Trx(pos, file, gtid, opens)
         elif code in _QUERY_TYPES:
-            q = _statement_kind(getattr(body, "query", None))
+            q = _statement_kind(bodies.statement(ev))
             if q == "BEGIN":
                 if trx is None:
                     trx = self.trx = _Trx(pos, file, None, True)
@@ -175,7 +180,7 @@ class TableMapper:
         elif code == _XID:
             if trx is None:
                 trx = self.trx = _Trx(pos, file, None, True)
-            xid = _i64(getattr(body, "xid", None))
+            xid = _i64(body.xid) if isinstance(body, XidEvent) else None
             ends = True
         elif code == _XA_PREPARE:
             if trx is not None:
@@ -206,11 +211,10 @@ class TableMapper:
         h = ev.header
         oh = outer.header
         body = ev.body
-        schema = getattr(body, "schema", None)
-        schema = schema if isinstance(schema, str) and schema else None
-        table = getattr(body, "table", None)
-        query = getattr(body, "query", None)
-        rows = getattr(body, "rows", None) if is_rows else None
+        schema, table = event_table(ev)
+        schema = schema or None
+        query = bodies.query_text(ev)
+        rows = body.rows if isinstance(body, RowsEvent) else None
         ts = h.timestamp if h is not None else 0
         date = partition_date(ts)
         cap = rec.capture_time
@@ -224,31 +228,29 @@ class TableMapper:
             type_code=h.type_code if h else None, flags=h.flags if h else None,
             checksum_ok=ev.checksum_ok, error=ev.error, gtid=trx.gtid if trx else None,
             xid=None, trx_offset=trx.offset if trx else None,
-            table=table if isinstance(table, str) else None,
-            query=query if isinstance(query, str) else None,
-            query_raw=statement_bytes(ev, query) if isinstance(query, str) else None,
-            rows=len(rows) if isinstance(rows, list) else None,
+            table=table, query=query,
+            query_raw=statement_bytes(ev, query) if query is not None else None,
+            rows=len(rows) if rows is not None else None,
             capture_time=None if cap is None else round(cap * 1_000_000),
         )
         self.events += 1
         part = (date, schema or "")
         # the memory the row holds: its values and the statement text (can be huge)
-        weight = EVENT_WEIGHT + (len(query) if isinstance(query, str) else 0)
+        weight = EVENT_WEIGHT + (len(query) if query is not None else 0)
         if trx is None:
             self.emit("events", part, row, weight)
         else:
             trx.pending.append(("events", part, row, weight))
             trx.bytes += weight
-        if isinstance(rows, list) and rows:
+        if isinstance(body, RowsEvent) and rows:
             assert trx is not None
             self._add_rows(rec, ev, body, rows, row, part, trx)
 
-    def _add_rows(self, rec: EventRecord, ev: DecodedEvent, body: Any, rows: list[Any],
-                  ev_row: list[Any], part: tuple[str, str], trx: _Trx) -> None:
-        op = getattr(body, "kind", None)
-        if op not in _OPS:
-            op = _op_from_type(ev.type_name)
-        cols = self._columns_for(rec.ctx, body)
+    def _add_rows(self, rec: EventRecord, ev: DecodedEvent, body: RowsEvent,
+                  rows: list[dict[str, Any]], ev_row: list[Any], part: tuple[str, str],
+                  trx: _Trx) -> None:
+        op = body.kind
+        cols = self._columns_for(rec.ctx, body.table_id)
         pk_labels = cols.pk if cols else None
         # row_index and the images are set per row (the images' JSON and pk are built from
         # them by the writer's column builders)
@@ -286,11 +288,9 @@ class TableMapper:
         trx.rows += len(rows)
         self.rows += len(rows)
 
-    def _columns_for(self, ctx: DecodeContext, body: Any) -> ImageColumns | None:
-        tm = getattr(body, "table_map", None)
-        if not isinstance(tm, TableMap):
-            table_id = getattr(body, "table_id", None)
-            tm = ctx.tables.get(table_id) if isinstance(table_id, int) else None
+    def _columns_for(self, ctx: DecodeContext, table_id: int) -> ImageColumns | None:
+        """The columns of the table a rows event refers to (its TABLE_MAP in the context)."""
+        tm = ctx.tables.get(table_id)
         if tm is None:
             return None
         cached = self._columns.get(id(tm))
@@ -354,27 +354,6 @@ def _as_dicts(emit: Emit) -> EmitValues:
         emit(table, part, dict(zip(COLUMNS[table], values, strict=True)))
 
     return emit_values
-
-
-def _is_rows(body: Any) -> bool:
-    return body is not None and getattr(body, "kind", None) in _OPS and hasattr(body, "rows")
-
-
-def _op_from_type(name: str) -> str:
-    if "WRITE" in name:
-        return "INSERT"
-    if "DELETE" in name:
-        return "DELETE"
-    return "UPDATE"
-
-
-def _mariadb_standalone(body: Any) -> bool:
-    """MariaDB GTID_EVENT flag FL_STANDALONE (0x01): a single statement, no BEGIN/COMMIT."""
-    v = getattr(body, "standalone", None)
-    if isinstance(v, bool):
-        return v
-    flags = getattr(body, "flags2", getattr(body, "flags", None))
-    return isinstance(flags, int) and bool(flags & 0x01)
 
 
 _WORD = re.compile(r"\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.S)

@@ -25,7 +25,8 @@ from binlogscope.export.records import (
     SourceError,
 )
 from binlogscope.session.events import PacketDecoded
-from binlogscope.wire.binlog.context import DecodeContext, TableMap
+from binlogscope.wire.binlog import bodies
+from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.replication import SemiSyncAck
 
@@ -36,8 +37,8 @@ def _tables_ctx(ctx: DecodeContext, pkt: PacketDecoded) -> None:
         return
     if ev.header.type_code in (EventType.ROTATE_EVENT, EventType.FORMAT_DESCRIPTION_EVENT):
         ctx.tables.clear()
-    tm = getattr(ev.body, "table_map", None)
-    if isinstance(tm, TableMap):
+    tm = bodies.table_map(ev)
+    if tm is not None:
         ctx.tables[tm.table_id] = tm
 
 
@@ -131,9 +132,9 @@ def capture_records(index: int, path: str, ports: list[int] | None = None, *,
             ctx = ctxs.setdefault(fid, DecodeContext())
             _tables_ctx(ctx, pkt)
             bev = pkt.binlog_event
-            name = getattr(getattr(bev, "body", None), "next_log_name", None)
-            if isinstance(name, str):
-                files[fid] = name
+            rotate = bodies.rotate(bev) if bev is not None else None
+            if rotate is not None:
+                files[fid] = rotate.next_log_name
             sid = f"{Path(path).name}#{fid}"
             yield _packet_record(pkt, index=index, source=path, kind="pcap", session_id=sid,
                                  flow=item.flow.name, frame=item.frame, time=item.time,

@@ -6,7 +6,7 @@ the table it refers to - answered by the body's type instead of ``getattr(body, 
 from __future__ import annotations
 
 from binlogscope.wire.binlog.context import TableMap
-from binlogscope.wire.binlog.control_events import RotateEvent
+from binlogscope.wire.binlog.control_events import AnnotateRowsEvent, RotateEvent, RowsQueryEvent
 from binlogscope.wire.binlog.decoded import DecodedEvent
 from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtidEvent
 from binlogscope.wire.binlog.query_event import QueryEvent
@@ -18,6 +18,14 @@ def statement(ev: DecodedEvent) -> str | None:
     """A QUERY event's statement text (``BEGIN``, ``COMMIT``, DDL...)."""
     body = ev.body
     return body.query if isinstance(body, QueryEvent) and type(body.query) is str else None
+
+
+def query_text(ev: DecodedEvent) -> str | None:
+    """The statement text an event carries: a QUERY's, or the one MariaDB's ANNOTATE_ROWS and
+    MySQL's ROWS_QUERY write before a transaction's row events."""
+    body = ev.body
+    return (body.query if isinstance(body, QueryEvent | RowsQueryEvent | AnnotateRowsEvent)
+            else None)
 
 
 def gtid(ev: DecodedEvent) -> str | None:
@@ -50,4 +58,5 @@ def table_map(ev: DecodedEvent) -> TableMap | None:
     return body.table_map if isinstance(body, TableMapEvent) else None
 
 
-__all__ = ["gtid", "mariadb_gtid_flags", "rotate", "statement", "table_id", "table_map"]
+__all__ = ["gtid", "mariadb_gtid_flags", "query_text", "rotate", "statement", "table_id",
+           "table_map"]
