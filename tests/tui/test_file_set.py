@@ -97,3 +97,23 @@ def test_parquet_export_of_a_file_set(tmp_path: Path) -> None:
     events = pq.read_table(out / "events").to_pylist()
     assert sorted((e["binlog_file"], e["offset"]) for e in events) == sorted(
         (src.row(i).binlog_file, src.row(i).file_pos) for i in rows)
+
+
+@sync
+async def test_the_narrow_file_column_keeps_the_end_of_the_name() -> None:
+    """At 80 columns the file column is 12 cells: 'binlog.000001' and 'binlog.000002' were
+    both 'binlog.0000…'; the sequence number is what tells a set's files apart."""
+    app = BinlogScopeApp(BinlogSetSource(FILES))
+    async with app.run_test(size=(80, 30)):
+        await wait_for(lambda: isinstance(app.screen, MainScreen))
+        scr = app.screen
+        assert isinstance(scr, MainScreen)
+        src = scr.source
+        await wait_for(lambda: src.info().done and scr.events.row_count == len(src))
+        k = next(i for i in range(len(src)) if src.row(i).binlog_file == "binlog.000002")
+        first = scr.events.render_line(1).text
+        assert "…nlog.000001 " in first and "binlog.0000…" not in first
+        scr.events.cursor = k
+        scr.events.scroll_to(y=k, animate=False)
+        await wait_for(lambda: any("…nlog.000002 " in scr.events.render_line(y).text
+                                   for y in range(1, 6)))

@@ -28,8 +28,15 @@ _COLS_NARROW = 100
 TIME_MODES = ("absolute", "relative", "delta")
 
 
-def _fit(text: str, width: int, right: bool = False) -> str:
-    if cell_len(text) > width:
+def _fit(text: str, width: int, right: bool = False, keep_end: bool = False) -> str:
+    """``text`` cut or padded to ``width`` cells; ``keep_end``: cut at the front (a binlog
+    file name differs in its end: 'mysql-bin.000001' narrow is '…-bin.000001', not
+    'mysql-bin.0…' for every file of a set)."""
+    if cell_len(text) > width and keep_end:
+        text = "…" + text[-(width - 1):] if width > 1 else text[:width]
+        while cell_len(text) > width:
+            text = "…" + text[2:]
+    elif cell_len(text) > width:
         text = text[: max(width - 1, 0)] + "…" if width > 0 else ""
         while cell_len(text) > width:
             text = text[:-2] + "…"
@@ -266,7 +273,7 @@ class EventList(StyledScrollView, can_focus=True):
             text = self._time_cell(row, vi, wide) if key == "time" else self._cell(row, key, wide)
             if key == "number" and ri in self.bookmarks:
                 text = "*" + text
-            cells.append(_fit(text, w, right))
+            cells.append(_fit(text, w, right, keep_end=key == "binlog_file"))
         used = sum(w for _, _, w, _ in cols) + len(cols)
         line = " ".join(cells) + " " + _fit(row.summary, max(width - used, 0))
         style = self._style(f"event-list--kind-{row.kind}")
