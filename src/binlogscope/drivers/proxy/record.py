@@ -20,9 +20,12 @@ response). A :class:`_Masker` per connection decodes with an OBSERVER
 :class:`~binlogscope.session.Session` (trees on, for the marks) every packet of the login and
 every client packet; once logged in, the server's packets are written without decoding (a binlog
 dump is all of the volume) until the client sends COM_CHANGE_USER, when the server's side is
-decoded again from the next packet (the session is told how much it skipped). A chunk is held
-until the packets it belongs to are whole and masked; frames keep the order the relay offered
-them in.
+decoded again from the next packet (the session is told how much it skipped). After the login
+of a compressed session the secrets are inside compressed frames: a
+:class:`~binlogscope.drivers.proxy.record_frames.CompressedView` reads them inflated and masks
+them there (a deflated frame carrying one is written deflated again, another length). A chunk
+is held until the packets it belongs to are whole and masked; frames keep the order the relay
+offered them in.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from binlogscope.drivers.pcapng import SEGMENT, PcapNgWriter, RecordError, TcpConversation
+from binlogscope.drivers.proxy.record_frames import MASK, CompressedView, Walker
 from binlogscope.session import Role, Session
 from binlogscope.session.events import PacketDecoded, Peer, Phase
 from binlogscope.wire.constants import Command
@@ -44,7 +48,6 @@ from binlogscope.wire.fields import is_sensitive
 RECORD_QUEUE_BYTES = 512 << 20
 #: the phases of a login (ENCRYPTED: a terminated TLS handshake, the plaintext login follows)
 _LOGIN = (Phase.CONNECT, Phase.AUTH, Phase.ENCRYPTED)
-MASK = 0x2A
 #: why bytes are missing from the recording (the pcapng comment)
 FULL = "the recorder's queue was full (the disk did not keep up with the relay)"
 BLIND = ("bytes were lost where a secret may be (the login, or the client's side), so the "
@@ -56,54 +59,30 @@ def frames_of(data: bytes) -> int:
     return max(1, -(-len(data) // SEGMENT))
 
 
-class _Walker:
-    """Packet boundaries of one direction, from the 4-byte headers alone."""
-
-    __slots__ = ("cont", "hdr", "rest")
-
-    def __init__(self) -> None:
-        self.hdr = b""
-        self.rest = 0
-        self.cont = False
-
-    def advance(self, data: bytes, base: int) -> int | None:
-        """Walk ``data`` (whose first byte is at ``base``): the offset just after the last
-        whole logical packet in it, or None."""
-        i, n, last = 0, len(data), None
-        while i < n:
-            if self.rest:
-                take = min(self.rest, n - i)
-                i += take
-                self.rest -= take
-                if not self.rest and not self.cont:
-                    last = base + i
-                continue
-            need = 4 - len(self.hdr)
-            self.hdr += data[i:i + need]
-            i += min(need, n - i)
-            if len(self.hdr) == 4:
-                self.rest = int.from_bytes(self.hdr[:3], "little")
-                self.cont = self.rest == 0xFFFFFF
-                self.hdr = b""
-                if not self.rest and not self.cont:
-                    last = base + i
-        return last
-
-    @property
-    def at_boundary(self) -> bool:
-        return not self.rest and not self.hdr and not self.cont
-
-
 @dataclass
 class _Held:
     peer: Peer
     start: int
     data: bytearray
     ts: float
+    #: (lo, hi, new): data[lo:hi] is written as ``new`` (a compressed frame masked and
+    #: encoded again: another length), applied when the chunk is released
+    edits: list[tuple[int, int, bytes]] = field(default_factory=list)
+    #: the length offered (``end`` stays in the relay's offsets after the edits)
+    size: int = -1
+
+    def __post_init__(self) -> None:
+        self.size = len(self.data)
 
     @property
     def end(self) -> int:
-        return self.start + len(self.data)
+        return self.start + self.size
+
+    def edited(self) -> _Held:
+        for lo, hi, new in sorted(self.edits, reverse=True):
+            self.data[lo:hi] = new
+        self.edits.clear()
+        return self
 
 
 @dataclass
@@ -114,12 +93,16 @@ class _Masker:
     session: Session = field(default_factory=lambda: Session(Role.OBSERVER, record=True))
     fed: dict[Peer, int] = field(default_factory=lambda: {Peer.CLIENT: 0, Peer.SERVER: 0})
     done: dict[Peer, int] = field(default_factory=lambda: {Peer.CLIENT: 0, Peer.SERVER: 0})
-    walk: dict[Peer, _Walker] = field(
-        default_factory=lambda: {Peer.CLIENT: _Walker(), Peer.SERVER: _Walker()})
+    walk: dict[Peer, Walker] = field(
+        default_factory=lambda: {Peer.CLIENT: Walker(), Peer.SERVER: Walker()})
     held: collections.deque[_Held] = field(default_factory=collections.deque)
     server_on: bool = True
     server_skipped: int = 0
     opaque: bool = False
+    #: the compressed protocol's frames after the login (None: plain packets)
+    cz: CompressedView | None = None
+    #: where the last packet decoded of each direction ends
+    last_end: dict[Peer, int] = field(default_factory=lambda: {Peer.CLIENT: 0, Peer.SERVER: 0})
 
     def __post_init__(self) -> None:
         self.session.tls_terminated = self.tls_terminated
@@ -138,21 +121,25 @@ class _Masker:
                 self.server_skipped += len(data)
             self.done[peer] = self.fed[peer]
             return self._ready()
+        if self.cz is not None:
+            self.done[peer] = self.cz.feed(peer, data)
+            return self._ready()
         last = self.walk[peer].advance(data, start)
         if last is not None:
             self.done[peer] = last
         s = self.session
         s.receive_data(data, peer)
         for ev in s.events():
-            if isinstance(ev, PacketDecoded) and ev.node is not None:
-                self._mask(ev)
+            if isinstance(ev, PacketDecoded):
+                self.last_end[ev.direction] = ev.end
+                if ev.node is not None:
+                    self._mask(ev)
         phase = s.phase
-        if s.state.compression is not None or (phase is Phase.ENCRYPTED
-                                               and not self.tls_terminated):
-            # (TLS relayed opaque, or compression - frames from the login's OK on, written as
-            # relayed: the login's secrets came before, and the packet walk and masks here
-            # work on plain packets; a terminated TLS session goes on in plaintext after the
-            # relay's "tls" notice)
+        if s.state.compression is not None:
+            self._compressed(s.state.compression)
+        elif phase is Phase.ENCRYPTED and not self.tls_terminated:
+            # (TLS relayed opaque, written as relayed: the login's secrets came before; a
+            # terminated TLS session goes on in plaintext after the relay's "tls" notice)
             self.opaque = True
             self.done = dict(self.fed)
         elif peer is Peer.CLIENT and phase not in _LOGIN:
@@ -161,11 +148,34 @@ class _Masker:
                 self.server_on = False  # (logged in: the server's answers hold no secret)
             elif not self.server_on and changing:
                 self.server_on = True  # (a new login: the server's nonce comes next)
-                self.walk[Peer.SERVER] = _Walker()
+                self.walk[Peer.SERVER] = Walker()
                 s.resync(Peer.SERVER, self.server_skipped, "the recorder skipped the server's "
                          "packets after the login")
                 self.server_skipped = 0
         return self._ready()
+
+    def _compressed(self, algorithm: str) -> None:
+        """The login's OK switched the session to compressed frames: from the end of each
+        direction's last packet on, the bytes are read by a :class:`CompressedView`."""
+        start = dict(self.last_end)
+        cz = self.cz = CompressedView(algorithm, self.session.capabilities, start[Peer.CLIENT],
+                                      start[Peer.SERVER], self._overwrite, self._replace)
+        for peer in Peer:
+            tail = self._held_bytes(peer, start[peer], self.fed[peer])
+            self.done[peer] = cz.feed(peer, tail) if tail else start[peer]
+
+    def _held_bytes(self, peer: Peer, lo: int, hi: int) -> bytes:
+        out = bytearray()
+        for h in self.held:
+            if h.peer is peer and h.start < hi and lo < h.end:
+                out += h.data[max(lo, h.start) - h.start:min(hi, h.end) - h.start]
+        return bytes(out)
+
+    def _replace(self, peer: Peer, lo: int, hi: int, new: bytes) -> None:
+        for h in self.held:
+            if h.peer is peer and h.start < hi and lo < h.end:
+                a, b = max(lo, h.start) - h.start, min(hi, h.end) - h.start
+                h.edits.append((a, b, new if h.start <= lo else b""))
 
     def _mask(self, ev: PacketDecoded) -> None:
         node = ev.node
@@ -191,7 +201,7 @@ class _Masker:
         out = []
         held = self.held
         while held and held[0].end <= self.done[held[0].peer]:
-            out.append(held.popleft())
+            out.append(held.popleft().edited())
         return out
 
     def skip_server(self, n: int) -> None:
@@ -201,7 +211,7 @@ class _Masker:
         self.done[Peer.SERVER] = self.fed[Peer.SERVER]
         self.server_on = False
         self.server_skipped += n
-        self.walk[Peer.SERVER] = _Walker()
+        self.walk[Peer.SERVER] = Walker()
 
     def flush(self, *, everything: bool = False) -> list[_Held]:
         """The connection ended: everything held; the bytes of a packet still incomplete in
@@ -209,12 +219,13 @@ class _Masker:
         secret)."""
         out = list(self.held)
         self.held.clear()
-        if not self.opaque and (everything or self.session.phase in _LOGIN):
+        cz = self.cz
+        if not self.opaque and (everything or cz is not None or self.session.phase in _LOGIN):
             for h in out:
                 cut = max(self.done[h.peer] - h.start, 0)
-                if cut < len(h.data):
-                    h.data[cut:] = bytes([MASK]) * (len(h.data) - cut)
-        return out
+                if cut < h.size and (everything or cz is None or cz.cut_secret(h.peer)):
+                    h.data[cut:h.size] = bytes([MASK]) * (h.size - cut)
+        return [h.edited() for h in out]
 
 
 @dataclass
@@ -359,8 +370,9 @@ class ProxyRecorder:
         m = conn.masker
         if m is not None and not conn.blind and not m.opaque:
             s = m.session
-            login = s.phase in _LOGIN or (m.server_on and
-                                          s.last_command == Command.COM_CHANGE_USER)
+            login = s.phase in _LOGIN or m.cz is not None or (
+                m.server_on and s.last_command == Command.COM_CHANGE_USER)
+            # (a compressed session: its frames cannot be followed past lost bytes)
             if login or peer is Peer.CLIENT:  # (where a secret may be: nothing more written)
                 conn.blind = True
                 self._release(conn, m.flush(everything=True))
