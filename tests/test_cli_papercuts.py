@@ -21,8 +21,8 @@ def _options_without_help(parser: argparse.ArgumentParser, prefix: str = "") -> 
         if isinstance(a, argparse._SubParsersAction):
             for name, sub in a.choices.items():
                 out += _options_without_help(sub, f"{prefix}{name} ")
-        elif a.option_strings and a.help is None:
-            out.append(f"{prefix}{a.option_strings[-1]}")
+        elif a.help is None:  # an option, or a positional (binlogscope locate QUERY)
+            out.append(f"{prefix}{a.option_strings[-1] if a.option_strings else a.dest}")
     return out
 
 

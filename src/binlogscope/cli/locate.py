@@ -21,7 +21,8 @@ def add_locate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                        description="Translate coordinates over an archive of binlog files or a "
                        "live server, backed by a small per-file catalog.", epilog=_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("queries", nargs="*", metavar="QUERY")
+    p.add_argument("queries", nargs="*", metavar="QUERY",
+                   help="what to translate: [end:]FILE:POS, a GTID or a time (below)")
     p.add_argument("--source", nargs="+", required=True, metavar="SOURCE",
                    help="binlog files or directories, or mysql://USER:PW@HOST:PORT")
     p.add_argument("--json", action="store_true", help="one JSON line per answer")

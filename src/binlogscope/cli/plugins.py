@@ -73,7 +73,8 @@ def add_plugin_parsers(sub: Any) -> None:
             # no option of its own (prefix \0): every argument, --help too, goes to the plugin
             p = sub.add_parser(name, help=plugin.help, description=plugin.description,
                                add_help=False, prefix_chars="\0")
-            p.add_argument(_ARGV, nargs=argparse.REMAINDER)
+            p.add_argument(_ARGV, nargs=argparse.REMAINDER, metavar="...",
+                           help=f"the arguments of {name} (`{name} --help`: every option)")
         else:
             p = sub.add_parser(name, help=plugin.help, description=plugin.description)
             plugin.add_arguments(p)  # type: ignore[union-attr]
