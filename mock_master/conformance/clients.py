@@ -7,7 +7,8 @@ A template is a shell-like command line with placeholders, run once per case:
 ``{server_id}`` (a replica server id), ``{semi_sync}`` (``1`` when the case wants
 semi-sync negotiated), ``{heartbeat}`` (seconds between heartbeats the case wants asked for,
 with a read timeout of twice that; ``0``: the client's defaults), ``{tls}`` (``required`` when
-the case wants the client to insist on TLS, ``default`` in the other TLS cases, else empty).
+the case wants the client to insist on TLS, ``default`` in the other TLS cases, else empty),
+``{gtid_strict}`` (``1`` when a GTID case wants MariaDB's GTID strict mode, else ``0``).
 The same values are in the environment
 (``CONFORMANCE_HOST``, ..., and ``MYSQL_PWD``).
 
@@ -33,7 +34,7 @@ from typing import Any
 
 ADAPTERS = ("schema", "binlogscope-live", "none")
 PLACEHOLDERS = ("host", "port", "user", "password", "file", "pos", "gtid", "flavor",
-                "server_id", "semi_sync", "heartbeat", "tls")
+                "server_id", "semi_sync", "heartbeat", "tls", "gtid_strict")
 
 
 class ClientError(Exception):
@@ -57,6 +58,8 @@ class Params:
     heartbeat: float | None = None
     #: a TLS case: "default" (the client's own setting) or "required" (insist on TLS)
     tls: str | None = None
+    #: MariaDB GTID strict mode wanted
+    gtid_strict: bool = False
 
     def as_dict(self) -> dict[str, str]:
         return {"host": self.host, "port": str(self.port), "user": self.user,
@@ -64,7 +67,7 @@ class Params:
                 "gtid": self.gtid or "", "flavor": self.flavor,
                 "server_id": str(self.server_id), "semi_sync": "1" if self.semi_sync else "0",
                 "heartbeat": f"{self.heartbeat:g}" if self.heartbeat else "0",
-                "tls": self.tls or ""}
+                "tls": self.tls or "", "gtid_strict": "1" if self.gtid_strict else "0"}
 
 
 @dataclass

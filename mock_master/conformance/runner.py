@@ -108,7 +108,8 @@ def run_case(case: Case, client: Client, flavor: str, *,
         file, pos = setup.start or (first, 4)
         params = Params("127.0.0.1", relay.port, USER, PASSWORD, file, pos, setup.gtid, flavor,
                         2_000_000 + relay.port, semi_sync=NEEDS_SEMI_SYNC in case.needs,
-                        heartbeat=setup.heartbeat, tls=setup.tls)
+                        heartbeat=setup.heartbeat, tls=setup.tls,
+                        gtid_strict=setup.gtid_strict)
         env = dict(os.environ, MYSQL_PWD=PASSWORD,
                    **{f"CONFORMANCE_{k.upper()}": v for k, v in params.as_dict().items()})
         env.pop("CONFORMANCE_PASSWORD")

@@ -45,5 +45,8 @@ class Setup:
     #: off so the relay can read the stream does not); "required" - the client is told to
     #: insist on TLS; None - the preset's usual flags
     tls: str | None = None
+    #: a GTID case for a client in MariaDB's GTID strict mode ({gtid_strict} ``1``; the
+    #: replica preset sets gtid_strict_mode=ON, which announces @slave_gtid_strict_mode=1)
+    gtid_strict: bool = False
     #: anything the judge needs that the build computed (GTIDs, positions, ...)
     facts: dict[str, Any] = field(default_factory=dict)

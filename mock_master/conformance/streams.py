@@ -5,7 +5,8 @@
   optional row metadata in their TABLE_MAPs (``binlog_row_metadata``);
 * MariaDB compressed row events (``compressed=True``);
 * any event body under any type code (:meth:`CaseBuilder.raw`), e.g. an unknown type flagged
-  LOG_EVENT_IGNORABLE_F.
+  LOG_EVENT_IGNORABLE_F;
+* MySQL tagged GTIDs (:attr:`CaseBuilder.tag`).
 
 Every byte is still written by binlogscope's wire encoders.
 """
@@ -16,12 +17,14 @@ import copy
 from typing import Any
 
 from binlogscope.wire.binlog.context import ColumnInfo, TableMap
+from binlogscope.wire.binlog.encode_events import encode_gtid_tagged
 from binlogscope.wire.binlog.encode_rows import (
     encode_rows_event,
     encode_table_map,
     rows_event,
     rows_event_type,
 )
+from binlogscope.wire.binlog.gtid_events import GtidEvent
 from binlogscope.wire.binlog.rows import DELETE, INSERT, UPDATE
 from binlogscope.wire.binlog.types import EventType as E
 from mock_master.conformance.columns import columns
@@ -54,7 +57,25 @@ class CaseBuilder(EventBuilder):
         if metadata not in METADATA:
             raise ValueError(f"metadata must be one of {METADATA}")
         self.metadata = metadata
+        self._tag_seqs: dict[str, int] = {}
         super().__init__(flavor, **kw)
+
+    #: MySQL: the tag of the transactions begun from now on ("": untagged). A tagged
+    #: transaction's GTID is a GTID_TAGGED_LOG_EVENT (MySQL 8.3+, ``uuid:tag:gno``), numbered
+    #: per tag, written by the wire encoder :func:`encode_gtid_tagged`
+    tag: str = ""
+
+    def gtid(self, *, standalone: bool = False) -> str:
+        if self.flavor != "mysql" or not self.tag:
+            return super().gtid(standalone=standalone)
+        self._tag_seqs[self.tag] = gno = self._tag_seqs.get(self.tag, 0) + 1
+        sid = str(self.server_uuid)
+        g = GtidEvent(f"{sid}:{self.tag}:{gno}", 1, sid, gno, tag=self.tag,
+                      last_committed=self.seq, sequence_number=self.seq + 1,
+                      immediate_commit_timestamp=self.timestamp * 1_000_000,
+                      immediate_server_version=90600)
+        self._event(E.GTID_TAGGED_LOG_EVENT, encode_gtid_tagged(g))
+        return g.gtid
 
     def table_of(self, schema: str, name: str, spec: list[tuple[str, str]], *,
                  hires: bool = False) -> TableMap:

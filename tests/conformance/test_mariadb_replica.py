@@ -20,7 +20,8 @@ pytestmark = [pytest.mark.mysql, pytest.mark.network]
 CASES = ("semisync/ack-each-flagged-event,stream/disconnect-mid-transaction,"
          "stream/disconnect-mid-event,stream/err-1236-purged,setup/dump-request-framing,"
          "gtid/mariadb-purged,semisync/ack-multi-packet-event,stream/tcp-cut-mid-packet,"
-         "incidents/half-open-no-heartbeats,setup/tls-required,setup/tls-insisted-not-offered")
+         "incidents/half-open-no-heartbeats,setup/tls-required,setup/tls-insisted-not-offered,"
+         "gtid/mariadb-strict-mode-hole,gtid/mariadb-out-of-order-seq-no")
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def results(replica: MariaDB) -> dict[str, Result]:
 
 
 def test_the_replica_passes_the_protocol_cases(results: dict[str, Result]) -> None:
-    assert len(results) == 11
+    assert len(results) == 13
     cut = results.pop("stream/disconnect-mid-event [mariadb]")
     bad = [explain(r) for r in results.values() if r.verdict != Verdict.PASS]
     assert not bad, "\n".join(bad)
@@ -79,6 +80,15 @@ def test_tls_what_the_replica_does(results: dict[str, Result]) -> None:
     assert "plain text" in req and "1045" in req, req
     ins = "\n".join(c.text for c in results["setup/tls-insisted-not-offered [mariadb]"].checks)
     assert "refused to log in without TLS" in ins, ins
+
+
+def test_in_gtid_strict_mode_it_reports_the_hole(results: dict[str, Result]) -> None:
+    """gtid_strict_mode=ON (the case's wish): the IO thread announces
+    @slave_gtid_strict_mode=1 and stops on the server's ERR 1236."""
+    r = results["gtid/mariadb-strict-mode-hole [mariadb]"]
+    assert any("slave_gtid_strict_mode" in p["label"] and "1" in p["label"]
+               for p in r.evidence["packets"]), explain(r)
+    assert any("1236" in ln for ln in r.evidence["client_other_output"]), explain(r)
 
 
 def test_its_acks_and_its_resume_position_are_the_evidence(results: dict[str, Result]) -> None:

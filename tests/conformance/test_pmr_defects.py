@@ -33,6 +33,10 @@ DEFECTS = {
     # start and delivers the first row again
     "stream/tcp-cut-mid-packet [mariadb]": "row(s) reported more than once",
     "incidents/half-open-no-heartbeats [mariadb]": "row(s) reported more than once",
+    # MySQL 8.3+ tagged GTIDs: the tagged PREVIOUS_GTIDS breaks its reader (as the real 9.6
+    # file does), and its GTID set parser refuses a tag
+    "events/gtid-tagged [mysql]": "Result length not requested length",
+    "gtid/mysql-tagged-start [mysql]": "GTID format is incorrect",
     "incidents/semisync-header-not-negotiated [mysql]": "the client reported 0",
     "events/transaction-payload [mysql]": "the client reported 0",
     "values/vector [mysql]": "is not a valid MetadataFieldType",

@@ -87,3 +87,34 @@ def test_pmr_on_real_mysql_binlogs(name: str) -> None:
         assert r.verdict == Verdict.FAIL and PMR_FAILS[name] in text, text
     else:
         assert r.verdict == Verdict.PASS, text
+
+
+def test_the_synthetic_tagged_gtids_have_the_real_files_layout() -> None:
+    """events/gtid-tagged's GTID_TAGGED and tagged PREVIOUS_GTIDS decode as the MySQL 9.6
+    file's do (the same fields, the tagged set format), so python-mysql-replication's failure
+    on the case is the one it has on the real file."""
+    from dataclasses import fields
+
+    from mock_master.conformance.catalogue import catalogue
+    from mock_master.history.loaders import load_binlog_files
+    from mock_master.history.sources import decode_stored
+
+    real = load_binlog_files([fixtures_dir() / BINLOGS
+                              / "binlog_transaction_with_GTID_TAG.000001"])
+    case = next(c for c in catalogue() if c.id == "events/gtid-tagged")
+    synth = case.build("mysql").scenario.load_stream()
+
+    def bodies(st: object, code: int) -> list[object]:
+        return [decode_stored(ev, f.checksum).body for f in st.files  # type: ignore[attr-defined]
+                for ev in f.events if ev[4] == code]
+
+    (rg,), sg = bodies(real, 42), bodies(synth, 42)
+    assert len(sg) == 2 and all(g.tag == rg.tag == "mytag" for g in sg)  # type: ignore[attr-defined]
+    assert all(g.immediate_server_version == rg.immediate_server_version  # type: ignore[attr-defined]
+               for g in sg)
+    names = {f.name for f in fields(rg)}  # type: ignore[arg-type]
+    assert all({f.name for f in fields(g)} == names for g in sg)  # type: ignore[arg-type]
+    (rp,) = bodies(real, 35)
+    sp = bodies(synth, 35)[-1]
+    assert rp.tagged and sp.tagged  # type: ignore[attr-defined]
+    assert [e.tag for e in sp.entries] == ["", "mytag"]  # type: ignore[attr-defined]

@@ -17,7 +17,9 @@ than the read timeout, so a reconnection is seen); without it MASTER_HEARTBEAT_P
 ``slave_net_timeout`` 60 (the server's default). It reports no values (run it with
 ``--adapter none``). TLS ``required`` is MASTER_SSL=1 with MASTER_SSL_VERIFY_SERVER_CERT=1
 (MASTER_SSL=1 alone logs in over plain TCP when the master offers no TLS); otherwise the
-replica's default (MASTER_SSL=0 on 10.11: plain TCP).
+replica's default (MASTER_SSL=0 on 10.11: plain TCP). ``CONFORMANCE_GTID_STRICT=1`` in the
+environment (the runner's, for a case that wants it) sets gtid_strict_mode=ON (the IO thread
+then announces @slave_gtid_strict_mode=1), else OFF.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def main(argv: list[str]) -> int:
         # a server id of its own (the case streams are written by server 1)
         cur.execute("SET GLOBAL server_id = %s", (4000 + int(port) % 1000,))
         cur.execute("SET GLOBAL slave_net_timeout = %s", (net_timeout,))
+        cur.execute("SET GLOBAL gtid_strict_mode = "
+                    + ("ON" if os.environ.get("CONFORMANCE_GTID_STRICT") == "1" else "OFF"))
         cur.execute("SET GLOBAL rpl_semi_sync_slave_enabled = "
                     + ("ON" if semi_sync == "1" else "OFF"))
         where = (f"MASTER_LOG_FILE='{log_file}', MASTER_LOG_POS={int(log_pos)}, "

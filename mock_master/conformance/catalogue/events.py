@@ -29,6 +29,7 @@ from mock_master.conformance.model import (
 )
 from mock_master.conformance.observe import Observation
 from mock_master.conformance.streams import CaseBuilder, event_number
+from mock_master.history.sources import BinlogFile, rebase
 from mock_master.scenario.faults import Action
 
 IGNORABLE_F = 0x80
@@ -115,6 +116,52 @@ def _heartbeat_v2(flavor: str) -> Setup:
         ExpectedRows("insert", t, [(1, "a")]), ExpectedRows("insert", t, [(2, "b")])])
 
 
+TAG = "mytag"
+
+
+def _tagged(flavor: str) -> Setup:
+    """MySQL 8.3+ tagged GTIDs (SET gtid_next='AUTOMATIC:mytag'): an untagged transaction,
+    two tagged ones (GTID_TAGGED_LOG_EVENT, uuid:mytag:1 and :2), a ROTATE, and in the next
+    file - whose PREVIOUS_GTIDS is in the tagged format, uuid:1:mytag:1-2 - an untagged one
+    (as the MySQL 9.6 fixture's PREVIOUS_GTIDS is written)."""
+    b = CaseBuilder(flavor, server_version="9.6.0")
+    b, exp = txn_stream(flavor, 1, b=b)
+    b.tag = TAG
+    b, exp2 = txn_stream(flavor, 2, b=b, table="t_tagged")
+    b.tag = ""
+    b.rotate()
+    b, exp3 = txn_stream(flavor, 1, b=b, table="t_after")
+    st = b.build()
+    tagged_previous_gtids(st.files[1], str(b.server_uuid), [(1, 2)], {TAG: [(1, 3)]},
+                          checksum=b.checksum, timestamp=b.timestamp, server_id=b.server_id)
+    rebase(st)
+    return Setup(scenario(flavor, st), expected=exp + exp2 + exp3)
+
+
+def tagged_previous_gtids(f: BinlogFile, sid: str, untagged: list[tuple[int, int]],
+                          tags: dict[str, list[tuple[int, int]]], *, checksum: bool,
+                          timestamp: int, server_id: int) -> None:
+    """Replace file ``f``'s PREVIOUS_GTIDS with a set in MySQL 8.3+'s tagged format (as a 9.6
+    server writes it once a tagged GTID was logged; intervals end-exclusive)."""
+    from binlogscope.wire.binlog.encode_events import encode_event, encode_previous_gtids
+    from binlogscope.wire.binlog.gtid_events import (
+        GtidInterval,
+        GtidSetEntry,
+        PreviousGtidsEvent,
+    )
+
+    entries = [GtidSetEntry(sid, "", [GtidInterval(a, z) for a, z in untagged])]
+    entries += [GtidSetEntry(sid, t, [GtidInterval(a, z) for a, z in ivs])
+                for t, ivs in sorted(tags.items())]
+    text = f"{sid}:" + ":".join(
+        [",".join(f"{a}-{z - 1}" for a, z in untagged)]
+        + [f"{t}:" + ",".join(f"{a}-{z - 1}" for a, z in ivs) for t, ivs in sorted(tags.items())])
+    i = next(k for k, ev in enumerate(f.events) if ev[4] == E.PREVIOUS_GTIDS_LOG_EVENT)
+    f.events[i] = encode_event(E.PREVIOUS_GTIDS_LOG_EVENT, encode_previous_gtids(
+        PreviousGtidsEvent(text, entries, tagged=True)), timestamp=timestamp,
+        server_id=server_id, flags=0x80, checksum=checksum)
+
+
 _DDL = "CREATE TABLE t3 (id INT PRIMARY KEY, note VARCHAR(200)) COMMENT 'compressed query'"
 
 
@@ -187,6 +234,12 @@ CASES: list[Case] = [
          "compressed DDL), then rows", "the query inflated and reported as its text; the rows "
          "after it decoded", _compressed_query, _compressed_query_judge, flavors=("mariadb",),
          needs=(NEEDS_VALUES,)),
+    _case("events/gtid-tagged", "MySQL 8.3+ tagged GTIDs (GTID_TAGGED_LOG_EVENT, "
+          "uuid:mytag:N) between untagged transactions",
+          "the tagged GTID event and the tagged PREVIOUS_GTIDS of the next file decoded (or "
+          "passed over): every transaction's rows reported",
+          _tagged, ("mysql",),
+          links=("https://dev.mysql.com/doc/refman/8.4/en/replication-gtids-concepts.html",)),
     _case("events/ddl-then-rows", "CREATE TABLE and ALTER TABLE, then rows of the new shape",
           "the DDL passed through; the rows decoded with the new column", _ddl),
 ]
