@@ -8,6 +8,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
+from binlogscope.wire.binlog import bodies
+from binlogscope.wire.binlog.header import is_artificial
+from binlogscope.wire.binlog.types import EventType, is_heartbeat
 from mock_master.conformance.grade import judge_clean_end, judge_rows
 from mock_master.conformance.model import Check, Verdict
 from mock_master.conformance.observe import Observation
@@ -148,11 +151,12 @@ def resume_position(obs: Observation) -> list[Check]:
             if ev is None or ev.header is None or p.p.error:
                 continue
             h = ev.header
-            if h.flags & 0x20 or h.log_pos == 0 or h.type_code in (27, 41):
+            if is_artificial(h) or h.log_pos == 0 or is_heartbeat(h.type_code):
                 continue
             ends.append(h.log_pos)
-            if h.type_code == 16 or (h.type_code == 2 and "BEGIN" not in str(
-                    getattr(ev.body, "query", "BEGIN")).upper()):
+            if h.type_code == EventType.XID_EVENT or (
+                    h.type_code == EventType.QUERY_EVENT
+                    and "BEGIN" not in (bodies.statement(ev) or "BEGIN").upper()):
                 bounds.append(h.log_pos)
         got = max(ends, default=start)
         boundary = max((b for b in bounds if b <= got), default=start)

@@ -9,8 +9,9 @@ anything else, and a file the server does not have, gives NULL.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtidEvent
 from binlogscope.wire.binlog.types import EventType
 
 if TYPE_CHECKING:
@@ -40,11 +41,11 @@ def binlog_gtid_pos(stream: EventStream, name: str, pos: int) -> str | None:
             break  # (the file's preamble - FORMAT_DESCRIPTION, GTID_LIST - is read whatever
             # the position, as the server does: its starting state counts from position 0)
         if ev[4] == _GTID_LIST:
-            body: Any = decode_stored(ev, f.checksum).body
-            for g in getattr(body, "gtids", None) or []:
+            body = decode_stored(ev, f.checksum).body
+            for g in body.gtids if isinstance(body, GtidListEvent) else []:
                 state[g.domain_id] = f"{g.domain_id}-{g.server_id}-{g.seq_no}"
         elif ev[4] == _GTID:
-            body = decode_stored(ev, f.checksum).body
-            if body is not None:
-                state[body.domain_id] = body.gtid
+            gtid = decode_stored(ev, f.checksum).body
+            if isinstance(gtid, MariadbGtidEvent):
+                state[gtid.domain_id] = gtid.gtid
     return ",".join(state[d] for d in sorted(state))

@@ -28,6 +28,7 @@ from binlogscope.session.events import (
     TlsStarted,
 )
 from binlogscope.session.readers import UNTIL_GTID_QUERY, dump_eof_reason
+from binlogscope.wire.binlog import bodies
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, ComQuery, gtid_set_text
 from binlogscope.wire.constants import BinlogDumpFlag
 from binlogscope.wire.fields import escaped
@@ -151,10 +152,9 @@ class FlowStats:
             self.events[name] += 1
             if "HEARTBEAT" in name:
                 self.heartbeats += 1
-            body = bev.body
-            nxt = getattr(body, "next_log_name", None)
-            if isinstance(nxt, str) and nxt:
-                self.log_file = nxt
+            rotate = bodies.rotate(bev)
+            if rotate is not None and rotate.next_log_name:
+                self.log_file = rotate.next_log_name
             if ev.semi_sync is not None and ev.semi_sync.ack_requested and bev.header:
                 self.acks_requested += 1
                 self.awaiting[(self.log_file, bev.header.log_pos)] = (t,

@@ -21,7 +21,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from binlogscope.wire.binlog import bodies
+from binlogscope.wire.binlog.control_events import FormatDescriptionEvent, RotateEvent, StartEventV3
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.gtid_events import GtidListEvent, PreviousGtidsEvent
 from binlogscope.wire.binlog.types import EventType as E
 
 #: bump when the entries change shape (older entries are then rebuilt)
@@ -110,18 +113,19 @@ class Builder:
         if code == _FDE and c.server_version is None:
             from binlogscope.diagnose.explain import checksum_text
 
-            c.server_version = getattr(body, "server_version", None)
+            c.server_version = (body.server_version
+                                if isinstance(body, FormatDescriptionEvent | StartEventV3)
+                                else None)
             c.checksum = checksum_text(ev)
         elif code == _ROTATE:
-            name = getattr(body, "next_log_name", None)
-            c.next_file = name if isinstance(name, str) else None
+            c.next_file = body.next_log_name if isinstance(body, RotateEvent) else None
         elif code in (_GTID_LIST, _PREVIOUS) and c.start_state is None:
-            state = getattr(body, "gtid_list", None) or getattr(body, "gtid_set", None)
-            c.start_state = state if isinstance(state, str) else ""
+            c.start_state = (body.gtid_list if isinstance(body, GtidListEvent)
+                             else body.gtid_set if isinstance(body, PreviousGtidsEvent) else "")
         elif code in (_MARIADB_GTID, _ANON) or code in _MYSQL_GTIDS:
             c.transactions += 1
-            g = getattr(body, "gtid", None)
-            if isinstance(g, str):
+            g = bodies.gtid(ev)
+            if g is not None:
                 key, seq = gtid_key(g)
                 if key is not None:
                     r = c.gtid_ranges.get(key)

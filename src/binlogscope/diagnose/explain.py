@@ -16,8 +16,12 @@ from typing import Any
 
 from binlogscope.diagnose.patterns import END, START, Clue
 from binlogscope.diagnose.walk import Seen
+from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.control_events import FormatDescriptionEvent
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.binlog.gtid_events import GtidListEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 from binlogscope.wire.binlog.types import ChecksumAlg, EventFlag, EventType, event_type_name
 
 E = EventType
@@ -164,8 +168,9 @@ def unusual(ev: DecodedEvent, ctx_fde: DecodedEvent | None, table_map: DecodedEv
         out.append("unknown context: its TABLE_MAP is not in this source (it came before "
                    "the source begins - an earlier file, connection or capture start)")
     if table_map is not None:
-        cols = getattr(table_map.body, "columns", None) or []
-        if cols and all(getattr(c, "name", None) is None for c in cols):
+        tm_body = table_map.body
+        cols = tm_body.columns if isinstance(tm_body, TableMapEvent) else []
+        if cols and all(c.name is None for c in cols):
             out.append("metadata missing: the TABLE_MAP names no columns "
                        "(binlog_row_metadata=MINIMAL): clients see @1, @2, ...")
     if ctx_fde is None and code != _FDE:
@@ -176,7 +181,7 @@ def unusual(ev: DecodedEvent, ctx_fde: DecodedEvent | None, table_map: DecodedEv
 
 def checksum_text(fde: DecodedEvent | None) -> str:
     body = fde.body if fde is not None else None
-    alg = getattr(body, "checksum_alg", None)
+    alg = body.checksum_alg if isinstance(body, FormatDescriptionEvent) else None
     if body is None:
         return "unknown (no FORMAT_DESCRIPTION seen)"
     names = {int(ChecksumAlg.BINLOG_CHECKSUM_ALG_OFF): "NONE",
@@ -226,19 +231,20 @@ class _Walker:
             self.maps.clear()
             self.trx = []
         elif code == _ROTATE and h.log_pos == 0 and ev.file_pos is not None:
-            name = getattr(ev.body, "next_log_name", None)
-            self.relay_of = name if isinstance(name, str) else None
+            rotate = bodies.rotate(ev)
+            self.relay_of = rotate.next_log_name if rotate is not None else None
         elif code == _TABLE_MAP:
-            tid = getattr(ev.body, "table_id", None)
-            if isinstance(tid, int):
+            tid = bodies.table_id(ev)
+            if tid is not None:
                 self.maps[tid] = s
         elif code == _MARIADB_GTID:
-            g = _gtid_parts(str(getattr(ev.body, "gtid", "")))
+            g = _gtid_parts(bodies.gtid(ev) or "")
             if g is not None:
                 self.first_gtid.setdefault(g[0], g)
                 self.last_gtid[g[0]] = g
         elif code == _GTID_LIST:
-            for item in getattr(ev.body, "gtids", None) or []:
+            body = ev.body
+            for item in body.gtids if isinstance(body, GtidListEvent) else []:
                 g = _gtid_parts(str(item))
                 if g is not None:
                     self.gtid_list.setdefault(g[0], g)
@@ -259,7 +265,7 @@ def _begins(ev: DecodedEvent) -> bool:
         return False
     from binlogscope.wire.binlog.coords import statement_kind
 
-    return statement_kind(getattr(ev.body, "query", None)) == "BEGIN"
+    return statement_kind(bodies.statement(ev)) == "BEGIN"
 
 
 def _ends(ev: DecodedEvent) -> bool:
@@ -272,7 +278,7 @@ def _ends(ev: DecodedEvent) -> bool:
     if code in (int(E.QUERY_EVENT), int(E.QUERY_COMPRESSED_EVENT)):
         from binlogscope.wire.binlog.coords import statement_kind
 
-        return statement_kind(getattr(ev.body, "query", None)) != "BEGIN"
+        return statement_kind(bodies.statement(ev)) != "BEGIN"
     return False
 
 
@@ -369,9 +375,9 @@ def explain(clue: Clue, seen: Iterable[Seen], source: str) -> Finding:
                 found = s
                 f.fde = w.fde.ev if w.fde else None
                 f.fde_origin = w.fde.origin if w.fde else ""
-                tid = getattr(ev.body, "table_id", None)
-                if ev.header is not None and ev.header.type_code != _TABLE_MAP and isinstance(
-                        tid, int):
+                tid = bodies.table_id(ev)
+                if ev.header is not None and ev.header.type_code != _TABLE_MAP and (
+                        tid is not None):
                     map_for_found = w.maps.get(tid)
                     rows_without_map = map_for_found is None
                 f.tree = _tree(ev, w)

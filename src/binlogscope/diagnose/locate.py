@@ -28,6 +28,12 @@ from binlogscope.diagnose import catalog as cat
 from binlogscope.diagnose.walk import SourceError, binlog_paths
 from binlogscope.drivers.binlog_file import BinlogFileError, read_binlog_file
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.gtid_events import (
+    GtidEvent,
+    GtidListEvent,
+    MariadbGtidEvent,
+    PreviousGtidsEvent,
+)
 from binlogscope.wire.binlog.types import EventType as E
 from binlogscope.wire.binlog.types import event_type_name
 
@@ -49,30 +55,24 @@ class GtidState:
         h = ev.header
         if h is None:
             return
-        code = h.type_code
-        body = ev.body
-        if code == _GTID_LIST:
-            for g in getattr(body, "gtids", None) or []:
-                self.domains[g.domain_id] = str(g)
-        elif code == _MARIADB_GTID:
-            d = getattr(body, "domain_id", None)
-            g = getattr(body, "gtid", None)
-            if isinstance(d, int) and isinstance(g, str):
+        match ev.body:
+            case GtidListEvent(gtids=gtids):
+                for g in gtids:
+                    self.domains[g.domain_id] = str(g)
+            case MariadbGtidEvent(domain_id=d, gtid=g):
                 if d not in self.domains:  # a new domain goes in front (as the server's does)
                     self.domains = {d: g, **self.domains}
                 else:
                     self.domains[d] = g
-        elif code == _PREVIOUS:
-            for e in getattr(body, "entries", None) or []:
-                key = f"{e.sid}:{e.tag}" if e.tag else e.sid
-                for iv in e.intervals:
-                    self._add(key, iv.start, iv.end - 1)
-        elif code in _MYSQL_GTIDS:
-            g = getattr(body, "gtid", None)
-            if isinstance(g, str):
-                key, gno = cat.gtid_key(g)
-                if key is not None:
-                    self._add(key, gno, gno)
+            case PreviousGtidsEvent(entries=entries):
+                for e in entries:
+                    key = f"{e.sid}:{e.tag}" if e.tag else e.sid
+                    for iv in e.intervals:
+                        self._add(key, iv.start, iv.end - 1)
+            case GtidEvent(gtid=g) if h.type_code in _MYSQL_GTIDS:  # not ANONYMOUS
+                sid, gno = cat.gtid_key(g)
+                if sid is not None:
+                    self._add(sid, gno, gno)
 
     def _add(self, key: str, a: int, b: int) -> None:
         ivs = self.sets.setdefault(key, [])

@@ -36,6 +36,7 @@ from typing import Any
 
 from binlogscope.drivers.binlog_file import read_binlog_file
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
+from binlogscope.wire.binlog.control_events import FormatDescriptionEvent
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.encode_values import encode_value
 from binlogscope.wire.binlog.header import BINLOG_MAGIC
@@ -457,7 +458,9 @@ def redact_files(paths: list[Path], out: Path, *, until: dict[str, int] | None =
                     bundle.events += 1
                     if ev.header is not None and ev.header.type_code == int(
                             E.FORMAT_DESCRIPTION_EVENT) and not version:
-                        version = str(getattr(ev.body, "server_version", ""))
+                        body = ev.body
+                        version = (body.server_version
+                                   if isinstance(body, FormatDescriptionEvent) else "")
                     if limit is not None and ev.offset + ev.size >= limit:
                         break
         except BaseException:

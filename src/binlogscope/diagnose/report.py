@@ -10,6 +10,9 @@ from binlogscope.diagnose.explain import Finding, Step, checksum_text
 from binlogscope.diagnose.patterns import Clue
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.text import event_line, render_node
+from binlogscope.wire.binlog.control_events import FormatDescriptionEvent, StartEventV3
+from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 
 
 def clue_json(c: Clue) -> dict[str, Any]:
@@ -31,9 +34,10 @@ def _fde_json(f: Finding) -> dict[str, Any] | None:
     if ev is None:
         return None
     body = ev.body
+    fde = body if isinstance(body, FormatDescriptionEvent | StartEventV3) else None
     return {"offset": ev.file_pos, "origin": f.fde_origin,
-            "server_version": getattr(body, "server_version", None),
-            "binlog_version": getattr(body, "binlog_version", None),
+            "server_version": fde.server_version if fde is not None else None,
+            "binlog_version": fde.binlog_version if fde is not None else None,
             "checksum": checksum_text(ev)}
 
 
@@ -56,11 +60,12 @@ def finding_json(f: Finding) -> dict[str, Any]:
     }
 
 
-def _columns(tm: Any) -> list[dict[str, Any]]:
+def _columns(tm: DecodedEvent) -> list[dict[str, Any]]:
     from binlogscope.wire.binlog.types import column_type_name
 
+    body = tm.body
     out = []
-    for c in getattr(tm.body, "columns", None) or []:
+    for c in body.columns if isinstance(body, TableMapEvent) else []:
         out.append({"index": c.index, "name": c.name, "type": column_type_name(c.type),
                     "meta": c.meta, "nullable": c.nullable, "unsigned": c.unsigned})
     return out
@@ -117,9 +122,10 @@ def finding_lines(f: Finding, *, tree: bool = True) -> Iterator[str]:
     if tm is not None:
         body = tm.body
         cols = ", ".join(_col_text(c) for c in _columns(tm))
-        yield (f"its TABLE_MAP: {tm.binlog_file or '?'}:{tm.file_pos} table_id "
-               f"{getattr(body, 'table_id', '?')} = {getattr(body, 'schema', '?')}."
-               f"{getattr(body, 'table', '?')} ({cols})")
+        names = (f"{body.table_id} = {body.schema}.{body.table}"
+                 if isinstance(body, TableMapEvent) else "? = ?.?")
+        yield (f"its TABLE_MAP: {tm.binlog_file or '?'}:{tm.file_pos} table_id {names} "
+               f"({cols})")
     fde = _fde_json(f)
     if fde is not None:
         yield (f"in force: FORMAT_DESCRIPTION at {fde['offset']} ({fde['origin']}): "
