@@ -49,6 +49,10 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
     c.add_argument("--ssl-cert", metavar="PEM", help="client certificate, for an account "
                    "that requires one (REQUIRE X509)")
     c.add_argument("--ssl-key", metavar="PEM", help="the private key of --ssl-cert")
+    c.add_argument("--tls-keylog", metavar="FILE", help="append the TLS session keys to FILE "
+                   "(NSS key log, the SSLKEYLOGFILE format) so that a capture of the session "
+                   "can be decrypted (pcap --tls-keylog, Wireshark); off by default: whoever "
+                   "has the file and a capture reads everything the session carried")
     from binlogscope.drivers.live.options import add_auth_arguments
 
     add_auth_arguments(c)
@@ -146,7 +150,8 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
         conn = resolve_options(defaults_file=args.defaults_file, cli={
             "host": args.host, "port": port, "socket": args.socket, "user": args.user,
             "ssl_mode": args.ssl_mode, "ssl_ca": args.ssl_ca, "ssl_cert": args.ssl_cert,
-            "ssl_key": args.ssl_key, **auth_cli_values(args)})
+            "ssl_key": args.ssl_key, "tls_keylog": getattr(args, "tls_keylog", None),
+            **auth_cli_values(args)})
     except OptionFileError as exc:
         print(f"{PROG}: error: {exc}", file=err)
         return None
@@ -154,6 +159,18 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
     if problem:
         print(f"{PROG}: error: {problem}", file=err)
         return None
+    if conn.tls_keylog:
+        print(f"{PROG}: warning: --tls-keylog {conn.tls_keylog}: the TLS session keys are "
+              "written there - with that file anyone holding a capture of this session reads "
+              "all it carried (rows, queries, auth exchange); keep it private, delete it when "
+              "done", file=err, flush=True)
+        try:
+            with open(conn.tls_keylog, "a", encoding="ascii"):
+                pass
+        except OSError as exc:
+            print(f"{PROG}: error: --tls-keylog {conn.tls_keylog}: {exc.strerror or exc}",
+                  file=err)
+            return None
     if conn.ssl_mode in ("PREFERRED", "REQUIRED") and conn.ssl_ca:
         # a CA given with a mode that does not verify is not used - a wrong CA would connect
         # without a word: say so, as MySQL's client warns for REQUIRED with a CA

@@ -59,6 +59,10 @@ def add_pcap_parser(sub: Any) -> None:
     add_capture_outputs(p, "per flow statistics instead of the packets")
     add_capture_selection(p)
     add_packet_limit(p)
+    p.add_argument("--tls-keylog", metavar="FILE", help="decrypt TLS sessions with this NSS "
+                   "key log (SSLKEYLOGFILE format, as live/proxy --tls-keylog, OpenSSL and "
+                   "browsers write it), with Wireshark's tshark; records without a key show "
+                   "as TCP gaps")
     p.add_argument("-j", "--jobs", type=int, metavar="N",
                    help="several captures: decode N at once, one process each, output in "
                    "capture order (default: the usable cores; 1: one at a time)")
@@ -198,7 +202,13 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     flt = capture_filter(args, err)
     if isinstance(flt, int):
         return flt
-    if len(files) == 1 and wants_tui(args, out, PCAP_OUTPUTS, reads_stdin=args.file == "-"):
+    keylog = getattr(args, "tls_keylog", None)
+    if keylog is not None and "-" in files:
+        print(f"{PROG}: pcap: --tls-keylog needs capture files (tshark reads them): save "
+              "standard input to a file first", file=err)
+        return 2
+    if keylog is None and len(files) == 1 and wants_tui(args, out, PCAP_OUTPUTS,
+                                                        reads_stdin=args.file == "-"):
         rc = _run_tui(args, err)
         if rc is not None:
             return rc
@@ -234,17 +244,32 @@ def one_capture(path: str, args: argparse.Namespace, flt: _Filter, out: TextIO, 
     fired: list[int] = []
     previous = flag_on_signals(fired) if signals else {}
 
+    keylog = getattr(args, "tls_keylog", None)
+    decryption = None
+    if keylog is not None:
+        from binlogscope.drivers.capture.tls_keylog import TlsKeylogError, decrypt
+
+        try:
+            decryption = decrypt(path, keylog)
+        except TlsKeylogError as exc:
+            if signals:
+                restore_signals(previous)
+            print(f"{PROG}: pcap: {exc}", file=err)
+            return 1
+
     def until_stopped() -> Iterator[list[SourceItem]]:
         for batch in read_capture_batches(path, ports, record=record,
                                           max_packet=args.max_packet_size,
-                                          stop=lambda: bool(fired)):
+                                          stop=lambda: bool(fired), tls_keylog=keylog,
+                                          decryption=decryption):
             if fired:
                 return
             yield batch
 
+    fatal: type[Exception] | tuple[type[Exception], ...] = CaptureError
+
     try:
-        rc = emit_capture(until_stopped(), args, flt, out, err, name=path,
-                          fatal=CaptureError)
+        rc = emit_capture(until_stopped(), args, flt, out, err, name=path, fatal=fatal)
     except Stopped:  # a second one: at once
         return 130
     finally:
@@ -254,6 +279,12 @@ def one_capture(path: str, args: argparse.Namespace, flt: _Filter, out: TextIO, 
         print(f"{PROG}: pcap: interrupted: {path} was read only up to that point",
               file=err)
         return 130
+    if decryption is not None and decryption.undecrypted:
+        n = len(decryption.undecrypted)
+        print(f"{PROG}: pcap: {path}: {n} frame(s) of TLS application data could not be "
+              f"decrypted (first: frame {min(decryption.undecrypted)}): {keylog} has no "
+              "secrets for those sessions; they are left out of the decoding", file=err)
+        return max(rc, 1)
     return rc
 
 

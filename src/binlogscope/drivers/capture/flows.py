@@ -137,6 +137,9 @@ class CaptureReader:
         self._held: dict[_Key, list[tuple[Frame, TcpSegment]]] = {}  # unclassified, by key
         self._ignored: set[_Key] = set()
         self._closed: set[_Key] = set()  # ended connections (stray segments are dropped)
+        #: the NSS key log the TLS connections were decrypted with (``pcap --tls-keylog``):
+        #: named in the note where the plaintext starts
+        self.tls_keylog: str | None = None
         self.frames = 0
         self.tcp_segments = 0
         self.non_tcp_frames = 0
@@ -517,9 +520,12 @@ class CaptureReader:
                 s.tls_established(plaintext=True)
                 conn.flow.encrypted = False
                 frame, ts = (d.frames[-1][1], d.frames[-1][2]) if d.frames else (0, 0.0)
-                out.append(SourceItem("note", flow=conn.flow, frame=frame, time=ts, text=(
-                    "the bytes after the SSLRequest are not TLS: the capture holds the "
-                    "decrypted connection (a binlogscope proxy recording); decoding goes on")))
+                text = ("the bytes after the SSLRequest are not TLS: the capture holds the "
+                        "decrypted connection (a binlogscope proxy recording); decoding goes on")
+                if self.tls_keylog is not None:
+                    text = (f"TLS decrypted with the key log {self.tls_keylog} (by tshark): "
+                            "decoding the session's plaintext")
+                out.append(SourceItem("note", flow=conn.flow, frame=frame, time=ts, text=text))
         s.receive_data(data, sender=d.peer)
         d.fed_end += len(data)
         self._drain(conn, d, out)

@@ -25,6 +25,7 @@ This module holds the entry points and re-exports the public names of the layers
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from binlogscope.drivers.capture.files import CaptureError, Frame, iter_frames, iter_records
 from binlogscope.drivers.capture.flows import DEFAULT_PORTS, CaptureReader
@@ -48,17 +49,31 @@ def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool 
 
 def read_capture_batches(path: str, ports: Iterable[int] | None = None, *,
                          record: bool = False, max_packet: int = DEFAULT_MAX_PACKET,
-                         stop: Callable[[], bool] | None = None, data: bytes | None = None
+                         stop: Callable[[], bool] | None = None, data: bytes | None = None,
+                         tls_keylog: str | None = None, decryption: Any = None
                          ) -> Iterator[list[SourceItem]]:
     """:func:`read_capture` a frame's items at a time (never an empty list): for consumers of
     big captures, one generator step per frame instead of one per item. ``max_packet``: the
     largest packet payload decoded (a longer one is skipped, an error item gives its size).
     ``stop()`` true (asked every 256 frames): the reading ends there, without the flush of
-    :meth:`CaptureReader.finish`."""
+    :meth:`CaptureReader.finish`. ``tls_keylog``: an NSS key log; TLS connections are read
+    decrypted (:mod:`~binlogscope.drivers.capture.tls_keylog`; raises its
+    :class:`~binlogscope.drivers.capture.tls_keylog.TlsKeylogError` before anything is read;
+    ``decryption``: its :class:`~binlogscope.drivers.capture.tls_keylog.Decryption` when the
+    caller ran it already)."""
     reader = CaptureReader(ports, record=record, max_packet=max_packet)
     feed = reader.record_frame
+    records: Iterable[tuple[int, float, int, bytes]]
+    if tls_keylog is not None:
+        from binlogscope.drivers.capture.tls_keylog import decrypt, decrypted_records
+
+        records = decrypted_records(path, tls_keylog, decryption if decryption is not None
+                                    else decrypt(path, tls_keylog))
+        reader.tls_keylog = tls_keylog
+    else:
+        records = iter_records(path, data)
     try:
-        for number, ts, linktype, frame in iter_records(path, data):
+        for number, ts, linktype, frame in records:
             if stop is not None and not number & 0xFF and stop():
                 return
             items = feed(number, ts, linktype, frame)

@@ -336,6 +336,10 @@ def ssl_context(conn: ConnectionOptions) -> ssl.SSLContext:
         ctx.check_hostname = False
     if conn.ssl_cert:
         ctx.load_cert_chain(conn.ssl_cert, conn.ssl_key)
+    if conn.tls_keylog:
+        # OpenSSL appends the NSS key log lines (CLIENT_RANDOM, the TLS 1.3 traffic secrets)
+        # as the handshake goes: what Wireshark and ``pcap --tls-keylog`` decrypt with
+        ctx.keylog_filename = conn.tls_keylog
     return ctx
 
 

@@ -188,6 +188,8 @@ class ConnectionOptions:
     ssl_ca: str | None = None
     ssl_cert: str | None = None
     ssl_key: str | None = None
+    #: --tls-keylog: append the TLS session secrets there (NSS key log, SSLKEYLOGFILE format)
+    tls_keylog: str | None = None
     #: without TLS: ask the server for its RSA key (caching_sha2 / sha256 full auth)
     get_server_public_key: bool = False
     #: without TLS: the server's RSA public key (PEM file) to encrypt the password with
