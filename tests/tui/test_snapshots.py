@@ -145,3 +145,46 @@ def _typing(keys: tuple[str, ...]) -> Any:
 def test_prompt_shows_what_is_typed(snap_compare: Any, keys: tuple[str, ...]) -> None:
     app = BinlogScopeApp(BinlogFileSource(CRC))
     assert snap_compare(app, terminal_size=SIZE, run_before=_typing(keys))
+
+
+# ----------------------------------------------------------------------------- the tour
+def _tour_step(k: int) -> Any:
+    """The tour (``demo --tour``'s walk) over the semi-sync capture, moved to step ``k``:
+    its row selected, its field lit, its explanation under the panes."""
+    async def run(pilot: Any) -> None:
+        from binlogscope.inspector.tour import STEPS
+        from binlogscope.tui.widgets.tour_bar import TourBar
+
+        app = pilot.app
+        await wait_for(lambda: isinstance(app.screen, MainScreen))
+        scr = app.screen
+        await wait_for(lambda: scr.source.info().done and scr.events.row_count == len(scr.source))
+        bar = scr.query_one(TourBar)
+        await wait_for(lambda: bar.at == 0)
+        for i in range(k):
+            await pilot.press("right_square_bracket")
+            await wait_for(lambda i=i: bar.at == i + 1)
+        step = STEPS[k]
+        await wait_for(lambda: scr.detail_row == bar.rows[-1])
+        if step.field:
+            await wait_for(lambda: scr.field is not None and scr.detail is not None
+                           and scr.field is scr.detail.node.find(step.field))
+        tree = scr.query_one(FieldTree)
+        await wait_for(lambda: tree.cursor_node is not None and tree.cursor_node.data is scr.field)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.3)
+        tree.scroll_home(animate=False, immediate=True)
+        if tree.cursor_node is not None:
+            tree.scroll_to_node(tree.cursor_node, animate=False)
+        await pilot.pause(0.2)
+    return run
+
+
+@pytest.mark.parametrize(("step", "size"), [(0, SIZE), (5, SIZE), (10, SIZE), (12, (80, 24))],
+                         ids=["greeting", "dump-request", "rows", "semi-sync-80x24"])
+def test_tour_step(snap_compare: Any, step: int, size: tuple[int, int]) -> None:
+    from binlogscope.inspector.sources.pcap import PcapSource
+    from tests.tui.test_tour import SEMISYNC
+
+    app = BinlogScopeApp(PcapSource(SEMISYNC), tour=True)
+    assert snap_compare(app, terminal_size=size, run_before=_tour_step(step))

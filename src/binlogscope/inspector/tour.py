@@ -43,12 +43,12 @@ STEPS: tuple[TourStep, ...] = (
              "A replica connects like any client. The server's greeting (HandshakeV10) "
              "says its version, its capabilities and a one-time random nonce (the scramble) "
              "that the password proof will mix in.",
-             _type("HANDSHAKE_V10"), "handshake_v10.server_version"),
+             _type("HANDSHAKE_V10"), "handshake_v10.auth_plugin_data_part_1"),
     TourStep("The replica logs in",
              "HandshakeResponse41: the user name and the auth response - a proof computed "
              "from the password and the server's nonce (masked here: a recording or a "
              "screenshot must never give it away).",
-             _type("HANDSHAKE_RESPONSE41"), "handshake_response41.username"),
+             _type("HANDSHAKE_RESPONSE41"), "handshake_response41.auth_response"),
     TourStep("Logged in", "OK_Packet: the login succeeded; from here the replica runs "
              "plain queries.", _type("OK")),
     TourStep("Setting the session up",
