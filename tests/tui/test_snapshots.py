@@ -163,7 +163,11 @@ def _tour_step(k: int) -> Any:
         await wait_for(lambda: bar.at == 0)
         for i in range(k):
             await pilot.press("right_square_bracket")
-            await wait_for(lambda i=i: bar.at == i + 1)
+
+            def moved(i: int = i) -> bool:
+                return bool(bar.at == i + 1)
+
+            await wait_for(moved)
         step = STEPS[k]
         await wait_for(lambda: scr.detail_row == bar.rows[-1])
         if step.field:
