@@ -52,3 +52,18 @@ def test_a_field_adds_its_own_links_first_without_repeats() -> None:
     assert got[0].url.endswith("/table_map_event")
     assert len({d.url for d in got}) == len(got)
     assert links_for("NO_SUCH_TYPE") == ()
+
+
+def test_every_event_type_and_packet_kind_has_links() -> None:
+    """Issue 31: links on *every* event type (a STOP_EVENT, a TRANSACTION_PAYLOAD_EVENT or a
+    MariaDB compressed rows event had none) and every packet kind; each event type names the
+    source file that declares or writes it."""
+    from binlogscope.wire.binlog.types import EventType
+    from binlogscope.wire.packet import KINDS
+
+    for e in EventType:
+        docs = links_for(e.name)
+        assert docs, e.name
+        assert any("source" in d.title for d in docs), e.name
+    for kind in KINDS:
+        assert links_for(kind.upper()), kind

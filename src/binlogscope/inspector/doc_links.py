@@ -103,6 +103,110 @@ LINKS: dict[str, tuple[DocLink, ...]] = {
                       _ms("plugin/semisync/semisync_source.cc"),
                       _mds("sql/semisync_master.cc")),
 }
+# every other event type: the server's reference page where it has one, the header that
+# declares the event (MySQL 8.0's libbinlogevents; MariaDB's sql/log_event.h) and the file
+# that writes it
+_BINLOG_EVENTS = _m("1-binlog-events", "binlog events")
+_MY_CONTROL = _ms("libbinlogevents/include/control_events.h")
+_MY_STATEMENT = _ms("libbinlogevents/include/statement_events.h")
+_MY_LOAD = _ms("libbinlogevents/include/load_data_events.h")
+_MY_ROWS = _ms("libbinlogevents/include/rows_event.h")
+_MD_HEADER = _mds("sql/log_event.h")
+
+
+def _both(slug: str | None, title: str, mysql_header: DocLink) -> tuple[DocLink, ...]:
+    """An event both servers have: MariaDB's page (else the events overview), MySQL's events
+    page, MySQL's declaring header, MariaDB's log_event.h and the log_event.cc of both."""
+    first = _m(slug, title) if slug else _BINLOG_EVENTS
+    return (first, _EVENTS, mysql_header, _MD_HEADER, *_LOG_EVENT)
+
+
+def _mysql_only(header: DocLink) -> tuple[DocLink, ...]:
+    return (_EVENTS, header, _ms("sql/log_event.cc"))
+
+
+def _mariadb_only(slug: str | None, title: str) -> tuple[DocLink, ...]:
+    first = _m(slug, title) if slug else _BINLOG_EVENTS
+    return (first, _MD_HEADER, _mds("sql/log_event.cc"))
+
+
+_ROWS_COMPRESSED = (_m("rows_event_v1v2-rows_compressed_event_v1", "ROWS_COMPRESSED_EVENT"),
+                    _MD_HEADER, _mds("sql/log_event.cc"))
+LINKS.update({
+    "UNKNOWN_EVENT": (_BINLOG_EVENTS, _EVENTS, _ms("libbinlogevents/include/binlog_event.h")),
+    "START_EVENT_V3": _both(None, "binlog events", _MY_CONTROL),
+    "STOP_EVENT": _both("stop_event", "STOP_EVENT", _MY_CONTROL),
+    "INTVAR_EVENT": _both("intvar_event", "INTVAR_EVENT", _MY_STATEMENT),
+    "RAND_EVENT": _both("rand_event", "RAND_EVENT", _MY_STATEMENT),
+    "USER_VAR_EVENT": _both("user_var_event", "USER_VAR_EVENT", _MY_STATEMENT),
+    "LOAD_EVENT": _both(None, "binlog events", _MY_LOAD),
+    "SLAVE_EVENT": (_BINLOG_EVENTS, _EVENTS, _ms("libbinlogevents/include/binlog_event.h")),
+    "CREATE_FILE_EVENT": _both(None, "binlog events", _MY_LOAD),
+    "APPEND_BLOCK_EVENT": _both(None, "binlog events", _MY_LOAD),
+    "EXEC_LOAD_EVENT": _both(None, "binlog events", _MY_LOAD),
+    "DELETE_FILE_EVENT": _both(None, "binlog events", _MY_LOAD),
+    "NEW_LOAD_EVENT": _both(None, "binlog events", _MY_LOAD),
+    "BEGIN_LOAD_QUERY_EVENT": _both("begin_load_query_event", "BEGIN_LOAD_QUERY_EVENT",
+                                    _MY_LOAD),
+    "EXECUTE_LOAD_QUERY_EVENT": _both("execute_load_query_event", "EXECUTE_LOAD_QUERY_EVENT",
+                                      _MY_LOAD),
+    "PRE_GA_WRITE_ROWS_EVENT": _ROWS, "PRE_GA_UPDATE_ROWS_EVENT": _ROWS,
+    "PRE_GA_DELETE_ROWS_EVENT": _ROWS,
+    "INCIDENT_EVENT": _both(None, "binlog events", _MY_CONTROL),
+    "IGNORABLE_LOG_EVENT": _mysql_only(_MY_CONTROL),
+    "ROWS_QUERY_LOG_EVENT": _mysql_only(_MY_ROWS),
+    "TRANSACTION_CONTEXT_EVENT": _mysql_only(_MY_CONTROL),
+    "VIEW_CHANGE_EVENT": _mysql_only(_MY_CONTROL),
+    "XA_PREPARE_LOG_EVENT": _both("xa_prepare_log_event", "XA_PREPARE_LOG_EVENT", _MY_CONTROL),
+    "PARTIAL_UPDATE_ROWS_EVENT": _mysql_only(_MY_ROWS),
+    "TRANSACTION_PAYLOAD_EVENT": (*_mysql_only(_MY_CONTROL),
+                                  _ms("libbinlogevents/include/compression/zstd_dec.h")),
+    "HEARTBEAT_LOG_EVENT_V2": (_EVENTS, _MY_CONTROL, _ms("sql/rpl_binlog_sender.cc")),
+    # MySQL 8.3+: not on the 8.0 branch; 8.4's tree moved libbinlogevents to libs/
+    "GTID_TAGGED_LOG_EVENT": (
+        _EVENTS, DocLink("MySQL source: libs/mysql/binlog/event/control_events.h",
+                         "https://github.com/mysql/mysql-server/blob/8.4/"
+                         "libs/mysql/binlog/event/control_events.h"),
+        DocLink("MySQL source: sql/log_event.cc",
+                "https://github.com/mysql/mysql-server/blob/8.4/sql/log_event.cc")),
+    "START_ENCRYPTION_EVENT": _mariadb_only("start_encryption_event", "START_ENCRYPTION_EVENT"),
+    "QUERY_COMPRESSED_EVENT": _mariadb_only("query_event", "QUERY_EVENT"),
+    "WRITE_ROWS_COMPRESSED_EVENT_V1": _ROWS_COMPRESSED,
+    "UPDATE_ROWS_COMPRESSED_EVENT_V1": _ROWS_COMPRESSED,
+    "DELETE_ROWS_COMPRESSED_EVENT_V1": _ROWS_COMPRESSED,
+    "WRITE_ROWS_COMPRESSED_EVENT": _ROWS_COMPRESSED,
+    "UPDATE_ROWS_COMPRESSED_EVENT": _ROWS_COMPRESSED,
+    "DELETE_ROWS_COMPRESSED_EVENT": _ROWS_COMPRESSED,
+})
+# every other packet kind (types as the list names them, wire.packet.KINDS upper-cased)
+_HANDSHAKE_RESPONSE = _my("page_protocol_connection_phase_packets_protocol_handshake_response"
+                          ".html", "Protocol::HandshakeResponse")
+_PREPARE = _my("page_protocol_com_stmt_prepare.html", "COM_STMT_PREPARE")
+_AUTH_SRC = _ms("sql/auth/sql_authentication.cc")
+LINKS.update({
+    "SSL_REQUEST": (_my("page_protocol_connection_phase_packets_protocol_ssl_request.html",
+                        "Protocol::SSLRequest"), _AUTH_SRC),
+    "HANDSHAKE_RESPONSE320": (_HANDSHAKE_RESPONSE, _AUTH_SRC),
+    "AUTH_SWITCH_REQUEST": (_my("page_protocol_connection_phase_packets_protocol_auth_switch_"
+                                "request.html", "Protocol::AuthSwitchRequest"), _AUTH_SRC),
+    "AUTH_MORE_DATA": (_my("page_protocol_connection_phase_packets_protocol_auth_more_data"
+                           ".html", "Protocol::AuthMoreData"),
+                       _ms("sql/auth/sha2_password.cc")),
+    "AUTH_SWITCH_RESPONSE": (_my("page_protocol_connection_phase_packets_protocol_auth_switch_"
+                                 "response.html", "Protocol::AuthSwitchResponse"), _AUTH_SRC),
+    "COM_STMT_PREPARE": (_PREPARE, _ms("sql/sql_prepare.cc")),
+    "STMT_PREPARE_OK": (_PREPARE, _ms("sql/sql_prepare.cc")),
+    "PARAM_DEFINITION": (_PREPARE,),
+    "COM_STMT_EXECUTE": (_my("page_protocol_com_stmt_execute.html", "COM_STMT_EXECUTE"),
+                         _ms("sql/sql_prepare.cc")),
+    "COM_STMT_CLOSE": (_my("page_protocol_com_stmt_close.html", "COM_STMT_CLOSE"),),
+    "BINARY_ROW": (_my("page_protocol_binary_resultset.html", "Binary Protocol Resultset"),),
+    "COMMAND": (_my("page_protocol_command_phase.html", "Command Phase"),),
+    "LOCAL_INFILE_REQUEST": (_my("page_protocol_com_query_response_local_infile_request.html",
+                                 "LOCAL INFILE Request"),),
+    "RAW": (_my("page_protocol_basic_packets.html", "MySQL Packets"),),
+})
+
 #: field name (the tree's) -> links
 FIELD_LINKS: dict[str, tuple[DocLink, ...]] = {
     "header": (_m("2-binlog-event-header", "binlog event header"), _EVENTS),
