@@ -6,7 +6,8 @@
 * MariaDB compressed row events (``compressed=True``);
 * any event body under any type code (:meth:`CaseBuilder.raw`), e.g. an unknown type flagged
   LOG_EVENT_IGNORABLE_F;
-* MySQL tagged GTIDs (:attr:`CaseBuilder.tag`).
+* MySQL tagged GTIDs (:attr:`CaseBuilder.tag`);
+* MySQL PARTIAL_UPDATE_ROWS with JSON diffs (:meth:`CaseBuilder.partial_update`).
 
 Every byte is still written by binlogscope's wire encoders.
 """
@@ -25,7 +26,7 @@ from binlogscope.wire.binlog.encode_rows import (
     rows_event_type,
 )
 from binlogscope.wire.binlog.gtid_events import GtidEvent
-from binlogscope.wire.binlog.rows import DELETE, INSERT, UPDATE
+from binlogscope.wire.binlog.rows import DELETE, INSERT, UPDATE, RowsEvent
 from binlogscope.wire.binlog.types import EventType as E
 from mock_master.conformance.columns import columns
 from mock_master.history.builder import EventBuilder
@@ -110,6 +111,26 @@ class CaseBuilder(EventBuilder):
         ev = rows_event(t, kind, rows, version=version, flags=flags, compressed=compressed)
         self._event(rows_event_type(kind, version, compressed),
                     encode_rows_event(ev, t, mariadb=self.flavor == "mariadb"))
+
+    def partial_update(self, t: TableMap, rows: list[tuple[dict[str, Any], dict[str, Any]]]
+                       ) -> None:
+        """MySQL: TABLE_MAP + a PARTIAL_UPDATE_ROWS (binlog_row_value_options=PARTIAL_JSON)
+        of (before, after) images holding only the columns given (binlog_row_image=MINIMAL);
+        a JSON column updated in place is a :class:`~binlogscope.wire.binlog.encode_rows.
+        JsonDiff` in the after image."""
+        if self.flavor != "mysql":
+            raise ValueError("PARTIAL_UPDATE_ROWS is MySQL's")
+        self._event(E.TABLE_MAP_EVENT, encode_table_map(
+            t if self.metadata == FULL else minimal_table(t),
+            optional_metadata=self.metadata != NONE))
+        before = {k for b, _ in rows for k in b}
+        after = {k for _, a in rows for k in a}
+        ev = RowsEvent(t.table_id, t.schema, t.table, UPDATE,
+                       [{"before": b, "after": a} for b, a in rows], flags=1, version=2,
+                       columns=[c.label for c in t.columns if c.label in before],
+                       columns_after=[c.label for c in t.columns if c.label in after],
+                       partial=True)
+        self._event(rows_event_type(UPDATE, 2, partial=True), encode_rows_event(ev, t))
 
     def insert(self, t: TableMap, rows: list[tuple[Any, ...]]) -> None:
         self.rows(INSERT, t, rows)

@@ -9,7 +9,8 @@ Reads the stream with ``BinLogStreamReader`` (non-blocking: it ends at the end o
 and prints one JSON line per event the library hands its user, in the schema of
 docs/conformance.md. The values are passed on as the library returns them - the adapter
 converts Python types to JSON (bytes to ``{"hex": ...}``, Decimal to text, datetime to
-``YYYY-MM-DD HH:MM:SS[.ffffff]``, timedelta to ``[-]H:MM:SS[.ffffff]``, a set to a sorted list)
+``YYYY-MM-DD HH:MM:SS[.ffffff]``, timedelta to ``[-]H:MM:SS[.ffffff]``, a set to a sorted list,
+a partial JSON update's ``JsonDiff`` to ``{"op", "path", "value"}``)
 and corrects nothing. HEARTBEAT (seconds) is the library's own ``slave_heartbeat`` with a
 ``read_timeout`` of twice that in its connection settings (how a user makes it notice a silent
 source). TLS ``required`` passes ``ssl={"check_hostname": False}`` (TLS insisted on, the
@@ -50,6 +51,10 @@ def _value(v: Any) -> Any:
         return f"{sign}{hh:02d}:{mm:02d}:{ss:02d}" + (f".{us:06d}" if us else "")
     if isinstance(v, bytes | bytearray | memoryview):
         return {"hex": bytes(v).hex()}
+    if hasattr(v, "op") and hasattr(v, "path"):  # a partial JSON update's diff (JsonDiff)
+        op = getattr(v.op, "name", v.op)
+        path = v.path.decode("utf-8", "replace") if isinstance(v.path, bytes) else v.path
+        return {"op": str(op).upper(), "path": path, "value": _value(getattr(v, "value", None))}
     if isinstance(v, set | frozenset):
         return sorted(_value(x) for x in v)
     if isinstance(v, dict):

@@ -18,7 +18,8 @@ from binlogscope.wire.binlog.encode_events import (
 )
 from binlogscope.wire.binlog.types import EventType as E
 from mock_master.conformance.catalogue.common import BOTH, SCHEMA, scenario, txn_stream
-from mock_master.conformance.grade import judge_values
+from mock_master.conformance.columns import ddl
+from mock_master.conformance.grade import judge_clean_end, judge_values
 from mock_master.conformance.model import (
     NEEDS_VALUES,
     Case,
@@ -162,6 +163,145 @@ def tagged_previous_gtids(f: BinlogFile, sid: str, untagged: list[tuple[int, int
         server_id=server_id, flags=0x80, checksum=checksum)
 
 
+_DOCS = [{"age": 24, "name": "Joe"}, {"age": 32, "name": "Sue"}, {"age": 40, "name": "Pete"}]
+#: per row of the PARTIAL_UPDATE_ROWS: its JSON diff (None: a whole document) and what the
+#: document is after it
+_PARTIAL_ROWS: list[tuple[list[tuple[int, str, object]] | None, object]] = [
+    ([(0, "$.age", 25)], {"age": 25, "name": "Joe"}),
+    (None, {"age": 33}),
+    ([(0, "$.age", 41), (1, "$.x", 1)], {"age": 41, "name": "Pete", "x": 1}),
+]
+_OPS = {0: "REPLACE", 1: "INSERT", 2: "REMOVE"}
+
+
+def _partial_json(flavor: str) -> Setup:
+    """MySQL 8.0 binlog_row_value_options=PARTIAL_JSON, binlog_row_image=MINIMAL: an insert,
+    then one PARTIAL_UPDATE_ROWS: row 1's JSON column a one-operation diff, row 2's a whole
+    document (value_options set, its partial bit clear), row 3's a two-operation diff. The
+    layout of the 8.0.22 fixture json.binlog.000001's event, which the wire encoder re-encodes
+    byte for byte (tests/wire/test_encode_partial_rows.py)."""
+    import json
+
+    from binlogscope.wire.binlog.encode_rows import JsonDiff
+
+    b = CaseBuilder(flavor)
+    spec = [("id", "INT"), ("j", "JSON"), ("name", "VARCHAR(20)")]
+    t = b.table_of(SCHEMA, "t_json", spec)
+    names = [str(d["name"]) for d in _DOCS]
+    inserted = [(i + 1, json.dumps(d), names[i]) for i, d in enumerate(_DOCS)]
+    b.begin()
+    b.insert(t, inserted)
+    b.commit()
+    b.begin()
+    b.partial_update(t, [({"id": i + 1}, {"j": JsonDiff(list(ops)) if ops is not None
+                                          else json.dumps(doc), "name": names[i]})
+                         for i, (ops, doc) in enumerate(_PARTIAL_ROWS)])
+    b.commit()
+    return Setup(scenario(flavor, b.build(), ddl_text=ddl(SCHEMA, "t_json", spec)),
+                 expected=[ExpectedRows("insert", t, inserted)])
+
+
+def _field(img: object, name: str, pos: int) -> object:
+    if isinstance(img, dict):
+        for k in (name, f"@{pos + 1}"):
+            if k in img:
+                return img[k]
+        return _ABSENT
+    if isinstance(img, list) and pos < len(img):
+        return img[pos]
+    return _ABSENT
+
+
+_ABSENT = object()
+
+
+def _as_json(v: object) -> object:
+    import json
+
+    if isinstance(v, str):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return _ABSENT
+    return v
+
+
+def _diff_ok(v: object, ops: list[tuple[int, str, object]], doc: object) -> str | None:
+    """How a partial JSON value was reported, when it is a right form (None: it is not)."""
+    import json
+
+    from binlogscope.wire.binlog.json_binary import render_json_diff
+
+    if isinstance(v, str):
+        norm = " ".join(v.split())
+        for col in ("j", "@2", "`j`"):
+            if norm == render_json_diff(col, [(op, path, json.dumps(val))
+                                              for op, path, val in ops]):
+                return "the diff in mysqlbinlog's form"
+    if _as_json(v) == doc:
+        return "the updated document"
+    items = v if isinstance(v, list) else [v]
+    if len(items) == len(ops) and all(isinstance(x, dict) for x in items):
+        same = all(str(x.get("op", x.get("operation", ""))).upper() in (_OPS[op], str(op))
+                   and x.get("path") == path and (op == 2 or _as_json(x.get("value"))
+                                                  in (val, str(val)))
+                   for x, (op, path, val) in zip(items, ops, strict=True))  # type: ignore[union-attr]
+        if same:
+            return "the diff as operations"
+    return None
+
+
+def _partial_json_judge(obs: Observation) -> list[Check]:
+    from binlogscope.wire.binlog.encode_rows import JsonDiff, encode_json_diff
+    from mock_master.conformance.grade import _bytes_of, show
+
+    checks = judge_clean_end(obs)
+    got = obs.rows()
+    if len(got) != 2:
+        return [*checks, Check(Verdict.FAIL, "2 row events expected (an insert, then the "
+                               f"PARTIAL_UPDATE_ROWS), the client reported {len(got)}")]
+    ins, upd = got
+    if ins.get("type") != "insert" or upd.get("type") != "update":
+        return [*checks, Check(Verdict.FAIL, f"reported as {ins.get('type')!r} and "
+                               f"{upd.get('type')!r}, expected an insert and an update")]
+    rows = upd.get("rows") or []
+    if len(rows) != len(_PARTIAL_ROWS):
+        return [*checks, Check(Verdict.FAIL, f"the partial update has {len(_PARTIAL_ROWS)} "
+                               f"rows, {len(rows)} reported")]
+    bytes_mode = next((str(h.get("bytes", "object")) for h in obs.of_type("hello")), "object")
+    for k, (row, (ops, doc)) in enumerate(zip(rows, _PARTIAL_ROWS, strict=True)):
+        where = f"update row {k + 1}"
+        name = str(_DOCS[k]["name"])
+        before, after = (row.get("before"), row.get("after")) if isinstance(row, dict) \
+            else (None, None)
+        if _field(before, "id", 0) != k + 1:
+            checks.append(Check(Verdict.FAIL, f"{where}: before image id "
+                                f"{show(_field(before, 'id', 0))}, expected {k + 1} (the "
+                                "MINIMAL before image holds the primary key only)"))
+        j = _field(after, "j", 1)
+        if ops is not None:
+            how = _diff_ok(j, ops, doc)
+            raw = _bytes_of(j, bytes_mode)
+            raw_diff = encode_json_diff(JsonDiff(list(ops)))
+            what = ", ".join(f"{_OPS[op]} {path} {val}" for op, path, val in ops)
+            if how is not None:
+                checks.append(Check(Verdict.PASS, f"{where}: j reported as {how}: {show(j)}"))
+            elif raw is not None and raw in (raw_diff, raw_diff[4:]):
+                checks.append(Check(Verdict.NON_STRICT, f"{where}: j reported as the raw "
+                                    "diff bytes, not decoded"))
+            else:
+                checks.append(Check(Verdict.FAIL, f"{where}: j (a JSON diff: {what}) reported "
+                                    f"as {show(j)}"))
+        elif _as_json(j) != doc:
+            checks.append(Check(Verdict.FAIL, f"{where}: j (a whole document, its partial bit "
+                                f"clear) expected {show(doc)}, got {show(j)}"))
+        if _field(after, "name", 2) != name:
+            checks.append(Check(Verdict.FAIL, f"{where}: name expected {name!r}, got "
+                                f"{show(_field(after, 'name', 2))} (the column after the "
+                                "diff: the diff's length read wrong?)"))
+    return checks
+
+
 _DDL = "CREATE TABLE t3 (id INT PRIMARY KEY, note VARCHAR(200)) COMMENT 'compressed query'"
 
 
@@ -240,6 +380,13 @@ CASES: list[Case] = [
           "passed over): every transaction's rows reported",
           _tagged, ("mysql",),
           links=("https://dev.mysql.com/doc/refman/8.4/en/replication-gtids-concepts.html",)),
+    Case("events/partial-json-update", "MySQL PARTIAL_UPDATE_ROWS (binlog_row_value_options="
+         "PARTIAL_JSON, MINIMAL images): a JSON diff and a whole document in one event",
+         "the diff reported (mysqlbinlog's JSON_REPLACE(...) text, a list of operations, or "
+         "the updated document), the whole document as JSON, the columns after them intact",
+         _partial_json, _partial_json_judge, flavors=("mysql",), needs=(NEEDS_VALUES,),
+         links=("https://dev.mysql.com/doc/refman/8.0/en/replication-options-binary-log.html"
+                "#sysvar_binlog_row_value_options",)),
     _case("events/ddl-then-rows", "CREATE TABLE and ALTER TABLE, then rows of the new shape",
           "the DDL passed through; the rows decoded with the new column", _ddl),
 ]

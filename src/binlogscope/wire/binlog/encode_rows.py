@@ -9,6 +9,10 @@
   MariaDB-compressed too) from a :class:`RowsEvent` and the table's :class:`TableMap`; values
   are encoded by :func:`encode_values.encode_value`.
 * :func:`rows_event_type` gives the event type code of a kind, version and compression.
+* MySQL's PARTIAL_UPDATE_ROWS (``binlog_row_value_options=PARTIAL_JSON``): a
+  :class:`RowsEvent` with ``partial=True`` whose after images hold :class:`JsonDiff` values for
+  the JSON columns updated in place; each row then carries ``value_options`` and, when a diff
+  is in it, the bitmap over the after image's JSON columns (:func:`encode_json_diff`).
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ from __future__ import annotations
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from binlogscope.wire.binlog.context import ColumnInfo, TableMap
-from binlogscope.wire.binlog.encode_values import encode_value
+from binlogscope.wire.binlog.encode_values import encode_json_binary, encode_value
 from binlogscope.wire.binlog.rows import DELETE, INSERT, UPDATE, RowsEvent
 from binlogscope.wire.binlog.table_map import meta_width
 from binlogscope.wire.binlog.types import ColumnType as T
@@ -42,8 +47,14 @@ _CODES = {
 }
 
 
-def rows_event_type(kind: str, version: int, compressed: bool = False) -> int:
-    """Type code of a rows event: ``kind`` INSERT/UPDATE/DELETE, ``version`` 1 or 2."""
+def rows_event_type(kind: str, version: int, compressed: bool = False,
+                    partial: bool = False) -> int:
+    """Type code of a rows event: ``kind`` INSERT/UPDATE/DELETE, ``version`` 1 or 2;
+    ``partial``: MySQL's PARTIAL_UPDATE_ROWS (an UPDATE, v2)."""
+    if partial:
+        if kind != UPDATE or version != 2 or compressed:
+            raise ValueError("PARTIAL_UPDATE_ROWS is an uncompressed v2 UPDATE")
+        return int(E.PARTIAL_UPDATE_ROWS_EVENT)
     return int(_CODES[(kind, version, compressed)])
 
 
@@ -167,20 +178,66 @@ def encode_table_map(tm: TableMap, *, optional_metadata: bool = True,
 
 
 # ----------------------------------------------------------------------------- row events
+#: Json_diff operations (json_binary.DIFF_OPERATIONS)
+JSON_REPLACE, JSON_INSERT, JSON_REMOVE = 0, 1, 2
+
+
+@dataclass
+class JsonDiff:
+    """A JSON column's value in a PARTIAL_UPDATE_ROWS after image: (operation, path, value)
+    triples, the value a Python JSON value (ignored for JSON_REMOVE)."""
+
+    ops: list[tuple[int, str, Any]]
+
+
+def encode_json_diff(d: JsonDiff, length_bytes: int = 4) -> bytes:
+    """The diff vector: its length (the column's pack length, 4 for JSON), then per operation
+    its byte, the path (length-encoded) and, unless REMOVE, the value as binary JSON
+    (length-encoded) - what the decoder's ``_json_diff`` reads."""
+    body = bytearray()
+    for op, path, value in d.ops:
+        p = path.encode("utf-8")
+        body += bytes((op,)) + lenenc_int(len(p)) + p
+        if op != JSON_REMOVE:
+            v = encode_json_binary(value)
+            body += lenenc_int(len(v)) + v
+    return len(body).to_bytes(length_bytes, "little") + bytes(body)
+
+
 def encode_row_image(columns: Sequence[ColumnInfo], row: dict[str, Any], *,
                      mariadb: bool = False) -> bytes:
     """One row image over the present ``columns``: the NULL bitmap (bit set = NULL; unused
-    trailing bits set, as MariaDB writes them), then the non-NULL values in column order."""
+    trailing bits set as MariaDB writes them, clear as MySQL does - the 8.0.22 fixture
+    json.binlog.000001), then the non-NULL values in column order (a :class:`JsonDiff` as its
+    diff vector)."""
     nbytes = (len(columns) + 7) // 8
     nulls = bytearray(b"\xff" * nbytes)
+    if not mariadb:
+        nulls = bytearray(nbytes)
+        for i, c in enumerate(columns):
+            if row.get(c.label) is None:
+                nulls[i // 8] |= 1 << (i % 8)
     values = bytearray()
     for i, c in enumerate(columns):
         v = row.get(c.label)
         if v is None:
             continue
         nulls[i // 8] &= ~(1 << (i % 8)) & 0xFF
-        values += encode_value(c, v, mariadb=mariadb)
+        if isinstance(v, JsonDiff):
+            values += encode_json_diff(v, c.meta or 4)
+        else:
+            values += encode_value(c, v, mariadb=mariadb)
     return bytes(nulls) + bytes(values)
+
+
+def _partial_header(cols_a: Sequence[ColumnInfo], after: dict[str, Any]) -> bytes:
+    """value_options (PARTIAL_JSON) and the bitmap over the after image's JSON columns: set
+    for those holding a :class:`JsonDiff`."""
+    jcols = [c for c in cols_a if c.type == T.MYSQL_TYPE_JSON]
+    diffs = [isinstance(after.get(c.label), JsonDiff) for c in jcols]
+    if not jcols:
+        return lenenc_int(0)
+    return lenenc_int(1) + _bits_lsb(diffs)
 
 
 def _present(tm: TableMap, labels: Sequence[str] | None) -> tuple[int, list[ColumnInfo]]:
@@ -218,8 +275,8 @@ def _compress(data: bytes) -> bytes:
 def encode_rows_event(ev: RowsEvent, tm: TableMap, *, mariadb: bool = False,
                       table_id_len: int = 6) -> bytes:
     """Body of a rows event (its type code: :func:`rows_event_type` of ``ev.kind``,
-    ``ev.version``, ``ev.compressed``). The columns-present bitmaps come from ``ev.columns``
-    / ``ev.columns_after`` (labels; empty lists mean every column)."""
+    ``ev.version``, ``ev.compressed``, ``ev.partial``). The columns-present bitmaps come from
+    ``ev.columns`` / ``ev.columns_after`` (labels; empty lists mean every column)."""
     ncols = len(tm.columns)
     nb = (ncols + 7) // 8
     bits_b, cols_b = _present(tm, ev.columns or None)
@@ -235,6 +292,8 @@ def encode_rows_event(ev: RowsEvent, tm: TableMap, *, mariadb: bool = False,
         if ev.kind in (UPDATE, DELETE):
             rows += encode_row_image(cols_b, row["before"], mariadb=mariadb)
         if ev.kind == UPDATE:
+            if ev.partial:
+                rows += _partial_header(cols_a, row["after"])
             rows += encode_row_image(cols_a, row["after"], mariadb=mariadb)
         elif ev.kind == INSERT:
             rows += encode_row_image(cols_b, row["after"], mariadb=mariadb)
@@ -264,7 +323,12 @@ def rows_event(tm: TableMap, kind: str, rows: Sequence[Any], *, version: int = 2
 
 
 __all__ = [
+    "JSON_INSERT",
+    "JSON_REMOVE",
+    "JSON_REPLACE",
+    "JsonDiff",
     "column_meta",
+    "encode_json_diff",
     "encode_optional_metadata",
     "encode_row_image",
     "encode_rows_event",
