@@ -10,7 +10,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -18,6 +20,7 @@ import pytest
 from binlogscope.cli.main import main
 from binlogscope.export.arrow import STATE_FILE, read_state
 from binlogscope.export.core import JOBS_STAGING
+from binlogscope.export.records import BinlogFileSource
 from tests.export.datasets import assert_same_dataset, assert_same_errors
 
 REPO = Path(__file__).resolve().parents[2]
@@ -145,3 +148,30 @@ def test_jobs_export_ctrl_c_keeps_whole_inputs_and_resumes(tmp_path: Path) -> No
     assert final is not None and final["complete"]
     assert final["counts"]["events"] == n * len(inputs)
     assert (ds / STATE_FILE).is_file() and not staging.exists()
+
+
+def test_jobs_resume_of_an_export_stopped_inside_an_input(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An export left inside an input by one process (``--jobs 1``, SIGTERM after 100 events,
+    a checkpoint every 20) is finished by ``--resume --jobs 2`` (one process from there): the
+    dataset equals an export that was never stopped."""
+    inputs = [str(WORKLOAD), str(SMALL[0])]
+    assert _export(*inputs, "--out", str(tmp_path / "whole"), "-j", "1")[0] == 0
+    original = BinlogFileSource.records
+
+    def records(self: BinlogFileSource, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        for i, rec in enumerate(original(self, *args, **kwargs)):
+            if i == 100:
+                os.kill(os.getpid(), signal.SIGTERM)
+            yield rec
+
+    monkeypatch.setattr(BinlogFileSource, "records", records)
+    ds = tmp_path / "ds"
+    rc, _, err = _export(*inputs, "--out", str(ds), "-j", "1", "--checkpoint-events", "20")
+    assert rc == 130, err
+    state = read_state(ds)
+    assert state is not None and state["resume"]["offset"] is not None  # inside input 0
+    monkeypatch.setattr(BinlogFileSource, "records", original)
+    rc, _, err = _export("--resume", "--out", str(ds), "-j", "2")
+    assert rc == 0, err
+    assert_same_dataset(tmp_path / "whole", ds)
