@@ -104,3 +104,27 @@ def test_closed_inside_a_skipped_packet() -> None:
     s.receive_data(b"", Peer.CLIENT)
     errors = [e for e in s.events() if isinstance(e, DecodeError)]
     assert len(errors) == 1 and "at least" in errors[0].message
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["one-read", "cut"])
+def test_a_packet_ending_at_the_end_of_a_read_ends_there(whole: bool) -> None:
+    """A packet over the limit whose last byte is the last byte read: its error comes at
+    once, not when that direction next sends something - before, the server's answer to it
+    came first and got a false sequence mismatch (the client's sequence ids not reset yet),
+    and a connection that closed then was said to have ended inside it."""
+    from binlogscope.session.events import SequenceMismatch
+
+    s = Session(Role.OBSERVER, start_phase=Phase.COMMAND, record=False)
+    s.max_packet = 4096
+    query = encode_packet(b"\x03" + b"x" * 20_000, 0)
+    evs: list[object] = []
+    for part in ([query] if whole else [query[:5000], query[5000:]]):
+        s.receive_data(part, Peer.CLIENT)
+        evs.extend(s.events())
+    errors = [e for e in evs if isinstance(e, DecodeError)]
+    assert len(errors) == 1 and "a packet of 20001 bytes in 1 fragments" in errors[0].message
+    s.receive_data(encode_packet(b"\x00\x00\x00\x02\x00\x00\x00", 1), Peer.SERVER)  # its OK
+    s.receive_data(b"", Peer.CLIENT)
+    rest = list(s.events())
+    assert not [e for e in rest if isinstance(e, (SequenceMismatch, DecodeError))], rest
+    assert [e.kind for e in rest if isinstance(e, PacketDecoded)] == ["ok"]

@@ -172,7 +172,8 @@ def _run_tui(args: argparse.Namespace, err: TextIO) -> int | None:
         return None
     from binlogscope.tui import run_tui
 
-    return run_tui(PcapSource(args.file, ports=args.port or None), table_regex=args.table)
+    return run_tui(PcapSource(args.file, ports=args.port or None,
+                              max_packet=args.max_packet_size), table_regex=args.table)
 
 
 def capture_filter(args: argparse.Namespace, err: TextIO, command: str = "pcap"

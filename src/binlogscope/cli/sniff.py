@@ -90,7 +90,8 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from binlogscope.tui import run_tui
 
         return run_tui(SniffSource(capture, ports=ports, write=write, count=args.count,
-                                   duration=args.duration), table_regex=args.table)
+                                   duration=args.duration, max_packet=args.max_packet_size),
+                       table_regex=args.table)
     fired: list[int] = []
     previous = flag_on_signals(fired)  # the first signal ends the capture, with its summary
     record = not (args.json or args.summary or args.brief)

@@ -43,6 +43,8 @@ class Oversize:
         return used, self.ended
 
     def _eat(self, data: bytes) -> tuple[int, bool]:
+        if not self.left and not self.more:  # (its last byte was the last one buffered)
+            return 0, True
         i, n = 0, len(data)
         while i < n:
             if self.left:

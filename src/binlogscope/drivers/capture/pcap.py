@@ -36,14 +36,17 @@ from binlogscope.session.resync import find_packet_start, looks_like_greeting
 
 
 def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool = False,
-                 data: bytes | None = None) -> Iterator[SourceItem]:
+                 data: bytes | None = None, max_packet: int = DEFAULT_MAX_PACKET
+                 ) -> Iterator[SourceItem]:
     """Decode every MySQL flow of a capture, in capture order.
 
     ``ports``: server ports known to carry MySQL (default 3306); ports where a server greeting
-    is seen are added. ``record``: build the annotated Node trees (slower). Raises
-    :class:`CaptureError` (after yielding everything before the damage) on a bad file.
+    is seen are added. ``record``: build the annotated Node trees (slower). ``max_packet``: as
+    :func:`read_capture_batches`. Raises :class:`CaptureError` (after yielding everything
+    before the damage) on a bad file.
     """
-    for items in read_capture_batches(path, ports, record=record, data=data):
+    for items in read_capture_batches(path, ports, record=record, data=data,
+                                      max_packet=max_packet):
         yield from items
 
 

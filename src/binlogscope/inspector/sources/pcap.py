@@ -17,6 +17,7 @@ from binlogscope.drivers.capture.pcap import CaptureError, read_capture
 from binlogscope.drivers.items import SourceItem
 from binlogscope.inspector.sources.packets import MAX_RAW_BYTES, PacketStreamSource
 from binlogscope.session.events import PacketDecoded, Peer
+from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 
 
 class PcapSource(PacketStreamSource):
@@ -24,14 +25,18 @@ class PcapSource(PacketStreamSource):
     columns = PacketStreamSource.columns | {"frame", "flow"}
 
     def __init__(self, path: str | Path, *, ports: Iterable[int] | None = None,
-                 max_raw_bytes: int = MAX_RAW_BYTES) -> None:
+                 max_raw_bytes: int = MAX_RAW_BYTES,
+                 max_packet: int = DEFAULT_MAX_PACKET) -> None:
         super().__init__(label=str(path), max_raw_bytes=max_raw_bytes)
         self.path = Path(path)
         self.ports = list(ports) if ports else None
+        #: ``--max-packet-size``: a longer packet is skipped with an error row (its size)
+        self.max_packet = max_packet
 
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
         try:
-            for it in read_capture(str(self.path), self.ports, record=False):
+            for it in read_capture(str(self.path), self.ports, record=False,
+                                   max_packet=self.max_packet):
                 if cancelled():
                     return
                 yield stream_item(it)
@@ -48,7 +53,8 @@ class PcapSource(PacketStreamSource):
         offset = self._offset[index]
         direction = Peer.CLIENT if self._dir[index] == 1 else Peer.SERVER
         try:
-            for it in read_capture(str(self.path), self.ports, record=False):
+            for it in read_capture(str(self.path), self.ports, record=False,
+                                   max_packet=self.max_packet):
                 ev = it.event
                 if (isinstance(ev, PacketDecoded) and (it.flow.id & 0xFFFF) == flow
                         and ev.offset == offset and ev.direction == direction):

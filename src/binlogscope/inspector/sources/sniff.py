@@ -39,6 +39,7 @@ from binlogscope.inspector.source import SourceInfo
 from binlogscope.inspector.sources.packets import PacketStreamSource
 from binlogscope.inspector.sources.pcap import stream_item
 from binlogscope.session.events import PacketDecoded
+from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 
 #: the producer: batches of capture items until ``stop()`` turns true
 Batches = Callable[[Callable[[], bool]], Iterator[list[SourceItem]]]
@@ -148,7 +149,7 @@ class SniffSource(LiveCaptureSource):
 
     def __init__(self, capture: LiveCapture, *, ports: Iterable[int] | None = None,
                  write: PcapNgFile | None = None, count: int | None = None,
-                 duration: float | None = None) -> None:
+                 duration: float | None = None, max_packet: int = DEFAULT_MAX_PACKET) -> None:
         self.capture = capture
         self.ports = list(ports) if ports else None
         self.write = write
@@ -161,7 +162,8 @@ class SniffSource(LiveCaptureSource):
         super().__init__(
             f"sniff -i {capture.iface}",
             lambda stop: sniff_batches(capture, self.ports, stop=stop, count=count,
-                                       duration=duration, write=write),
+                                       duration=duration, write=write,
+                                       max_packet=max_packet),
             fatal=SniffError, close=close)
 
     def info(self) -> SourceInfo:
