@@ -85,10 +85,13 @@ def generate(out: Path, packets: int) -> tuple[int, int]:
         size = struct.unpack_from("<I", raw, pos + 9)[0]
         events.append(raw[pos : pos + size])
         pos += size
+    from binlogscope.wire.binlog.types import EventType as E
+
     # one transaction: the first GTID .. XID with rows (GTID, ANNOTATE, TABLE_MAP, WRITE, XID)
     codes = [e[4] for e in events]
-    g = next(i for i in range(len(codes)) if codes[i] == 162 and 23 in codes[i:i + 5])
-    x = codes.index(16, g)
+    g = next(i for i in range(len(codes))
+             if codes[i] == E.GTID_EVENT and E.WRITE_ROWS_EVENT_V1 in codes[i:i + 5])
+    x = codes.index(E.XID_EVENT, g)
     trx = events[g : x + 1]
     # find the stream's last seq/ack numbers from the recorded prefix
     cseq = sseq = 0

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from binlogscope.render.text import render_node
 from binlogscope.session import Role, Session
 from binlogscope.session.events import PacketDecoded, Peer, Phase
+from binlogscope.wire.binlog.header import is_artificial
+from binlogscope.wire.binlog.types import is_heartbeat
 from binlogscope.wire.fields import is_sensitive, redact, redact_bytes
 from binlogscope.wire.node import Node, format_value
 from mock_master.diff.capture import CLIENT, Conversation
 
-HEARTBEAT_TYPES = (27, 41)
 _OPAQUE = (Phase.ENCRYPTED,)
-ARTIFICIAL_F = 0x20
 
 
 # ------------------------------------------------------------------------------------ decoding
@@ -174,7 +174,7 @@ def _artificial(p: PacketDecoded) -> bool:
     ev = p.binlog_event
     if ev is None or ev.header is None:
         return False
-    return bool(ev.header.flags & ARTIFICIAL_F) or ev.header.type_code in HEARTBEAT_TYPES
+    return is_artificial(ev.header) or is_heartbeat(ev.header.type_code)
 
 
 def _request_text(c: FieldContext) -> str:
@@ -455,7 +455,7 @@ def _server_packets(packets: list[PacketDecoded]
         if p.direction is Peer.CLIENT:
             if p.kind != "semi_sync_ack":
                 request = p
-        elif _event_type(p) in HEARTBEAT_TYPES:
+        elif (code := _event_type(p)) is not None and is_heartbeat(code):
             beats.append(p)
         else:
             out.append((p, request))

@@ -13,12 +13,14 @@ from binlogscope.wire.binlog.encode_events import (
 )
 from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtid
 from binlogscope.wire.binlog.header import HEADER_LEN
+from binlogscope.wire.binlog.types import EventType
 from mock_master.dump.mariadb_gtid import GTID, GTID_LIST
 from mock_master.history.sources import begin_event, dummy_event
 
 #: MariaDB's MARIA_SLAVE_CAPABILITY_*: 1 ANNOTATE, 2 TOLERATE_HOLES, 3 BINLOG_CHECKPOINT, 4 GTID
 CAP_ANNOTATE, CAP_HOLES, CAP_CHECKPOINT, CAP_GTID = 1, 2, 3, 4
-ANNOTATE_ROWS, BINLOG_CHECKPOINT = 160, 161
+ANNOTATE_ROWS = int(EventType.ANNOTATE_ROWS_EVENT)
+BINLOG_CHECKPOINT = int(EventType.BINLOG_CHECKPOINT_EVENT)
 
 
 def compat_event(ev: bytes, ck: bool, cap: int, annotate: bool) -> bytes | None:

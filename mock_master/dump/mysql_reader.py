@@ -36,7 +36,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-HEADER = 19
+from binlogscope.wire.binlog.header import HEADER_LEN
+
+HEADER = HEADER_LEN
 #: MAX_MAX_ALLOWED_PACKET: the dump thread's event size limit
 MAX_EVENT = 1 << 30
 BOGUS = "bogus data in log event"

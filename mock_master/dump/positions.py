@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtid
+from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid, gtid_set_text
 from mock_master.dump.errors import StartError
 from mock_master.dump.gtid_sets import tsid
@@ -19,7 +20,7 @@ from mock_master.dump.mariadb_gtid import BinlogState, GtidDump, GtidStartError
 from mock_master.dump.mysql_gtid import check_auto_position, check_gtid_mode, first_file
 from mock_master.history.sources import MARIA_GTID, EventStream, decode_stored
 
-GTID_LIST = 163
+GTID_LIST = int(EventType.GTID_LIST_EVENT)
 
 
 @dataclass(slots=True)

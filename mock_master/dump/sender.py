@@ -28,7 +28,7 @@ from binlogscope.wire.binlog.encode_events import (
 from binlogscope.wire.binlog.gtid_events import GtidListEvent, MariadbGtid
 from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
 from binlogscope.wire.binlog.query_event import QueryEvent
-from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.binlog.types import MYSQL_GTIDS, EventType, is_mariadb_only
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid
 from binlogscope.wire.constants import SEMI_SYNC_INDICATOR
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet, fragment_count
@@ -381,7 +381,7 @@ class Dump(EventEmitter):
             ev = self._fde_fixed
         elif t in self.dummy_types:
             ev = dummy_event(ev, ck)
-        elif self.m.flavor == "mariadb" and t >= 160:
+        elif self.m.flavor == "mariadb" and is_mariadb_only(t):
             out = mc.compat_event(ev, ck, self.capability, self.annotate)
             if out is None:
                 return None
@@ -472,7 +472,7 @@ class Dump(EventEmitter):
         def served() -> Iterator[bytes]:
             for k in range(ei, n):
                 ev: bytes | None = events[k]
-                if not plain or events[k][4] == FDE or events[k][4] >= 160:
+                if not plain or events[k][4] == FDE or is_mariadb_only(events[k][4]):
                     ev = self._transform(events[k], fi)
                 if ev is not None:
                     yield ev
@@ -583,7 +583,7 @@ class Dump(EventEmitter):
                     # skipped up to the next GTID (a ROTATE is never skipped); the replica
                     # learns the skipped positions from a heartbeat, sent before the next event
                     # (or at once when nothing went out for a heartbeat period)
-                    if t in (33, 34, MYSQL_GTID_TAGGED):
+                    if t in MYSQL_GTIDS:
                         skipping = self._skip_gtid_txn(ev, fi)
                     elif t == ROTATE:
                         skipping = False
@@ -600,7 +600,7 @@ class Dump(EventEmitter):
                     if self._skip_hb is not None:
                         self._heartbeat(f, self._skip_hb)
                         self._skip_hb = None
-                if self.fast and not self.strip and t not in (FDE, 160, 161, 162, 163) \
+                if self.fast and not self.strip and t != FDE and not is_mariadb_only(t) \
                         and not self.dummy_types:
                     self.packet(b"\x00" + ev)
                     self.sent += 1

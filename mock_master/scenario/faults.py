@@ -27,7 +27,7 @@ from binlogscope.wire.binlog.encode_events import (
 )
 from binlogscope.wire.binlog.header import HEADER_LEN, peek_header
 from binlogscope.wire.binlog.query_event import QueryEvent
-from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.binlog.types import MYSQL_GTIDS, EventType
 from mock_master.history.sources import (
     EventStream,
     SourceError,
@@ -69,7 +69,10 @@ ACTIONS: dict[str, tuple[dict[str, Any], str]] = {
                      "size before source event N (sent across several packets)"),
     "compress_transaction": ({}, "stream (MySQL): wrap each transaction in a "
                              "TRANSACTION_PAYLOAD event (zstd)"),
-    "mariadb_dummy_events": ({"types": [160, 161, 162, 163]},
+    "mariadb_dummy_events": ({"types": [int(EventType.ANNOTATE_ROWS_EVENT),
+                                        int(EventType.BINLOG_CHECKPOINT_EVENT),
+                                        int(EventType.GTID_EVENT),
+                                        int(EventType.GTID_LIST_EVENT)]},
                              "replace these event types with dummy events, as MariaDB does for "
                              "replicas whose @mariadb_slave_capability is too low"),
     "heartbeat_storm": ({"count": 1000}, "send this many heartbeats at once before event N"),
@@ -159,7 +162,7 @@ def compress_transactions(stream: EventStream) -> None:
         txn: list[bytes] | None = None
         for ev in f.events:
             t = ev[4]
-            if t in (33, 34):
+            if t in MYSQL_GTIDS:
                 out.append(ev)
                 txn = []
                 continue

@@ -24,6 +24,9 @@ from urllib.parse import unquote, urlparse
 
 from binlogscope.wire.binlog._collations import COLLATIONS, charset_of
 from binlogscope.wire.binlog.context import ColumnInfo
+from binlogscope.wire.binlog.header import HEADER_LEN
+from binlogscope.wire.binlog.table_map import TableMapEvent
+from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.binlog.values import split_string_meta
 from mock_master.schema.ddl import SchemaCatalog, catalog_from_ddl
@@ -150,13 +153,13 @@ def tables_from_table_maps(stream: EventStream
     seen: set[bytes] = set()
     for f in stream.files:
         for _ei, ev in f.select((TABLE_MAP,)):
-            body = ev[19 + 6:len(ev) - 4 if f.checksum else len(ev)]
+            body = ev[HEADER_LEN + 6:len(ev) - 4 if f.checksum else len(ev)]
             if body in seen:
                 continue
             seen.add(body)
             d = decode_stored(ev, f.checksum)
-            tm: Any = d.body
-            if tm is None or d.error is not None:
+            tm = d.body
+            if not isinstance(tm, TableMapEvent) or d.error is not None:
                 continue
             key = (tm.schema, tm.table)
             if any(c.name is None for c in tm.columns):
@@ -178,7 +181,11 @@ def tables_from_table_maps(stream: EventStream
     return out, unnamed
 
 
-_INT_CODES = {1: "tinyint", 2: "smallint", 9: "mediumint", 3: "int", 8: "bigint"}
+_INT_CODES: dict[int, str] = {
+    T.MYSQL_TYPE_TINY: "tinyint", T.MYSQL_TYPE_SHORT: "smallint",
+    T.MYSQL_TYPE_INT24: "mediumint", T.MYSQL_TYPE_LONG: "int", T.MYSQL_TYPE_LONGLONG: "bigint"}
+#: the binary collation (its charset is "binary"): VARBINARY, BINARY, BLOB
+_BINARY = 63
 _LOB_PREFIX = {1: "tiny", 2: "", 3: "medium", 4: "long"}
 
 
@@ -188,42 +195,44 @@ def column_from_table_map(c: ColumnInfo) -> Column:
     t = c.real_type if c.real_type is not None else c.type
     coll = COLLATIONS.get(c.charset) if c.charset is not None else None
     charset = charset_of(c.charset) if c.charset is not None else None
-    binary = c.charset == 63
+    binary = c.charset == _BINARY
     col = Column(c.name or "", "", unsigned=c.unsigned, nullable=c.nullable,
-                 old_temporal=t in (7, 11, 12))
+                 old_temporal=t in (T.MYSQL_TYPE_TIMESTAMP, T.MYSQL_TYPE_TIME,
+                                    T.MYSQL_TYPE_DATETIME))
     if t in _INT_CODES:
         col.data_type = _INT_CODES[t]
-    elif t == 13:
+    elif t == T.MYSQL_TYPE_YEAR:
         col.data_type = "year"
-    elif t == 246:
+    elif t == T.MYSQL_TYPE_NEWDECIMAL:
         col.data_type, col.length, col.scale = "decimal", c.meta >> 8, c.meta & 0xFF
-    elif t in (4, 5):
-        col.data_type = "float" if t == 4 else "double"
-    elif t == 16:
+    elif t in (T.MYSQL_TYPE_FLOAT, T.MYSQL_TYPE_DOUBLE):
+        col.data_type = "float" if t == T.MYSQL_TYPE_FLOAT else "double"
+    elif t == T.MYSQL_TYPE_BIT:
         col.data_type, col.length = "bit", (c.meta >> 8) * 8 + (c.meta & 0xFF)
-    elif t in (15, 253):
+    elif t in (T.MYSQL_TYPE_VARCHAR, T.MYSQL_TYPE_VAR_STRING):
         col.data_type = "varbinary" if binary else "varchar"
         col.length = c.meta if binary else c.meta // mbmaxlen(charset)
-    elif t in (247, 248):
-        col.data_type = "enum" if t == 247 else "set"
-        col.members = list((c.enum_values if t == 247 else c.set_values) or [])
-    elif t == 254:
+    elif t in (T.MYSQL_TYPE_ENUM, T.MYSQL_TYPE_SET):
+        col.data_type = "enum" if t == T.MYSQL_TYPE_ENUM else "set"
+        col.members = list((c.enum_values if t == T.MYSQL_TYPE_ENUM else c.set_values) or [])
+    elif t == T.MYSQL_TYPE_STRING:
         _real, length = split_string_meta(c.meta)
         col.data_type = "binary" if binary else "char"
         col.length = length if binary else length // mbmaxlen(charset)
-    elif t == 252:
+    elif t == T.MYSQL_TYPE_BLOB:
         col.data_type = _LOB_PREFIX.get(c.meta, "long") + ("blob" if binary else "text")
-    elif t == 245:
+    elif t == T.MYSQL_TYPE_JSON:
         col.data_type, charset, coll = "json", None, None
-    elif t in (10, 14):
+    elif t in (T.MYSQL_TYPE_DATE, T.MYSQL_TYPE_NEWDATE):
         col.data_type = "date"
-    elif t in (12, 18):
-        col.data_type, col.fsp = "datetime", c.meta if t == 18 else c.hires_dec
-    elif t in (7, 17):
-        col.data_type, col.fsp = "timestamp", c.meta if t == 17 else c.hires_dec
-    elif t in (11, 19):
-        col.data_type, col.fsp = "time", c.meta if t == 19 else c.hires_dec
-    elif t == 255:
+    elif t in (T.MYSQL_TYPE_DATETIME, T.MYSQL_TYPE_DATETIME2):
+        col.data_type, col.fsp = "datetime", c.meta if t == T.MYSQL_TYPE_DATETIME2 else c.hires_dec
+    elif t in (T.MYSQL_TYPE_TIMESTAMP, T.MYSQL_TYPE_TIMESTAMP2):
+        col.data_type = "timestamp"
+        col.fsp = c.meta if t == T.MYSQL_TYPE_TIMESTAMP2 else c.hires_dec
+    elif t in (T.MYSQL_TYPE_TIME, T.MYSQL_TYPE_TIME2):
+        col.data_type, col.fsp = "time", c.meta if t == T.MYSQL_TYPE_TIME2 else c.hires_dec
+    elif t == T.MYSQL_TYPE_GEOMETRY:
         col.data_type = "geometry"
     else:
         col.data_type = f"type {t}"

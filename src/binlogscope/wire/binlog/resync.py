@@ -26,7 +26,7 @@ import zlib
 
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.header import HEADER, HEADER_LEN
-from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.binlog.types import EventType, is_mariadb_only
 
 #: largest event accepted (max_allowed_packet's ceiling is 1 GiB)
 MAX_EVENT_SIZE = 1 << 30
@@ -37,9 +37,9 @@ _U32 = struct.Struct("<I")
 _FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 _ALL = frozenset(int(t) for t in EventType) - {0}
 #: MariaDB never writes MySQL's own types from GTID_LOG_EVENT (33) to 159
-_MARIADB = frozenset(t for t in _ALL if t <= 32 or t >= 160)
+_MARIADB = frozenset(t for t in _ALL if t < EventType.GTID_LOG_EVENT or is_mariadb_only(t))
 #: MySQL never writes MariaDB's (160 and up)
-_MYSQL = frozenset(t for t in _ALL if t < 160)
+_MYSQL = frozenset(t for t in _ALL if not is_mariadb_only(t))
 
 
 def known_types(ctx: DecodeContext) -> frozenset[int]:

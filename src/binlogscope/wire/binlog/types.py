@@ -76,6 +76,22 @@ def is_heartbeat(type_code: int) -> bool:
     return type_code in HEARTBEATS
 
 
+#: MySQL's GTID events, each the start of a transaction: GTID_LOG_EVENT, ANONYMOUS_GTID and
+#: GTID_TAGGED (8.3+)
+MYSQL_GTIDS = frozenset(int(t) for t in (EventType.GTID_LOG_EVENT,
+                                         EventType.ANONYMOUS_GTID_LOG_EVENT,
+                                         EventType.GTID_TAGGED_LOG_EVENT))
+#: MariaDB's own event types start here (ANNOTATE_ROWS, 160); MySQL never writes them
+MARIADB_TYPES_START = int(EventType.ANNOTATE_ROWS_EVENT)
+
+
+def is_mariadb_only(type_code: int) -> bool:
+    """One of MariaDB's own event types (ANNOTATE_ROWS, BINLOG_CHECKPOINT, GTID, GTID_LIST,
+    START_ENCRYPTION, the compressed events...): a replica that did not say it can read them
+    gets a dummy or nothing."""
+    return type_code >= MARIADB_TYPES_START
+
+
 def event_type_name(code: int) -> str:
     """MySQL source name of an event type code, or ``UNKNOWN_EVENT_<code>``."""
     name = _EVENT_NAMES.get(code)
