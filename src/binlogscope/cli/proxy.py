@@ -148,6 +148,9 @@ def _add_tls_options(p: Any) -> None:
     t.add_argument("--ssl-ca", metavar="PEM", help="CA file to verify the server with")
     t.add_argument("--ssl-cert", metavar="PEM", help="client certificate for the server")
     t.add_argument("--ssl-key", metavar="PEM", help="the key of --ssl-cert")
+    t.add_argument("--tls-keylog", metavar="FILE", help="append both TLS legs' session keys "
+                   "to FILE (NSS key log, SSLKEYLOGFILE format) so that a capture of them can "
+                   "be decrypted (pcap --tls-keylog, Wireshark); off by default")
 
 
 def _tls_settings(args: argparse.Namespace, upstream: tuple[str, int]) -> Any:
@@ -158,6 +161,8 @@ def _tls_settings(args: argparse.Namespace, upstream: tuple[str, int]) -> Any:
     from binlogscope.drivers.proxy.tls import TlsSettings, generate_certificate
 
     if args.tls_passthrough:
+        if getattr(args, "tls_keylog", None):
+            return "--tls-keylog needs TLS termination (not --tls-passthrough)"
         return None
     if bool(args.tls_cert) != bool(args.tls_key):
         return "--tls-cert and --tls-key go together"
@@ -175,10 +180,23 @@ def _tls_settings(args: argparse.Namespace, upstream: tuple[str, int]) -> Any:
         args.tls_note = (f"{PROG} proxy: TLS clients get a self-signed certificate generated "
                          f"for this run: {c} (SHA-256 {fingerprint}); clients that verify the "
                          "server must trust it (--tls-cert/--tls-key to use your own)")
+    keylog = getattr(args, "tls_keylog", None)
+    if keylog:
+        keylog = os.path.expanduser(keylog)
+        try:
+            with open(keylog, "a", encoding="ascii"):
+                pass
+        except OSError as exc:
+            return f"--tls-keylog {keylog}: {exc.strerror or exc}"
+        args.tls_keylog_note = (
+            f"{PROG} proxy: warning: --tls-keylog {keylog}: the TLS session keys of both legs "
+            "are written there - with that file anyone holding a capture of these sessions "
+            "reads all they carried; keep it private, delete it when done")
     return TlsSettings(os.path.expanduser(cert), os.path.expanduser(key), mode,
                        args.ssl_ca and os.path.expanduser(args.ssl_ca),
                        args.ssl_cert and os.path.expanduser(args.ssl_cert),
-                       args.ssl_key and os.path.expanduser(args.ssl_key), upstream[0])
+                       args.ssl_key and os.path.expanduser(args.ssl_key), upstream[0],
+                       keylog or None)
 
 
 def _tls_failures(batches: Iterator[list[Any]], err: TextIO) -> Iterator[list[Any]]:
@@ -252,6 +270,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
           f"{upstream[0]}:{upstream[1]} (Ctrl-C ends)", file=err, flush=True)
     if getattr(args, "tls_note", None):
         print(args.tls_note, file=err, flush=True)
+    if getattr(args, "tls_keylog_note", None):
+        print(args.tls_keylog_note, file=err, flush=True)
     for a in actions:
         print(f"{PROG} proxy: fault action {a.describe()}", file=err, flush=True)
     fired: list[int] = []

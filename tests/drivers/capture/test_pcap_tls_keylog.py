@@ -56,16 +56,17 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Maria
         stop(d / "server")
 
 
-def _capture(path: Path, server: MariaDB) -> LoopbackCapture:
+def _capture(path: Path, server: MariaDB, *ports: int) -> LoopbackCapture:
     """dumpcap on the server's port, returned once it has written a frame: its "Capturing on"
     line comes before the first frames are taken (a session opened at once was seen missing
     or cut), so connections to a listener of the test's own (in the capture filter, not
-    MySQL: no flow of the decoding) are made until the file grows."""
+    MySQL: no flow of the decoding) are made until the file grows; ``ports``: more ports to
+    capture."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         probe.listen(64)
         port = probe.getsockname()[1]
-        cap = LoopbackCapture(path, [server.port, port])
+        cap = LoopbackCapture(path, [server.port, *ports, port])
         size = path.stat().st_size if path.exists() else 0
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -70,6 +70,8 @@ class TlsSettings:
     ssl_key: str | None = None
     #: the upstream host name (SNI and VERIFY_IDENTITY)
     server_hostname: str = ""
+    #: --tls-keylog: both legs' TLS secrets appended there (NSS key log)
+    keylog: str | None = None
 
 
 @dataclass
@@ -104,10 +106,15 @@ def contexts(t: TlsSettings) -> Contexts:
         clients.load_cert_chain(t.cert, t.key)
     except OSError as exc:  # (ssl.SSLError too)
         raise _load_error(f"--tls-cert {t.cert} / --tls-key {t.key}", exc) from None
+    if t.keylog:
+        try:
+            clients.keylog_filename = t.keylog
+        except OSError as exc:
+            raise ValueError(f"--tls-keylog {t.keylog}: {exc.strerror or exc}") from None
     try:
         up = ssl_context(ConnectionOptions(host=t.server_hostname, ssl_mode=t.ssl_mode,
                                            ssl_ca=t.ssl_ca, ssl_cert=t.ssl_cert,
-                                           ssl_key=t.ssl_key))
+                                           ssl_key=t.ssl_key, tls_keylog=t.keylog))
     except OSError as exc:
         names = " / ".join(f"{o} {v}" for o, v in (("--ssl-ca", t.ssl_ca),
                                                    ("--ssl-cert", t.ssl_cert),
