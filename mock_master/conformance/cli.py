@@ -67,6 +67,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="time budget (default 120 s)")
     fz.add_argument("--seed", type=int, default=1)
     fz.add_argument("--out", metavar="DIR", help="write each kept mutant here as a case")
+    fz.add_argument("--json", metavar="FILE", help="every mutant's result (a row each), as "
+                    "`run --json` writes them")
+    fz.add_argument("--junit", metavar="FILE", help="every mutant's result as JUnit XML")
+    fz.add_argument("--html", metavar="DIR", help="every mutant's result as a report card")
     ls = sub.add_parser("list", help="the catalogue")
     ls.add_argument("--json", action="store_true")
     c = sub.add_parser("compare", help="what changed between two JSON reports")
@@ -215,6 +219,14 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _fuzz(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mock_master.conformance.clients import ClientError, make_client
     from mock_master.conformance.fuzz import Mutation, fuzz
+    from mock_master.conformance.fuzz import kept as kept_of
+    from mock_master.conformance.report import (
+        summary,
+        to_json,
+        write_html,
+        write_json,
+        write_junit,
+    )
 
     try:
         client = make_client(args.client, args.adapter)
@@ -224,13 +236,23 @@ def _fuzz(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     flavors = ("mariadb", "mysql") if args.flavor == "both" else (args.flavor,)
 
     def progress(m: Mutation, what: str | None) -> None:
-        out.write(f"{'KEPT' if what else 'ok  '} {m.name}{': ' + what if what else ''}\n")
+        tag = "ok  " if what is None else ("info" if what.startswith("(") else "KEPT")
+        out.write(f"{tag} {m.name}{': ' + what if what else ''}\n")
         out.flush()
 
-    kept = fuzz(client, flavors=flavors, count=args.count, seconds=args.seconds,
+    done = fuzz(client, flavors=flavors, count=args.count, seconds=args.seconds,
                 seed=args.seed, out=Path(args.out) if args.out else None, progress=progress)
-    out.write(f"{client.name}: {len(kept)} mutant(s) kept"
-              + (f" in {args.out}" if args.out and kept else "") + "\n")
+    results = [r for _, r in done]
+    kept = kept_of(done)
+    if args.json:
+        write_json(args.json, results, client.name)
+    if args.junit:
+        write_junit(args.junit, results, client.name)
+    items = to_json(results, client.name)
+    if args.html:
+        out.write(f"report card: {write_html(args.html, {client.name: items})}\n")
+    out.write(f"{client.name}: {len(done)} mutant(s): {summary(items)}; "
+              f"{len(kept)} kept" + (f" in {args.out}" if args.out and kept else "") + "\n")
     return 1 if kept else 0
 
 

@@ -1,9 +1,22 @@
 """``binlogscope conformance fuzz``: serve mutated streams to a client, keep what broke it.
 
 Bounded in count and time. The base is a small, valid stream (three one-row transactions);
-each mutant changes one thing of one event - a body byte (the CRC32 recomputed, so only a
-client that reads the body can notice), the type code, or the event_size field - and is
-served through the same runner as the catalogue. A mutant is kept when the client
+each mutant changes one thing of one event and is served through the same runner as the
+catalogue. The mutations (the CRC32 recomputed after each, so only a client that reads the
+body can notice):
+
+* ``byte`` - one body byte replaced (same length);
+* ``type`` - the type code;
+* ``size`` - the header's ``event_size`` off by a delta (the bytes sent unchanged);
+* ``length`` - a length or count field inside the body (found in binlogscope's annotated tree
+  of the event: ``column_count``, ``schema_name_length``, ``path_length``, a length-encoded
+  integer, ...) given another value, the bytes around it unchanged: a length that lies;
+* ``truncate`` - the body cut short by ``value`` bytes, ``event_size`` following;
+* ``insert`` - bytes (``data``, hex) inserted at ``offset``, ``event_size`` following;
+* ``delete`` - ``value`` bytes removed at ``offset``, ``event_size`` following.
+
+Every mutant is a row of the report (``--json``, ``--junit``, ``--html``): pass, or fail with
+what happened. A mutant is kept when the client
 
 * **hung**: still running at the time limit (a finite stream ended by EOF);
 * **crashed**: killed by a signal, or a traceback on stderr with no ``error`` line (an
@@ -14,9 +27,12 @@ served through the same runner as the catalogue. A mutant is kept when the clien
   stream. (A mutant that is a valid stream - a row value byte changed, its CRC32 recomputed -
   may change the rows legitimately: not a finding.)
 
-Each kept mutant is a single change (so it is already minimal) and is written to ``--out DIR``
-as a case file; ``binlogscope conformance run --corpus DIR`` runs them as cases ``fuzz/...``
-(pass: the client reports an error or delivers exactly the unmutated rows; fail otherwise).
+The harness itself never stops on a mutant: one the mock master cannot serve, or whose run
+fails inside the harness, is a row too (``informational``, with the reason), and the fuzz
+goes on. Each kept mutant is a single change (so it is already minimal) and is written to
+``--out DIR`` as a case file; ``binlogscope conformance run --corpus DIR`` runs them as cases
+``fuzz/...`` (pass: the client reports an error or delivers exactly the unmutated rows; fail
+otherwise).
 """
 
 from __future__ import annotations
@@ -40,24 +56,31 @@ from mock_master.conformance.model import Case, Check, Result, Setup, Verdict
 from mock_master.conformance.observe import Observation
 from mock_master.conformance.runner import run_case
 
-KINDS = ("byte", "type", "size")
+KINDS = ("byte", "type", "size", "length", "truncate", "insert", "delete")
+#: kinds that change the event's length (``event_size`` follows)
+RESIZING = ("truncate", "insert", "delete")
 
 
 @dataclass
 class Mutation:
     flavor: str
     event: int  # index in the base file's events
-    kind: str  # byte | type | size
-    offset: int  # byte: offset in the event; size: the delta
-    value: int
+    kind: str  # see KINDS
+    offset: int  # byte/length/insert/delete: offset in the event; size: the delta
+    value: int  # byte/type: the new byte; truncate/delete: how many bytes
+    data: str = ""  # insert: the bytes inserted; length: the field's new bytes (hex)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"flavor": self.flavor, "event": self.event, "kind": self.kind,
-                "offset": self.offset, "value": self.value}
+        d = {"flavor": self.flavor, "event": self.event, "kind": self.kind,
+             "offset": self.offset, "value": self.value}
+        if self.data:
+            d["data"] = self.data
+        return d
 
     @property
     def name(self) -> str:
-        return f"{self.flavor}-e{self.event}-{self.kind}-{self.offset}-{self.value}"
+        tail = f"-{self.data}" if self.data else ""
+        return f"{self.flavor}-e{self.event}-{self.kind}-{self.offset}-{self.value}{tail}"[:120]
 
 
 def _base(flavor: str) -> Any:
@@ -66,17 +89,70 @@ def _base(flavor: str) -> Any:
 
 
 def _mutate(ev: bytes, m: Mutation, checksum: bool) -> bytes:
-    out = bytearray(ev)
+    """``ev`` with ``m`` applied; the CRC32 (when the stream has them) recomputed."""
+    body_end = len(ev) - (4 if checksum else 0)
+    out = bytearray(ev[:body_end])
     if m.kind == "byte":
         out[m.offset] = m.value
     elif m.kind == "type":
         out[4] = m.value
-    else:
+    elif m.kind == "size":
         size = int.from_bytes(out[9:13], "little") + m.offset
         out[9:13] = max(0, size).to_bytes(4, "little")
+    elif m.kind == "length":
+        new = bytes.fromhex(m.data)
+        out[m.offset:m.offset + len(new)] = new
+    elif m.kind == "truncate":
+        del out[max(HEADER_LEN, len(out) - m.value):]
+    elif m.kind == "insert":
+        out[m.offset:m.offset] = bytes.fromhex(m.data)
+    elif m.kind == "delete":
+        del out[m.offset:m.offset + m.value]
+    if m.kind in RESIZING:
+        out[9:13] = (len(out) + (4 if checksum else 0)).to_bytes(4, "little")
     if checksum:
-        return add_crc32(bytes(out[:-4]))
-    return bytes(out)
+        return add_crc32(bytes(out))
+    return bytes(out) + ev[body_end:]
+
+
+def length_fields(ev: bytes, checksum: bool, flavor: str,
+                  tables: Any = None) -> list[tuple[int, int, int]]:
+    """(offset, width, value) of the length and count fields in ``ev``'s body, read from
+    binlogscope's annotated tree of it (a leaf named ``*length*``/``*_len``/``*count*`` or a
+    length-encoded integer of at most 4 bytes)."""
+    from binlogscope.wire.binlog.decode import decode_event
+    from binlogscope.wire.binlog.types import ChecksumAlg
+
+    ctx = DecodeContext(checksum_alg=ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32 if checksum
+                        else ChecksumAlg.BINLOG_CHECKSUM_ALG_OFF, fde_seen=True,
+                        verify_checksums=False,
+                        server_version="10.11.19-MariaDB-log" if flavor == "mariadb"
+                        else "8.0.45")
+    if tables:
+        ctx.tables.update(tables)
+    try:
+        d = decode_event(ev, ctx, record=True)
+    except Exception:
+        return []
+    out: list[tuple[int, int, int]] = []
+    stack = [d.node] if d.node is not None else []
+    while stack:
+        n = stack.pop()
+        stack.extend(n.children or ())
+        name = (n.name or "").lower()
+        if n.children or n.offset < HEADER_LEN or not isinstance(n.value, int) \
+                or isinstance(n.value, bool):
+            continue
+        width = n.end - n.offset
+        lengthy = "length" in name or name.endswith("_len") or "count" in name \
+            or (n.wire or "").startswith("int<lenenc>")
+        if lengthy and 1 <= width <= 4:
+            out.append((n.offset, width, int(n.value)))
+    return sorted(out)
+
+
+def _tables(b: Any) -> dict[int, Any]:
+    return {t.table_id: t for t in b.tables.values()}
 
 
 def corrupt(events: list[bytes], checksum: bool) -> str | None:
@@ -110,15 +186,47 @@ def random_mutation(rng: random.Random, flavor: str) -> Mutation:
     b, _ = _base(flavor)
     events = b.files[0].events
     i = rng.randrange(1, len(events))  # the FORMAT_DESCRIPTION (0) is left alone
+    try:
+        return _mutation_of(rng, flavor, b, i)
+    except Exception:  # a mutation that cannot be drawn here: a plain byte change instead
+        ev = events[i]
+        off = rng.randrange(HEADER_LEN, max(HEADER_LEN + 1, len(ev) - 4))
+        return Mutation(flavor, i, "byte", off, rng.randrange(256))
+
+
+def _mutation_of(rng: random.Random, flavor: str, b: Any, i: int) -> Mutation:
+    events = b.files[0].events
     ev = events[i]
+    end = len(ev) - (4 if b.checksum else 0)
     kind = rng.choice(KINDS)
+    if kind == "length":
+        fields = length_fields(ev, b.checksum, flavor, _tables(b))
+        if fields:
+            off, width, value = rng.choice(fields)
+            new = rng.choice([0, 1, value - 1, value + 1, value + 7, (1 << (8 * width)) - 1,
+                              value * 2 + 3])
+            new %= 1 << (8 * width)
+            if new == value:
+                new = (value + 1) % (1 << (8 * width))
+            data = new.to_bytes(width, "little")
+            if width == 1 and value < 251 and new >= 251:  # a length-encoded int stays one byte
+                data = bytes((250,))
+            return Mutation(flavor, i, kind, off, value, data.hex())
+        kind = "byte"
     if kind == "byte":
-        end = len(ev) - (4 if b.checksum else 0)
         off = rng.randrange(HEADER_LEN, end) if end > HEADER_LEN else HEADER_LEN - 1
         return Mutation(flavor, i, kind, off, rng.randrange(256))
     if kind == "type":
         return Mutation(flavor, i, kind, 4, rng.randrange(256))
-    return Mutation(flavor, i, kind, rng.choice((-3, -1, 1, 2, 7, 1000)), 0)
+    if kind == "size":
+        return Mutation(flavor, i, kind, rng.choice((-3, -1, 1, 2, 7, 1000)), 0)
+    if kind == "truncate":
+        return Mutation(flavor, i, kind, 0, rng.randint(1, max(1, end - HEADER_LEN)))
+    off = rng.randrange(HEADER_LEN, end + 1)
+    if kind == "insert":
+        n = rng.choice((1, 2, 3, 8, 64))
+        return Mutation(flavor, i, kind, off, n, rng.randbytes(n).hex())
+    return Mutation(flavor, i, "delete", min(off, end - 1), rng.randint(1, max(1, end - off)))
 
 
 def _rows(obs: Observation) -> list[Any]:
@@ -179,32 +287,63 @@ def _base_rows(client: Client, flavor: str) -> list[Any] | None:
     return holder.get("rows") if client.adapter != "none" else None
 
 
+def _not_served(m: Mutation, why: str) -> Result:
+    """A mutant the harness could not run: a row of the report, not a stop."""
+    return Result(f"fuzz/{m.name}", "fuzz", m.flavor, Verdict.INFORMATIONAL,
+                  f"mutant: {m.kind} of event {m.event}",
+                  [Check(Verdict.INFORMATIONAL, f"not run: {why}")],
+                  {"mutation": m.to_dict()}, 0.0)
+
+
+def run_mutant(m: Mutation, client: Client, base_rows: list[Any] | None) -> Result:
+    """One mutant against ``client``: its graded result, whatever the mutant does to the
+    harness (a mutant the mock master cannot load or serve is an informational row)."""
+    try:
+        mutant_setup(m).scenario.load_stream().reindex()
+    except Exception as exc:
+        return _not_served(m, f"the mock master cannot load it ({type(exc).__name__}: "
+                           f"{str(exc)[:200]})")
+    try:
+        r = run_case(mutant_case(m, base_rows), client, m.flavor)
+    except Exception as exc:
+        return _not_served(m, f"the harness failed on it ({type(exc).__name__}: "
+                           f"{str(exc)[:200]})")
+    r.evidence["mutation"] = m.to_dict()
+    return r
+
+
 def fuzz(client: Client, *, flavors: tuple[str, ...], count: int, seconds: float,
          seed: int, out: Path | None,
          progress: Callable[[Mutation, str | None], None] | None = None
          ) -> list[tuple[Mutation, Result]]:
-    """Run up to ``count`` mutants within ``seconds``; the kept ones (written to ``out``)."""
+    """Run up to ``count`` mutants within ``seconds``; every (mutant, result), the kept ones
+    (not pass, not informational) written to ``out``."""
     rng = random.Random(seed)
     bases = {f: _base_rows(client, f) for f in flavors}
     deadline = time.monotonic() + seconds
-    kept: list[tuple[Mutation, Result]] = []
+    done: list[tuple[Mutation, Result]] = []
     for i in range(count):
         if time.monotonic() > deadline:
             break
         flavor = flavors[i % len(flavors)]
         m = random_mutation(rng, flavor)
-        r = run_case(mutant_case(m, bases[flavor]), client, flavor)
+        r = run_mutant(m, client, bases[flavor])
+        kept = r.verdict not in (Verdict.PASS, Verdict.INFORMATIONAL)
         what = None if r.verdict == Verdict.PASS else r.checks[0].text
         if progress is not None:
-            progress(m, what)
-        if r.verdict != Verdict.PASS:
-            kept.append((m, r))
-            if out is not None:
-                out.mkdir(parents=True, exist_ok=True)
-                (out / f"{m.name}.json").write_text(json.dumps(
-                    {"mutation": m.to_dict(), "finding": what, "client": client.name,
-                     "base_rows": bases[flavor]}, indent=2, default=str) + "\n")
-    return kept
+            progress(m, what if kept else (None if what is None else f"({what})"))
+        done.append((m, r))
+        if kept and out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"{m.name}.json").write_text(json.dumps(
+                {"mutation": m.to_dict(), "finding": what, "client": client.name,
+                 "base_rows": bases[flavor]}, indent=2, default=str) + "\n")
+    return done
+
+
+def kept(results: list[tuple[Mutation, Result]]) -> list[tuple[Mutation, Result]]:
+    return [(m, r) for m, r in results if r.verdict not in (Verdict.PASS,
+                                                             Verdict.INFORMATIONAL)]
 
 
 def load_corpus(directory: str | Path) -> list[Case]:

@@ -100,7 +100,12 @@ def run_case(case: Case, client: Client, flavor: str, *,
         return Result(case.id, case.section, flavor, Verdict.FAIL, case.title,
                       [Check(Verdict.FAIL, f"the case could not be built: "
                              f"{type(exc).__name__}: {exc}")], {}, 0.0)
-    mm = ThreadedMockMaster(setup.scenario).start()
+    try:
+        mm = ThreadedMockMaster(setup.scenario).start()
+    except Exception as exc:  # the catalogue's (or a corpus file's) bug: reported
+        return Result(case.id, case.section, flavor, Verdict.FAIL, case.title,
+                      [Check(Verdict.FAIL, f"the mock master could not serve the case: "
+                             f"{type(exc).__name__}: {exc}")], {}, time.monotonic() - started)
     relay = Relay("127.0.0.1", mm.port).start()
     try:
         stream = mm.master.stream
@@ -159,7 +164,12 @@ def run_case(case: Case, client: Client, flavor: str, *,
     if case.informational and verdict in (Verdict.PASS, Verdict.NON_STRICT, Verdict.FAIL):
         verdict = Verdict.INFORMATIONAL
     # a passing case keeps the packet labels; the annotated trees are for what went wrong
-    evidence = obs.evidence(trees=verdict not in (Verdict.PASS, Verdict.INFORMATIONAL))
+    try:
+        evidence = obs.evidence(trees=verdict not in (Verdict.PASS, Verdict.INFORMATIONAL))
+    except Exception as exc:  # bytes no decoder expected (a fuzz mutant): said, not raised
+        evidence = {"evidence_error": f"{type(exc).__name__}: {exc}"[:500],
+                    "client_stderr": obs.stderr[-4000:], "client_exit": obs.exit_code,
+                    "timed_out": obs.timed_out}
     evidence["expect"] = case.expect
     evidence["links"] = list(case.links)
     evidence["client"] = client.name

@@ -10,12 +10,17 @@ import pytest
 from mock_master.conformance.cli import main
 from mock_master.conformance.clients import make_client
 from mock_master.conformance.fuzz import (
+    KINDS,
     Mutation,
     _base,
     _mutate,
+    _tables,
     corrupt,
+    length_fields,
     load_corpus,
     mutant_case,
+    random_mutation,
+    run_mutant,
 )
 from mock_master.conformance.model import Verdict
 from mock_master.conformance.runner import run_case
@@ -51,14 +56,62 @@ def test_a_client_that_skips_an_unknown_event_silently_is_kept(tmp_path: Path) -
     assert r.verdict == Verdict.PASS, r.checks
 
 
+def test_length_changing_mutations() -> None:
+    """Beyond same-length byte changes: a length field that lies, a truncated body, inserted
+    and deleted bytes - event_size follows the resizing ones, the CRC32 is recomputed, and
+    binlogscope's decoder finds each of these mutants broken."""
+    import random
+
+    b, _ = _base("mysql")
+    events = list(b.files[0].events)
+    tm = 4  # the first TABLE_MAP of the MySQL base stream
+    assert events[tm][4] == 19
+    fields = length_fields(events[tm], True, "mysql", _tables(b))
+    assert (27, 1, 4) in fields  # the schema name's length byte ("conf")
+    for m in (Mutation("mysql", tm, "length", 27, 4, "09"),
+              Mutation("mysql", tm, "truncate", 0, 5),
+              Mutation("mysql", tm, "insert", 30, 3, "abcdef"),
+              Mutation("mysql", tm, "delete", 30, 2)):
+        ev = _mutate(events[tm], m, True)
+        size = int.from_bytes(ev[9:13], "little")
+        assert size == len(ev), m
+        grow = {"length": 0, "truncate": -5, "insert": 3, "delete": -2}[m.kind]
+        assert len(ev) == len(events[tm]) + grow, m
+        broken = [*events[:tm], ev, *events[tm + 1:]]
+        assert corrupt(broken, True), m
+    rng = random.Random(7)
+    drawn = {random_mutation(rng, f).kind for f in ("mysql", "mariadb") for _ in range(80)}
+    assert drawn == set(KINDS)
+
+
+def test_a_mutant_the_harness_cannot_run_is_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mock_master.conformance.fuzz as fz
+
+    def boom(m: Mutation) -> object:
+        raise ValueError("no such stream")
+
+    monkeypatch.setattr(fz, "mutant_setup", boom)
+    r = run_mutant(Mutation("mysql", 4, "byte", 20, 1), make_client("binlogscope"), None)
+    assert r.verdict == Verdict.INFORMATIONAL and "cannot load it" in r.checks[0].text
+    assert r.case.startswith("fuzz/") and r.evidence["mutation"]["kind"] == "byte"
+
+
 @pytest.mark.network
 def test_fuzz_writes_a_corpus_that_runs_as_cases(tmp_path: Path) -> None:
+    import json
+
     out = io.StringIO()
+    report = tmp_path / "fuzz.json"
     rc = main(["fuzz", "--client", "python-mysql-replication", "--flavor", "mysql",
-               "--count", "6", "--seconds", "60", "--seed", "3", "--out", str(tmp_path)],
+               "--count", "6", "--seconds", "60", "--seed", "3", "--out", str(tmp_path),
+               "--json", str(report), "--junit", str(tmp_path / "fuzz.xml")],
               out, io.StringIO())
     lines = out.getvalue().splitlines()
-    assert len([ln for ln in lines if ln.startswith(("ok", "KEPT"))]) == 6
-    kept = sorted(tmp_path.glob("*.json"))
+    assert len([ln for ln in lines if ln.startswith(("ok", "KEPT", "info"))]) == 6
+    rows = json.loads(report.read_text())
+    assert len(rows) == 6 and all(r["section"] == "fuzz" for r in rows)  # every verdict a row
+    assert (tmp_path / "fuzz.xml").read_text().count("<testcase") == 6
+    kept = sorted(p for p in tmp_path.glob("*.json") if p != report)
     assert (rc == 1) == bool(kept)
+    report.unlink()
     assert [c.id for c in load_corpus(tmp_path)] == [f"fuzz/{p.stem}" for p in kept]
