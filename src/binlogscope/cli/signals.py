@@ -53,23 +53,25 @@ def stop_on_signals() -> dict[int, Any]:
     return previous
 
 
-def flag_on_signals(fired: list[int], on_first: Callable[[], None] | None = None
-                    ) -> dict[int, Any]:
+def flag_on_signals(fired: list[int], on_first: Callable[[], None] | None = None, *,
+                    raise_at: int = 2) -> dict[int, Any]:
     """Ctrl-C, SIGTERM and SIGHUP ask a run to stop at its next item (``fired`` gets the
-    signal number; the run ends cleanly there, with its last commit); a second one stops it
-    at once (:class:`Stopped`). ``on_first`` runs at the first one (the proxy's decoder leaves
-    the idle scheduling class there, so its shutdown is not starved on a busy machine).
-    Returns the handlers to put back."""
+    signal number; the run ends cleanly there, with its last commit); the ``raise_at``-th one
+    (default: the second) stops it at once (:class:`Stopped`), the ones before it are only
+    flagged too (``sniff``: the second ends the drain at the next whole output line - a
+    Stopped raised inside a write of a long JSON line cut it). ``on_first`` runs at the first
+    one (the proxy's decoder leaves the idle scheduling class there, so its shutdown is not
+    starved on a busy machine). Returns the handlers to put back."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return {}
 
     def stop(signum: int, _frame: object) -> None:
-        if fired:
+        if len(fired) + 1 >= raise_at:
             raise Stopped(signum)
         fired.append(signum)
-        if on_first is not None:
+        if on_first is not None and len(fired) == 1:
             on_first()
 
     previous: dict[int, Any] = {}

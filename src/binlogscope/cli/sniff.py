@@ -93,7 +93,9 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                    duration=args.duration, max_packet=args.max_packet_size),
                        table_regex=args.table)
     fired: list[int] = []
-    previous = flag_on_signals(fired)  # the first signal ends the capture, with its summary
+    # the first signal ends the capture (what was caught is decoded for up to 3 s), with its
+    # summary; the second ends that at the next whole line; a third at once
+    previous = flag_on_signals(fired, raise_at=3)
     record = not (args.json or args.summary or args.brief)
     # (also when stderr is not a terminal: the capture is open now, what a script waits for)
     print(f"{PROG} sniff: capturing on {args.interface} (Ctrl-C ends)", file=err, flush=True)
@@ -101,10 +103,12 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rc = emit_capture(
             sniff_batches(capture, ports, record=record, stop=lambda: bool(fired),
                           count=args.count, duration=args.duration, write=write,
-                          max_packet=args.max_packet_size),
+                          max_packet=args.max_packet_size, abort=lambda: len(fired) > 1),
             args, flt, out, err, name=f"sniff -i {args.interface}", fatal=SniffError,
             capture_loss=lambda: _loss(capture.stats(), args.interface), flush_every=0.1)
-    except Stopped:  # a second signal: at once
+        if len(fired) > 1:  # (the second signal cut the drain short)
+            rc = 130
+    except Stopped:  # a third signal: at once
         rc = 130
     finally:
         restore_signals(previous)

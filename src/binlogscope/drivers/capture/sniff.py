@@ -287,12 +287,14 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
                   stop: Callable[[], bool] = lambda: False, count: int | None = None,
                   duration: float | None = None, write: PcapNgFile | None = None,
                   poll: float = 0.2, drain: float | None = DRAIN_SECONDS,
-                  max_packet: int = DEFAULT_MAX_PACKET) -> Iterator[list[SourceItem]]:
+                  max_packet: int = DEFAULT_MAX_PACKET,
+                  abort: Callable[[], bool] = lambda: False) -> Iterator[list[SourceItem]]:
     """What :func:`~binlogscope.drivers.capture.pcap.read_capture_batches` yields, live: a frame's
     items
     at a time, until ``stop()`` or ``duration`` seconds (then the capture ends and what it
     caught before is still decoded, for at most ``drain`` seconds; None: all of it) or
-    ``count`` packets decoded."""
+    ``count`` packets decoded. ``abort()`` (asked between batches once stopping): end now,
+    without the rest of the drain (what is left is counted as not decoded)."""
     reader = CaptureReader(ports, record=record, max_packet=max_packet)
     feed = reader.record_frame
     linktype = capture.linktype
@@ -308,7 +310,7 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
             capture.stop()  # what was caught before the stop is still decoded
             stopping = True
             drain_until = None if drain is None else now + drain
-        if drain_until is not None and now > drain_until:
+        if (drain_until is not None and now > drain_until) or (stopping and abort()):
             break
         wait = poll if end is None or stopping else max(0.0, min(poll, end - now))
         batch = capture.read_batch(wait)
