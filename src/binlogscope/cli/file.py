@@ -19,7 +19,7 @@ import functools
 import io
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
 
@@ -41,6 +41,7 @@ from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.sql_rows import row_lines
 from binlogscope.render.text import event_line, render_node
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 
 
 def add_file_parser(sub: Any) -> None:
@@ -59,9 +60,11 @@ def add_file_parser(sub: Any) -> None:
     out.add_argument("--plain", action="store_true",
                      help="the annotated text dump (the default when stdout is not a terminal)")
     f.add_argument("--brief", action="store_true", help="leave out the field explanations")
-    f.add_argument("-v", "--verbose", action="store_true",
+    f.add_argument("-v", "--verbose", action="count", default=0,
                    help="add the rows as SQL-like '### INSERT INTO db.t SET ...' lines (text "
-                   "and --summary outputs), column names when the binlog has them")
+                   "and --summary outputs), column names when the binlog has them; -vv: each "
+                   "value followed by mysqlbinlog -vv's type comment "
+                   "(/* INT meta=0 nullable=0 is_null=0 */)")
     f.add_argument("--start-position", type=int, metavar="N",
                    help="first event offset to show (the FORMAT_DESCRIPTION is still read); "
                    "must be an event boundary")
@@ -279,8 +282,23 @@ SUMMARY_TITLE = (f"# {'file':<24}  {'offset':>10}  {'end_log_pos':>11}  {'server
                  f"{'time (local)':<19}  event")
 
 
+class _Maps:
+    """The last TABLE_MAP of each table id (``-vv``: the rows' column types)."""
+
+    def __init__(self, verbose: int) -> None:
+        self.on = verbose >= 2
+        self.maps: dict[int, TableMapEvent] = {}
+
+    def rows(self, ev: DecodedEvent) -> Iterator[str]:
+        body = ev.body
+        if self.on and isinstance(body, TableMapEvent):
+            self.maps[body.table_id] = body
+        tid = getattr(body, "table_id", None) if self.on else None
+        return row_lines(body, self.maps.get(tid) if tid is not None else None)
+
+
 def _write_summary(events: Iterable[DecodedEvent], path: str, out: TextIO,
-                   errors: list[str], *, verbose: bool = False) -> None:
+                   errors: list[str], *, verbose: int = 0) -> None:
     """``file --summary``: one line per event (columns: :data:`SUMMARY_TITLE`)."""
     chunk: list[str] = [SUMMARY_TITLE + "\n"]
     add = chunk.append
@@ -288,6 +306,7 @@ def _write_summary(events: Iterable[DecodedEvent], path: str, out: TextIO,
     n = 0
     name = f"  {path:<24}  "
     clock = _Clock()
+    maps = _Maps(verbose)
     for ev in events:
         if ev.error:
             errors.append(ev.error)
@@ -298,7 +317,7 @@ def _write_summary(events: Iterable[DecodedEvent], path: str, out: TextIO,
             add(f"{name}{ev.offset:>10}  {h.log_pos:>11}  {h.server_id:>10}  "
                 f"{clock(h.timestamp)}  {event_line(ev)}\n")
         if verbose:
-            for line in row_lines(ev.body):
+            for line in maps.rows(ev):
                 add(line + "\n")
         n += 1
         if n >= size:
@@ -312,6 +331,7 @@ def _write_text(events: Iterable[DecodedEvent], path: str, info: FileEvents,
                 args: argparse.Namespace, out: TextIO, errors: list[str]) -> None:
     """The annotated dump of every event (``--plain``, ``--brief``)."""
     first = True
+    maps = _Maps(args.verbose or 0)
     for ev in events:
         if ev.error:
             errors.append(ev.error)
@@ -322,7 +342,7 @@ def _write_text(events: Iterable[DecodedEvent], path: str, info: FileEvents,
         out.write("\n".join(render_node(ev.node, ev.raw, base=ev.offset,
                                          explain=not args.brief)))
         if args.verbose:
-            for line in row_lines(ev.body):
+            for line in maps.rows(ev):
                 out.write("\n" + line)
         out.write("\n\n")
 
