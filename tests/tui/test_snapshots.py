@@ -69,6 +69,11 @@ def _live_app() -> tuple[BinlogScopeApp, Any]:
                                      ack_every_transaction=True)).start()
 
     class PinnedLive(LiveSource):
+        def _item(self, item: Any) -> Any:
+            it = super()._item(item)
+            it.time = None  # (a packet's arrival time: pinned by the clock below)
+            return it
+
         def info(self) -> Any:
             si = super().info()
             si.extra["events/s"] = "0"  # a rate: masked

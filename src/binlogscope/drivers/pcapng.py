@@ -242,7 +242,7 @@ class SessionRecorder:
         self._compressed.add(ev.direction)
         raw = self._cut(ev.direction, ev.offset, ev.frame.wire_length)
         if raw is not None:
-            self._tcp.data(ev.direction, raw, time.time())
+            self._tcp.data(ev.direction, raw, _when(ev.wire_time))
 
     def packet(self, ev: PacketDecoded) -> None:
         """A decoded packet: cut its bytes out of the direction's buffer and write a segment."""
@@ -256,7 +256,7 @@ class SessionRecorder:
             return
         if not self.raw and ev.node is not None:
             raw = redact_bytes(ev.node, raw)
-        self._tcp.data(ev.direction, raw, time.time())
+        self._tcp.data(ev.direction, raw, _when(ev.wire_time))
 
     def close(self) -> None:
         if self._closed:
@@ -270,6 +270,12 @@ class SessionRecorder:
             note = self.path.with_suffix(self.path.suffix + ".txt")
             note.write_text("This session used TLS: the recording holds the decrypted MySQL "
                             "packets; the SSLRequest is left out.\n", encoding="utf-8")
+
+
+def _when(wire_time: float | None) -> float:
+    """A frame's timestamp: when its bytes crossed the socket (the session's ``wire_time``),
+    not when the recorder wrote it; now when not known."""
+    return time.time() if wire_time is None else wire_time
 
 
 __all__ = ["LINKTYPE_ETHERNET", "SEGMENT", "PcapNgWriter", "RecordError", "SessionRecorder",

@@ -246,7 +246,8 @@ class LiveRecordSource:
                 _tables_ctx(ctx, pkt)  # (also from events replayed on a resume)
                 if not item.deliver:
                     continue
-                now = _time.time()
+                # the time its bytes arrived from the socket (not when exported)
+                now = pkt.wire_time if pkt.wire_time is not None else _time.time()
                 bev = pkt.binlog_event
                 # the file an event is in, from the stream's own coordinates: the fetcher's
                 # tracker (rep.fetch_pos) reads on ahead, possibly past a ROTATE already

@@ -155,6 +155,8 @@ class CompressedFrame:
     offset: int
     frame: Frame
     node: Node | None = None
+    #: when its bytes were seen (as :attr:`PacketDecoded.wire_time`)
+    wire_time: float | None = None
 
 
 SessionEvent = (PacketDecoded | DecodeError | SequenceMismatch | PhaseChanged | TlsStarted

@@ -349,6 +349,11 @@ class Session:
         st.response_seen = False
         st.set_phase(Phase.AUTH, "TLS established: decoding the decrypted bytes")
 
+    def use_clock(self, clock: Callable[[], float] | None) -> None:
+        """What stamps ``wire_time`` from now on (a live driver: the time the bytes it feeds
+        arrived from the socket, or were written to it)."""
+        self._clock = clock
+
     # ------------------------------------------------------------------ state
     def _me(self) -> Peer:
         if self.role == Role.OBSERVER:
@@ -423,7 +428,8 @@ class Session:
                 # carries on (the readers do not check these ids in compressed mode)
                 self._seq = frame.sequence_id
             self._out.append(CompressedFrame(peer, frame.offset, frame,
-                                             frame_node(frame) if st.record else None))
+                                             frame_node(frame) if st.record else None,
+                                             self._now))
             if frame.plain:
                 self._feed_plain(peer, frame.plain)
 

@@ -16,6 +16,7 @@ from binlogscope.drivers.live.auth import AuthPolicy, AuthState
 from binlogscope.drivers.live.items import LiveError, LiveSettings, ServerInfo, err_text
 from binlogscope.drivers.live.options import DEFAULT_MAX_PACKET, ConnectionOptions
 from binlogscope.drivers.live.setup import SetupStep
+from binlogscope.drivers.live.stamps import SocketClock
 from binlogscope.drivers.pcapng import SessionRecorder
 from binlogscope.session import Session
 from binlogscope.session.events import (
@@ -74,7 +75,15 @@ def connect_error(conn: ConnectionOptions, exc: BaseException) -> str:
 
 
 class Connection:
-    """Socket <-> Session plumbing for one connection (every packet decoded is handed on)."""
+    """Socket <-> Session plumbing for one connection (every packet decoded is handed on).
+
+    Arrival times: the session stamps every packet's ``wire_time`` with :attr:`stamp`, which
+    is the kernel's receive time of the bytes just read and, for what this side sends, the
+    kernel's time of the send (:mod:`.stamps`; without kernel times: when the read returned,
+    when the send was made).
+    So a live row, an export row and a ``--record`` frame carry the time the bytes crossed the
+    socket, not when they were decoded or shown (a semi-sync XID -> ACK interval equals a
+    capture's of the same connection)."""
 
     def __init__(self, sock: socket.socket, session: Session, put: Put,
                  flush: Callable[[], None], recorder: SessionRecorder | None) -> None:
@@ -94,16 +103,29 @@ class Connection:
         self._rbuf = memoryview(bytearray(1 << 16))
         #: largest packet buffered from the server (--max-packet-size; set by authenticate)
         self.max_packet = DEFAULT_MAX_PACKET
+        #: seconds since the epoch: when the bytes being fed to the session crossed the socket
+        self.stamp = time.time()
+        self._clock = SocketClock(sock)
+        session.use_clock(self._stamp)
+
+    def _stamp(self) -> float:
+        return self.stamp
 
     def send(self, value: Any) -> None:
+        # when its bytes leave: the session stamps a packet as it encodes it (now), a
+        # semi-sync ACK (sent first) at the next events() call: the kernel's time of the send
+        self.stamp = time.time()
         data = self.session.send(value)
         if self.recorder is not None:
             self.recorder.data(Peer.CLIENT, data)
         self.sock.sendall(data)
         self.sent_at = time.perf_counter()
+        self._clock.sending()
+        self.stamp = self._clock.sent(self.sock, self.stamp)
         self._drain()
 
     def start_tls(self, ctx: ssl.SSLContext, server_hostname: str) -> None:
+        self._clock.stop(self.sock)  # (the TLS layer's reads hide the segments' times)
         self.sock = ctx.wrap_socket(self.sock, server_hostname=server_hostname)
         self.session.tls_established()
         self._put(SourceItem("note", text=f"TLS established ({self.sock.version()})"))
@@ -176,7 +198,7 @@ class Connection:
                 f"--max-packet-size limit of {self.max_packet} bytes: giving up (raise "
                 "--max-packet-size if the server's max_allowed_packet is larger)")
         try:
-            n = self.sock.recv_into(self._rbuf)
+            n, self.stamp = self._clock.recv_into(self.sock, self._rbuf)
             self.read_at = time.perf_counter()
         except TimeoutError as exc:
             raise TimeoutError("no data from the source within the read timeout "

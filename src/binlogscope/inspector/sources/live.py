@@ -91,8 +91,9 @@ class LiveSource(PacketStreamSource):
         if item.kind == "step" and item.step is not None and item.step.phase == "connect":
             self._conn_no += 1
         conn = max(self._conn_no - 1, 0)  # 0 for the first connection, 1 after a reconnect...
-        if item.kind == "packet":
-            return SourceItem(event=item.event, conn=conn)
+        if item.kind == "packet":  # (its time: when its bytes crossed the socket)
+            return SourceItem(event=item.event, conn=conn,
+                              time=getattr(item.event, "wire_time", None))
         return SourceItem(kind=item.kind, text=item.text, step=item.step, conn=conn)
 
     # ----- status
