@@ -73,6 +73,8 @@ _TYPE_NAMES: dict[int, str] = {
     T.MYSQL_TYPE_NEWDATE: "DATE", T.MYSQL_TYPE_YEAR: "YEAR", T.MYSQL_TYPE_GEOMETRY: "GEOMETRY",
     T.MYSQL_TYPE_JSON: "JSON", T.MYSQL_TYPE_NULL: "NULL",
 }
+_TEMPORAL2: dict[int, str] = {T.MYSQL_TYPE_TIMESTAMP2: "TIMESTAMP",
+                              T.MYSQL_TYPE_DATETIME2: "DATETIME", T.MYSQL_TYPE_TIME2: "TIME"}
 _BLOBS: dict[int, str] = {1: "TINYBLOB/TINYTEXT", 2: "BLOB/TEXT", 3: "MEDIUMBLOB/MEDIUMTEXT",
           4: "LONGBLOB/LONGTEXT"}
 
@@ -86,9 +88,7 @@ def type_comment(col: ColumnInfo, value: Any) -> str:
     elif t == T.MYSQL_TYPE_BIT:
         name = f"BIT({(meta >> 8) * 8 + (meta & 0xFF)})"
     elif t in (T.MYSQL_TYPE_TIMESTAMP2, T.MYSQL_TYPE_DATETIME2, T.MYSQL_TYPE_TIME2):
-        base = {T.MYSQL_TYPE_TIMESTAMP2: "TIMESTAMP", T.MYSQL_TYPE_DATETIME2: "DATETIME",
-                T.MYSQL_TYPE_TIME2: "TIME"}[t]
-        name = f"{base}({meta})"
+        name = f"{_TEMPORAL2[t]}({meta})"
     elif t in (T.MYSQL_TYPE_VARCHAR, T.MYSQL_TYPE_VAR_STRING):
         name = f"VARSTRING({meta})"
     elif t == T.MYSQL_TYPE_BLOB:
