@@ -106,6 +106,21 @@ def _worth_a_tree(p: Packet) -> bool:
     return p.kind not in _LABEL_ONLY
 
 
+#: characters of one reported string an evidence keeps (a 17 MB statement is not evidence)
+MAX_TEXT = 4000
+
+
+def _clip(v: Any) -> Any:
+    """``v`` with every string longer than MAX_TEXT cut, saying how much was left out."""
+    if isinstance(v, str) and len(v) > MAX_TEXT:
+        return f"{v[:MAX_TEXT]}... ({len(v) - MAX_TEXT} more characters)"
+    if isinstance(v, dict):
+        return {k: _clip(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_clip(x) for x in v]
+    return v
+
+
 @dataclass
 class Observation:
     """Everything one run of one case against one client produced."""
@@ -191,9 +206,9 @@ class Observation:
             "connections": [{"index": c.index, "closed_by": c.closed_by,
                              "client_bytes": len(c.data(CLIENT)),
                              "server_bytes": len(c.data(SERVER))} for c in self.conversations],
-            "client_output": [{k: v for k, v in ln.items()} for ln in self.lines[:200]],
+            "client_output": [{k: _clip(v) for k, v in ln.items()} for ln in self.lines[:200]],
             "client_output_not_shown": max(0, len(self.lines) - 200),
-            "client_other_output": self.other_output[-40:],
+            "client_other_output": [_clip(x) for x in self.other_output[-40:]],
             "client_stderr": self.stderr[-4000:],
             "client_exit": self.exit_code,
             "timed_out": self.timed_out,

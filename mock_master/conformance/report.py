@@ -51,18 +51,33 @@ def summary(items: list[dict[str, Any]]) -> str:
     return ", ".join(f"{c.get(v, 0)} {v}" for v in VERDICTS)
 
 
+def cell(items: list[dict[str, Any]]) -> str:
+    """A matrix cell: the verdicts that occur (``not run`` when none)."""
+    c = Counter(str(d["verdict"]) for d in items)
+    return ", ".join(f"{c[v]} {v}" for v in VERDICTS if c.get(v)) or "not run"
+
+
 def write_junit(path: str | Path, results: list[Result], client: str) -> None:
     """One testsuite per section; fail is a <failure>, non-strict a <failure type=non-strict>,
     unimplemented a <skipped>; informational passes with its text in system-out."""
-    root = ET.Element("testsuites", name=f"binlogscope conformance: {client}")
+    def failed(rs: list[Result]) -> int:
+        return sum(r.verdict.value in ("fail", "non-strict") for r in rs)
+
+    def skipped(rs: list[Result]) -> int:
+        return sum(r.verdict.value == "unimplemented" for r in rs)
+
+    # the attributes Jenkins' and GitLab's readers (the Ant JUnit schema) expect: counts on
+    # every suite and on the root, errors (0: a client's failure is a failure, not an error)
+    root = ET.Element("testsuites", name=f"binlogscope conformance: {client}",
+                      tests=str(len(results)), failures=str(failed(results)), errors="0",
+                      skipped=str(skipped(results)),
+                      time=f"{sum(r.seconds for r in results):.3f}")
     by: dict[str, list[Result]] = {}
     for r in results:
         by.setdefault(r.section, []).append(r)
     for section, rs in by.items():
         suite = ET.SubElement(root, "testsuite", name=section, tests=str(len(rs)),
-                              failures=str(sum(r.verdict.value in ("fail", "non-strict")
-                                               for r in rs)),
-                              skipped=str(sum(r.verdict.value == "unimplemented" for r in rs)),
+                              failures=str(failed(rs)), errors="0", skipped=str(skipped(rs)),
                               time=f"{sum(r.seconds for r in rs):.3f}")
         for r in rs:
             tc = ET.SubElement(suite, "testcase", classname=f"conformance.{section}",
@@ -123,7 +138,8 @@ what not yet: docs/conformance.md.</p>
 <h2>Summary</h2>
 <table><tr><th>section</th>{% for c in clients %}<th>{{ c }}</th>{% endfor %}</tr>
 {% for s in sections %}<tr><td><a href="#{{ s }}">{{ s }}</a></td>
-{% for c in clients %}<td>{{ matrix[s][c] }}</td>{% endfor %}</tr>{% endfor %}
+{% for c in clients %}<td class="{{ worst[s][c] }}">{{ matrix[s][c] }}</td>{% endfor %}</tr>
+{% endfor %}
 <tr><th>all</th>{% for c in clients %}<th>{{ totals[c] }}</th>{% endfor %}</tr></table>
 {% for s in sections %}<h2 id="{{ s }}">{{ s }}</h2>
 <table><tr><th>case</th>{% for c in clients %}<th>{{ c }}</th>{% endfor %}</tr>
@@ -164,12 +180,16 @@ def write_html(directory: str | Path, reports: dict[str, list[dict[str, Any]]]) 
                             "links": d.get("evidence", {}).get("links", []), "by": {}}
                 rows.setdefault(d["section"], []).append(index[k])
             index[k]["by"][client] = d
-    matrix = {s: {c: summary([d for d in reports[c] if d["section"] == s]) for c in clients}
+    matrix = {s: {c: cell([d for d in reports[c] if d["section"] == s]) for c in clients}
               for s in sections}
+    rank = {"pass": 0, "informational": 1, "unimplemented": 2, "non-strict": 3, "fail": 4}
+    worst = {s: {c: max((str(d["verdict"]) for d in reports[c] if d["section"] == s),
+                        key=lambda v: rank.get(v, 0), default="")
+                 for c in clients} for s in sections}
     totals = {c: summary(reports[c]) for c in clients}
     env = jinja2.Environment(autoescape=True)
     html = env.from_string(_HTML).render(clients=clients, sections=sections, rows=rows,
-                                         matrix=matrix, totals=totals)
+                                         matrix=matrix, worst=worst, totals=totals)
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / "index.html"

@@ -36,8 +36,12 @@ def test_run_writes_json_junit_html_and_compare_sees_a_regression(tmp_path: Path
     items = json.loads(a.read_text())
     assert [(d["case"], d["verdict"]) for d in items] == [("values/year", "pass")]
     assert set(items[0]) >= {"case", "section", "verdict", "evidence"}
-    suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
+    root = ET.parse(tmp_path / "j.xml").getroot()
+    suite = root.find("testsuite")
     assert suite is not None and suite.get("tests") == "1" and suite.get("failures") == "0"
+    # what the Ant JUnit schema (Jenkins, GitLab) wants: counts with errors, on the root too
+    assert suite.get("errors") == "0" and suite.get("skipped") == "0"
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("1", "0", "0")
     html = (tmp_path / "card" / "index.html").read_text()
     assert "values/year" in html and 'class="pass"' in html
     # the same case against a client that gets it wrong: compare reports it as worse
@@ -53,6 +57,8 @@ def test_run_writes_json_junit_html_and_compare_sees_a_regression(tmp_path: Path
     assert rc == 0
     both = (tmp_path / "both" / "index.html").read_text()
     assert "binlogscope" in both and "python-mysql-replication" in both
+    # the matrix: each cell coloured by its worst verdict, only the verdicts that occur
+    assert '<td class="fail">1 fail</td>' in both and '<td class="pass">1 pass</td>' in both
 
 
 @pytest.mark.parametrize("argv", [

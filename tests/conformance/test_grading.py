@@ -82,3 +82,21 @@ def test_a_length_header_one_byte_short_is_caught_from_the_client_writes() -> No
     assert len(bad) == 1 and bad[0].verdict == Verdict.FAIL
     assert "length header says 14 bytes, but the client wrote 15" in bad[0].text
     assert client_framing(obs(dump(15))) == []
+
+
+def test_the_evidence_keeps_a_huge_reported_string_short() -> None:
+    """A client that reports a 17 MB statement (semisync/ack-multi-packet-event) must not make
+    a 17 MB report: each string of the evidence is cut, saying how much was left out."""
+    from mock_master.conformance.observe import MAX_TEXT, Observation
+    from mock_master.conformance.setup import Setup
+    from mock_master.scenario.scenarios import Scenario
+
+    big = "x" * (17 * 1024 * 1024)
+    obs = Observation("events/x", "mysql", Setup(Scenario()), [], 0.0,
+                      [{"type": "query", "query": big, "_at": 0.1}], [big], "", 0, False, 1.0,
+                      [])
+    ev = obs.evidence()
+    q = ev["client_output"][0]["query"]
+    assert len(q) < MAX_TEXT + 100 and q.endswith(f"({len(big) - MAX_TEXT} more characters)")
+    assert len(ev["client_other_output"][0]) < MAX_TEXT + 100
+    assert obs.lines[0]["query"] == big  # the judges still see what the client reported
