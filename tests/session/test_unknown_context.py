@@ -43,7 +43,7 @@ def test_a_stream_that_begins_inside_the_transaction() -> None:
     ev = _decode(rows, ctx)  # no TABLE_MAP in this stream
     assert ev.error is not None and "no TABLE_MAP" in ev.error
     s.coords.stamp(ev)
-    assert s._context(ev)  # an item, no DecodeError
+    assert s.packets.context(ev)  # an item, no DecodeError
     assert ev.error is not None and ev.error.startswith(UNKNOWN_CONTEXT)
 
 
@@ -55,6 +55,6 @@ def test_a_transaction_begun_in_the_stream_without_its_table_map_is_damage() -> 
     s.coords.stamp(_decode(gtid, ctx))
     ev = _decode(rows, ctx)
     s.coords.stamp(ev)
-    assert not s._context(ev)  # damage: a DecodeError
+    assert not s.packets.context(ev)  # damage: a DecodeError
     assert ev.error is not None and "no TABLE_MAP" in ev.error
     assert not ev.error.startswith(UNKNOWN_CONTEXT)

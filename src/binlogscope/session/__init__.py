@@ -9,8 +9,10 @@
 
 Modules, one job each:
 
-- :mod:`.machine` - :class:`Session`: phases, sequence ids, buffering, the one packet loop,
-  the no-tree path of stream events;
+- :mod:`.machine` - :class:`Session`: bytes in (buffering, compressed frames, gaps, EOF),
+  the one packet loop, bytes out (what a REPLICA/SOURCE sends);
+- :mod:`.packets` - what one whole packet becomes: sequence ids, the reader of the phase, the
+  no-tree path of stream events, the :class:`PacketDecoded` and its errors;
 - :mod:`.readers` - what one packet means in each phase and direction (connection phase,
   commands, stream packets, command replies);
 - :mod:`.replies` - which reply the server owes in COMMAND (:class:`Reply`, the command table,

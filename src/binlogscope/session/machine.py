@@ -11,10 +11,11 @@ Bytes are processed in arrival order across both directions, by one loop (:meth:
 that cuts each direction's bytes into packets. Every packet becomes one
 :class:`PacketDecoded` (with an ``error`` and a :class:`DecodeError` when its payload is
 damaged); decoding always resumes at the next packet boundary. Without trees
-(``record=False``) an event packet of the binlog stream is decoded by :meth:`_stream_event`
-(the event decoder, no per-packet layers); everything else by :meth:`_packet` (sequence ids,
-then the reader of the phase: the functions of :mod:`.readers` over the connection's
-:class:`~.state.ConnState`, held in ``state``). Packets the session itself sends are
+(``record=False``) an event packet of the binlog stream is decoded by
+:meth:`.packets.PacketDecoder.stream_event` (the event decoder, no per-packet layers);
+everything else by :meth:`.packets.PacketDecoder.packet` (sequence ids, then the reader of the
+phase: the functions of :mod:`.readers` over the connection's :class:`~.state.ConnState`, held
+in ``state``). Packets the session itself sends are
 decoded too (``direction`` tells them apart), so a live driver's log shows both sides.
 
 Coordinates: every binlog event of the stream gets its ``binlog_file``, file offset and
@@ -33,16 +34,13 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from binlogscope.session import readers
 from binlogscope.session.events import (
     CompressedFrame,
     ConnectionClosed,
     DecodeError,
-    PacketDecoded,
     Peer,
     Phase,
     Role,
-    SequenceMismatch,
     SessionEvent,
 )
 from binlogscope.session.outgoing import (
@@ -52,19 +50,15 @@ from binlogscope.session.outgoing import (
     encode_value,
 )
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET, Oversize, pending_need
+from binlogscope.session.packets import PacketDecoder
 from binlogscope.session.readers import SEMI_SYNC_QUERY
 from binlogscope.session.replies import Reply, ReplyReader
-from binlogscope.session.resync import greeting_plausible
 from binlogscope.session.state import ConnState, JoinStream, Resync, TlsPlaintext
 from binlogscope.wire import handshake, replication, results
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.coords import CoordTracker
-from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
-from binlogscope.wire.binlog.rows import NO_TABLE_MAP, unknown_context
-from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.compressed import FrameError, FrameReader, encode_frames, frame_node
 from binlogscope.wire.constants import (
-    SEMI_SYNC_INDICATOR,
     CapabilityFlag,
     Command,
     StatusFlag,
@@ -79,13 +73,9 @@ from binlogscope.wire.framing import (
     gather_fragments,
 )
 from binlogscope.wire.node import Node
-from binlogscope.wire.packet import DecodedPayload, packet_tree
 
 CAP = CapabilityFlag
 
-#: the two usual semi-sync headers (immutable, shared by every event that carries them)
-_SEMI_HEADERS = (replication.SemiSyncHeader(0), replication.SemiSyncHeader(1))
-_FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 #: phases in which send() refuses
 _NO_SEND_PHASES = (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED)
 #: phases in which the bytes are not decoded (only counted)
@@ -113,7 +103,6 @@ class Session:
         #: stamps ``wire_time`` on packets (default: the wall clock for a REPLICA or SOURCE,
         #: none for an OBSERVER, whose driver knows the capture time)
         self._clock = clock if clock is not None or role is Role.OBSERVER else time.time
-        self._now: float | None = None
         #: the coordinates of the stream's binlog events (file, offset, transaction GTID)
         self.coords = CoordTracker.for_stream()
         #: the connection's protocol state (phase, capabilities, greeting, the reply owed,
@@ -139,9 +128,10 @@ class Session:
         self._chunks: deque[tuple[Peer, bytes | Resync | JoinStream | TlsPlaintext]] = \
             deque()
         self._out: deque[SessionEvent] = st.out
-        # sequence ids: None = not known yet (joined mid-way)
-        self._seq: int | None = 0 if start_phase == Phase.CONNECT else None
-        self._after_ack = False  # the last packet was a semi-sync ACK
+        #: what each whole packet becomes, with the sequence-id counter (None = not known yet:
+        #: joined mid-way)
+        self.packets = PacketDecoder(st, self.coords, st.out,
+                                     0 if start_phase == Phase.CONNECT else None)
         #: the compressed protocol's frame reader of each direction (None: plain packets)
         self._frames: dict[Peer, FrameReader | None] = {Peer.CLIENT: None, Peer.SERVER: None}
         self._cseq = 0  # the next compressed sequence id
@@ -295,13 +285,14 @@ class Session:
             if isinstance(value, COMMAND_TYPES):
                 sequence_id = 0
             else:
-                sequence_id = self._seq if self._seq is not None else 0
+                seq = self.packets.seq
+                sequence_id = seq if seq is not None else 0
         return self.send_raw(payload, sequence_id=sequence_id)
 
     def send_raw(self, payload: bytes, *, sequence_id: int | None = None) -> bytes:
         """Frame any payload (fault injection: wrong sequence ids, broken packets...)."""
         me = self._me()
-        seq = self._seq if sequence_id is None else sequence_id
+        seq = self.packets.seq if sequence_id is None else sequence_id
         data = encode_packet(payload, seq or 0)
         self._catch_up()  # the state up to date with what was received, then with what we send
         algorithm = self.state.compression
@@ -382,7 +373,7 @@ class Session:
             return
         clock = self._clock
         if clock is not None:
-            self._now = clock()
+            self.packets.now = clock()
         if self.state.phase in _OPAQUE:
             self.opaque_bytes[peer] += len(data)
             return
@@ -409,7 +400,7 @@ class Session:
                 buf = self._buffers[peer]
                 _, rest = buf.drain()  # (the packet in progress cannot be completed)
                 self._need[peer] = 0
-                self._seq = None
+                self.packets.seq = None
                 lost = f"; the {len(rest)} bytes of the packet in progress are dropped" \
                     if rest else ""
                 self._out.append(DecodeError(
@@ -419,14 +410,14 @@ class Session:
                 return
             self._cseq = (frame.sequence_id + 1) & 0xFF
             plain = frame.plain
-            if (self._seq is not None and len(plain) >= 4 and plain[3] == frame.sequence_id
+            if (self.packets.seq is not None and len(plain) >= 4 and plain[3] == frame.sequence_id
                     and not self._buffers[peer].pending):
                 # a frame that starts a packet may restart the packets' ids at its own: the
                 # net layer sets its packet counter from the frame counter when it reads a
                 # frame (the other side's turn) and when it flushes (MariaDB's net_flush:
                 # pkt_nr= compress_pkt_nr); a frame written because the buffer was full
                 # carries on (the readers do not check these ids in compressed mode)
-                self._seq = frame.sequence_id
+                self.packets.seq = frame.sequence_id
             self._out.append(CompressedFrame(peer, frame.offset, frame,
                                              frame_node(frame) if st.record else None,
                                              self._now))
@@ -443,7 +434,7 @@ class Session:
             if not done:
                 return
             self._oversize[peer] = None
-            self._seq = None
+            self.packets.seq = None
             self._out.append(DecodeError(peer, over.start, over.message()))
             data = data[used:]
             if not data:
@@ -477,7 +468,7 @@ class Session:
         self._oversize[peer] = over
         if over.ended:  # (it ended inside what was buffered)
             self._oversize[peer] = None
-            self._seq = None
+            self.packets.seq = None
             self._out.append(DecodeError(peer, over.start, over.message()))
             if rest:
                 self._feed(peer, rest)
@@ -491,8 +482,9 @@ class Session:
         i = 0
         end = len(data)
         st = self.state
-        lean = peer is Peer.SERVER and not st.record  # event packets: _stream_event
+        lean = peer is Peer.SERVER and not st.record  # event packets: stream_event
         limit = self.max_packet
+        packets = self.packets
         switch = st.compression is None and self._frames[peer] is None
         while i + HEADER_LEN <= end and st.phase not in _OPAQUE:
             if switch and st.compression is not None:
@@ -513,10 +505,10 @@ class Session:
                 j = k
                 payload = pkt.payload
             if not (lean and st.phase is Phase.BINLOG_STREAM and n and payload[0] == 0
-                    and self._stream_event(offset + i, data[i + 3], payload, pkt)):
+                    and packets.stream_event(offset + i, data[i + 3], payload, pkt)):
                 if pkt is None:
                     pkt = Packet(payload, (Fragment(offset + i, n, data[i + 3]),))
-                self._packet(peer, pkt)
+                packets.packet(peer, pkt)
             i = j
         else:
             self._need[peer] = HEADER_LEN
@@ -527,7 +519,7 @@ class Session:
         off, rest = buf.drain()
         buf.skip(gap.skip)
         self._need[peer] = 0
-        self._seq = None
+        self.packets.seq = None
         if peer is Peer.SERVER:
             self.coords.lost()
         if self.state.phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
@@ -570,151 +562,6 @@ class Session:
             # named: the side that closed first (the other one only answered)
             self.state.set_phase(Phase.CLOSED,
                                  f"{self._first_closer.value} closed the connection")
-
-    # ------------------------------------------------------------------ packets
-    def _check_seq(self, peer: Peer, pkt: Packet, expected: int | None) -> None:
-        if expected is not None:
-            for i, frag in enumerate(pkt.fragments):
-                want = (expected + i) & 0xFF
-                if frag.sequence_id != want:
-                    self._out.append(SequenceMismatch(peer, frag.offset, want,
-                                                      frag.sequence_id))
-                    break
-
-    def _packet(self, peer: Peer, pkt: Packet) -> None:
-        """One packet by the general path (trees when ``record``): sequence ids, then the
-        reader of the phase and direction."""
-        payload = pkt.payload
-        st = self.state
-        phase = st.phase
-        ack = (peer == Peer.CLIENT and phase == Phase.BINLOG_STREAM
-               and replication.is_semi_sync_ack(payload))
-        if phase == Phase.CONNECT and not greeting_plausible(peer, payload):
-            st.set_phase(Phase.COMMAND, "no server greeting: joined mid-connection?")
-            self._seq = None
-            st.response_seen = True
-            phase = st.phase
-        is_command = (peer == Peer.CLIENT and not ack and not st.auth_data_next
-                      and phase in (Phase.COMMAND, Phase.BINLOG_STREAM, Phase.CLOSED))
-        if peer == Peer.CLIENT:
-            st.auth_data_next = False
-        if ack or (is_command and (self._seq is not None or pkt.sequence_id == 0)):
-            expected: int | None = 0
-        else:
-            expected = self._seq  # None right after joining mid-way: learn it
-            if (peer == Peer.SERVER and self._after_ack and phase == Phase.BINLOG_STREAM
-                    and pkt.sequence_id == 1):
-                # MariaDB reads the ACK on the dump thread's own NET, which resets its packet
-                # counter: the next event goes out with sequence id 1 (MySQL carries on)
-                expected = 1
-        if peer == Peer.SERVER or ack:
-            self._after_ack = ack
-        self._check_seq(peer, pkt, expected)
-        if not ack:
-            self._seq = (pkt.last_sequence_id + 1) & 0xFF
-        if peer == Peer.CLIENT:
-            if ack:
-                d = st.decode(pkt, "semi_sync_ack")
-            elif is_command:
-                d = readers.client_command(st, pkt)
-            elif phase != Phase.AUTH:  # auth data during COM_CHANGE_USER
-                d = st.decode(pkt, "auth_switch_response")
-            else:
-                d = readers.client_connection_phase(st, pkt)
-        else:
-            d = readers.server_packet(st, pkt)
-        self._finish(peer, pkt, d, phase)
-
-    def _stream_event(self, offset: int, seq: int, payload: bytes, pkt: Packet | None) -> bool:
-        """An event packet of the stream without a tree (header at ``offset``, sequence id
-        ``seq``; ``pkt`` for a multi-fragment one): the event decoder straight on the payload.
-        False, with no state changed: the general path takes it (semi-sync header to detect
-        or missing, no FORMAT_DESCRIPTION seen yet)."""
-        st = self.state
-        semi = st.semi_sync
-        off = 1
-        header: replication.SemiSyncHeader | None = None
-        if semi is None:
-            return False  # detection mode (captures): the general path decides
-        if semi:
-            if len(payload) < 3 or payload[1] != SEMI_SYNC_INDICATOR:
-                return False  # the general path reports the missing magic
-            flag = payload[2]
-            header = _SEMI_HEADERS[flag] if flag < 2 else replication.SemiSyncHeader(flag)
-            off = 3
-        ctx = st.ctx
-        if not ctx.fde_seen:
-            return False
-        expected = self._seq
-        if self._after_ack and seq == 1:
-            expected = 1
-        self._after_ack = False
-        if pkt is None:
-            if expected is not None and seq != expected:
-                self._out.append(SequenceMismatch(Peer.SERVER, offset, expected, seq))
-            self._seq = (seq + 1) & 0xFF
-            wire_length = len(payload) + HEADER_LEN
-        else:
-            self._check_seq(Peer.SERVER, pkt, expected)
-            self._seq = (pkt.last_sequence_id + 1) & 0xFF
-            wire_length = pkt.wire_length
-        ev = decode_event(payload, ctx, start=off, base=offset + HEADER_LEN, record=False)
-        self.coords.stamp(ev)
-        unknown = self._context(ev)
-        error = ev.error
-        h = ev.header
-        if h is not None and h.type_code == _FDE:
-            st.env_now = None  # a new FORMAT_DESCRIPTION: a new decode environment
-        self._out.append(PacketDecoded(
-            Peer.SERVER, offset, seq, len(payload), "binlog_event",
-            replication.BinlogPacket(ev, header, None), None, Phase.BINLOG_STREAM, header, ev,
-            error, wire_length, payload, self._now, st.env_now or st.env))
-        if error is not None and not unknown:
-            self._out.append(DecodeError(Peer.SERVER, offset, error, None))
-        if self.coords.disorder is not None:  # (delivered, and reported: sent twice/swapped)
-            self._out.append(DecodeError(Peer.SERVER, offset, self.coords.disorder, None))
-        return True
-
-    def _context(self, ev: DecodedEvent) -> bool:
-        """Whether the event lacks context this stream never had: a row event whose
-        transaction began before the stream (no GTID/BEGIN seen for it), without its
-        TABLE_MAP; its error then says "unknown context" (an item, no DecodeError: not
-        damage)."""
-        error = ev.error
-        if error is not None and NO_TABLE_MAP in error and not self.coords.in_transaction:
-            ev.error = unknown_context(error)
-            return True
-        return False
-
-    def _finish(self, peer: Peer, pkt: Packet, d: DecodedPayload, phase: Phase) -> None:
-        node: Node | None = None
-        semi: replication.SemiSyncHeader | None = None
-        bev = None
-        error = d.error
-        unknown = False
-        if isinstance(d.value, replication.BinlogPacket):
-            semi = d.value.semi_sync
-            bev = d.value.event
-            if peer is Peer.SERVER:
-                self.coords.stamp(bev)
-                unknown = self._context(bev)
-            if bev.header is not None and bev.header.type_code == _FDE:
-                self.state.env_now = None
-            error = error or d.value.error or bev.error
-        elif (type(d.value) is replication.SemiSyncAck and self.coords.file is None
-              and d.value.binlog_filename):
-            # joined mid-stream: the replica's ACK names the file the stream is in
-            self.coords.file = d.value.binlog_filename
-        if self.state.record:
-            node = packet_tree(pkt, d, error)
-        self._out.append(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload),
-                                       d.kind, d.value, node, phase, semi, bev, error,
-                                       pkt.wire_length, pkt.payload, self._now, self.state.env))
-        if error is not None and not (unknown and bev is not None and error == bev.error):
-            at = d.error_offset if d.error_offset is not None else pkt.offset
-            self._out.append(DecodeError(peer, at, error, node))
-        if bev is not None and peer is Peer.SERVER and self.coords.disorder is not None:
-            self._out.append(DecodeError(peer, pkt.offset, self.coords.disorder, None))
 
 
 __all__ = ["SEMI_SYNC_QUERY", "Session"]

@@ -1,0 +1,205 @@
+"""What one whole packet becomes: :class:`PacketDecoder`, the per-packet half of the
+:class:`~binlogscope.session.machine.Session` (which cuts each direction's bytes into packets
+and hands every packet here).
+
+For each packet: its sequence ids checked against the counter (and the counter moved on), the
+reader of the phase and direction (:mod:`.readers`, over the connection's
+:class:`~.state.ConnState`), the binlog event's coordinates (the stream's
+:class:`~binlogscope.wire.binlog.coords.CoordTracker`), then the :class:`PacketDecoded` and,
+where the payload is damaged, a :class:`DecodeError`. :meth:`PacketDecoder.stream_event` is
+the no-tree path of an event packet of the stream (the event decoder straight on the payload).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from binlogscope.session import readers
+from binlogscope.session.events import (
+    DecodeError,
+    PacketDecoded,
+    Peer,
+    Phase,
+    SequenceMismatch,
+    SessionEvent,
+)
+from binlogscope.session.resync import greeting_plausible
+from binlogscope.session.state import ConnState
+from binlogscope.wire import replication
+from binlogscope.wire.binlog.coords import CoordTracker
+from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.binlog.rows import NO_TABLE_MAP, unknown_context
+from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.constants import SEMI_SYNC_INDICATOR
+from binlogscope.wire.framing import HEADER_LEN, Packet
+from binlogscope.wire.node import Node
+from binlogscope.wire.packet import DecodedPayload, packet_tree
+
+#: the two usual semi-sync headers (immutable, shared by every event that carries them)
+_SEMI_HEADERS = (replication.SemiSyncHeader(0), replication.SemiSyncHeader(1))
+_FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
+
+
+class PacketDecoder:
+    """The per-packet state of a connection - the sequence-id counter (``seq``: None while
+    it is not known, after a join or a gap), whether the last packet was a semi-sync ACK,
+    the time the bytes arrived (``now``) - and what turns a packet into session events,
+    appended to ``out``."""
+
+    def __init__(self, state: ConnState, coords: CoordTracker, out: deque[SessionEvent],
+                 seq: int | None) -> None:
+        self.state = state
+        self.coords = coords
+        self.out = out
+        self.seq = seq
+        #: the last packet was a semi-sync ACK (MariaDB restarts the ids after one)
+        self.after_ack = False
+        #: ``wire_time`` of the packets being decoded (None: the driver sets it)
+        self.now: float | None = None
+
+    def check_seq(self, peer: Peer, pkt: Packet, expected: int | None) -> None:
+        if expected is not None:
+            for i, frag in enumerate(pkt.fragments):
+                want = (expected + i) & 0xFF
+                if frag.sequence_id != want:
+                    self.out.append(SequenceMismatch(peer, frag.offset, want,
+                                                      frag.sequence_id))
+                    break
+
+    def packet(self, peer: Peer, pkt: Packet) -> None:
+        """One packet by the general path (trees when ``record``): sequence ids, then the
+        reader of the phase and direction."""
+        payload = pkt.payload
+        st = self.state
+        phase = st.phase
+        ack = (peer == Peer.CLIENT and phase == Phase.BINLOG_STREAM
+               and replication.is_semi_sync_ack(payload))
+        if phase == Phase.CONNECT and not greeting_plausible(peer, payload):
+            st.set_phase(Phase.COMMAND, "no server greeting: joined mid-connection?")
+            self.seq = None
+            st.response_seen = True
+            phase = st.phase
+        is_command = (peer == Peer.CLIENT and not ack and not st.auth_data_next
+                      and phase in (Phase.COMMAND, Phase.BINLOG_STREAM, Phase.CLOSED))
+        if peer == Peer.CLIENT:
+            st.auth_data_next = False
+        if ack or (is_command and (self.seq is not None or pkt.sequence_id == 0)):
+            expected: int | None = 0
+        else:
+            expected = self.seq  # None right after joining mid-way: learn it
+            if (peer == Peer.SERVER and self.after_ack and phase == Phase.BINLOG_STREAM
+                    and pkt.sequence_id == 1):
+                # MariaDB reads the ACK on the dump thread's own NET, which resets its packet
+                # counter: the next event goes out with sequence id 1 (MySQL carries on)
+                expected = 1
+        if peer == Peer.SERVER or ack:
+            self.after_ack = ack
+        self.check_seq(peer, pkt, expected)
+        if not ack:
+            self.seq = (pkt.last_sequence_id + 1) & 0xFF
+        if peer == Peer.CLIENT:
+            if ack:
+                d = st.decode(pkt, "semi_sync_ack")
+            elif is_command:
+                d = readers.client_command(st, pkt)
+            elif phase != Phase.AUTH:  # auth data during COM_CHANGE_USER
+                d = st.decode(pkt, "auth_switch_response")
+            else:
+                d = readers.client_connection_phase(st, pkt)
+        else:
+            d = readers.server_packet(st, pkt)
+        self._finish(peer, pkt, d, phase)
+
+    def stream_event(self, offset: int, seq: int, payload: bytes, pkt: Packet | None) -> bool:
+        """An event packet of the stream without a tree (header at ``offset``, sequence id
+        ``seq``; ``pkt`` for a multi-fragment one): the event decoder straight on the payload.
+        False, with no state changed: the general path takes it (semi-sync header to detect
+        or missing, no FORMAT_DESCRIPTION seen yet)."""
+        st = self.state
+        semi = st.semi_sync
+        off = 1
+        header: replication.SemiSyncHeader | None = None
+        if semi is None:
+            return False  # detection mode (captures): the general path decides
+        if semi:
+            if len(payload) < 3 or payload[1] != SEMI_SYNC_INDICATOR:
+                return False  # the general path reports the missing magic
+            flag = payload[2]
+            header = _SEMI_HEADERS[flag] if flag < 2 else replication.SemiSyncHeader(flag)
+            off = 3
+        ctx = st.ctx
+        if not ctx.fde_seen:
+            return False
+        expected = self.seq
+        if self.after_ack and seq == 1:
+            expected = 1
+        self.after_ack = False
+        if pkt is None:
+            if expected is not None and seq != expected:
+                self.out.append(SequenceMismatch(Peer.SERVER, offset, expected, seq))
+            self.seq = (seq + 1) & 0xFF
+            wire_length = len(payload) + HEADER_LEN
+        else:
+            self.check_seq(Peer.SERVER, pkt, expected)
+            self.seq = (pkt.last_sequence_id + 1) & 0xFF
+            wire_length = pkt.wire_length
+        ev = decode_event(payload, ctx, start=off, base=offset + HEADER_LEN, record=False)
+        self.coords.stamp(ev)
+        unknown = self.context(ev)
+        error = ev.error
+        h = ev.header
+        if h is not None and h.type_code == _FDE:
+            st.env_now = None  # a new FORMAT_DESCRIPTION: a new decode environment
+        self.out.append(PacketDecoded(
+            Peer.SERVER, offset, seq, len(payload), "binlog_event",
+            replication.BinlogPacket(ev, header, None), None, Phase.BINLOG_STREAM, header, ev,
+            error, wire_length, payload, self.now, st.env_now or st.env))
+        if error is not None and not unknown:
+            self.out.append(DecodeError(Peer.SERVER, offset, error, None))
+        if self.coords.disorder is not None:  # (delivered, and reported: sent twice/swapped)
+            self.out.append(DecodeError(Peer.SERVER, offset, self.coords.disorder, None))
+        return True
+
+    def context(self, ev: DecodedEvent) -> bool:
+        """Whether the event lacks context this stream never had: a row event whose
+        transaction began before the stream (no GTID/BEGIN seen for it), without its
+        TABLE_MAP; its error then says "unknown context" (an item, no DecodeError: not
+        damage)."""
+        error = ev.error
+        if error is not None and NO_TABLE_MAP in error and not self.coords.in_transaction:
+            ev.error = unknown_context(error)
+            return True
+        return False
+
+    def _finish(self, peer: Peer, pkt: Packet, d: DecodedPayload, phase: Phase) -> None:
+        node: Node | None = None
+        semi: replication.SemiSyncHeader | None = None
+        bev = None
+        error = d.error
+        unknown = False
+        if isinstance(d.value, replication.BinlogPacket):
+            semi = d.value.semi_sync
+            bev = d.value.event
+            if peer is Peer.SERVER:
+                self.coords.stamp(bev)
+                unknown = self.context(bev)
+            if bev.header is not None and bev.header.type_code == _FDE:
+                self.state.env_now = None
+            error = error or d.value.error or bev.error
+        elif (type(d.value) is replication.SemiSyncAck and self.coords.file is None
+              and d.value.binlog_filename):
+            # joined mid-stream: the replica's ACK names the file the stream is in
+            self.coords.file = d.value.binlog_filename
+        if self.state.record:
+            node = packet_tree(pkt, d, error)
+        self.out.append(PacketDecoded(peer, pkt.offset, pkt.sequence_id, len(pkt.payload),
+                                       d.kind, d.value, node, phase, semi, bev, error,
+                                       pkt.wire_length, pkt.payload, self.now, self.state.env))
+        if error is not None and not (unknown and bev is not None and error == bev.error):
+            at = d.error_offset if d.error_offset is not None else pkt.offset
+            self.out.append(DecodeError(peer, at, error, node))
+        if bev is not None and peer is Peer.SERVER and self.coords.disorder is not None:
+            self.out.append(DecodeError(peer, pkt.offset, self.coords.disorder, None))
+
+
+__all__ = ["PacketDecoder"]
