@@ -420,7 +420,7 @@ class Session:
                 self.packets.seq = frame.sequence_id
             self._out.append(CompressedFrame(peer, frame.offset, frame,
                                              frame_node(frame) if st.record else None,
-                                             self._now))
+                                             self.packets.now))
             if frame.plain:
                 self._feed_plain(peer, frame.plain)
 
