@@ -10,7 +10,7 @@ from mock_master.conformance.catalogue import catalogue
 from mock_master.conformance.model import Result, Verdict
 from tests.conformance.support import explain, run
 
-pytestmark = pytest.mark.network
+pytestmark = [pytest.mark.network, pytest.mark.slow]  # the whole catalogue: ~2 min
 
 #: cases where the reference client is known not to pass, and why (shown in docs/conformance.md)
 KNOWN_GAPS: set[str] = set()

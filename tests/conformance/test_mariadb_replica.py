@@ -15,7 +15,7 @@ from tests.ci_support import unavailable
 from tests.conformance.support import explain, run
 from tests.mariadb_server import MariaDB, ServerStartError, start, stop
 
-pytestmark = [pytest.mark.mysql, pytest.mark.network]
+pytestmark = [pytest.mark.mysql, pytest.mark.network, pytest.mark.slow]
 
 CASES = ("semisync/ack-each-flagged-event,stream/disconnect-mid-transaction,"
          "stream/disconnect-mid-event,stream/err-1236-purged,setup/dump-request-framing,"
