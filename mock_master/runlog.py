@@ -95,6 +95,8 @@ class ClientLog:
     tls: bool = False
     #: the compressed protocol (CLIENT_COMPRESS) was negotiated
     compressed: bool = False
+    #: its algorithm: zlib, or zstd (MySQL flavour 8.0.18+)
+    compression: str | None = None
     authenticated: bool = False
     queries: list[str] = field(default_factory=list)
     unknown_queries: list[str] = field(default_factory=list)

@@ -1,5 +1,6 @@
-"""The compressed client/server protocol (CLIENT_COMPRESS, zlib), as the server's net layer
-speaks it: sans-IO framing for one connection of the mock master.
+"""The compressed client/server protocol (CLIENT_COMPRESS, zlib; the MySQL flavour from 8.0.18
+also CLIENT_ZSTD_COMPRESSION_ALGORITHM, zstd at the level the client's handshake response names),
+as the server's net layer speaks it: sans-IO framing for one connection of the mock master.
 
 After the OK that ends a login with CLIENT_COMPRESS, both directions carry compressed packets:
 a 7-byte header (3 bytes payload length, 1 byte compressed sequence id, 3 bytes uncompressed
@@ -24,6 +25,10 @@ from binlogscope.wire.compressed import (
     inflate,
 )
 
+#: MySQL 8.0.18 added zstd (CLIENT_ZSTD_COMPRESSION_ALGORITHM; the level in the handshake
+#: response); MariaDB speaks zlib only
+ZSTD_SINCE = (8, 0, 18)
+
 HEADER = FRAME_HEADER_LEN
 
 
@@ -44,8 +49,11 @@ class Compression:
     """One connection's compressed framing: :meth:`wrap` what the server sends,
     :meth:`feed`/:meth:`take` what the client sends."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, algorithm: str = ZLIB, level: int | None = None) -> None:
         self.limit = limit  # max_allowed_packet (0: none)
+        #: zlib or zstd (:func:`binlogscope.wire.compressed.negotiated`), zstd's level
+        self.algorithm = algorithm
+        self.level = level
         self.seq = 0  # the next compressed sequence id the server sends
         self._in = bytearray()
 
@@ -54,7 +62,8 @@ class Compression:
         """``data`` (plain packets) as compressed frames."""
         if not len(data):
             return b""
-        out, self.seq = encode_frames(data, self.seq, ZLIB, min_length=MIN_COMPRESS_LENGTH)
+        out, self.seq = encode_frames(data, self.seq, self.algorithm, level=self.level,
+                                      min_length=MIN_COMPRESS_LENGTH)
         return out
 
     # ---------------------------------------------------------------- client -> server
@@ -80,6 +89,6 @@ class Compression:
         if not plain:
             return body
         try:
-            return inflate(ZLIB, body, plain)
+            return inflate(self.algorithm, body, plain)
         except FrameError as exc:
             raise BadFrameError(f"compressed packet: {exc}") from None

@@ -29,6 +29,7 @@ from binlogscope.wire.commands import (
     ComRegisterSlave,
     SimpleCommand,
 )
+from binlogscope.wire.compressed import ZSTD, negotiated
 from binlogscope.wire.constants import (
     CapabilityFlag,
     Command,
@@ -55,7 +56,7 @@ from mock_master.dump.sender import Dump
 from mock_master.runlog import MAX_ITEMS, ClientLog, Closed, clip
 from mock_master.scenario.faults import Action
 from mock_master.scenario.scenarios import User
-from mock_master.serve.compression import Compression
+from mock_master.serve.compression import ZSTD_SINCE, Compression
 from mock_master.serve.host import ConnectionServer
 from mock_master.serve.netio import ClientIO
 from mock_master.serve.prepared import STMT_COMMANDS, PreparedStatements
@@ -110,6 +111,8 @@ class Connection(ClientIO):
         self.prepared = PreparedStatements(self)
         #: the client's capability flags (CLIENT_INTERACTIVE picks interactive_timeout)
         self.client_caps = 0
+        #: the zstd level the handshake response named (CLIENT_ZSTD_COMPRESSION_ALGORITHM)
+        self.zstd_level: int | None = None
         #: the running dump and its server_id (for the same-server_id kill), else None
         self.current_dump: Dump | None = None
         self.dump_server_id: int | None = None
@@ -179,8 +182,12 @@ class Connection(ClientIO):
                     _MARIADB_EXT if m.flavor == "mariadb" else 0)))
                 # CLIENT_COMPRESS is offered as the server does; the session is not told (it
                 # would stop decoding): this connection inflates and deflates below it
-                greeting[4 + 1 + len(version.encode()) + 1 + 4 + 8 + 1] |= int(
-                    CAP.CLIENT_COMPRESS)
+                low = 4 + 1 + len(version.encode()) + 1 + 4 + 8 + 1
+                greeting[low] |= int(CAP.CLIENT_COMPRESS)
+                if m.flavor == "mysql" and m.version_tuple >= ZSTD_SINCE:
+                    # CLIENT_ZSTD_COMPRESSION_ALGORITHM (bit 26): the upper capability bytes,
+                    # after the lower two, the character set and the status flags
+                    greeting[low + 5 + 1] |= 1 << (26 - 24)
                 self.write(greeting)
                 await self.drain()
                 await self._authenticate(default_plugin)
@@ -204,6 +211,7 @@ class Connection(ClientIO):
             raise Closed("bad handshake response")
         self.log.user = v.username
         self.client_caps = v.capability_flags
+        self.zstd_level = v.zstd_compression_level
         self.ctx.user = v.username
         self.ctx.database = v.database
         self.ctx.charset = v.character_set if v.character_set in (8, 33, 45, 46, 63, 83, 224,
@@ -241,9 +249,15 @@ class Connection(ClientIO):
         self.log.authenticated = True
         self.send(OkPacket())
         await self.drain()
-        if self.client_caps & int(CAP.CLIENT_COMPRESS):  # from the next packet on
-            self.zip = Compression(int(self.m.limit("max_allowed_packet")))
+        offered = int(CAP.CLIENT_COMPRESS)
+        if self.m.flavor == "mysql" and self.m.version_tuple >= ZSTD_SINCE:
+            offered |= int(CAP.CLIENT_ZSTD_COMPRESSION_ALGORITHM)
+        algorithm = negotiated(self.client_caps & offered)  # zlib wins, as the server's
+        if algorithm is not None:  # from the next packet on
+            self.zip = Compression(int(self.m.limit("max_allowed_packet")), algorithm,
+                                   self.zstd_level if algorithm == ZSTD else None)
             self.log.compressed = True
+            self.log.compression = algorithm
 
     async def _sha2(self, user: User, response: bytes, nonce: bytes) -> bool:
         pw = user.password.encode()
