@@ -27,8 +27,10 @@ BIG = 17 * 1024 * 1024
 
 def _ev(source: str, session: str | None, offset: int, etype: str, size: int, ts: int,
         **kw: Any) -> dict[str, Any]:
+    # the file source is an archived copy under another name: the same transactions (GTIDs)
+    name = "mysql-bin.000001" if session else "archive-copy.000001"
     row = {"schema_version": SCHEMA_VERSION, "source_kind": "pcap" if session else "file",
-           "source": source, "session_id": session, "binlog_file": "mysql-bin.000001",
+           "source": source, "session_id": session, "binlog_file": name,
            "offset": offset, "event_size": size, "timestamp": ts * US, "event_type": etype,
            "server_id": 1}
     row.update(kw)
@@ -61,7 +63,7 @@ def _stream(source: str, session: str | None, lag: float) -> list[dict[str, Any]
 def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("sessions")
     w = DatasetWriter(root)
-    for source, session, lag in (("mysql-bin.000001", None, 0.0), ("two.pcap", "1", 0.5),
+    for source, session, lag in (("archive-copy.000001", None, 0.0), ("two.pcap", "1", 0.5),
                                  ("two.pcap", "2", 2.0)):
         for e in _stream(source, session, lag):
             w.add("events", ("2023-11-14", "shop"), e)
@@ -92,11 +94,11 @@ def test_sessions_are_not_pooled(spark: Any, reports: dict[str, Any]) -> None:
     """The same transaction seen by two sessions is two rows of 1000 rows, not one of 2000."""
     rows = spark.sql("SELECT source, session_id, rows, events FROM transactions "
                      "WHERE trx_offset = 400 ORDER BY source, session_id").collect()
-    assert [tuple(r) for r in rows] == [("mysql-bin.000001", None, 1000, 3),
+    assert [tuple(r) for r in rows] == [("archive-copy.000001", None, 1000, 3),
                                         ("two.pcap", "1", 1000, 3), ("two.pcap", "2", 1000, 3)]
     top = reports["largest_transactions"].as_dicts()
     assert [(r["source"], r["session_id"], r["rows"]) for r in top[:3]] == [
-        ("mysql-bin.000001", None, 1000), ("two.pcap", "1", 1000), ("two.pcap", "2", 1000)]
+        ("archive-copy.000001", None, 1000), ("two.pcap", "1", 1000), ("two.pcap", "2", 1000)]
     ack = reports["semi_sync_ack_latency"]
     assert [(r[0], r[1], r[2], r[3], r[7]) for r in ack.rows] == [
         ("two.pcap", "1", 1, 2.0, 2.0), ("two.pcap", "2", 1, 40.0, 40.0)]
@@ -115,22 +117,26 @@ def test_the_17_mb_single_row_transaction_tops_the_ranking_by_bytes(
     assert [(r["gtid"], r["rows"], r["bytes"]) for r in by_bytes[:3]] == [
         ("0-1-3", 1, 40 + BIG + 31)] * 3
     assert {(r["source"], r["session_id"]) for r in by_bytes[:3]} == {
-        ("mysql-bin.000001", None), ("two.pcap", "1"), ("two.pcap", "2")}
+        ("archive-copy.000001", None), ("two.pcap", "1"), ("two.pcap", "2")}
 
 
 @pytest.mark.spark
 def test_a_ddl_seen_three_times_is_one_row_naming_where(reports: dict[str, Any]) -> None:
+    """Known by its GTID: the archived copy (another file name) and the two sessions hold
+    the same statement."""
     (row,) = reports["ddl_timeline"].as_dicts()
-    assert row["statement"] == "CREATE TABLE" and row["offset"] == 256
-    assert row["seen_in"] == ["mysql-bin.000001", "two.pcap session 1", "two.pcap session 2"]
-    assert row["sightings"] == 3
+    assert row["statement"] == "CREATE TABLE" and row["offset"] == 256 and row["gtid"] == "0-1-1"
+    assert row["seen_in"] == ["archive-copy.000001 at archive-copy.000001:256",
+                              "two.pcap session 1 at mysql-bin.000001:256",
+                              "two.pcap session 2 at mysql-bin.000001:256"]
+    assert row["sightings"] == 3 and row["binlog_file"] == "archive-copy.000001"
 
 
 @pytest.mark.spark
 def test_silences_are_listed_per_source_and_session(reports: dict[str, Any]) -> None:
     rep = reports["silences"]
     got = [(r["source"], r["session_id"], r["seconds"]) for r in rep.as_dicts()]
-    assert sorted(got, key=str) == sorted([("mysql-bin.000001", None, 300.0),
+    assert sorted(got, key=str) == sorted([("archive-copy.000001", None, 300.0),
                                            ("two.pcap", "1", 300.0),
                                            ("two.pcap", "2", 300.0)], key=str)
 

@@ -192,7 +192,7 @@ def test_ddl_timeline(reports: dict[str, Any]) -> None:
     (row,) = reports["ddl_timeline"].as_dicts()
     assert (row["schema"], row["offset"], row["statement"], row["gtid"]) == (
         "shop", 1027, "CREATE TABLE", "u:3")
-    assert (row["seen_in"], row["sightings"]) == (["s"], 1)
+    assert (row["seen_in"], row["sightings"]) == (["s at f:1027"], 1)
 
 
 def test_file_source_reports_say_not_applicable(spark: Any, tmp_path: Path) -> None:

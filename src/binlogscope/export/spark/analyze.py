@@ -381,7 +381,8 @@ def _per_session(values_sql: str) -> str:
     return f"""
 SELECT source, session_id, count(v) AS n, min(v) AS min, percentile(v, 0.5) AS p50,
        percentile(v, 0.9) AS p90, percentile(v, 0.99) AS p99, max(v) AS max, avg(v) AS mean
-FROM ({values_sql}) GROUP BY source, session_id ORDER BY source, session_id"""
+FROM (SELECT source, session_id, CAST(v AS DOUBLE) AS v FROM ({values_sql}))
+GROUP BY source, session_id ORDER BY source, session_id"""
 
 
 def report_ack_latency(spark: Any, file_only: bool) -> Report:
@@ -428,24 +429,35 @@ DDL_PATTERN = r"(?is)^\s*(/\*.*?\*/\s*)*(CREATE|ALTER|DROP|RENAME|TRUNCATE|GRANT
 def report_ddl_timeline(spark: Any) -> Report:
     """One row per DDL statement, with where it was seen: the same statement read from a
     binlog and from a capture of its stream (or by two replicas' sessions) is one row whose
-    ``seen_in`` names every source (and session), not the same line repeated unexplained."""
+    ``seen_in`` names every source (and session) and where it was there, not the same line
+    repeated unexplained. A statement is known by its GTID (a copy of a binlog under another
+    file name holds the same transaction), else by its file and offset; ``binlog_file`` and
+    ``offset`` are those of the first sighting in ``seen_in``'s order."""
     from pyspark.sql import functions as f
 
     ev = spark.table("events")
-    where = f.when(f.col("session_id").isNull(), f.col("source")).otherwise(
+    who = f.when(f.col("session_id").isNull(), f.col("source")).otherwise(
         f.concat(f.col("source"), f.lit(" session "), f.col("session_id")))
+    where = f.concat(who, f.lit(" at "), f.coalesce(f.col("binlog_file"), f.lit("?")),
+                     f.lit(":"), f.coalesce(f.col("offset").cast("string"), f.lit("?")))
+    key = f.coalesce(f.col("gtid"), f.concat(f.coalesce(f.col("binlog_file"), f.lit("")),
+                                             f.lit(":"), f.col("offset").cast("string")))
     df = (ev.where(f.col("event_type").isin("QUERY_EVENT", "QUERY_COMPRESSED_EVENT")
                    & f.col("query").rlike(DDL_PATTERN))
-          .groupBy("timestamp", "schema", "binlog_file", "offset", "gtid", "query")
-          .agg(f.sort_array(f.collect_set(where)).alias("seen_in"),
+          .withColumn("where", where).withColumn("key", key)
+          .groupBy("key", "query")
+          .agg(f.min("timestamp").alias("timestamp"), f.max("schema").alias("schema"),
+               f.min_by("binlog_file", "where").alias("binlog_file"),
+               f.min_by("offset", "where").alias("offset"), f.max("gtid").alias("gtid"),
+               f.sort_array(f.collect_set("where")).alias("seen_in"),
                f.count(f.lit(1)).alias("sightings"))
           .select("timestamp", "schema", "binlog_file", "offset", "gtid",
                   f.upper(f.regexp_extract("query", r"(?is)^\s*(?:/\*.*?\*/\s*)*(\w+\s+\w+)", 1))
                   .alias("statement"),
                   "query", "seen_in", "sightings")
-          .orderBy("timestamp", "binlog_file", "offset", "query"))
+          .orderBy("timestamp", "gtid", "binlog_file", "offset", "query"))
     return _collect("ddl_timeline", "DDL timeline (seen_in: the sources and sessions that "
-                    "carried each statement)", df)
+                    "carried each statement, and where)", df)
 
 
 def report_silences(spark: Any, threshold: float = SILENCE_SECONDS) -> Report:
