@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from binlogscope.inspector.source import RowSource
+from binlogscope.inspector.sources.binlog_file import BinlogFileSource
 from binlogscope.inspector.sources.binlog_files import BinlogSetSource
 from binlogscope.inspector.view import View
 
@@ -26,10 +27,31 @@ def _number(text: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+#: what ``g`` says after a plain position (error messages quote the END of an event)
+START_NOTE = ("went to the event that STARTS at {pos:,}; an error's end_log_pos (nextPosition, "
+              "LogPos) is where the failing event ENDS: g end:{where}")
+
+
+def goto_note(where: str) -> str | None:
+    """The line ``g`` shows after jumping to ``where``: which end of an event a position
+    named (a plain position is the event's start; ``end:`` its end); None for rows/GTIDs."""
+    where = where.strip()
+    if where.startswith("#") or looks_like_gtid(where):
+        return None
+    if where.lower().startswith("end:"):
+        pos = _number(where.rpartition(":")[2])
+        return None if pos is None else f"went to the event that ENDS at {pos:,}"
+    pos = _number(where.rpartition(":")[2])
+    return None if pos is None else START_NOTE.format(pos=pos, where=where)
+
+
 def goto_row(source: RowSource, where: str, current: int | None) -> int:
     """The row ``where`` names: ``#57`` (row 57), ``FILE:1234``, or ``1234`` - a position in
     the file of row ``current`` on a set of files (mysqlbinlog's positions are per file), in the
-    one file or stream otherwise. Raises ValueError with a line for the user."""
+    one file or stream otherwise; ``end:FILE:1234`` / ``end:1234``: the event that ENDS there
+    (an error's end_log_pos). Raises ValueError with a line for the user."""
+    if where.lower().startswith("end:"):
+        return _goto_end(source, where[4:].strip(), current)
     if where.startswith("#"):
         num = _number(where[1:])
         if num is None:
@@ -56,6 +78,44 @@ def goto_row(source: RowSource, where: str, current: int | None) -> int:
     if found is None:
         raise ValueError(f"no event at position {pos:,}")
     return found
+
+
+def _goto_end(source: RowSource, where: str, current: int | None) -> int:
+    """The row of the event whose last byte is just before position ``where`` ends: in a
+    binlog file the event holding byte POS-1 when it ends exactly at POS; in a stream (live,
+    capture) the event whose ``log_pos`` is POS (in FILE when given)."""
+    file, _, text = where.rpartition(":")
+    pos = _number(text)
+    if pos is None or pos < 5:
+        raise ValueError(f"end:{where}: expected end:FILE:POS or end:POS (an end_log_pos)")
+    found: int | None
+    if isinstance(source, BinlogSetSource | BinlogFileSource):
+        if isinstance(source, BinlogSetSource):
+            if not file:
+                file = source.parts[source.part_of(current or 0)].path.name
+            found = source.find_offset(pos - 1, file)
+            if found is None and not any(p.path.name == file or str(p.path).endswith(file)
+                                         for p in source.parts):
+                names = ", ".join(p.path.name for p in source.parts)
+                raise ValueError(f"no file {file} in this set ({names})")
+        else:
+            found = source.find_offset(pos - 1)
+        if found is not None:
+            row = source.row(found)
+            if row.offset + row.length != pos:
+                raise ValueError(
+                    f"no event ends at {pos:,}: the {row.event_type} at {row.offset:,} ends at "
+                    f"{row.offset + row.length:,} (g {row.offset + row.length} "
+                    f"or g {row.offset})")
+            return found
+        raise ValueError(f"no event ends at position {pos:,}")
+    for i in range(len(source)):
+        row = source.row(i)
+        bf = row.binlog_file  # (None: the stream did not say which file)
+        if row.log_pos == pos and (not file or bf is None or bf.endswith(file)
+                                   or file.endswith(bf)):
+            return i
+    raise ValueError(f"no event ends at position {pos:,}" + (f" in {file}" if file else ""))
 
 
 def search_view(view: View, text: str, direction: int, start: int,

@@ -26,7 +26,8 @@ that owns the byte is selected. The line under the panes says what the field mea
 | `f` | filter (see below); `e` toggles errors only |
 | `/` | search type, table and summary; `n` / `N` next / previous |
 | `g` | go to `1234` (a position in the selected row's file), `FILE:1234`, a row `#57`, |
-| | a GTID (`0-1-42`, `uuid:42`) |
+| | a GTID (`0-1-42`, `uuid:42`); `end:FILE:1234` the event that ENDS there (an error's |
+| | end_log_pos, nextPosition, LogPos); a plain position is where the event starts |
 | `+` (`*`) / `-` | expand every field of the event / collapse all |
 | `b` / `B` / `Ctrl+B` / `m` | bookmark the row / next / previous bookmark / the bookmark list |
 | `x` | export the view (the filtered rows): `NAME.jsonl` JSON lines, `NAME.pcapng` |

@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 from binlogscope.inspector.actions import (
     export,
     find_gtid,
+    goto_note,
     goto_row,
     looks_like_gtid,
     search_view,
@@ -374,8 +375,9 @@ class MainScreen(Screen[None]):
                 self.notify("search wrapped around")
 
     def goto(self, where: str) -> None:
-        """``1234`` (a position in the current row's file), ``FILE:1234``, ``#57`` (row 57)
-        or a GTID; anything else is one clear line saying what ``g`` takes."""
+        """``1234`` (a position in the current row's file), ``FILE:1234``,
+        ``end:FILE:1234`` (the event ending there), ``#57`` (row 57) or a GTID; anything else
+        is one clear line saying what ``g`` takes."""
         where = where.strip()
         if not where:
             return
@@ -389,6 +391,9 @@ class MainScreen(Screen[None]):
             self.notify(f"go to {where}: {exc}", severity="error")
             return
         self._jump(row)
+        note = goto_note(where)
+        if note is not None:  # (which end of the event the position named)
+            self.notify(note)
 
     def _goto_row(self, where: str) -> int:
         return goto_row(self.source, where, self.events.current_row)

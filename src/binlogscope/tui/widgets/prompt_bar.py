@@ -21,8 +21,9 @@ PROMPTS = {
     "filter": ("Filter", "empty: every row; type:WRITE table:db\\.t gtid:0-1-7 pos>N flow:1 "
                          "semi:ack time>HH:MM errors TEXT (? help)"),
     "search": ("Search", "text in type, table or summary (n / N: next / previous)"),
-    "goto": ("Go to", "1234 (position in this file), FILE:1234, #57 (row 57), 0-1-42 or "
-                      "uuid:42 (GTID)"),
+    "goto": ("Go to", "1234 (position in this file), FILE:1234 (where an event starts), "
+                      "end:FILE:1234 (the event ending there: end_log_pos), #57 (row 57), "
+                      "0-1-42 or uuid:42 (GTID)"),
     "export": ("Export view to", "NAME.jsonl (JSON lines), NAME.pcapng (Wireshark), "
                                  "NAME.parquet or DIR/ (Parquet)"),
     "export_event": ("Export event to", "NAME.json (the tree) or NAME.bin (the raw bytes)"),
