@@ -146,7 +146,9 @@ class Answerer:
                  binlogs: Callable[[], list[tuple[str, int]]],
                  knowledge: Callable[[], SchemaKnowledge],
                  custom: list[tuple[re.Pattern[str], Any]] | None = None,
-                 gtid_pos: Callable[[str, int], str | None] | None = None) -> None:
+                 gtid_pos: Callable[[str, int], str | None] | None = None, *,
+                 replicas: Callable[[], list[tuple[int, str, int, int, str]]] | None = None
+                 ) -> None:
         self.flavor = flavor
         self.variables = variables
         self.binlogs = binlogs
@@ -154,6 +156,8 @@ class Answerer:
         self.custom = custom or []
         #: binlog_gtid_pos(file, pos): the GTID state at that point of the served files
         self.gtid_pos = gtid_pos
+        #: the registered replicas (SHOW REPLICAS): (server_id, host, port, master_id, uuid)
+        self.replicas = replicas or (lambda: [])
 
     # ---------------------------------------------------------------- entry
     def answer(self, query: str, ctx: QueryContext) -> Answer | None:
@@ -176,7 +180,12 @@ class Answerer:
         if up in ("SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"):
             return self._master_status(up, ctx)
         if up in ("SHOW BINARY LOGS", "SHOW MASTER LOGS"):
+            if up == "SHOW MASTER LOGS" and self.flavor == "mysql" \
+                    and _version_tuple(str(self.variables["version"].value)) >= (8, 4):
+                return syntax_error("MASTER LOGS", "MySQL")  # removed in 8.4
             return self._binary_logs(ctx)
+        if up in ("SHOW REPLICAS", "SHOW SLAVE HOSTS", "SHOW REPLICA HOSTS"):
+            return self._show_replicas(up, ctx)
         m = _SHOW_VARS.match(q)
         if m:
             a = self._show_variables(m.group(2), m.group(3), ctx)
@@ -392,6 +401,44 @@ class Answerer:
             cols.append(string_col("Executed_Gtid_Set", len(gtids), cs, flags=NOT_NULL))
             row = (*row, gtids)
         return Answer(cols, rows(row))
+
+    def _show_replicas(self, up: str, ctx: QueryContext) -> Answer:
+        """SHOW REPLICAS (MySQL 8.0.22+) / SHOW SLAVE HOSTS (MySQL before 8.4, MariaDB) / SHOW
+        REPLICA HOSTS (MariaDB 10.5.1+). MySQL (``show_replicas``, sql/rpl_source.cc at
+        08415f0d): Server_Id (Item_return_int 10, LONG), Host (Item_empty_string
+        HOSTNAME_LENGTH 255), Port (7), Source_Id (10), Replica_UUID (UUID_LENGTH 36); the old
+        statement renames them (``rename_fields_use_old_replica_source_terms``): Server_id,
+        Master_id, Slave_UUID. MariaDB: Server_id, Host, Port, Master_id (compared with the
+        real 10.11 in tests/mock_master/test_mm_show_replicas.py). The report password and
+        user (show_slave_auth_info) are not shown, as by default."""
+        ver = _version_tuple(str(self.variables["version"].value))
+        if self.flavor == "mysql":
+            if up == "SHOW REPLICA HOSTS":
+                return syntax_error("HOSTS", "MySQL")
+            if up == "SHOW REPLICAS" and self.version_tuple() < (8, 0, 22):
+                return syntax_error("REPLICAS", "MySQL")
+            if up == "SHOW SLAVE HOSTS" and ver >= (8, 4):
+                return syntax_error("SLAVE HOSTS", "MySQL")
+        elif up == "SHOW REPLICAS" or (up == "SHOW REPLICA HOSTS"
+                                       and self.version_tuple() < (10, 5, 1)):
+            return syntax_error(up.split(" ", 1)[1] if up == "SHOW REPLICAS" else "REPLICA HOSTS")
+        cs = ctx.charset
+        flags = NOT_NULL | UNSIGNED | BINARY
+        old = up != "SHOW REPLICAS"
+        if self.flavor == "mysql":
+            names = ("Server_id", "Master_id", "Slave_UUID") if old else \
+                ("Server_Id", "Source_Id", "Replica_UUID")
+            cols = [int_col(names[0], 10, flags, type_code=T_LONG),
+                    string_col("Host", 255, cs, flags=NOT_NULL),
+                    int_col("Port", 7, flags, type_code=T_LONG),
+                    int_col(names[1], 10, flags, type_code=T_LONG),
+                    string_col(names[2], 36, cs, flags=NOT_NULL)]
+            return Answer(cols, rows(*self.replicas()))
+        cols = [int_col("Server_id", 10, flags, type_code=T_LONG),
+                string_col("Host", 20, cs, flags=NOT_NULL),
+                int_col("Port", 7, flags, type_code=T_LONG),
+                int_col("Master_id", 10, flags, type_code=T_LONG)]
+        return Answer(cols, rows(*[r[:4] for r in self.replicas()]))
 
     def _binary_logs(self, ctx: QueryContext) -> Answer:
         cs = ctx.charset

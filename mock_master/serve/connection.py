@@ -369,7 +369,8 @@ class Connection(ClientIO):
             elif isinstance(v, ComRegisterSlave):
                 self.registered = True
                 self.log.register = {"server_id": v.server_id, "hostname": v.hostname,
-                                     "user": v.user, "port": v.port}
+                                     "user": v.user, "port": v.port,
+                                     "master_id": v.master_id}
                 self.m.note(f"client {self.log.id} registered as a replica: server_id "
                             f"{v.server_id}, report host {v.hostname or '-'}:{v.port}")
                 self.send(OkPacket())

@@ -120,9 +120,25 @@ class MockMaster:
         self._knowledge: SchemaKnowledge | None = None
         self._knowledge_events = 0
         self.answerer = Answerer(self.flavor, variables, self._binlogs, self.knowledge, custom,
-                                 lambda name, pos: binlog_gtid_pos(self.stream, name, pos))
+                                 lambda name, pos: binlog_gtid_pos(self.stream, name, pos),
+                                 replicas=self._replicas)
 
     # ---------------------------------------------------------------- facts for answers
+    def _replicas(self) -> list[tuple[int, str, int, int, str]]:
+        """SHOW REPLICAS / SHOW SLAVE HOSTS: the open connections that sent COM_REGISTER_SLAVE
+        (the server's slave list: added by register_replica, removed when the connection or
+        its dump ends), as (server_id, report host, port, master id or the server's id,
+        replica UUID or '')."""
+        out = []
+        for c in sorted(self._conns, key=lambda c: c.log.id):
+            reg = c.log.register
+            if c.closed or not c.registered or reg is None:
+                continue
+            uuid = (self._replica_uuid(c) or "") if self.flavor == "mysql" else ""
+            out.append((int(reg["server_id"]), str(reg["hostname"]), int(reg["port"]),
+                        int(reg.get("master_id") or 0) or self.server_id, uuid))
+        return out
+
     def server_uuid(self) -> str:
         """@@server_uuid: the scenario's; a MySQL source defaults to the UUID of the newest
         GTID in its files (the server that wrote them: the dump's GTID checks use it)."""
