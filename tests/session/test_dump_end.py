@@ -88,6 +88,7 @@ def test_a_nul_terminated_dump_file_name_is_shown_escaped() -> None:
     assert isinstance(ev.value, ComBinlogDump) and ev.value.binlog_filename == name  # exact
     brief = packet_summary(ev)
     assert "\0" not in brief and "mysql-bin.000003\\x00:4" in brief
+    assert brief.endswith("MALFORMED: NUL in the file name (read as mysql-bin.000003)")
     assert ev.node is not None
     leaf = ev.node.find("com_binlog_dump.binlog_filename")
     assert leaf is not None and leaf.display == "mysql-bin.000003\\x00"

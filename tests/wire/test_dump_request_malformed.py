@@ -33,8 +33,8 @@ def test_the_nul_name_is_malformed_and_read_as_the_first_file() -> None:
     assert d.node is not None
     leaf = next(n for _, n in d.node.walk() if n.name == "binlog_filename")
     assert leaf.error == v.malformed
-    assert leaf.display.startswith("malformed: \\x00\\x00\\x00 (3 bytes; the server reads '': "
-                                   "the first binlog file)")
+    assert leaf.display == ("malformed: \\x00\\x00\\x00 (3 NUL bytes; the server reads '': "
+                            "the first binlog file)")
     # a proper name, and a NUL-terminated one, are told apart
     ok = cm.ComBinlogDump(4, 1, "mysql-bin.000001")
     assert ok.malformed is None and ok.requested_file == "mysql-bin.000001"
@@ -49,10 +49,30 @@ def test_the_session_shows_the_request_as_malformed() -> None:
     (p,) = [e for e in s.events() if isinstance(e, PacketDecoded)]
     assert p.kind == "com_binlog_dump" and p.payload_length == 14
     text = packet_summary(p)
-    assert text.startswith("MALFORMED file name (3 bytes, read as '': the first file):4")
+    assert text.startswith("MALFORMED file name (3 NUL bytes, read as '': the first file):4")
     assert "\\x00" not in text
     assert p.node is not None and any(
         n.error and n.error.startswith("malformed COM_BINLOG_DUMP") for _, n in p.node.walk())
+
+
+def test_the_left_over_nul_is_named_when_the_connection_closes() -> None:
+    """The 4th NUL starts the client's next packet: its COM_QUIT (01 00 00 00 01) is read
+    behind it as a header announcing 256 bytes, and the close finds 6 bytes pending - the
+    message says where they most likely came from."""
+    from binlogscope.session.events import DecodeError
+
+    s = Session(Role.OBSERVER, start_phase=Phase.COMMAND)
+    s.receive_data(PMR_MARIADB_DUMP + bytes.fromhex("0100000001"), Peer.CLIENT)
+    s.receive_data(b"", Peer.CLIENT)
+    (err,) = [e for e in s.events() if isinstance(e, DecodeError)]
+    assert "connection closed in the middle of a packet (6 bytes left over)" in err.message
+    assert "the NUL the malformed COM_BINLOG_DUMP left over" in err.message
+    # a proper dump request and the same close: no such guess
+    ok = Session(Role.OBSERVER, start_phase=Phase.COMMAND)
+    payload = cm.encode_com_binlog_dump(cm.ComBinlogDump(4, 77, ""))
+    ok.receive_data(len(payload).to_bytes(3, "little") + b"\0" + payload, Peer.CLIENT)
+    ok.receive_data(b"", Peer.CLIENT)
+    assert not [e for e in ok.events() if isinstance(e, DecodeError)]
 
 
 @pytest.mark.network
@@ -81,5 +101,5 @@ def test_python_mysql_replication_against_the_mock_is_shown_malformed() -> None:
     assert run.error is None and isinstance(run.result, int) and run.result > 100
     dumps = [p for c in run.conversations for p in decode(c) if p.kind == "com_binlog_dump"]
     assert len(dumps) == 1
-    assert packet_summary(dumps[0]).startswith("MALFORMED file name (3 bytes, read as '': "
-                                               "the first file):4 server_id=77")
+    assert packet_summary(dumps[0]).startswith("MALFORMED file name (3 NUL bytes, read as "
+                                               "'': the first file):4 server_id=77")

@@ -68,11 +68,15 @@ def packet_summary(ev: PacketDecoded) -> str:
     elif name == "OkPacket":
         parts.append(f"OK affected={v.affected_rows} status=0x{v.status_flags:04x}"
                      + (f" {v.info}" if v.info else ""))
-    elif name == "ComBinlogDump" and v.malformed:  # NULs for a name: not a file name
-        parts.append(f"MALFORMED file name ({len(v.binlog_filename)} bytes, "
-                     + (f"read as {escaped(v.requested_file)}" if v.requested_file
-                        else "read as '': the first file") + f"):{v.binlog_pos} "
-                     f"server_id={v.server_id} flags=0x{v.flags:x}")
+    elif name == "ComBinlogDump" and v.malformed and not v.requested_file:
+        # nothing but NULs where the name goes: not a file name
+        parts.append(f"MALFORMED file name ({len(v.binlog_filename)} NUL bytes, read as '': "
+                     f"the first file):{v.binlog_pos} server_id={v.server_id} "
+                     f"flags=0x{v.flags:x}")
+    elif name == "ComBinlogDump" and v.malformed:  # a name with a NUL in it
+        parts.append(f"from {escaped(v.binlog_filename)}:{v.binlog_pos} "
+                     f"server_id={v.server_id} flags=0x{v.flags:x} MALFORMED: NUL in the "
+                     f"file name (read as {escaped(v.requested_file)})")
     elif name in ("ComBinlogDump", "ComBinlogDumpGtid"):
         parts.append(f"from {escaped(v.binlog_filename) or '(gtid)'}:{v.binlog_pos} "
                      f"server_id={v.server_id} flags=0x{v.flags:x}")

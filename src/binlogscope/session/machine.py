@@ -551,6 +551,10 @@ class Session:
             off, rest = buf.drain()
             msg = (f"at offset {off}: connection closed in the middle of a packet "
                    f"({len(rest)} bytes left over)")
+            if peer is Peer.CLIENT and self.state.dump_malformed and rest[:1] == b"\0":
+                msg += (" - the first is most likely the NUL the malformed COM_BINLOG_DUMP "
+                        "left over (its length header counted fewer bytes than the client "
+                        "wrote), which shifted every later client packet")
             node = Node("truncated_packet", off, len(rest), rest, "", "",
                         "bytes of a packet that never completed", (), msg) \
                 if self.state.record else None

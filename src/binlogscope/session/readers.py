@@ -122,6 +122,8 @@ def client_command(st: ConnState, pkt: Packet) -> DecodedPayload:
     elif code in (Command.COM_BINLOG_DUMP, Command.COM_BINLOG_DUMP_GTID):
         flags = getattr(d.value, "flags", None)
         st.dump_flags = flags if type(flags) is int else 0
+        st.dump_malformed = (d.value.malformed if type(d.value) is commands.ComBinlogDump
+                             else None)
         st.set_phase(Phase.BINLOG_STREAM, f"{command_name(code)}: the source streams "
                      "binlog events")
     return d

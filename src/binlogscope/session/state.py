@@ -57,6 +57,9 @@ class ConnState:
     #: the flags of the client's last dump command (BINLOG_DUMP_NON_BLOCK: EOF at the end;
     #: None: no dump command seen - a capture joined mid-stream)
     dump_flags: int | None = None
+    #: the client's last dump command had NULs in its file name field (what is wrong, in
+    #: words): a length header one byte short leaves a NUL to start the client's next packet
+    dump_malformed: str | None = None
     #: MariaDB: the GTID position the replica asked the source to stop at
     #: (``SET @slave_until_gtid``, ``START SLAVE UNTIL master_gtid_pos``); None: none
     until_gtid: str | None = None

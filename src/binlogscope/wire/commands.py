@@ -246,9 +246,12 @@ def decode_com_binlog_dump(r: ByteReader, caps: int = 0) -> ComBinlogDump:
         doc = "file to start from (empty: the first file the server has)"
         problem = dump_name_problem(name)
         if problem is not None:  # NULs inside the field: say what the server makes of it
-            read = name.split("\0", 1)[0]
-            shown = (f"malformed: {escaped(name)} ({len(name)} bytes; the server reads "
-                     + (f"{escaped(read)!r})" if read else "'': the first binlog file)"))
+            doc += ("; this client NUL-terminated the name inside the field (the string runs "
+                    "to the end of the packet): the server reads the name up to the NUL")
+            shown = escaped(name)
+            if not name.strip("\0"):  # nothing but NULs: not a file name at all
+                shown = (f"malformed: {shown} ({len(name)} NUL bytes; the server reads '': "
+                         "the first binlog file)")
             r.add_node(make_node("binlog_filename", r.base + start, r.pos - start, name,
                                  "string<EOF>", shown, doc, (), problem))
         else:
