@@ -29,6 +29,7 @@ Facts from the servers' source (never their code):
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 #: the first MySQL version that reads the source/replica names
@@ -69,3 +70,15 @@ def semi_sync_plugin(flavor: str, version: tuple[int, int, int]) -> str:
     if flavor == "mysql" and version >= RENAMED:
         return "rpl_semi_sync_source"
     return "rpl_semi_sync_master"
+
+
+def int_value(v: Any) -> int:
+    """A user variable as the server's ``val_int`` reads it (a number's leading digits)."""
+    if v is None:
+        return 0
+    if isinstance(v, (int, float)):
+        return int(v)
+    if isinstance(v, bytes):
+        v = v.decode("utf-8", "replace")
+    m = re.match(r"\s*[-+]?\d+", str(v))
+    return int(m.group()) if m else 0

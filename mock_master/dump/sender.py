@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 from binlogscope.drivers.drip import Drip
 from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
-from binlogscope.wire.binlog.dump_frames import frame_event_list
 from binlogscope.wire.binlog.encode_events import (
     LOG_EVENT_ARTIFICIAL_F,
     encode_event,
@@ -31,9 +28,10 @@ from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.types import MYSQL_GTIDS, EventType, is_mariadb_only
 from binlogscope.wire.commands import ComBinlogDump, ComBinlogDumpGtid
 from binlogscope.wire.constants import SEMI_SYNC_INDICATOR
-from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet, fragment_count
+from binlogscope.wire.framing import encode_packet, fragment_count
 from binlogscope.wire.handshake import EofPacket, ErrPacket, encode_eof, encode_err
 from binlogscope.wire.replication import encode_binlog_packet
+from mock_master.dump import images
 from mock_master.dump import mariadb_compat as mc
 from mock_master.dump.errors import StartError, no_checksum_text
 from mock_master.dump.events import BATCH_BYTES, EventEmitter
@@ -42,8 +40,7 @@ from mock_master.dump.host import DumpConnection, DumpServer
 from mock_master.dump.mariadb_gtid import GTID, GTID_LIST, QUERY, GtidStartError
 from mock_master.dump.mysql_reader import read_from
 from mock_master.dump.positions import find_start
-from mock_master.dump.replica_vars import names, replica_var
-from mock_master.history.framing import frame_events
+from mock_master.dump.replica_vars import int_value, names, replica_var
 from mock_master.history.sources import (
     FDE,
     FLAG_IN_USE,
@@ -60,23 +57,6 @@ from mock_master.history.sources import (
 from mock_master.runlog import Closed
 
 HEARTBEAT = int(EventType.HEARTBEAT_LOG_EVENT)
-
-
-def _int_value(v: Any) -> int:
-    """A user variable as the server's ``val_int`` reads it (a number's leading digits)."""
-    if v is None:
-        return 0
-    if isinstance(v, (int, float)):
-        return int(v)
-    if isinstance(v, bytes):
-        v = v.decode("utf-8", "replace")
-    m = re.match(r"\s*[-+]?\d+", str(v))
-    return int(m.group()) if m else 0
-
-#: how much framed wire image the server keeps for fast replays
-IMAGE_CACHE_BYTES = 2 << 30
-#: events framed per step (a few MB of a typical binlog)
-CHUNK_EVENTS = 1 << 14
 
 
 class Dump(EventEmitter):
@@ -117,7 +97,7 @@ class Dump(EventEmitter):
             isinstance(cmd, ComBinlogDump) and cmd.server_id == 0)
         # the source plugin reads one variable (replica_vars): a client that set only the
         # other name gets no semi-sync headers, as from the real server
-        self.semi_asked = _int_value(replica_var(uv, "semi_sync", server.flavor, ver)) != 0
+        self.semi_asked = int_value(replica_var(uv, "semi_sync", server.flavor, ver)) != 0
         self.semi = (bool(conn.session.semi_sync) and self.m.scenario.semi_sync
                      and self.semi_asked)
         if conn.session.semi_sync and not self.semi_asked and self.m.scenario.semi_sync:
@@ -464,38 +444,10 @@ class Dump(EventEmitter):
             return False
         return in_gtid_set(ev, self.m.stream.files[fi].checksum, self.skip_gtids)
 
-    def _build_image(self, fi: int, ei: int, n: int) -> tuple[bytes, int, int]:
-        """The framed packets of events ei..n of file fi for this client's settings."""
-        events = self.m.stream.files[fi].events
-        plain = not self.strip and not self.dummy_types
-
-        def served() -> Iterator[bytes]:
-            for k in range(ei, n):
-                ev: bytes | None = events[k]
-                if not plain or events[k][4] == FDE or is_mariadb_only(events[k][4]):
-                    ev = self._transform(events[k], fi)
-                if ev is not None:
-                    yield ev
-
-        return frame_event_list(served(), self.seq)
-
-    def _raw_ok(self, f: Any, ei: int) -> bool:
-        """Can events ei.. of f be framed straight from the file's bytes for this client (no
-        event of theirs changes, none needs several packets)?"""
-        if f.data is None or self.strip or self.dummy_types:
-            return False
-        if f.max_event_size() + 1 >= MAX_PAYLOAD:
-            return False
-        changed = {FDE}  # only event 0 may be the FDE (sent as _fde_fixed, below)
-        if self.m.flavor == "mariadb":
-            changed |= mc.changed_types(self.capability, self.annotate)
-        types = f.types()
-        return not any(types.find(t, max(ei, 1)) >= 0 for t in changed)
-
     async def _serve_image(self, fi: int, ei: int) -> int:
         """Fast path: send events ei.. of file fi from the master's cached wire image (shared by
-        every client with the same settings), framing it on first use; returns the index to
-        continue from."""
+        every client with the same settings, :mod:`.images`), framing it on first use; returns
+        the index to continue from."""
         f = self.m.stream.files[fi]
         n = f.count
         key = (fi, ei, n, self.seq, self.annotate, min(self.capability, 4), self.strip,
@@ -503,59 +455,24 @@ class Dump(EventEmitter):
         img = self.m.images.get(key)
         await self.flush()
         if img is None:
-            if self._raw_ok(f, ei):
-                img = await self._frame_and_send(f, ei)
+            if images.raw_ok(f, ei, changes_events=self.strip or bool(self.dummy_types),
+                             mariadb=self.m.flavor == "mariadb", capability=self.capability,
+                             annotate=self.annotate):
+                img = await images.frame_and_send(self.c, f, ei, self.seq, self._fde_fixed)
             else:
-                data, count, seq = self._build_image(fi, ei, n)
+                data, count, seq = images.build_image(
+                    f.events, ei, n, self.seq, not self.strip and not self.dummy_types,
+                    lambda ev: self._transform(ev, fi))
                 img = ([data], count, seq)
-                await self._send_buffers(img[0])
-            self.m.images[key] = img
-            # keep at most IMAGE_CACHE_BYTES of images (the oldest go first)
-            while sum(sum(len(b) for b in v[0]) for v in self.m.images.values()) \
-                    > IMAGE_CACHE_BYTES and len(self.m.images) > 1:
-                self.m.images.pop(next(iter(self.m.images)))
+                await images.send_buffers(self.c, img[0])
+            images.keep(self.m.images, key, img)
         else:
-            await self._send_buffers(img[0])
+            await images.send_buffers(self.c, img[0])
         _, count, seq = img
         self.seq = seq
         self.sent += count
         self.c.log.events_sent += count
         return n
-
-    async def _send_buffers(self, buffers: list[Any]) -> None:
-        step = 4 << 20
-        for data in buffers:
-            view = memoryview(data)
-            for k in range(0, len(view), step):
-                self.c.write(view[k:k + step])
-                await self.c.drain()
-
-    async def _frame_and_send(self, f: Any, ei: int) -> tuple[list[Any], int, int]:
-        """Frame events ei.. of a file read from disk straight from its bytes (one 5-byte
-        packet header each, nothing decoded) and send them as they are framed; the buffers
-        become the file's wire image for later clients."""
-        parts: list[Any] = []
-        seq = self.seq
-        n = f.count
-        i = ei
-        if i == 0 and n and f.event(0)[4] == FDE:
-            fde, _, seq = frame_event_list([self._fde_fixed], seq)
-            parts.append(fde)
-            self.c.write(fde)
-            i = 1
-        pending: Any = None
-        while i < n:
-            j = min(i + CHUNK_EVENTS, n)
-            buf, seq = frame_events(f.data, f.starts, i, j, f.end, seq)
-            # the next chunk is framed while the client reads this one
-            if pending is not None:
-                await self.c.drain()
-            parts.append(buf)
-            self.c.write(buf)
-            pending = buf
-            i = j
-        await self.c.drain()
-        return parts, n - ei, seq
 
     async def _serve_file(self, fi: int, ei: int) -> str:
         stream = self.m.stream
