@@ -103,6 +103,9 @@ class Connection(ClientIO):
         self.closed = False
         self.queue: asyncio.Queue[PacketDecoded | None] = asyncio.Queue()
         self._reader_task: asyncio.Task[None] | None = None
+        #: one reader of the client at a time, by construction: every packet is read under it
+        #: (the dump's stream reader and the command loop never wait on the socket together)
+        self._read_lock = asyncio.Lock()
         self.actions: list[Action] = []
         self.pending_acks: dict[tuple[str, int], float] = {}
         self.ack_event = asyncio.Event()
@@ -132,7 +135,13 @@ class Connection(ClientIO):
             self._reader_task.cancel()
 
     async def next_packet(self) -> PacketDecoded:
-        """Feed the next client packet to the session; its PacketDecoded."""
+        """Feed the next client packet to the session; its PacketDecoded. Only one coroutine
+        reads at a time (``_read_lock``): a second one waits for the first's packet to be
+        whole, never on the socket beside it."""
+        async with self._read_lock:
+            return await self._next_packet()
+
+    async def _next_packet(self) -> PacketDecoded:
         while True:
             frames = await self._read_frames()
             self.session.receive_data(frames, Peer.CLIENT)
@@ -378,8 +387,8 @@ class Connection(ClientIO):
                 self._unknown_command(int(Command.COM_BINLOG_DUMP_GTID))  # MySQL's command
             elif isinstance(v, ComBinlogDump | ComBinlogDumpGtid):
                 await self._dump(v)
-                if self.session.phase != Phase.COMMAND:
-                    return
+                if self.closed or self.session.phase != Phase.COMMAND:
+                    return  # (the server ends the connection after a dump, as a real one)
                 continue
             elif isinstance(v, SimpleCommand) and v.command == 0xEF \
                     and len(v.arguments) >= 8:
@@ -502,9 +511,7 @@ class Connection(ClientIO):
             self.current_dump = None
             self.dump_server_id = None
             self.streaming = False
-            if self._reader_task is not None:
-                self._reader_task.cancel()
-                self._reader_task = None
+            await self._stop_stream_reader()
             if self.closed and self.log.closed_by is None:
                 self.log.closed_by = "client (closed the connection during the dump)"
 
@@ -544,6 +551,15 @@ class Connection(ClientIO):
     def start_stream_reader(self) -> None:
         """Read the client while a dump streams (:meth:`read_during_stream`)."""
         self._reader_task = asyncio.create_task(self.read_during_stream())
+
+    async def _stop_stream_reader(self) -> None:
+        """The dump ended: its stream reader is cancelled and waited for, so no read of it is
+        pending when anything reads the connection again."""
+        task, self._reader_task = self._reader_task, None
+        if task is None:
+            return
+        task.cancel()
+        await asyncio.wait({task})  # (its CancelledError stays in it; ours is not swallowed)
 
     async def read_during_stream(self) -> None:
         """Reader task while streaming: ACKs, COM_QUIT, anything else is a violation."""
