@@ -34,7 +34,14 @@ from binlogscope.drivers.binlog_file import (
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.jobs import run_in_order, usable_cores
-from binlogscope.pipeline.select import SelectionError, only_database, parse_datetime, time_range
+from binlogscope.pipeline.select import (
+    GtidWindow,
+    SelectionError,
+    only_database,
+    parse_datetime,
+    parse_gtid_position,
+    time_range,
+)
 from binlogscope.render.escape import EscapingText
 from binlogscope.render.json_out import LineWriter, binary_stream, dumps_line
 from binlogscope.render.shapes import binlog_event_json
@@ -65,11 +72,14 @@ def add_file_parser(sub: Any) -> None:
                    "and --summary outputs), column names when the binlog has them; -vv: each "
                    "value followed by mysqlbinlog -vv's type comment "
                    "(/* INT meta=0 nullable=0 is_null=0 */)")
-    f.add_argument("--start-position", type=int, metavar="N",
+    f.add_argument("--start-position", type=_position, metavar="N|GTIDS",
                    help="first event offset to show (the FORMAT_DESCRIPTION is still read); "
-                   "must be an event boundary")
-    f.add_argument("--stop-position", type=int, metavar="N",
-                   help="stop before the event at or after this offset")
+                   "must be an event boundary. Or, as mariadb-binlog, a MariaDB GTID list "
+                   "(0-1-40,1-2-7): per domain only the transactions after it (every file)")
+    f.add_argument("--stop-position", type=_position, metavar="N|GTIDS",
+                   help="stop before the event at or after this offset; or a MariaDB GTID "
+                   "list: per domain up to and including it (domains not listed are left "
+                   "out), the output ends when every one is reached")
     f.add_argument("--start-datetime", metavar="TIME",
                    help="start at the first event at or after TIME ('YYYY-MM-DD hh:mm:ss', "
                    "local time as in mysqlbinlog, or ISO-8601 with a zone)")
@@ -86,6 +96,30 @@ def add_file_parser(sub: Any) -> None:
                    "done; 1, one file, standard input or a terminal: one at a time, as it comes")
 
 
+def _gtid_window(args: argparse.Namespace, events: Iterable[DecodedEvent],
+                 start: dict[int, int] | None, stop: dict[int, int] | None
+                 ) -> Iterator[DecodedEvent]:
+    """The GTID window of the command (one across its files: :class:`GtidWindow`)."""
+    window = args.__dict__.get("gtid_window")
+    if window is None:
+        window = args.gtid_window = GtidWindow(start, stop)
+    return window.filter(events)
+
+
+def _position(text: str) -> int | dict[int, int]:
+    """A byte position or a MariaDB GTID list (argparse type of --start/--stop-position)."""
+    if text.strip().isdigit():
+        return int(text)
+    try:
+        gtids = parse_gtid_position(text)
+    except SelectionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if gtids is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a byte position nor a MariaDB "
+                                         "GTID list (domain-server-seq[,...])")
+    return gtids
+
+
 def file_args(paths: list[str], **kw: Any) -> argparse.Namespace:
     """A ``file`` namespace with every option at its default (for ``demo``)."""
     ns = argparse.Namespace(
@@ -98,6 +132,14 @@ def file_args(paths: list[str], **kw: Any) -> argparse.Namespace:
 
 
 def cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    # GTID lists apart from byte positions (the reader takes the byte ones)
+    args.start_gtids = args.start_position if isinstance(args.start_position, dict) else None
+    args.stop_gtids = args.stop_position if isinstance(args.stop_position, dict) else None
+    if args.start_gtids is not None:
+        args.start_position = None
+    if args.stop_gtids is not None:
+        args.stop_position = None
+        args.jobs = 1  # the window spans the files: one reader, in order
     start, stop = args.start_position, args.stop_position
     if start is not None and stop is not None and stop <= start:
         # mysqlbinlog prints nothing and exits 0 here: an empty selection is an error
@@ -178,6 +220,10 @@ def _one_file(path: str, args: argparse.Namespace, pattern: re.Pattern[str] | No
             stop_position=args.stop_position, info=info)
         if times != (None, None):
             events = time_range(events, *times)
+        start_gtids = getattr(args, "start_gtids", None)
+        stop_gtids = getattr(args, "stop_gtids", None)
+        if start_gtids is not None or stop_gtids is not None:
+            events = _gtid_window(args, events, start_gtids, stop_gtids)
         if args.database is not None:
             events = only_database(events, args.database)
         if pattern is not None:
