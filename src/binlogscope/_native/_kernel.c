@@ -356,7 +356,7 @@ decode_rows(PyObject *module, PyObject *args)
 static int
 skip_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp)
 {
-    Scalar sv;
+    Scalar sv = {0};
     int tag = kernel_scalar(c, b, n, pp, &sv);
     if (tag != S_NONE)
         return tag < 0 ? -1 : 0;

@@ -294,7 +294,7 @@ put_value(Out *o, const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize
           Py_ssize_t *pp)
 {
     Py_ssize_t p = *pp;
-    Scalar v;
+    Scalar v = {0};
     switch (kernel_scalar(c, b, n, pp, &v)) {
     case -1:
         return -1;

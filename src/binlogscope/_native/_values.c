@@ -2,10 +2,11 @@
  * The native kernel's column readers: one reader per column kind of the plans
  * (wire/binlog/_rowcode.py, whose Python readers stay the definition).
  *
- * kernel_scalar reads the kinds whose value is a C integer, float or byte/text span (the
- * integers, YEAR, BIT, ENUM/SET without names, FLOAT/DOUBLE, the length-prefixed strings and
- * BINARY): the one place their bytes are read, by the value reader below, the row walk
- * (kernel_skip_value) and the JSON writer (_rowjson.c) alike. kernel_read_value turns a column
+ * kernel_scalar (_kernel.h, inline: it is on every value's path) reads the kinds whose value is
+ * a C integer, float or byte/text span (the integers, YEAR, BIT, ENUM/SET without names,
+ * FLOAT/DOUBLE, the length-prefixed strings and BINARY): the one place their bytes are read,
+ * by the value reader below, the row walk (_kernel.c) and the JSON writer (_rowjson.c) alike.
+ * kernel_read_value turns a column
  * into its Python value (the scalar kinds from kernel_scalar, the others - temporal texts,
  * DECIMAL, ENUM/SET names, the Python readers - here). Any read past the end raises ValueError.
  */
@@ -201,82 +202,10 @@ put_gmt(char *out, unsigned long long x)
 }
 
 /* one non-NULL column at *pp; new reference to the value, *pp advanced */
-/* ----------------------------------------------------------------- the one scalar reader */
-int
-kernel_scalar(const Col *c, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp, Scalar *v)
-{
-    Py_ssize_t p = *pp, left = n - p, w;
-    const unsigned char *s = b + p;
-    switch (c->kind) {
-    case K_I8: case K_U8: case K_YEAR:
-        w = 1;
-        break;
-    case K_I16: case K_U16:
-        w = 2;
-        break;
-    case K_INT24:
-        w = 3;
-        break;
-    case K_I32: case K_U32: case K_F32:
-        w = 4;
-        break;
-    case K_I64: case K_U64: case K_F64:
-        w = 8;
-        break;
-    case K_UINT_BE: case K_UINT_LE:
-        w = (Py_ssize_t)c->a;
-        break;
-    case K_PREFIXED: case K_BINARY: {
-        int lw = (int)c->a;
-        if (left < lw)
-            return past_end();
-        Py_ssize_t len = (Py_ssize_t)le_uint(s, lw);
-        if (len > left - lw)
-            return past_end();
-        *pp = p + lw + len;
-        v->s = s + lw;
-        v->len = len;
-        v->pad = c->kind == K_BINARY && len < c->b ? (Py_ssize_t)c->b - len : 0;
-        return c->kind == K_PREFIXED && c->codec != NULL ? S_TEXT : S_BYTES;
-    }
-    default:
-        return S_NONE;
-    }
-    if (left < w)
-        return past_end();
-    *pp = p + w;
-    unsigned long long u = c->kind == K_UINT_BE ? be_uint(s, (int)w) : le_uint(s, (int)w);
-    switch (c->kind) {
-    case K_I8: v->i = (signed char)u; return S_INT;
-    case K_I16: v->i = (int16_t)u; return S_INT;
-    case K_I32: v->i = (int32_t)(uint32_t)u; return S_INT;
-    case K_I64: v->i = (long long)u; return S_INT;
-    case K_U8: case K_U16: case K_U32: v->i = (long long)u; return S_INT;
-    case K_YEAR: v->i = u ? 1900 + (long long)u : 0; return S_INT;
-    case K_INT24:
-        v->i = (long long)u - (!c->a && (u & 0x800000) ? 0x1000000 : 0);
-        return S_INT;
-    case K_F32: {
-        float f;
-        uint32_t u32 = (uint32_t)u;
-        memcpy(&f, &u32, 4);
-        v->d = (double)f;
-        return S_DOUBLE;
-    }
-    case K_F64:
-        memcpy(&v->d, &u, 8);
-        return S_DOUBLE;
-    default:  /* K_U64, K_UINT_BE, K_UINT_LE */
-        v->u = u;
-        return S_UINT;
-    }
-}
-
-
 PyObject *
 kernel_read_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp)
 {
-    Scalar sv;
+    Scalar sv = {0};
     switch (kernel_scalar(c, b, n, pp, &sv)) {
     case -1:
         return NULL;
