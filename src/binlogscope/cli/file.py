@@ -36,6 +36,7 @@ from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 from binlogscope.pipeline.jobs import run_in_order, usable_cores
 from binlogscope.pipeline.select import (
     GtidWindow,
+    MysqlGtidFilter,
     SelectionError,
     only_database,
     parse_datetime,
@@ -80,6 +81,10 @@ def add_file_parser(sub: Any) -> None:
                    help="stop before the event at or after this offset; or a MariaDB GTID "
                    "list: per domain up to and including it (domains not listed are left "
                    "out), the output ends when every one is reached")
+    f.add_argument("--include-gtids", metavar="SET", help="only the transactions whose MySQL "
+                   "GTID is in SET (uuid:1-5,uuid2:tag:3, as mysqlbinlog --include-gtids)")
+    f.add_argument("--exclude-gtids", metavar="SET", help="leave out the transactions whose "
+                   "MySQL GTID is in SET (as mysqlbinlog --exclude-gtids)")
     f.add_argument("--start-datetime", metavar="TIME",
                    help="start at the first event at or after TIME ('YYYY-MM-DD hh:mm:ss', "
                    "local time as in mysqlbinlog, or ISO-8601 with a zone)")
@@ -140,6 +145,16 @@ def cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.stop_gtids is not None:
         args.stop_position = None
         args.jobs = 1  # the window spans the files: one reader, in order
+    include = getattr(args, "include_gtids", None)
+    exclude = getattr(args, "exclude_gtids", None)
+    args.mysql_gtids = None
+    if include is not None or exclude is not None:
+        try:
+            args.mysql_gtids = MysqlGtidFilter(include, exclude)
+        except SelectionError as exc:
+            print(f"{PROG}: file: {exc}", file=err)
+            return 2
+        args.jobs = 1  # a transaction's flag may span files (relay logs): one reader
     start, stop = args.start_position, args.stop_position
     if start is not None and stop is not None and stop <= start:
         # mysqlbinlog prints nothing and exits 0 here: an empty selection is an error
@@ -224,6 +239,9 @@ def _one_file(path: str, args: argparse.Namespace, pattern: re.Pattern[str] | No
         stop_gtids = getattr(args, "stop_gtids", None)
         if start_gtids is not None or stop_gtids is not None:
             events = _gtid_window(args, events, start_gtids, stop_gtids)
+        mysql_gtids = getattr(args, "mysql_gtids", None)
+        if mysql_gtids is not None:
+            events = mysql_gtids.filter(events)
         if args.database is not None:
             events = only_database(events, args.database)
         if pattern is not None:

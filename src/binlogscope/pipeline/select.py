@@ -20,9 +20,10 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from datetime import datetime
+from typing import Any
 
 from binlogscope.wire.binlog.decode import DecodedEvent
-from binlogscope.wire.binlog.gtid_events import MariadbGtidEvent
+from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtidEvent
 from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.table_map import TableMapEvent
@@ -198,3 +199,74 @@ class GtidWindow:
                 if self._all_done():
                     self.finished = True
                     return
+
+
+# ------------------------------------------------------------------------------- MySQL GTID sets
+_MYSQL_GTIDS = frozenset({"GTID_LOG_EVENT", "ANONYMOUS_GTID_LOG_EVENT", "GTID_TAGGED_LOG_EVENT"})
+#: never filtered (mysqlbinlog: they may sit inside a filtered transaction of a relay log)
+_NEVER_SKIPPED = frozenset({"SLAVE_EVENT", "STOP_EVENT", "FORMAT_DESCRIPTION_EVENT",
+                            "ROTATE_EVENT", "IGNORABLE_LOG_EVENT", "INCIDENT_EVENT"})
+
+
+def _ends_group(query: object) -> bool:
+    """Query_log_event::ends_group: COMMIT, or ROLLBACK but not ROLLBACK TO."""
+    if not isinstance(query, str):
+        return False
+    q = query.strip().upper()
+    return q.startswith("COMMIT") or (q.startswith("ROLLBACK") and
+                                      not q.startswith("ROLLBACK TO "))
+
+
+class MysqlGtidFilter:
+    """mysqlbinlog's ``--include-gtids`` / ``--exclude-gtids`` (MySQL
+    ``client/mysqlbinlog.cc`` ``shall_skip_gtids``, read at the 8.0 copy the index holds):
+    a GTID (or ANONYMOUS_GTID; GTID_TAGGED from 8.3, a (uuid, tag) member of the sets) starts
+    a group that is filtered when it is not in the include set or is in the exclude set (an
+    anonymous one is in neither); the group's events follow the flag, which an XID or a
+    COMMIT/ROLLBACK query ends; FORMAT_DESCRIPTION, ROTATE, STOP, INCIDENT and IGNORABLE
+    events are never filtered; PREVIOUS_GTIDS is kept (``--skip-gtids`` is not offered)."""
+
+    def __init__(self, include: str | None, exclude: str | None) -> None:
+        from binlogscope.wire.gtid_sets import parse_gtid_set
+
+        try:
+            self.include = parse_gtid_set(include) if include is not None else None
+            self.exclude = parse_gtid_set(exclude) if exclude is not None else None
+        except ValueError as exc:
+            raise SelectionError(str(exc)) from None
+        self.filtering = False
+
+    @staticmethod
+    def _contains(gtids: Any, sid: str, tag: str, gno: int) -> bool:
+        import uuid
+
+        try:
+            key = (uuid.UUID(sid), tag.lower())
+        except ValueError:
+            return False
+        return any(a <= gno < b for a, b in gtids.get(key, ()))
+
+    def filter(self, events: Iterable[DecodedEvent]) -> Iterator[DecodedEvent]:
+        for ev in events:
+            name = ev.type_name
+            body = ev.body
+            if name in _MYSQL_GTIDS and isinstance(body, GtidEvent):
+                anonymous = name == "ANONYMOUS_GTID_LOG_EVENT"
+                out = False
+                if self.include is not None:
+                    out = anonymous or not self._contains(self.include, body.sid, body.tag,
+                                                          body.gno)
+                if self.exclude is not None and not anonymous:
+                    out = out or self._contains(self.exclude, body.sid, body.tag, body.gno)
+                self.filtering = out
+                if not out:
+                    yield ev
+                continue
+            if name in _NEVER_SKIPPED or name == "PREVIOUS_GTIDS_LOG_EVENT":
+                yield ev
+                continue
+            skip = self.filtering
+            if name == _XID or (isinstance(body, QueryEvent) and _ends_group(body.query)):
+                self.filtering = False
+            if not skip:
+                yield ev
