@@ -13,7 +13,10 @@ body can notice):
   integer, ...) given another value, the bytes around it unchanged: a length that lies;
 * ``truncate`` - the body cut short by ``value`` bytes, ``event_size`` following;
 * ``insert`` - bytes (``data``, hex) inserted at ``offset``, ``event_size`` following;
-* ``delete`` - ``value`` bytes removed at ``offset``, ``event_size`` following.
+* ``delete`` - ``value`` bytes removed at ``offset``, ``event_size`` following;
+* ``frame`` - the event intact, its packet's framing changed (the mock master's
+  ``mangle_packet``): the length header or the sequence id off by ``value``, or the payload's
+  first byte (the OK byte) set to ``value`` (``offset`` 0, 1, 2).
 
 Every mutant is a row of the report (``--json``, ``--junit``, ``--html``): pass, or fail with
 what happened. A mutant is kept when the client
@@ -55,8 +58,11 @@ from mock_master.conformance.clients import Client
 from mock_master.conformance.model import Case, Check, Result, Setup, Verdict
 from mock_master.conformance.observe import Observation
 from mock_master.conformance.runner import run_case
+from mock_master.scenario.faults import Action
 
-KINDS = ("byte", "type", "size", "length", "truncate", "insert", "delete")
+KINDS = ("byte", "type", "size", "length", "truncate", "insert", "delete", "frame")
+#: frame mutations: ``offset`` names the packet field (the mock master's mangle_packet)
+FRAME_FIELDS = ("length", "seq", "first_byte")
 #: kinds that change the event's length (``event_size`` follows)
 RESIZING = ("truncate", "insert", "delete")
 
@@ -67,7 +73,8 @@ class Mutation:
     event: int  # index in the base file's events
     kind: str  # see KINDS
     offset: int  # byte/length/insert/delete: offset in the event; size: the delta
-    value: int  # byte/type: the new byte; truncate/delete: how many bytes
+    value: int  # byte/type/frame first_byte: the new byte; truncate/delete: how many bytes;
+    #           frame length/seq: the delta
     data: str = ""  # insert: the bytes inserted; length: the field's new bytes (hex)
 
     def to_dict(self) -> dict[str, Any]:
@@ -177,6 +184,15 @@ def corrupt(events: list[bytes], checksum: bool) -> str | None:
 def mutant_setup(m: Mutation) -> Setup:
     b, exp = _base(m.flavor)
     f = b.files[0]
+    if m.kind == "frame":
+        field = FRAME_FIELDS[m.offset]
+        args = {"field": field, "value": m.value} if field == "first_byte" else {
+            "field": field, "delta": m.value}
+        # the fault counts events sent on the connection: 1 the fake ROTATE, 2 the FDE
+        act = Action("mangle_packet", at=m.event + 2, args=args)
+        return Setup(scenario(m.flavor, b.build(), actions=[act]), expected=exp, timeout=15,
+                     facts={"mutation": m.to_dict(),
+                            "corrupt": f"the packet of event {m.event}: {field} changed"})
     f.events[m.event] = _mutate(f.events[m.event], m, f.checksum)
     return Setup(scenario(m.flavor, b.build()), expected=exp, timeout=15,
                  facts={"mutation": m.to_dict(), "corrupt": corrupt(f.events, f.checksum)})
@@ -218,6 +234,12 @@ def _mutation_of(rng: random.Random, flavor: str, b: Any, i: int) -> Mutation:
         return Mutation(flavor, i, kind, off, rng.randrange(256))
     if kind == "type":
         return Mutation(flavor, i, kind, 4, rng.randrange(256))
+    if kind == "frame":
+        field = rng.randrange(len(FRAME_FIELDS))
+        if FRAME_FIELDS[field] == "first_byte":
+            return Mutation(flavor, i, kind, field, rng.choice((0xFE, 0xFF, 0x01, 0xEF)))
+        return Mutation(flavor, i, kind, field, rng.choice((-4, -1, 1, 2) if field == 0
+                                                            else (-1, 1, 5)))
     if kind == "size":
         return Mutation(flavor, i, kind, rng.choice((-3, -1, 1, 2, 7, 1000)), 0)
     if kind == "truncate":

@@ -124,6 +124,27 @@ class EventEmitter:
             await self.flush()
             c.close("fault: cut_packet")
             raise Closed("cut")
+        if any(a.kind == "mangle_packet" for a in fire):
+            # the event's packet framed, then one framing field changed: the length header
+            # (by ``delta``), the sequence id (by ``delta``) or the payload's first byte (the
+            # OK byte 0x00, set to ``value``); the stream goes on after it
+            a = next(a for a in fire if a.kind == "mangle_packet")
+            await self.flush()
+            self.send_event(ev, magic=magic)
+            what = str(a.arg("field"))
+            delta = int(a.arg("delta") or 0)
+            if what == "length":
+                size = max(0, int.from_bytes(self.out[0:3], "little") + delta)
+                self.out[0:3] = min(size, 0xFFFFFF).to_bytes(3, "little")
+            elif what == "seq":
+                self.out[3] = (self.out[3] + delta) & 0xFF
+            else:
+                self.out[4] = int(a.arg("value") or 0) & 0xFF
+            how = f"delta {delta}" if what != "first_byte" else f"now {self.out[4]:#04x}"
+            c.log.faults.append(f"mangle_packet: event {n}'s packet {what} changed ({how})")
+            await self.flush()
+            self._last_send = time.monotonic()
+            return
         if any(a.kind == "reorder" for a in fire):
             c.log.faults.append(f"reorder: event {n} held back, sent after the next one")
             self._held = (ev, fi, i, ack)

@@ -52,6 +52,10 @@ ACTIONS: dict[str, tuple[dict[str, Any], str]] = {
     "cut_packet": ({"keep": None}, "frame event N's packet, send only its first `keep` "
                    "bytes (default: the header and half the payload: a TCP cut inside the "
                    "packet), then close"),
+    "mangle_packet": ({"field": "length", "delta": 0, "value": 0},
+                      "frame event N's packet, then change one framing field: 'length' (the "
+                      "header, by delta), 'seq' (the sequence id, by delta) or 'first_byte' "
+                      "(the OK byte, set to value); the stream goes on"),
     "send_error": ({"code": 1236, "message": "mock master: injected error"},
                    "send an ERR packet instead of event N and end the dump"),
     "duplicate_event": ({}, "send event N twice"),

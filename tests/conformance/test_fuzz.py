@@ -115,3 +115,21 @@ def test_fuzz_writes_a_corpus_that_runs_as_cases(tmp_path: Path) -> None:
     assert (rc == 1) == bool(kept)
     report.unlink()
     assert [c.id for c in load_corpus(tmp_path)] == [f"fuzz/{p.stem}" for p in kept]
+
+
+@pytest.mark.network
+def test_framing_mutants_change_the_packet_not_the_event() -> None:
+    """`frame` mutants: the event intact, its packet's sequence id or OK byte changed on the
+    wire by the mock master (mangle_packet). PyMySQL checks sequence ids (an error: pass); a
+    WRITE_ROWS packet whose first byte is 0xFE is taken for the end of the stream by
+    python-mysql-replication - exit 0 with rows missing: kept as a silent change."""
+    from mock_master.conformance.fuzz import _base_rows
+
+    pmr = make_client("python-mysql-replication")
+    base = _base_rows(pmr, "mysql")
+    r = run_mutant(Mutation("mysql", 5, "frame", 1, 1), pmr, base)
+    assert r.verdict == Verdict.PASS and "Packet sequence number wrong" in r.checks[0].text
+    r = run_mutant(Mutation("mysql", 5, "frame", 2, 0xFE), pmr, base)
+    assert r.verdict == Verdict.FAIL and "other rows" in r.checks[0].text
+    log = r.evidence["mock_master_log"]
+    assert any("mangle_packet" in f and "first_byte" in f for c in log for f in c["faults"])
