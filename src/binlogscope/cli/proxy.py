@@ -275,8 +275,9 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
     for a in actions:
         print(f"{PROG} proxy: fault action {a.describe()}", file=err, flush=True)
     fired: list[int] = []
-    # the first signal stops the proxy, with its summary
-    previous = flag_on_signals(fired, on_first=restore_decoder_priority)
+    # the first signal stops the proxy, with its summary (what was relayed is decoded for up
+    # to 3 s); the second ends that at the next whole output line; a third at once
+    previous = flag_on_signals(fired, on_first=restore_decoder_priority, raise_at=3)
     if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
         # a client gone mid-write must not end the proxy
         previous[signal.SIGPIPE] = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
@@ -286,10 +287,13 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
             rc = _run_tui(proxy, args)
         else:
             rc = emit_capture(_tls_failures(proxy.batches(record=tree, stop=lambda: bool(fired),
-                                                          count=args.count), err),
+                                                          count=args.count,
+                                                          abort=lambda: len(fired) > 1), err),
                               args, flt, out, err, name=f"proxy {listen[0]}:{port}",
                               fatal=ProxyError, sigpipe_default=False, flush_every=0.1)
-    except Stopped:  # a second signal: at once
+            if len(fired) > 1:  # (a second signal cut the drain short)
+                rc = 130
+    except Stopped:  # a third signal: at once
         rc = 130
     finally:
         restore_signals(previous)

@@ -55,6 +55,9 @@ DRAIN_SECONDS = 3.0
 RECORD_WAIT = 60.0
 DRAIN_CUT = ("the proxy stopped and its decoder had not caught up within {:g} s: what this "
              "connection relayed after this point was forwarded (and recorded) but not decoded")
+DRAIN_ABORTED = ("the proxy stopped and a second signal ended its decoding: what this "
+                 "connection relayed after this point was forwarded (and recorded) but not "
+                 "decoded")
 FELL_BEHIND = ("the decoder fell behind the relay: this connection's decoding stops here (its "
                "bytes are still forwarded unchanged)")
 
@@ -138,11 +141,13 @@ class ReplicationProxy:
     # ------------------------------------------------------------------ decoding (caller)
     def batches(self, *, record: bool = False, stop: Callable[[], bool] = lambda: False,
                 count: int | None = None, poll: float = 0.2,
-                drain: float | None = DRAIN_SECONDS) -> Iterator[list[SourceItem]]:
+                drain: float | None = DRAIN_SECONDS,
+                abort: Callable[[], bool] = lambda: False) -> Iterator[list[SourceItem]]:
         """The decoded items, a chunk's at a time, until ``stop()`` (then the relay stops and
-        what it relayed is still decoded, for at most ``drain`` seconds - None: all of it -;
-        past that each connection still open gets an error item saying its decoding was cut,
-        and the relay ends once its recording is written) or ``count`` packets; raises
+        what it relayed is still decoded, for at most ``drain`` seconds - None: all of it -,
+        or until ``abort()``; past that each connection still open gets an error item saying
+        its decoding was cut, and the relay ends once its recording is written) or ``count``
+        packets; raises
         :class:`ProxyError` (after the items of everything relayed) if the relay process
         died."""
         relay = self._relay
@@ -161,10 +166,11 @@ class ReplicationProxy:
                     stopping = True
                     if drain is not None:
                         drain_until = time.monotonic() + drain
-                if drain_until is not None and time.monotonic() > drain_until:
+                aborted = stopping and abort()
+                if aborted or (drain_until is not None and time.monotonic() > drain_until):
                     now = time.time()
-                    cut = [SourceItem("error", flow=c.flow, frame=frame, time=now,
-                                      text=DRAIN_CUT.format(drain))
+                    text = DRAIN_ABORTED if aborted else DRAIN_CUT.format(drain)
+                    cut = [SourceItem("error", flow=c.flow, frame=frame, time=now, text=text)
                            for c in conns.values() if not c.skipped]
                     if cut:
                         yield cut
