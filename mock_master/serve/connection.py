@@ -333,8 +333,9 @@ class Connection(ClientIO):
     def _insecure(self, user: str | None, with_password: bool) -> None:
         """require_secure_transport=ON and a login over plain TCP. MariaDB 10.11 answers it as
         a failed login (measured: ERR 1045 28000 'Access denied ... (using password: YES)',
-        sequence 2, then it closes); MySQL 8 with ER_SECURE_TRANSPORT_REQUIRED (3159 HY000,
-        its reference manual's 'Configuring Encrypted Connections')."""
+        sequence 2, then it closes); MySQL with ER_SECURE_TRANSPORT_REQUIRED (3159 HY000),
+        raised in acl_authenticate after the password and account-lock checks
+        (sql/auth/sql_authentication.cc: a wrong password is still ERR 1045 first)."""
         if self.m.flavor == "mariadb":
             self._deny(user, with_password)
             return
