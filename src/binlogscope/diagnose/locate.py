@@ -19,7 +19,7 @@ For MySQL files the state is the PREVIOUS_GTIDS set plus the transactions' GTIDs
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -305,31 +305,27 @@ def locate_in_archive(arch: Archive, query: str) -> Answer:
             return Answer(query, kind, note=f"{name} is not in the source "
                           f"({', '.join(p.name for p in arch.paths)})")
         return at_position(arch.events(path), name, pos, end=end, query=query)
+    # a GTID or a time: the files in order, each skipped where its catalog entry rules it out
+    could_hold: Callable[[cat.FileCatalog, Any], bool]
+    find: Callable[[Iterable[DecodedEvent], Any], Answer]
     if kind == "gtid":
-        skipped = []
-        for path in arch.paths:
-            if not arch.entry(path).may_hold(value):
-                skipped.append(path.name)
-                continue
-            a = at_gtid(arch.events(path), value)
-            if a.found:
-                a.files_skipped = skipped
-                a.files_read = [path.name]
-                return a
-        return Answer(query, kind, note=f"no transaction {value} in the source",
-                      files_skipped=skipped)
+        could_hold, find = cat.FileCatalog.may_hold, at_gtid
+        missing = f"no transaction {value} in the source"
+    else:
+        could_hold, find = cat.FileCatalog.covers_time, at_time
+        missing = f"no event at or after {query}"
     skipped = []
     for path in arch.paths:
-        if not arch.entry(path).covers_time(value):
+        if not could_hold(arch.entry(path), value):
             skipped.append(path.name)
             continue
-        a = at_time(arch.events(path), value)
+        a = find(arch.events(path), value)
         if a.found:
             a.query = query
             a.files_skipped = skipped
             a.files_read = [path.name]
             return a
-    return Answer(query, kind, note=f"no event at or after {query}", files_skipped=skipped)
+    return Answer(query, kind, note=missing, files_skipped=skipped)
 
 
 def parse_query(query: str) -> tuple[str, Any]:

@@ -21,7 +21,7 @@ import datetime as _dt
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +95,46 @@ class InputDamage:
 
     def lines(self) -> list[str]:
         return ([self.line()] if self.count else []) + ([self.gap_line()] if self.gaps else [])
+
+
+# ----------------------------------------------------------------------------- the result
+@dataclass(slots=True)
+class ExportResult:
+    """What an export did, for the command's lines and exit code - the one result of the local
+    export (:func:`binlogscope.export.run.run_export`, ``--jobs``) and the Spark export
+    (:func:`binlogscope.export.spark.export.run_spark_export`); a key one engine does not
+    measure keeps its default."""
+
+    counts: dict[str, int]
+    seconds: float = 0.0
+    interrupted: bool = False
+    complete: bool = False
+    already_complete: bool = False
+    #: the dataset was new and nothing was kept: it was removed again
+    removed: bool = False
+    #: the directory held an unfinished export of the same inputs, resumed without --resume
+    resumed: bool = False
+    # ---- the local export
+    events_seen: int = 0
+    resume: dict[str, Any] | None = None
+    input_errors: list[str] = field(default_factory=list)
+    #: per damaged input (by index): its damaged events and the bytes a capture lost
+    damage: dict[int, InputDamage] = field(default_factory=dict)
+    # ---- the Spark export
+    startup_seconds: float = 0.0
+    skipped_inputs: int = 0  # exported before (--resume)
+    #: rows of the ``errors`` table (this run's and those recorded before a resume)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    #: per decoded input: (source, bytes, seconds of its task)
+    task_times: list[tuple[str, int, float]] = field(default_factory=list)
+    #: wall seconds per phase: decode (the decode job), write (Spark's Parquet writes),
+    #: publish (renames and the state file)
+    phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
+        ("decode", "write", "publish"), 0.0))
+
+    def damage_lines(self) -> list[str]:
+        """One line per damaged input: how many events, where the damage starts, what."""
+        return [line for d in self.damage.values() for line in d.lines()]
 
 
 def note_damage(damage: dict[int, InputDamage], rec: EventRecord | PacketRecord) -> None:
@@ -323,5 +363,6 @@ class Ledger:
         return True
 
 
-__all__ = ["JOBS_STAGING", "LOSS_KINDS", "STATE_FORMAT", "ExportError", "InputDamage", "Ledger",
+__all__ = ["JOBS_STAGING", "LOSS_KINDS", "STATE_FORMAT", "ExportError", "ExportResult",
+           "InputDamage", "Ledger",
            "error_rows", "note_damage", "publish_parts", "write_errors"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from binlogscope.export.arrow import TABLES
 from binlogscope.export.core import (
     LOSS_KINDS,
     ExportError,
-    InputDamage,
+    ExportResult,
     Ledger,
     error_rows,
     note_damage,
@@ -36,29 +35,6 @@ from binlogscope.export.records import (
     ResumePoint,
 )
 from binlogscope.export.writer import DatasetWriter
-
-
-@dataclass(slots=True)
-class ExportResult:
-    counts: dict[str, int]
-    events_seen: int = 0
-    seconds: float = 0.0
-    interrupted: bool = False
-    complete: bool = False
-    already_complete: bool = False
-    resume: dict[str, Any] | None = None
-    input_errors: list[str] = field(default_factory=list)
-    #: per damaged input (by index): its damaged events and the bytes a capture lost
-    damage: dict[int, InputDamage] = field(default_factory=dict)
-    #: the dataset was new and nothing was kept: it was removed again
-    removed: bool = False
-    #: the directory held an unfinished export of the same inputs, resumed without --resume
-    resumed: bool = False
-
-    def damage_lines(self) -> list[str]:
-        """One line per damaged input: how many events, where the damage starts, what."""
-        return [line for d in self.damage.values() for line in d.lines()]
-
 
 Progress = Callable[[int, int, int | None, float], None]
 

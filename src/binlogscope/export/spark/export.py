@@ -29,13 +29,13 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from binlogscope.export.arrow import ERRORS_SCHEMA, ERRORS_TABLE, TABLES, partition_columns
-from binlogscope.export.core import ExportError, Ledger, publish_parts
+from binlogscope.export.core import ExportError, ExportResult, Ledger, publish_parts
 from binlogscope.export.records import BinlogFileSource, ResumePoint, SourceError
 from binlogscope.export.spark.tasks import decode_partition, union_schema
 from binlogscope.export.task import TaskOptions
@@ -63,29 +63,6 @@ class SparkInput:
     source: str  # as the dataset names it: the local export's path string, or the URI
     size: int
     uri: bool  # read through Spark (Hadoop FS), not opened by path on the executor
-
-
-@dataclass(slots=True)
-class SparkExportResult:
-    counts: dict[str, int]
-    seconds: float = 0.0
-    startup_seconds: float = 0.0
-    interrupted: bool = False
-    complete: bool = False
-    already_complete: bool = False
-    skipped_inputs: int = 0  # exported before (--resume)
-    #: rows of the ``errors`` table (this run's and those recorded before a resume)
-    errors: list[dict[str, Any]] = field(default_factory=list)
-    #: the dataset was new and nothing was kept: it was removed again
-    removed: bool = False
-    #: the directory held an unfinished export of the same inputs, resumed without --resume
-    resumed: bool = False
-    #: per decoded input: (source, bytes, seconds of its task)
-    task_times: list[tuple[str, int, float]] = field(default_factory=list)
-    #: wall seconds per phase: decode (the decode job), write (Spark's Parquet writes),
-    #: publish (renames and the state file)
-    phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
-        ("decode", "write", "publish"), 0.0))
 
 
 def is_uri(source: str) -> bool:
@@ -305,7 +282,7 @@ def run_spark_export(
     progress: Progress | None = None,
     spark: Any = None,
     writer: str = "spark",
-) -> SparkExportResult:
+) -> ExportResult:
     """Export ``sources`` into ``out`` on Spark (see the module doc). ``spark``: a session to
     use (kept open); else the active one (``spark-submit``, a notebook), else one is started
     on ``master`` (None: ``spark-submit``'s, else ``local[*]``) with ``conf``, and stopped at
@@ -326,7 +303,7 @@ def run_spark_export(
     ledger = Ledger.prepare(out, resume=resume)
     root = ledger.root
     if ledger.already_complete:
-        return SparkExportResult(ledger.counts, complete=True, already_complete=True)
+        return ExportResult(ledger.counts, complete=True, already_complete=True)
     if ledger.state:
         start_at = ledger.start
         if start_at is not None and start_at.offset is not None:
@@ -354,7 +331,7 @@ def run_spark_export(
                     k == "spark.driver.memory" for k, _ in settings):
                 settings.insert(0, ("spark.driver.memory", LOCAL_DRIVER_MEMORY))
             spark = spark_session(master, settings, app_name="binlogscope-export")
-    result = SparkExportResult(dict.fromkeys(TABLES, 0),
+    result = ExportResult(dict.fromkeys(TABLES, 0),
                                startup_seconds=time.monotonic() - t0)
     before = _export_conf(spark)
     watcher: _Watcher | None = None
@@ -485,5 +462,5 @@ def _requested(spark: Any, sources: Sequence[str], kind: str) -> list[str]:
         raise SparkExportError(str(exc)) from None
 
 
-__all__ = ["SparkExportError", "SparkExportResult", "SparkInput", "expand_inputs", "is_uri",
+__all__ = ["SparkExportError", "SparkInput", "expand_inputs", "is_uri",
            "run_spark_export"]
