@@ -594,3 +594,35 @@ def test_recording_masks_the_login_secrets(tls_source: tuple[MariaDB, Path, Path
     assert [o["fields"]["values"] for o in packets if o["kind"] == "text_row"] == \
         [[b"42".hex()]], kinds
     assert all(o["error"] is None for o in packets), out.stdout
+
+
+def test_recording_of_a_terminated_compressed_session(tls_source: tuple[MariaDB, Path, Path],
+                                                      tmp_path: Path) -> None:
+    """The mariadb client with ``--ssl --compress``: TLS terminated by the proxy, then zlib
+    frames inside it. The recording (decrypted, masked) reads back with ``pcap``: the login's
+    secrets '*', then the compressed frames and the query's answer inside them."""
+    server, _, _ = tls_source
+    exe = shutil.which("mariadb") or shutil.which("mysql")
+    if exe is None:
+        unavailable("the mariadb client is not installed")
+    rec = tmp_path / "rec.pcapng"
+    proxy = Proxy(server, "--json", "--record", str(rec))
+    try:
+        res = subprocess.run([exe, "-h127.0.0.1", f"-P{proxy.port}", f"-u{USER}",
+                              f"-p{PASSWORD}", "--ssl", "--compress", "-N", "-e",
+                              "SELECT REPEAT('z', 500), 6 * 7"],
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        proxy.stop()
+    assert res.returncode == 0 and res.stdout.strip().endswith("42"), res.stderr
+    secrets = _recorded_secrets(rec, server.port)
+    assert len(secrets) == 2 and all(set(s) == {0x2A} for s in secrets), secrets
+    out = subprocess.run([*CLI, "pcap", "--json", "--port", str(server.port), str(rec)],
+                         capture_output=True, text=True, env=ENV, timeout=60)
+    assert out.returncode == 0, out.stderr
+    packets = [o for o in map(json.loads, out.stdout.splitlines()) if o.get("direction")]
+    kinds = [o["kind"] for o in packets]
+    assert "compressed_frame" in kinds, kinds
+    rows = [o["fields"]["values"] for o in packets if o["kind"] == "text_row"]
+    assert rows and rows[-1][-1] == b"42".hex(), rows
+    assert all(o.get("error") is None for o in packets), out.stdout
