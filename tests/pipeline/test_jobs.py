@@ -85,13 +85,14 @@ def test_file_jobs_writes_what_one_process_writes(tmp_path: Path, mode: str) -> 
     assert b"Traceback" not in many.stderr
 
 
-def test_file_jobs_ctrl_c(tmp_path: Path) -> None:
-    """Ctrl-C (SIGINT to the process group, as a terminal sends it) while workers run: one
-    line, exit 130, no worker left, no spool left."""
+def _interrupt_jobs(tmp_path: Path, command: str, data: bytes, suffix: str, copies: int
+                    ) -> None:
+    """``COMMAND --json -j 2`` over many copies of one input, Ctrl-C (SIGINT to the process
+    group, as a terminal sends it) once the workers run: one line, exit 130, no worker left,
+    no spool left."""
     inputs = []
-    data = WORKLOAD.read_bytes()
-    for i in range(400):  # (enough work that an idle machine does not finish before the signal)
-        p = tmp_path / f"copy{i:03d}.binlog"
+    for i in range(copies):  # (enough work that an idle machine does not finish first)
+        p = tmp_path / f"copy{i:03d}{suffix}"
         p.write_bytes(data)
         inputs.append(str(p))
     spools = tmp_path / "tmp"
@@ -99,7 +100,7 @@ def test_file_jobs_ctrl_c(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),
            "TMPDIR": str(spools)}
     out = (tmp_path / "out.json").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "binlogscope", "file", "--json", "-j", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "binlogscope", command, "--json", "-j", "2",
                              *inputs], stdout=out, stderr=subprocess.PIPE, env=env,
                             start_new_session=True)
     deadline = time.monotonic() + 30
@@ -111,11 +112,16 @@ def test_file_jobs_ctrl_c(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=30)
     out.close()
     assert proc.returncode == 130, err
-    assert err.decode().splitlines() == ["binlogscope: file: interrupted"]
+    assert err.decode().splitlines() == [f"binlogscope: {command}: interrupted"]
     time.sleep(0.2)
     with pytest.raises(ProcessLookupError):
         os.killpg(proc.pid, 0)  # no process of the group is left
     assert list(spools.iterdir()) == []
+
+
+def test_file_jobs_ctrl_c(tmp_path: Path) -> None:
+    """Ctrl-C while workers decode binlog files."""
+    _interrupt_jobs(tmp_path, "file", WORKLOAD.read_bytes(), ".binlog", 400)
 
 
 CAPTURES = sorted((REPO / "captures").glob("pcap-*.pcap*"))
@@ -156,32 +162,6 @@ def test_pcap_of_several_captures_jobs_writes_what_separate_runs_write(
 
 
 def test_pcap_jobs_ctrl_c(tmp_path: Path) -> None:
-    """Ctrl-C while the workers decode captures: one line, exit 130, no worker, no spool."""
+    """Ctrl-C while the workers decode captures."""
     data = max(CAPTURES, key=lambda p: p.stat().st_size).read_bytes()
-    inputs = []
-    for i in range(150):
-        p = tmp_path / f"copy{i:03d}.pcap"
-        p.write_bytes(data)
-        inputs.append(str(p))
-    spools = tmp_path / "tmp"
-    spools.mkdir()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),
-           "TMPDIR": str(spools)}
-    out = (tmp_path / "out.json").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "binlogscope", "pcap", "--json", "-j", "2",
-                             *inputs], stdout=out, stderr=subprocess.PIPE, env=env,
-                            start_new_session=True)
-    deadline = time.monotonic() + 30
-    while not any(spools.iterdir()) and time.monotonic() < deadline:  # the pool has started
-        time.sleep(0.01)
-    time.sleep(0.05)
-    assert proc.poll() is None, "the run ended before it could be interrupted"
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
-    out.close()
-    assert proc.returncode == 130, err
-    assert err.decode().splitlines() == ["binlogscope: pcap: interrupted"]
-    time.sleep(0.2)
-    with pytest.raises(ProcessLookupError):
-        os.killpg(proc.pid, 0)
-    assert list(spools.iterdir()) == []
+    _interrupt_jobs(tmp_path, "pcap", data, ".pcap", 150)

@@ -1,9 +1,15 @@
-"""What the subcommands' modules share: the program name and the ``--table`` pattern."""
+"""What the subcommands' modules share: the program name, the ``--table`` pattern and the
+``--jobs`` loop of the commands that print per input (``file``, ``pcap``)."""
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from typing import IO, TextIO
+
+from binlogscope.pipeline.jobs import run_in_order
+from binlogscope.render.escape import EscapingText
 
 PROG = "binlogscope"
 
@@ -24,4 +30,38 @@ def table_pattern(text: str | None, err: TextIO) -> re.Pattern[str] | None:
         raise BadPatternError(str(exc)) from None
 
 
-__all__ = ["PROG", "BadPatternError", "table_pattern"]
+#: a ``--jobs`` worker: (the output's encoding, its error handler, whether it escapes, the
+#: input, the spool file to write) -> (exit status, messages)
+SpoolJob = Callable[[str, str, bool, str, str], tuple[int, str]]
+
+
+def run_jobs_in_order(command: str, inputs: Sequence[str], job: SpoolJob, jobs: int,
+                      out: TextIO, raw: IO[bytes], err: TextIO) -> int:
+    """``--jobs N``: one process per input, each writing what the command prints to a spool
+    file (encoded and escaped as ``out`` would); the outputs and messages in input order; the
+    worst exit status (130 on Ctrl-C, with one line; 0 when the reader of the output left)."""
+    status = 0
+
+    def done(path: str, result: tuple[int, str]) -> None:
+        nonlocal status
+        code, messages = result
+        status = max(status, code)
+        if messages:
+            err.write(messages)
+            err.flush()
+
+    out.flush()
+    work = functools.partial(job, getattr(out, "encoding", None) or "utf-8",
+                             getattr(out, "errors", None) or "strict",
+                             isinstance(out, EscapingText))
+    try:
+        run_in_order(inputs, work, min(jobs, len(inputs)), raw, done)
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print(f"{PROG}: {command}: interrupted", file=err)
+        return 130
+    return status
+
+
+__all__ = ["PROG", "BadPatternError", "SpoolJob", "run_jobs_in_order", "table_pattern"]

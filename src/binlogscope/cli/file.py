@@ -21,9 +21,9 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, TextIO, cast
+from typing import Any, TextIO, cast
 
-from binlogscope.cli.common import PROG, BadPatternError, table_pattern
+from binlogscope.cli.common import PROG, BadPatternError, run_jobs_in_order, table_pattern
 from binlogscope.cli.terminal import FILE_OUTPUTS, wants_tui
 from binlogscope.drivers.binlog_file import (
     STDIN_PATH,
@@ -33,7 +33,7 @@ from binlogscope.drivers.binlog_file import (
 )
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
-from binlogscope.pipeline.jobs import run_in_order, usable_cores
+from binlogscope.pipeline.jobs import usable_cores
 from binlogscope.pipeline.select import (
     GtidWindow,
     MysqlGtidFilter,
@@ -207,7 +207,9 @@ def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     raw = binary_stream(out)
     if (jobs > 1 and len(args.paths) > 1 and STDIN_PATH not in args.paths and raw is not None
             and not out.isatty()):
-        return _parallel(args, pattern, times, jobs, out, raw, err)
+        return run_jobs_in_order("file", args.paths,
+                                 functools.partial(_file_job, args, pattern, times), jobs,
+                                 out, raw, err)
     status = 0
     lines = LineWriter(out, interactive=out.isatty())
     with fewer_gc_passes():  # (gc_tuning: a long stream of short-lived objects)
@@ -285,34 +287,6 @@ def _file_job(args: argparse.Namespace, pattern: re.Pattern[str] | None, times: 
         status = _one_file(path, args, pattern, times, out, lines, err)
         lines.flush()
     return status, err.getvalue()
-
-
-def _parallel(args: argparse.Namespace, pattern: re.Pattern[str] | None, times: Times,
-              jobs: int, out: TextIO, raw: IO[bytes], err: TextIO) -> int:
-    """``--jobs N``: one process per input file, the outputs and messages in input order."""
-    status = 0
-
-    def done(path: str, result: tuple[int, str]) -> None:
-        nonlocal status
-        code, messages = result
-        status = max(status, code)
-        if messages:
-            err.write(messages)
-            err.flush()
-
-    out.flush()
-    job = functools.partial(_file_job, args, pattern, times,
-                            getattr(out, "encoding", None) or "utf-8",
-                            getattr(out, "errors", None) or "strict",
-                            isinstance(out, EscapingText))
-    try:
-        run_in_order(args.paths, job, min(jobs, len(args.paths)), raw, done)
-    except BrokenPipeError:
-        return 0
-    except KeyboardInterrupt:
-        print(f"{PROG}: file: interrupted", file=err)
-        return 130
-    return status
 
 
 def _write_json(events: Iterable[DecodedEvent], path: str, lines: LineWriter,

@@ -25,15 +25,15 @@ import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import IO, TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from binlogscope.cli.common import PROG, BadPatternError, table_pattern
+from binlogscope.cli.common import PROG, BadPatternError, run_jobs_in_order, table_pattern
 from binlogscope.cli.pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
 from binlogscope.cli.terminal import PCAP_OUTPUTS, wants_tui
 from binlogscope.cli.type_names import event_type_names, unknown_types
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
-from binlogscope.pipeline.jobs import run_in_order, usable_cores
+from binlogscope.pipeline.jobs import usable_cores
 from binlogscope.render.escape import EscapingText, unescaped
 from binlogscope.render.json_out import LineWriter, binary_stream, dumps_line
 from binlogscope.render.shapes import capture_item_json
@@ -222,7 +222,8 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     raw = binary_stream(out)
     if (jobs > 1 and len(files) > 1 and "-" not in files and raw is not None
             and not out.isatty()):
-        return _parallel(files, args, flt, jobs, out, raw, err)
+        return run_jobs_in_order("pcap", files, functools.partial(_capture_job, args, flt),
+                                 jobs, out, raw, err)
     status = 0
     for path in files:
         rc = one_capture(path, args, replace(flt, matched=set()), out, err, signals=True)
@@ -300,34 +301,6 @@ def _capture_job(args: argparse.Namespace, flt: _Filter, encoding: str, text_err
         status = one_capture(path, args, replace(flt, matched=set()), out, err, signals=False)
         out.flush()
     return status, err.getvalue()
-
-
-def _parallel(files: list[str], args: argparse.Namespace, flt: _Filter, jobs: int,
-              out: TextIO, raw: IO[bytes], err: TextIO) -> int:
-    """``--jobs N``: one process per capture, the outputs and messages in capture order."""
-    status = 0
-
-    def done(path: str, result: tuple[int, str]) -> None:
-        nonlocal status
-        code, messages = result
-        status = max(status, code)
-        if messages:
-            err.write(messages)
-            err.flush()
-
-    out.flush()
-    job = functools.partial(_capture_job, args, flt,
-                            getattr(out, "encoding", None) or "utf-8",
-                            getattr(out, "errors", None) or "strict",
-                            isinstance(out, EscapingText))
-    try:
-        run_in_order(files, job, min(jobs, len(files)), raw, done)
-    except BrokenPipeError:
-        return 0
-    except KeyboardInterrupt:
-        print(f"{PROG}: pcap: interrupted", file=err)
-        return 130
-    return status
 
 
 def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, flt: _Filter,
