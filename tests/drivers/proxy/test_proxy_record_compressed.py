@@ -34,7 +34,7 @@ from binlogscope.wire.handshake import (
 )
 from binlogscope.wire.responses import OkPacket, encode_ok
 from tests.ci_support import unavailable
-from tests.drivers.proxy.test_proxy_record import CAPS, SERVER, _event, record, streams
+from tests.drivers.proxy.test_proxy_record import CAPS, CLIENT, SERVER, _event, record, streams
 
 NONCE = bytes(range(0x41, 0x55))
 AUTH = bytes(range(0xA0, 0xB4))
@@ -301,3 +301,34 @@ def test_connector_c_change_user_with_compression(mariadb: Any, tmp_path: Path) 
     assert out.returncode == 0, out.stderr
     assert '"kind":"compressed_frame"' in out.stdout
     assert '"decode_error"' not in out.stdout and '"sequence_mismatch"' not in out.stdout
+
+
+def test_a_full_queue_in_a_compressed_session_leaves_the_rest_out(tmp_path: Path) -> None:
+    """Bytes of a compressed session that the queue could not take: its frames cannot be
+    followed past them (nor its secrets found), so nothing more of the connection is written;
+    the file says how many bytes are missing and why, and holds no secret."""
+    import threading
+
+    from binlogscope.drivers.proxy.record import ProxyRecorder
+
+    packets = compressed_session(ZLIB, events=40)
+    rec_path = tmp_path / "gap.pcapng"
+    rec = ProxyRecorder(rec_path, queue_bytes=400)  # (the login fits, the frames do not)
+    gate = threading.Event()
+    frame = rec.w.frame
+
+    def slow(*a: Any, **kw: Any) -> None:
+        gate.wait(10)
+        frame(*a, **kw)
+
+    rec.w.frame = slow  # type: ignore[method-assign]
+    rec.put(1, None, b"", ("open", CLIENT, SERVER), 1.0)
+    firsts = [rec.put(1, peer, data, None, 2.0) for peer, data in packets if peer is not None]
+    gate.set()
+    rec.put(1, Peer.SERVER, b"", None, 3.0)
+    rec.put(1, Peer.CLIENT, b"", None, 3.0)
+    rec.close()
+    assert rec.failed is None and firsts.count(True) == 1
+    blob = rec_path.read_bytes()
+    assert b"where a secret may be" in blob  # (the gap's comment)
+    assert not [s.hex() for s in SECRETS if s in blob]
