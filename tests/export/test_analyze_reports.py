@@ -109,6 +109,18 @@ def test_sessions_are_not_pooled(spark: Any, reports: dict[str, Any]) -> None:
 
 
 @pytest.mark.spark
+def test_events_per_second_per_session(reports: dict[str, Any]) -> None:
+    """Second S0+1 holds 3 events in each of the three copies: three rows of 3, not one of 9
+    (session 2 sees them 2 s late, so its row is at S0+3)."""
+    rows = [(int(r[0].timestamp()) - S0, r[1], r[2], r[3]) for r in
+            reports["events_per_second"].rows]
+    assert (1, "archive-copy.000001", None, 3) in rows
+    assert (1, "two.pcap", "1", 3) in rows  # +0.5 s: still second S0+1
+    assert (3, "two.pcap", "2", 3) in rows
+    assert all(n <= 3 for *_, n in rows)
+
+
+@pytest.mark.spark
 def test_the_17_mb_single_row_transaction_tops_the_ranking_by_bytes(
         reports: dict[str, Any]) -> None:
     by_rows = reports["largest_transactions"].as_dicts()
@@ -153,6 +165,22 @@ def test_plots_of_the_reports(spark: Any, export: Path, tmp_path: Path) -> None:
     assert {"largest_transactions.png", "largest_transactions_by_bytes.png",
             "events_per_second.png"} <= pngs
     assert (tmp_path / "rep" / "largest_transactions_by_bytes.csv").exists()
+
+
+def test_the_rate_chart_draws_a_line_per_session() -> None:
+    from binlogscope.export import report_output
+
+    t0 = dt.datetime(2023, 11, 14, 22, 13, 20)
+    rows = [(t0, "/caps/two.pcap", "two.pcap#1", 5), (t0, "/caps/two.pcap", "two.pcap#2", 7),
+            (t0, "/binlogs/mysql-bin.000001", None, 5)]
+    series = dict(report_output.session_series(rows))
+    assert series == {"two.pcap#2": [(t0, 7.0)], "two.pcap#1": [(t0, 5.0)],
+                      "mysql-bin.000001": [(t0, 5.0)]}
+    many = [(t0, "c.pcap", f"c.pcap#{i}", i + 1) for i in range(12)]
+    got = report_output.session_series(many)
+    assert len(got) == report_output.MAX_SERIES + 1
+    assert got[0][0] == "c.pcap#11"  # the busiest first
+    assert got[-1] == ("4 other sessions", [(t0, 1.0 + 2 + 3 + 4)])
 
 
 def test_counts_spread_widely_are_drawn_on_a_log_scale() -> None:

@@ -139,10 +139,13 @@ def test_largest_transactions(reports: dict[str, Any]) -> None:
 
 
 def test_events_per_second(reports: dict[str, Any]) -> None:
-    got = [(int(r[0].timestamp()) - S0, r[1], r[2], r[3]) for r in
+    got = [(int(r[0].timestamp()) - S0, r[1], r[2], r[3], r[4], r[5]) for r in
            reports["events_per_second"].rows]
-    assert got == [(0, 5, 2, 326), (1, 6, 5, 505), (2, 3, 0, 216), (3, 1, 0, 44),
-                   (4, 1, 0, 23), (10, 1, 0, 39), (11, 1, 0, 39), (14, 1, 0, 39)]
+    # the file's events and the live rotate/stop (no session), then session s1's heartbeats
+    assert got == [(0, "s", None, 5, 2, 326), (1, "s", None, 6, 5, 505),
+                   (2, "s", None, 3, 0, 216), (3, "s", None, 1, 0, 44),
+                   (4, "s", None, 1, 0, 23), (10, "s", "s1", 1, 0, 39),
+                   (11, "s", "s1", 1, 0, 39), (14, "s", "s1", 1, 0, 39)]
 
 
 def test_heartbeat_gaps(reports: dict[str, Any]) -> None:

@@ -180,6 +180,33 @@ def rate_series(rows: list[tuple[Any, ...]], long_gap: float
     return xs, ys, silences
 
 
+#: the events-per-second chart draws this many sessions as lines of their own (the busiest);
+#: the others are summed into one line
+MAX_SERIES = 8
+
+
+def session_series(rows: list[tuple[Any, ...]]
+                   ) -> list[tuple[str, list[tuple[Any, float]]]]:
+    """``events_per_second`` rows (second, source, session_id, events, ...) as one series of
+    (second, events) per session - labelled by the session id, else the source's file name -
+    the busiest :data:`MAX_SERIES` first, the rest summed as "other sessions"."""
+    per: dict[str, dict[Any, float]] = {}
+    for r in rows:
+        label = str(r[2]) if r[2] is not None else str(r[1]).rsplit("/", 1)[-1]
+        bucket = per.setdefault(label, {})
+        bucket[r[0]] = bucket.get(r[0], 0.0) + float(r[3])
+    ranked = sorted(per, key=lambda k: (-sum(per[k].values()), k))
+    keep, rest = ranked[:MAX_SERIES], ranked[MAX_SERIES:]
+    out = [(k, sorted(per[k].items())) for k in keep]
+    if rest:
+        other: dict[Any, float] = {}
+        for k in rest:
+            for t, n in per[k].items():
+                other[t] = other.get(t, 0.0) + n
+        out.append((f"{len(rest)} other sessions", sorted(other.items())))
+    return out
+
+
 def write_plots(reports: list[Report], out_dir: str | Path) -> list[Path]:
     """PNG charts for the reports that have data."""
     import matplotlib
@@ -235,13 +262,19 @@ def write_plots(reports: list[Report], out_dir: str | Path) -> list[Path]:
     rep = by.get("events_per_second")
     if rep and rep.rows:
         fig, ax = plt.subplots(figsize=(10, 4))
-        xs, ys, silences = rate_series(rep.rows, SILENCE_SECONDS)
-        ax.plot(xs, ys, marker=".")
-        for start, end in silences:  # no line across a silence: a shaded, labelled gap
-            ax.axvspan(start, end, color="0.9", zorder=0)
+        series = session_series(rep.rows)
+        shaded = 0
+        for label, rows in series:
+            xs, ys, silences = rate_series(rows, SILENCE_SECONDS)
+            ax.plot(xs, ys, marker=".", label=label)
+            for start, end in silences:  # no line across a silence: a shaded gap
+                ax.axvspan(start, end, color="0.9", zorder=0)
+            shaded += len(silences)
+        if len(series) > 1:
+            ax.legend(fontsize="small")
         ax.set_ylabel("events/s")
-        ax.set_title("Events per second" + (f" ({len(silences)} silence(s) over "
-                                            f"{SILENCE_SECONDS} s shaded)" if silences else ""))
+        ax.set_title("Events per second" + (f" ({shaded} silence(s) over "
+                                            f"{SILENCE_SECONDS} s shaded)" if shaded else ""))
         fig.autofmt_xdate()
         save(fig, "events_per_second")
 

@@ -326,15 +326,18 @@ def report_transaction_summary(spark: Any) -> Report:
 
 
 def report_events_per_second(spark: Any) -> Report:
+    """Per source and session: a capture of two replicas, or a binlog beside a capture of its
+    stream, holds the same events twice, and one pooled figure per second doubled them."""
     df = spark.sql("""
-SELECT date_trunc('second', coalesce(capture_time, timestamp)) AS second,
+SELECT date_trunc('second', coalesce(capture_time, timestamp)) AS second, source, session_id,
        count(*) AS events, CAST(coalesce(sum(rows), 0) AS BIGINT) AS rows,
        sum(event_size) AS bytes
 FROM events
 WHERE coalesce(capture_time, timestamp) > TIMESTAMP '1970-01-01 00:00:00'
-GROUP BY 1 ORDER BY 1""")
-    return _collect("events_per_second", "Events per second over time (capture time, else the "
-                    "event timestamp; artificial events with timestamp 0 left out)", df)
+GROUP BY 1, 2, 3 ORDER BY 1, 2, 3""")
+    return _collect("events_per_second", "Events per second over time, per source and session "
+                    "(capture time, else the event timestamp; artificial events with timestamp 0 "
+                    "left out)", df)
 
 
 def report_largest_transactions(spark: Any, limit: int = 20) -> Report:
