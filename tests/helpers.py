@@ -11,6 +11,7 @@ import orjson
 
 from binlogscope.render.json_out import dumps
 from binlogscope.render.shapes import binlog_event_json
+from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.decoded import EventBody
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
@@ -64,9 +65,11 @@ def read_all(path: Path) -> bytes:
     return data
 
 
-def decode_bytes(data: bytes, *, record: bool = True, chunk: int | None = None
-                 ) -> tuple[list[DecodedEvent], BinlogStreamDecoder]:
-    dec = BinlogStreamDecoder(record=record)
+def decode_bytes(data: bytes, *, record: bool = True, chunk: int | None = None,
+                 verify: bool = True) -> tuple[list[DecodedEvent], BinlogStreamDecoder]:
+    """Every event of ``data`` through the stream decoder, fed ``chunk`` bytes at a time
+    (``verify``: check the checksums)."""
+    dec = BinlogStreamDecoder(DecodeContext(verify_checksums=verify), record=record)
     events: list[DecodedEvent] = []
     step = chunk or len(data) or 1
     for i in range(0, len(data), step):

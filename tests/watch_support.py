@@ -181,6 +181,18 @@ def run_sql(db: Any, *stmts: str) -> list[Any]:
         c.close()
 
 
+def dump_threads(db: Any) -> list[int]:
+    """The server's binlog dump threads (their PROCESSLIST ids)."""
+    c = db.connect()
+    try:
+        with c.cursor() as cur:
+            cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE "
+                        "'Binlog Dump%'")
+            return [int(r[0]) for r in cur.fetchall()]
+    finally:
+        c.close()
+
+
 def global_status_int(db: Any, name: str) -> int:
     """One integer of SHOW GLOBAL STATUS (0 when the server has no such variable)."""
     rows = run_sql(db, f"SHOW GLOBAL STATUS LIKE '{name}'")

@@ -14,12 +14,10 @@ import pytest
 
 from binlogscope.render.json_out import dumps_line
 from binlogscope.render.shapes import binlog_event_json
-from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decoded import DecodedEvent
 from binlogscope.wire.binlog.rows import RowsEvent
-from binlogscope.wire.binlog.stream import BinlogStreamDecoder
 from binlogscope.wire.node import Node
-from tests.helpers import FIXTURES, binlog_fixtures, body_of, read_all
+from tests.helpers import FIXTURES, binlog_fixtures, body_of, decode_bytes, read_all
 from tests.native_switch import NativeSwitch
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
@@ -38,14 +36,7 @@ def _need_kernel(native: NativeSwitch) -> None:
 
 def _decode(data: bytes, chunk: int, verify: bool = True, record: bool = False
             ) -> list[DecodedEvent]:
-    dec = BinlogStreamDecoder(DecodeContext(verify_checksums=verify), record=record)
-    out: list[DecodedEvent] = []
-    for i in range(0, len(data), chunk):
-        dec.receive_data(data[i : i + chunk])
-        out.extend(dec.events())
-    dec.receive_data(b"")
-    out.extend(dec.events())
-    return out
+    return decode_bytes(data, record=record, chunk=chunk, verify=verify)[0]
 
 
 def _norm(ev: DecodedEvent) -> tuple[Any, ...]:

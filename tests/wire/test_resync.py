@@ -21,10 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decoded import DecodedEvent
-from binlogscope.wire.binlog.stream import DAMAGE_PIECE, BinlogStreamDecoder
-from tests.helpers import binlog_fixtures, read_all
+from binlogscope.wire.binlog.stream import DAMAGE_PIECE
+from tests.helpers import binlog_fixtures, decode_bytes, read_all
 from tests.native_switch import NativeSwitch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,14 +33,7 @@ KINDS = ("insert", "delete", "size-small", "size-huge", "size-plausible")
 
 
 def _decode(data: bytes, chunk: int = 4096, *, verify: bool = True) -> list[DecodedEvent]:
-    dec = BinlogStreamDecoder(DecodeContext(verify_checksums=verify), record=False)
-    out: list[DecodedEvent] = []
-    for i in range(0, len(data), chunk):
-        dec.receive_data(data[i : i + chunk])
-        out.extend(dec.events())
-    dec.receive_data(b"")
-    out.extend(dec.events())
-    return out
+    return decode_bytes(data, record=False, chunk=chunk, verify=verify)[0]
 
 
 def _damage(data: bytes, ev: DecodedEvent, kind: str, rng: random.Random) -> bytes:

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.watch_support import run_sql
+from tests.watch_support import dump_threads, run_sql
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
@@ -147,24 +147,13 @@ def _workload(db: Any, stop: threading.Event, done: threading.Event, seconds: fl
         done.set()
 
 
-def _dump_threads(db: Any) -> list[int]:
-    c = db.connect()
-    try:
-        with c.cursor() as cur:
-            cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE "
-                        "'Binlog Dump%'")
-            return [int(r[0]) for r in cur.fetchall()]
-    finally:
-        c.close()
-
-
 def _kill_dump_threads(db: Any) -> int:
     """KILL every binlog dump connection on the server (the clients must reconnect)."""
     n = 0
     c = db.connect()
     try:
         with c.cursor() as cur:
-            for tid in _dump_threads(db):
+            for tid in dump_threads(db):
                 try:
                     cur.execute(f"KILL {int(tid)}")
                     n += 1
@@ -211,7 +200,7 @@ def test_kill_9_thirty_times_file_exactly_once_stdout_only_the_last_transaction(
             time.sleep(rng.uniform(0.3, 1.2))
             if k % 3 == 1:  # the server KILLs their connections; they reconnect and go on
                 deadline = time.monotonic() + 5
-                while len(_dump_threads(mariadb)) < 3 and time.monotonic() < deadline:
+                while len(dump_threads(mariadb)) < 3 and time.monotonic() < deadline:
                     time.sleep(0.1)
                 server_kills += _kill_dump_threads(mariadb)
                 time.sleep(rng.uniform(0.8, 1.2))

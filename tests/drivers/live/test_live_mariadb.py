@@ -21,7 +21,7 @@ from binlogscope.drivers.live.options import ConnectionOptions
 from binlogscope.drivers.live.replica import LiveReplica, LiveSettings, run_live
 from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog.rows import RowsEvent
-from tests.watch_support import run_sql
+from tests.watch_support import dump_threads, run_sql
 
 pytestmark = pytest.mark.mysql
 
@@ -205,7 +205,7 @@ def test_kill_mid_transaction_then_reconnect_delivers_every_row_once(mariadb: An
             rep.ack(cur_, item)
             if not killed and seen > 1500:
                 killed = True
-                threads = _dump_threads(mariadb)
+                threads = dump_threads(mariadb)
                 assert threads, "the dump thread should still be streaming"
                 run_sql(mariadb, *[f"KILL {tid}" for tid in threads])
             if seen >= 10_000:
@@ -218,17 +218,6 @@ def test_kill_mid_transaction_then_reconnect_delivers_every_row_once(mariadb: An
     assert killed and rep.reconnects >= 1, rep.error
     ids = _rows_by_id(got, "live_kill")
     assert sorted(ids) == list(range(10_000))
-
-
-def _dump_threads(db: Any) -> list[int]:
-    c = db.connect()
-    try:
-        with c.cursor() as cur:
-            cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE "
-                        "'Binlog Dump%'")
-            return [int(r[0]) for r in cur.fetchall()]
-    finally:
-        c.close()
 
 
 def test_restart_with_state_file_neither_loses_nor_repeats(mariadb: Any, tmp_path: Path) -> None:
