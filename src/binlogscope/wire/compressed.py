@@ -222,3 +222,54 @@ __all__ = [
     "FrameError", "FrameReader", "decode_frame_header", "deflate", "encode_frames",
     "frame_node", "inflate", "negotiated",
 ]
+
+
+#: zstd's frame magic (RFC 8878)
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _deflated_frame_at(buf: bytes | bytearray, i: int) -> tuple[str, int] | None:
+    """(algorithm, frame length) when a *deflated* compressed frame starts at ``i`` and is
+    whole in ``buf``: a 7-byte header whose payload inflates to exactly the uncompressed
+    length it announces (zlib: a valid CMF/FLG pair; zstd: its magic)."""
+    if len(buf) - i < FRAME_HEADER_LEN + 2:
+        return None
+    n = buf[i] | buf[i + 1] << 8 | buf[i + 2] << 16
+    size = buf[i + 4] | buf[i + 5] << 8 | buf[i + 6] << 16
+    if not size or n < 2 or n >= size + 64 or len(buf) - i < FRAME_HEADER_LEN + n:
+        return None
+    body = bytes(buf[i + FRAME_HEADER_LEN:i + FRAME_HEADER_LEN + n])
+    if body[:4] == _ZSTD_MAGIC:
+        algorithm = ZSTD
+    elif body[0] & 0x0F == 8 and (body[0] << 8 | body[1]) % 31 == 0:
+        algorithm = ZLIB
+    else:
+        return None
+    try:
+        inflate(algorithm, body, size)
+    except FrameError:
+        return None
+    return algorithm, FRAME_HEADER_LEN + n
+
+
+def find_frame_start(buf: bytes | bytearray, limit: int = 1 << 16) -> tuple[int, str] | None:
+    """Where compressed frames start in a byte stream joined mid-connection (a capture that
+    starts inside a compressed session): (offset, algorithm) of the first deflated frame
+    (:func:`_deflated_frame_at`: its payload inflates to exactly its announced length, which
+    plain packets do not do by chance) whose next frame header, when the buffer holds it, is
+    plausible too; None when none is found in the first ``limit`` bytes. Frames stored as is
+    (uncompressed length 0) cannot be told from plain bytes: the first deflated one is
+    where decoding resumes."""
+    end = min(len(buf), limit)
+    for i in range(end):
+        got = _deflated_frame_at(buf, i)
+        if got is None:
+            continue
+        algorithm, length = got
+        j = i + length
+        if len(buf) - j >= FRAME_HEADER_LEN:
+            n2 = buf[j] | buf[j + 1] << 8 | buf[j + 2] << 16
+            if n2 == 0 or n2 > MAX_FRAME:
+                continue
+        return i, algorithm
+    return None

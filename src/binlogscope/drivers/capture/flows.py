@@ -61,6 +61,7 @@ from binlogscope.session.events import (
 )
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 from binlogscope.session.resync import find_packet_start, looks_like_greeting
+from binlogscope.wire.compressed import FRAME_HEADER_LEN, FrameError, find_frame_start, inflate
 
 DEFAULT_PORTS = frozenset({3306})
 
@@ -116,6 +117,29 @@ class _Conn:
 _Key = tuple[bytes, int, bytes, int]
 #: IPv4 only: (source + destination address, source port << 16 | destination port)
 _FastKey = tuple[bytes, int]
+
+
+def _frame_at_packet_start(buf: bytes | bytearray, pos: int, algorithm: str,
+                           server: bool) -> int | None:
+    """The first whole frame from ``pos`` (a frame start) whose plain bytes begin with a
+    packet header (a frame may start inside a packet: the net layer writes its buffer when
+    full); None when none of the whole frames in ``buf`` does."""
+    i = pos
+    while len(buf) - i >= FRAME_HEADER_LEN:
+        n = buf[i] | buf[i + 1] << 8 | buf[i + 2] << 16
+        size = buf[i + 4] | buf[i + 5] << 8 | buf[i + 6] << 16
+        if len(buf) - i < FRAME_HEADER_LEN + n:
+            return None
+        body = bytes(buf[i + FRAME_HEADER_LEN:i + FRAME_HEADER_LEN + n])
+        try:
+            plain = inflate(algorithm, body, size) if size else body
+        except FrameError:
+            return None
+        if plain and (find_packet_start(plain, binlog=False)[0] == 0
+                      or (server and find_packet_start(plain, binlog=True)[0] == 0)):
+            return i
+        i += FRAME_HEADER_LEN + n
+    return None
 
 
 class CaptureReader:
@@ -451,6 +475,24 @@ class CaptureReader:
         s = conn.session
         server = d.peer == Peer.SERVER
         buf = d.sync_buf
+        # a capture that starts inside a compressed session: frames, not packets - found by a
+        # frame whose payload inflates to exactly its announced length (wire.compressed)
+        compressed = s.state.compression if s is not None else None
+        if compressed is not None or d.tcp.mid_stream or conn.flow.mid_stream:
+            frame = find_frame_start(buf)
+            if frame is not None and compressed in (None, frame[1]):
+                at = _frame_at_packet_start(buf, frame[0], frame[1], server)
+                if at is None and len(buf) - frame[0] < (1 << 20):
+                    return  # (the frames so far start mid-packet: wait for one that does not)
+                self._sync_compressed(conn, d, frame[0] if at is None else at, frame[1], out)
+                return
+            if compressed is not None:  # (the other side is compressed: so is this one)
+                if len(buf) > (1 << 22):
+                    conn.flow.skipped_bytes += len(buf) - 3
+                    d.skip += len(buf) - 3
+                    d.sync_base += len(buf) - 3
+                    del buf[:len(buf) - 3]
+                return
         in_stream = s is not None and s.phase == Phase.BINLOG_STREAM
         found: list[tuple[int, bool]] = []
         waits: list[int] = []
@@ -500,6 +542,38 @@ class CaptureReader:
             elif pos:
                 reason = f"{d.reason}; {pos} bytes after it skipped to the next packet header"
             s.resync(d.peer, skip, reason)
+        d.fed_end = d.sync_base + pos
+        d.last_packet_end = d.fed_end
+        self._feed(conn, d, data, out)
+
+    def _sync_compressed(self, conn: _Conn, d: _Dir, pos: int, algorithm: str,
+                         out: list[SourceItem]) -> None:
+        """Resume a direction joined mid-way at the compressed frame at ``pos`` of its sync
+        buffer: the session (made here when none is, in BINLOG_STREAM when the frame's
+        packets are a binlog stream's) reads ``algorithm`` frames from there."""
+        s = conn.session
+        data = bytes(d.sync_buf[pos:])
+        skip = d.skip + pos
+        conn.flow.skipped_bytes += pos
+        d.syncing = False
+        d.sync_buf.clear()
+        if s is None:
+            n = data[0] | data[1] << 8 | data[2] << 16
+            size = data[4] | data[5] << 8 | data[6] << 16
+            plain = inflate(algorithm, data[FRAME_HEADER_LEN:FRAME_HEADER_LEN + n], size)
+            stream = d.peer == Peer.SERVER and find_packet_start(plain, binlog=True)[0] == 0
+            s = conn.session = Session(Role.OBSERVER, start_phase=Phase.BINLOG_STREAM
+                                       if stream else Phase.COMMAND, semi_sync=None,
+                                       record=self.record)
+            s.max_packet = self.max_packet
+            conn.flow.mid_stream = True
+        s.state.compression = algorithm
+        conn.flow.compressed = True
+        reason = d.reason
+        if d.reason.startswith("the capture starts"):
+            reason = (f"{d.reason}: {skip} bytes before the first {algorithm}-compressed frame "
+                      "skipped (compressed protocol: decoding resumes at that frame)")
+        s.resync(d.peer, skip, reason)
         d.fed_end = d.sync_base + pos
         d.last_packet_end = d.fed_end
         self._feed(conn, d, data, out)
