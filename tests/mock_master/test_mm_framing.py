@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from binlogscope.wire.binlog import dump_frames
+from binlogscope.wire.binlog.header import HEADER
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
 from mock_master.history import framing
 from mock_master.history.builder import EventBuilder
@@ -38,8 +39,8 @@ def _binlog(sizes: list[int], *, sid: int = 1, other_sid_every: int = 0,
         if i == fake_header_in and size >= 19 + 40:
             q = pos + 19 + 7  # where the fake header starts (absolute)
             fake_size = 25
-            struct.pack_into("<IBIIIH", body, 7, 0, 2, sid, fake_size, q + fake_size, 0)
-        out += struct.pack("<IBIIIH", 1700000000, 2 if i else 15, s, size, lp, 0) + body
+            HEADER.pack_into(body, 7, 0, 2, sid, fake_size, q + fake_size, 0)
+        out += HEADER.pack(1700000000, 2 if i else 15, s, size, lp, 0) + body
     return bytes(out + tail)
 
 
@@ -68,7 +69,7 @@ def _sizes(n: int, seed: int = 1) -> list[int]:
     {"zero_log_pos_every": 5},
     {"fake_header_in": 3},
     {"tail": b"\x01\x02\x03"},  # a torn last header
-    {"tail": struct.pack("<IBIIIH", 0, 2, 1, 500, 0, 0) + b"x" * 100},  # event past the end
+    {"tail": HEADER.pack(0, 2, 1, 500, 0, 0) + b"x" * 100},  # event past the end
 ])
 def test_index_is_the_chain_of_event_sizes(kw: dict[str, Any]) -> None:
     sizes = _sizes(2000)
@@ -118,7 +119,7 @@ def test_numpy_framing_equals_the_definition(seq: int) -> None:
 
 
 def test_an_event_of_16_mib_is_split() -> None:
-    ev = struct.pack("<IBIIIH", 0, 29, 1, MAX_PAYLOAD + 10, 0, 0) + bytes(MAX_PAYLOAD + 10 - 19)
+    ev = HEADER.pack(0, 29, 1, MAX_PAYLOAD + 10, 0, 0) + bytes(MAX_PAYLOAD + 10 - 19)
     data = b"\xfebin" + ev
     starts, end = dump_frames.index_events(data)
     got, seq = dump_frames.frame_events(data, starts, 0, 1, end, 7)

@@ -27,6 +27,7 @@ from binlogscope.wire import commands as cm
 from binlogscope.wire import handshake as hs
 from binlogscope.wire import replication as rp
 from binlogscope.wire import results as rs
+from binlogscope.wire.binlog.header import HEADER
 from binlogscope.wire.constants import CapabilityFlag as C
 from binlogscope.wire.framing import encode_packet
 from binlogscope.wire.node import check_tiling
@@ -52,7 +53,7 @@ def fixture_events() -> list[bytes]:
 
 def artificial_rotate(name: str) -> bytes:
     body = struct.pack("<Q", 4) + name.encode()
-    ev = struct.pack("<IBIIIH", 0, 4, 1, 19 + len(body) + 4, 0, 0x20) + body
+    ev = HEADER.pack(0, 4, 1, 19 + len(body) + 4, 0, 0x20) + body
     return ev + struct.pack("<I", zlib.crc32(ev))
 
 

@@ -13,6 +13,7 @@ from binlogscope.session.events import DecodeError, PacketDecoded, Peer, Phase
 from binlogscope.wire import replication as rp
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.control_events import RotateEvent
+from binlogscope.wire.binlog.header import HEADER
 from binlogscope.wire.binlog.types import ChecksumAlg
 from binlogscope.wire.constants import SEMI_SYNC_ACK_REQ
 from binlogscope.wire.framing import MAX_PAYLOAD, encode_packet
@@ -43,7 +44,7 @@ def artificial_rotate(name: str, position: int = 4, checksum: bool = True) -> by
     """The fake ROTATE a source sends first (timestamp 0, log_pos 0, LOG_EVENT_ARTIFICIAL_F)."""
     body = struct.pack("<Q", position) + name.encode()
     size = 19 + len(body) + (4 if checksum else 0)
-    ev = struct.pack("<IBIIIH", 0, 4, 1, size, 0, 0x20) + body
+    ev = HEADER.pack(0, 4, 1, size, 0, 0x20) + body
     return ev + struct.pack("<I", zlib.crc32(ev)) if checksum else ev
 
 

@@ -113,7 +113,6 @@ def test_native_and_pure_python_recover_alike(native: NativeSwitch) -> None:
 
 
 # ---------------------------------------------------------------------------- linear time
-_HDR = struct.Struct("<IBIIIH")
 
 
 def _big_binlog(target: int) -> bytes:

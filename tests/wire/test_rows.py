@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
 from binlogscope.wire.binlog.decode import decode_event
-from binlogscope.wire.binlog.header import crc32
+from binlogscope.wire.binlog.header import HEADER, crc32
 from binlogscope.wire.binlog.rows import (
     INSERT,
     RowsEvent,
@@ -376,7 +376,7 @@ def test_random_row_bodies_never_raise(type_code: int, body: bytes, record: bool
     # keep the real table id in front half of the time, so the row decoder gets deep
     if body[:1] and body[0] & 1:
         body = raw[2][1][19:25] + body
-    header = struct.pack("<IBIIIH", 0, type_code, 1, 19 + len(body) + 4, 0, 0)
+    header = HEADER.pack(0, type_code, 1, 19 + len(body) + 4, 0, 0)
     ev = decode_event(_with_crc(header + body + b"\0\0\0\0"), ctx, record=record)
     if record:
         assert ev.node is not None

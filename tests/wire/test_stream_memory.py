@@ -4,11 +4,10 @@ twice the event (the chunks it came in, and the one copy) at the peak."""
 
 from __future__ import annotations
 
-import struct
 import tracemalloc
 from typing import Any
 
-from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN
+from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER, HEADER_LEN
 from binlogscope.wire.binlog.stream import EXACT_CUT, BinlogStreamDecoder
 
 _SIZE = 8 << 20
@@ -17,7 +16,7 @@ _CHUNK = 64 << 10
 
 def _event(type_code: int, body: bytes, pos: int) -> bytes:
     size = HEADER_LEN + len(body)
-    return struct.pack("<IBIIIH", 1_700_000_000, type_code, 1, size, pos + size, 0) + body
+    return HEADER.pack(1_700_000_000, type_code, 1, size, pos + size, 0) + body
 
 
 def _file() -> tuple[bytes, int]:
