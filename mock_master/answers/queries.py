@@ -45,6 +45,7 @@ from mock_master.answers.base import (
     unsupported,
 )
 from mock_master.answers.mysql_shapes import mysql_decimals, mysql_eval, show_variables_cols
+from mock_master.answers.replica_status import mariadb_slave_status
 from mock_master.answers.tables import about_tables
 from mock_master.schema.sources import SchemaKnowledge
 from mock_master.schema.sql import MariaDBDialect
@@ -186,6 +187,9 @@ class Answerer:
             return self._binary_logs(ctx)
         if up in ("SHOW REPLICAS", "SHOW SLAVE HOSTS", "SHOW REPLICA HOSTS"):
             return self._show_replicas(up, ctx)
+        if up in ("SHOW SLAVE STATUS", "SHOW REPLICA STATUS", "SHOW ALL SLAVES STATUS",
+                  "SHOW ALL REPLICAS STATUS"):
+            return self._replica_status(up, q, ctx)
         m = _SHOW_VARS.match(q)
         if m:
             a = self._show_variables(m.group(2), m.group(3), ctx)
@@ -439,6 +443,22 @@ class Answerer:
                 int_col("Port", 7, flags, type_code=T_LONG),
                 int_col("Master_id", 10, flags, type_code=T_LONG)]
         return Answer(cols, rows(*[r[:4] for r in self.replicas()]))
+
+    def _replica_status(self, up: str, q: str, ctx: QueryContext) -> Answer:
+        """SHOW [ALL] SLAVE(S)/REPLICA(S) STATUS (:mod:`mock_master.answers.replica_status`)."""
+        new = "REPLICA" in up
+        if self.flavor == "mariadb":
+            if new and self.version_tuple() < (10, 5, 1):
+                return syntax_error(up.split(" ", 1)[1])
+            return mariadb_slave_status(up.startswith("SHOW ALL"), ctx.charset)
+        ver = self.version_tuple()
+        if up.startswith("SHOW ALL"):
+            return syntax_error(up.split(" ", 1)[1], "MySQL")
+        if new and ver < (8, 0, 22):
+            return syntax_error("REPLICA STATUS", "MySQL")
+        if not new and ver >= (8, 4, 0):
+            return syntax_error("SLAVE STATUS", "MySQL")
+        return unsupported(q, "MySQL's SHOW REPLICA STATUS columns are not known to the mock")
 
     def _binary_logs(self, ctx: QueryContext) -> Answer:
         cs = ctx.charset

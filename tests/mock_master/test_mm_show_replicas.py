@@ -49,7 +49,7 @@ def _ask(host: str, port: int, user: str, password: str, q: str) -> tuple[Any, A
         with conn.cursor() as cur:
             cur.execute(q)
             return cur.description, cur.fetchall()
-    except pymysql.err.ProgrammingError as exc:
+    except (pymysql.err.ProgrammingError, pymysql.err.OperationalError) as exc:
         return int(exc.args[0])
     finally:
         conn.close()
@@ -117,3 +117,30 @@ def test_mysql_replicas_by_version(
     # a connection that closed is no longer listed
     after = _ask(mm.host, mm.port, "repl", "replpass", "SHOW REPLICAS")
     assert not isinstance(after, int) and after[1] == ()
+
+
+@pytest.mark.mysql
+def test_mariadb_slave_status_as_the_real_server(
+        mariadb: MariaDB, serve_scenario: Callable[[Scenario], ThreadedMockMaster]) -> None:
+    """A server that is no replica answers SHOW [ALL] SLAVE(S) STATUS with no row; the column
+    definitions must be the real 10.11's (asked as the server's own user: the replication
+    user lacks SLAVE MONITOR there - privileges are not modelled by the mock)."""
+    mm = serve_scenario(Scenario(flavor="mariadb", server_version=mariadb.version,
+                                 sources=[BinlogSource([MARIADB_FILE])]))
+    for q in ("SHOW SLAVE STATUS", "SHOW REPLICA STATUS", "SHOW ALL SLAVES STATUS",
+              "SHOW ALL REPLICAS STATUS"):
+        real = _ask(mariadb.host, mariadb.port, mariadb.user, mariadb.password, q)
+        mock = _ask(mm.host, mm.port, "repl", "replpass", q)
+        assert mock == real, q
+        assert not isinstance(real, int) and real[1] == ()
+
+
+def test_mysql_replica_status_statements_by_version(
+        serve_scenario: Callable[[Scenario], ThreadedMockMaster]) -> None:
+    for version, new_code, old_code in (("8.0.21", 1064, 1105), ("8.0.45", 1105, 1105),
+                                        ("8.4.3", 1105, 1064)):
+        mm = serve_scenario(Scenario(flavor="mysql", server_version=version,
+                                     sources=[BinlogSource([MYSQL_FILE])]))
+        got = [_ask(mm.host, mm.port, "repl", "replpass", q)
+               for q in ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS")]
+        assert got == [new_code, old_code], version
