@@ -17,18 +17,16 @@ from pathlib import Path
 import orjson
 
 from binlogscope.wire.binlog.control_events import RotateEvent
-from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
-from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, is_artificial, peek_header
+from binlogscope.wire.binlog.types import is_heartbeat
 from mock_master.history.sources import (
     FDE,
-    FLAG_ARTIFICIAL,
     FLAG_IN_USE,
     ROTATE,
     BinlogFile,
     EventStream,
     SourceError,
     decode_stored,
-    event_log_pos,
     fde_checksum,
     rebase,
     rewrite_header,
@@ -145,12 +143,12 @@ def stream_from_dump(events: Iterable[bytes]) -> EventStream:
     cur: list[bytes] | None = None
     for ev in events:
         t = ev[4]
-        flags = peek_header(ev).flags
-        if t in (int(EventType.HEARTBEAT_LOG_EVENT), int(EventType.HEARTBEAT_LOG_EVENT_V2)):
+        if is_heartbeat(t):
             continue
         if t == ROTATE:
             nxt = _rotate_name(ev)
-            if flags & FLAG_ARTIFICIAL or event_log_pos(ev) == 0:
+            h = peek_header(ev)
+            if is_artificial(h) or h.log_pos == 0:
                 name = nxt
                 continue
             if cur is not None:
