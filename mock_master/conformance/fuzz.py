@@ -32,10 +32,11 @@ what happened. A mutant is kept when the client
 
 The harness itself never stops on a mutant: one the mock master cannot serve, or whose run
 fails inside the harness, is a row too (``informational``, with the reason), and the fuzz
-goes on. Each kept mutant is a single change (so it is already minimal) and is written to
-``--out DIR`` as a case file; ``binlogscope conformance run --corpus DIR`` runs them as cases
-``fuzz/...`` (pass: the client reports an error or delivers exactly the unmutated rows; fail
-otherwise).
+goes on. Each kept mutant is a single change; one that inserted, deleted or cut bytes is
+minimised (halved while the client still does the same thing with it, a few runs at most).
+It is written to ``--out DIR`` as a case file; ``binlogscope conformance run --corpus DIR``
+runs them as cases ``fuzz/...`` (pass: the client reports an error or delivers exactly the
+unmutated rows; fail otherwise).
 """
 
 from __future__ import annotations
@@ -334,6 +335,34 @@ def run_mutant(m: Mutation, client: Client, base_rows: list[Any] | None) -> Resu
     return r
 
 
+def _smaller(m: Mutation) -> Mutation | None:
+    """The same mutation with half as many bytes (None: it is one byte already)."""
+    if m.kind == "insert" and len(m.data) > 2:
+        half = m.data[: (len(m.data) // 4) * 2 or 2]
+        return Mutation(m.flavor, m.event, m.kind, m.offset, len(half) // 2, half)
+    if m.kind in ("delete", "truncate") and m.value > 1:
+        return Mutation(m.flavor, m.event, m.kind, m.offset, m.value // 2, m.data)
+    return None
+
+
+def minimise(m: Mutation, r: Result, client: Client, base_rows: list[Any] | None, *,
+             tries: int = 4) -> tuple[Mutation, Result]:
+    """A kept mutant that inserted, deleted or cut bytes, made smaller while the client
+    still does the same thing with it (the same finding): at most ``tries`` more runs."""
+    best_m, best_r = m, r
+    for _ in range(tries):
+        cand = _smaller(best_m)
+        if cand is None:
+            break
+        r2 = run_mutant(cand, client, base_rows)
+        if r2.verdict != best_r.verdict or r2.checks[0].text != best_r.checks[0].text:
+            break
+        best_m, best_r = cand, r2
+    if best_m is not m:
+        best_r.evidence["minimised_from"] = m.to_dict()
+    return best_m, best_r
+
+
 def fuzz(client: Client, *, flavors: tuple[str, ...], count: int, seconds: float,
          seed: int, out: Path | None,
          progress: Callable[[Mutation, str | None], None] | None = None
@@ -351,6 +380,8 @@ def fuzz(client: Client, *, flavors: tuple[str, ...], count: int, seconds: float
         m = random_mutation(rng, flavor)
         r = run_mutant(m, client, bases[flavor])
         kept = r.verdict not in (Verdict.PASS, Verdict.INFORMATIONAL)
+        if kept:
+            m, r = minimise(m, r, client, bases[flavor])
         what = None if r.verdict == Verdict.PASS else r.checks[0].text
         if progress is not None:
             progress(m, what if kept else (None if what is None else f"({what})"))
@@ -359,7 +390,10 @@ def fuzz(client: Client, *, flavors: tuple[str, ...], count: int, seconds: float
             out.mkdir(parents=True, exist_ok=True)
             (out / f"{m.name}.json").write_text(json.dumps(
                 {"mutation": m.to_dict(), "finding": what, "client": client.name,
-                 "base_rows": bases[flavor]}, indent=2, default=str) + "\n")
+                 "base_rows": bases[flavor],
+                 **({"minimised_from": r.evidence["minimised_from"]}
+                    if "minimised_from" in r.evidence else {})},
+                indent=2, default=str) + "\n")
     return done
 
 

@@ -133,3 +133,21 @@ def test_framing_mutants_change_the_packet_not_the_event() -> None:
     assert r.verdict == Verdict.FAIL and "other rows" in r.checks[0].text
     log = r.evidence["mock_master_log"]
     assert any("mangle_packet" in f and "first_byte" in f for c in log for f in c["faults"])
+
+
+@pytest.mark.network
+def test_a_kept_mutant_is_minimised() -> None:
+    """python-mysql-replication reads a MariaDB WRITE_ROWS with 4 bytes deleted through
+    silently; the minimiser halves the deletion while it still does (the kept mutant is the
+    smallest that shows the finding, the original in its evidence)."""
+    from mock_master.conformance.fuzz import _base_rows, minimise
+
+    pmr = make_client("python-mysql-replication")
+    base = _base_rows(pmr, "mariadb")
+    m = Mutation("mariadb", 16, "delete", 23, 4)
+    r = run_mutant(m, pmr, base)
+    assert r.verdict == Verdict.FAIL and "other rows" in r.checks[0].text
+    small, r2 = minimise(m, r, pmr, base)
+    assert small.kind == "delete" and small.value < 4, small
+    assert r2.checks[0].text == r.checks[0].text
+    assert r2.evidence["minimised_from"]["value"] == 4
