@@ -100,3 +100,24 @@ def test_the_evidence_keeps_a_huge_reported_string_short() -> None:
     assert len(q) < MAX_TEXT + 100 and q.endswith(f"({len(big) - MAX_TEXT} more characters)")
     assert len(ev["client_other_output"][0]) < MAX_TEXT + 100
     assert obs.lines[0]["query"] == big  # the judges still see what the client reported
+
+
+def test_the_forms_a_partial_json_update_may_take() -> None:
+    """events/partial-json-update: the diff as mysqlbinlog writes it (any column label), as
+    operations, or the updated document pass; anything else does not."""
+    from mock_master.conformance.catalogue.events import _diff_ok
+
+    ops: list[tuple[int, str, object]] = [(0, "$.age", 41), (1, "$.x", 1)]
+    doc = {"age": 41, "name": "Pete", "x": 1}
+    text = ("JSON_INSERT(JSON_REPLACE(@2, '$.age', CAST('41' AS JSON)), '$.x', "
+            "CAST('1' AS JSON))")
+    assert _diff_ok(text, ops, doc) == "the diff in mysqlbinlog's form"
+    assert _diff_ok(text.replace("@2", "j"), ops, doc) == "the diff in mysqlbinlog's form"
+    assert _diff_ok('{"age": 41, "name": "Pete", "x": 1}', ops, doc) == "the updated document"
+    assert _diff_ok([{"op": "REPLACE", "path": "$.age", "value": 41},
+                     {"op": "INSERT", "path": "$.x", "value": 1}], ops, doc) \
+        == "the diff as operations"
+    # the first operation only (python-mysql-replication 1.0.17), the old document, NULL
+    assert _diff_ok({"op": "REPLACE", "path": "$.age", "value": 41}, ops, doc) is None
+    assert _diff_ok('{"age": 40, "name": "Pete"}', ops, doc) is None
+    assert _diff_ok(None, ops, doc) is None

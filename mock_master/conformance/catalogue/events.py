@@ -241,11 +241,12 @@ def _diff_ok(v: object, ops: list[tuple[int, str, object]], doc: object) -> str 
     if _as_json(v) == doc:
         return "the updated document"
     items = v if isinstance(v, list) else [v]
-    if len(items) == len(ops) and all(isinstance(x, dict) for x in items):
+    dicts = [x for x in items if isinstance(x, dict)]
+    if len(dicts) == len(items) == len(ops):
         same = all(str(x.get("op", x.get("operation", ""))).upper() in (_OPS[op], str(op))
                    and x.get("path") == path and (op == 2 or _as_json(x.get("value"))
                                                   in (val, str(val)))
-                   for x, (op, path, val) in zip(items, ops, strict=True))  # type: ignore[union-attr]
+                   for x, (op, path, val) in zip(dicts, ops, strict=True))
         if same:
             return "the diff as operations"
     return None
