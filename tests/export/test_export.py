@@ -260,6 +260,7 @@ def test_ctrl_c_mid_file_then_resume_equals_a_fresh_export(tmp_path: Path) -> No
     assert _keys(part) == _keys(fresh)  # no duplicates, nothing lost, same XIDs
 
 
+@pytest.mark.slow  # ~200 s on the loaded 2-core box
 def test_killed_export_leaves_a_readable_dataset_and_resume_completes(tmp_path: Path) -> None:
     src = tmp_path / "in"
     src.mkdir()

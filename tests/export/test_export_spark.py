@@ -153,6 +153,7 @@ def test_hadoop_uris_read_through_spark(spark: Any, tmp_path: Path) -> None:
     assert rc == 2 and "no such file" in err
 
 
+@pytest.mark.slow  # ~60 s on the loaded 2-core box
 def test_captures_both_ways_equal(spark: Any, tmp_path: Path) -> None:
     caps = sorted(str(p) for p in CAPTURES.iterdir() if p.suffix in (".pcap", ".pcapng"))
     assert len(caps) >= 4
@@ -169,6 +170,7 @@ def test_captures_both_ways_equal(spark: Any, tmp_path: Path) -> None:
     assert read_state(sp)["inputs"] == caps  # type: ignore[index]
 
 
+@pytest.mark.slow  # ~55 s on the loaded 2-core box
 def test_a_damaged_and_a_missing_file_go_to_errors(spark: Any, tmp_path: Path) -> None:
     """Inputs that fail (not a binlog, missing) and one that is damaged inside (a corrupt
     relay log): the exit code, the lines and the ``errors`` rows of the local export, with
@@ -210,6 +212,7 @@ def test_a_damaged_and_a_missing_file_go_to_errors(spark: Any, tmp_path: Path) -
     assert_same_dataset(local, tasks)
 
 
+@pytest.mark.slow  # ~100 s on the loaded 2-core box
 def test_resume_after_a_killed_spark_export(spark: Any, tmp_path: Path) -> None:
     d = tmp_path / "in"
     d.mkdir()

@@ -33,6 +33,7 @@ def _run(out: Path, **extra: str) -> subprocess.CompletedProcess[str]:
          "local[1]"], env=env, capture_output=True, text=True, timeout=600, cwd="/")
 
 
+@pytest.mark.slow  # ~300 s on the loaded 2-core box: a Spark export from a venv by path
 @pytest.mark.skipif(not SCRIPT.exists(), reason="binlogscope is not installed in this venv")
 def test_console_script_by_path_from_a_venv_that_is_not_activated(tmp_path: Path) -> None:
     out = tmp_path / "spark"

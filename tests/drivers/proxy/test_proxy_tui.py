@@ -51,6 +51,7 @@ def _rows(src: ProxySource, event_type: str, flow: int | None = None) -> list[in
             and (flow is None or src.row(i).flow == flow)]
 
 
+@pytest.mark.slow  # ~110 s on the loaded 2-core box
 @sync
 async def test_proxy_tui_shows_a_live_relayed_session(mariadb: Any, tmp_path: Path) -> None:
     with mariadb.connect() as conn, conn.cursor() as cur:
