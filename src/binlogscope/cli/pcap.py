@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from binlogscope.cli.common import PROG, BadPatternError, run_jobs_in_order, table_pattern
+from binlogscope.cli.fault_report import link_reconnects
 from binlogscope.cli.pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
 from binlogscope.cli.terminal import PCAP_OUTPUTS, wants_tui
 from binlogscope.cli.type_names import event_type_names, unknown_types
@@ -334,7 +335,8 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
                 for items in batches:
                     for item in items:
                         ev = item.event
-                        if item.kind == "error" or type(ev) is DecodeError:
+                        if (item.kind == "error" or type(ev) is DecodeError) \
+                                and not item.injected:  # (the proxy's own fault: not damage)
                             errors += 1
                         if summary:
                             if flt.flow_ok(item.flow):
@@ -389,6 +391,7 @@ def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: T
     if not args.summary:
         return
     lines = LineWriter(out)
+    link_reconnects([(st.flow, st.fault_log, st.dump_words()) for st in stats.values()])
     for st in stats.values():
         if args.json:
             lines.write(st.to_json())

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from binlogscope.cli.fault_report import FaultLog
 from binlogscope.session.events import (
     CompressedFrame,
     DecodeError,
@@ -95,10 +96,21 @@ class FlowStats:
     tls: str | None = None
     #: ``proxy``: the TLS versions and ciphers of both legs (its note when TLS was set up)
     tls_detail: str | None = None
+    #: ``proxy``: the faults its actions fired on this connection, and the client's answers
+    fault_log: FaultLog = field(default_factory=FaultLog)
+    #: ``proxy``: errors its own fault actions made (shown, not counted as damage)
+    injected: int = 0
+    first_injected: str = ""
 
     def add(self, item: SourceItem) -> None:
         ev = item.event
         frame, t = item.frame or 0, item.time or 0.0  # (a capture's items have both)
+        if item.kind == "note" or self.fault_log.waiting():
+            self.fault_log.add(item)
+        if item.injected and isinstance(ev, DecodeError):
+            self.injected += 1
+            self.first_injected = self.first_injected or ev.message
+            return
         if item.kind == "error":
             self._error(item.text)
             return
@@ -232,6 +244,8 @@ class FlowStats:
             "heartbeats": self.heartbeats,
             "server_errors": self.server_errors, "first_server_error": self.first_server_error,
             "errors": self.errors, "first_error": self.first_error or None,
+            "faults": [f.to_json() for f in self.fault_log.faults],
+            "injected_errors": self.injected,
             "tcp": {"retransmitted_segments": f.client_stats.retransmitted_segments
                     + f.server_stats.retransmitted_segments,
                     "out_of_order_segments": f.client_stats.out_of_order_segments
@@ -242,6 +256,13 @@ class FlowStats:
             "gaps": self.gaps[:MAX_GAPS_LISTED],
             "opaque_bytes": f.opaque_bytes,
         }
+
+    def dump_words(self) -> str | None:
+        """The dump request in a few words (a reconnect after a fault)."""
+        d = self.dump
+        if d is None:
+            return None
+        return f"{d['command']} {escaped(d['file']) or '(current file)'}:{d['position']}"
 
     def _dump_text(self) -> str:
         d = self.dump
@@ -311,7 +332,10 @@ class FlowStats:
         lines.append(f"  server    {self.server_errors} ERR packet(s)"
                      + (f" (first: {_err_text(first)})" if first else ""))
         lines.append(f"  damage    {self.errors} decode error(s)"
-                     + (f" (first: {self.first_error})" if self.first_error else ""))
+                     + (f" (first: {self.first_error})" if self.first_error else "")
+                     + (f"; {self.injected} more made by the proxy's fault actions (first: "
+                        f"{self.first_injected}), not counted" if self.injected else ""))
+        lines.extend(f.line(self.flow.first_timestamp) for f in self.fault_log.faults)
         tcp = j["tcp"]
         if any(tcp.values()):
             lines.append(f"  tcp       {tcp['retransmitted_segments']} retransmitted, "

@@ -74,6 +74,9 @@ class SourceItem:
     deliver: bool = True
     #: the proxy: when the relay read the chunk (``time``: when it had forwarded it)
     received: float | None = None
+    #: the proxy: damage its own fault action made (a CRC32 it flipped, an event it cut) -
+    #: shown, but not counted as an error of the session (the exit status stays 0)
+    injected: bool = False
 
     @property
     def direction(self) -> Peer | None:

@@ -327,6 +327,8 @@ def capture_item_json(item: SourceItem) -> dict[str, Any] | None:
         out["kind"] = item.kind
         out["text"] = item.text
         return out
+    if item.injected:  # (the proxy's fault action made this damage)
+        out["injected"] = True
     if type(ev) is PacketDecoded:
         return _packet_keys(out, ev)  # (its wire_time is the frame's: the head's key)
     keys = _other_event_keys({}, ev)

@@ -175,6 +175,8 @@ class FaultRelay:
         self._drip = Drip()
         self.no_heartbeat_until = 0.0
         self.closing = False
+        #: an action closed the connection (the proxy, not the client or the server)
+        self.closed_by_action = False
         self.client_gone = False
         self.c_writer: asyncio.StreamWriter | None = None
         self.s_writer: asyncio.StreamWriter | None = None
@@ -324,6 +326,7 @@ class FaultRelay:
                         elif what == "stall":
                             await self._stall(arg)
                         elif what == "close":
+                            self.closed_by_action = True
                             self._close_all()
                             return
                     if self.raw:

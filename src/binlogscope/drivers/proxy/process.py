@@ -397,8 +397,8 @@ class Relay:
                 await relay.pump(src, dst, peer is Peer.CLIENT, READ)
             except (ConnectionError, OSError):
                 pass
-            finally:
-                self.offer(cid, peer, b"")
+            finally:  # (who closed: the proxy itself when a fault action did)
+                self.offer(cid, peer, b"", ("proxy",) if relay.closed_by_action else None)
                 try:
                     if dst.can_write_eof() and not dst.is_closing():
                         dst.write_eof()

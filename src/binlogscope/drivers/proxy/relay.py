@@ -30,6 +30,7 @@ it terminated at the proxy, which speaks TLS of its own upstream
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -42,8 +43,9 @@ from binlogscope.drivers.proxy.process import READ, RelayConfig, RelayGoneError,
 from binlogscope.drivers.proxy.record import RECORD_QUEUE_BYTES, frames_of
 from binlogscope.drivers.proxy.tls import TlsSettings
 from binlogscope.session import Role, Session
-from binlogscope.session.events import PacketDecoded, Peer
+from binlogscope.session.events import DecodeError, PacketDecoded, Peer
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
+from binlogscope.wire.binlog.types import is_heartbeat
 
 #: chunks relayed and not yet taken by the decoder; beyond this a connection's decode stops
 QUEUE_CHUNKS = 20_000
@@ -80,6 +82,35 @@ class _Conn:
     session: Session
     skipped: bool = False
     closed: set[Peer] = field(default_factory=set)
+    #: binlog events (heartbeats aside) the server sent since the client's dump request -
+    #: the count the fault actions' ``at`` uses
+    events: int = 0
+    #: event number -> a fault action that damages it fired (:data:`DAMAGING`): that event's
+    #: errors are the proxy's own, marked ``injected``
+    damaged: dict[int, str] = field(default_factory=dict)
+
+
+#: fault actions whose event reaches the client damaged on purpose
+DAMAGING = frozenset({"corrupt_checksum_at", "truncate_event"})
+_FIRED = re.compile(r"^(\w+) .*: fired on event (\d+)$")
+_DUMPS = frozenset({"com_binlog_dump", "com_binlog_dump_gtid"})
+
+
+def _injected(conn: _Conn, ev: object) -> bool:
+    """Whether session event ``ev`` is the damage a fault action made on purpose (the event it
+    damaged, the DecodeError that follows it); counts the dump's events as the relay does."""
+    if isinstance(ev, PacketDecoded):
+        if ev.direction is Peer.CLIENT:
+            if ev.kind in _DUMPS:
+                conn.events = 0
+            return False
+        bev = ev.binlog_event
+        if bev is None or bev.header is None or is_heartbeat(bev.header.type_code):
+            return False
+        conn.events += 1
+        return ev.error is not None and conn.events in conn.damaged
+    return (isinstance(ev, DecodeError) and ev.direction is Peer.SERVER
+            and conn.events in conn.damaged)
 
 
 def _addr(hostport: tuple[str, int]) -> str:
@@ -192,6 +223,9 @@ class ReplicationProxy:
                     kind = extra[0]
                     if kind == "fault":
                         if conn is not None:  # (not a recorded frame: numbered as the last one)
+                            m = _FIRED.match(extra[1])
+                            if m and m.group(1) in DAMAGING:
+                                conn.damaged[int(m.group(2))] = m.group(1)
                             yield [SourceItem("note", flow=conn.flow, frame=frame, time=ts,
                                               text=f"fault: {extra[1]}")]
                     elif kind == "skipped":
@@ -228,12 +262,16 @@ class ReplicationProxy:
                 frame += frames_of(data)  # (frames as recorded)
                 flag = "RST" if extra == ("reset",) else "FIN"  # (how that direction ended)
                 if not data:
-                    who = "client" if peer is Peer.CLIENT else "server"
+                    # (the proxy itself, when a fault action closed both sides)
+                    who = "proxy" if extra == ("proxy",) else \
+                        "client" if peer is Peer.CLIENT else "server"
                     if not conn.closed:
                         conn.flow.closed_by, conn.flow.close_flag = who, flag
                         conn.flow.close_frame = frame
                         out.append(SourceItem("note", flow=conn.flow, frame=frame, time=ts,
-                                              text=f"{who} closed the connection ({flag})"))
+                                              text=f"{who} closed the connection ({flag})"
+                                              + (" - the fault action" if who == "proxy"
+                                                 else "")))
                     conn.closed.add(peer)
                 if not conn.skipped:
                     conn.session.receive_data(data, peer)
@@ -242,7 +280,8 @@ class ReplicationProxy:
                             ev.wire_time = ts
                             packets += 1
                         out.append(SourceItem("packet", ev, "", None, ts, frame, conn.flow,
-                                              received=read or None))
+                                              received=read or None,
+                                              injected=_injected(conn, ev)))
                 if len(conn.closed) == 2:
                     del conns[cid]
                 if out:
