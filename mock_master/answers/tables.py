@@ -205,13 +205,20 @@ def show_index(a: AnswerHost, t: Any, ctx: QueryContext) -> Answer:
     out = [tuple(r[org] for _, org in names) for r in rows_in]
     return Answer(cols, rows(*out), extra_status=NO_INDEX_USED)
 
-def show_tables(a: AnswerHost, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> Answer:
+def _shown_schema(a: AnswerHost, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> str:
+    """The database a SHOW ... [FROM db] is about, or the server's error (1046 none selected,
+    1049 unknown)."""
     db = stmt.args.get("db")
     schema = db.name if isinstance(db, exp.Expression) else ctx.database
     if not schema:
         raise QueryError(1046, "No database selected", "3D000")
     if schema not in databases(a, k):
         raise QueryError(1049, f"Unknown database '{schema}'", "42000")
+    return schema
+
+
+def show_tables(a: AnswerHost, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge) -> Answer:
+    schema = _shown_schema(a, stmt, ctx, k)
     like = stmt.args.get("like")
     label = f"Tables_in_{schema}" + (f" ({like.name})" if like is not None else "")
     spec = IS_TABLES["TABLE_NAMES"]
@@ -252,12 +259,7 @@ _STATUS = [("Name", "TABLE_NAME"), ("Engine", "ENGINE"), ("Version", "VERSION"),
 def show_table_status(a: AnswerHost, stmt: exp.Show, ctx: QueryContext, k: SchemaKnowledge
                       ) -> Answer:
     """SHOW TABLE STATUS [FROM db] [LIKE ...]: information_schema.TABLES renamed."""
-    db = stmt.args.get("db")
-    schema = db.name if isinstance(db, exp.Expression) else ctx.database
-    if not schema:
-        raise QueryError(1046, "No database selected", "3D000")
-    if schema not in databases(a, k):
-        raise QueryError(1049, f"Unknown database '{schema}'", "42000")
+    schema = _shown_schema(a, stmt, ctx, k)
     spec = {s[0]: s for s in IS_TABLES["TABLES"]}
     names = _STATUS
     cols = [is_col(*spec[org], ctx.charset, label=label, table_label="TABLES",
