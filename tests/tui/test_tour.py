@@ -79,13 +79,15 @@ def test_native_password_walkthrough_is_the_real_algorithm() -> None:
     s1 = hashlib.sha1(pw.encode()).digest()
     proof = bytes(a ^ b for a, b in zip(
         s1, hashlib.sha1(scramble + hashlib.sha1(s1).digest()).digest(), strict=True))
-    assert f"equals the auth response sent ({proof.hex()})" in \
-        native_password_walkthrough(scramble, pw, proof)
+    text = native_password_walkthrough(scramble, pw, proof)
+    assert f"proof = stage1 XOR that = {proof.hex()}\nequals the auth response" in text
+    assert max(len(line) for line in text.splitlines()) <= 78  # a line each at 80 columns
     assert "DIFFERS FROM" in native_password_walkthrough(scramble, "other", proof)
 
 
+@pytest.mark.parametrize("size", [(160, 50), (80, 24)])
 @sync
-async def test_teaching_switch_on_the_in_process_demo() -> None:
+async def test_teaching_switch_on_the_in_process_demo(size: tuple[int, int]) -> None:
     """The demo's own mock master and password: the login proof recomputed equals the bytes
     the replica sent (the walkthrough reads them, the tree still masks them)."""
     from binlogscope.inspector.sources.live import LiveSource
@@ -99,20 +101,28 @@ async def test_teaching_switch_on_the_in_process_demo() -> None:
         settings = _settings(mm)
         settings.conn.password = DEMO_PASSWORD
         app = BinlogScopeApp(LiveSource(settings), tour=True, teach=DEMO_PASSWORD)
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with app.run_test(size=size) as pilot:
             await wait_for(lambda: isinstance(app.screen, MainScreen))
             scr = app.screen
             assert isinstance(scr, MainScreen)
             bar = scr.query_one(TourBar)
             await wait_for(lambda: bar.at == 0, 30)
             await pilot.press("right_square_bracket")
+            # on the screen, all of it - also at 80x24, where the bar was cut after 9 lines
             await wait_for(lambda: bar.at == 1 and "equals the auth response" in _text(app), 30)
-            assert "teaching switch" in _text(app)
+            assert "teaching switch" in _text(app) and "] next  [ back" in _text(app)
             await wait_for(lambda: scr.detail_row == bar.rows[1], 30)
             assert scr.detail is not None
             auth = scr.detail.node.find("handshake_response41.auth_response")
             assert auth is not None and auth.length == 20
             assert set(scr.detail.slice(auth)) == {ord("*")}  # the tree and hex stay masked
+            assert scr.has_class("-teaching")  # the field help made room for it ...
+            await pilot.press("right_square_bracket")
+            await wait_for(lambda: bar.at == 2 and not scr.has_class("-teaching"), 30)
+            await pilot.press("left_square_bracket")
+            await wait_for(lambda: bar.at == 1 and scr.has_class("-teaching"), 30)
+            await pilot.press("T")  # ... and gets it back when the tour ends there
+            await wait_for(lambda: not bar.on and not scr.has_class("-teaching"), 30)
     finally:
         mm.stop()
 

@@ -26,6 +26,8 @@ class TourStep:
     text: str
     matches: Callable[[Row], bool]
     field: str | None = None  # dotted path of the field to select (Node.find)
+    #: the text with the teaching switch on (shorter: the recomputation follows it)
+    teach_text: str | None = None
 
 
 def _type(*names: str) -> Callable[[Row], bool]:
@@ -48,7 +50,8 @@ STEPS: tuple[TourStep, ...] = (
              "HandshakeResponse41: the user name and the auth response - a proof computed "
              "from the password and the server's nonce (masked here: a recording or a "
              "screenshot must never give it away).",
-             _type("HANDSHAKE_RESPONSE41"), "handshake_response41.auth_response"),
+             _type("HANDSHAKE_RESPONSE41"), "handshake_response41.auth_response",
+             teach_text="The server stores only stage2; the replica proves it knows stage1:"),
     TourStep("Logged in", "OK_Packet: the login succeeded; from here the replica runs "
              "plain queries.", _type("OK")),
     TourStep("Setting the session up",
@@ -110,13 +113,15 @@ def native_password_walkthrough(scramble: bytes, password: str, sent: bytes) -> 
     stage2 = hashlib.sha1(stage1).digest()
     mix = hashlib.sha1(scramble + stage2).digest()
     proof = bytes(a ^ b for a, b in zip(stage1, mix, strict=True))
-    ok = "equals" if proof == sent else "DIFFERS FROM"
-    return (f"scramble (greeting, 20 bytes) = {scramble.hex()}\n"
-            f"SHA1(password) = {stage1.hex()}\n"
-            f"SHA1(SHA1(password)) = {stage2.hex()} (what the server stores)\n"
-            f"SHA1(scramble + SHA1(SHA1(password))) = {mix.hex()}\n"
-            f"SHA1(password) XOR that = {proof.hex()} - {ok} the auth response sent "
-            f"({sent.hex()})")
+    ok = ("equals the auth response the replica sent" if proof == sent
+          else f"DIFFERS FROM the auth response the replica sent ({sent.hex()})")
+    # (each line fits 80 columns: the tour bar shows all of it on a small terminal)
+    return (f"scramble (from the greeting) = {scramble.hex()}\n"
+            f"stage1 = SHA1(password) = {stage1.hex()}\n"
+            f"stage2 = SHA1(stage1) = {stage2.hex()} (stored)\n"
+            f"SHA1(scramble + stage2) = {mix.hex()}\n"
+            f"proof = stage1 XOR that = {proof.hex()}\n"
+            f"{ok}")
 
 
 def find_step_row(source: RowSource, step: TourStep, after: int) -> int | None:

@@ -15,6 +15,9 @@ class TourBar(Static):
     TourBar { height: auto; max-height: 9; padding: 0 1; display: none;
               background: $accent 30%; }
     TourBar.-on { display: block; }
+    /* the teaching switch's recomputation (about 9 lines at 80 columns) is the point of its
+       step: the bar grows for it (at 9 lines its last lines and the keys were cut off) */
+    TourBar.-teaching { max-height: 17; }
     """
 
     def __init__(self, source: RowSource, *, teach: str | None = None,
@@ -36,7 +39,9 @@ class TourBar(Static):
         self.at, self.rows, self.waiting = -1, [], False
 
     def stop(self) -> None:
-        self.remove_class("-on")
+        self.remove_class("-on", "-teaching")
+        if self.is_mounted:
+            self.screen.remove_class("-teaching")
 
     def step(self, direction: int, *, user: bool = True) -> tuple[int, str | None] | None:
         """Go to the next (1) or previous (-1) step: (its row, the field to select), or None
@@ -74,6 +79,7 @@ class TourBar(Static):
 
     def _show(self, waiting: TourStep | None = None, done: bool = False) -> None:
         t = Text()
+        teaching = False
         n = len(self.steps)
         if done:
             t.append("Tour: the end. ", style="bold")
@@ -84,11 +90,18 @@ class TourBar(Static):
                      "(] skips this step)", style="italic")
         else:
             st = self.steps[self.at]
+            teaching = bool(self.teach) and st.teach_text is not None
             t.append(f"Tour {self.at + 1}/{n}: {st.title}", style="bold")
-            t.append(f"\n{st.text}")
-            if self.teach and st.title == "The replica logs in":
+            if teaching:
+                t.append(" - teaching switch (the demo's own password)", style="bold")
+                t.append(f"\n{st.teach_text}")
                 t.append("\n" + self._walkthrough(), style="italic")
+            else:
+                t.append(f"\n{st.text}")
         t.append("\n] next  [ back  T ends the tour", style="dim")
+        self.set_class(teaching, "-teaching")
+        if self.is_mounted:  # the field help gives its rows to the recomputation meanwhile
+            self.screen.set_class(teaching, "-teaching")
         self.update(t)
 
     def _walkthrough(self) -> str:
@@ -104,5 +117,4 @@ class TourBar(Static):
         sent = getattr(getattr(r, "value", None), "auth_response", b"")
         if not scramble or not sent:
             return "(the greeting's scramble is not available here)"
-        return ("teaching switch (the demo's own password only): "
-                + native_password_walkthrough(scramble, self.teach, sent))
+        return native_password_walkthrough(scramble, self.teach, sent)
