@@ -12,35 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from binlogscope.wire.binlog.control_events import (
-    AnnotateRowsEvent,
-    BinlogCheckpointEvent,
-    FormatDescriptionEvent,
-    HeartbeatEvent,
-    IgnorableEvent,
-    IncidentEvent,
-    IntvarEvent,
-    RandEvent,
-    RotateEvent,
-    RowsQueryEvent,
-    SlaveEvent,
-    StartEncryptionEvent,
-    StartEventV3,
-    StopEvent,
-    TransactionContextEvent,
-    UserVarEvent,
-    ViewChangeEvent,
-    XaPrepareEvent,
-    XidEvent,
-)
-from binlogscope.wire.binlog.gtid_events import (
-    GtidEvent,
-    GtidListEvent,
-    MariadbGtidEvent,
-    PreviousGtidsEvent,
-)
+from binlogscope.wire.binlog import control_events as ce
+from binlogscope.wire.binlog import gtid_events as ge
+from binlogscope.wire.binlog import load_events as le
 from binlogscope.wire.binlog.header import EventHeader
-from binlogscope.wire.binlog.load_events import FileBlockEvent, FileIdEvent, LoadEvent
 from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.table_map import TableMapEvent
@@ -69,13 +44,14 @@ class TransactionPayloadEvent:
 
 #: every value an event body decodes to (``ExecuteLoadQueryEvent`` is a ``QueryEvent``)
 EventBody: TypeAlias = (
-    FormatDescriptionEvent | RotateEvent | StopEvent | StartEventV3 | XidEvent | IntvarEvent
-    | RandEvent | UserVarEvent | IncidentEvent | HeartbeatEvent | IgnorableEvent
-    | RowsQueryEvent | AnnotateRowsEvent | BinlogCheckpointEvent | StartEncryptionEvent
-    | SlaveEvent | XaPrepareEvent | TransactionContextEvent | ViewChangeEvent
-    | GtidEvent | PreviousGtidsEvent | MariadbGtidEvent | GtidListEvent
-    | FileBlockEvent | FileIdEvent | LoadEvent | QueryEvent | RowsEvent | TableMapEvent
-    | TransactionPayloadEvent
+    ce.FormatDescriptionEvent | ce.RotateEvent | ce.StopEvent | ce.StartEventV3 | ce.XidEvent
+    | ce.IntvarEvent | ce.RandEvent | ce.UserVarEvent | ce.IncidentEvent | ce.HeartbeatEvent
+    | ce.IgnorableEvent | ce.RowsQueryEvent | ce.AnnotateRowsEvent | ce.BinlogCheckpointEvent
+    | ce.StartEncryptionEvent | ce.SlaveEvent | ce.XaPrepareEvent | ce.TransactionContextEvent
+    | ce.ViewChangeEvent
+    | ge.GtidEvent | ge.PreviousGtidsEvent | ge.MariadbGtidEvent | ge.GtidListEvent
+    | le.FileBlockEvent | le.FileIdEvent | le.LoadEvent
+    | QueryEvent | RowsEvent | TableMapEvent | TransactionPayloadEvent
 )
 
 
