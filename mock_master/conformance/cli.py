@@ -9,6 +9,8 @@
     binlogscope conformance list [--json]
     binlogscope conformance compare A.json B.json
     binlogscope conformance card DIR A.json [B.json ...]
+    binlogscope conformance fuzz --client C [--count N] [--seconds S] [--out DIR]
+        [--json FILE] [--junit FILE] [--html DIR]
 
 Exit status of ``run``: 0 when no case failed (non-strict counts as a pass here), 1 when one
 did, 2 on a usage error. ``compare``: 1 when a case got worse from A to B.
@@ -41,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run the catalogue against a client")
     r.add_argument("--client", required=True,
                    help="a command with {host} {port} {user} {password} (and {file} {pos} "
-                   "{gtid} {flavor} {server_id} {semi_sync}) placeholders, or a preset: "
+                   "{gtid} {flavor} {server_id} {semi_sync} {heartbeat} {tls} {gtid_strict}) "
+                   "placeholders, or a preset: "
                    "binlogscope, python-mysql-replication, mariadb-binlog, mariadb-replica "
                    "(CONFORMANCE_REPLICA=host:port:user names the replica server)")
     r.add_argument("--adapter", choices=("schema", "binlogscope-live", "none"),
