@@ -198,6 +198,8 @@ def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.paths.count(STDIN_PATH) > 1:
         print(f"{PROG}: file: standard input (-) can be read only once", file=err)
         return 2
+    if times != (None, None) and STDIN_PATH not in args.paths and not args.summary:
+        _skip_by_catalog(args, times, err)
     jobs = getattr(args, "jobs", None)
     if jobs is None:
         jobs = usable_cores()
@@ -222,6 +224,18 @@ def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 Times = tuple[int | None, int | None]
+
+
+def _skip_by_catalog(args: argparse.Namespace, times: Times, err: TextIO) -> None:
+    """Leave out the files whose cached catalog entry (``locate``'s, ~/.cache) shows they hold
+    no event of the time window: nothing of them would be printed; said on stderr."""
+    from binlogscope.diagnose.catalog import files_covering
+
+    keep, skipped = files_covering([Path(p) for p in args.paths], *times)
+    if skipped:
+        print(f"{PROG}: file: {len(skipped)} file(s) hold no event of the time window (their "
+              f"catalog says so, not read): {', '.join(p.name for p in skipped)}", file=err)
+        args.paths = [str(p) for p in keep]
 
 
 def _one_file(path: str, args: argparse.Namespace, pattern: re.Pattern[str] | None,

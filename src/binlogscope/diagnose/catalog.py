@@ -28,7 +28,7 @@ from binlogscope.wire.binlog.gtid_events import GtidListEvent, PreviousGtidsEven
 from binlogscope.wire.binlog.types import EventType as E
 
 #: bump when the entries change shape (older entries are then rebuilt)
-CATALOG_VERSION = 1
+CATALOG_VERSION = 2
 _FDE = int(E.FORMAT_DESCRIPTION_EVENT)
 _ROTATE = int(E.ROTATE_EVENT)
 _MARIADB_GTID = int(E.GTID_EVENT)
@@ -50,6 +50,9 @@ class FileCatalog:
     server_ids: list[int] = field(default_factory=list)
     first_time: int | None = None
     last_time: int | None = None
+    #: the header time of the file's very first event (0 for a relay log's ROTATE): what a
+    #: --stop-datetime sees first
+    first_event_time: int | None = None
     events: int = 0
     transactions: int = 0
     #: the GTID state the file starts from (GTID_LIST / PREVIOUS_GTIDS), as the server writes it
@@ -99,6 +102,8 @@ class Builder:
             c.damaged += 1
         if h is None:
             return
+        if c.first_event_time is None:
+            c.first_event_time = h.timestamp
         end = (ev.file_pos if ev.file_pos is not None else ev.offset) + h.event_size
         c.end = max(c.end, end)
         code = h.type_code
@@ -185,11 +190,44 @@ def new_entry(path: Path) -> FileCatalog:
                        mtime_ns=st.st_mtime_ns)
 
 
+def rules_out(entry: FileCatalog, start: int | None, stop: int | None) -> bool:
+    """Whether a file holds no event of the time window ``[start, stop)`` as ``file
+    --start-datetime/--stop-datetime`` select them (:func:`binlogscope.pipeline.select.
+    time_range`: from the first event at/after start to before the first at/after stop): every
+    event is before ``start`` (its latest header time is), or its first event is at/after
+    ``stop`` (the selection ends there). Damaged files are never ruled out."""
+    if entry.damaged or not entry.events:
+        return False
+    if start is not None and entry.last_time is not None and entry.last_time < start:
+        return True
+    return stop is not None and entry.first_event_time is not None \
+        and entry.first_event_time >= stop
+
+
+def files_covering(paths: list[Path], start: int | None = None, stop: int | None = None, *,
+                   directory: Path | None = None) -> tuple[list[Path], list[Path]]:
+    """(the files to read, the files skipped) for the time window ``[start, stop)`` (seconds
+    since the epoch, header times): a file is skipped only when its cached catalog entry - still
+    the file's: same size and mtime - rules it out; a file without one is read (building an
+    entry costs a read of the file: ``binlogscope locate --catalog FILES`` builds them). For
+    ``file``, and for the Spark data source's planner (one task per file it keeps); reads only
+    the cache (``directory``: default :func:`cache_dir`), never the binlogs."""
+    where = cache_dir() if directory is None else directory
+    keep: list[Path] = []
+    skipped: list[Path] = []
+    if start is None and stop is None:
+        return list(paths), skipped
+    for p in paths:
+        entry = load(Path(p), where)
+        (skipped if entry is not None and rules_out(entry, start, stop) else keep).append(p)
+    return keep, skipped
+
+
 def entry_json(entry: FileCatalog) -> dict[str, Any]:
     out = asdict(entry)
     out.pop("version", None)
     return out
 
 
-__all__ = ["CATALOG_VERSION", "Builder", "FileCatalog", "cache_dir", "entry_json", "gtid_key",
-           "load", "new_entry", "save"]
+__all__ = ["CATALOG_VERSION", "Builder", "FileCatalog", "cache_dir", "entry_json",
+           "files_covering", "gtid_key", "load", "new_entry", "rules_out", "save"]
