@@ -450,7 +450,9 @@ class Answerer:
         if self.flavor == "mariadb":
             if new and self.version_tuple() < (10, 5, 1):
                 return syntax_error(up.split(" ", 1)[1])
-            return mariadb_slave_status(up.startswith("SHOW ALL"), ctx.charset)
+            pos = self.variables.get("gtid_slave_pos")
+            return mariadb_slave_status(up.startswith("SHOW ALL"), ctx.charset,
+                                        pos.show() if pos is not None else "")
         ver = self.version_tuple()
         if up.startswith("SHOW ALL"):
             return syntax_error(up.split(" ", 1)[1], "MySQL")

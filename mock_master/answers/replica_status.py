@@ -61,12 +61,13 @@ def _col(name: str, kind: str, n: int, cs: int) -> ColumnDefinition41:
                    type_code=T_LONG if kind == _L else T_LONGLONG)
 
 
-def mariadb_slave_status(all_slaves: bool, cs: int) -> Answer:
-    """The empty answer of SHOW [ALL] SLAVE(S) STATUS (no replication is configured)."""
+def mariadb_slave_status(all_slaves: bool, cs: int, gtid_slave_pos: str = "") -> Answer:
+    """The empty answer of SHOW [ALL] SLAVE(S) STATUS (no replication is configured);
+    ``Gtid_Slave_Pos`` is sized by the server's ``@@gtid_slave_pos`` text, as MariaDB's."""
     spec = (_ALL_FIRST + _SLAVE_STATUS + _ALL_LAST) if all_slaves else _SLAVE_STATUS
     cols = [_col(n, k, c, cs) for n, k, c in spec]
     if all_slaves:
         cols.append(ColumnDefinition41("Slave_heartbeat_period", T_DOUBLE, "", "", "", "",
                                        "def", 63, 10, NOT_NULL | BINARY, 3))
-        cols.append(string_col("Gtid_Slave_Pos", 0, cs, flags=NOT_NULL))
+        cols.append(string_col("Gtid_Slave_Pos", len(gtid_slave_pos), cs, flags=NOT_NULL))
     return Answer(cols, [])
