@@ -14,8 +14,11 @@ import pytest
 from binlogscope.cli.main import main
 from binlogscope.diagnose.redact import Redactor, redact_files
 from binlogscope.drivers.binlog_file import read_binlog_file
+from binlogscope.pipeline.filter import event_table
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.rows import RowsEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO.parent / "shared" / "fixtures" / "blackbeam__rust_mysql_common" / "test-data" / \
@@ -30,8 +33,9 @@ def _events(path: Path) -> list[tuple[DecodedEvent, Any]]:
     out = []
     for ev in read_binlog_file(path, record=False, ctx=ctx):
         body = ev.body
-        rows = getattr(body, "rows", None) if ev.error is None else None
-        tm = ctx.tables.get(getattr(body, "table_id", -1))
+        rows = body.rows if isinstance(body, RowsEvent) and ev.error is None else None
+        tm = ctx.tables.get(body.table_id) if isinstance(body, RowsEvent | TableMapEvent) \
+            else None
         cols = [(c.type, c.meta, c.nullable, c.unsigned, c.charset) for c in tm.columns] \
             if tm is not None else None
         out.append((ev, (rows, cols)))
@@ -98,14 +102,12 @@ def test_no_original_value_survives(src: Path, tmp_path: Path) -> None:
         data = data.replace(stand_in.encode(), b"\0" * len(stand_in.encode()))
     secrets: set[bytes] = set()
     for ev, (rows, _) in _events(src):
-        body = ev.body
-        for name in ("schema", "table"):
-            v = getattr(body, name, None)
-            if isinstance(v, str) and len(v) >= 4:
+        for v in event_table(ev):
+            if v is not None and len(v) >= 4:
                 secrets.add(v.encode())
-        for c in getattr(body, "columns", None) or []:
-            n = getattr(c, "name", None)
-            if isinstance(n, str) and len(n) >= 4:
+        for c in ev.body.columns if isinstance(ev.body, TableMapEvent) else []:
+            n = c.name
+            if n is not None and len(n) >= 4:
                 secrets.add(n.encode())
         for img in (rows or []):
             for part in (img.get("before"), img.get("after")):

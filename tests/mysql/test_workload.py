@@ -17,11 +17,15 @@ from typing import Any
 import pytest
 
 from binlogscope.wire.binlog.context import ColumnInfo, DecodeContext, TableMap
+from binlogscope.wire.binlog.control_events import AnnotateRowsEvent
 from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
+from binlogscope.wire.binlog.table_map import TableMapEvent
 from binlogscope.wire.binlog.types import ColumnType
 from binlogscope.wire.binlog.values import value_to_text
 from binlogscope.wire.node import check_tiling
+from tests.helpers import body_of
 from tests.mariadb_workload import OLD_TEMPORAL_TABLE, Expected, Workload
 
 pytestmark = pytest.mark.mysql
@@ -107,24 +111,12 @@ class Decoded:
     table_maps: dict[str, TableMap] = field(repr=False)
 
 
-def _annotate_sql(body: Any) -> str | None:
-    for name in ("query", "rows_query", "sql", "text"):
-        v = getattr(body, name, None)
-        if isinstance(v, str):
-            return v
-        if isinstance(v, bytes):
-            return v.decode("utf-8", "surrogateescape")
-    return None
+def _table_of(body: TableMapEvent | RowsEvent, ctx: DecodeContext) -> TableMap:
+    tm = body.table_map if isinstance(body, TableMapEvent) else None
+    return tm if tm is not None else ctx.tables[body.table_id]
 
 
-def _table_of(body: Any, ctx: DecodeContext) -> TableMap:
-    tm = getattr(body, "table_map", None) or getattr(body, "table", None)
-    if isinstance(tm, TableMap):
-        return tm
-    return ctx.tables[body.table_id]
-
-
-def _row_pairs(body: Any) -> list[tuple[dict[str, Any] | None, dict[str, Any] | None]]:
+def _row_pairs(body: RowsEvent) -> list[tuple[dict[str, Any] | None, dict[str, Any] | None]]:
     """(before, after) images of every row of a RowsEvent (``rows``: before/after dicts)."""
     out: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
     for row in body.rows:
@@ -149,24 +141,24 @@ def decode_files(files: list[Path], *, record: bool) -> Decoded:
                     events.append(ev)
                     name = ev.type_name
                     if name == "ANNOTATE_ROWS_EVENT":
-                        current = Statement(_annotate_sql(ev.body))
+                        current = Statement(body_of(ev, AnnotateRowsEvent).query)
                         statements.append(current)
                         continue
                     if name == "TABLE_MAP_EVENT" and ev.body is not None:
-                        tm = ev.body if isinstance(ev.body, TableMap) else _table_of(ev.body,
-                                                                                      dec.ctx)
+                        tm = _table_of(body_of(ev, TableMapEvent), dec.ctx)
                         if tm.schema == DB:
                             table_maps[tm.table] = tm
                         continue
                     kind = _kind(name)
                     if kind is None or ev.body is None:
                         continue
-                    tm = _table_of(ev.body, dec.ctx)
+                    rows = body_of(ev, RowsEvent)
+                    tm = _table_of(rows, dec.ctx)
                     if tm.schema != DB:
                         continue
                     assert current is not None, f"row event without ANNOTATE_ROWS at {ev.offset}"
                     current.tables[tm.table] = tm
-                    for before, after in _row_pairs(ev.body):
+                    for before, after in _row_pairs(rows):
                         current.changes.append(Change(kind, tm.table, before, after))
                 if not chunk:
                     break

@@ -32,6 +32,7 @@ from binlogscope.wire.binlog.control_events import (
     XidEvent,
     decode_packed_decimal,
 )
+from binlogscope.wire.binlog.payload_events import TransactionPayloadEvent
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType
 from tests.helpers import FIXTURES, body_of
 from tests.wire.event_builder import build_event, decode_one, event_at, fixture_events, of_type
@@ -371,7 +372,7 @@ def test_every_fixture_has_no_errors_in_non_row_events() -> None:
         events, dec = decode_bytes(read_all(path))
         assert dec.fatal is None, path
         for ev in events:
-            inner = list(getattr(ev.body, "events", None) or [])
+            inner = ev.body.events if isinstance(ev.body, TransactionPayloadEvent) else []
             for e in [ev, *inner]:
                 if e.type_name in _ROW_TYPES:
                     continue

@@ -43,8 +43,8 @@ def _norm(ev: DecodedEvent) -> tuple[Any, ...]:
     """Everything of the event; the body by its repr (dataclass fields; ``table_map`` holds
     compiled plans, which are per-run objects, and is left out of the repr)."""
     body = ev.body
-    extra = (getattr(body, "raw_rows", None), getattr(body, "decompressed", None),
-             getattr(body, "rows", None))
+    extra = ((body.raw_rows, body.decompressed, body.rows) if isinstance(body, RowsEvent)
+             else (None, None, None))
     return (ev.offset, ev.header, ev.checksum_ok, ev.checksum_stored, ev.checksum_computed,
             ev.error, ev.size, _node_key(ev.node), ev.raw, type(body).__name__, repr(body),
             extra)

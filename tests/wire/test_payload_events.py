@@ -11,6 +11,8 @@ from binlogscope.wire.binlog.control_events import RowsQueryEvent, XidEvent
 from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.binlog.payload_events import COMPRESSION_NONE, TransactionPayloadEvent
 from binlogscope.wire.binlog.query_event import QueryEvent
+from binlogscope.wire.binlog.rows import RowsEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
 from binlogscope.wire.binlog.types import ChecksumAlg, EventType
 from binlogscope.wire.node import check_tiling
 from tests.helpers import FIXTURES, body_of, decode_bytes, read_all
@@ -94,8 +96,7 @@ def test_inner_table_map_feeds_inner_rows_through_the_shared_context() -> None:
     ev = of_type(BB, "TRANSACTION_PAYLOAD_EVENT")[0]
     tm, rows = body_of(ev, TransactionPayloadEvent).events[1:3]
     assert rows.error is None
-    table_id = getattr(tm.body, "table_id", None)
-    assert table_id is not None and getattr(rows.body, "table_id", None) == table_id
+    assert body_of(rows, RowsEvent).table_id == body_of(tm, TableMapEvent).table_id
 
 
 def _inner(e: object) -> list[tuple[object, ...]]:

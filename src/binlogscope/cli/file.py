@@ -48,6 +48,7 @@ from binlogscope.render.json_out import LineWriter, binary_stream, dumps_line
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.sql_rows import row_lines
 from binlogscope.render.text import event_line, render_node
+from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.table_map import TableMapEvent
 
@@ -345,7 +346,7 @@ class _Maps:
         body = ev.body
         if self.on and isinstance(body, TableMapEvent):
             self.maps[body.table_id] = body
-        tid = getattr(body, "table_id", None) if self.on else None
+        tid = bodies.table_id(ev) if self.on else None
         return row_lines(body, self.maps.get(tid) if tid is not None else None)
 
 

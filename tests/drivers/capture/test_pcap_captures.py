@@ -18,6 +18,7 @@ import pytest
 from binlogscope.drivers.binlog_file import read_binlog_file
 from binlogscope.drivers.capture.pcap import read_capture
 from binlogscope.session.events import DecodeError, PacketDecoded
+from binlogscope.wire.binlog.control_events import RotateEvent
 from tests.ci_support import unavailable
 from tests.helpers import event_shape
 
@@ -101,8 +102,8 @@ def _stream_events(path: Path) -> list[tuple[int, bytes, dict[str, object]]]:
         bev = ev.binlog_event
         h = bev.header
         assert h is not None
-        name = getattr(bev.body, "next_log_name", None)
-        if isinstance(name, str) and name not in files:
+        name = bev.body.next_log_name if isinstance(bev.body, RotateEvent) else None
+        if name is not None and name not in files:
             files.append(name)
         if len(files) != 1:
             continue
