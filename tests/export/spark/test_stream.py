@@ -98,3 +98,22 @@ def test_the_sink_equals_the_binlog_across_files_and_restarts(
     rest = binlog_rows(spark, files, start, "st1").where(f"gtid IS NULL OR gtid != '{gtid1}'")
     assert row_tuples(g) == row_tuples(rest)
     assert len(row_tuples(rest)) == len(want) - 30
+
+
+def test_a_micro_batch_is_one_slice_per_binlog_file() -> None:
+    from binlogscope.export.spark.stream import make_offset, slices
+
+    logs = [("b.000001", 900), ("b.000002", 500), ("b.000003", 300), ("b.000004", 120)]
+    got = slices(make_offset("b.000001", 400, "0-1-5"), make_offset("b.000003", 200), logs)
+    assert [(s.index, s.file, s.pos, s.end_file, s.end_pos, s.gtid) for s in got] == [
+        (0, "b.000001", 400, "b.000001", 900, "0-1-5"), (1, "b.000002", 4, "b.000002", 500, None),
+        (2, "b.000003", 4, "b.000003", 200, None)]
+    # a start at a file's end: nothing to read there
+    got = slices(make_offset("b.000001", 900), make_offset("b.000002", 300), logs)
+    assert [(s.file, s.pos, s.end_pos) for s in got] == [("b.000002", 4, 300)]
+    # nothing new, or the files unknown (one slice: the same rows, one task)
+    assert slices(make_offset("b.000002", 300), make_offset("b.000002", 300), logs) == []
+    assert slices(make_offset("b.000003", 10), make_offset("b.000002", 300), logs) == []
+    one = slices(make_offset("b.000001", 400), make_offset("b.000003", 200), None)
+    assert [(s.file, s.pos, s.end_file, s.end_pos) for s in one] == [
+        ("b.000001", 400, "b.000003", 200)]
