@@ -6,10 +6,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from typing import IO, TextIO
+from typing import IO, Any, TextIO
 
-from binlogscope.pipeline.jobs import run_in_order
+from binlogscope.pipeline.jobs import run_in_order, usable_cores
 from binlogscope.render.escape import EscapingText
+from binlogscope.render.json_out import binary_stream
 
 PROG = "binlogscope"
 
@@ -28,6 +29,28 @@ def table_pattern(text: str | None, err: TextIO) -> re.Pattern[str] | None:
     except re.error as exc:
         print(f"{PROG}: error: --table: bad regular expression: {exc}", file=err)
         raise BadPatternError(str(exc)) from None
+
+
+def jobs_option(args: Any, command: str, err: TextIO) -> int | None:
+    """``--jobs`` (default: the usable cores); None, after one error line, below 1."""
+    jobs: int | None = getattr(args, "jobs", None)
+    if jobs is None:
+        jobs = usable_cores()
+    if jobs < 1:
+        print(f"{PROG}: {command}: --jobs must be at least 1", file=err)
+        return None
+    return jobs
+
+
+def spool_output(jobs: int, inputs: Sequence[str], out: TextIO) -> IO[bytes] | None:
+    """Where the ``--jobs`` workers' spools are copied (the output's binary stream) when the
+    inputs are run a process each: more than one job and input, none of them standard input
+    (``-``), an output that is no terminal; None: run them in this process."""
+    raw = binary_stream(out)
+    if jobs > 1 and len(inputs) > 1 and "-" not in inputs and raw is not None \
+            and not out.isatty():
+        return raw
+    return None
 
 
 #: a ``--jobs`` worker: (the output's encoding, its error handler, whether it escapes, the
@@ -64,4 +87,5 @@ def run_jobs_in_order(command: str, inputs: Sequence[str], job: SpoolJob, jobs: 
     return status
 
 
-__all__ = ["PROG", "BadPatternError", "SpoolJob", "run_jobs_in_order", "table_pattern"]
+__all__ = ["PROG", "BadPatternError", "SpoolJob", "jobs_option", "run_jobs_in_order",
+           "spool_output", "table_pattern"]

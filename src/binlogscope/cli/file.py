@@ -23,7 +23,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from binlogscope.cli.common import PROG, BadPatternError, run_jobs_in_order, table_pattern
+from binlogscope.cli.common import (
+    PROG,
+    BadPatternError,
+    jobs_option,
+    run_jobs_in_order,
+    spool_output,
+    table_pattern,
+)
 from binlogscope.cli.terminal import FILE_OUTPUTS, wants_tui
 from binlogscope.drivers.binlog_file import (
     STDIN_PATH,
@@ -33,7 +40,6 @@ from binlogscope.drivers.binlog_file import (
 )
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
-from binlogscope.pipeline.jobs import usable_cores
 from binlogscope.pipeline.select import (
     GtidWindow,
     MysqlGtidFilter,
@@ -44,7 +50,7 @@ from binlogscope.pipeline.select import (
     time_range,
 )
 from binlogscope.render.escape import EscapingText
-from binlogscope.render.json_out import LineWriter, binary_stream, dumps_line
+from binlogscope.render.json_out import LineWriter, dumps_line
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.sql_rows import row_lines
 from binlogscope.render.text import event_line, render_node
@@ -201,15 +207,11 @@ def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 2
     if times != (None, None) and STDIN_PATH not in args.paths and not args.summary:
         _skip_by_catalog(args, times, err)
-    jobs = getattr(args, "jobs", None)
+    jobs = jobs_option(args, "file", err)
     if jobs is None:
-        jobs = usable_cores()
-    if jobs < 1:
-        print(f"{PROG}: file: --jobs must be at least 1", file=err)
         return 2
-    raw = binary_stream(out)
-    if (jobs > 1 and len(args.paths) > 1 and STDIN_PATH not in args.paths and raw is not None
-            and not out.isatty()):
+    raw = spool_output(jobs, args.paths, out)
+    if raw is not None:
         return run_jobs_in_order("file", args.paths,
                                  functools.partial(_file_job, args, pattern, times), jobs,
                                  out, raw, err)

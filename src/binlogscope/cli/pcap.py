@@ -27,16 +27,22 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from binlogscope.cli.common import PROG, BadPatternError, run_jobs_in_order, table_pattern
+from binlogscope.cli.common import (
+    PROG,
+    BadPatternError,
+    jobs_option,
+    run_jobs_in_order,
+    spool_output,
+    table_pattern,
+)
 from binlogscope.cli.fault_report import link_reconnects
 from binlogscope.cli.pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
 from binlogscope.cli.terminal import PCAP_OUTPUTS, wants_tui
 from binlogscope.cli.type_names import event_type_names, unknown_types
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
-from binlogscope.pipeline.jobs import usable_cores
 from binlogscope.render.escape import EscapingText, unescaped
-from binlogscope.render.json_out import LineWriter, binary_stream, dumps_line
+from binlogscope.render.json_out import LineWriter, dumps_line
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
 from binlogscope.session.events import DecodeError, PacketDecoded
@@ -214,15 +220,11 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rc = _run_tui(args, err)
         if rc is not None:
             return rc
-    jobs = getattr(args, "jobs", None)
+    jobs = jobs_option(args, "pcap", err)
     if jobs is None:
-        jobs = usable_cores()
-    if jobs < 1:
-        print(f"{PROG}: pcap: --jobs must be at least 1", file=err)
         return 2
-    raw = binary_stream(out)
-    if (jobs > 1 and len(files) > 1 and "-" not in files and raw is not None
-            and not out.isatty()):
+    raw = spool_output(jobs, files, out)
+    if raw is not None:
         return run_jobs_in_order("pcap", files, functools.partial(_capture_job, args, flt),
                                  jobs, out, raw, err)
     status = 0
