@@ -8,14 +8,12 @@ of the charts (a log scale when counts spread widely)."""
 from __future__ import annotations
 
 import datetime as dt
-import io
 import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from binlogscope.cli.main import main
 from binlogscope.export.arrow import SCHEMA_VERSION
 from binlogscope.export.report_output import rate_series, scale_for
 from binlogscope.export.writer import DatasetWriter
@@ -154,17 +152,23 @@ def test_silences_are_listed_per_source_and_session(reports: dict[str, Any]) -> 
 
 
 @pytest.mark.spark
-def test_plots_of_the_reports(spark: Any, export: Path, tmp_path: Path) -> None:
-    out = io.StringIO()
-    assert main(["analyze", str(export), "--plots", str(tmp_path / "png"), "--reports",
-                 str(tmp_path / "rep")], out=out, err=io.StringIO()) == 0
-    text = out.getvalue()
+def test_plots_of_the_reports(reports: dict[str, Any], tmp_path: Path) -> None:
+    """What analyze prints and writes for these reports (the reports of the fixture: a second
+    Spark pass through the CLI is test_spark's test_cli_sql_reports_and_plots)."""
+    from binlogscope.export.report_output import format_report, write_plots, write_report
+
+    reps = list(reports.values())
+    text = "\n".join(line for r in reps for line in format_report(r))
     assert "== Largest transactions (top 20 by bytes)" in text
     assert "== Silences: stretches of more than 10 s without an event" in text
-    pngs = {p.name for p in (tmp_path / "png").iterdir()}
+    pngs = {p.name for p in write_plots(reps, tmp_path / "png")}
     assert {"largest_transactions.png", "largest_transactions_by_bytes.png",
             "events_per_second.png"} <= pngs
-    assert (tmp_path / "rep" / "largest_transactions_by_bytes.csv").exists()
+    assert "changes_per_table.png" not in pngs  # this export has no rows table: no chart
+    for p in (tmp_path / "png").iterdir():
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    written = write_report(reports["largest_transactions_by_bytes"], tmp_path / "rep")
+    assert (tmp_path / "rep" / "largest_transactions_by_bytes.csv") in written
 
 
 def test_the_rate_chart_draws_a_line_per_session() -> None:
