@@ -173,6 +173,7 @@ class LiveCapture:
         self._ended = False
         self._stopped = False
         self.frames = 0
+        self._not_decoded = 0
 
     def _spawn(self, fd: int, buffer_bytes: int, blocks: int) -> subprocess.Popen[bytes]:
         import binlogscope
@@ -246,10 +247,16 @@ class LiveCapture:
             if self._proc.stdin is not None:
                 self._proc.stdin.close()
 
+    def not_decoded(self, n: int) -> None:
+        """``n`` frames read (:meth:`read_batch`) that the caller ends without decoding (a
+        drain cut short): counted as captured but not decoded, not as decoded."""
+        self.frames -= n
+        self._not_decoded += n
+
     def stats(self) -> CaptureStats:
         """The counters so far (the capture process sends them four times a second)."""
         r = self._ring
-        left = 0 if self._ended else max(
+        left = self._not_decoded if self._ended else max(
             0, r.kernel_seen - r.kernel_dropped - r.buffer_dropped - self.frames)
         return CaptureStats(self.frames, r.kernel_seen, r.kernel_dropped, r.buffer_dropped,
                             r.buffer_peak, r.buffer_limit, left)
@@ -316,7 +323,14 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
         batch = capture.read_batch(wait)
         if batch is None:
             break
-        for data, ts in batch:
+        for k, (data, ts) in enumerate(batch):
+            if stopping and k and (
+                    (drain_until is not None and time.monotonic() > drain_until) or abort()):
+                # (the drain's bound holds inside a batch too: one frame after a TCP gap can
+                # take a long time - the resync scan - and a batch holds many)
+                capture.not_decoded(len(batch) - k)
+                done = True
+                break
             number += 1
             if write is not None:
                 write.write(data, ts)
