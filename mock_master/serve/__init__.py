@@ -5,6 +5,8 @@
 - ``connection.py`` - one client: handshake, authentication (mysql_native_password,
   caching_sha2_password with TLS or RSA), commands and queries; a dump is handed to
   :mod:`mock_master.dump`;
+- ``greeting.py`` - the HandshakeV10 a real server of the served flavor and version sends
+  (capabilities, character set, version string);
 - ``netio.py`` - the socket, TLS, compression and max_allowed_packet of a connection;
   ``compression.py`` - the compressed protocol's framing (sans-IO);
 - ``prepared.py`` - COM_STMT_* (prepared statements answered like COM_QUERY);

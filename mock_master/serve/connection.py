@@ -33,7 +33,6 @@ from binlogscope.wire.compressed import ZSTD, negotiated
 from binlogscope.wire.constants import (
     CapabilityFlag,
     Command,
-    MariaDbCapability,
     StatusFlag,
     command_name,
 )
@@ -45,7 +44,6 @@ from binlogscope.wire.handshake import (
     EofPacket,
     ErrPacket,
     HandshakeResponse41,
-    HandshakeV10,
     OkPacket,
     SslRequest,
 )
@@ -57,25 +55,12 @@ from mock_master.runlog import MAX_ITEMS, ClientLog, Closed, clip
 from mock_master.scenario.faults import Action
 from mock_master.scenario.scenarios import User
 from mock_master.serve.compression import ZSTD_SINCE, Compression
+from mock_master.serve.greeting import greeting_version, handshake_v10
 from mock_master.serve.host import ConnectionServer
 from mock_master.serve.netio import ClientIO
 from mock_master.serve.prepared import STMT_COMMANDS, PreparedStatements
 
 CAP = CapabilityFlag
-# what a real MariaDB 10.11 greeting advertises (compression left out: not spoken here)
-_MARIADB_CAPS = 0x81FFF7FE & ~int(CAP.CLIENT_COMPRESS)
-_MYSQL_CAPS = (0xFFFFFFFF & ~int(CAP.CLIENT_COMPRESS) & ~int(CAP.CLIENT_SSL)
-               & ~(1 << 26)  # CLIENT_ZSTD_COMPRESSION_ALGORITHM
-               & ~(1 << 25)  # CLIENT_OPTIONAL_RESULTSET_METADATA
-               & ~(1 << 27)  # CLIENT_QUERY_ATTRIBUTES
-               & ~(1 << 28)  # MULTI_FACTOR_AUTHENTICATION
-               & ~(1 << 29) & ~(1 << 30))  # 1 << 31 CLIENT_REMEMBER_OPTIONS: as MySQL 8
-#: CLIENT_SSL_VERIFY_SERVER_CERT: MySQL 8 offers it with TLS (captures 8.0.21-9.0)
-_MYSQL_TLS_CAPS = int(CAP.CLIENT_SSL) | (1 << 30)
-_MARIADB_EXT = int(MariaDbCapability.MARIADB_CLIENT_PROGRESS
-                   | MariaDbCapability.MARIADB_CLIENT_STMT_BULK_OPERATIONS
-                   | MariaDbCapability.MARIADB_CLIENT_EXTENDED_METADATA  # 0x1d as 10.11 says
-                   | MariaDbCapability.MARIADB_CLIENT_CACHE_METADATA)
 ER_ACCESS_DENIED = 1045
 ER_NOT_SUPPORTED_AUTH_MODE = 1251
 ER_SECURE_TRANSPORT_REQUIRED = 3159
@@ -166,16 +151,7 @@ class Connection(ClientIO):
     # ---------------------------------------------------------------- connection phase
     async def run(self) -> None:
         m = self.m
-        caps = _MARIADB_CAPS if m.flavor == "mariadb" else _MYSQL_CAPS
-        tls_caps = int(CAP.CLIENT_SSL) if m.flavor == "mariadb" else _MYSQL_TLS_CAPS
-        if m.ssl_context is None:
-            caps &= ~tls_caps
-        else:
-            caps |= tls_caps
-        version = m.version
-        if m.flavor == "mariadb" and not version.startswith("5.5.5-") \
-                and version.split(".")[0].isdigit() and int(version.split(".")[0]) >= 10:
-            version = "5.5.5-" + version
+        version = greeting_version(m.flavor, m.version)
         default_plugin = "mysql_native_password" if m.flavor == "mariadb" \
             else "caching_sha2_password"
         configured = m.variables.get("default_authentication_plugin")
@@ -185,10 +161,9 @@ class Connection(ClientIO):
         limit = m.limit("connect_timeout")
         try:
             async with asyncio.timeout(limit if limit > 0 else None):
-                greeting = bytearray(self.session.send(HandshakeV10(
-                    version, self.log.id, self.nonce, caps, _greeting_charset(m.flavor, version),
-                    int(StatusFlag.SERVER_STATUS_AUTOCOMMIT), default_plugin,
-                    _MARIADB_EXT if m.flavor == "mariadb" else 0)))
+                greeting = bytearray(self.session.send(handshake_v10(
+                    m.flavor, version, self.log.id, self.nonce,
+                    tls=m.ssl_context is not None, auth_plugin=default_plugin)))
                 # CLIENT_COMPRESS is offered as the server does; the session is not told (it
                 # would stop decoding): this connection inflates and deflates below it
                 low = 4 + 1 + len(version.encode()) + 1 + 4 + 8 + 1
@@ -605,10 +580,3 @@ class Connection(ClientIO):
             self.current_dump.ack_read()
         self.ack_event.set()
 
-
-def _greeting_charset(flavor: str, version: str) -> int:
-    """The greeting's character set: utf8mb4_general_ci (45) as MariaDB's; MySQL 8's
-    utf8mb4_0900_ai_ci (255; captures 8.0.21-9.0), latin1 (8) before 8.0."""
-    if flavor == "mariadb":
-        return 45
-    return 255 if version.split(".")[0].isdigit() and int(version.split(".")[0]) >= 8 else 8
