@@ -63,7 +63,9 @@ def _col(name: str, kind: str, n: int, cs: int) -> ColumnDefinition41:
 
 def mariadb_slave_status(all_slaves: bool, cs: int, gtid_slave_pos: str = "") -> Answer:
     """The empty answer of SHOW [ALL] SLAVE(S) STATUS (no replication is configured);
-    ``Gtid_Slave_Pos`` is sized by the server's ``@@gtid_slave_pos`` text, as MariaDB's."""
+    ``Gtid_Slave_Pos`` is sized by the replica GTID state (``@@gtid_slave_pos``'s text here;
+    0 on a real server that never replicated - on one that did, a size seen with an empty
+    ``@@gtid_slave_pos`` too: what exactly sizes it there was not found out)."""
     spec = (_ALL_FIRST + _SLAVE_STATUS + _ALL_LAST) if all_slaves else _SLAVE_STATUS
     cols = [_col(n, k, c, cs) for n, k, c in spec]
     if all_slaves:
