@@ -23,6 +23,7 @@ import io
 import re
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -36,6 +37,7 @@ from binlogscope.cli.common import (
     table_pattern,
 )
 from binlogscope.cli.fault_report import link_reconnects
+from binlogscope.cli.health import reconnects
 from binlogscope.cli.pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
 from binlogscope.cli.terminal import PCAP_OUTPUTS, wants_tui
 from binlogscope.cli.type_names import event_type_names, unknown_types
@@ -367,12 +369,12 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
                 lines.add_text("\n".join(text) + "\n")
             lines.close()
     except fatal as exc:
-        _print_summary(args, stats, out, capture_loss)
+        _print_summary(args, stats, out, capture_loss, flush_every is not None)
         print(f"{PROG}: error: {exc}", file=err)
         return 1
     except BrokenPipeError:
         return 0
-    _print_summary(args, stats, out, capture_loss)
+    _print_summary(args, stats, out, capture_loss, flush_every is not None)
     if not stats and args.summary:
         print(f"{PROG}: {name}: no MySQL connection found (server ports: "
               f"{', '.join(map(str, sorted(ports or {3306})))} and any port with a server "
@@ -389,11 +391,21 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
 
 
 def _print_summary(args: argparse.Namespace, stats: dict[int, FlowStats], out: TextIO,
-                   capture_loss: Callable[[], dict[str, Any]] | None = None) -> None:
+                   capture_loss: Callable[[], dict[str, Any]] | None = None,
+                   live: bool = False) -> None:
     if not args.summary:
         return
     lines = LineWriter(out)
     link_reconnects([(st.flow, st.fault_log, st.dump_words()) for st in stats.values()])
+    # the state at the end is judged at the capture's last time, or now for a live source
+    end = max((st.health.last_seen for st in stats.values()), default=0.0)
+    if live:
+        end = max(end, time.time())
+    again = reconnects([(st.flow.id, st.flow.client, st.flow.first_timestamp,
+                         st.dump is not None) for st in stats.values()])
+    for st in stats.values():
+        st.end_time = end
+        st.reconnect_of = again.get(st.flow.id)
     for st in stats.values():
         if args.json:
             lines.write(st.to_json())

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.cli.fault_report import FaultLog
+from binlogscope.cli.health import Health
 from binlogscope.session.events import (
     CompressedFrame,
     DecodeError,
@@ -101,12 +102,20 @@ class FlowStats:
     #: ``proxy``: errors its own fault actions made (shown, not counted as damage)
     injected: int = 0
     first_injected: str = ""
+    #: last event/GTID/ACK, heartbeat cadence, silences, the state at the end (cli/health.py)
+    health: Health = field(default_factory=Health)
+    #: the capture's last time (set before printing: the state at the end is judged there)
+    end_time: float = 0.0
+    #: the earlier flow this one reconnects (a dump from the same client host)
+    reconnect_of: int | None = None
 
     def add(self, item: SourceItem) -> None:
         ev = item.event
         frame, t = item.frame or 0, item.time or 0.0  # (a capture's items have both)
         if item.kind == "note" or self.fault_log.waiting():
             self.fault_log.add(item)
+            if self.health.closed_at is None and "closed the connection" in item.text:
+                self.health.closed_at = t
         if item.injected and isinstance(ev, DecodeError):
             self.injected += 1
             self.first_injected = self.first_injected or ev.message
@@ -135,6 +144,7 @@ class FlowStats:
             return
         if not isinstance(ev, PacketDecoded):
             return
+        self.health.packet(ev, t)
         d = ev.direction.value
         self.packets[d] += 1
         if d not in self._framed:
@@ -178,6 +188,8 @@ class FlowStats:
             if sent is None:  # file name unknown (joined mid-stream): match the position
                 k2 = next((k for k in self.awaiting if k[1] == value.binlog_pos), None)
                 sent = self.awaiting.pop(k2) if k2 is not None else None
+            self.health.ack(value.binlog_filename, value.binlog_pos, t,
+                            None if sent is None else t - sent[0])
             if sent is not None:
                 self.latencies.append(t - sent[0])
                 if sent[1] is not None and item.received is not None:
@@ -255,6 +267,9 @@ class FlowStats:
                     "skipped_bytes": f.skipped_bytes},
             "gaps": self.gaps[:MAX_GAPS_LISTED],
             "opaque_bytes": f.opaque_bytes,
+            "reconnect_of": self.reconnect_of,
+            "health": self.health.to_json(self.end_time or self.health.last_seen,
+                                          f.closed_by is not None),
         }
 
     def dump_words(self) -> str | None:
@@ -328,6 +343,12 @@ class FlowStats:
                 lines.append(f"{head}{what}, median {lat['median_ms']:.3f} ms, "
                              f"p99 {lat['p99_ms']:.3f} ms")
         lines.append(f"  heartbeats {self.heartbeats}")
+        if self.dump is not None:
+            lines.extend(self.health.lines(self.end_time or self.health.last_seen,
+                                           f.closed_by is not None))
+        if self.reconnect_of is not None:
+            lines.append(f"  reconnect of flow {self.reconnect_of} (the same client host "
+                         "dumped again)")
         first = self.first_server_error
         lines.append(f"  server    {self.server_errors} ERR packet(s)"
                      + (f" (first: {_err_text(first)})" if first else ""))

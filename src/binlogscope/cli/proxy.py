@@ -266,6 +266,12 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
         print(f"{PROG}: proxy: {exc}", file=err)
         return 1
     lower_decoder_priority()  # ... this one, the decoder, yields the CPU to it
+    # (set before the banner says it listens: a client's run and a Ctrl-C may follow at once,
+    # and Python's default handler would end the proxy with 130 and no summary)
+    fired: list[int] = []
+    # the first signal stops the proxy, with its summary (what was relayed is decoded for up
+    # to 3 s); the second ends that at the next whole output line; a third at once
+    previous = flag_on_signals(fired, on_first=restore_decoder_priority, raise_at=3)
     print(f"{PROG} proxy: listening on {listen[0]}:{port}, relaying to "
           f"{upstream[0]}:{upstream[1]} (Ctrl-C ends)", file=err, flush=True)
     if getattr(args, "tls_note", None):
@@ -274,10 +280,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
         print(args.tls_keylog_note, file=err, flush=True)
     for a in actions:
         print(f"{PROG} proxy: fault action {a.describe()}", file=err, flush=True)
-    fired: list[int] = []
-    # the first signal stops the proxy, with its summary (what was relayed is decoded for up
-    # to 3 s); the second ends that at the next whole output line; a third at once
-    previous = flag_on_signals(fired, on_first=restore_decoder_priority, raise_at=3)
     if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
         # a client gone mid-write must not end the proxy
         previous[signal.SIGPIPE] = signal.signal(signal.SIGPIPE, signal.SIG_IGN)

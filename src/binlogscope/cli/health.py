@@ -1,0 +1,169 @@
+"""The health of a replication connection from the wire, for ``--summary`` (``pcap``, ``sniff``,
+``proxy``): the last event, GTID and ACK; the heartbeat period the replica asked for, the
+cadence the heartbeats came at and the longest silence of the server; how the connection stood
+at the end (streaming, idle with heartbeats, or silent while heartbeats were due: stalled - or
+half-open, which the wire cannot tell apart: nothing arrives either way); the semi-sync ACK
+latency of each transaction; and reconnects (a later dump from the same client host).
+
+Fed the flow's decoded packets in order (:meth:`Health.packet`); all times are capture/arrival
+times.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from binlogscope.session.events import PacketDecoded, Peer
+from binlogscope.wire.binlog.types import is_heartbeat
+from binlogscope.wire.commands import ComQuery
+
+#: the replica's heartbeat request (MariaDB and MySQL: nanoseconds; MySQL 8.0.26+ source_)
+_PERIOD = re.compile(r"@(?:master|source)_heartbeat_period\s*=\s*(\d+)", re.I)
+#: per-transaction ACK latencies kept for the JSON (the count and the percentiles use all)
+MAX_ACKS_LISTED = 1000
+
+
+@dataclass
+class Health:
+    """What one flow's packets say about its health."""
+
+    period: float | None = None  # seconds between heartbeats the replica asked for (0: none)
+    dumping: bool = False
+    last_event: dict[str, Any] | None = None
+    last_gtid: dict[str, Any] | None = None
+    last_ack: dict[str, Any] | None = None
+    heartbeats: int = 0
+    _last_heartbeat: float | None = None
+    heartbeat_intervals: list[float] = field(default_factory=list)
+    _last_server: float | None = None  # the last server packet of the dump
+    longest_silence: float = 0.0  # the longest time without a server packet while dumping
+    longest_silence_at: float | None = None
+    last_seen: float = 0.0
+    closed_at: float | None = None  # the first close of the connection (either side)
+    #: (transaction GTID or None, log_pos acknowledged, seconds) per acknowledged event
+    acks: list[tuple[str | None, int, float]] = field(default_factory=list)
+    _gtid_at: dict[int, str | None] = field(default_factory=dict)  # log_pos -> its GTID
+
+    def packet(self, ev: PacketDecoded, t: float) -> None:
+        self.last_seen = max(self.last_seen, t)
+        if ev.direction is Peer.CLIENT:
+            v = ev.value
+            if type(v) is ComQuery:
+                m = _PERIOD.search(v.query)
+                if m:
+                    self.period = int(m.group(1)) / 1e9
+            elif ev.kind in ("com_binlog_dump", "com_binlog_dump_gtid"):
+                self.dumping = True
+                self._last_server = t
+            return
+        if not self.dumping:
+            return
+        if self._last_server is not None and t - self._last_server > self.longest_silence:
+            self.longest_silence = t - self._last_server
+            self.longest_silence_at = self._last_server
+        self._last_server = t
+        bev = ev.binlog_event
+        if bev is None or bev.header is None:
+            if ev.kind in ("eof", "err"):
+                self.dumping = False
+            return
+        h = bev.header
+        if is_heartbeat(h.type_code):
+            self.heartbeats += 1
+            if self._last_heartbeat is not None:
+                self.heartbeat_intervals.append(t - self._last_heartbeat)
+            self._last_heartbeat = t
+            return
+        self.last_event = {"type": bev.type_name, "binlog_file": bev.binlog_file,
+                           "log_pos": h.log_pos or None, "time": round(t, 6)}
+        if bev.trx_gtid is not None:
+            if self.last_gtid is None or self.last_gtid["gtid"] != bev.trx_gtid:
+                self.last_gtid = {"gtid": bev.trx_gtid, "time": round(t, 6)}
+            if ev.semi_sync is not None and ev.semi_sync.ack_requested and h.log_pos:
+                self._gtid_at[h.log_pos] = bev.trx_gtid
+
+    def ack(self, file: str, pos: int, t: float, latency: float | None) -> None:
+        self.last_seen = max(self.last_seen, t)
+        self.last_ack = {"binlog_file": file, "log_pos": pos, "time": round(t, 6)}
+        if latency is not None:
+            self.acks.append((self._gtid_at.pop(pos, None), pos, latency))
+
+    def state(self, end: float, closed: bool) -> str:
+        """How the connection stood at ``end`` (the capture's last time), or, when it was
+        closed, just before its close (a stall that ended in a close reads as one)."""
+        if closed:
+            if self.closed_at is None or self._last_server is None or not self.period:
+                return "closed"
+            before = self._assess(self.closed_at)
+            return "closed" if before.startswith("streaming") else f"closed; before: {before}"
+        if not self.dumping:
+            return "not dumping"
+        return self._assess(end)
+
+    def _assess(self, end: float) -> str:
+        quiet = end - (self._last_server or end)
+        if self.period:
+            if quiet > 2 * self.period:
+                return (f"stalled or half-open: no byte from the server for {quiet:.1f} s "
+                        f"while heartbeats are due every {self.period:g} s")
+            if self.last_event is None or (self._last_heartbeat or 0) > \
+                    float(self.last_event["time"]):
+                return f"idle (heartbeats every {self.period:g} s, last {quiet:.1f} s ago)"
+        return f"streaming (last server packet {quiet:.1f} s before the end)"
+
+    def cadence(self) -> dict[str, float] | None:
+        xs = sorted(self.heartbeat_intervals)
+        if not xs:
+            return None
+        return {"median_s": round(xs[len(xs) // 2], 6), "max_s": round(xs[-1], 6)}
+
+    def to_json(self, end: float, closed: bool) -> dict[str, Any]:
+        return {
+            "state": self.state(end, closed), "heartbeat_period_s": self.period,
+            "heartbeat_cadence": self.cadence(),
+            "longest_server_silence_s": round(self.longest_silence, 6),
+            "last_event": self.last_event, "last_gtid": self.last_gtid,
+            "last_ack": self.last_ack,
+            "ack_latency_per_transaction": [
+                {"gtid": g, "log_pos": p, "ms": round(s * 1000, 3)}
+                for g, p, s in self.acks[-MAX_ACKS_LISTED:]],
+        }
+
+    def lines(self, end: float, closed: bool) -> list[str]:
+        out = [f"  health    {self.state(end, closed)}"]
+        cad = self.cadence()
+        hb = (f"  heartbeat asked every {self.period:g} s" if self.period
+              else "  heartbeat none asked" if self.period == 0 else "  heartbeat period not seen")
+        if cad:
+            hb += f"; came every {cad['median_s']:.3f} s (median), longest {cad['max_s']:.3f} s"
+        if self.dumping or self.longest_silence:
+            hb += f"; longest server silence {self.longest_silence:.3f} s"
+        out.append(hb)
+        if self.last_event:
+            e = self.last_event
+            where = f"{e['binlog_file'] or '?'}:{e['log_pos']}" if e["log_pos"] else "?"
+            out.append(f"  last      event {e['type']} ending at {where}"
+                       + (f", GTID {self.last_gtid['gtid']}" if self.last_gtid else "")
+                       + (f", ACK {self.last_ack['binlog_file']}:{self.last_ack['log_pos']}"
+                          if self.last_ack else ""))
+        return out
+
+
+def reconnects(flows: list[tuple[int, str, float, bool]]) -> dict[int, int]:
+    """flow id -> the earlier flow it reconnects (a dumping flow from the same client host
+    after another dumping one); ``flows``: (id, client "host:port", first time, dumped)."""
+    out: dict[int, int] = {}
+    last: dict[str, int] = {}
+    for fid, client, _, dumped in sorted(flows, key=lambda f: f[2]):
+        if not dumped:
+            continue
+        host = client.rsplit(":", 1)[0]
+        if host in last:
+            out[fid] = last[host]
+        last[host] = fid
+    return out
+
+
+__all__ = ["MAX_ACKS_LISTED", "Health", "reconnects"]
