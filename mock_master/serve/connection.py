@@ -186,7 +186,8 @@ class Connection(ClientIO):
         if isinstance(v, SslRequest) or (p.kind == "ssl_request"):
             if self.m.ssl_context is None:
                 raise Closed("SSLRequest but TLS is not offered")
-            await self._start_tls()
+            async with self._read_lock:  # (its handshake reads the socket too)
+                await self._start_tls()
             p = await self.next_packet()
             v = p.value
         if not isinstance(v, HandshakeResponse41):
