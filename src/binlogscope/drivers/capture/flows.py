@@ -25,10 +25,13 @@ takes frames (:mod:`~binlogscope.drivers.capture.files`), finds their TCP segmen
 from __future__ import annotations
 
 import struct
-from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
+from binlogscope.drivers.capture.conns import Connection as _Conn
+from binlogscope.drivers.capture.conns import Direction as _Dir
+from binlogscope.drivers.capture.conns import FastKey as _FastKey
+from binlogscope.drivers.capture.conns import Key as _Key
+from binlogscope.drivers.capture.conns import frame_at_packet_start as _frame_at_packet_start
 from binlogscope.drivers.capture.files import Frame
 from binlogscope.drivers.capture.layers import (
     LINKTYPE_ETHERNET,
@@ -46,7 +49,6 @@ from binlogscope.drivers.capture.layers import (
 from binlogscope.drivers.capture.tcp_reassembly import (
     Chunk,
     Gap,
-    StreamReassembler,
 )
 from binlogscope.drivers.items import Flow, SourceItem
 from binlogscope.session import Session
@@ -61,7 +63,7 @@ from binlogscope.session.events import (
 )
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 from binlogscope.session.resync import find_packet_start, looks_like_greeting
-from binlogscope.wire.compressed import FRAME_HEADER_LEN, FrameError, find_frame_start, inflate
+from binlogscope.wire.compressed import FRAME_HEADER_LEN, find_frame_start, inflate
 
 DEFAULT_PORTS = frozenset({3306})
 
@@ -69,77 +71,6 @@ _U16 = struct.Struct("!H")
 _ETH_IPV4_BYTES = b"\x08\x00"
 
 
-@dataclass(slots=True)
-class _Dir:
-    """Per direction: reassembly, resync state and the offset -> frame map."""
-
-    peer: Peer
-    tcp: StreamReassembler
-    frames: deque[tuple[int, int, float]] = field(default_factory=deque)  # offset, frame, ts
-    syncing: bool = False
-    sync_buf: bytearray = field(default_factory=bytearray)
-    sync_base: int = 0  # stream offset of sync_buf[0]
-    skip: int = 0  # bytes to report as missing/skipped when sync is found
-    reason: str = ""
-    fin_pending: bool = False
-    gap_offset: int = 0  # where the gap being resynchronised after starts
-    gap_frame: int = 0
-    fed_end: int = 0  # stream offset after the last byte given to the session
-    #: compressed protocol: (plain-stream offset, wire offset) of the frames not yet passed
-    plain_map: deque[tuple[int, int]] = field(default_factory=deque)
-    last_packet_end: int = 0
-
-    def frame_at(self, offset: int) -> tuple[int, float]:
-        fr = self.frames
-        while len(fr) > 1 and fr[1][0] <= offset:
-            fr.popleft()
-        if not fr:
-            return 0, 0.0
-        return fr[0][1], fr[0][2]
-
-
-class _Conn:
-    def __init__(self, flow: Flow, record: bool, max_pending: int) -> None:
-        self.flow = flow
-        self.record = record
-        self.session: Session | None = None
-        self.client = _Dir(Peer.CLIENT, StreamReassembler(max_pending=max_pending))
-        self.server = _Dir(Peer.SERVER, StreamReassembler(max_pending=max_pending))
-        flow.client_stats = self.client.tcp.stats
-        flow.server_stats = self.server.tcp.stats
-        self.server_packets = 0
-        self.keys: tuple[_Key, ...] = ()
-        self.fast_keys: set[_FastKey] = set()  # CaptureReader._fast entries of this connection
-        #: an SSLRequest was seen: the client's next bytes say whether they are TLS
-        self.tls_probe = False
-
-
-_Key = tuple[bytes, int, bytes, int]
-#: IPv4 only: (source + destination address, source port << 16 | destination port)
-_FastKey = tuple[bytes, int]
-
-
-def _frame_at_packet_start(buf: bytes | bytearray, pos: int, algorithm: str,
-                           server: bool) -> int | None:
-    """The first whole frame from ``pos`` (a frame start) whose plain bytes begin with a
-    packet header (a frame may start inside a packet: the net layer writes its buffer when
-    full); None when none of the whole frames in ``buf`` does."""
-    i = pos
-    while len(buf) - i >= FRAME_HEADER_LEN:
-        n = buf[i] | buf[i + 1] << 8 | buf[i + 2] << 16
-        size = buf[i + 4] | buf[i + 5] << 8 | buf[i + 6] << 16
-        if len(buf) - i < FRAME_HEADER_LEN + n:
-            return None
-        body = bytes(buf[i + FRAME_HEADER_LEN:i + FRAME_HEADER_LEN + n])
-        try:
-            plain = inflate(algorithm, body, size) if size else body
-        except FrameError:
-            return None
-        if plain and (find_packet_start(plain, binlog=False)[0] == 0
-                      or (server and find_packet_start(plain, binlog=True)[0] == 0)):
-            return i
-        i += FRAME_HEADER_LEN + n
-    return None
 
 
 class CaptureReader:
