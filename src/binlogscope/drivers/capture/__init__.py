@@ -2,6 +2,7 @@
 
 ``files.py`` (pcap and pcapng records, gzip too) -> ``layers.py`` (link, IP, TCP headers) ->
 ``tcp_reassembly.py`` (one direction of one connection) -> ``flows.py`` (one OBSERVER session per
-MySQL connection; ``conns.py`` its per-connection state); ``pcap.py`` is the entry point. ``sniff.py`` and ``sniff_ring.py`` read an
-interface live (a TPACKET_V3 ring in its own process).
+MySQL connection; ``conns.py`` its per-connection state); ``pcap.py`` is the entry point.
+``sniff.py`` and ``sniff_ring.py`` read an interface live (a TPACKET_V3 ring in its own
+process).
 """

@@ -34,6 +34,7 @@ is handed on to the decoder as soon as it is read.
 from __future__ import annotations
 
 import ctypes
+import errno
 import logging
 import os
 import select
@@ -144,7 +145,7 @@ class LiveCapture:
             raise SniffError(f"capturing on {iface} needs root or the CAP_NET_RAW capability "
                              "(e.g. sudo setcap cap_net_raw+ep on the python binary)") from None
         except OSError as exc:
-            if exc.errno == 19:  # ENODEV
+            if exc.errno == errno.ENODEV:
                 raise SniffError(f"no such interface: {iface}") from None
             raise SniffError(f"cannot capture on {iface}: {exc.strerror or exc}") from None
         except (Scapy_Exception, ValueError) as exc:  # a bad filter; scapy: no such interface
