@@ -15,7 +15,13 @@ def add_redact_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                        "statements and names scrubbed; types, lengths, metadata and structure "
                        "kept; checksums recomputed) and BUNDLE/scenario.toml (a mock master "
                        "serving them).")
-    p.add_argument("sources", nargs="+", metavar="SOURCE", help="binlog files or directories")
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help="binlog files or directories, "
+                   "or one capture (pcap/pcapng) of a replication session: its dump's events")
+    p.add_argument("--port", type=int, action="append", default=[],
+                   help="a capture's MySQL server port(s) (default 3306 and any port with a "
+                   "server greeting)")
+    p.add_argument("--flow", type=int, metavar="N", help="a capture's flow N (default: the "
+                   "first that carries a dump; pcap --summary lists them)")
     p.add_argument("--out", required=True, metavar="BUNDLE", help="the bundle directory")
     p.add_argument("--until", metavar="FILE:POS", help="cut FILE after the event that ends at "
                    "or after POS (the slice up to the failing event; files after FILE are "
@@ -31,6 +37,8 @@ def cmd_redact(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if target.exists() and any(target.iterdir()):
         print(f"{PROG}: redact: {target} is not empty", file=err)
         return 2
+    if len(args.sources) == 1 and _is_capture(Path(args.sources[0])):
+        return _redact_capture(args, target, out, err)
     try:
         paths = binlog_paths(list(args.sources))
         until: dict[str, int] | None = None
@@ -57,6 +65,51 @@ def cmd_redact(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
           f"{c.get('rows', 0)} row image(s), {c.get('statements', 0)} statement(s), "
           f"{c.get('names', 0)} name(s); serve it with: {PROG} mock-master --scenario "
           f"{bundle.scenario}", file=out)
+    return 0
+
+
+def _is_capture(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError:
+        return False
+    return magic in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1",
+                     b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
+
+
+def _redact_capture(args: argparse.Namespace, target: Path, out: TextIO, err: TextIO) -> int:
+    """A capture's dump: its events scrubbed into binlog files, and the scenario."""
+    from binlogscope.diagnose.redact import RedactError
+    from binlogscope.diagnose.redact_capture import redact_capture
+    from binlogscope.drivers.capture.files import CaptureError
+
+    try:
+        until = None
+        if args.until:
+            name, sep, pos = args.until.rpartition(":")
+            if not sep or not pos.isdigit():
+                print(f"{PROG}: redact: --until expects FILE:POS", file=err)
+                return 2
+            until = (name, int(pos))
+        bundle = redact_capture(Path(args.sources[0]), target, ports=set(args.port) or None,
+                                flow=args.flow, until=until)
+    except (RedactError, CaptureError) as exc:
+        print(f"{PROG}: redact: {exc}", file=err)
+        return 1
+    except OSError as exc:
+        print(f"{PROG}: redact: {exc.strerror or exc}", file=err)
+        return 1
+    c = bundle.counts
+    for name in bundle.partial:
+        print(f"{PROG}: redact: the stream did not carry every event of {name} (the dump "
+              "began inside it, or the server left events out for this client, such as "
+              "ANNOTATE_ROWS): the bundle's file holds the events it carried, their log_pos as "
+              "the server wrote them, their offsets not", file=err)
+    print(f"{target}: {len(bundle.files)} file(s) from the capture's dump, {bundle.events} "
+          f"events; scrubbed {c.get('rows', 0)} row image(s), {c.get('statements', 0)} "
+          f"statement(s), {c.get('names', 0)} name(s); serve it with: {PROG} mock-master "
+          f"--scenario {bundle.scenario}", file=out)
     return 0
 
 

@@ -471,6 +471,13 @@ def redact_files(paths: list[Path], out: Path, *, until: dict[str, int] | None =
         if progress is not None:
             progress(f"{p} -> {target}")
     bundle.counts = dict(r.counts)
+    write_scenario(bundle, version)
+    return bundle
+
+
+def write_scenario(bundle: Bundle, version: str) -> None:
+    """``bundle.out/scenario.toml``: a mock master serving the bundle's binlog files."""
+    out = bundle.out
     flavor = "mariadb" if "mariadb" in version.lower() else "mysql"
     sc = out / "scenario.toml"
     files = ", ".join(json.dumps(f"binlog/{f.name}") for f in bundle.files)
@@ -482,7 +489,6 @@ def redact_files(paths: list[Path], out: Path, *, until: dict[str, int] | None =
         "[[users]]\nname = \"repl\"\npassword = \"replpass\"\n"
         f"[[sources]]\nbinlog = [{files}]\n")
     bundle.scenario = sc
-    return bundle
 
 
 __all__ = ["Bundle", "RedactError", "Redactor", "redact_event", "redact_files"]

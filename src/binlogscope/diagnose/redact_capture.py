@@ -1,0 +1,124 @@
+"""``binlogscope redact CAPTURE --capture``: a shareable reproducer from a capture (pcap/pcapng)
+of a replication session - the binlog events its dump carried, scrubbed as ``redact`` scrubs
+binlog files (:func:`.redact.redact_event`: row values, statements and names; types, lengths,
+metadata, headers and ``log_pos`` kept, CRC32 recomputed), written back as the binlog files
+they came from (a file per ROTATE), plus the mock-master scenario that serves them.
+
+The stream's own events only: the dump thread's made-up ones (the fake ROTATE, heartbeats) are
+in no file and are left out. A dump that began at position 4 gives each file as the server had
+it (every offset equals the source's); one that began later gives the FORMAT_DESCRIPTION and
+the events from there (their ``log_pos`` as the server wrote them, their offsets in the bundle's
+file not: said in :attr:`CaptureBundle.partial`); so does a stream the server left events out
+of (MariaDB sends ANNOTATE_ROWS only to replicas that ask for them). Secrets of the login
+never reach the bundle (only binlog events are written).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from binlogscope.diagnose.redact import Bundle, RedactError, Redactor, redact_event, write_scenario
+from binlogscope.drivers.capture.pcap import read_capture
+from binlogscope.session.events import PacketDecoded
+from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.control_events import FormatDescriptionEvent
+from binlogscope.wire.binlog.decode import decode_event
+from binlogscope.wire.binlog.header import BINLOG_MAGIC, is_artificial
+from binlogscope.wire.binlog.types import EventType as E
+from binlogscope.wire.binlog.types import is_heartbeat
+
+_FDE = int(E.FORMAT_DESCRIPTION_EVENT)
+_ROTATE = int(E.ROTATE_EVENT)
+
+
+@dataclass
+class CaptureBundle(Bundle):
+    #: files whose events are not all in the stream (the dump began inside the file, or the
+    #: server left events out for this client: MariaDB's ANNOTATE_ROWS to a replica that did
+    #: not ask for them): their events' offsets differ from their log_pos
+    partial: list[str] = field(default_factory=list)
+
+
+def redact_capture(path: Path, out: Path, *, ports: set[int] | None = None,
+                   flow: int | None = None, redactor: Redactor | None = None,
+                   until: tuple[str, int] | None = None) -> CaptureBundle:
+    """Scrub the binlog events of ``path``'s dump (the first flow that carries one, or flow
+    ``flow``) into ``out/binlog/`` and write ``out/scenario.toml``. ``until`` (file, position):
+    end the slice with the event of that file whose ``log_pos`` is at or after the position
+    (the failing event an error names)."""
+    r = redactor or Redactor()
+    bdir = out / "binlog"
+    bdir.mkdir(parents=True, exist_ok=True)
+    bundle = CaptureBundle(out, [])
+    ctx = DecodeContext()
+    version = ""
+    chosen: int | None = flow
+    name: str | None = None
+    buf = bytearray()
+    try:
+        for item in read_capture(str(path), ports):
+            ev = item.event
+            if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:
+                continue
+            if chosen is None:
+                chosen = item.flow.id
+            if item.flow.id != chosen:
+                continue
+            src = ev.binlog_event
+            h = src.header
+            if h is None or src.raw is None:
+                raise RedactError(f"frame {item.frame}: a damaged event ({src.error}); the "
+                                  "bundle is not written")
+            if is_heartbeat(h.type_code):
+                continue
+            if h.type_code == _ROTATE and is_artificial(h):
+                # (the session's reading: it knows the checksum before the FDE, from the
+                # replica's @master_binlog_checksum)
+                nxt = getattr(src.body, "next_log_name", None)
+                if nxt and nxt != name:
+                    _flush(bundle, bdir, name, buf)
+                    name, buf = str(nxt), bytearray(BINLOG_MAGIC)
+                continue
+            if name is None:
+                name, buf = src.binlog_file or "binlog.000001", bytearray(BINLOG_MAGIC)
+            dec = decode_event(src.raw, ctx, base=len(buf), record=True)
+            if h.type_code == _FDE:
+                body = dec.body
+                version = version or (body.server_version
+                                      if isinstance(body, FormatDescriptionEvent) else "")
+                if len(buf) > 4:  # (a dump's FDE of a file already begun: not twice)
+                    continue
+            elif h.log_pos and h.log_pos - h.event_size != len(buf) \
+                    and name not in bundle.partial:
+                bundle.partial.append(name)  # (events of the file are not in the stream)
+            buf += redact_event(r, dec, ctx)
+            bundle.events += 1
+            if until is not None and name == until[0] and h.log_pos >= until[1]:
+                break
+            if h.type_code == _ROTATE:  # a real ROTATE ends the file
+                _flush(bundle, bdir, name, buf)
+                name = getattr(src.body, "next_log_name", None)
+                buf = bytearray(BINLOG_MAGIC)
+        _flush(bundle, bdir, name, buf)
+    except BaseException:
+        for f in bundle.files:
+            f.unlink(missing_ok=True)  # nothing half-scrubbed is left behind
+        raise
+    if not bundle.files:
+        raise RedactError(f"{path}: no binlog event of a dump in the capture")
+    bundle.counts = dict(r.counts)
+    write_scenario(bundle, version)
+    return bundle
+
+
+def _flush(bundle: CaptureBundle, bdir: Path, name: str | None, buf: bytearray) -> None:
+    if name is None or len(buf) <= 4:
+        return
+    target = bdir / Path(name).name
+    target.write_bytes(bytes(buf))
+    if target not in bundle.files:
+        bundle.files.append(target)
+
+
+__all__ = ["CaptureBundle", "redact_capture"]
