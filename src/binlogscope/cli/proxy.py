@@ -99,6 +99,7 @@ def restore_decoder_priority() -> None:
 
 def add_proxy_parser(sub: Any) -> None:
     from binlogscope.drivers.proxy.faults import ACTIONS
+    from binlogscope.drivers.proxy.relay import DRAIN_SECONDS
 
     p = sub.add_parser(
         "proxy", help="relay a real client to a real server and decode both directions live",
@@ -123,9 +124,27 @@ def add_proxy_parser(sub: Any) -> None:
     p.add_argument("--scenario", metavar="FILE",
                    help="a TOML/YAML file whose [[actions]] apply (a mock master scenario works)")
     p.add_argument("--count", type=int, metavar="N", help="stop after N decoded packets")
+    p.add_argument("--drain", type=_drain_seconds, default=DRAIN_SECONDS, metavar="SECONDS",
+                   help="after Ctrl-C, keep decoding what was relayed for at most this long "
+                   f"(default {DRAIN_SECONDS:g}; 'all': until done; the decoder yields the CPU "
+                   "to the relay, so on a busy machine it can lag); what is not decoded by then "
+                   "is an error item per connection and the exit status is 1")
     _add_tls_options(p)
     add_capture_selection(p)
     add_packet_limit(p)
+
+
+def _drain_seconds(text: str) -> float | None:
+    """``--drain``: seconds (>= 0) or ``all`` (None: no limit)."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds or 'all'") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds >= 0 or 'all'")
+    return value
 
 
 def _add_tls_options(p: Any) -> None:
@@ -290,6 +309,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, listen: tuple[str, 
         else:
             rc = emit_capture(_tls_failures(proxy.batches(record=tree, stop=lambda: bool(fired),
                                                           count=args.count,
+                                                          drain=args.drain,
                                                           abort=lambda: len(fired) > 1), err),
                               args, flt, out, err, name=f"proxy {listen[0]}:{port}",
                               fatal=ProxyError, sigpipe_default=False, flush_every=0.1)

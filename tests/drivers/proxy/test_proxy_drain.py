@@ -74,3 +74,24 @@ def test_the_first_stop_drains_for_a_bounded_time(tmp_path: Path) -> None:
     cut = [i for i in items if i.kind == "error" and "had not caught up" in (i.text or "")]
     assert len(cut) == 1, [i.text for i in items if i.kind == "error"][:5]
     assert rec.stat().st_size > 60 << 20  # the recording is whole all the same
+
+
+def test_a_connection_the_decoder_never_reached_is_reported_at_the_cut() -> None:
+    """The decoder had not taken even the opening of a connection when the drain was cut (an
+    idle-class decoder on a busy machine): the connection is still in the output, its flow and
+    the cut - before, the output was empty and said nothing."""
+    lsock, served = _upstream(1 << 20)
+    proxy = ReplicationProxy(("127.0.0.1", 0), lsock.getsockname())
+    port = proxy.start()
+    got = 0
+    with socket.create_connection(("127.0.0.1", port)) as c:  # relayed, not yet decoded
+        while data := c.recv(1 << 20):
+            got += len(data)
+    assert got >= 1 << 20
+    items = [i for b in proxy.batches(stop=lambda: True, drain=0.0) for i in b]
+    proxy.stop()
+    served.join(10)
+    flows = [i for i in items if i.kind == "flow"]
+    cut = [i for i in items if i.kind == "error" and "had not caught up" in i.text]
+    assert len(flows) == 1 and len(cut) == 1, [(i.kind, i.text) for i in items]
+    assert cut[0].flow is flows[0].flow

@@ -203,6 +203,7 @@ class ReplicationProxy:
                     text = DRAIN_ABORTED if aborted else DRAIN_CUT.format(drain)
                     cut = [SourceItem("error", flow=c.flow, frame=frame, time=now, text=text)
                            for c in conns.values() if not c.skipped]
+                    cut += self._not_reached(relay, conns, frame, now, text, record)
                     if cut:
                         yield cut
                     relay.close(wait=RECORD_WAIT if self.config.record else 5)
@@ -292,6 +293,34 @@ class ReplicationProxy:
             self._decoding = False
             if relay.ended:
                 relay.close()
+
+    def _not_reached(self, relay: RelayProcess, conns: dict[int, _Conn], frame: int, now: float,
+                     text: str, record: bool) -> list[SourceItem]:
+        """At a cut drain: the connections the decoder had not even reached (opened while it
+        lagged) - each its flow item and the cut, so none is missing silently from the
+        output. The rest of the queue is read, not decoded (for at most a few seconds)."""
+        out: list[SourceItem] = []
+        until = time.monotonic() + 3.0
+        while time.monotonic() < until:
+            try:
+                msg = relay.next(0.05)
+            except RelayGoneError:
+                break
+            if msg is None:
+                break
+            cid, peer, _, _, extra, _ = msg
+            if peer is None and extra[0] in ("open", "refused") and cid not in conns:
+                items = self._opened(conns, cid, extra, frame + 1, now, record)
+                out += items
+                if extra[0] == "open":
+                    out.append(SourceItem("error", flow=items[0].flow, frame=frame, time=now,
+                                          text=text))
+        if time.monotonic() >= until:
+            out.append(SourceItem("error", frame=frame, time=now,
+                                  text="the proxy stopped with more relayed than it could list: "
+                                  "connections opened after this point may be missing from "
+                                  "this output (they were forwarded and recorded)"))
+        return out
 
     def _opened(self, conns: dict[int, _Conn], cid: int, extra: tuple[str, tuple[str, int], Any],
                 frame: int, ts: float, record: bool) -> list[SourceItem]:
