@@ -50,7 +50,9 @@ class SocketClock:
         """Use ``sock`` from now on (after TLS starts: no kernel times)."""
         self.kernel = False
         self._tx_pending = False
+        # (a socket-like object - a replay, a test double - reads with plain times)
         if not sys.platform.startswith("linux") or isinstance(sock, ssl.SSLSocket) \
+                or not isinstance(sock, socket.socket) \
                 or sock.family not in (socket.AF_INET, socket.AF_INET6):
             return
         try:
