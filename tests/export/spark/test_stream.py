@@ -117,3 +117,39 @@ def test_a_micro_batch_is_one_slice_per_binlog_file() -> None:
     one = slices(make_offset("b.000001", 400), make_offset("b.000003", 200), None)
     assert [(s.file, s.pos, s.end_file, s.end_pos) for s in one] == [
         ("b.000001", 400, "b.000003", 200)]
+
+
+@pytest.mark.mysql
+def test_a_slice_ends_at_its_file_end_when_the_fetcher_is_ahead(mariadb: Any) -> None:
+    """A slice's end is compared with the file of the event itself, not the live replica's
+    fetch position: the fetcher reads on (here: past the ROTATE into the next file) while the
+    consumer is still in the slice's file. (The comparison used the fetcher's file: the slice
+    ended at its first event and its rows were lost.)"""
+    import time as _time
+
+    from binlogscope.export.records import EventRecord, InputDone, ResumePoint
+    from binlogscope.export.sources import LiveRecordSource
+    from binlogscope.export.spark.stream_options import StreamOptions
+
+    db = mariadb
+    run_sql(db, "DROP TABLE IF EXISTS st2", "CREATE TABLE st2 (id INT PRIMARY KEY)")
+    name, pos = master_status(db)
+    for i in range(0, 100, 10):
+        run_sql(db, "INSERT INTO st2 VALUES " + ",".join(f"({j})" for j in range(i, i + 10)))
+    run_sql(db, "FLUSH BINARY LOGS", "INSERT INTO st2 VALUES (1000)")
+    size = next(int(r[1]) for r in run_sql(db, "SHOW BINARY LOGS") if r[0] == name)
+    opts = StreamOptions(host=db.host, port=db.port, user=db.repl_user, ssl_mode="DISABLED")
+    settings = opts.live_settings()
+    settings.conn.password = db.repl_password
+    src = LiveRecordSource(settings, until_position=f"{name}:{size}")
+    records = src.records(ResumePoint(0, None, {"log_file": name, "log_pos": pos, "skip": 0,
+                                                "gtid_set": None}))
+    first = next(records)
+    _time.sleep(2)  # the fetcher reads everything there is, into the next file
+    rest = [first, *records]
+    events = [r.event for r in rest if isinstance(r, EventRecord) and r.event.file_pos]
+    assert isinstance(rest[-1], InputDone) and rest[-1].error is None
+    assert sum(len(getattr(e.body, "rows", None) or []) for e in events) == 100
+    assert {e.binlog_file for e in events} == {name}
+    assert events[-1].file_pos is not None and events[-1].header is not None
+    assert events[-1].file_pos + events[-1].header.event_size == size
