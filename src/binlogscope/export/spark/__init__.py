@@ -1,4 +1,5 @@
-"""binlogscope on Spark: the ``binlog`` data source (:mod:`.datasource`), ``export --spark``
+"""binlogscope on Spark: the ``binlog`` data source (:mod:`.datasource`; its streaming reader
+from a live server, :mod:`.stream` with :mod:`.stream_options`), ``export --spark``
 (:mod:`.export`, its tasks :mod:`.tasks`) and ``analyze`` (:mod:`.analyze`).
 
 PySpark is imported only when one of them is used (``pip install 'binlogscope[spark]'``)."""
@@ -9,7 +10,8 @@ from typing import Any
 
 
 def register(spark: Any) -> None:
-    """Make ``spark.read.format("binlog")`` available in ``spark`` (a SparkSession).
+    """Make ``spark.read.format("binlog")`` and ``spark.readStream.format("binlog")`` available
+    in ``spark`` (a SparkSession); also ``binlogscope.spark.register``.
 
     Filter pushdown to Python data sources stays as the session has it (off by default): with
     it on, PySpark 4.3 keeps a DataFrame's reader after a filtered query, so a later query of
