@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -210,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         spark.stop()
     finally:
         mariadb_server.stop(tmp / "server")
+        shutil.rmtree(tmp, ignore_errors=True)
     n = a.rows
     print(json.dumps({
         "rows": n,
