@@ -414,7 +414,11 @@ class Answerer:
         statement renames them (``rename_fields_use_old_replica_source_terms``): Server_id,
         Master_id, Slave_UUID. MariaDB: Server_id, Host, Port, Master_id (compared with the
         real 10.11 in tests/mock_master/test_mm_show_replicas.py). The report password and
-        user (show_slave_auth_info) are not shown, as by default."""
+        user (show_slave_auth_info) are not shown, as by default. Which versions have which
+        statement: the MySQL 8.0 manual (SHOW REPLICAS / SHOW REPLICA STATUS aliases from
+        8.0.22) and the 8.4.0 release notes' "SQL statements removed" (SHOW SLAVE STATUS,
+        SHOW SLAVE HOSTS, SHOW MASTER STATUS, SHOW MASTER LOGS, ...: a syntax error there, as
+        users of 8.4 report for SHOW MASTER STATUS: near 'MASTER STATUS')."""
         ver = _version_tuple(str(self.variables["version"].value))
         if self.flavor == "mysql":
             if up == "SHOW REPLICA HOSTS":
