@@ -303,6 +303,27 @@ def write_plots(reports: list[Report], out_dir: str | Path) -> list[Path]:
         fig.autofmt_xdate()
         save(fig, "ddl_timeline")
 
+    for name, title, label in (
+            ("ack_latency_over_time", "Semi-sync ACK latency over time", "ms"),
+            ("replication_delay_over_time", "Replication delay over time", "s")):
+        rep = by.get(name)
+        if rep and rep.rows:  # (second, source, session, n, mean, max): a line per session
+            fig, ax = plt.subplots(figsize=(9, 4))
+            sessions: dict[tuple[Any, Any], list[tuple[Any, float, float]]] = {}
+            for r in rep.rows:
+                sessions.setdefault((r[1], r[2]), []).append((r[0], float(r[4]), float(r[5])))
+            for (src, sid), pts in list(sessions.items())[:8]:
+                tag = f"{Path(str(src)).name}#{sid}" if sid else Path(str(src)).name
+                ax.plot([p[0] for p in pts], [p[2] for p in pts], marker=".",
+                        label=f"{tag} max")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle="--",
+                        label=f"{tag} mean")
+            ax.set_ylabel(label)
+            ax.set_title(title)
+            ax.legend(fontsize="small")
+            fig.autofmt_xdate()
+            save(fig, name)
+
     for name, label in (("heartbeat_gaps", "gap (s)"),):
         rep = by.get(name)
         if rep and rep.rows:

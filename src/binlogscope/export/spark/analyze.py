@@ -411,6 +411,44 @@ WHERE q.ack_request AND q.direction = 'server'
     return rep
 
 
+#: the ACK-requested event -> its ACK, per acknowledged event (what report_ack_latency reads)
+_ACK_PAIRS = """
+SELECT q.source, q.session_id, q.time AS t,
+       (unix_micros(a.time) - unix_micros(q.time)) / 1000.0 AS ms
+FROM packets q JOIN packets a
+  ON q.session_id = a.session_id AND q.log_pos = a.log_pos
+     AND q.source <=> a.source
+     AND coalesce(q.binlog_file, '') = coalesce(a.binlog_file, '')
+WHERE q.ack_request AND q.direction = 'server'
+  AND upper(a.kind) = 'SEMI_SYNC_ACK' AND a.direction = 'client' AND a.time >= q.time"""
+
+
+def report_ack_latency_over_time(spark: Any) -> Report:
+    """The semi-sync ACK latency per second of capture time, per session (its mean, its
+    largest and how many ACKs): what ``--plots`` draws over time (issue 29: the health of a
+    session, from the wire)."""
+    df = spark.sql(f"""
+SELECT date_trunc('second', t) AS second, source, session_id, count(*) AS acks,
+       avg(ms) AS mean_ms, max(ms) AS max_ms
+FROM ({_ACK_PAIRS}) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3""")
+    return _collect("ack_latency_over_time", "Semi-sync ACK latency over time (ms, per second "
+                    "of capture time and session)", df)
+
+
+def report_delay_over_time(spark: Any) -> Report:
+    """How far behind the stream ran, per second of capture time and session: capture time
+    minus the event's header time (mean and largest) - the lag a replica or CDC consumer had."""
+    df = spark.sql("""
+SELECT date_trunc('second', capture_time) AS second, source, session_id, count(*) AS events,
+       avg((unix_micros(capture_time) - unix_micros(timestamp)) / 1e6) AS mean_s,
+       max((unix_micros(capture_time) - unix_micros(timestamp)) / 1e6) AS max_s
+FROM events
+WHERE capture_time IS NOT NULL AND timestamp > TIMESTAMP '1970-01-01 00:00:00'
+GROUP BY 1, 2, 3 ORDER BY 1, 2, 3""")
+    return _collect("replication_delay_over_time", "Replication delay over time (s: capture "
+                    "time - event timestamp, per second and session)", df)
+
+
 def report_replication_delay(spark: Any, file_only: bool) -> Report:
     delay = """
 SELECT source, session_id, (unix_micros(capture_time) - unix_micros(timestamp)) / 1e6 AS v
@@ -497,6 +535,8 @@ def run_reports(spark: Any, limit: int = 20) -> list[Report]:
         report_heartbeat_gaps(spark, file_only),
         report_ack_latency(spark, file_only),
         report_replication_delay(spark, file_only),
+        report_ack_latency_over_time(spark),
+        report_delay_over_time(spark),
         report_ddl_timeline(spark),
     ]
 
