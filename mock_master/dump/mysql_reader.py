@@ -68,10 +68,16 @@ class MidRead:
 
 
 def read_from(data: bytes, pos: int, offsets: list[int], last_pos: int, *,
-              active: bool) -> MidRead:
+              active: bool, mariadb: bool = False) -> MidRead:
     """Read ``data`` (the whole file, magic included) from ``pos`` as the sender does until it
     lands on a real event (``offsets``), fails, or reaches the end; ``last_pos`` is where the
-    FORMAT_DESCRIPTION ended; ``active``: the file is the binlog being written (the last)."""
+    FORMAT_DESCRIPTION ended; ``active``: the file is the binlog being written (the last).
+
+    ``mariadb``: MariaDB's sender (sql/sql_repl.cc, its Log_event::read_log_event; measured
+    against 10.11, tests/mock_master/test_mm_mid_event_mariadb.py) reads the same way but words
+    the coordinates otherwise: the last event read is where the failing read started and the
+    last byte read is 19 bytes on (its header), for a bogus length and a body cut short
+    alike."""
     index_of = {o: i for i, o in enumerate(offsets)}
     out = MidRead(last_pos=last_pos, position=pos)
     p = pos
@@ -90,18 +96,25 @@ def read_from(data: bytes, pos: int, offsets: list[int], last_pos: int, *,
         n = int.from_bytes(data[p + 9:p + 13], "little")
         if n < HEADER:
             out.error, out.position = BOGUS, p + HEADER
-            return out
+            return _maria(out, p, mariadb)
         if n > MAX_EVENT:
             out.error, out.position = TOO_LARGE, p + HEADER
-            return out
+            return _maria(out, p, mariadb)
         if n - HEADER > left - HEADER:
-            if left == HEADER:  # the body read returns nothing: READ_EOF
+            if left == HEADER and not mariadb:  # the body read returns nothing: READ_EOF
                 return _eof(out, p + HEADER, active)
             out.error, out.position = TRUNC, size
-            return out
+            return _maria(out, p, mariadb)
         out.sent.append(data[p:p + n])
         p += n
         out.last_pos = out.position = p
+
+
+def _maria(out: MidRead, p: int, mariadb: bool) -> MidRead:
+    """MariaDB's coordinates of a failed read at ``p`` (see :func:`read_from`)."""
+    if mariadb:
+        out.last_pos, out.position = p, p + HEADER
+    return out
 
 
 def _eof(out: MidRead, position: int, active: bool) -> MidRead:

@@ -145,8 +145,9 @@ def _next_event(stream: EventStream, fi: int, pos: int) -> int:
 
 def _event_at(stream: EventStream, fi: int, name: str, pos: int, flavor: str,
               version: tuple[int, int, int]) -> int | None:
-    """The index of the event at ``pos``; None for MySQL when ``pos`` is inside an event (its
-    sender reads from there: mysql_reader); MariaDB refuses with "impossible position"."""
+    """The index of the event at ``pos``; None when ``pos`` is inside an event (both senders
+    read from there: mysql_reader); past the file's end MySQL refuses with "position > file
+    size" and MariaDB with "impossible position" (measured against 10.11)."""
     if flavor == "mysql":
         _below_4(pos, version)
     if flavor == "mysql" and pos > stream.files[fi].size:
@@ -155,8 +156,8 @@ def _event_at(stream: EventStream, fi: int, name: str, pos: int, flavor: str,
         raise StartError(f"Client requested {_who(version)} to start replication from "
                          "position > file size")
     idx = stream.files[fi].index_at(pos) if pos > 4 else 0
-    if idx is None and flavor == "mysql" and pos >= 4:
-        return None
+    if idx is None and (flavor == "mysql" or pos <= stream.files[fi].size) and pos >= 4:
+        return None  # inside an event: the sender reads from there (mysql_reader)
     if idx is None:
         raise StartError(
             f"Client requested master to start replication from impossible position; the "

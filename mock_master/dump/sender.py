@@ -291,7 +291,8 @@ class Dump(EventEmitter):
         data = f.file_bytes()
         fd_end = 4 + (len(f.fde) if f.fde is not None else 0)
         got = read_from(data, pos, list(f.offsets), fd_end,
-                        active=fi == len(self.m.stream.files) - 1)
+                        active=fi == len(self.m.stream.files) - 1,
+                        mariadb=self.m.flavor == "mariadb")
         for ev in got.sent:
             self.send_event(ev)
         if got.sent:
