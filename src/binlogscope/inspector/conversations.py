@@ -15,9 +15,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from binlogscope.inspector.source import RowSource, format_time
+from binlogscope.inspector.source import Row, RowSource, format_time
 
 _ENDPOINTS = re.compile(r"^flow \d+: (\S+ -> \S+)")
+#: the replica's heartbeat request (nanoseconds), as its COM_QUERY row shows it
+_PERIOD = re.compile(r"@(?:master|source)_heartbeat_period\s*=\s*(\d+)", re.I)
 
 
 @dataclass
@@ -40,6 +42,17 @@ class Conversation:
     err_packets: int = 0
     decode_errors: int = 0
     dump: str = ""
+    # the health of a dump (as pcap --summary's): last event, GTID and ACK, heartbeats
+    period: float | None = None  # seconds between heartbeats the replica asked for
+    last_event: str = ""
+    last_gtid: str = ""
+    last_ack: str = ""
+    heartbeat_gaps: list[float] = field(default_factory=list)
+    last_heartbeat: float | None = None
+    last_server: float | None = None  # the dump's last server row
+    longest_silence: float = 0.0
+    end: float | None = None  # the source's last time (the state at the end is judged there)
+    closed: bool = False
 
     def lines(self) -> list[str]:
         """The entry as text lines (the first is its title)."""
@@ -77,6 +90,33 @@ class Conversation:
         if self.err_packets or self.decode_errors:
             out.append(f"  errors    {self.err_packets} ERR packet(s), "
                        f"{self.decode_errors} decode error(s)")
+        if self.dump:
+            out.extend(self.health_lines())
+        return out
+
+    def health_lines(self) -> list[str]:
+        """The dump's health: the state at the end, heartbeats, the last event/GTID/ACK."""
+        quiet = (self.end or 0.0) - (self.last_server or self.end or 0.0)
+        if self.closed:
+            state = "closed"
+        elif self.period and quiet > 2 * self.period:
+            state = (f"stalled or half-open: no byte from the server for {quiet:.1f} s while "
+                     f"heartbeats are due every {self.period:g} s")
+        elif self.period and (self.last_heartbeat or 0) >= (self.last_server or 0):
+            state = f"idle (heartbeats every {self.period:g} s)"
+        else:
+            state = f"streaming (last server packet {quiet:.1f} s before the end)"
+        hb = (f"  heartbeat asked every {self.period:g} s" if self.period
+              else "  heartbeat period not seen")
+        gaps = sorted(self.heartbeat_gaps)
+        if gaps:
+            hb += f"; came every {gaps[len(gaps) // 2]:.3f} s (median), longest {gaps[-1]:.3f} s"
+        hb += f"; longest server silence {self.longest_silence:.3f} s"
+        out = [f"  health    {state}", hb]
+        if self.last_event:
+            out.append(f"  last      event {self.last_event}"
+                       + (f", GTID {self.last_gtid}" if self.last_gtid else "")
+                       + (f", ACK {self.last_ack}" if self.last_ack else ""))
         return out
 
 
@@ -106,6 +146,8 @@ def conversations(source: RowSource) -> list[Conversation]:
                 conv.title = m.group(1)
         if row.event_type.startswith("COM_BINLOG_DUMP") and not conv.dump:
             conv.dump = f"{row.event_type} {row.summary}".strip()
+            conv.last_server = row.time
+        _health(conv, row)
         if row.direction is not None and row.kind not in ("note", "step"):
             conv.packets[row.direction] += 1
             conv.bytes[row.direction] += row.length + 4
@@ -134,7 +176,42 @@ def conversations(source: RowSource) -> list[Conversation]:
             asked_at = pending.pop((row.flow, int(pos)), None) if pos.isdigit() else None
             if asked_at is not None and row.time is not None:
                 conv.latencies.append(row.time - asked_at)
+    end = max((c.last_time for c in convs.values() if c.last_time is not None), default=None)
+    if getattr(source, "live", False):
+        import time
+
+        end = max(end or 0.0, time.time())
+    for c in convs.values():
+        c.end = end
     return list(convs.values())
+
+
+def _health(conv: Conversation, row: Row) -> None:
+    """Feed one row to its conversation's health (packet streams)."""
+    if row.direction == "->" and row.event_type == "COM_QUERY":
+        m = _PERIOD.search(row.summary)
+        if m:
+            conv.period = int(m.group(1)) / 1e9
+        return
+    if row.kind == "note" and "closed the connection" in row.summary:
+        conv.closed = True
+        return
+    if row.direction != "<-" or not conv.dump or row.time is None:
+        if row.semi_sync and row.semi_sync.startswith("ACK ") and row.direction == "->":
+            conv.last_ack = row.semi_sync[4:]
+        return
+    if conv.last_server is not None:
+        conv.longest_silence = max(conv.longest_silence, row.time - conv.last_server)
+    conv.last_server = row.time
+    if row.kind == "heartbeat":
+        if conv.last_heartbeat is not None:
+            conv.heartbeat_gaps.append(row.time - conv.last_heartbeat)
+        conv.last_heartbeat = row.time
+    elif row.log_pos:
+        conv.last_event = (f"{row.event_type} ending at "
+                           f"{row.binlog_file + ':' if row.binlog_file else ''}{row.log_pos}")
+        if row.gtid:
+            conv.last_gtid = row.gtid
 
 
 __all__ = ["Conversation", "conversations"]
