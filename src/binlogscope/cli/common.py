@@ -1,15 +1,18 @@
 """What the subcommands' modules share: the program name, the ``--table`` pattern and the
-``--jobs`` loop of the commands that print per input (``file``, ``pcap``)."""
+``--jobs`` loop of the commands that print per input (``file``, ``pcap``), and how a quoted
+glob among the inputs is expanded (``file``, ``export``)."""
 
 from __future__ import annotations
 
 import functools
+import glob
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import IO, Any, TextIO
 
 from binlogscope.pipeline.jobs import run_in_order, usable_cores
-from binlogscope.render.escape import EscapingText
+from binlogscope.render.escape import EscapingText, escape_controls
 from binlogscope.render.json_out import binary_stream
 
 PROG = "binlogscope"
@@ -89,3 +92,48 @@ def run_jobs_in_order(command: str, inputs: Sequence[str], job: SpoolJob, jobs: 
 
 __all__ = ["PROG", "BadPatternError", "SpoolJob", "jobs_option", "run_jobs_in_order",
            "spool_output", "table_pattern"]
+
+
+def expand_globs(paths: Sequence[str], command: str, err: TextIO) -> list[str] | None:
+    """The inputs with each quoted glob (``'mysql-bin.0*'``) replaced by its matches in name
+    order, as the shell would have done (and as ``export --spark`` does): a path that exists
+    or has no glob character stays as given (a missing one is reported by its reader), a
+    glob's match that is the server's binlog index file is left out with a note
+    (:func:`skip_index_files`). A glob that matches nothing (or only the index file) is one
+    error line and None (the caller exits non-zero)."""
+    out: list[str] = []
+    for raw in paths:
+        if raw == "-" or not glob.has_magic(raw) or Path(raw).exists():
+            out.append(raw)
+            continue
+        matches = sorted(glob.glob(raw))
+        kept = skip_index_files(matches, command, err)
+        if not kept:
+            what = "only the binlog index file" if matches else "no file"
+            print(f"{PROG}: {command}: {escape_controls(raw)}: the glob matches {what}",
+                  file=err)
+            return None
+        out += kept
+    return out
+
+
+def skip_index_files(sources: Sequence[str], command: str, err: TextIO) -> list[str]:
+    """A datadir glob (``mysql-bin.*``) names the server's binlog index file too: a text list of
+    the binlog files, not one of them. Such a file (``.index`` name, no binlog magic) is left
+    out with a note instead of failing the command; anything else is kept and judged as
+    input."""
+    kept = []
+    for s in sources:
+        path = Path(s)
+        if path.suffix == ".index" and path.is_file():
+            try:
+                with path.open("rb") as fh:
+                    head = fh.read(4)
+            except OSError:
+                head = b""
+            if head != b"\xfebin":
+                print(f"{PROG}: {command}: {escape_controls(s)}: left out - a binlog index "
+                      "file (the list of the binlog files), not a binlog", file=err)
+                continue
+        kept.append(s)
+    return kept

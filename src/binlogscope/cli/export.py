@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from binlogscope.cli.common import PROG
+from binlogscope.cli.common import PROG, expand_globs, skip_index_files
 from binlogscope.cli.live import COUNT_HELP, add_live_connection_options
 from binlogscope.cli.signals import flag_on_signals, restore_signals, stop_on_signals
 
@@ -68,7 +68,10 @@ def stream_source(args: argparse.Namespace, err: TextIO) -> Any:
             if not args.sources:
                 print(f"{PROG}: export: --pcap needs a capture file", file=err)
                 return 2
-            return PcapRecordSource(list(args.sources), args.port or None)
+            captures = expand_globs(args.sources, "export", err)
+            if captures is None:
+                return 2
+            return PcapRecordSource(captures, args.port or None)
         settings = live_settings(args, err)
         if settings is None:
             return 2
@@ -93,7 +96,9 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if isinstance(source, int):
             return source
         return run_export_command(args, source, out, err)
-    sources = list(args.sources)
+    sources = expand_globs(args.sources, "export", err)  # (a quoted glob, as --spark takes)
+    if sources is None:
+        return 2
     if not sources and args.resume:
         from binlogscope.export.arrow import read_state
 
@@ -119,7 +124,7 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"{PROG}: export: no SOURCE given", file=err)
         return 2
     if not args.resume:
-        sources = skip_index_files(sources, err)
+        sources = skip_index_files(sources, "export", err)
         if not sources:
             print(f"{PROG}: export: no binlog file among the SOURCEs (only index files)",
                   file=err)
@@ -130,27 +135,6 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"{PROG}: export: {exc}", file=err)
         return 1
     return run_export_command(args, source, out, err)
-
-
-def skip_index_files(sources: list[str], err: TextIO) -> list[str]:
-    """A datadir glob (``mysql-bin.*``) names the server's binlog index file too: a text list of
-    the binlog files, not one of them. Such a file (``.index`` name, no binlog magic) is left
-    out with a note instead of failing the export; anything else is kept and judged as input."""
-    kept = []
-    for s in sources:
-        path = Path(s)
-        if path.suffix == ".index" and path.is_file():
-            try:
-                with path.open("rb") as fh:
-                    head = fh.read(4)
-            except OSError:
-                head = b""
-            if head != b"\xfebin":
-                print(f"{PROG}: export: {s}: left out - a binlog index file (the list of the "
-                      "binlog files), not a binlog", file=err)
-                continue
-        kept.append(s)
-    return kept
 
 
 def _jobs(args: argparse.Namespace, source: Any) -> int:

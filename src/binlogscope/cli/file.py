@@ -26,6 +26,7 @@ from typing import Any, TextIO, cast
 from binlogscope.cli.common import (
     PROG,
     BadPatternError,
+    expand_globs,
     jobs_option,
     run_jobs_in_order,
     spool_output,
@@ -144,6 +145,10 @@ def file_args(paths: list[str], **kw: Any) -> argparse.Namespace:
 
 
 def cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    paths = expand_globs(args.paths, "file", err)  # a quoted glob, as export takes
+    if paths is None:
+        return 2
+    args.paths = paths
     # GTID lists apart from byte positions (the reader takes the byte ones)
     args.start_gtids = args.start_position if isinstance(args.start_position, dict) else None
     args.stop_gtids = args.stop_position if isinstance(args.stop_position, dict) else None
