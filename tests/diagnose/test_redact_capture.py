@@ -107,3 +107,48 @@ def test_until_cuts_the_slice_at_the_failing_event(tmp_path: Path) -> None:
                 out=out, err=io.StringIO()) == 0, out.getvalue()
     got = _shape(tmp_path / "b" / "binlog" / "mysql-bin.000004")
     assert got[-1][3] == 1341 and got == _shape(CAPTURES / "pcap-semisync.binlog")[:len(got)]
+
+
+def _wire_events(path: Path, port: int) -> list[tuple[str, int, int, bool | None, float]]:
+    """(type, size, log_pos, ACK asked, time) of each binlog event packet of the first dump."""
+    from binlogscope.drivers.capture.pcap import read_capture
+    from binlogscope.session.events import PacketDecoded
+
+    out = []
+    flow = None
+    for item in read_capture(str(path), {port}):
+        ev = item.event
+        if isinstance(ev, PacketDecoded) and ev.binlog_event is not None:
+            flow = flow or item.flow.id
+            h = ev.binlog_event.header
+            if item.flow.id == flow and h is not None:
+                out.append((ev.binlog_event.type_name, h.event_size, h.log_pos,
+                            None if ev.semi_sync is None else ev.semi_sync.ack_requested,
+                            round(item.time or 0.0, 6)))
+    return out
+
+
+def test_the_scrubbed_capture_is_the_dump_packet_for_packet(tmp_path: Path) -> None:
+    r = Redactor(key=b"binlogscope-test-key")
+    src = CAPTURES / "pcap-semisync.pcap"
+    bundle = redact_capture(src, tmp_path / "b", ports={39041}, redactor=r)
+    assert bundle.capture is not None
+    assert _wire_events(bundle.capture, 39041) == _wire_events(src, 39041)
+    summary = io.StringIO()
+    main(["pcap", "--summary", "--port", "39041", str(bundle.capture)], out=summary,
+         err=io.StringIO())
+    orig = io.StringIO()
+    main(["pcap", "--summary", "--port", "39041", str(src)], out=orig, err=io.StringIO())
+    lat = next(x for x in orig.getvalue().splitlines() if x.startswith("  semi-sync"))
+    assert lat in summary.getvalue()  # the same ACKs, the same latencies
+    data = bundle.capture.read_bytes()
+    assert b"127.0.0.1" not in data and b"orders_semi" not in data
+    binlog_data = bundle.files[0].read_bytes()
+    for stand_in in sorted(r.names.values(), key=len, reverse=True):
+        data = data.replace(stand_in.encode(), b"\0" * len(stand_in.encode()))
+    secrets = {s.encode() for _, (rows, _) in _events(CAPTURES / "pcap-semisync.binlog")
+               for img in rows or [] for part in (img.get("before"), img.get("after"))
+               for v in (part or {}).values() for s in ([v] if isinstance(v, str) else [])
+               if len(s.strip()) >= 4}
+    assert secrets and not [s for s in secrets if s in data]
+    assert binlog_data[:4] == b"\xfebin"

@@ -20,13 +20,15 @@ from pathlib import Path
 
 from binlogscope.diagnose.redact import Bundle, RedactError, Redactor, redact_event, write_scenario
 from binlogscope.drivers.capture.pcap import read_capture
-from binlogscope.session.events import PacketDecoded
+from binlogscope.drivers.pcapng import CLIENT_IP, SERVER_IP, PcapNgWriter, TcpConversation
+from binlogscope.session.events import PacketDecoded, Peer
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.control_events import FormatDescriptionEvent
 from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, is_artificial
 from binlogscope.wire.binlog.types import EventType as E
 from binlogscope.wire.binlog.types import is_heartbeat
+from binlogscope.wire.framing import encode_packet
 
 _FDE = int(E.FORMAT_DESCRIPTION_EVENT)
 _ROTATE = int(E.ROTATE_EVENT)
@@ -34,6 +36,8 @@ _ROTATE = int(E.ROTATE_EVENT)
 
 @dataclass
 class CaptureBundle(Bundle):
+    #: ``capture.pcapng``: the dump itself, scrubbed (see :func:`redact_capture`)
+    capture: Path | None = None
     #: files whose events are not all in the stream (the dump began inside the file, or the
     #: server left events out for this client: MariaDB's ANNOTATE_ROWS to a replica that did
     #: not ask for them): their events' offsets differ from their log_pos
@@ -46,7 +50,13 @@ def redact_capture(path: Path, out: Path, *, ports: set[int] | None = None,
     """Scrub the binlog events of ``path``'s dump (the first flow that carries one, or flow
     ``flow``) into ``out/binlog/`` and write ``out/scenario.toml``. ``until`` (file, position):
     end the slice with the event of that file whose ``log_pos`` is at or after the position
-    (the failing event an error names)."""
+    (the failing event an error names).
+
+    ``out/capture.pcapng`` is the dump as it crossed the wire, scrubbed: from the client's dump
+    request on, each packet with its sequence id, semi-sync header, length and time, the
+    events' bytes the bundle's (the made-up ones - fake ROTATE, heartbeats - as they were),
+    the client's ACKs; the login and setup are left out (the connection starts mid-way, as a
+    capture joined late: readers resynchronise on it), addresses replaced by 10.0.0.x."""
     r = redactor or Redactor()
     bdir = out / "binlog"
     bdir.mkdir(parents=True, exist_ok=True)
@@ -56,10 +66,27 @@ def redact_capture(path: Path, out: Path, *, ports: set[int] | None = None,
     chosen: int | None = flow
     name: str | None = None
     buf = bytearray()
+    bundle.capture = out / "capture.pcapng"
+    wire = PcapNgWriter(bundle.capture)
+    tcp: TcpConversation | None = None
     try:
         for item in read_capture(str(path), ports):
             ev = item.event
-            if not isinstance(ev, PacketDecoded) or ev.binlog_event is None:
+            if not isinstance(ev, PacketDecoded):
+                continue
+            if ev.binlog_event is None:
+                if tcp is not None and item.flow.id == chosen and ev.direction is Peer.CLIENT \
+                        and ev.kind == "semi_sync_ack":
+                    tcp.data(Peer.CLIENT, encode_packet(ev.payload or b"", ev.seq or 0),
+                             item.time or 0.0)
+                elif ev.direction is Peer.CLIENT and ev.kind in (
+                        "com_binlog_dump", "com_binlog_dump_gtid") and (
+                        chosen is None or item.flow.id == chosen) and tcp is None:
+                    chosen = item.flow.id
+                    port = int(item.flow.server.rsplit(":", 1)[1])
+                    tcp = TcpConversation(wire, (CLIENT_IP, 50000), (SERVER_IP, port))
+                    tcp.data(Peer.CLIENT, encode_packet(ev.payload or b"", ev.seq or 0),
+                             item.time or 0.0)
                 continue
             if chosen is None:
                 chosen = item.flow.id
@@ -70,6 +97,9 @@ def redact_capture(path: Path, out: Path, *, ports: set[int] | None = None,
             if h is None or src.raw is None:
                 raise RedactError(f"frame {item.frame}: a damaged event ({src.error}); the "
                                   "bundle is not written")
+            prefix = (ev.payload or b"")[: len(ev.payload or b"") - len(src.raw)]
+            if is_heartbeat(h.type_code) or is_artificial(h):  # (as they were: no data)
+                _wire(tcp, ev, prefix + src.raw, item.time)
             if is_heartbeat(h.type_code):
                 continue
             if h.type_code == _ROTATE and is_artificial(h):
@@ -92,8 +122,10 @@ def redact_capture(path: Path, out: Path, *, ports: set[int] | None = None,
             elif h.log_pos and h.log_pos - h.event_size != len(buf) \
                     and name not in bundle.partial:
                 bundle.partial.append(name)  # (events of the file are not in the stream)
-            buf += redact_event(r, dec, ctx)
+            scrubbed = redact_event(r, dec, ctx)
+            buf += scrubbed
             bundle.events += 1
+            _wire(tcp, ev, prefix + scrubbed, item.time)
             if until is not None and name == until[0] and h.log_pos >= until[1]:
                 break
             if h.type_code == _ROTATE:  # a real ROTATE ends the file
@@ -102,14 +134,23 @@ def redact_capture(path: Path, out: Path, *, ports: set[int] | None = None,
                 buf = bytearray(BINLOG_MAGIC)
         _flush(bundle, bdir, name, buf)
     except BaseException:
-        for f in bundle.files:
+        wire.close()
+        for f in [*bundle.files, bundle.capture]:
             f.unlink(missing_ok=True)  # nothing half-scrubbed is left behind
         raise
+    wire.close()
     if not bundle.files:
         raise RedactError(f"{path}: no binlog event of a dump in the capture")
     bundle.counts = dict(r.counts)
     write_scenario(bundle, version)
     return bundle
+
+
+def _wire(tcp: TcpConversation | None, ev: PacketDecoded, payload: bytes,
+          when: float | None) -> None:
+    """A server packet of the dump into the scrubbed capture (its sequence id kept)."""
+    if tcp is not None:
+        tcp.data(Peer.SERVER, encode_packet(payload, ev.seq or 0), when or 0.0)
 
 
 def _flush(bundle: CaptureBundle, bdir: Path, name: str | None, buf: bytearray) -> None:
