@@ -95,9 +95,10 @@ class CaseBuilder(EventBuilder):
         return self._event(type_code, body, flags=flags)
 
     def rows(self, kind: str, t: TableMap, rows: list[Any], *, compressed: bool = False,
-             flags: int = 1) -> None:
+             flags: int = 1, version: int | None = None) -> None:
         """TABLE_MAP (with the builder's metadata mode) + one rows event of ``kind``
-        (insert, update or delete)."""
+        (insert, update or delete); ``version``: 1 or 2 (default the flavour's: MariaDB
+        writes v1, MySQL v2; MySQL 5.7's log_bin_use_v1_row_events=ON writes v1)."""
         kind = _KINDS.get(kind, kind)
         if self.metadata == FULL:
             self._event(E.TABLE_MAP_EVENT, encode_table_map(t))
@@ -105,7 +106,8 @@ class CaseBuilder(EventBuilder):
             self._event(E.TABLE_MAP_EVENT, encode_table_map(minimal_table(t)))
         else:
             self._event(E.TABLE_MAP_EVENT, encode_table_map(t, optional_metadata=False))
-        version = 2 if self.flavor == "mysql" else 1
+        if version is None:
+            version = 2 if self.flavor == "mysql" else 1
         if compressed and self.flavor != "mariadb":
             raise ValueError("compressed row events are MariaDB's")
         ev = rows_event(t, kind, rows, version=version, flags=flags, compressed=compressed)

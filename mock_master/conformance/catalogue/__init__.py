@@ -14,6 +14,7 @@ from mock_master.conformance.model import Case
 def catalogue() -> list[Case]:
     from mock_master.conformance.catalogue import (
         events,
+        events_context,
         framing,
         gtid,
         incidents,
@@ -24,7 +25,7 @@ def catalogue() -> list[Case]:
     )
 
     out: list[Case] = []
-    for mod in (setup, events, values, framing, stream, semisync, gtid, incidents):
+    for mod in (setup, events, events_context, values, framing, stream, semisync, gtid, incidents):
         out.extend(mod.CASES)
     ids = [c.id for c in out]
     dup = {i for i in ids if ids.count(i) > 1}
