@@ -185,17 +185,18 @@ def test_a_damaged_event_is_named(mariadb: MariaDB, tmp_path: Path) -> None:
     assert any(u.startswith("checksum mismatch") for u in doc["unusual"]), doc["unusual"]
 
 
-def test_explain_over_the_live_server(mariadb: MariaDB) -> None:
+def test_explain_over_the_live_server(mariadb: MariaDB, monkeypatch: pytest.MonkeyPatch
+                                      ) -> None:
     """--source mysql://...: the binlog read as a replica reads it gives the event the files
-    give; the password is never shown."""
+    give; the password (MYSQL_PWD, as live takes it) is never shown."""
+    monkeypatch.setenv("MYSQL_PWD", mariadb.repl_password)
     sql(mariadb, "CREATE DATABASE IF NOT EXISTS diag")
     sql(mariadb, "CREATE TABLE IF NOT EXISTS diag.lv (id INT PRIMARY KEY)")
     sql(mariadb, "INSERT INTO diag.lv VALUES (31337)")
     f = mariadb.binlog_files()[-1].name
     rows = sql(mariadb, f"SHOW BINLOG EVENTS IN '{f}'")
     write = [r for r in rows if r[2] == "Write_rows_v1"][-1]
-    url = (f"mysql://{mariadb.repl_user}:{mariadb.repl_password}@{mariadb.host}:"
-           f"{mariadb.port}")
+    url = f"mysql://{mariadb.repl_user}@{mariadb.host}:{mariadb.port}"
     rc, out, err = run("explain", f"end:{f}:{write[4]}", "--source", url, "--json")
     assert rc == 0, err
     doc = json.loads(out)

@@ -167,12 +167,35 @@ def test_the_cli_over_files_and_the_live_server(own: MariaDB, history: Any,
     assert again["transaction_start"]["offset"] == gpos
     assert files[0] in again["files_skipped"] or f == files[0]
 
-    url = ServerUrl(own.host, own.port, own.repl_user, own.repl_password)
+    cnf = tmp_path / "my.cnf"  # the password as live takes it (never in the URL)
+    cnf.write_text(f"[client]\npassword={own.repl_password}\n")
+    monkeypatch.delenv("MYSQL_PWD", raising=False)
+    url = ServerUrl(own.host, own.port, own.repl_user, str(cnf))
     live = locate_live(url, queries)
     assert [a.event.end if a.event else None for a in live] == [
         x["event"]["end"] for x in ans]
     assert _same_state(live[0].gtid_position, ans[0]["gtid_position"])
     assert live[2].trx_start is not None and live[2].trx_start.offset == gpos
+    # the CLI: --defaults-file, and MYSQL_PWD, give the same answers as the files
+    src = f"mysql://{own.repl_user}@{own.host}:{own.port}"
+    for extra, env in ((["--defaults-file", str(cnf)], None), ([], own.repl_password)):
+        if env is not None:
+            monkeypatch.setenv("MYSQL_PWD", env)
+        out, err = io.StringIO(), io.StringIO()
+        rc = main(["locate", *queries, "--source", src, *extra, "--json"], out=out, err=err)
+        assert rc == 0, err.getvalue()
+        got = [json.loads(line) for line in out.getvalue().splitlines()]
+        assert [g["event"]["end"] for g in got] == [x["event"]["end"] for x in ans]
+        assert own.repl_password not in out.getvalue() + err.getvalue()
+    # a password in the URL is refused before anything connects, and never repeated
+    for cmd in (["locate", queries[0]], ["explain", f"end:{files[0]}:{some[4]}"]):
+        out, err = io.StringIO(), io.StringIO()
+        rc = main([*cmd, "--source", f"mysql://{own.repl_user}:{own.repl_password}"
+                   f"@{own.host}:{own.port}"], out=out, err=err)
+        assert rc == 1
+        assert len(err.getvalue().splitlines()) == 1, err.getvalue()
+        assert "a password in the URL is refused" in err.getvalue()
+        assert own.repl_password not in out.getvalue() + err.getvalue()
 
 
 def test_every_time_against_mariadb_binlog(own: MariaDB, history: Any,

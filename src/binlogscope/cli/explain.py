@@ -27,7 +27,10 @@ def add_explain_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
                        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("text", metavar="TEXT", help="the error line(s), or '-' for stdin")
     e.add_argument("--source", nargs="+", metavar="SOURCE", default=[],
-                   help="binlog files or directories, one capture, or mysql://USER:PW@HOST:PORT")
+                   help="binlog files or directories, one capture, or mysql://[USER@]HOST[:PORT]")
+    e.add_argument("--defaults-file", metavar="FILE", help="MySQL option file to read instead "
+                   "of ~/.my.cnf ([client] group) for a mysql:// source: the password comes from "
+                   "there, MYSQL_PWD or a prompt (a password in the URL is refused)")
     e.add_argument("--file", metavar="FILE", help="the binlog file the position is in, when "
                    "the line does not name it")
     e.add_argument("--json", action="store_true", help="one JSON document")
@@ -75,7 +78,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         clue.binlog_file = None
     finding: Finding
     try:
-        finding = explain(clue, walk(list(args.source), live_start=live_start), source)
+        finding = explain(clue, walk(list(args.source), live_start=live_start,
+                                     defaults_file=args.defaults_file), source)
     except SourceError as exc:
         print(f"{PROG}: explain: {exc}", file=err)
         return 1

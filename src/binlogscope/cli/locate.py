@@ -24,7 +24,10 @@ def add_locate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("queries", nargs="*", metavar="QUERY",
                    help="what to translate: [end:]FILE:POS, a GTID or a time (below)")
     p.add_argument("--source", nargs="+", required=True, metavar="SOURCE",
-                   help="binlog files or directories, or mysql://USER:PW@HOST:PORT")
+                   help="binlog files or directories, or mysql://[USER@]HOST[:PORT]")
+    p.add_argument("--defaults-file", metavar="FILE", help="MySQL option file to read instead "
+                   "of ~/.my.cnf ([client] group) for a mysql:// source: the password comes from "
+                   "there, MYSQL_PWD or a prompt (a password in the URL is refused)")
     p.add_argument("--json", action="store_true", help="one JSON line per answer")
     p.add_argument("--catalog", action="store_true", help="print the catalog of each file")
     p.add_argument("--no-cache", action="store_true",
@@ -58,7 +61,8 @@ def cmd_locate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if args.catalog:
                 print(f"{PROG}: locate: --catalog reads files, not a server", file=err)
                 return 2
-            answers = locate_live(parse_url(args.source[0]), list(args.queries))
+            answers = locate_live(parse_url(args.source[0], args.defaults_file),
+                                  list(args.queries))
         else:
             arch = Archive(list(args.source), cache)
             if args.catalog:

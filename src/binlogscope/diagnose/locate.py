@@ -408,9 +408,10 @@ def server_files(url: Any) -> list[str]:
     """``SHOW BINARY LOGS`` of a live server (a control connection, as ``live`` makes one)."""
     import pymysql
 
+    opts = url.options()  # (the password as live takes it: option file, MYSQL_PWD, prompt)
     try:
-        conn = pymysql.connect(host=url.host, port=url.port, user=url.user,
-                               password=url.password, connect_timeout=10)
+        conn = pymysql.connect(host=opts.host, port=opts.port, user=opts.user,
+                               password=opts.password or "", connect_timeout=10)
     except pymysql.MySQLError as exc:
         raise SourceError(f"{url.describe()}: {exc.args[-1] if exc.args else exc}") from None
     try:

@@ -1,5 +1,6 @@
 """The sources ``explain`` and ``locate`` read: binlog files (or directories of them), a capture,
-or a live server (``mysql://USER[:PASSWORD]@HOST[:PORT]``), as one stream of :class:`Seen`.
+or a live server (``mysql://[USER@]HOST[:PORT]``, the password as ``live`` takes it), as one
+stream of :class:`Seen`.
 
 Every source goes through the drivers the other commands use (``file``'s reader, ``pcap``'s
 capture reader, ``live``'s replica), so an event's coordinates are the ones ``file --json``,
@@ -11,10 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from binlogscope.drivers.binlog_file import BinlogFileError, looks_like_binlog, read_binlog_file
 from binlogscope.wire.binlog.decode import DecodedEvent
+
+if TYPE_CHECKING:
+    from binlogscope.drivers.live.options import ConnectionOptions
 
 
 class SourceError(Exception):
@@ -89,26 +94,54 @@ def walk_capture(path: str, ports: list[int] | None = None) -> Iterator[Seen]:
 
 @dataclass(slots=True)
 class ServerUrl:
+    """A server named by ``mysql://[USER@]HOST[:PORT]``; the password is not in the URL (it
+    would show in ``ps`` and the shell's history): as ``live`` takes it, from the option file
+    (``--defaults-file`` or ``~/.my.cnf``), ``MYSQL_PWD`` or a prompt (:meth:`options`)."""
+
     host: str
     port: int
-    user: str
-    password: str  # never shown
+    user: str | None  # None: the option file's, else root
+    defaults_file: str | None = None
+    _conn: ConnectionOptions | None = None
+
+    def options(self) -> ConnectionOptions:
+        """The connection options, resolved once as ``live`` resolves them (the password from
+        the option file, ``MYSQL_PWD`` or a prompt on a terminal)."""
+        if self._conn is None:
+            from binlogscope.drivers.live.options import OptionFileError, resolve_options
+
+            try:
+                self._conn = resolve_options(defaults_file=self.defaults_file, cli={
+                    "host": self.host, "port": self.port, "user": self.user})
+            except OptionFileError as exc:
+                raise SourceError(str(exc)) from None
+        return self._conn
 
     def describe(self) -> str:
-        return f"{self.user}@{self.host}:{self.port}"
+        who = self.user if self._conn is None else self._conn.user
+        return f"{who}@{self.host}:{self.port}" if who else f"{self.host}:{self.port}"
 
 
-def parse_url(url: str) -> ServerUrl:
-    """``mysql://USER[:PASSWORD]@HOST[:PORT]`` (also ``mariadb://``)."""
+URL_PASSWORD_REFUSED = (
+    "a password in the URL is refused - it would show in ps and the shell's history; give it "
+    "as live takes it: an option file ([client] password=, ~/.my.cnf or --defaults-file), "
+    "MYSQL_PWD, or the prompt")
+
+
+def parse_url(url: str, defaults_file: str | None = None) -> ServerUrl:
+    """``mysql://[USER@]HOST[:PORT]`` (also ``mariadb://``); a password in it is refused (the
+    message never repeats it)."""
     u = urlsplit(url)
     if u.scheme not in ("mysql", "mariadb") or not u.hostname:
-        raise SourceError(f"expected mysql://USER[:PASSWORD]@HOST[:PORT], got {u.scheme}://...")
+        raise SourceError(f"expected mysql://[USER@]HOST[:PORT], got {u.scheme}://...")
+    if u.password is not None:
+        raise SourceError(URL_PASSWORD_REFUSED)
     try:
         port = u.port or 3306
     except ValueError:
         raise SourceError("the URL's port is not a number") from None
-    return ServerUrl(u.hostname, port, unquote(u.username or "root"),
-                     unquote(u.password or ""))
+    return ServerUrl(u.hostname, port, unquote(u.username) if u.username else None,
+                     defaults_file)
 
 
 def walk_live(url: ServerUrl, start: str, *, stop_after: int | None = None) -> Iterator[Seen]:
@@ -116,13 +149,11 @@ def walk_live(url: ServerUrl, start: str, *, stop_after: int | None = None) -> I
     (``live --non-blocking``): the same bytes a replica is sent."""
     from binlogscope.drivers.items import SourceItem
     from binlogscope.drivers.live.items import LiveSettings
-    from binlogscope.drivers.live.options import ConnectionOptions
     from binlogscope.drivers.live.replica import run_live
     from binlogscope.session.events import PacketDecoded
 
     items: list[SourceItem] = []
-    conn = ConnectionOptions(host=url.host, port=url.port, user=url.user,
-                             password=url.password)
+    conn = url.options()
     settings = LiveSettings(conn=conn, start=start, non_blocking=True, reconnect=False,
                             stream_tree=False)
     errors: list[str] = []
@@ -152,18 +183,20 @@ def shown(sources: list[str]) -> str:
             try:
                 u = parse_url(s)
                 s = f"{s.split('://', 1)[0]}://{u.describe()}"
-            except SourceError:
+            except SourceError:  # (a URL with a password is refused: never shown)
                 s = s.split("://", 1)[0] + "://..."
         out.append(s)
     return " ".join(out)
 
 
-def walk(sources: list[str], *, live_start: str | None = None) -> Iterator[Seen]:
-    """Any source list: a mysql:// URL, one capture, or binlog files/directories."""
+def walk(sources: list[str], *, live_start: str | None = None,
+         defaults_file: str | None = None) -> Iterator[Seen]:
+    """Any source list: a mysql:// URL (its password from ``defaults_file``, ``~/.my.cnf``,
+    ``MYSQL_PWD`` or a prompt), one capture, or binlog files/directories."""
     if len(sources) == 1 and sources[0].startswith(("mysql://", "mariadb://")):
         if live_start is None:
             raise SourceError("a live server needs a binlog file to start from")
-        yield from walk_live(parse_url(sources[0]), live_start)
+        yield from walk_live(parse_url(sources[0], defaults_file), live_start)
         return
     if len(sources) == 1 and Path(sources[0]).is_file() and is_capture(sources[0]):
         yield from walk_capture(sources[0])
