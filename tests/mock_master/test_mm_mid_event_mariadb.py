@@ -76,6 +76,13 @@ def test_mid_event_starts_as_the_real_server(
                      src.name, pos)
         mock = _dump(mm.host, mm.port, "repl", "replpass", src.name, pos)
         assert mock == real, pos
+    # a start before 4 is refused at once, with or without a file name ('.' then)
+    for name, pos in ((src.name, 0), (src.name, 2), ("", 0)):
+        real = _dump(mariadb.host, mariadb.port, mariadb.repl_user, mariadb.repl_password,
+                     name, pos)
+        mock = _dump(mm.host, mm.port, "repl", "replpass", name, pos)
+        assert len(real) == 1 and "impossible position" in real[0]
+        assert mock == real, (name, pos)
     assert any("bogus data" in str(x) or "truncated" in str(x)
                for pos in positions[:1]
                for x in _dump(mm.host, mm.port, "repl", "replpass", src.name, pos))
