@@ -24,12 +24,13 @@ from tests.mariadb_server import MariaDB
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 
 
-def _dump(host: str, port: int, user: str, pw: str, name: str, pos: int) -> list[Any]:
+def _dump(host: str, port: int, user: str, pw: str, name: str, pos: int,
+          setup: str = "SET @master_binlog_checksum = 'CRC32'") -> list[Any]:
     conn = pymysql.connect(host=host, port=port, user=user, password=pw)
     conn._sock.settimeout(20)
     try:
         with conn.cursor() as cur:
-            cur.execute("SET @master_binlog_checksum = 'CRC32'")
+            cur.execute(setup)
         conn._execute_command(0x12, encode_com_binlog_dump(ComBinlogDump(pos, 0, name, 1))[1:])
         out: list[Any] = []
         while True:

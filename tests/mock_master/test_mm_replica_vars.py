@@ -19,10 +19,14 @@ every version.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 from mock_master.dump.replica_vars import names
-from mock_master.scenario.scenarios import Scenario
+from mock_master.scenario.scenarios import BinlogSource, Scenario
 from mock_master.serve.server import ThreadedMockMaster
+from tests.mariadb_server import MariaDB
 from tests.mock_master.test_mm_mysql_dump_errors import FIRST, _dump, _err, _mock
 
 ROTATE_NO_CRC = 1 + 19 + 8 + len(FIRST.name)
@@ -117,3 +121,35 @@ def test_the_semi_sync_and_replica_system_variables_by_version(
     assert ask(old, "rpl_semi_sync_master_enabled") == 1
     assert ask(old, "rpl_semi_sync_source_enabled") == 1193
     assert ask(old, "log_replica_updates") == 1193
+
+
+@pytest.mark.mysql
+def test_mariadb_reads_only_the_master_name(
+        mariadb: MariaDB, serve_scenario: Callable[[Scenario], ThreadedMockMaster],
+        tmp_path: Path) -> None:
+    """MariaDB (sql_repl.cc) reads ``@master_binlog_checksum`` only: a client that set only
+    ``@source_binlog_checksum`` is checksum-unaware there. Compared with the real 10.11 on a
+    copy of one of its binlog files."""
+    import shutil
+
+    from tests.mock_master.test_mm_mid_event_mariadb import _dump as dump_types
+
+    conn = mariadb.connect()
+    with conn.cursor() as cur:
+        cur.execute("FLUSH BINARY LOGS")
+        cur.execute("SELECT @@server_id")
+        server_id = int(cur.fetchone()[0])
+    conn.close()
+    src = mariadb.binlog_files()[-2]
+    copy = tmp_path / src.name
+    shutil.copy(src, copy)
+    mm = serve_scenario(Scenario(flavor="mariadb", server_version=mariadb.version,
+                                 server_id=server_id, sources=[BinlogSource([copy])]))
+    got = []
+    for host, port, user, pw in ((mariadb.host, mariadb.port, mariadb.repl_user,
+                                  mariadb.repl_password), (mm.host, mm.port, "repl", "replpass")):
+        got.append(dump_types(host, port, user, pw, src.name, 4,
+                              setup="SET @source_binlog_checksum = 'CRC32'"))
+    real, mock = got
+    assert "Slave can not handle replication events with the checksum" in str(real[-1])
+    assert mock == real
