@@ -28,6 +28,7 @@ from binlogscope.wire.binlog.encode_events import (
 )
 from binlogscope.wire.binlog.gtid_events import (
     FL_COMPLETED_XA,
+    FL_EXTRA_MULTI_ENGINE_E1,
     FL_PREPARED_XA,
     GtidEvent,
     GtidListEvent,
@@ -44,27 +45,35 @@ from mock_master.history.sources import BinlogFile, EventStream, rebase
 
 SPEC = [("id", "INT"), ("v", "VARCHAR(20)")]
 #: USER_VAR_EVENT's value types: STRING_RESULT 0, REAL_RESULT 1, INT_RESULT 2, DECIMAL_RESULT 4
-_USER_VARS = [
-    UserVarEvent("s", False, 0, 33, "text ünïcode"),
-    UserVarEvent("r", False, 1, 63, -2.5e-3),
-    UserVarEvent("i", False, 2, 63, -9223372036854775808, flags=0),
-    UserVarEvent("u", False, 2, 63, 18446744073709551615, flags=1),
-    UserVarEvent("d", False, 4, 63, "-12345.678", flags=0),
+#: as MariaDB 10.11 writes them for ``SET @s='text', @r=-2.5e-3, @i=-9223372036854775808,
+#: @u=18446744073709551615, @d=-12345.678, @n=NULL`` (in the order the statement reads them;
+#: the string in the connection's utf8mb4_general_ci (45), the numbers with latin1 (8), the
+#: flags byte - UNSIGNED_F - after INT values only): tests/conformance/
+#: test_real_mariadb_events.py compares each body with the real server's byte for byte
+USER_VARS = [
+    UserVarEvent("i", False, 2, 8, -9223372036854775808, flags=0),
+    UserVarEvent("s", False, 0, 45, "text"),
+    UserVarEvent("r", False, 1, 8, -2.5e-3),
+    UserVarEvent("u", False, 2, 8, 18446744073709551615, flags=1),
+    UserVarEvent("d", False, 4, 8, "-12345.678"),
     UserVarEvent("n", True),
 ]
+#: the statement they were logged for (statement format)
+STATEMENT = ("INSERT INTO conf.t SELECT 3 + (@i IS NULL), "
+             "CONCAT(@s, @r, @u, @d, IFNULL(@n,''), RAND())")
 
 
 def _statement_context(flavor: str) -> Setup:
     """A statement-based transaction whose INSERT uses user variables and RAND() (the events
-    a statement-format server writes before the QUERY: USER_VAR per variable, RAND, INTVAR),
-    then a row transaction."""
+    statement-format server writes before the QUERY: RAND, then a USER_VAR per variable, as
+    MariaDB 10.11 does), then a row transaction."""
     b = CaseBuilder(flavor)
     t = b.table_of(SCHEMA, "t", SPEC)
     b.begin()
-    for uv in _USER_VARS:
-        b.raw(E.USER_VAR_EVENT, encode_user_var(uv))
     b.raw(E.RAND_EVENT, encode_rand(RandEvent(1_073_741_823, 12_345)))
-    b.raw(E.QUERY_EVENT, _query("INSERT INTO t SELECT @i, CONCAT(@s, @r, @u, @d, @n, RAND())"))
+    for uv in USER_VARS:
+        b.raw(E.USER_VAR_EVENT, encode_user_var(uv))
+    b.raw(E.QUERY_EVENT, _query(STATEMENT))
     b.commit()
     b.begin()
     b.insert(t, [(1, "after context")])
@@ -80,35 +89,52 @@ def _query(sql: str) -> bytes:
 
 
 _XID = "X'7831',X'',1"
+#: XA PREPARE 'x1' (not one-phase; format id 1, gtrid 'x1', no bqual)
+XA_PREPARE = XaPrepareEvent(False, 1, b"x1", b"")
+
+
+def xa_gtid(seq: int, server_id: int, *, prepared: bool) -> MariadbGtidEvent:
+    """MariaDB 10.5+'s GTID of an XA transaction: XA START ... XA PREPARE has FL_PREPARED_XA |
+    FL_ALLOW_PARALLEL | FL_TRANSACTIONAL (0x4c; the GTID stands for the XA START, no QUERY
+    is written for it), XA COMMIT FL_COMPLETED_XA | FL_ALLOW_PARALLEL | FL_TRANSACTIONAL |
+    FL_STANDALONE (0x8d); both carry the XID (format id, lengths, gtrid, bqual). MariaDB
+    10.11 flags the prepared one FL_EXTRA_MULTI_ENGINE_E1 with extra_engines 255 (measured:
+    the byte is its engine count minus one, an XA PREPARE's binlog-only count 0 wrapped)."""
+    if prepared:
+        return MariadbGtidEvent(f"0-{server_id}-{seq}", seq, 0, server_id,
+                                FL_PREPARED_XA | 0x0C, xa_format_id=1, xa_gtrid=b"x1",
+                                xa_bqual=b"", flags_extra=FL_EXTRA_MULTI_ENGINE_E1,
+                                extra_engines=255)
+    return MariadbGtidEvent(f"0-{server_id}-{seq}", seq, 0, server_id, FL_COMPLETED_XA | 0x0D,
+                            xa_format_id=1, xa_gtrid=b"x1", xa_bqual=b"")
 
 
 def _xa(flavor: str) -> Setup:
     """An XA transaction (XA START, rows, XA END, XA PREPARE), an ordinary transaction, then
     XA COMMIT, as each flavour writes it: MySQL 5.7.7+ a GTID + QUERY 'XA START' ... QUERY 'XA
-    END' + XA_PREPARE_LOG_EVENT, then a GTID + QUERY 'XA COMMIT'; MariaDB 10.5+ the same with
-    the XID in the GTID event (FL_PREPARED_XA, then FL_COMPLETED_XA)."""
+    END' + XA_PREPARE_LOG_EVENT, then a GTID + QUERY 'XA COMMIT'; MariaDB 10.5+ a GTID with
+    FL_PREPARED_XA and the XID (no XA START query), the rows, QUERY 'XA END' +
+    XA_PREPARE_LOG_EVENT, later a GTID with FL_COMPLETED_XA + QUERY 'XA COMMIT' (the order of
+    a real MariaDB 10.11's binlog: tests/conformance/test_real_mariadb_events.py)."""
     b = CaseBuilder(flavor)
     t = b.table_of(SCHEMA, "t", SPEC)
-    xa = XaPrepareEvent(False, 1, b"x1", b"")
     if flavor == "mariadb":
         b.seq += 1
-        b.raw(E.GTID_EVENT, encode_mariadb_gtid(MariadbGtidEvent(
-            f"0-1-{b.seq}", b.seq, 0, b.server_id, FL_PREPARED_XA | 0x0C, xa_format_id=1,
-            xa_gtrid=b"x1", xa_bqual=b"")), flags=0x8)
+        b.raw(E.GTID_EVENT, encode_mariadb_gtid(xa_gtid(b.seq, b.server_id, prepared=True)),
+              flags=0x8)
     else:
         b.gtid()
-    b.raw(E.QUERY_EVENT, _query(f"XA START {_XID}"))
+        b.raw(E.QUERY_EVENT, _query(f"XA START {_XID}"))
     b.insert(t, [(1, "xa prepared")])
     b.raw(E.QUERY_EVENT, _query(f"XA END {_XID}"))
-    b.raw(E.XA_PREPARE_LOG_EVENT, encode_xa_prepare(xa))
+    b.raw(E.XA_PREPARE_LOG_EVENT, encode_xa_prepare(XA_PREPARE))
     b.begin()
     b.insert(t, [(2, "plain")])
     b.commit()
     if flavor == "mariadb":
         b.seq += 1
-        b.raw(E.GTID_EVENT, encode_mariadb_gtid(MariadbGtidEvent(
-            f"0-1-{b.seq}", b.seq, 0, b.server_id, FL_COMPLETED_XA | 0x09, xa_format_id=1,
-            xa_gtrid=b"x1", xa_bqual=b"")), flags=0x8)
+        b.raw(E.GTID_EVENT, encode_mariadb_gtid(xa_gtid(b.seq, b.server_id, prepared=False)),
+              flags=0x8)
     else:
         b.gtid()
     b.raw(E.QUERY_EVENT, _query(f"XA COMMIT {_XID}"))
