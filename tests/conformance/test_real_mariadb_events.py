@@ -26,6 +26,7 @@ from mock_master.conformance.catalogue.events_context import (
     XA_PREPARE,
     xa_gtid,
 )
+from mock_master.scenario.scenarios import StreamSource
 
 pytestmark = [pytest.mark.mysql, pytest.mark.network]
 
@@ -90,7 +91,9 @@ def test_xa_events_are_the_servers(real: list[tuple[int, bytes]]) -> None:
     start = [body for t, body in real if t != E.ANNOTATE_ROWS_EVENT].index(prepared)
     real_xa = types[start:start + 5]
     case = next(c for c in catalogue() if c.id == "events/xa")
-    built = [ev[4] for ev in case.build("mariadb").scenario.sources[0].stream.files[0].events]
+    source = case.build("mariadb").scenario.sources[0]
+    assert isinstance(source, StreamSource)
+    built = [ev[4] for ev in source.stream.files[0].events]
     i = built.index(E.GTID_EVENT)
     assert real_xa == built[i:i + 5] == [E.GTID_EVENT, E.TABLE_MAP_EVENT,
                                          E.WRITE_ROWS_EVENT_V1, E.QUERY_EVENT,
