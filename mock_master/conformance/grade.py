@@ -31,6 +31,7 @@ from binlogscope.wire.binlog.values import effective_type
 from binlogscope.wire.binlog.values_numeric import double_text, float32_text
 from mock_master.conformance.model import Check, Verdict
 from mock_master.conformance.observe import Observation
+from mock_master.conformance.setup import ABSENT
 
 _INTS = (T.MYSQL_TYPE_TINY, T.MYSQL_TYPE_SHORT, T.MYSQL_TYPE_INT24, T.MYSQL_TYPE_LONG,
          T.MYSQL_TYPE_LONGLONG)
@@ -261,6 +262,16 @@ def _image(img: Any, cols: list[ColumnInfo]) -> list[Any] | None:
 _MISSING = object()
 
 
+def _absent_check(where: str, col: ColumnInfo, got: Any) -> Check:
+    """A column the image does not hold, reported anyway."""
+    name = col.name or col.index + 1
+    if got is None:
+        return Check(Verdict.NON_STRICT, f"{where}: column {name} is not in the image (MINIMAL "
+                     "row image) but reported as NULL - the same as a NULL value")
+    return Check(Verdict.FAIL, f"{where}: column {name} is not in the image (MINIMAL row "
+                 f"image) but reported as {show(got)}")
+
+
 def judge_rows(obs: Observation) -> list[Check]:
     """The reported row events against the expected ones, value by value."""
     expected = obs.setup.expected
@@ -302,6 +313,10 @@ def judge_rows(obs: Observation) -> list[Check]:
                     checks.append(Check(Verdict.FAIL, f"{where} row {j + 1}: no {side} image"))
                     continue
                 for col, w, g in zip(exp.table.columns, values, img, strict=False):
+                    if w is ABSENT:
+                        if g is not _MISSING:
+                            checks.append(_absent_check(f"{where} row {j + 1} {side}", col, g))
+                        continue
                     if g is _MISSING:
                         checks.append(Check(Verdict.FAIL, f"{where} row {j + 1} {side}: column "
                                             f"{col.name or col.index + 1} missing"))

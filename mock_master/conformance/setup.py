@@ -13,12 +13,24 @@ from binlogscope.wire.binlog.context import TableMap
 from mock_master.scenario.scenarios import Scenario
 
 
+class _Absent:
+    """A column a row image does not hold (binlog_row_image=MINIMAL or NOBLOB)."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+#: in an expected row: the column is not in the image (a correct client reports it missing,
+#: not as NULL: NULL is a value the image holds)
+ABSENT: Any = _Absent()
+
+
 @dataclass
 class ExpectedRows:
     """One row event a correct client reports: ``kind`` insert/update/delete, the table
     (its columns give each value's type), and the rows as the value contract
     (docs/value-contract.md) has them: per row a tuple (insert/delete) or a (before, after) pair
-    (update)."""
+    (update); :data:`ABSENT` for a column the image leaves out."""
 
     kind: str
     table: TableMap

@@ -134,6 +134,37 @@ class CaseBuilder(EventBuilder):
                        partial=True)
         self._event(rows_event_type(UPDATE, 2, partial=True), encode_rows_event(ev, t))
 
+    def rows_images(self, kind: str, t: TableMap, rows: list[Any]) -> None:
+        """TABLE_MAP + one rows event of ``kind`` whose images hold only some columns
+        (binlog_row_image=MINIMAL/NOBLOB): a column that is :data:`~mock_master.conformance.
+        setup.ABSENT` in the first row is left out of that image (its present-columns bit
+        clear) in every row."""
+        from mock_master.conformance.setup import ABSENT
+
+        kind = _KINDS.get(kind, kind)
+        labels = [c.label for c in t.columns]
+
+        def image(r: Any) -> dict[str, Any]:
+            return {k: v for k, v in zip(labels, r, strict=True) if v is not ABSENT}
+
+        if kind == UPDATE:
+            out: list[dict[str, Any]] = [{"before": image(b), "after": image(a)}
+                                         for b, a in rows]
+            first_b, first_a = rows[0]
+        else:
+            out = [{"before": image(r), "after": None} if kind == DELETE
+                   else {"before": None, "after": image(r)} for r in rows]
+            first_b = first_a = rows[0]
+        present_b = [k for k, v in zip(labels, first_b, strict=True) if v is not ABSENT]
+        present_a = [k for k, v in zip(labels, first_a, strict=True) if v is not ABSENT]
+        version = 2 if self.flavor == "mysql" else 1
+        ev = RowsEvent(t.table_id, t.schema, t.table, kind, out, flags=1, version=version,
+                       columns=present_a if kind == INSERT else present_b,
+                       columns_after=present_a if kind == UPDATE else None)
+        self._event(E.TABLE_MAP_EVENT, encode_table_map(t))
+        self._event(rows_event_type(kind, version),
+                    encode_rows_event(ev, t, mariadb=self.flavor == "mariadb"))
+
     def insert(self, t: TableMap, rows: list[tuple[Any, ...]]) -> None:
         self.rows(INSERT, t, rows)
 

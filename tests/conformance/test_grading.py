@@ -121,3 +121,27 @@ def test_the_forms_a_partial_json_update_may_take() -> None:
     assert _diff_ok({"op": "REPLACE", "path": "$.age", "value": 41}, ops, doc) is None
     assert _diff_ok('{"age": 40, "name": "Pete"}', ops, doc) is None
     assert _diff_ok(None, ops, doc) is None
+
+
+@pytest.mark.parametrize(("reported", "verdict"), [
+    ({"id": 1}, P),  # the column the MINIMAL image leaves out: missing
+    ({"id": 1, "v": None}, N),  # reported as NULL: a reader cannot tell it from a NULL value
+    ({"id": 1, "v": "x"}, F),
+    ({"id": 2}, F),
+])
+def test_a_column_not_in_a_minimal_image_is_missing_not_null(reported: dict[str, Any],
+                                                              verdict: Verdict) -> None:
+    from binlogscope.wire.binlog.context import TableMap
+    from mock_master.conformance.columns import columns
+    from mock_master.conformance.grade import judge_rows
+    from mock_master.conformance.observe import Observation
+    from mock_master.conformance.setup import ABSENT, ExpectedRows, Setup
+    from mock_master.scenario.scenarios import Scenario
+
+    t = TableMap(1, "conf", "t", columns([("id", "INT"), ("v", "VARCHAR(20)")]))
+    setup = Setup(Scenario(), expected=[ExpectedRows("delete", t, [(1, ABSENT)])])
+    line = {"type": "delete", "schema": "conf", "table": "t", "rows": [{"before": reported}],
+            "_at": 0.1}
+    obs = Observation("events/x", "mysql", setup, [], 0.0, [line], [], "", 0, False, 1.0, [])
+    worst = max((c.verdict for c in judge_rows(obs)), key=lambda v: [P, N, F].index(v))
+    assert worst == verdict

@@ -65,8 +65,16 @@ def _value(v: Any) -> Any:
     return repr(v)
 
 
-def _row_values(d: dict[str, Any]) -> dict[str, Any]:
-    return {str(k): _value(v) for k, v in d.items()}
+#: pymysqlreplication's NONE_SOURCE.COLS_BITMAP: the library's mark on a None that stands for
+#: a column the row image does not hold (binlog_row_image=MINIMAL), not a NULL
+_NOT_IN_IMAGE = "cols bitmap"
+
+
+def _row_values(d: dict[str, Any], none_sources: Any = None) -> dict[str, Any]:
+    """The values as the library returns them; a column the library itself marks as not in
+    the image (its ``none_sources``) is left out, as the library's user can tell."""
+    absent = {k for k, src in (none_sources or {}).items() if src == _NOT_IN_IMAGE}
+    return {str(k): _value(v) for k, v in d.items() if k not in absent}
 
 
 def _emit(obj: dict[str, Any]) -> None:
@@ -113,12 +121,16 @@ def main(argv: list[str]) -> int:
                 rows = []
                 for row in ev.rows:
                     if kind == "update":
-                        rows.append({"before": _row_values(row["before_values"]),
-                                     "after": _row_values(row["after_values"])})
+                        rows.append({"before": _row_values(row["before_values"], row.get(
+                                         "before_none_sources")),
+                                     "after": _row_values(row["after_values"], row.get(
+                                         "after_none_sources"))})
                     elif kind == "insert":
-                        rows.append({"after": _row_values(row["values"])})
+                        rows.append({"after": _row_values(row["values"],
+                                                          row.get("none_sources"))})
                     else:
-                        rows.append({"before": _row_values(row["values"])})
+                        rows.append({"before": _row_values(row["values"],
+                                                           row.get("none_sources"))})
                 _emit({"type": kind, "schema": ev.schema, "table": ev.table, "rows": rows,
                        **pos})
             elif isinstance(ev, e.QueryEvent):

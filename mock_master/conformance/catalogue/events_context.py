@@ -40,6 +40,7 @@ from mock_master.conformance.catalogue.common import BOTH, SCHEMA, scenario
 from mock_master.conformance.columns import ddl
 from mock_master.conformance.grade import judge_values
 from mock_master.conformance.model import NEEDS_VALUES, Case, ExpectedRows, Setup
+from mock_master.conformance.setup import ABSENT
 from mock_master.conformance.streams import CaseBuilder
 from mock_master.history.sources import BinlogFile, EventStream, rebase
 
@@ -255,6 +256,30 @@ def _rows(flavor: str, kind: str, *, compressed: bool = False, version: int | No
                                                                      [(3, "after", 0)])])
 
 
+def _minimal(flavor: str, kind: str) -> Setup:
+    """binlog_row_image=MINIMAL: an UPDATE's before image holds the primary key only and its
+    after image the changed columns; a DELETE's image the key only (the present-columns
+    bitmaps say which), then a FULL-image row of the same table."""
+    b = CaseBuilder(flavor)
+    spec = [("id", "INT"), ("v", "VARCHAR(20)"), ("n", "INT")]
+    name = f"t_min_{kind}"
+    t = b.table_of(SCHEMA, name, spec)
+    rows: list[object]
+    if kind == "update":
+        rows = [((1, ABSENT, ABSENT), (ABSENT, "new", ABSENT)),
+                ((2, ABSENT, ABSENT), (ABSENT, None, ABSENT))]
+    else:
+        rows = [(1, ABSENT, ABSENT), (2, ABSENT, ABSENT)]
+    b.begin()
+    b.rows_images(kind, t, rows)
+    b.commit()
+    b.begin()
+    b.insert(t, [(3, "full", 0)])
+    b.commit()
+    return Setup(scenario(flavor, b.build(), ddl_text=ddl(SCHEMA, name, spec)), expected=[
+        ExpectedRows(kind, t, rows), ExpectedRows("insert", t, [(3, "full", 0)])])
+
+
 def _case(cid: str, title: str, expect: str, build: object,
           flavors: tuple[str, ...] = BOTH, links: tuple[str, ...] = ()) -> Case:
     return Case(cid, title, expect, build, judge_values, flavors=flavors,  # type: ignore[arg-type]
@@ -293,4 +318,11 @@ CASES: list[Case] = [
               f, "update", version=1), ("mysql",)),
     _case("events/mysql-v1-rows-delete", "MySQL v1 DELETE_ROWS_EVENT_V1",
           "the v1 rows event decoded", lambda f: _rows(f, "delete", version=1), ("mysql",)),
+    _case("events/update-minimal-image", "UPDATE with binlog_row_image=MINIMAL (before: the "
+          "key; after: the changed column, one set to NULL)", "only the columns in each image "
+          "reported (a column left out is missing, not NULL); the full row after decoded",
+          lambda f: _minimal(f, "update")),
+    _case("events/delete-minimal-image", "DELETE with binlog_row_image=MINIMAL (the key "
+          "only)", "the key reported, the other columns missing (not NULL); the full row "
+          "after decoded", lambda f: _minimal(f, "delete")),
 ]
