@@ -4,7 +4,9 @@ XA START ... XA PREPARE, a transaction from another connection, XA COMMIT), and 
 case builds with the wire encoders compared with the server's binlog byte for byte: every
 USER_VAR (each value type, NULL), the XA_PREPARE_LOG_EVENT, both XA GTIDs (flags and XID; the
 sequence number taken from the server); the event order of the XA transaction too (MariaDB
-writes no QUERY for XA START: its GTID stands for it)."""
+writes no QUERY for XA START: its GTID stands for it); LOAD DATA LOCAL in statement format:
+the blocks (BEGIN_LOAD_QUERY, APPEND_BLOCKs of the case's size), the EXECUTE_LOAD_QUERY's
+text, file name span and duplicate handling the case's, its body re-encoded byte for byte."""
 
 from __future__ import annotations
 
@@ -21,9 +23,12 @@ from binlogscope.wire.binlog.encode_events import (
 from binlogscope.wire.binlog.types import EventType as E
 from mock_master.conformance.catalogue import catalogue
 from mock_master.conformance.catalogue.events_context import (
+    LOAD_BLOCK,
+    LOAD_ROWS,
     STATEMENT,
     USER_VARS,
     XA_PREPARE,
+    load_statement,
     xa_gtid,
 )
 from mock_master.scenario.scenarios import StreamSource
@@ -42,8 +47,10 @@ def _events(data: bytes) -> list[tuple[int, bytes]]:
 
 
 @pytest.fixture(scope="module")
-def real(mariadb: Any) -> list[tuple[int, bytes]]:
-    conn = mariadb.connect(autocommit=True, database=None)
+def real(mariadb: Any, tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, bytes]]:
+    load = tmp_path_factory.mktemp("load") / "load.txt"
+    load.write_bytes("".join(f"{i}\t{v}\n" for i, v in LOAD_ROWS).encode())
+    conn = mariadb.connect(autocommit=True, database=None, local_infile=True)
     other = mariadb.connect(autocommit=True, database=None)
     try:
         c = conn.cursor()
@@ -61,6 +68,7 @@ def real(mariadb: Any) -> list[tuple[int, bytes]]:
         c.execute("SET @s='text', @r=-2.5e-3, @i=-9223372036854775808, "
                   "@u=18446744073709551615, @d=-12345.678, @n=NULL")
         c.execute(STATEMENT)
+        c.execute(f"LOAD DATA LOCAL INFILE '{load}' INTO TABLE conf.t")
         c.execute("SET SESSION binlog_format=ROW")
     finally:
         conn.close()
@@ -98,3 +106,35 @@ def test_xa_events_are_the_servers(real: list[tuple[int, bytes]]) -> None:
     assert real_xa == built[i:i + 5] == [E.GTID_EVENT, E.TABLE_MAP_EVENT,
                                          E.WRITE_ROWS_EVENT_V1, E.QUERY_EVENT,
                                          E.XA_PREPARE_LOG_EVENT]
+
+
+def test_load_data_is_the_servers(real: list[tuple[int, bytes]]) -> None:
+    from binlogscope.wire.binlog.context import DecodeContext
+    from binlogscope.wire.binlog.decode import decode_event
+    from binlogscope.wire.binlog.encode_events import encode_event, encode_file_block
+    from binlogscope.wire.binlog.encode_query import encode_query
+    from binlogscope.wire.binlog.load_events import FileBlockEvent
+    from binlogscope.wire.binlog.query_event import ExecuteLoadQueryEvent
+
+    data = "".join(f"{i}\t{v}\n" for i, v in LOAD_ROWS).encode()
+    blocks = [data[k:k + LOAD_BLOCK] for k in range(0, len(data), LOAD_BLOCK)]
+    assert len(blocks) > 1
+    types = [t for t, _ in real]
+    at = types.index(E.BEGIN_LOAD_QUERY_EVENT)
+    assert types[at:at + len(blocks) + 1] == (
+        [E.BEGIN_LOAD_QUERY_EVENT] + [E.APPEND_BLOCK_EVENT] * (len(blocks) - 1)
+        + [E.EXECUTE_LOAD_QUERY_EVENT])
+    fid = struct.unpack_from("<I", real[at][1])[0]
+    assert [body for _, body in real[at:at + len(blocks)]] == [
+        encode_file_block(FileBlockEvent(fid, blk)) for blk in blocks]
+    body = real[at + len(blocks)][1]
+    ctx = DecodeContext(verify_checksums=False)
+    fde = next(b for t, b in real if t == E.FORMAT_DESCRIPTION_EVENT)
+    decode_event(encode_event(E.FORMAT_DESCRIPTION_EVENT, fde), ctx)
+    ex = decode_event(encode_event(E.EXECUTE_LOAD_QUERY_EVENT, body), ctx).body
+    assert isinstance(ex, ExecuteLoadQueryEvent)
+    path = ex.query.split("'")[1]
+    sql, start, end = load_statement(path)
+    assert (ex.query, ex.start_pos, ex.end_pos, ex.dup_handling, ex.file_id) == (
+        sql, start, end, 1, fid)
+    assert encode_query(ex) == body

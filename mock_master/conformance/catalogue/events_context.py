@@ -18,6 +18,7 @@ from binlogscope.wire.binlog.control_events import (
 from binlogscope.wire.binlog.encode_events import (
     encode_binlog_checkpoint,
     encode_event,
+    encode_file_block,
     encode_gtid,
     encode_gtid_list,
     encode_incident,
@@ -35,6 +36,7 @@ from binlogscope.wire.binlog.gtid_events import (
     MariadbGtid,
     MariadbGtidEvent,
 )
+from binlogscope.wire.binlog.load_events import FileBlockEvent
 from binlogscope.wire.binlog.types import EventType as E
 from mock_master.conformance.catalogue.common import BOTH, SCHEMA, scenario
 from mock_master.conformance.columns import ddl
@@ -146,6 +148,51 @@ def _xa(flavor: str) -> Setup:
         ExpectedRows("insert", t, [(1, "xa prepared")]),
         ExpectedRows("insert", t, [(2, "plain")]),
         ExpectedRows("insert", t, [(3, "after xa")])])
+
+
+#: the file a LOAD DATA case loads: two blocks (a server cuts the file in blocks of its IO
+#: buffer - MariaDB 10.11 16 KiB - into one BEGIN_LOAD_QUERY and APPEND_BLOCKs)
+LOAD_ROWS = [(i, f"row {i}") for i in range(1, 2001)]
+LOAD_BLOCK = 16384
+
+
+def load_statement(path: str) -> tuple[str, int, int]:
+    """The LOAD DATA text a server logs (as MariaDB 10.11 rewrites it) and where the
+    `` LOCAL INFILE '...' IGNORE INTO`` part a replica replaces with its temp file is."""
+    head = "LOAD DATA"
+    part = f" LOCAL INFILE '{path}' IGNORE INTO"
+    sql = (head + part + " TABLE `conf`.`t` FIELDS TERMINATED BY '\\t' ENCLOSED BY '' "
+           "ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' (`id`, `v`)")
+    return sql, len(head), len(head) + len(part)
+
+
+def _load_data(flavor: str) -> Setup:
+    """LOAD DATA in statement format: the file's blocks (BEGIN_LOAD_QUERY, APPEND_BLOCK) and
+    the statement that consumes them (EXECUTE_LOAD_QUERY: file id, where the file name is in
+    the text, the duplicate handling), then a row transaction."""
+    from binlogscope.wire.binlog.encode_query import encode_query, query_event
+    from binlogscope.wire.binlog.query_event import ExecuteLoadQueryEvent
+
+    b = CaseBuilder(flavor)
+    t = b.table_of(SCHEMA, "t", SPEC)
+    data = "".join(f"{i}\t{v}\n" for i, v in LOAD_ROWS).encode()
+    blocks = [data[k:k + LOAD_BLOCK] for k in range(0, len(data), LOAD_BLOCK)]
+    b.begin()
+    for k, block in enumerate(blocks):
+        b.raw(E.APPEND_BLOCK_EVENT if k else E.BEGIN_LOAD_QUERY_EVENT,
+              encode_file_block(FileBlockEvent(1, block)))
+    sql, start, end = load_statement("/tmp/load.txt")
+    q = query_event(sql, SCHEMA)
+    ex = ExecuteLoadQueryEvent(q.thread_id, q.exec_time, q.schema_length, q.error_code,
+                               q.status_vars_length, q.status_vars, q.schema, q.query,
+                               file_id=1, start_pos=start, end_pos=end, dup_handling=1)
+    b.raw(E.EXECUTE_LOAD_QUERY_EVENT, encode_query(ex))
+    b.commit()
+    b.begin()
+    b.insert(t, [(9999, "after load")])
+    b.commit()
+    return Setup(scenario(flavor, b.build(), ddl_text=ddl(SCHEMA, "t", SPEC)),
+                 expected=[ExpectedRows("insert", t, [(9999, "after load")])])
 
 
 def _incident(flavor: str) -> Setup:
@@ -295,6 +342,10 @@ CASES: list[Case] = [
           "(MySQL XA_PREPARE_LOG_EVENT; MariaDB FL_PREPARED_XA/FL_COMPLETED_XA GTIDs)",
           "the prepared transaction's rows reported, XA_PREPARE (and the XA GTID flags) "
           "passed over or decoded; every later row decoded", _xa),
+    _case("events/load-data", "LOAD DATA in statement format: BEGIN_LOAD_QUERY, "
+          "APPEND_BLOCK, EXECUTE_LOAD_QUERY, then rows", "the file blocks and the LOAD "
+          "statement passed over or decoded (EXECUTE_LOAD_QUERY's post-header is 13 bytes "
+          "longer than a QUERY's); the rows after them decoded", _load_data),
     _case("events/incident", "INCIDENT (LOST_EVENTS) then ROTATE between transactions",
           "the incident passed over or surfaced; the rows before and after it decoded",
           _incident),

@@ -55,6 +55,7 @@ from binlogscope.wire.binlog.gtid_events import (
     varlen_bytes,
 )
 from binlogscope.wire.binlog.header import HEADER, HEADER_LEN, EventHeader
+from binlogscope.wire.binlog.load_events import FileBlockEvent
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.fields import lenenc_int
 from binlogscope.wire.gtid_sets import encode_gtid_set
@@ -185,6 +186,13 @@ def encode_user_var(v: UserVarEvent) -> bytes:
 def encode_incident(v: IncidentEvent) -> bytes:
     msg = v.message.encode()
     return struct.pack("<HB", v.incident, len(msg)) + msg
+
+
+def encode_file_block(v: FileBlockEvent) -> bytes:
+    """BEGIN_LOAD_QUERY or APPEND_BLOCK body (the caller picks the type code: the first block
+    of a LOAD DATA file is a BEGIN_LOAD_QUERY, each further one an APPEND_BLOCK):
+    file_id<4> and the block's bytes."""
+    return _U32.pack(v.file_id) + v.block_data
 
 
 def encode_heartbeat(v: HeartbeatEvent) -> bytes:
