@@ -138,3 +138,59 @@ def test_load_data_is_the_servers(real: list[tuple[int, bytes]]) -> None:
     assert (ex.query, ex.start_pos, ex.end_pos, ex.dup_handling, ex.file_id) == (
         sql, start, end, 1, fid)
     assert encode_query(ex) == body
+
+
+def test_an_encrypted_binlog_is_sent_decrypted_after_start_encryption(
+        tmp_path: Any) -> None:
+    """events/start-encryption's premise: MariaDB 10.11 with encrypt_binlog=ON
+    (file_key_management) writes START_ENCRYPTION after the FORMAT_DESCRIPTION and the rest of
+    the file encrypted (the row's text is not in it), yet its dump sends START_ENCRYPTION
+    then every event in plain text: binlogscope's replica decodes the row."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.mariadb_server import ServerStartError, start, stop
+
+    keys = tmp_path / "keys.txt"
+    keys.write_text("1;a7addd9adea9978fda19f21e6be987880e68ac92632ca052e5bb42b1a506939a\n")
+    d = tmp_path / "server"
+    args = (f"--plugin-load-add=file_key_management --file-key-management-filename={keys} "
+            "--encrypt-binlog=ON")
+    try:
+        server = start(d, extra_env={"MARIADB_EXTRA_ARGS": args})
+    except ServerStartError as exc:
+        stop(d)
+        pytest.fail(f"MariaDB with encrypt_binlog did not start: {exc}")
+    try:
+        conn = server.connect(autocommit=True, database=None)
+        try:
+            c = conn.cursor()
+            c.execute("CREATE DATABASE IF NOT EXISTS conf")
+            c.execute("CREATE TABLE conf.t (id INT PRIMARY KEY, v VARCHAR(200))")
+            c.execute("FLUSH BINARY LOGS")
+            c.execute("INSERT INTO conf.t VALUES (1, 'secret row')")
+        finally:
+            conn.close()
+        f = server.binlog_files()[-1]
+        data = f.read_bytes()
+        assert data[4 + 4] == E.FORMAT_DESCRIPTION_EVENT
+        fde_size = struct.unpack_from("<I", data, 4 + 9)[0]
+        assert data[4 + fde_size + 4] == E.START_ENCRYPTION_EVENT
+        assert b"secret row" not in data
+        r = subprocess.run(
+            [sys.executable, "-m", "binlogscope", "live", "--json", "--non-blocking",
+             "--host", server.host, "--port", str(server.port), "-u", server.repl_user,
+             "--start", f"{f.name}:4"],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "MYSQL_PWD": server.repl_password})
+    finally:
+        stop(d)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    types = [x["event_type"] for x in lines if x.get("event_type")]
+    assert types[:4] == ["ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "START_ENCRYPTION_EVENT",
+                         "GTID_LIST_EVENT"]
+    rows = [x["rows"] for x in lines if x.get("event_type") == "WRITE_ROWS_EVENT_V1"]
+    assert rows == [[{"before": None, "after": {"id": 1, "v": "secret row"}}]]

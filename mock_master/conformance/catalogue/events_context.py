@@ -282,6 +282,31 @@ def _replace(f: BinlogFile, type_code: int, body: bytes, b: CaseBuilder) -> None
     rebase(stream)
 
 
+def _start_encryption(flavor: str) -> Setup:
+    """MariaDB encrypt_binlog=ON: each file has START_ENCRYPTION right after its
+    FORMAT_DESCRIPTION; the events after it are encrypted in the file, but a master decrypts
+    them before it sends them (measured on MariaDB 10.11 with file_key_management: the dump
+    carries START_ENCRYPTION, then the events in plain text - tests/conformance/
+    test_real_mariadb_events.py). A client reads them as usual."""
+    from binlogscope.wire.binlog.control_events import StartEncryptionEvent
+    from binlogscope.wire.binlog.encode_events import encode_start_encryption
+
+    b = CaseBuilder(flavor)
+    t = b.table_of(SCHEMA, "t", SPEC)
+    b.begin()
+    b.insert(t, [(1, "secret row")])
+    b.commit()
+    st = b.build()
+    f = st.files[0]
+    f.events.insert(1, encode_event(
+        E.START_ENCRYPTION_EVENT,
+        encode_start_encryption(StartEncryptionEvent(1, 1, bytes(range(1, 13)))),
+        timestamp=b.timestamp, server_id=b.server_id, checksum=b.checksum))
+    rebase(EventStream([f]))
+    return Setup(scenario(flavor, st, ddl_text=ddl(SCHEMA, "t", SPEC)),
+                 expected=[ExpectedRows("insert", t, [(1, "secret row")])])
+
+
 def _rows(flavor: str, kind: str, *, compressed: bool = False, version: int | None = None,
           metadata: str | None = None) -> Setup:
     b = CaseBuilder(flavor, **({"metadata": metadata} if metadata else {}))
@@ -346,6 +371,11 @@ CASES: list[Case] = [
           "APPEND_BLOCK, EXECUTE_LOAD_QUERY, then rows", "the file blocks and the LOAD "
           "statement passed over or decoded (EXECUTE_LOAD_QUERY's post-header is 13 bytes "
           "longer than a QUERY's); the rows after them decoded", _load_data),
+    _case("events/start-encryption", "MariaDB encrypt_binlog=ON: START_ENCRYPTION after "
+          "the FORMAT_DESCRIPTION, the events after it (decrypted by the master) in plain "
+          "text", "START_ENCRYPTION passed over or decoded; the plain events after it decoded "
+          "(a client must not treat the stream as encrypted: only the file is)",
+          _start_encryption, ("mariadb",)),
     _case("events/incident", "INCIDENT (LOST_EVENTS) then ROTATE between transactions",
           "the incident passed over or surfaced; the rows before and after it decoded",
           _incident),
