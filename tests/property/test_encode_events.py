@@ -23,7 +23,9 @@ from binlogscope.wire.binlog.control_events import (
     RowsQueryEvent,
     StartEncryptionEvent,
     StopEvent,
+    TransactionContextEvent,
     UserVarEvent,
+    ViewChangeEvent,
     XaPrepareEvent,
     XidEvent,
 )
@@ -125,6 +127,13 @@ def _simple() -> st.SearchStrategy[Any]:
         st.builds(StartEncryptionEvent, u8, u32, st.binary(min_size=12, max_size=12)),
         st.builds(XaPrepareEvent, st.booleans(), u32, st.binary(max_size=64),
                   st.binary(max_size=64)),
+        st.builds(TransactionContextEvent, st.text("0123456789abcdef-", max_size=36), u32,
+                  st.booleans(), st.binary(max_size=40),
+                  st.lists(st.binary(max_size=30), max_size=4),
+                  st.lists(st.binary(max_size=30), max_size=3)),
+        st.builds(ViewChangeEvent, st.text("0123456789:", max_size=40), u64,
+                  st.dictionaries(st.text("0123456789abcdef", max_size=20),
+                                  st.binary(max_size=30), max_size=4)),
         st.just(StopEvent()),
     )
 
@@ -139,6 +148,7 @@ def test_every_encoder_is_tested() -> None:
     tested = {RotateEvent, XidEvent, IntvarEvent, RandEvent, IncidentEvent, HeartbeatEvent,
               IgnorableEvent, RowsQueryEvent, AnnotateRowsEvent, BinlogCheckpointEvent,
               StartEncryptionEvent, XaPrepareEvent, StopEvent, FormatDescriptionEvent,
+              TransactionContextEvent, ViewChangeEvent,
               UserVarEvent, MariadbGtidEvent, GtidListEvent, PreviousGtidsEvent}
     assert set(EVENT_ENCODERS) == tested
 

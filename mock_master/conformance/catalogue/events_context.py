@@ -1,10 +1,12 @@
 """events (continued): the statement-context events (RAND, USER_VAR of every value type and
 NULL), XA transactions (MySQL's XA_PREPARE_LOG_EVENT; MariaDB's XA flags in the GTID event),
-INCIDENT, MySQL's ANONYMOUS_GTID (gtid_mode=OFF), MariaDB's BINLOG_CHECKPOINT and GTID_LIST
-mid-file, MariaDB's compressed UPDATE/DELETE rows, MySQL v1 rows (types 23-25) and
-DELETE/UPDATE with FULL vs MINIMAL row images. Every event is built with the wire encoders
-(``encode_*`` in ``binlogscope.wire.binlog``, each checked byte for byte against a real
-fixture event in tests/wire)."""
+LOAD DATA (BEGIN_LOAD_QUERY, APPEND_BLOCK, EXECUTE_LOAD_QUERY), MariaDB START_ENCRYPTION,
+MySQL group replication's VIEW_CHANGE and TRANSACTION_CONTEXT, INCIDENT, MySQL's
+ANONYMOUS_GTID (gtid_mode=OFF), MariaDB's BINLOG_CHECKPOINT and GTID_LIST mid-file, MariaDB's
+compressed UPDATE/DELETE rows, MySQL v1 rows (types 24-25) and UPDATE/DELETE with MINIMAL row
+images. Every event is built with the wire encoders (``encode_*`` in
+``binlogscope.wire.binlog``); tests/conformance/test_real_mariadb_events.py checks the
+USER_VAR, XA and LOAD DATA events against a real MariaDB byte for byte."""
 
 from __future__ import annotations
 
@@ -307,6 +309,36 @@ def _start_encryption(flavor: str) -> Setup:
                  expected=[ExpectedRows("insert", t, [(1, "secret row")])])
 
 
+def _group_replication(flavor: str) -> Setup:
+    """MySQL group replication: a member logs a view change as its own transaction (GTID,
+    QUERY 'BEGIN', VIEW_CHANGE, QUERY 'COMMIT'); a TRANSACTION_CONTEXT (the write set the
+    group certifies on - the group's message, which a member's binary log does not normally
+    hold) before the next transaction's GTID; then rows. Both built with the wire encoders
+    after libbinlogevents' layouts (control_events.h: VIEW_CHANGE_HEADER_LEN 52,
+    TRANSACTION_CONTEXT_HEADER_LEN 18); no real binlog with them is at hand."""
+    from binlogscope.wire.binlog.control_events import TransactionContextEvent, ViewChangeEvent
+    from binlogscope.wire.binlog.encode_events import (
+        encode_transaction_context,
+        encode_view_change,
+    )
+
+    b = CaseBuilder(flavor)
+    t = b.table_of(SCHEMA, "t", SPEC)
+    sid = str(b.server_uuid)
+    b.gtid()
+    b.raw(E.QUERY_EVENT, _query("BEGIN"))
+    b.raw(E.VIEW_CHANGE_EVENT, encode_view_change(ViewChangeEvent(
+        "17006543210987654:3", 0, {"group_gtid_executed": f"{sid}:1".encode()})))
+    b.raw(E.QUERY_EVENT, _query("COMMIT"))
+    b.raw(E.TRANSACTION_CONTEXT_EVENT, encode_transaction_context(TransactionContextEvent(
+        sid, 42, False, f"{sid}:1".encode(), [b"\x8a\x11\x02\xf0\x00\x00\x00\x01"], [])))
+    b.begin()
+    b.insert(t, [(1, "after the view change")])
+    b.commit()
+    return Setup(scenario(flavor, b.build(), ddl_text=ddl(SCHEMA, "t", SPEC)),
+                 expected=[ExpectedRows("insert", t, [(1, "after the view change")])])
+
+
 def _rows(flavor: str, kind: str, *, compressed: bool = False, version: int | None = None,
           metadata: str | None = None) -> Setup:
     b = CaseBuilder(flavor, **({"metadata": metadata} if metadata else {}))
@@ -376,6 +408,11 @@ CASES: list[Case] = [
           "text", "START_ENCRYPTION passed over or decoded; the plain events after it decoded "
           "(a client must not treat the stream as encrypted: only the file is)",
           _start_encryption, ("mariadb",)),
+    _case("events/group-replication", "MySQL group replication: a VIEW_CHANGE transaction "
+          "(GTID, BEGIN, VIEW_CHANGE, COMMIT) and a TRANSACTION_CONTEXT before a transaction",
+          "VIEW_CHANGE and TRANSACTION_CONTEXT passed over or decoded (the view change is a "
+          "transaction without rows); the rows after them decoded", _group_replication,
+          ("mysql",)),
     _case("events/incident", "INCIDENT (LOST_EVENTS) then ROTATE between transactions",
           "the incident passed over or surfaced; the rows before and after it decoded",
           _incident),

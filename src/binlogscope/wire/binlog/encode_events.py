@@ -34,7 +34,9 @@ from binlogscope.wire.binlog.control_events import (
     RowsQueryEvent,
     StartEncryptionEvent,
     StopEvent,
+    TransactionContextEvent,
     UserVarEvent,
+    ViewChangeEvent,
     XaPrepareEvent,
     XidEvent,
 )
@@ -235,6 +237,32 @@ def encode_xa_prepare(v: XaPrepareEvent) -> bytes:
                         len(v.bqual)) + v.gtrid + v.bqual)
 
 
+def encode_transaction_context(v: TransactionContextEvent) -> bytes:
+    """TRANSACTION_CONTEXT (MySQL group replication): the 18-byte post-header
+    (server_uuid_len<1> thread_id<4> gtid_specified<1> snapshot_version_len<4>
+    write_set_items<4> read_set_items<4>), the UUID, the snapshot version, then each write-set
+    and read-set item as len<2> + bytes (libbinlogevents control_events.h)."""
+    u = v.server_uuid.encode()
+    out = struct.pack("<BIBIII", len(u), v.thread_id, 1 if v.gtid_specified else 0,
+                      len(v.snapshot_version), len(v.write_set), len(v.read_set))
+    out += u + v.snapshot_version
+    for item in (*v.write_set, *v.read_set):
+        out += struct.pack("<H", len(item)) + item
+    return out
+
+
+def encode_view_change(v: ViewChangeEvent) -> bytes:
+    """VIEW_CHANGE (MySQL group replication): view_id NUL-padded to 40 bytes, seq_number<8>,
+    the certification info's entry count<4>, then each key_len<2> key value_len<4> value
+    (libbinlogevents control_events.h, VIEW_CHANGE_HEADER_LEN 52)."""
+    out = v.view_id.encode()[:40].ljust(40, b"\0") + struct.pack(
+        "<QI", v.seq_number, len(v.certification_info))
+    for key, value in v.certification_info.items():
+        k = key.encode()
+        out += struct.pack("<H", len(k)) + k + _U32.pack(len(value)) + value
+    return out
+
+
 # ----------------------------------------------------------------------------- GTIDs
 def encode_mariadb_gtid(v: MariadbGtidEvent) -> bytes:
     """MariaDB GTID body (the server id of the GTID goes into the header); zero-padded to the
@@ -376,6 +404,8 @@ EVENT_ENCODERS: dict[type, tuple[int, Callable[[Any], bytes]]] = {
     BinlogCheckpointEvent: (EventType.BINLOG_CHECKPOINT_EVENT, encode_binlog_checkpoint),
     StartEncryptionEvent: (EventType.START_ENCRYPTION_EVENT, encode_start_encryption),
     XaPrepareEvent: (EventType.XA_PREPARE_LOG_EVENT, encode_xa_prepare),
+    TransactionContextEvent: (EventType.TRANSACTION_CONTEXT_EVENT, encode_transaction_context),
+    ViewChangeEvent: (EventType.VIEW_CHANGE_EVENT, encode_view_change),
     MariadbGtidEvent: (EventType.GTID_EVENT, encode_mariadb_gtid),
     GtidListEvent: (EventType.GTID_LIST_EVENT, encode_gtid_list),
     PreviousGtidsEvent: (EventType.PREVIOUS_GTIDS_LOG_EVENT, encode_previous_gtids),
