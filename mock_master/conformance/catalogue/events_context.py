@@ -384,6 +384,35 @@ def _minimal(flavor: str, kind: str) -> Setup:
         ExpectedRows(kind, t, rows), ExpectedRows("insert", t, [(3, "full", 0)])])
 
 
+def _previous_gtids(flavor: str) -> Setup:
+    """MySQL: a file whose PREVIOUS_GTIDS holds three server UUIDs, one with several
+    intervals (a server that was a replica of two sources and had gaps from purged or skipped
+    transactions), then rows."""
+    from binlogscope.wire.binlog.encode_events import encode_previous_gtids
+    from binlogscope.wire.binlog.gtid_events import (
+        GtidInterval,
+        GtidSetEntry,
+        PreviousGtidsEvent,
+    )
+
+    b = CaseBuilder(flavor)
+    t = b.table_of(SCHEMA, "t", SPEC)
+    b.begin()
+    b.insert(t, [(1, "one")])
+    b.commit()
+    st = b.build()
+    sets = [("1e2b3c4d-0000-11ee-8000-000000000001", [(1, 101)]),
+            ("3e11fa47-71ca-11e1-9e33-c80aa9429562", [(1, 6), (8, 11), (20, 2**62)]),
+            ("ffffffff-ffff-ffff-ffff-ffffffffffff", [(7, 8)])]
+    entries = [GtidSetEntry(u, "", [GtidInterval(a, z) for a, z in ivs]) for u, ivs in sets]
+    text = ",".join(f"{u}:" + ":".join(f"{a}-{z - 1}" if z - a > 1 else str(a)
+                                       for a, z in ivs) for u, ivs in sets)
+    _replace(st.files[0], E.PREVIOUS_GTIDS_LOG_EVENT,
+             encode_previous_gtids(PreviousGtidsEvent(text, entries)), b)
+    return Setup(scenario(flavor, st, ddl_text=ddl(SCHEMA, "t", SPEC)),
+                 expected=[ExpectedRows("insert", t, [(1, "one")])])
+
+
 def _case(cid: str, title: str, expect: str, build: object,
           flavors: tuple[str, ...] = BOTH, links: tuple[str, ...] = ()) -> Case:
     return Case(cid, title, expect, build, judge_values, flavors=flavors,  # type: ignore[arg-type]
@@ -419,6 +448,9 @@ CASES: list[Case] = [
     _case("events/anonymous-gtid", "MySQL gtid_mode=OFF: ANONYMOUS_GTID before each "
           "transaction", "the anonymous GTIDs passed over; the rows decoded", _anonymous,
           ("mysql",)),
+    _case("events/previous-gtids", "MySQL PREVIOUS_GTIDS of three server UUIDs, one with "
+          "three intervals (up to 2^62)", "decoded or passed over; the rows decoded",
+          _previous_gtids, ("mysql",)),
     _case("events/binlog-checkpoint", "MariaDB BINLOG_CHECKPOINT mid-file (after a rotate)",
           "passed over; rows on both sides decoded", _checkpoint_list, ("mariadb",)),
     _case("events/gtid-list-domains", "MariaDB GTID_LIST with three domains (up to domain "
@@ -430,8 +462,12 @@ CASES: list[Case] = [
     _case("events/mariadb-compressed-delete", "MariaDB DELETE_ROWS_COMPRESSED_EVENT_V1",
           "inflated: the deleted rows reported",
           lambda f: _rows(f, "delete", compressed=True), ("mariadb",)),
-    _case("events/mysql-v1-rows-update", "MySQL v1 rows (types 23-25, "
-          "log_bin_use_v1_row_events=ON on 5.7 / 8.0 before 8.0.18's removal): UPDATE",
+    _case("events/mysql-v1-rows-write", "MySQL v1 rows (types 23-25: "
+          "log_bin_use_v1_row_events=ON on 5.6, 5.7 and 8.0; deprecated in 8.0.18, WL#12926): "
+          "WRITE_ROWS_EVENT_V1", "the v1 rows event (no extra-data field) decoded",
+          lambda f: _rows(f, "insert", version=1), ("mysql",),
+          links=("https://dev.mysql.com/worklog/task/?id=12926",)),
+    _case("events/mysql-v1-rows-update", "MySQL v1 UPDATE_ROWS_EVENT_V1",
           "the v1 rows event (no extra-data field) decoded", lambda f: _rows(
               f, "update", version=1), ("mysql",)),
     _case("events/mysql-v1-rows-delete", "MySQL v1 DELETE_ROWS_EVENT_V1",
