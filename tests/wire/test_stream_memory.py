@@ -16,7 +16,8 @@ _CHUNK = 64 << 10
 
 def _event(type_code: int, body: bytes, pos: int) -> bytes:
     size = HEADER_LEN + len(body)
-    return HEADER.pack(1_700_000_000, type_code, 1, size, pos + size, 0) + body
+    # flagged LOG_EVENT_IGNORABLE_F: a type no server defines that a replica may skip
+    return HEADER.pack(1_700_000_000, type_code, 1, size, pos + size, 0x80) + body
 
 
 def _file() -> tuple[bytes, int]:

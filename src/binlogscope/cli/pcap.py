@@ -47,7 +47,7 @@ from binlogscope.render.escape import EscapingText, unescaped
 from binlogscope.render.json_out import LineWriter, dumps_line
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
-from binlogscope.session.events import DecodeError, PacketDecoded
+from binlogscope.session.events import DecodeError, PacketDecoded, SequenceMismatch
 from binlogscope.wire.constants import command_name
 
 if TYPE_CHECKING:
@@ -339,7 +339,9 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
                 for items in batches:
                     for item in items:
                         ev = item.event
-                        if (item.kind == "error" or type(ev) is DecodeError) \
+                        # (a sequence id out of order: what a client library stops at)
+                        if (item.kind == "error" or type(ev) is DecodeError
+                                or type(ev) is SequenceMismatch) \
                                 and not item.injected:  # (the proxy's own fault: not damage)
                             errors += 1
                         if summary:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
 from binlogscope.pipeline.filter import TableFilter
-from binlogscope.session.events import DecodeError, PacketDecoded
+from binlogscope.session.events import DecodeError, PacketDecoded, SequenceMismatch
 from binlogscope.wire.binlog.rows import UNKNOWN_CONTEXT
 from binlogscope.wire.binlog.types import HEARTBEATS, is_heartbeat
 from binlogscope.wire.handshake import ErrPacket
@@ -108,15 +108,19 @@ def counted_event(item: SourceItem) -> bool:
 def decode_problem(item: SourceItem) -> str | None:
     """What could not be decoded in a delivered item (None: nothing): a packet the session
     could not read, a packet or binlog event decoded with an error, a binlog event whose
-    checksum does not match. Missing context (a row event whose TABLE_MAP came before the
-    start) is not counted, as ``export`` does not count it as damage: the stream started
-    there. ``live`` and ``export --live`` end with a non-zero status after any of these
-    (docs/architecture: a decode error is an item and a non-zero exit)."""
+    checksum does not match, a packet whose sequence id breaks the count. Missing context
+    (a row event whose TABLE_MAP came before the start) is not counted, as ``export`` does
+    not count it as damage: the stream started there. ``live`` and ``export --live`` end
+    with a non-zero status after any of these (docs/architecture: a decode error is an
+    item and a non-zero exit)."""
     if item.kind != "packet":
         return None
     ev = item.event
     if isinstance(ev, DecodeError):
         return f"at {ev.direction.value} byte {ev.offset}: {ev.message}"
+    if isinstance(ev, SequenceMismatch):  # (a client library stops: packets out of order)
+        return (f"at {ev.direction.value} byte {ev.offset}: packets out of order: sequence "
+                f"id {ev.got}, expected {ev.expected}")
     if not isinstance(ev, PacketDecoded):
         return None
     bev = ev.binlog_event

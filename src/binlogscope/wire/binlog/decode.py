@@ -38,7 +38,12 @@ from binlogscope.wire.binlog.header import (
     type_display,
 )
 from binlogscope.wire.binlog.registry import EVENT_DECODERS, EVENT_DOCS
-from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_name
+from binlogscope.wire.binlog.types import (
+    ChecksumAlg,
+    EventType,
+    event_type_name,
+    unknown_not_ignorable,
+)
 from binlogscope.wire.node import Node
 from binlogscope.wire.reader import ByteReader
 
@@ -191,6 +196,10 @@ def decode_event(
                       display=f"0x{stored:08x} {verdict}")
         if checksum_ok is False and error is None and computed is not None:
             error = _mismatch(abs_off + body_end, stored, computed)
+    if decoder is None and error is None:
+        # an unknown type a replica may not skip (damage shows first: a bad CRC may be why
+        # the type byte is unknown)
+        error = unknown_not_ignorable(code, h.flags)
 
     node = None
     if record:

@@ -30,7 +30,7 @@ from binlogscope.wire.binlog.resync import (
     chain_ok,
     known_types,
 )
-from binlogscope.wire.binlog.types import ChecksumAlg, EventType
+from binlogscope.wire.binlog.types import UNKNOWN_TYPE_ERROR, ChecksumAlg, EventType
 from binlogscope.wire.node import Node
 from binlogscope.wire.reader import ByteReader
 
@@ -172,8 +172,10 @@ class BinlogStreamDecoder:
                     ev = decode_event(buf, ctx, start=pos, base=base, record=record,
                                       reader=reader)
                     lp = size_at(buf, pos + 13)[0]
+                    err = ev.error
                     if ev.checksum_ok is not True and (
-                            ev.error is not None or not self._trusted(buf, pos, size, lp)):
+                            (err is not None and not err.startswith(UNKNOWN_TYPE_ERROR))
+                            or not self._trusted(buf, pos, size, lp)):
                         break  # the slow path decides: damaged body, or lost alignment
                     pos += size
                     self._pos = pos
@@ -267,9 +269,11 @@ class BinlogStreamDecoder:
                 # a verified CRC vouches even for an unknown type; without one, an event
                 # that decodes, followed by a header that continues its chain or starts
                 # one (relay logs restart their log_pos chains mid-transaction)
+                # (an unknown type's own error - no replica may skip it - is not damage)
+                err = ev.error
                 if ev.checksum_ok is True or (
-                        ev.error is None and not known and self._trusted(buf, pos, size,
-                                                                         h.log_pos)):
+                        (err is None or err.startswith(UNKNOWN_TYPE_ERROR)) and not known
+                        and self._trusted(buf, pos, size, h.log_pos)):
                     return [self._took(ev, pos, size)]
                 if ev.error is None and known:
                     if e + HEADER_LEN > len(buf) and not eof:

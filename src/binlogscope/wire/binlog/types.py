@@ -103,6 +103,25 @@ def event_type_name(code: int) -> str:
     return name
 
 
+#: how :func:`unknown_not_ignorable`'s error starts (the decoder's other errors start with
+#: "at offset"): the event's bytes are sound, a replica just cannot skip it
+UNKNOWN_TYPE_ERROR = "unknown event type "
+
+
+def unknown_not_ignorable(code: int, flags: int) -> str | None:
+    """The error of an event of a type neither MySQL nor MariaDB defines whose header does
+    not carry LOG_EVENT_IGNORABLE_F (None for a known type, or an unknown one flagged
+    ignorable). A real replica stops at such an event: MariaDB's and MySQL's
+    ``Log_event::read_log_event`` (sql/log_event.cc) make an ``Ignorable_log_event`` of an
+    unknown type only when the flag is set, and otherwise fail with "Found invalid event in
+    binary log" (the IO/SQL thread stops; mysqlbinlog dies without --force)."""
+    if code in _EVENT_NAMES or flags & 0x80:
+        return None
+    return (f"{UNKNOWN_TYPE_ERROR}{code} without LOG_EVENT_IGNORABLE_F (flags "
+            f"0x{flags:04x}): a MySQL/MariaDB replica stops here (\"Found invalid event in "
+            "binary log\")")
+
+
 class EventFlag(IntFlag):
     """Common-header flags (``LOG_EVENT_*_F``)."""
 
