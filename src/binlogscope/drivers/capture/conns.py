@@ -12,7 +12,7 @@ from binlogscope.drivers.capture.tcp_reassembly import StreamReassembler
 from binlogscope.drivers.items import Flow
 from binlogscope.session import Session
 from binlogscope.session.events import Peer
-from binlogscope.session.resync import find_packet_start
+from binlogscope.session.resync import PacketScan, find_packet_start
 from binlogscope.wire.compressed import FRAME_HEADER_LEN, FrameError, inflate
 
 #: a connection's key: (source address, source port, destination address, destination port)
@@ -31,6 +31,9 @@ class Direction:
     syncing: bool = False
     sync_buf: bytearray = field(default_factory=bytearray)
     sync_base: int = 0  # stream offset of sync_buf[0]
+    #: the incremental scans of sync_buf, per (binlog, ack) mode: each byte judged once, not
+    #: again on every segment (a fresh one when sync_buf starts over)
+    scans: dict[tuple[bool, bool], PacketScan] = field(default_factory=dict)
     skip: int = 0  # bytes to report as missing/skipped when sync is found
     reason: str = ""
     fin_pending: bool = False

@@ -62,7 +62,7 @@ from binlogscope.session.events import (
     TlsStarted,
 )
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
-from binlogscope.session.resync import find_packet_start, looks_like_greeting
+from binlogscope.session.resync import PacketScan, find_packet_start, looks_like_greeting
 from binlogscope.wire.compressed import FRAME_HEADER_LEN, find_frame_start, inflate
 
 DEFAULT_PORTS = frozenset({3306})
@@ -331,6 +331,7 @@ class CaptureReader:
         if self._unsynced(conn, d, fr.timestamp, out):  # (bytes lost, no packet after them)
             d.syncing = False
             d.sync_buf.clear()
+            d.scans.clear()
         if conn.session is not None and not d.syncing:
             conn.session.receive_data(b"", sender=d.peer)
             self._drain(conn, d, out, (fr.number, fr.timestamp))
@@ -387,6 +388,7 @@ class CaptureReader:
                 d.gap_frame = piece.frame
             d.skip = lost
             d.sync_buf.clear()
+            d.scans.clear()
             d.reason = f"{lost} bytes lost in the capture (TCP gap: {piece.reason})"
             d.sync_base = piece.offset + piece.length
             return
@@ -435,7 +437,10 @@ class CaptureReader:
         if not (server and in_stream):  # (a replica also sends commands: COM_QUIT...)
             scans.append((False, False))
         for is_binlog, is_ack in scans:
-            at, wait = find_packet_start(buf, binlog=is_binlog, ack=is_ack)
+            scan = d.scans.get((is_binlog, is_ack))
+            if scan is None:
+                scan = d.scans[is_binlog, is_ack] = PacketScan(binlog=is_binlog, ack=is_ack)
+            at, wait = scan.find(buf, d.sync_base)
             if at is not None:
                 found.append((at, is_binlog or is_ack))
             elif wait is not None:
@@ -457,6 +462,7 @@ class CaptureReader:
         data = bytes(d.sync_buf[pos:])
         d.syncing = False
         d.sync_buf.clear()
+        d.scans.clear()
         if s is None:
             phase = Phase.BINLOG_STREAM if stream else Phase.COMMAND
             s = conn.session = Session(Role.OBSERVER, start_phase=phase, semi_sync=None,
@@ -488,6 +494,7 @@ class CaptureReader:
         conn.flow.skipped_bytes += pos
         d.syncing = False
         d.sync_buf.clear()
+        d.scans.clear()
         if s is None:
             n = data[0] | data[1] << 8 | data[2] << 16
             size = data[4] | data[5] << 8 | data[6] << 16
