@@ -167,7 +167,8 @@ def corrupt(events: list[bytes], checksum: bool) -> str | None:
     with other values than the base): a decode error, or a type code no server writes that is
     not flagged LOG_EVENT_IGNORABLE_F (a replica must stop there: the decoder's error,
     wire.binlog.types.unknown_not_ignorable)."""
-    dec = BinlogStreamDecoder(DecodeContext(verify_checksums=checksum), record=False)
+    dec = BinlogStreamDecoder(DecodeContext(verify_checksums=checksum), record=False,
+                              encrypted_file=False)  # a served stream: sent decrypted
     dec.receive_data(BINLOG_MAGIC + b"".join(events))
     dec.receive_data(b"")
     for decoded in dec.events():

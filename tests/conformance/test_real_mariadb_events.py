@@ -145,7 +145,8 @@ def test_an_encrypted_binlog_is_sent_decrypted_after_start_encryption(
     """events/start-encryption's premise: MariaDB 10.11 with encrypt_binlog=ON
     (file_key_management) writes START_ENCRYPTION after the FORMAT_DESCRIPTION and the rest of
     the file encrypted (the row's text is not in it), yet its dump sends START_ENCRYPTION
-    then every event in plain text: binlogscope's replica decodes the row."""
+    then every event in plain text: binlogscope's replica decodes the row; `binlogscope
+    file` on the file stops after START_ENCRYPTION with a clear error."""
     import json
     import os
     import subprocess
@@ -188,6 +189,14 @@ def test_an_encrypted_binlog_is_sent_decrypted_after_start_encryption(
     finally:
         stop(d)
     assert r.returncode == 0, r.stderr
+    # the file itself, read without the key: it stops at the encrypted rest, saying so
+    copy = tmp_path / "encrypted.bin"
+    copy.write_bytes(data)
+    fr = subprocess.run([sys.executable, "-m", "binlogscope", "file", "--summary", str(copy)],
+                        capture_output=True, text=True, timeout=120)
+    assert fr.returncode == 1
+    assert "the rest of the file is encrypted" in fr.stderr and "damaged" not in fr.stderr
+    assert fr.stdout.count("\n") == 3  # the heading, FORMAT_DESCRIPTION, START_ENCRYPTION
     lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
     types = [x["event_type"] for x in lines if x.get("event_type")]
     assert types[:4] == ["ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "START_ENCRYPTION_EVENT",

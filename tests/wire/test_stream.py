@@ -104,3 +104,44 @@ def test_fast_and_tree_mode_same_events(record: bool) -> None:
     assert [(e.offset, e.checksum_ok, e.error) for e in a] == [
         (e.offset, e.checksum_ok, e.error) for e in b]
     assert (b[0].node is None) is (not record)
+
+
+def test_a_files_encrypted_rest_stops_with_a_clear_error() -> None:
+    """MariaDB encrypt_binlog=ON: after START_ENCRYPTION the file's bytes are encrypted; a
+    reader without the key stops there saying so (not a 'damaged data' scan through random
+    bytes); a stream a server sent (decrypted) reads on when told it is no file."""
+    import os
+
+    from binlogscope.wire.binlog.control_events import StartEncryptionEvent
+    from binlogscope.wire.binlog.encode_events import (
+        encode_event,
+        encode_format_description,
+        encode_start_encryption,
+        format_description,
+    )
+    from binlogscope.wire.binlog.stream import BinlogStreamDecoder
+    from binlogscope.wire.binlog.types import EventType as E
+
+    fde = encode_event(E.FORMAT_DESCRIPTION_EVENT, encode_format_description(
+        format_description("10.11.19-MariaDB-log")), log_pos=256)
+    se = encode_event(E.START_ENCRYPTION_EVENT, encode_start_encryption(
+        StartEncryptionEvent(1, 7, bytes(12))), log_pos=4 + len(fde) + 36)
+    rest = os.urandom(400)
+    dec = BinlogStreamDecoder()
+    dec.receive_data(b"\xfebin" + fde + se + rest)
+    dec.receive_data(b"")
+    types = [ev.header.type_code for ev in dec.events() if ev.header is not None]
+    assert types == [E.FORMAT_DESCRIPTION_EVENT, E.START_ENCRYPTION_EVENT]
+    assert dec.fatal is not None and "encrypted" in dec.fatal and "key version 7" in dec.fatal
+    assert dec.fatal.startswith(f"at offset {4 + len(fde) + len(se)}:")
+    from binlogscope.wire.binlog.control_events import XidEvent
+    from binlogscope.wire.binlog.encode_events import encode_xid
+
+    xid = encode_event(E.XID_EVENT, encode_xid(XidEvent(5)),
+                       log_pos=4 + len(fde) + len(se) + 31)
+    served = BinlogStreamDecoder(encrypted_file=False)
+    served.receive_data(b"\xfebin" + fde + se + xid)
+    served.receive_data(b"")
+    assert [ev.header.type_code for ev in served.events() if ev.header is not None] == [
+        E.FORMAT_DESCRIPTION_EVENT, E.START_ENCRYPTION_EVENT, E.XID_EVENT]
+    assert served.fatal is None

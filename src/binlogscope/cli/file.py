@@ -291,7 +291,9 @@ def _one_file(path: str, args: argparse.Namespace, pattern: re.Pattern[str] | No
         return 1
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        print(f"{PROG}: {path}: damaged: {errors[0]}{more}", file=err)
+        # an encrypted rest of file is not damage: say what it is
+        what = "not decoded" if "is encrypted" in errors[0] else "damaged"
+        print(f"{PROG}: {path}: {what}: {errors[0]}{more}", file=err)
         return 1
     return 0
 

@@ -40,6 +40,7 @@ DAMAGE_PIECE = 1 << 20
 EXACT_CUT = 1 << 20
 _CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
 _FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
+_START_ENCRYPTION = int(EventType.START_ENCRYPTION_EVENT)
 _SIZE = struct.Struct("<I")
 
 
@@ -60,6 +61,7 @@ class BinlogStreamDecoder:
         record: bool = True,
         start_offset: int = 0,
         expect_magic: bool = True,
+        encrypted_file: bool = True,
     ) -> None:
         self.ctx = ctx if ctx is not None else DecodeContext()
         self.record = record
@@ -80,6 +82,11 @@ class BinlogStreamDecoder:
         self._scan: int | None = None
         self._known_for: str | None = None
         self._known_set: frozenset[int] = frozenset()
+        #: a START_ENCRYPTION means the rest of a *file* is encrypted (MariaDB
+        #: encrypt_binlog=ON): nothing after it can be decoded without the key, so decoding
+        #: stops there with ``fatal`` saying so. False for a stream a server sent (it sends
+        #: the events after START_ENCRYPTION decrypted)
+        self._encrypted_file = encrypted_file
 
     @property
     def offset(self) -> int:
@@ -182,6 +189,8 @@ class BinlogStreamDecoder:
                     if lp:
                         self._lp = lp
                     yield ev
+                    if self._stops_at(ev):
+                        return
                 self._pos = pos
             # ----- everything else: damage, short buffer, tiny events, end of file
             avail = n - pos
@@ -194,7 +203,23 @@ class BinlogStreamDecoder:
             step = self._slow_step()
             if step is None:
                 return  # more bytes needed
-            yield from step
+            for ev in step:
+                yield ev
+                if self._stops_at(ev):
+                    return
+
+    def _stops_at(self, ev: DecodedEvent) -> bool:
+        """After a file's START_ENCRYPTION: set ``fatal`` (the rest is encrypted)."""
+        if (not self._encrypted_file or ev.header is None or ev.error is not None
+                or ev.header.type_code != _START_ENCRYPTION):
+            return False
+        end = ev.offset + ev.header.event_size
+        key = getattr(ev.body, "key_version", None)
+        self.fatal = (f"at offset {end}: the rest of the file is encrypted (START_ENCRYPTION at "
+                      f"offset {ev.offset}, key version {key}: MariaDB encrypt_binlog=ON) and "
+                      "binlogscope has no key; a MariaDB server sends these events decrypted "
+                      "to a replica (read them with `binlogscope live`)")
+        return True
 
     def _trusted(self, buf: bytes, pos: int, size: int, lp: int) -> bool:
         """An event decoded without error and without a verified CRC: a type the flavour
