@@ -203,3 +203,22 @@ def test_an_encrypted_binlog_is_sent_decrypted_after_start_encryption(
                          "GTID_LIST_EVENT"]
     rows = [x["rows"] for x in lines if x.get("event_type") == "WRITE_ROWS_EVENT_V1"]
     assert rows == [[{"before": None, "after": {"id": 1, "v": "secret row"}}]]
+
+
+def test_a_mariadb_transaction_has_no_begin_query(real: list[tuple[int, bytes]]) -> None:
+    """events/mariadb-gtid-no-begin's shape is the server's: the plain INSERT's transaction
+    (the one between the XA PREPARE and the XA COMMIT) is GTID (flags 0x0c), ANNOTATE_ROWS,
+    TABLE_MAP, WRITE_ROWS_V1, XID - no QUERY 'BEGIN'."""
+    types = [t for t, _ in real]
+    at = types.index(E.XA_PREPARE_LOG_EVENT) + 1
+    shape = [E.GTID_EVENT, E.ANNOTATE_ROWS_EVENT, E.TABLE_MAP_EVENT, E.WRITE_ROWS_EVENT_V1,
+             E.XID_EVENT]
+    assert types[at:at + 5] == shape
+    assert real[at][1][12] == 0x0C
+    case = next(c for c in catalogue() if c.id == "events/mariadb-gtid-no-begin")
+    source = case.build("mariadb").scenario.sources[0]
+    assert isinstance(source, StreamSource)
+    built = [ev[4] for ev in source.stream.files[0].events]
+    i = built.index(E.GTID_EVENT)
+    assert built[i:i + 5] == shape
+    assert source.stream.files[0].events[i][19 + 12] == 0x0C

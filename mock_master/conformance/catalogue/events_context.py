@@ -413,6 +413,27 @@ def _previous_gtids(flavor: str) -> Setup:
                  expected=[ExpectedRows("insert", t, [(1, "one")])])
 
 
+def _mariadb_no_begin(flavor: str) -> Setup:
+    """MariaDB 10.x writes no QUERY 'BEGIN': the GTID event (without FL_STANDALONE) opens the
+    transaction, as the real 10.11 binlog of tests/conformance/test_real_mariadb_events.py
+    has it (GTID, ANNOTATE_ROWS, TABLE_MAP, WRITE_ROWS, XID). Two such transactions, with
+    ANNOTATE_ROWS as the server writes by default."""
+    from binlogscope.wire.binlog.control_events import AnnotateRowsEvent, XidEvent
+    from binlogscope.wire.binlog.encode_events import encode_annotate_rows, encode_xid
+
+    b = CaseBuilder(flavor)
+    t = b.table_of(SCHEMA, "t", SPEC)
+    exp = []
+    for i in (1, 2):
+        b.gtid()
+        b.raw(E.ANNOTATE_ROWS_EVENT, encode_annotate_rows(AnnotateRowsEvent(
+            f"INSERT INTO conf.t VALUES ({i}, 'no begin {i}')")))
+        b.rows("insert", t, [(i, f"no begin {i}")])
+        b.raw(E.XID_EVENT, encode_xid(XidEvent(100 + i)))
+        exp.append(ExpectedRows("insert", t, [(i, f"no begin {i}")]))
+    return Setup(scenario(flavor, b.build(), ddl_text=ddl(SCHEMA, "t", SPEC)), expected=exp)
+
+
 def _case(cid: str, title: str, expect: str, build: object,
           flavors: tuple[str, ...] = BOTH, links: tuple[str, ...] = ()) -> Case:
     return Case(cid, title, expect, build, judge_values, flavors=flavors,  # type: ignore[arg-type]
@@ -451,6 +472,10 @@ CASES: list[Case] = [
     _case("events/previous-gtids", "MySQL PREVIOUS_GTIDS of three server UUIDs, one with "
           "three intervals (up to 2^62)", "decoded or passed over; the rows decoded",
           _previous_gtids, ("mysql",)),
+    _case("events/mariadb-gtid-no-begin", "MariaDB transactions as 10.x writes them: the "
+          "GTID opens the transaction, no QUERY 'BEGIN' (GTID, ANNOTATE_ROWS, TABLE_MAP, "
+          "WRITE_ROWS, XID)", "each transaction's rows reported once (a client that waits "
+          "for a BEGIN query misses them)", _mariadb_no_begin, ("mariadb",)),
     _case("events/binlog-checkpoint", "MariaDB BINLOG_CHECKPOINT mid-file (after a rotate)",
           "passed over; rows on both sides decoded", _checkpoint_list, ("mariadb",)),
     _case("events/gtid-list-domains", "MariaDB GTID_LIST with three domains (up to domain "
