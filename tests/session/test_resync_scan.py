@@ -95,3 +95,45 @@ def test_scan_judges_undecided_positions_again_when_their_bytes_arrive() -> None
         assert scan.find(buf, 0)[0] is None
     buf += b"\xee" * 10 + (3).to_bytes(3, "little") + b"\x06" + b"abc"
     assert scan.find(buf, 0) == (2, None) == find_packet_start(buf, binlog=False)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_incremental_frame_scan_answers_as_find_frame_start(seed: int) -> None:
+    """FrameScan (a capture joined inside a compressed session) against find_frame_start on
+    the whole buffer: real zlib/zstd frames among junk, fed in random pieces and cut at the
+    start, with a small limit so the window moves."""
+    from binlogscope.session.resync import FrameScan
+    from binlogscope.wire.compressed import ZLIB, ZSTD, encode_frames, find_frame_start
+
+    rng = random.Random(seed)
+    found = 0
+    for _ in range(150):
+        stream = bytearray()
+        for _ in range(rng.randint(1, 6)):
+            r = rng.random()
+            if r < 0.4:
+                plain = (b"\x05\x00\x00\x00" + b"abcde" * rng.randint(1, 30)) * rng.randint(1, 4)
+                stream += encode_frames(plain, rng.randint(0, 255), rng.choice([ZLIB, ZSTD]),
+                                        min_length=rng.choice([0, 50]))[0]
+            elif r < 0.7:
+                stream += _piece(rng)
+            else:
+                stream += rng.randbytes(rng.randint(0, 80))
+        limit = rng.choice([64, 256, 1 << 16])
+        scan = FrameScan(limit)
+        buf, base, fed = bytearray(), 0, 0
+        while fed < len(stream):
+            n = rng.randint(1, 40)
+            buf += stream[fed:fed + n]
+            fed += n
+            want = find_frame_start(buf, limit)
+            assert scan.find_frame(buf, base) == want, (bytes(buf).hex(), base, limit)
+            if want is not None:
+                found += 1
+                if rng.random() < 0.5:
+                    break
+                continue
+            cut = rng.randint(0, len(buf)) if rng.random() < 0.3 else 0
+            del buf[:cut]
+            base += cut
+    assert found > 50

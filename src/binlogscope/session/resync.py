@@ -16,6 +16,7 @@ import struct
 from array import array
 
 from binlogscope.session.events import Peer
+from binlogscope.wire.compressed import frame_start_verdict
 
 _U32LE = struct.Struct("<I")  # packet lengths: 4 bytes read, masked to 3
 _YES, _NO, _MAYBE = 1, 0, 2
@@ -160,7 +161,7 @@ class PacketScan:
             self._first = max(self._first, base)
             if self._dropped >= max(self._pending // 2, 1 << 16):
                 self._prune()
-        binlog, ack, maybe = self.binlog, self.ack, self._maybe
+        judge, maybe = self._judge_at, self._maybe
         found: int | None = None
         # the undecided positions whose deciding bytes may have arrived
         ready: list[array[int]] = []
@@ -174,7 +175,7 @@ class PacketScan:
                 if p < base or not maybe[p - base]:
                     continue
                 self.judged += 1
-                v, at = _judge(buf, p - base, binlog, ack)
+                v, at = judge(buf, p - base)
                 if v == _NO:
                     maybe[p - base] = 0
                     continue
@@ -185,9 +186,9 @@ class PacketScan:
                 self._hold(p, base + at)
         # the new positions (any of them is after every position judged before)
         if found is None:
-            start, stop = self._scanned - base, len(buf) - 3
+            start, stop = self._scanned - base, self._stop(len(buf))
             for i in range(start, stop):
-                v, at = _judge(buf, i, binlog, ack)
+                v, at = judge(buf, i)
                 if v == _NO:
                     maybe.append(0)
                     continue
@@ -208,6 +209,13 @@ class PacketScan:
         self._first = self._scanned
         return None, (max(len(buf) - 3, 0) if buf else None)
 
+    def _judge_at(self, buf: bytes | bytearray, p: int) -> tuple[int, int]:
+        return _judge(buf, p, self.binlog, self.ack)
+
+    def _stop(self, size: int) -> int:
+        """The positions judged: before this one."""
+        return size - 3
+
     def _prune(self) -> None:
         """Forget the positions cut from the buffer's start."""
         base, keep = self._base, 0
@@ -217,6 +225,32 @@ class PacketScan:
             keep += len(kept)
         self._pending = keep
         self._dropped = 0
+
+
+class FrameScan(PacketScan):
+    """:func:`~binlogscope.wire.compressed.find_frame_start` incrementally, as
+    :class:`PacketScan` does :func:`find_packet_start`: where compressed frames start in a
+    resync buffer of a capture joined inside a compressed session; each position judged when
+    it arrives and again only when the frame it announces is whole (or its next header is
+    there)."""
+
+    def __init__(self, limit: int = 1 << 16) -> None:
+        super().__init__(binlog=False)
+        self.limit = limit
+
+    def _judge_at(self, buf: bytes | bytearray, p: int) -> tuple[int, int]:
+        v, at, _ = frame_start_verdict(buf, p)
+        return (_YES, 0) if v is True else (_NO, 0) if v is False else (_MAYBE, at)
+
+    def _stop(self, size: int) -> int:
+        return min(size, self.limit)
+
+    def find_frame(self, buf: bytes | bytearray, base: int = 0) -> tuple[int, str] | None:
+        """What find_frame_start answers on ``buf`` (whose first byte is at ``base``)."""
+        at = self.find(buf, base)[0]
+        if at is None:
+            return None
+        return at, frame_start_verdict(buf, at)[2]
 
 
 def looks_like_greeting(payload: bytes) -> bool:
@@ -241,4 +275,5 @@ def greeting_plausible(peer: Peer, payload: bytes) -> bool:
     return payload[0] in (0x0A, 0xFF)
 
 
-__all__ = ["PacketScan", "find_packet_start", "greeting_plausible", "looks_like_greeting"]
+__all__ = ["FrameScan", "PacketScan", "find_packet_start", "greeting_plausible",
+           "looks_like_greeting"]

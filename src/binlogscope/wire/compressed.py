@@ -220,7 +220,7 @@ def frame_node(frame: Frame) -> Node:
 __all__ = [
     "DEFAULT_ZSTD_LEVEL", "FRAME_HEADER_LEN", "MIN_COMPRESS_LENGTH", "ZLIB", "ZSTD", "Frame",
     "FrameError", "FrameReader", "decode_frame_header", "deflate", "encode_frames",
-    "frame_node", "inflate", "negotiated",
+    "frame_node", "frame_start_verdict", "inflate", "negotiated",
 ]
 
 
@@ -250,6 +250,30 @@ def _deflated_frame_at(buf: bytes | bytearray, i: int) -> tuple[str, int] | None
     except FrameError:
         return None
     return algorithm, FRAME_HEADER_LEN + n
+
+
+def frame_start_verdict(buf: bytes | bytearray, i: int) -> tuple[bool | None, int, str]:
+    """:func:`find_frame_start`'s verdict on position ``i``: (True, 0, algorithm) a frame
+    starts there; (False, 0, "") none can, whatever bytes follow; (None, length, "") not
+    before the buffer is ``length`` bytes long (the frame or its next header not whole yet).
+    A True can become False once the next frame's header arrives."""
+    if len(buf) - i < FRAME_HEADER_LEN + 2:
+        return None, i + FRAME_HEADER_LEN + 2, ""
+    n = buf[i] | buf[i + 1] << 8 | buf[i + 2] << 16
+    size = buf[i + 4] | buf[i + 5] << 8 | buf[i + 6] << 16
+    if not size or n < 2 or n >= size + 64:
+        return False, 0, ""
+    if len(buf) - i < FRAME_HEADER_LEN + n:
+        return None, i + FRAME_HEADER_LEN + n, ""
+    got = _deflated_frame_at(buf, i)
+    if got is None:
+        return False, 0, ""
+    j = i + got[1]
+    if len(buf) - j >= FRAME_HEADER_LEN:
+        n2 = buf[j] | buf[j + 1] << 8 | buf[j + 2] << 16
+        if n2 == 0 or n2 > MAX_FRAME:
+            return False, 0, ""
+    return True, 0, got[0]
 
 
 def find_frame_start(buf: bytes | bytearray, limit: int = 1 << 16) -> tuple[int, str] | None:

@@ -49,3 +49,30 @@ def test_resync_after_a_gap_judges_each_byte_about_once(tmp_path: Path,
     # the binlog and the generic scan each judge the ~1 MiB once (plus a few again); judging
     # the held buffer again per 1 KiB segment, as before, was ~ (junk / frame) / 2 = 512 times
     assert junk <= judged <= 3 * junk
+
+
+def test_mid_stream_start_judges_each_byte_about_once(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture that starts mid-connection also looks for compressed frames in the first
+    64 KiB held, on every segment: 64 K judgements a segment before, each byte about once
+    now (FrameScan)."""
+    from binlogscope.session.resync import FrameScan
+
+    scans: list[PacketScan] = []
+
+    class Counted(FrameScan):
+        def __init__(self, limit: int = 1 << 16) -> None:
+            super().__init__(limit)
+            scans.append(self)
+
+    monkeypatch.setattr(flows, "FrameScan", Counted)
+    frames, seq = [], 5000
+    for _ in range(256):  # 256 KiB in 1 KiB segments, no SYN: joined mid-connection
+        frames.append(_ip_tcp(2, 3306, 1, 40000, seq, 0x18, b"\xff" * 1024))
+        seq += 1024
+    cap = tmp_path / "mid.pcap"
+    cap.write_bytes(_pcap(frames))
+    items = list(read_capture(str(cap)))
+    assert items[0].flow.mid_stream and not [i for i in items if i.event is not None]
+    judged = sum(s.judged for s in scans)
+    assert 0 < judged <= 2 * (1 << 16)  # (before: ~64 K a segment after the first 64)

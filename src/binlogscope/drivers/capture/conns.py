@@ -31,9 +31,9 @@ class Direction:
     syncing: bool = False
     sync_buf: bytearray = field(default_factory=bytearray)
     sync_base: int = 0  # stream offset of sync_buf[0]
-    #: the incremental scans of sync_buf, per (binlog, ack) mode: each byte judged once, not
-    #: again on every segment (a fresh one when sync_buf starts over)
-    scans: dict[tuple[bool, bool], PacketScan] = field(default_factory=dict)
+    #: the incremental scans of sync_buf, per (binlog, ack) mode and "frames" (compressed):
+    #: each byte judged once, not again on every segment (fresh ones when sync_buf starts over)
+    scans: dict[tuple[bool, bool] | str, PacketScan] = field(default_factory=dict)
     skip: int = 0  # bytes to report as missing/skipped when sync is found
     reason: str = ""
     fin_pending: bool = False

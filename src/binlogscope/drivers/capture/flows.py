@@ -62,8 +62,13 @@ from binlogscope.session.events import (
     TlsStarted,
 )
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
-from binlogscope.session.resync import PacketScan, find_packet_start, looks_like_greeting
-from binlogscope.wire.compressed import FRAME_HEADER_LEN, find_frame_start, inflate
+from binlogscope.session.resync import (
+    FrameScan,
+    PacketScan,
+    find_packet_start,
+    looks_like_greeting,
+)
+from binlogscope.wire.compressed import FRAME_HEADER_LEN, inflate
 
 DEFAULT_PORTS = frozenset({3306})
 
@@ -412,7 +417,10 @@ class CaptureReader:
         # frame whose payload inflates to exactly its announced length (wire.compressed)
         compressed = s.state.compression if s is not None else None
         if compressed is not None or d.tcp.mid_stream or conn.flow.mid_stream:
-            frame = find_frame_start(buf)
+            scan = d.scans.get("frames")
+            if not isinstance(scan, FrameScan):
+                scan = d.scans["frames"] = FrameScan()
+            frame = scan.find_frame(buf, d.sync_base)
             if frame is not None and compressed in (None, frame[1]):
                 at = _frame_at_packet_start(buf, frame[0], frame[1], server)
                 if at is None and len(buf) - frame[0] < (1 << 20):
