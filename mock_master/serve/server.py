@@ -29,6 +29,7 @@ from mock_master.answers.queries import Answerer, default_variables
 from mock_master.dump.gtid_sets import executed, purged
 from mock_master.dump.gtid_sets import to_text as gtid_text
 from mock_master.dump.mysql_gtid import server_uuid_of
+from mock_master.dump.next_file import open_rotated_file
 from mock_master.dump.replica_vars import replica_var, semi_sync_plugin
 from mock_master.history.gtid_pos import binlog_gtid_pos
 from mock_master.history.sources import EventStream, dummy_event
@@ -66,6 +67,10 @@ class MockMaster:
         self.stream = stream if stream is not None else scenario.load_stream()
         apply_stream_actions(self.stream, [a for a in scenario.actions
                                            if a.kind in STREAM_ACTIONS], scenario.flavor)
+        # a last ROTATE names the server's current file: it exists, as the server opened it
+        # (MariaDB flavour, scenario current_file = true; see dump/next_file.py)
+        if scenario.flavor == "mariadb" and scenario.current_file:
+            open_rotated_file(self.stream)
         self.flavor = scenario.flavor
         self.log = RunLog(max_closed=scenario.max_closed_clients
                           if scenario.max_closed_clients is not None else MAX_CLOSED)
