@@ -28,12 +28,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def multi_domain(mariadb: MariaDB, tmp_path_factory: pytest.TempPathFactory
-                 ) -> Iterator[tuple[Path, dict[int, int]]]:
-    """(a closed binlog file with domains 0, 71 and 72 interleaved, the last seq_no of each)."""
+                 ) -> Iterator[tuple[Path, dict[int, int], int]]:
+    """(a closed binlog file with domains 0, 71 and 72 interleaved, the last seq_no of each,
+    the server id they were written under)."""
     conn = mariadb.connect()
     try:
         with conn.cursor() as cur:
             cur.execute("FLUSH BINARY LOGS")
+            cur.execute("SHOW MASTER STATUS")  # (the file the inserts go to, by name)
+            written = str(cur.fetchone()[0])
             cur.execute("CREATE TABLE IF NOT EXISTS gtid_pos_t (id INT PRIMARY KEY, d INT)")
             cur.execute("DELETE FROM gtid_pos_t")
             conn.commit()
@@ -43,14 +46,22 @@ def multi_domain(mariadb: MariaDB, tmp_path_factory: pytest.TempPathFactory
                 conn.commit()
             cur.execute("SET SESSION gtid_domain_id = 0")
             cur.execute("SELECT @@gtid_binlog_pos")
-            pos = {int(g.split("-")[0]): int(g.split("-")[2])
-                   for g in cur.fetchone()[0].split(",") if g}
+            gtids = [g.split("-") for g in cur.fetchone()[0].split(",") if g]
+            # (the server id each domain was last written under: the shared server's
+            # server_id is not always 1 by the time this runs)
+            pos = {int(d): int(q) for d, _, q in gtids}
+            sids = {int(d): int(s) for d, s, _ in gtids}
+            assert sids[71] == sids[72] == sids[0], gtids
             cur.execute("FLUSH BINARY LOGS")
     finally:
         conn.close()
     path = tmp_path_factory.mktemp("gtidpos") / "multi.bin"
-    shutil.copy(mariadb.binlog_files()[-2], path)
-    yield path, pos
+    # (named, not "the one before the last": anything else that rotates the shared server's
+    # binlog in between would make that another file)
+    files = [f for f in mariadb.binlog_files() if f.name == written]
+    assert files, (written, mariadb.binlog_files())
+    shutil.copy(files[0], path)
+    yield path, pos, sids[0]
 
 
 def _theirs(path: Path, args: list[str]) -> list[int]:
@@ -68,15 +79,15 @@ def _ours(path: Path, args: list[str]) -> list[int]:
 
 
 @pytest.mark.mysql
-def test_multi_domain_windows(multi_domain: tuple[Path, dict[int, int]]) -> None:
-    path, last = multi_domain
+def test_multi_domain_windows(multi_domain: tuple[Path, dict[int, int], int]) -> None:
+    path, last, s = multi_domain
     z = last[0]  # domain 0's last seq_no (the shared server has written others before)
-    cases = [[f"--start-position=71-1-{last[71] - 2}"],
-             [f"--start-position=0-1-{z - 2},72-1-1"],
-             [f"--stop-position=71-1-{last[71] - 1}"],
-             [f"--stop-position=72-1-{last[72] - 1},0-1-{z - 1}"],
-             [f"--start-position=0-1-{z - 3}", f"--stop-position=0-1-{z - 1}"],
-             ["--start-position=72-1-1", f"--stop-position=71-1-{last[71]}"]]
+    cases = [[f"--start-position=71-{s}-{last[71] - 2}"],
+             [f"--start-position=0-{s}-{z - 2},72-{s}-1"],
+             [f"--stop-position=71-{s}-{last[71] - 1}"],
+             [f"--stop-position=72-{s}-{last[72] - 1},0-{s}-{z - 1}"],
+             [f"--start-position=0-{s}-{z - 3}", f"--stop-position=0-{s}-{z - 1}"],
+             [f"--start-position=72-{s}-1", f"--stop-position=71-{s}-{last[71]}"]]
     for args in cases:
         want = _theirs(path, args)
         assert len(want) > 3, args  # something beyond the file's header events
