@@ -30,14 +30,14 @@ def add_redact_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def cmd_redact(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from binlogscope.diagnose.redact import RedactError, redact_files
-    from binlogscope.diagnose.walk import SourceError, binlog_paths
+    from binlogscope.diagnose.walk import SourceError, binlog_paths, has_capture_magic
     from binlogscope.drivers.binlog_file import BinlogFileError
 
     target = Path(args.out)
     if target.exists() and any(target.iterdir()):
         print(f"{PROG}: redact: {target} is not empty", file=err)
         return 2
-    if len(args.sources) == 1 and _is_capture(Path(args.sources[0])):
+    if len(args.sources) == 1 and has_capture_magic(args.sources[0]):
         return _redact_capture(args, target, out, err)
     try:
         paths = binlog_paths(list(args.sources))
@@ -66,16 +66,6 @@ def cmd_redact(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
           f"{c.get('names', 0)} name(s); serve it with: {PROG} mock-master --scenario "
           f"{bundle.scenario}", file=out)
     return 0
-
-
-def _is_capture(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(4)
-    except OSError:
-        return False
-    return magic in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1",
-                     b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
 
 
 def _redact_capture(args: argparse.Namespace, target: Path, out: TextIO, err: TextIO) -> int:

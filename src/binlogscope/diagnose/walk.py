@@ -52,16 +52,21 @@ def binlog_paths(sources: list[str]) -> list[Path]:
     return out
 
 
-def is_capture(path: str) -> bool:
-    """A pcap/pcapng file (by its magic), not a binlog."""
+def has_capture_magic(path: str | Path) -> bool:
+    """The file starts with a pcap (either byte order, micro or nanoseconds) or pcapng magic."""
     try:
         with open(path, "rb") as f:
             head = f.read(4)
     except OSError:
         return False
     return head in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1",
-                    b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a") or path.endswith(
-                        (".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz"))
+                    b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
+
+
+def is_capture(path: str) -> bool:
+    """A pcap/pcapng file (by its magic or its name), not a binlog."""
+    return has_capture_magic(path) or path.endswith(
+        (".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz"))
 
 
 def walk_files(paths: list[Path]) -> Iterator[Seen]:
