@@ -289,6 +289,10 @@ def _one_file(path: str, args: argparse.Namespace, pattern: re.Pattern[str] | No
         lines.flush()
         print(f"{PROG}: error: {exc}", file=err)
         return 1
+    except SelectionError as exc:  # (a GTID start list the file's binlog state refuses)
+        lines.flush()
+        print(f"{PROG}: file: {path}: {exc}", file=err)
+        return 1
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         # an encrypted rest of file is not damage: say what it is
@@ -369,24 +373,26 @@ def _write_summary(events: Iterable[DecodedEvent], path: str, out: TextIO,
     name = f"  {path:<24}  "
     clock = _Clock()
     maps = _Maps(verbose)
-    for ev in events:
-        if ev.error:
-            errors.append(ev.error)
-        h = ev.header
-        if h is None:
-            add(f"{name}{ev.offset:>10}  {'-':>11}  {'-':>10}  {'-':<19}  {event_line(ev)}\n")
-        else:
-            add(f"{name}{ev.offset:>10}  {h.log_pos:>11}  {h.server_id:>10}  "
-                f"{clock(h.timestamp)}  {event_line(ev)}\n")
-        if verbose:
-            for line in maps.rows(ev):
-                add(line + "\n")
-        n += 1
-        if n >= size:
-            out.write("".join(chunk))
-            chunk.clear()
-            n = 0
-    out.write("".join(chunk))
+    try:  # (what was read is written when the reading stops with an error, too)
+        for ev in events:
+            if ev.error:
+                errors.append(ev.error)
+            h = ev.header
+            if h is None:
+                add(f"{name}{ev.offset:>10}  {'-':>11}  {'-':>10}  {'-':<19}  {event_line(ev)}\n")
+            else:
+                add(f"{name}{ev.offset:>10}  {h.log_pos:>11}  {h.server_id:>10}  "
+                    f"{clock(h.timestamp)}  {event_line(ev)}\n")
+            if verbose:
+                for line in maps.rows(ev):
+                    add(line + "\n")
+            n += 1
+            if n >= size:
+                out.write("".join(chunk))
+                chunk.clear()
+                n = 0
+    finally:
+        out.write("".join(chunk))
 
 
 def _write_text(events: Iterable[DecodedEvent], path: str, info: FileEvents,

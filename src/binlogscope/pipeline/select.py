@@ -23,7 +23,12 @@ from datetime import datetime
 from typing import Any
 
 from binlogscope.wire.binlog.decode import DecodedEvent
-from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtidEvent
+from binlogscope.wire.binlog.gtid_events import (
+    GtidEvent,
+    GtidListEvent,
+    MariadbGtid,
+    MariadbGtidEvent,
+)
 from binlogscope.wire.binlog.query_event import QueryEvent
 from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.table_map import TableMapEvent
@@ -150,15 +155,35 @@ class GtidWindow:
     - once every domain's stop transaction has been shown (or passed), the output ends.
 
     One window spans every file given (the GTID lists apply to all of them; byte positions
-    only to the first and the last). Not modelled: mariadb-binlog's errors for a start GTID
-    never seen ("Binary logs never reached expected GTID state") and --gtid-strict-mode's
-    checks."""
+    only to the first and the last).
+
+    A start list that leaves out a domain the first GTID_LIST names (the binlog state the
+    file begins with) is refused as mariadb-binlog refuses it (its --gtid-strict-mode, on by
+    default): where that domain's output would begin is not known. The events before that
+    GTID_LIST are shown, then :class:`SelectionError`. Not modelled: mariadb-binlog's error
+    for a start GTID never seen ("Binary logs never reached expected GTID state") and its
+    other --gtid-strict-mode checks."""
 
     def __init__(self, start: dict[int, int] | None, stop: dict[int, int] | None) -> None:
         self.start = start or {}
+        self.check_state = start is not None
         self.stop = stop
         self.done: set[int] = set()
         self.finished = False
+
+    def _check_state(self, body: GtidListEvent) -> None:
+        """The first GTID_LIST against the start list (see the class)."""
+        self.check_state = False
+        last: dict[int, MariadbGtid] = {}
+        for g in body.gtids:
+            last[g.domain_id] = g
+        missing = [g for d, g in last.items() if d not in self.start]
+        if missing:
+            g = missing[0]
+            raise SelectionError(
+                f"the start GTID list gives no position for domain {g.domain_id}, whose "
+                f"events may be in the file(s) (the binlog state they begin with has {g}); "
+                f"add one, e.g. {g} to start after it")
 
     def _all_done(self) -> bool:
         return self.stop is not None and self.done >= set(self.stop)
@@ -172,6 +197,8 @@ class GtidWindow:
                 return
             name = ev.type_name
             body = ev.body
+            if self.check_state and isinstance(body, GtidListEvent):
+                self._check_state(body)
             if name == _GTID and isinstance(body, MariadbGtidEvent):
                 d, s = body.domain_id, body.seq_no
                 current = (d not in start or s > start[d]) and (
