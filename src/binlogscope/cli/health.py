@@ -15,7 +15,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from binlogscope.drivers.live.lag import LagTracker
 from binlogscope.session.events import PacketDecoded, Peer
+from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
+from binlogscope.wire.binlog.header import in_no_file, is_fake_rotate
 from binlogscope.wire.binlog.types import is_heartbeat
 from binlogscope.wire.commands import ComQuery
 
@@ -45,6 +48,8 @@ class Health:
     #: (transaction GTID or None, log_pos acknowledged, seconds) per acknowledged event
     acks: list[tuple[str | None, int, float]] = field(default_factory=list)
     _gtid_at: dict[int, str | None] = field(default_factory=dict)  # log_pos -> its GTID
+    #: the server's head (heartbeats) against the events received (drivers/live/lag.py)
+    lag: LagTracker = field(default_factory=LagTracker)
 
     def packet(self, ev: PacketDecoded, t: float) -> None:
         self.last_seen = max(self.last_seen, t)
@@ -72,10 +77,21 @@ class Health:
         h = bev.header
         if is_heartbeat(h.type_code):
             self.heartbeats += 1
+            body = bev.body
+            name = body.log_file if isinstance(body, HeartbeatEvent) and body.log_file else None
+            self.lag.head_at(name or bev.binlog_file, h.log_pos, t, "heartbeat")
             if self._last_heartbeat is not None:
                 self.heartbeat_intervals.append(t - self._last_heartbeat)
             self._last_heartbeat = t
             return
+        body = bev.body
+        if isinstance(body, RotateEvent):
+            if not is_fake_rotate(h):  # the end of a file: the reader goes on in the next
+                self.lag.consumed_to(body.next_log_name, body.position)
+        elif not in_no_file(h):
+            fp = bev.file_pos
+            end = h.log_pos or (fp + h.event_size if fp is not None else 0)
+            self.lag.consumed_to(bev.binlog_file, end)
         self.last_event = {"type": bev.type_name, "binlog_file": bev.binlog_file,
                            "log_pos": h.log_pos or None, "time": round(t, 6)}
         if bev.trx_gtid is not None:
@@ -125,7 +141,7 @@ class Health:
             "heartbeat_cadence": self.cadence(),
             "longest_server_silence_s": round(self.longest_silence, 6),
             "last_event": self.last_event, "last_gtid": self.last_gtid,
-            "last_ack": self.last_ack,
+            "last_ack": self.last_ack, "lag": self.lag.to_json(),
             "ack_latency_per_transaction": [
                 {"gtid": g, "log_pos": p, "ms": round(s * 1000, 3)}
                 for g, p, s in self.acks[-MAX_ACKS_LISTED:]],
@@ -141,6 +157,7 @@ class Health:
         if self.dumping or self.longest_silence:
             hb += f"; longest server silence {self.longest_silence:.3f} s"
         out.append(hb)
+        out.extend(self.lag.lines())
         if self.last_event:
             e = self.last_event
             where = f"{e['binlog_file'] or '?'}:{e['log_pos']}" if e["log_pos"] else "?"

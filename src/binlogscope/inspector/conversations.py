@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from binlogscope.drivers.live.lag import LagTracker
 from binlogscope.inspector.source import Row, RowSource, format_time
 
 _ENDPOINTS = re.compile(r"^flow \d+: (\S+ -> \S+)")
@@ -53,6 +54,8 @@ class Conversation:
     longest_silence: float = 0.0
     end: float | None = None  # the source's last time (the state at the end is judged there)
     closed: bool = False
+    #: the server's head (heartbeats) against the events received (drivers/live/lag.py)
+    lag: LagTracker = field(default_factory=LagTracker)
 
     def lines(self) -> list[str]:
         """The entry as text lines (the first is its title)."""
@@ -112,7 +115,7 @@ class Conversation:
         if gaps:
             hb += f"; came every {gaps[len(gaps) // 2]:.3f} s (median), longest {gaps[-1]:.3f} s"
         hb += f"; longest server silence {self.longest_silence:.3f} s"
-        out = [f"  health    {state}", hb]
+        out = [f"  health    {state}", hb, *self.lag.lines()]
         if self.last_event:
             out.append(f"  last      event {self.last_event}"
                        + (f", GTID {self.last_gtid}" if self.last_gtid else "")
@@ -207,7 +210,18 @@ def _health(conv: Conversation, row: Row) -> None:
         if conv.last_heartbeat is not None:
             conv.heartbeat_gaps.append(row.time - conv.last_heartbeat)
         conv.last_heartbeat = row.time
+        # (a heartbeat row does not carry its file name: the file of the last event, where
+        # the dump thread waits when it sends one)
+        if row.log_pos and conv.lag.consumed is not None:
+            conv.lag.head_at(conv.lag.consumed[0], row.log_pos, row.time, "heartbeat")
+    elif row.event_type == "ROTATE_EVENT":
+        if row.log_pos:  # a real ROTATE (the dump's fake one has log_pos 0): the next file
+            name, _, pos = row.summary.rpartition(":")
+            if name and pos.isdigit():
+                conv.lag.consumed_to(name, int(pos))
     elif row.log_pos:
+        if row.binlog_file:
+            conv.lag.consumed_to(row.binlog_file, row.log_pos)
         conv.last_event = (f"{row.event_type} ending at "
                            f"{row.binlog_file + ':' if row.binlog_file else ''}{row.log_pos}")
         if row.gtid:
