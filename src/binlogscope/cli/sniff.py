@@ -15,6 +15,7 @@ The capture layer is :mod:`binlogscope.drivers.capture.sniff`; the output is ``p
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any, TextIO
 
 from binlogscope.cli.common import PROG
@@ -53,6 +54,10 @@ def add_sniff_parser(sub: Any) -> None:
     p.add_argument("--buffer", type=float, default=BUFFER_BYTES / MIB, metavar="MIB",
                    help="the most captured data waiting for the decoder (default "
                    f"{BUFFER_BYTES // MIB:.0f}); beyond it frames are dropped and counted")
+    p.add_argument("--tls-keylog", metavar="FILE", help="decrypt TLS sessions with this NSS "
+                   "key log (SSLKEYLOGFILE format, as live/proxy --tls-keylog and OpenSSL "
+                   "clients write it; by tshark, as pcap --tls-keylog); keys appended while "
+                   "the capture runs are read when a session needs them")
     add_capture_selection(p)
     add_packet_limit(p)
 
@@ -84,13 +89,33 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         capture.close()
         print(f"{PROG}: sniff: {exc}", file=err)
         return 1
+    keylog = getattr(args, "tls_keylog", None)
+    decryption = None
+    fatal: tuple[type[Exception], ...] = (SniffError,)
+    later = ""
+    if keylog is not None:
+        from binlogscope.drivers.capture.tls_keylog import LiveDecryption, TlsKeylogError
+
+        if not os.path.exists(keylog):
+            later = (f"{PROG} sniff: --tls-keylog {keylog} does not exist yet: it is read when "
+                     "a TLS session needs its keys")
+        try:
+            decryption = LiveDecryption(keylog, capture.linktype)
+        except TlsKeylogError as exc:
+            capture.close()
+            if write is not None:
+                write.close()
+            print(f"{PROG}: sniff: {exc}", file=err)
+            return 1
+        fatal = (SniffError, TlsKeylogError)
     ports = set(args.port) if args.port else None
     if wants_tui(args, out, FOLLOW_OUTPUTS):
         from binlogscope.inspector.sources.sniff import SniffSource
         from binlogscope.tui import run_tui
 
         return run_tui(SniffSource(capture, ports=ports, write=write, count=args.count,
-                                   duration=args.duration, max_packet=args.max_packet_size),
+                                   duration=args.duration, max_packet=args.max_packet_size,
+                                   decryption=decryption),
                        table_regex=args.table)
     fired: list[int] = []
     # the first signal ends the capture (what was caught is decoded for up to 3 s), with its
@@ -99,12 +124,15 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     record = not (args.json or args.summary or args.brief)
     # (also when stderr is not a terminal: the capture is open now, what a script waits for)
     print(f"{PROG} sniff: capturing on {args.interface} (Ctrl-C ends)", file=err, flush=True)
+    if later:
+        print(later, file=err, flush=True)
     try:
         rc = emit_capture(
             sniff_batches(capture, ports, record=record, stop=lambda: bool(fired),
                           count=args.count, duration=args.duration, write=write,
-                          max_packet=args.max_packet_size, abort=lambda: len(fired) > 1),
-            args, flt, out, err, name=f"sniff -i {args.interface}", fatal=SniffError,
+                          max_packet=args.max_packet_size, abort=lambda: len(fired) > 1,
+                          decryption=decryption),
+            args, flt, out, err, name=f"sniff -i {args.interface}", fatal=fatal,
             capture_loss=lambda: _loss(capture.stats(), args.interface), flush_every=0.1)
         if len(fired) > 1:  # (the second signal cut the drain short)
             rc = 130
@@ -116,8 +144,16 @@ def cmd_sniff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         capture.close()
         if write is not None:
             write.close()
+        if decryption is not None:
+            decryption.close()
     print(f"{PROG} sniff: " + capture_loss_text(_loss(st, args.interface))
           + (f"; written to {args.write}" if args.write else ""), file=err)
+    if decryption is not None and decryption.undecrypted:
+        print(f"{PROG}: sniff: {decryption.undecrypted} frame(s) of TLS application data could "
+              f"not be decrypted (first: frame {decryption.first_undecrypted}): {keylog} had "
+              "no secrets for those sessions when they passed (or the capture joined them "
+              "after their TLS handshake); they are left out of the decoding", file=err)
+        rc = max(rc, 1)
     return 1 if rc == 0 and st.lost else rc
 
 

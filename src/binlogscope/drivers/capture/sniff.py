@@ -50,6 +50,7 @@ from binlogscope.drivers.capture import sniff_ring
 from binlogscope.drivers.capture.flows import CaptureReader
 from binlogscope.drivers.capture.layers import LINKTYPE_ETHERNET, LINKTYPE_RAW
 from binlogscope.drivers.capture.sniff_ring import RECORD, RingStats, block_frames
+from binlogscope.drivers.capture.tls_keylog import LiveDecryption
 from binlogscope.drivers.items import SourceItem
 from binlogscope.session.events import PacketDecoded
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
@@ -296,14 +297,20 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
                   duration: float | None = None, write: PcapNgFile | None = None,
                   poll: float = 0.2, drain: float | None = DRAIN_SECONDS,
                   max_packet: int = DEFAULT_MAX_PACKET,
-                  abort: Callable[[], bool] = lambda: False) -> Iterator[list[SourceItem]]:
+                  abort: Callable[[], bool] = lambda: False,
+                  decryption: LiveDecryption | None = None) -> Iterator[list[SourceItem]]:
     """What :func:`~binlogscope.drivers.capture.pcap.read_capture_batches` yields, live: a frame's
     items
     at a time, until ``stop()`` or ``duration`` seconds (then the capture ends and what it
     caught before is still decoded, for at most ``drain`` seconds; None: all of it) or
     ``count`` packets decoded. ``abort()`` (asked between batches once stopping): end now,
-    without the rest of the drain (what is left is counted as not decoded)."""
+    without the rest of the drain (what is left is counted as not decoded). ``decryption``
+    (``--tls-keylog``): TLS connections are read decrypted, as ``pcap --tls-keylog`` reads them
+    (:class:`~binlogscope.drivers.capture.tls_keylog.LiveDecryption`; ``write`` keeps the
+    frames as captured)."""
     reader = CaptureReader(ports, record=record, max_packet=max_packet)
+    if decryption is not None:
+        reader.tls_keylog = decryption.keylog
     feed = reader.record_frame
     linktype = capture.linktype
     end = time.monotonic() + duration if duration is not None else None
@@ -324,6 +331,8 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
         batch = capture.read_batch(wait)
         if batch is None:
             break
+        plain = None if decryption is None or not batch else decryption.records(
+            [(number + 1 + k, ts, linktype, data) for k, (data, ts) in enumerate(batch)])
         for k, (data, ts) in enumerate(batch):
             if stopping and k and (
                     (drain_until is not None and time.monotonic() > drain_until) or abort()):
@@ -335,7 +344,10 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
             number += 1
             if write is not None:
                 write.write(data, ts)
-            items = feed(number, ts, linktype, data)
+            if plain is not None:
+                items = feed(number, ts, plain[k][2], plain[k][3])
+            else:
+                items = feed(number, ts, linktype, data)
             if not items:
                 continue
             if count is not None:

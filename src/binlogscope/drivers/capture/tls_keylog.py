@@ -32,6 +32,7 @@ import struct
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from binlogscope.drivers.capture.files import iter_records
 from binlogscope.drivers.capture.layers import (
@@ -42,8 +43,10 @@ from binlogscope.drivers.capture.layers import (
     parse_frame,
 )
 
-#: tshark's fields, one line per frame: number, TCP stream, TLS app-data records, payloads
-_FIELDS = ("frame.number", "tcp.stream", "tls.app_data", "data.data")
+#: tshark's fields, one line per frame: number, TCP stream, TLS app-data records, payloads,
+#: TLS records
+_FIELDS = ("frame.number", "tcp.stream", "tls.app_data", "data.data",
+           "tls.record.content_type")
 
 
 class TlsKeylogError(Exception):
@@ -96,30 +99,42 @@ def decrypt(path: str, keylog: str, *, timeout: float = 3600) -> Decryption:
     return parse_fields(res.stdout)
 
 
+def _row(line: str) -> tuple[int, int, int, list[str], bool] | None:
+    """One tshark line (:data:`_FIELDS`): (frame number, TCP stream, TLS application-data
+    records, plaintext payload pieces in hex, whether the frame holds a TLS record)."""
+    cols = line.rstrip("\n").split("\t")
+    if len(cols) < 4 or not cols[0].isdigit() or not cols[1].isdigit():
+        return None
+    app = len([x for x in cols[2].split(",") if x])
+    tls = app > 0 or (len(cols) > 4 and bool(cols[4].strip()))
+    return int(cols[0]), int(cols[1]), app, [x for x in cols[3].split(",") if x], tls
+
+
+def _plaintext(app: int, data: list[str]) -> tuple[bytes, bool]:
+    """A frame's plaintext and whether some of its TLS application data was not decrypted."""
+    try:
+        plain = b"".join(bytes.fromhex(x.replace(":", "")) for x in data)
+    except ValueError:
+        return b"", True
+    return plain, app > len(data)
+
+
 def parse_fields(text: str) -> Decryption:
     """tshark's field lines (:data:`_FIELDS`) as a :class:`Decryption`."""
-    rows: list[tuple[int, int, int, list[str]]] = []
+    rows: list[tuple[int, int, int, list[str], bool]] = []
     out = Decryption()
     for line in text.splitlines():
-        cols = line.split("\t")
-        if len(cols) < 4 or not cols[0].isdigit() or not cols[1].isdigit():
+        row = _row(line)
+        if row is None:
             continue
-        number, stream = int(cols[0]), int(cols[1])
-        app = len([x for x in cols[2].split(",") if x])
-        data = [x for x in cols[3].split(",") if x]
-        rows.append((number, stream, app, data))
-        if app:
-            out.streams.add(stream)
-    for number, stream, app, data in rows:
+        rows.append(row)
+        if row[2]:
+            out.streams.add(row[1])
+    for number, stream, app, data, _ in rows:
         if stream not in out.streams:
             continue
-        try:
-            out.payloads[number] = b"".join(bytes.fromhex(x.replace(":", "")) for x in data)
-        except ValueError:
-            out.payloads[number] = b""
-            out.undecrypted.add(number)
-            continue
-        if app > len(data):
+        out.payloads[number], missing = _plaintext(app, data)
+        if missing:
             out.undecrypted.add(number)
     return out
 
@@ -129,32 +144,177 @@ class _Direction:
     next_seq: int | None = None
 
 
+class PlaintextFrames:
+    """Frames of TLS connections rewritten to carry their plaintext: a raw IP packet with the
+    same addresses and flags, TCP sequence numbers recounted over the plaintext (one count per
+    direction, from the first rewritten frame's), the peer's count as the acknowledgement. An
+    undecrypted frame leaves a hole in that count: a TCP gap for the flow reader."""
+
+    def __init__(self) -> None:
+        self._sides: dict[tuple[bytes, int, bytes, int], _Direction] = {}
+
+    def rewrite(self, number: int, ts: float, linktype: int, frame: bytes, plain: bytes,
+                undecrypted: bool) -> tuple[int, float, int, bytes]:
+        seg = parse_frame(linktype, frame)
+        if seg is None:
+            return number, ts, linktype, frame
+        sides = self._sides
+        side = sides.setdefault((seg.src, seg.sport, seg.dst, seg.dport), _Direction())
+        peer = sides.get((seg.dst, seg.dport, seg.src, seg.sport))
+        if side.next_seq is None:
+            side.next_seq = seg.seq
+        seq = side.next_seq
+        if undecrypted:
+            seq = (seq + max(1, len(seg.payload))) & 0xFFFFFFFF
+        side.next_seq = (seq + len(plain) + (1 if seg.flags & (TCP_SYN | TCP_FIN) else 0)
+                         ) & 0xFFFFFFFF
+        ack = peer.next_seq if peer is not None and peer.next_seq is not None else seg.ack
+        return number, ts, LINKTYPE_RAW, _raw_packet(seg, seq, ack, plain)
+
+
 def decrypted_records(path: str, keylog: str, dec: Decryption | None = None
                       ) -> Iterator[tuple[int, float, int, bytes]]:
     """The capture's records (as :func:`~binlogscope.drivers.capture.files.iter_records`)
     with every frame of a TLS connection replaced by a raw IP packet carrying its plaintext."""
     if dec is None:
         dec = decrypt(path, keylog)
-    sides: dict[tuple[bytes, int, bytes, int], _Direction] = {}
+    frames = PlaintextFrames()
     for number, ts, linktype, frame in iter_records(path):
         plain = dec.payloads.get(number)
-        seg = parse_frame(linktype, frame) if plain is not None else None
-        if plain is None or seg is None:
+        if plain is None:
             yield number, ts, linktype, frame
-            continue
-        key = (seg.src, seg.sport, seg.dst, seg.dport)
-        side = sides.setdefault(key, _Direction())
-        peer = sides.get((seg.dst, seg.dport, seg.src, seg.sport))
-        if side.next_seq is None:
-            side.next_seq = seg.seq
-        seq = side.next_seq
-        if number in dec.undecrypted:
-            # the undecrypted bytes leave a hole in the plaintext stream: a TCP gap
-            seq = (seq + max(1, len(seg.payload))) & 0xFFFFFFFF
-        side.next_seq = (seq + len(plain) + (1 if seg.flags & (TCP_SYN | TCP_FIN) else 0)
-                         ) & 0xFFFFFFFF
-        ack = peer.next_seq if peer is not None and peer.next_seq is not None else seg.ack
-        yield number, ts, LINKTYPE_RAW, _raw_packet(seg, seq, ack, plain)
+        else:
+            yield frames.rewrite(number, ts, linktype, frame, plain, number in dec.undecrypted)
+
+
+class LiveDecryption:
+    """``sniff --tls-keylog``: the same decryption, frame by frame as they are captured.
+
+    One tshark process reads the captured frames as a pcap stream on its standard input
+    (``-r -``, one pass, a line per frame as soon as the frame is read: ``-l``) with the same
+    options and fields as :func:`decrypt`; a frame is handed on once its line is back. A TCP
+    connection is rewritten (:class:`PlaintextFrames`) from its first TLS record on - the
+    cleartext before it (greeting, SSLRequest) passes as captured, TLS handshake records become
+    empty segments, application data its plaintext - as :func:`decrypted_records` rewrites a
+    capture file's TLS connections.
+
+    Keys written after the capture started (a ``live --tls-keylog`` or an ``SSLKEYLOGFILE``
+    client appending to the file while ``sniff`` runs, the file created only then): Wireshark's
+    TLS dissector reads the key log again from where it stopped whenever a session's secrets
+    are not in what it has read, so a session is decrypted as long as its client has written
+    its secrets by the time its frames reach tshark (clients write them before sending what
+    they encrypt, and a frame reaches tshark after the capture ring's hand-over). Frames whose
+    application data stays encrypted are counted (:attr:`undecrypted`) and leave a TCP gap.
+    tshark keeps its per-connection state for the whole capture: its memory grows with the
+    number of connections seen.
+    """
+
+    def __init__(self, keylog: str, linktype: int, *, timeout: float = 30.0) -> None:
+        import queue
+        import threading
+
+        self.keylog = keylog
+        #: frames whose TLS application data was not decrypted, and the first of them
+        self.undecrypted = 0
+        self.first_undecrypted = 0
+        self._timeout = timeout
+        self._tls: set[int] = set()  # tshark's stream numbers of connections seen in TLS
+        self._frames = PlaintextFrames()
+        self._pending: tuple[int, int, int, list[str], bool] | None = None
+        cmd = [tshark_path(), "-n", "-l", "-r", "-", "-o", f"tls.keylog_file:{keylog}",
+               "--disable-protocol", "mysql", "-T", "fields", "-E", "occurrence=a",
+               "-E", "aggregator=,", "-E", "separator=\t"]
+        for name in _FIELDS:
+            cmd += ["-e", name]
+        try:
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            raise TlsKeylogError(f"cannot run tshark: {exc.strerror or exc}") from None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._stderr: list[str] = []
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        threading.Thread(target=self._read, args=(self._proc.stdout, True), daemon=True).start()
+        threading.Thread(target=self._read, args=(self._proc.stderr, False),
+                         daemon=True).start()
+        self._write(struct.pack("=IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262_144, linktype))
+
+    def _read(self, stream: Any, lines: bool) -> None:
+        for raw in iter(stream.readline, b""):
+            text = raw.decode("ascii", "replace")
+            if lines:
+                self._lines.put(text)
+            elif text.strip() and "Running as user" not in text:
+                self._stderr.append(text.strip())
+        if lines:
+            self._lines.put(None)
+
+    def _write(self, data: bytes) -> None:
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(data)
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._failed() from None
+
+    def _failed(self) -> TlsKeylogError:
+        why = self._stderr[0] if self._stderr else (
+            f"exit {self._proc.poll()}" if self._proc.poll() is not None else "no answer")
+        return TlsKeylogError(f"tshark stopped decrypting: {why}")
+
+    def records(self, frames: list[tuple[int, float, int, bytes]]
+                ) -> list[tuple[int, float, int, bytes]]:
+        """``frames`` (number, arrival time, link type, frame: numbered from 1 in capture
+        order, every captured frame exactly once) with the TLS connections' frames
+        rewritten."""
+        import queue
+
+        rec = struct.Struct("=IIII")
+        chunk = bytearray()
+        for _, ts, _, frame in frames:
+            sec = int(ts)
+            chunk += rec.pack(sec, int((ts - sec) * 1_000_000), len(frame), len(frame)) + frame
+        self._write(bytes(chunk))
+        out = []
+        for number, ts, linktype, frame in frames:
+            row = self._pending
+            while row is None or row[0] < number:
+                try:
+                    line = self._lines.get(timeout=self._timeout)
+                except queue.Empty:
+                    raise self._failed() from None
+                if line is None:
+                    raise self._failed()
+                row = _row(line)
+            if row[0] > number:  # (tshark gave this frame no line: passed as captured)
+                self._pending = row
+                out.append((number, ts, linktype, frame))
+                continue
+            self._pending = None
+            _, stream, app, data, tls = row
+            if tls:
+                self._tls.add(stream)
+            if stream not in self._tls:
+                out.append((number, ts, linktype, frame))
+                continue
+            plain, missing = _plaintext(app, data)
+            if missing:
+                self.undecrypted += 1
+                self.first_undecrypted = self.first_undecrypted or number
+            out.append(self._frames.rewrite(number, ts, linktype, frame, plain, missing))
+        return out
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
 
 
 def _raw_packet(seg: TcpSegment, seq: int, ack: int, payload: bytes) -> bytes:

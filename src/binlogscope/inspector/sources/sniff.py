@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 from binlogscope.drivers.capture.sniff import LiveCapture, PcapNgFile, SniffError, sniff_batches
+from binlogscope.drivers.capture.tls_keylog import LiveDecryption, TlsKeylogError
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.proxy.relay import ProxyError, ReplicationProxy
 from binlogscope.inspector.source import SourceInfo
@@ -149,7 +150,8 @@ class SniffSource(LiveCaptureSource):
 
     def __init__(self, capture: LiveCapture, *, ports: Iterable[int] | None = None,
                  write: PcapNgFile | None = None, count: int | None = None,
-                 duration: float | None = None, max_packet: int = DEFAULT_MAX_PACKET) -> None:
+                 duration: float | None = None, max_packet: int = DEFAULT_MAX_PACKET,
+                 decryption: LiveDecryption | None = None) -> None:
         self.capture = capture
         self.ports = list(ports) if ports else None
         self.write = write
@@ -158,13 +160,15 @@ class SniffSource(LiveCaptureSource):
             if write is not None:
                 write.close()
             capture.close()
+            if decryption is not None:
+                decryption.close()
 
         super().__init__(
             f"sniff -i {capture.iface}",
             lambda stop: sniff_batches(capture, self.ports, stop=stop, count=count,
                                        duration=duration, write=write,
-                                       max_packet=max_packet),
-            fatal=SniffError, close=close)
+                                       max_packet=max_packet, decryption=decryption),
+            fatal=(SniffError, TlsKeylogError), close=close)
 
     def info(self) -> SourceInfo:
         info = super().info()
