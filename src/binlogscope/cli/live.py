@@ -67,6 +67,11 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
     r.add_argument("--heartbeat", type=float, metavar="SECONDS",
                    help="ask the source for a heartbeat after this much silence (default: "
                    "half of --net-read-timeout, 30 s, as a MySQL/MariaDB replica; 0: none)")
+    r.add_argument("--lag-every", type=float, metavar="SECONDS",
+                   help="every SECONDS ask the server its binlog head (SHOW MASTER STATUS, on a "
+                   "control connection of its own) and show the lag of what was consumed "
+                   "behind it: a health item (files and bytes behind); heartbeats count as "
+                   "heads too (default: off)")
     r.add_argument("--semi-sync", action="store_true",
                    help="negotiate semi-sync and ACK the events the source asks for")
     r.add_argument("--state", metavar="FILE", help="persist the acked position here and resume "
@@ -203,7 +208,8 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
         record_raw=getattr(args, "record_raw", False),
         stream_tree=not getattr(args, "json", False),
         out_path=out_file if args.state else None,
-        commit_each_txn=bool(args.state) and not out_file)
+        commit_each_txn=bool(args.state) and not out_file,
+        lag_every=getattr(args, "lag_every", None) or 0.0)
 
 
 #: seconds for the TCP connect and the handshake when --connect-timeout is not given
@@ -247,6 +253,7 @@ def check_live_args(args: argparse.Namespace, conn: Any) -> str | None:
             number("--heartbeat", getattr(args, "heartbeat", None), 0, 4294967,
                    " seconds (0: none; the most CHANGE MASTER's MASTER_HEARTBEAT_PERIOD takes)"),
             number("--connect-timeout", getattr(args, "connect_timeout", None), 0),
+            number("--lag-every", getattr(args, "lag_every", None), 0.05),
             number("--net-read-timeout", getattr(args, "net_read_timeout", None), 1),
             number("--count", getattr(args, "count", None), 1),
             number("--server-id", getattr(args, "server_id", None), 1, 0xFFFFFFFF)):

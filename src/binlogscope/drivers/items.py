@@ -11,6 +11,7 @@ does not know stay at their defaults.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from binlogscope.drivers.capture.tcp_reassembly import ReassemblyStats
 from binlogscope.drivers.live.setup import SetupStep
@@ -57,7 +58,7 @@ class SourceItem:
     Read-only by convention (not frozen: one is built per packet, on the semi-sync commit path
     too, and a frozen dataclass costs about four times as much to build)."""
 
-    kind: str = "packet"  # "packet" (event set) | "flow" | "step" | "note" | "error"
+    kind: str = "packet"  # "packet" (event set) | "flow" | "step" | "note" | "error" | "health"
     event: SessionEvent | None = None
     text: str = ""
     step: SetupStep | None = None  # live: the setup step (kind "step")
@@ -77,6 +78,8 @@ class SourceItem:
     #: the proxy: damage its own fault action made (a CRC32 it flipped, an event it cut) -
     #: shown, but not counted as an error of the session (the exit status stays 0)
     injected: bool = False
+    #: kind "health": the JSON-ready sample (live --lag-every: drivers/live/lag_poll.py)
+    health: dict[str, Any] | None = None
 
     @property
     def direction(self) -> Peer | None:

@@ -302,6 +302,8 @@ def live_item_json(item: SourceItem) -> dict[str, Any] | None:
         return {"kind": "step", "phase": s.phase, "what": s.what, "why": s.why, "sql": s.sql}
     if item.kind in ("note", "error"):
         return {"kind": item.kind, "text": item.text}
+    if item.kind == "health":
+        return {"kind": "health", **(item.health or {})}
     return session_event_json(item.event)
 
 

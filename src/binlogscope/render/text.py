@@ -282,7 +282,7 @@ def live_item_text(item: SourceItem, brief: bool) -> list[str]:
     if item.kind == "step" and item.step is not None:
         s = item.step
         return [f"== [{s.phase}] {s.what}", f"   why: {s.why}"]
-    if item.kind == "note":
+    if item.kind in ("note", "health"):
         return [f"-- {item.text}"]
     if item.kind == "error":
         return [f"!! {item.text}"]

@@ -199,6 +199,9 @@ class LiveSettings:
     #: build the annotated tree for stream packets (the TUI and --plain need it; --json and
     #: exporters do not: every value is still decoded, only the Nodes are skipped)
     stream_tree: bool = True
+    #: ``--lag-every``: seconds between SHOW MASTER STATUS polls of the server's head on a
+    #: control connection (0: none; heartbeats still give the head when idle)
+    lag_every: float = 0.0
 
     def heartbeat_period(self) -> float:
         """Seconds between the source's heartbeats asked for (0: none): ``heartbeat``, or

@@ -48,6 +48,7 @@ from binlogscope.drivers.live.items import (
     ServerInfo,
     counted_event,
 )
+from binlogscope.drivers.live.lag_poll import LagWatch
 from binlogscope.drivers.live.setup import SetupStep
 from binlogscope.drivers.live.stream import StreamPlan, StreamStats, stream
 from binlogscope.drivers.pcapng import SessionRecorder
@@ -125,6 +126,12 @@ class LiveReplica:
         """Seconds from the read that brought an ACK-requesting event to the ACK written to
         the socket (the replica's share of the source's commit latency), recent ones."""
         return self.stats.ack_delays
+
+    def lag_watch(self) -> LagWatch | None:
+        """``--lag-every``: the head poller on a control connection of its own (not started)."""
+        if self.s.lag_every <= 0:
+            return None
+        return LagWatch(InformationSchema(self.s), self.s.lag_every)
 
     # ------------------------------------------------------------------ consumer side
     def start(self) -> None:
@@ -396,10 +403,25 @@ def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
     are process-wide, and put back when it returns)."""
     rep = LiveReplica(settings)
     rep.should_stop = should_stop
-    with fewer_gc_passes():  # the process streams for a while: see binlogscope.pipeline.gc_tuning
-        if commit is not None and settings.state_path:
-            return _run_committed(rep, settings, consume, count, commit, should_stop)
-        return _run(rep, settings, consume, count, should_stop)
+    watch = rep.lag_watch()
+    if watch is not None:  # --lag-every: health items after the item that brought them
+        shown = consume
+
+        def consume(item: SourceItem) -> None:
+            shown(item)
+            for h in watch.after(item):
+                shown(h)
+
+        watch.start()
+    try:
+        with fewer_gc_passes():  # the process streams for a while: see pipeline.gc_tuning
+            if commit is not None and settings.state_path:
+                return _run_committed(rep, settings, consume, count, commit, should_stop)
+            return _run(rep, settings, consume, count, should_stop)
+    finally:
+        if watch is not None:
+            watch.stop()
+            watch.close()
 
 
 def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem], None],

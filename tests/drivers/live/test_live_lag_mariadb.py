@@ -1,0 +1,117 @@
+"""``live --lag-every``: the server's head (SHOW MASTER STATUS on a control connection) against
+what the consumer consumed, on a real MariaDB (issue 29 item 1). A reader paused while the
+server writes shows a growing lag, then 0 once it caught up; the heads equal the server's own
+SHOW MASTER STATUS at the same moment."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from binlogscope.cli.main import main
+from binlogscope.drivers.items import SourceItem
+from binlogscope.drivers.live.items import LiveSettings
+from binlogscope.drivers.live.options import ConnectionOptions
+from binlogscope.drivers.live.replica import run_live
+from tests.mariadb_server import sql
+
+pytestmark = [pytest.mark.mysql, pytest.mark.network]
+
+
+def _status(db: Any) -> tuple[str, int]:
+    row = sql(db, "SHOW MASTER STATUS")[0]
+    return str(row[0]), int(row[1])
+
+
+def test_a_paused_reader_falls_behind_and_catches_up(mariadb: Any) -> None:
+    db = mariadb
+    c = db.connect()
+    c.cursor().execute("CREATE TABLE IF NOT EXISTS lag_t (id INT AUTO_INCREMENT PRIMARY KEY, "
+                       "v VARCHAR(2000))")
+    settings = LiveSettings(conn=ConnectionOptions(host=db.host, port=db.port, user=db.repl_user,
+                                                   password=db.repl_password,
+                                                   ssl_mode="DISABLED"),
+                            heartbeat=1, lag_every=0.2, store_size=16, reconnect=False,
+                            stream_tree=False)
+    health: list[dict[str, Any]] = []
+    written = threading.Event()
+    paused_once: list[bool] = []
+    settled: list[tuple[str, int]] = []
+    t0 = time.monotonic()
+
+    def writer() -> None:
+        w = db.connect()
+        cur = w.cursor()
+        for i in range(300):
+            cur.execute("INSERT INTO lag_t (v) VALUES (%s)", ("x" * 1500 + str(i),))
+            time.sleep(0.003)
+        w.close()
+        written.set()
+
+    def consume(item: SourceItem) -> None:
+        if item.kind == "health":
+            assert item.health is not None
+            health.append(item.health)
+            return
+        ev = item.event
+        bev = getattr(ev, "binlog_event", None)
+        if bev is not None and bev.type_name.startswith("WRITE_ROWS") and not paused_once:
+            paused_once.append(True)  # the reader stops here while the server writes on
+            assert written.wait(60)
+            time.sleep(1.5)  # several polls while nothing is consumed
+
+    def done() -> bool:
+        if time.monotonic() - t0 > 90:
+            return True
+        polled = [h for h in health if h["source"] == "status"]
+        if not written.is_set() or not polled:
+            return False
+        last = polled[-1]  # (a heartbeat's sample comes after the polls it brought out)
+        if last["bytes_behind"] == 0:
+            now = _status(db)
+            if last["head"] == f"{now[0]}:{now[1]}":  # the server's own answer, this moment
+                settled.append(now)
+                return True
+        return False
+
+    threading.Thread(target=writer, daemon=True).start()
+    rep = run_live(settings, consume, should_stop=done)
+    assert rep.error is None, rep.error
+    assert paused_once and settled, health[-5:]
+    polled = [h for h in health if h["source"] == "status"]
+    behind = [h["bytes_behind"] or 0 for h in polled]
+    # while paused the head ran away from what was consumed: growing, hundreds of KB
+    peak = behind.index(max(behind))
+    assert max(behind) > 300 * 1500 // 2, behind
+    rising = behind[:peak + 1]
+    assert len([b for b in rising if b > 0]) >= 3, behind
+    assert all(a <= b for a, b in zip(rising[-4:], rising[-3:], strict=False)), behind
+    assert behind[-1] == 0  # caught up
+    consumed = {h["consumed"] for h in polled[:peak + 1] if h["bytes_behind"]}
+    assert len(consumed) <= 2, consumed  # the paused reader's position stood still
+
+
+def test_live_json_health_items_of_an_idle_server(mariadb: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """An idle session: the health items of ``live --json --lag-every`` say caught up, with
+    the head SHOW MASTER STATUS gives."""
+    db = mariadb
+    monkeypatch.setenv("MYSQL_PWD", db.repl_password)
+    out, err = io.StringIO(), io.StringIO()
+    before = _status(db)
+    t0 = time.monotonic()
+    rc = main(["live", "--json", "--host", db.host, "--port", str(db.port), "-u", db.repl_user,
+               "--ssl-mode", "DISABLED", "--no-reconnect", "--heartbeat", "0.5",
+               "--lag-every", "0.2", "--non-blocking"], out=out, err=err)
+    assert rc == 0, err.getvalue()
+    assert time.monotonic() - t0 < 30
+    items = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert items and _status(db) == before  # nothing was written meanwhile
+    health = [o for o in items if o.get("kind") == "health"]
+    for h in health:
+        assert h["head"] == f"{before[0]}:{before[1]}" and h["bytes_behind"] == 0, h
