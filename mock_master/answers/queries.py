@@ -45,7 +45,7 @@ from mock_master.answers.base import (
     unsupported,
 )
 from mock_master.answers.mysql_shapes import mysql_decimals, mysql_eval, show_variables_cols
-from mock_master.answers.replica_status import mariadb_slave_status
+from mock_master.answers.replica_status import mariadb_slave_status, mysql_replica_status
 from mock_master.answers.tables import about_tables
 from mock_master.schema.sources import SchemaKnowledge
 from mock_master.schema.sql import MariaDBDialect
@@ -464,7 +464,11 @@ class Answerer:
             return syntax_error("REPLICA STATUS", "MySQL")
         if not new and ver >= (8, 4, 0):
             return syntax_error("SLAVE STATUS", "MySQL")
-        return unsupported(q, "MySQL's SHOW REPLICA STATUS columns are not known to the mock")
+        if ver < (8, 0, 0):
+            return unsupported(q, "MySQL 5.x's SHOW SLAVE STATUS columns are not known to the "
+                               "mock (8.0 and later are)")
+        gtids = self.variables.get("gtid_executed", Variable("")).show()
+        return mysql_replica_status(not new, ver, ctx.charset, gtids)
 
     def _binary_logs(self, ctx: QueryContext) -> Answer:
         cs = ctx.charset

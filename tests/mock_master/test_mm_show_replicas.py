@@ -9,6 +9,9 @@ emulated server lists them.
   SLAVE HOSTS with the old names (Server_id, Master_id, Slave_UUID) until 8.4 removed it; a
   replica's UUID is its @replica_uuid (8.0.26+) / @slave_uuid; master id 0 reads as the
   server's own server_id. The old mock answered none of these (ERR 1105).
+- MySQL flavour SHOW REPLICA STATUS / SHOW SLAVE STATUS (``show_slave_status_metadata`` in
+  sql/rpl_replica.cc at 0305767c, an 8.0 tree, and 200daa1a, 9.7.0; the old names by
+  ``rename_fields_use_old_replica_source_terms``): no row, the 62 columns by version.
 """
 
 from __future__ import annotations
@@ -143,12 +146,90 @@ def test_mariadb_slave_status_as_the_real_server(
         assert mock == real, q
 
 
-def test_mysql_replica_status_statements_by_version(
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+#: MySQL's SHOW REPLICA STATUS columns, in order (mysql-server sql/rpl_replica.cc
+#: show_slave_status_metadata, the same at 0305767c, an 8.0 tree, and 200daa1a, 9.7.0)
+MYSQL_NEW = _words(
+    "Replica_IO_State Source_Host Source_User Source_Port Connect_Retry Source_Log_File "
+    "Read_Source_Log_Pos Relay_Log_File Relay_Log_Pos Relay_Source_Log_File Replica_IO_Running "
+    "Replica_SQL_Running Replicate_Do_DB Replicate_Ignore_DB Replicate_Do_Table "
+    "Replicate_Ignore_Table Replicate_Wild_Do_Table Replicate_Wild_Ignore_Table Last_Errno "
+    "Last_Error Skip_Counter Exec_Source_Log_Pos Relay_Log_Space Until_Condition Until_Log_File "
+    "Until_Log_Pos Source_SSL_Allowed Source_SSL_CA_File Source_SSL_CA_Path Source_SSL_Cert "
+    "Source_SSL_Cipher Source_SSL_Key Seconds_Behind_Source Source_SSL_Verify_Server_Cert "
+    "Last_IO_Errno Last_IO_Error Last_SQL_Errno Last_SQL_Error Replicate_Ignore_Server_Ids "
+    "Source_Server_Id Source_UUID Source_Info_File SQL_Delay SQL_Remaining_Delay "
+    "Replica_SQL_Running_State Source_Retry_Count Source_Bind Last_IO_Error_Timestamp "
+    "Last_SQL_Error_Timestamp Source_SSL_Crl Source_SSL_Crlpath Retrieved_Gtid_Set "
+    "Executed_Gtid_Set Auto_Position Replicate_Rewrite_DB Channel_Name Source_TLS_Version "
+    "Source_public_key_path Get_Source_public_key Network_Namespace")
+#: SHOW SLAVE STATUS's names (8.0 before 8.0.22, and the deprecated statement after it): the
+#: MySQL 8.0 manual, and what clients read (e.g. radondb-mysql-kubernetes' SlaveStatus)
+MYSQL_OLD = _words(
+    "Slave_IO_State Master_Host Master_User Master_Port Connect_Retry Master_Log_File "
+    "Read_Master_Log_Pos Relay_Log_File Relay_Log_Pos Relay_Master_Log_File Slave_IO_Running "
+    "Slave_SQL_Running Replicate_Do_DB Replicate_Ignore_DB Replicate_Do_Table "
+    "Replicate_Ignore_Table Replicate_Wild_Do_Table Replicate_Wild_Ignore_Table Last_Errno "
+    "Last_Error Skip_Counter Exec_Master_Log_Pos Relay_Log_Space Until_Condition Until_Log_File "
+    "Until_Log_Pos Master_SSL_Allowed Master_SSL_CA_File Master_SSL_CA_Path Master_SSL_Cert "
+    "Master_SSL_Cipher Master_SSL_Key Seconds_Behind_Master Master_SSL_Verify_Server_Cert "
+    "Last_IO_Errno Last_IO_Error Last_SQL_Errno Last_SQL_Error Replicate_Ignore_Server_Ids "
+    "Master_Server_Id Master_UUID Master_Info_File SQL_Delay SQL_Remaining_Delay "
+    "Slave_SQL_Running_State Master_Retry_Count Master_Bind Last_IO_Error_Timestamp "
+    "Last_SQL_Error_Timestamp Master_SSL_Crl Master_SSL_Crlpath Retrieved_Gtid_Set "
+    "Executed_Gtid_Set Auto_Position Replicate_Rewrite_DB Channel_Name Master_TLS_Version "
+    "Master_public_key_path Get_master_public_key Network_Namespace")
+
+
+def _connector(host: str, port: int, q: str) -> tuple[list[Any], list[Any]] | int:
+    """``q`` through mysql-connector-python (pure Python): (the column descriptions, the
+    rows), or the error number."""
+    import mysql.connector
+
+    conn = mysql.connector.connect(host=host, port=port, user="repl", password="replpass",
+                                   use_pure=True)
+    try:
+        cur = conn.cursor()
+        try:
+            cur.execute(q)
+        except mysql.connector.Error as exc:
+            return int(exc.errno)
+        got = cur.fetchall()
+        return list(cur.description or []), list(got)
+    finally:
+        conn.close()
+
+
+def test_mysql_replica_status_by_version(
         serve_scenario: Callable[[Scenario], ThreadedMockMaster]) -> None:
-    for version, new_code, old_code in (("8.0.21", 1064, 1105), ("8.0.45", 1105, 1105),
-                                        ("8.4.3", 1105, 1064)):
+    """A MySQL that is no replica answers SHOW REPLICA STATUS / SHOW SLAVE STATUS with no row
+    and its column list (before: ERR 1105): the new terms from 8.0.22, the old ones for SHOW
+    SLAVE STATUS (8.0.21 has only that one, and no Network_Namespace yet), SHOW SLAVE STATUS
+    a syntax error from 8.4; read by pymysql and mysql-connector-python."""
+    for version, new, old in (("8.0.21", None, MYSQL_OLD[:-1]), ("8.0.30", MYSQL_NEW, MYSQL_OLD),
+                              ("8.4.3", MYSQL_NEW, None), ("9.1.0", MYSQL_NEW, None)):
         mm = serve_scenario(Scenario(flavor="mysql", server_version=version,
                                      sources=[BinlogSource([MYSQL_FILE])]))
-        got = [_ask(mm.host, mm.port, "repl", "replpass", q)
-               for q in ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS")]
-        assert got == [new_code, old_code], version
+        for q, want in (("SHOW REPLICA STATUS", new), ("SHOW SLAVE STATUS", old)):
+            by_pymysql = _ask(mm.host, mm.port, "repl", "replpass", q)
+            by_connector = _connector(mm.host, mm.port, q)
+            if want is None:
+                assert by_pymysql == by_connector == 1064, (version, q)
+                continue
+            assert not isinstance(by_pymysql, int), (version, q, by_pymysql)
+            assert not isinstance(by_connector, int), (version, q, by_connector)
+            assert [d[0] for d in by_pymysql[0]] == want, (version, q)
+            assert [d[0] for d in by_connector[0]] == want, (version, q)
+            assert by_pymysql[1] == () and by_connector[1] == []
+            types = {d[0]: (d[1], d[3]) for d in by_pymysql[0]}
+            # Item_return_int(.., MYSQL_TYPE_LONGLONG) / LONG, Item_empty_string: VAR_STRING
+            # in the connection's charset (utf8mb4: 4 bytes a character)
+            assert types[want[6]] == (8, 10) and types[want[3]] == (3, 7)
+            assert types[want[1]] == (253, 256 * 4)
+    # MySQL 5.x: its columns are not described - said so (ERR 1105), not guessed
+    mm = serve_scenario(Scenario(flavor="mysql", server_version="5.7.44",
+                                 sources=[BinlogSource([MYSQL_FILE])]))
+    assert _ask(mm.host, mm.port, "repl", "replpass", "SHOW SLAVE STATUS") == 1105
