@@ -18,7 +18,7 @@ from typing import Any
 from binlogscope.drivers.live.lag import LagTracker
 from binlogscope.session.events import PacketDecoded, Peer
 from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
-from binlogscope.wire.binlog.header import in_no_file, is_fake_rotate
+from binlogscope.wire.binlog.header import in_no_file
 from binlogscope.wire.binlog.types import is_heartbeat
 from binlogscope.wire.commands import ComQuery
 
@@ -86,8 +86,9 @@ class Health:
             return
         body = bev.body
         if isinstance(body, RotateEvent):
-            if not is_fake_rotate(h):  # the end of a file: the reader goes on in the next
-                self.lag.consumed_to(body.next_log_name, body.position)
+            # the end of a file (the reader goes on in the next), or the dump's fake ROTATE:
+            # where it starts (what comes before is not this reader's to read)
+            self.lag.consumed_to(body.next_log_name, body.position)
         elif not in_no_file(h):
             fp = bev.file_pos
             end = h.log_pos or (fp + h.event_size if fp is not None else 0)

@@ -20,6 +20,8 @@ from binlogscope.inspector.source import Row, RowSource, format_time
 
 _ENDPOINTS = re.compile(r"^flow \d+: (\S+ -> \S+)")
 #: the replica's heartbeat request (nanoseconds), as its COM_QUERY row shows it
+#: a health row's head (drivers/live/lag.py LagSample.text)
+_HEAD = re.compile(r"server head (\S+):(\d+) \((\w+)\)")
 _PERIOD = re.compile(r"@(?:master|source)_heartbeat_period\s*=\s*(\d+)", re.I)
 
 
@@ -196,6 +198,11 @@ def _health(conv: Conversation, row: Row) -> None:
         if m:
             conv.period = int(m.group(1)) / 1e9
         return
+    if row.kind == "health":  # live --lag-every: "lag: ...: server head F:P (source), ..."
+        m = _HEAD.search(row.summary)
+        if m and row.time is not None and m.group(3) != "heartbeat":  # (its own row counts)
+            conv.lag.head_at(m.group(1), int(m.group(2)), row.time, m.group(3))
+        return
     if row.kind == "note" and "closed the connection" in row.summary:
         conv.closed = True
         return
@@ -214,14 +221,15 @@ def _health(conv: Conversation, row: Row) -> None:
         # the dump thread waits when it sends one)
         if row.log_pos and conv.lag.consumed is not None:
             conv.lag.head_at(conv.lag.consumed[0], row.log_pos, row.time, "heartbeat")
-    elif row.event_type == "ROTATE_EVENT":
-        if row.log_pos:  # a real ROTATE (the dump's fake one has log_pos 0): the next file
-            name, _, pos = row.summary.rpartition(":")
-            if name and pos.isdigit():
-                conv.lag.consumed_to(name, int(pos))
-    elif row.log_pos:
-        if row.binlog_file:
-            conv.lag.consumed_to(row.binlog_file, row.log_pos)
+        return
+    if row.event_type == "ROTATE_EVENT":
+        # the next file, or (the dump's fake ROTATE) where the dump starts
+        name, _, pos = row.summary.rpartition(":")
+        if name and pos.isdigit():
+            conv.lag.consumed_to(name, int(pos))
+    elif row.log_pos and row.binlog_file:
+        conv.lag.consumed_to(row.binlog_file, row.log_pos)
+    if row.log_pos:
         conv.last_event = (f"{row.event_type} ending at "
                            f"{row.binlog_file + ':' if row.binlog_file else ''}{row.log_pos}")
         if row.gtid:

@@ -38,7 +38,7 @@ OPTIONAL_COLUMNS = frozenset({"direction", "seq", "semi_sync", "wire_time", "fra
 #: row kinds: each has a colour in app.tcss (``event-list--kind-<kind>``)
 KINDS = (
     "control", "gtid", "query", "table_map", "write", "update", "delete", "commit", "heartbeat",
-    "handshake", "result", "ack", "other", "error", "dump", "step", "note",
+    "handshake", "result", "ack", "other", "error", "dump", "step", "note", "health",
 )
 
 #: the phase strip, in session order

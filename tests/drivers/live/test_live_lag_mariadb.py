@@ -5,15 +5,12 @@ SHOW MASTER STATUS at the same moment."""
 
 from __future__ import annotations
 
-import io
-import json
 import threading
 import time
 from typing import Any
 
 import pytest
 
-from binlogscope.cli.main import main
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.items import LiveSettings
 from binlogscope.drivers.live.options import ConnectionOptions
@@ -96,22 +93,58 @@ def test_a_paused_reader_falls_behind_and_catches_up(mariadb: Any) -> None:
     assert len(consumed) <= 2, consumed  # the paused reader's position stood still
 
 
-def test_live_json_health_items_of_an_idle_server(mariadb: Any,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """An idle session: the health items of ``live --json --lag-every`` say caught up, with
-    the head SHOW MASTER STATUS gives."""
+def test_live_json_health_items_of_an_idle_server(mariadb: Any) -> None:
+    """An idle session: the health items ``live --json --lag-every`` writes (the one JSON
+    shape, render.shapes.live_item_json) say caught up, with the head SHOW MASTER STATUS gives;
+    the dump's start (its fake ROTATE) is what was consumed."""
+    from binlogscope.render.shapes import live_item_json
+
     db = mariadb
-    monkeypatch.setenv("MYSQL_PWD", db.repl_password)
-    out, err = io.StringIO(), io.StringIO()
     before = _status(db)
+    settings = LiveSettings(conn=ConnectionOptions(host=db.host, port=db.port, user=db.repl_user,
+                                                   password=db.repl_password,
+                                                   ssl_mode="DISABLED"),
+                            heartbeat=0.5, lag_every=0.2, reconnect=False, stream_tree=False)
+    items: list[dict[str, Any]] = []
+
+    def consume(item: SourceItem) -> None:
+        obj = live_item_json(item)
+        if obj is not None:
+            items.append(obj)
+
     t0 = time.monotonic()
-    rc = main(["live", "--json", "--host", db.host, "--port", str(db.port), "-u", db.repl_user,
-               "--ssl-mode", "DISABLED", "--no-reconnect", "--heartbeat", "0.5",
-               "--lag-every", "0.2", "--non-blocking"], out=out, err=err)
-    assert rc == 0, err.getvalue()
-    assert time.monotonic() - t0 < 30
-    items = [json.loads(x) for x in out.getvalue().splitlines()]
-    assert items and _status(db) == before  # nothing was written meanwhile
+    rep = run_live(settings, consume, should_stop=lambda: time.monotonic() - t0 > 2.5)
+    assert rep.error is None, rep.error
+    assert _status(db) == before  # nothing was written meanwhile
     health = [o for o in items if o.get("kind") == "health"]
+    assert len([h for h in health if h["source"] == "status"]) >= 3, health
+    assert any(h["source"] == "heartbeat" for h in health), health
     for h in health:
-        assert h["head"] == f"{before[0]}:{before[1]}" and h["bytes_behind"] == 0, h
+        assert h["head"] == h["consumed"] == f"{before[0]}:{before[1]}", h
+        assert (h["files_behind"], h["bytes_behind"]) == (0, 0), h
+
+
+def test_the_tuis_live_rows_and_conversations_view_show_the_lag(mariadb: Any) -> None:
+    """The TUI's live source: ``--lag-every`` answers are HEALTH rows, and the conversations
+    view (``S``) gives the lag at the end with the head SHOW MASTER STATUS gives."""
+    from binlogscope.inspector.conversations import conversations
+    from binlogscope.inspector.sources.live import LiveSource
+
+    db = mariadb
+    before = _status(db)
+    settings = LiveSettings(conn=ConnectionOptions(host=db.host, port=db.port, user=db.repl_user,
+                                                   password=db.repl_password,
+                                                   ssl_mode="DISABLED"),
+                            heartbeat=0.3, lag_every=0.1, reconnect=False)
+    src = LiveSource(settings)
+    t0 = time.monotonic()
+    src.run(lambda: time.monotonic() - t0 > 2.5)
+    rows = [src.row(i) for i in range(len(src))]
+    health = [r for r in rows if r.kind == "health"]
+    assert health and all(r.event_type == "HEALTH" for r in health)
+    assert any("(status)" in r.summary for r in health)
+    assert _status(db) == before
+    dumps = [c for c in conversations(src) if c.dump]
+    assert len(dumps) == 1
+    text = "\n".join(dumps[0].lines())
+    assert f"lag       at the end caught up: server head {before[0]}:{before[1]}" in text, text

@@ -75,7 +75,9 @@ class LagSample:
                 "files_behind": self.files_behind, "bytes_behind": self.bytes_behind}
 
     def text(self) -> str:
-        if self.files_behind is None:
+        if self.consumed_file is None:
+            behind = "lag unknown (nothing consumed yet)"
+        elif self.files_behind is None:
             behind = "lag unknown (files of different names)"
         elif self.files_behind == 0:
             behind = ("caught up" if self.bytes_behind == 0

@@ -24,7 +24,7 @@ from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.lag import LagSample, LagTracker
 from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
-from binlogscope.wire.binlog.header import in_no_file, is_fake_rotate
+from binlogscope.wire.binlog.header import in_no_file
 from binlogscope.wire.binlog.types import is_heartbeat
 
 #: query(sql) -> rows (raises OSError / LiveError when it cannot)
@@ -121,9 +121,8 @@ class LagWatch:
                                                  ev.wire_time or time.time(), "heartbeat")
                         if s is not None:
                             self._pending.append(s)
-                    elif isinstance(body, RotateEvent):
-                        if not is_fake_rotate(h):
-                            self.tracker.consumed_to(body.next_log_name, body.position)
+                    elif isinstance(body, RotateEvent):  # (the dump's fake one: its start)
+                        self.tracker.consumed_to(body.next_log_name, body.position)
                     elif not in_no_file(h):
                         fp = bev.file_pos
                         end = h.log_pos or (fp + h.event_size if fp is not None else 0)

@@ -55,6 +55,9 @@ class LiveSource(PacketStreamSource):
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
         rep = self.replica
         rep.start()
+        watch = rep.lag_watch()  # --lag-every: health rows after the row that brought them
+        if watch is not None:
+            watch.start()
         delivered = 0
         try:
             while not cancelled():
@@ -74,6 +77,10 @@ class LiveSource(PacketStreamSource):
                 cursor, item = got
                 if item.deliver:
                     yield self._item(item)
+                    if watch is not None:
+                        for h in watch.after(item):
+                            h.conn = max(self._conn_no - 1, 0)
+                            yield h
                 rep.ack(cursor, item)
                 if self.count is not None and _is_event(item):
                     delivered += 1
@@ -82,6 +89,9 @@ class LiveSource(PacketStreamSource):
                         return
         finally:
             self.stop()
+            if watch is not None:
+                watch.stop()
+                watch.close()
             rec = rep.recorder
             if rec is not None:  # --record: the fetcher's last bytes, then the file's end
                 rep.join(5)

@@ -198,6 +198,11 @@ class PacketStreamSource:
             self._add_info(ts, item, "STEP", "step", f"[{st.phase}] {st.what}  - {st.why}",
                            info_node("setup_step", st.what, st.why))
             return
+        if item.kind == "health":  # live --lag-every: the lag at one moment
+            self._add_info(ts, item, "HEALTH", "health", item.text,
+                           info_node("health", item.text, "the server's head (SHOW MASTER "
+                                     "STATUS or a heartbeat) against what was consumed"))
+            return
         if item.kind in ("note", "error") or ev is None:
             err = item.kind == "error"
             self._add_info(ts, item, "ERROR" if err else "NOTE", "error" if err else "note",
