@@ -36,8 +36,8 @@ def test_doc_page_is_generated_from_the_schema() -> None:
 
 def test_doc_lists_every_column_with_its_arrow_type() -> None:
     documented = parse_schema_doc(DOC.read_text(encoding="utf-8"))
-    assert set(documented) == {"packets", "events", "rows", "errors"}
-    for table, cols in (*TABLES.items(), ("errors", arrow.ERRORS)):
+    assert set(documented) == {"packets", "events", "rows", "health", "errors"}
+    for table, cols in (*TABLES.items(), ("health", arrow.HEALTH), ("errors", arrow.ERRORS)):
         assert [name for name, _ in documented[table]] == [c.name for c in cols]
         for (name, typ), col in zip(documented[table], cols, strict=True):
             assert typ == arrow._type_name(col.type), name

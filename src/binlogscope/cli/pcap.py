@@ -37,10 +37,10 @@ from binlogscope.cli.common import (
     table_pattern,
 )
 from binlogscope.cli.fault_report import link_reconnects
-from binlogscope.cli.health import reconnects
 from binlogscope.cli.pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
 from binlogscope.cli.terminal import PCAP_OUTPUTS, wants_tui
 from binlogscope.cli.type_names import event_type_names, unknown_types
+from binlogscope.drivers.health import reconnects
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 from binlogscope.render.escape import EscapingText, unescaped

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.cli.fault_report import FaultLog
-from binlogscope.cli.health import Health
+from binlogscope.drivers.health import Health
 from binlogscope.session.events import (
     CompressedFrame,
     DecodeError,
@@ -102,7 +102,7 @@ class FlowStats:
     #: ``proxy``: errors its own fault actions made (shown, not counted as damage)
     injected: int = 0
     first_injected: str = ""
-    #: last event/GTID/ACK, heartbeat cadence, silences, the state at the end (cli/health.py)
+    #: last event/GTID/ACK, heartbeat cadence, silences, the state at the end (drivers/health.py)
     health: Health = field(default_factory=Health)
     #: the capture's last time (set before printing: the state at the end is judged there)
     end_time: float = 0.0

@@ -174,11 +174,47 @@ ERRORS: tuple[Column, ...] = (
 )
 ERRORS_SCHEMA = pa.schema([pa.field(c.name, c.type) for c in ERRORS])
 
+#: the ``health`` table: the health timeline of each replication connection (small, written by
+#: the export's driver at its checkpoints like ``errors``; drivers/health.py makes the rows)
+HEALTH_TABLE = "health"
+HEALTH: tuple[Column, ...] = (
+    Column("source", pa.string(), "the input (as `source` in the other tables)"),
+    Column("session_id", pa.string(), "the TCP session (as `session_id` in `packets`)"),
+    Column("flow", pa.string(), "`client_ip:port->server_ip:port` (captures; NULL for live)"),
+    Column("time", _TS, "when (capture or arrival time, microseconds)"),
+    Column("kind", pa.string(),
+           "`dump` (the dump request), `dump_end` (its EOF/ERR), `heartbeat`, `silence` (no "
+           "byte from the server for over two heartbeat periods: stalled or half-open; `time` "
+           "is when it began), `ack` (a semi-sync ACK), `lag` (a head of the server seen: "
+           "heartbeat, or SHOW MASTER STATUS with `live --lag-every`), `reconnect` (a later "
+           "dump from the same client host, or a live reconnect), `state` (how the connection "
+           "stood at the end of the input, or before its close)"),
+    Column("seconds", pa.float64(), "`heartbeat`: since the previous one; `silence`: how long; "
+           "`ack`: the ACK latency (the event's arrival -> the ACK's, as `pcap --summary`), "
+           "NULL when the event it acknowledges was not seen"),
+    Column("gtid", pa.string(), "`ack`: the acknowledged transaction's GTID"),
+    Column("binlog_file", pa.string(), "`ack`: the file acknowledged; `lag`: the file consumed; "
+           "`heartbeat`: the file the heartbeat names"),
+    Column("log_pos", pa.int64(), "`ack`: the position acknowledged; `lag`: where the last "
+           "event consumed ends; `heartbeat`: its log_pos (the server's head)"),
+    Column("head_file", pa.string(), "`lag`: the server's binlog file"),
+    Column("head_pos", pa.int64(), "`lag`: the server's position in it"),
+    Column("files_behind", pa.int64(), "`lag`: binlog files between consumed and the head "
+           "(NULL: file names not comparable)"),
+    Column("bytes_behind", pa.int64(), "`lag`: bytes behind the head in the same file (NULL "
+           "when files behind)"),
+    Column("text", pa.string(), "the sample as `--summary` says it"),
+)
+HEALTH_SCHEMA = pa.schema([pa.field(c.name, c.type) for c in HEALTH])
+
 _TABLE_DOCS = {
     "packets": "one row per wire packet (pcap and live sources; empty for binlog files). "
                "Partitioned by `date`.",
     "events": "one row per binlog event. Partitioned by `date` and `schema`.",
     "rows": "one row per row change: the Canal entry model. Partitioned by `date` and `schema`.",
+    HEALTH_TABLE: "one row per health sample or transition of each replication connection "
+                  "(captures and `--live`): the timeline `--summary` sums up. Not "
+                  "partitioned; written at checkpoints.",
     ERRORS_TABLE: "one row per input that failed or is damaged (the command prints the same "
                   "line and exits 1); the directory exists only when there is one. Not "
                   "partitioned.",
@@ -302,7 +338,7 @@ def render_schema_doc() -> str:
         "`gtid`, `xid`, `events`, `rows`, `bytes` (the events' sizes), "
         "`first_timestamp` and `commit_timestamp` (the last event's).",
     ]
-    for name, cols in (*TABLES.items(), (ERRORS_TABLE, ERRORS)):
+    for name, cols in (*TABLES.items(), (HEALTH_TABLE, HEALTH), (ERRORS_TABLE, ERRORS)):
         out += ["", f"## `{name}`", "", _TABLE_DOCS[name], "",
                 "| column | type | meaning |", "|---|---|---|"]
         for c in cols:
@@ -344,7 +380,7 @@ def clean_incomplete(root: str | Path, committed_checkpoint: int) -> int:
     """Remove in-progress files and parts newer than the last recorded checkpoint."""
     removed = 0
     pat = re.compile(r"^part-(\d{6})-\d{4}\.parquet$")
-    for t in (*TABLES, ERRORS_TABLE):
+    for t in (*TABLES, HEALTH_TABLE, ERRORS_TABLE):
         base = Path(root) / t
         if not base.is_dir():
             continue

@@ -32,6 +32,8 @@ from binlogscope import __version__
 from binlogscope.export.arrow import (
     ERRORS_SCHEMA,
     ERRORS_TABLE,
+    HEALTH_SCHEMA,
+    HEALTH_TABLE,
     SCHEMA_VERSION,
     STATE_FILE,
     TABLES,
@@ -173,15 +175,18 @@ def error_rows(source: str, failure: str | None, damage: InputDamage | None
     return out
 
 
-def write_errors(root: Path, checkpoint: int, rows: list[dict[str, Any]]) -> None:
+def write_errors(root: Path, checkpoint: int, rows: list[dict[str, Any]],
+                 table_name: str = ERRORS_TABLE) -> None:
     """A checkpoint's ``errors`` rows as ``errors/part-<checkpoint>-0001.parquet`` (a resume
-    removes it with the checkpoint's other parts if the checkpoint does not complete)."""
+    removes it with the checkpoint's other parts if the checkpoint does not complete); the
+    ``health`` rows (``table_name`` HEALTH_TABLE) the same way."""
     if not rows:
         return
-    base = root / ERRORS_TABLE
+    base = root / table_name
     base.mkdir(exist_ok=True)
-    table = pa.Table.from_pylist([{f.name: r.get(f.name) for f in ERRORS_SCHEMA} for r in rows],
-                                 schema=ERRORS_SCHEMA)
+    schema = HEALTH_SCHEMA if table_name == HEALTH_TABLE else ERRORS_SCHEMA
+    table = pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in rows],
+                                 schema=schema)
     tmp = base / f".part-{checkpoint:06d}-0001.parquet.inprogress"
     pq.write_table(table, tmp, compression="zstd")
     tmp.replace(base / f"part-{checkpoint:06d}-0001.parquet")
@@ -196,7 +201,7 @@ def publish_parts(staging: Path, root: Path, checkpoint: int) -> None:
     bases = sorted(tasks.iterdir()) if tasks.is_dir() else [staging]
     seqs: dict[Path, int] = {}
     for top in bases:
-        for table in (*TABLES, ERRORS_TABLE):
+        for table in (*TABLES, HEALTH_TABLE, ERRORS_TABLE):
             base = top / table
             if not base.is_dir():
                 continue
@@ -326,11 +331,13 @@ class Ledger:
         write_state(root, self.state)
 
     def commit(self, checkpoint: int, resume_at: ResumePoint | None, counts: dict[str, int],
-               errors: Sequence[dict[str, Any]] = ()) -> None:
+               errors: Sequence[dict[str, Any]] = (),
+               health: Sequence[dict[str, Any]] = ()) -> None:
         """Record checkpoint ``checkpoint`` (its parts already renamed into the dataset):
         ``errors`` rows of the inputs it completed, where to resume (None: the export is
         complete), the counts so far."""
         write_errors(self.root, checkpoint, list(errors))
+        write_errors(self.root, checkpoint, list(health), HEALTH_TABLE)
         st = self.state
         st["checkpoint"] = checkpoint
         st["resume"] = (None if resume_at is None else
@@ -349,7 +356,7 @@ class Ledger:
         if not self.made_here or (self.checkpoint != 0 and not after_checkpoints):
             return False
         root = self.root
-        for t in (*TABLES, ERRORS_TABLE, "_spark_staging", JOBS_STAGING):
+        for t in (*TABLES, HEALTH_TABLE, ERRORS_TABLE, "_spark_staging", JOBS_STAGING):
             shutil.rmtree(root / t, ignore_errors=True)
         for name in (STATE_FILE, f".{STATE_FILE}.tmp"):
             try:

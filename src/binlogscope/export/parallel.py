@@ -124,7 +124,7 @@ def run_export_jobs(source: Any, out: str | Path, *, jobs: int, kind: str,
             publish_parts(staging / str(index), root, checkpoint)
             for t in TABLES:
                 result.counts[t] += report.counts.get(t, 0)
-            ledger.commit(checkpoint, nxt, result.counts, report.error_rows())
+            ledger.commit(checkpoint, nxt, result.counts, report.error_rows(), report.health)
         shutil.rmtree(staging / str(index), ignore_errors=True)
         result.events_seen += report.counts.get("events", 0)
         if report.failure:

@@ -79,7 +79,29 @@ class InputDone:
     error: str | None = None
 
 
-Record = EventRecord | PacketRecord | InputDone
+@dataclass(slots=True)
+class HealthRecord:
+    """Rows of the ``health`` table (the connection's health timeline: drivers/health.py),
+    written at the export's next checkpoint."""
+
+    input_index: int
+    source: str
+    rows: list[dict[str, Any]]
+
+
+def health_rows(timeline: list[dict[str, Any]], source: str, session_id: str | None,
+                flow: str | None) -> list[dict[str, Any]]:
+    """A :class:`~binlogscope.drivers.health.Health` timeline as ``health`` table rows."""
+    out = []
+    for r in timeline:
+        row = dict(r)
+        row["time"] = round(float(r["time"]) * 1_000_000)  # (timestamp[us])
+        row["source"], row["session_id"], row["flow"] = source, session_id, flow
+        out.append(row)
+    return out
+
+
+Record = EventRecord | PacketRecord | InputDone | HealthRecord
 
 
 @dataclass(slots=True)

@@ -29,6 +29,7 @@ from binlogscope.export.images import COLUMN_BUILDERS
 from binlogscope.export.mapper import TableMapper
 from binlogscope.export.records import (
     EventRecord,
+    HealthRecord,
     InputDone,
     PacketRecord,
     RecordSource,
@@ -77,6 +78,8 @@ def run_export(
     result = ExportResult(counts, resumed=ledger.resumed)
     #: the errors rows of the inputs finished since the last checkpoint
     errors: list[dict[str, Any]] = []
+    #: the health rows (drivers/health.py) since the last checkpoint
+    health: list[dict[str, Any]] = []
     total = source.total_bytes()
     sizes = _input_sizes(inputs) if source.kind == "file" else None
     starts = [0]
@@ -95,8 +98,9 @@ def run_export(
         for t in TABLES:
             counts[t] += writer.rows_written[t]
             writer.rows_written[t] = 0
-        ledger.commit(writer.checkpoint_no - 1, resume_at, counts, errors)
+        ledger.commit(writer.checkpoint_no - 1, resume_at, counts, errors, health)
         errors.clear()
+        health.clear()
 
     # the row buffers hold up to row_group_size rows of small lists, dicts and tuples per
     # open part: with the default thresholds the cycle collector walks all of them again and
@@ -127,6 +131,8 @@ def run_export(
                 mapper.packet(rec)
                 if rec.kind in LOSS_KINDS:
                     note_damage(result.damage, rec)
+            elif isinstance(rec, HealthRecord):
+                health += rec.rows
             elif isinstance(rec, InputDone):
                 ended = True
                 if rec.error and source.kind == "live":  # the stream failed: not complete

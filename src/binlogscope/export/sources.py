@@ -16,13 +16,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from binlogscope.drivers.health import Health, reconnects
+from binlogscope.drivers.items import Flow
 from binlogscope.export.records import (
     EventRecord,
+    HealthRecord,
     InputDone,
     PacketRecord,
     Record,
     ResumePoint,
     SourceError,
+    health_rows,
 )
 from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog import bodies
@@ -120,10 +124,18 @@ def capture_records(index: int, path: str, ports: list[int] | None = None, *,
 
     ctxs: dict[int, DecodeContext] = {}
     files: dict[int, str] = {}
+    healths: dict[int, tuple[Health, Flow]] = {}  # flow id -> its health timeline
+    end = 0.0
     try:
         for item in read_capture(path, ports, record=False, data=data):
             pkt = item.event
+            if item.time is not None and item.time > end:
+                end = item.time
             if not isinstance(pkt, PacketDecoded):
+                hf = healths.get(item.flow.id)
+                if hf is not None and hf[0].closed_at is None and item.kind == "note" \
+                        and "closed the connection" in item.text:
+                    hf[0].closed_at = item.time  # (the state before the close is judged)
                 lost = _loss_record(item, index, path)
                 if lost is not None:  # nothing lost silently: a row, a non-zero exit
                     yield lost
@@ -136,6 +148,10 @@ def capture_records(index: int, path: str, ports: list[int] | None = None, *,
             if rotate is not None:
                 files[fid] = rotate.next_log_name
             sid = f"{Path(path).name}#{fid}"
+            hf = healths.get(fid)
+            if hf is None:
+                hf = healths[fid] = (Health(pair_acks=True), item.flow)
+            hf[0].packet(pkt, item.time or 0.0)
             yield _packet_record(pkt, index=index, source=path, kind="pcap", session_id=sid,
                                  flow=item.flow.name, frame=item.frame, time=item.time,
                                  binlog_file=files.get(fid))
@@ -144,9 +160,31 @@ def capture_records(index: int, path: str, ports: list[int] | None = None, *,
                                   source_kind="pcap", session_id=sid,
                                   capture_time=item.time)
     except CaptureError as exc:
+        yield from _capture_health(index, path, healths, end)
         yield InputDone(index, path, str(exc))
         return
+    yield from _capture_health(index, path, healths, end)
     yield InputDone(index, path)
+
+
+def _capture_health(index: int, path: str, healths: dict[int, tuple[Health, Flow]],
+                    end: float) -> Iterator[HealthRecord]:
+    """The health rows of a capture's flows: each flow's timeline, its state at the end (or
+    before its close) and, for a later dump from the same client host, a ``reconnect`` row."""
+    again = reconnects([(fid, f.client, f.first_timestamp, h.timeline != [])
+                        for fid, (h, f) in healths.items()])
+    rows: list[dict[str, Any]] = []
+    for fid, (h, flow) in healths.items():
+        if not h.timeline:
+            continue
+        if fid in again:
+            h.timeline.insert(0, {"time": flow.first_timestamp, "kind": "reconnect",
+                                  "text": f"reconnects flow {again[fid]} (a later dump from "
+                                          "the same client host)"})
+        h.finish(end, flow.closed_by is not None)
+        rows += health_rows(h.timeline, path, f"{Path(path).name}#{fid}", flow.name)
+    if rows:
+        yield HealthRecord(index, path, rows)
 
 
 #: seconds a stopped live export waits, idle, for the open transaction to end
@@ -231,11 +269,25 @@ class LiveRecordSource:
         ctx = DecodeContext()
         sid = f"live-{int(_time.time())}"
         delivered = 0
+        health = Health(pair_acks=True)  # the session's health timeline (the health table)
+        watch = rep.lag_watch()  # --lag-every: the server's head on a control connection
         rep.start()
+        if watch is not None:
+            watch.start()
         try:
             for cursor, item in rep.items():
                 pkt = item.event
                 rep.ack(cursor, item)
+                if watch is not None and item.deliver:
+                    for h in watch.after(item):
+                        if h.health is not None and h.health.get("source") == "status":
+                            head, _, pos = str(h.health["head"]).rpartition(":")
+                            health.head_seen(head, int(pos), h.time or _time.time(), "status")
+                if item.kind == "note" and item.text.startswith("connection lost"):
+                    health.mark(_time.time(), "reconnect", text=item.text)
+                if health.timeline:
+                    rows, health.timeline = health.timeline, []
+                    yield HealthRecord(0, source, health_rows(rows, source, sid, None))
                 if item.restart is not None:
                     boundary[0] = item.restart.skip == 0
                 if item.kind == "error":
@@ -248,6 +300,7 @@ class LiveRecordSource:
                     continue
                 # the time its bytes arrived from the socket (not when exported)
                 now = pkt.wire_time if pkt.wire_time is not None else _time.time()
+                health.packet(pkt, now)
                 bev = pkt.binlog_event
                 # the file an event is in, from the stream's own coordinates: the fetcher's
                 # tracker (rep.fetch_pos) reads on ahead, possibly past a ROTATE already
@@ -274,6 +327,12 @@ class LiveRecordSource:
         finally:
             rep.stop()
             rep.join(5)
+            if watch is not None:
+                watch.stop()
+                watch.close()
+        health.finish(_time.time(), rep.error is not None)
+        if health.timeline:
+            yield HealthRecord(0, source, health_rows(health.timeline, source, sid, None))
         if rep.error:
             yield InputDone(0, source, rep.error)
         elif stop is None or not stop():

@@ -26,6 +26,7 @@ from binlogscope.export.images import COLUMN_BUILDERS
 from binlogscope.export.mapper import TableMapper
 from binlogscope.export.records import (
     EventRecord,
+    HealthRecord,
     InputDone,
     PacketRecord,
     Record,
@@ -63,6 +64,8 @@ class InputReport:
     #: the input could not be read to its end (missing, not a binlog, a damaged capture)
     failure: str | None = None
     damage: InputDamage | None = None
+    #: its rows of the ``health`` table (written by the driver with the input's checkpoint)
+    health: list[dict[str, Any]] = field(default_factory=list)
     #: (where :func:`~binlogscope.export.core.note_damage` counts; the input's only entry
     #: is :attr:`damage`)
     _noted: dict[int, InputDamage] = field(default_factory=dict)
@@ -168,6 +171,8 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
                 mapper.input_done()
                 if rec.error:
                     report.failure = rec.error
+            elif isinstance(rec, HealthRecord):
+                report.health += rec.rows
             if isinstance(writer, BatchCollector) and writer.ready:
                 for item in writer.take():
                     counts[item[0]] += item[2].num_rows

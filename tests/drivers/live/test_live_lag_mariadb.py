@@ -148,3 +148,59 @@ def test_the_tuis_live_rows_and_conversations_view_show_the_lag(mariadb: Any) ->
     assert len(dumps) == 1
     text = "\n".join(dumps[0].lines())
     assert f"lag       at the end caught up: server head {before[0]}:{before[1]}" in text, text
+
+
+def test_export_live_writes_the_health_timeline(mariadb: Any, tmp_path: Any,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``export --live --semi-sync --lag-every``: the ``health`` table holds the dump, each
+    ACK with its latency (equal to the packets table's event -> ACK arrival times), the
+    heartbeats and the polled lag, whose last head is SHOW MASTER STATUS's."""
+    import io
+    import os
+    import signal
+
+    import pyarrow.parquet as pq
+
+    from binlogscope.cli.main import main
+
+    db = mariadb
+    monkeypatch.setenv("MYSQL_PWD", db.repl_password)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    c = db.connect()
+    c.cursor().execute("CREATE TABLE IF NOT EXISTS lag_e (id INT PRIMARY KEY, v INT)")
+
+    def writer() -> None:
+        time.sleep(1.0)
+        w = db.connect()
+        for i in range(5):
+            w.cursor().execute("REPLACE INTO lag_e VALUES (%s, %s)", (i, i))
+        w.close()
+
+    threading.Thread(target=writer, daemon=True).start()
+    timer = threading.Timer(3.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    ds = tmp_path / "ds"
+    err = io.StringIO()
+    try:
+        rc = main(["export", "--live", "--host", db.host, "--port", str(db.port), "-u",
+                   db.repl_user, "--ssl-mode", "DISABLED", "--semi-sync", "--heartbeat", "0.3",
+                   "--lag-every", "0.2", "--out", str(ds)], out=io.StringIO(), err=err)
+    finally:
+        timer.cancel()
+    assert rc == 130, err.getvalue()
+    rows = sorted(pq.read_table(ds / "health").to_pylist(), key=lambda r: r["time"])
+    kinds = [r["kind"] for r in rows]
+    assert kinds[0] == "dump" and "heartbeat" in kinds, kinds
+    acks = [r for r in rows if r["kind"] == "ack"]
+    assert len(acks) >= 5 and all(r["seconds"] is not None and r["gtid"] for r in acks), acks
+    pk = pq.read_table(ds / "packets").to_pylist()
+    asked = {r["log_pos"]: r["time"] for r in pk if r["ack_request"]}
+    for a in acks:  # the latency is the packets' own arrival times, event -> ACK
+        sent = next(r["time"] for r in pk if r["kind"] == "semi_sync_ack"
+                    and r["log_pos"] == a["log_pos"])
+        assert abs((sent - asked[a["log_pos"]]).total_seconds() - a["seconds"]) < 2e-6
+    polled = [r for r in rows if r["kind"] == "lag" and "(status)" in r["text"]]
+    assert len(polled) >= 5, rows
+    now = _status(db)
+    assert (polled[-1]["head_file"], polled[-1]["head_pos"]) == now
+    assert polled[-1]["bytes_behind"] == 0

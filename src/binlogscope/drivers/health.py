@@ -6,7 +6,12 @@ half-open, which the wire cannot tell apart: nothing arrives either way); the se
 latency of each transaction; and reconnects (a later dump from the same client host).
 
 Fed the flow's decoded packets in order (:meth:`Health.packet`); all times are capture/arrival
-times.
+times. :attr:`Health.timeline` keeps each sample and transition as a row (the export's
+``health`` table): a dump request and its end, each heartbeat (with the interval since the
+last), a server silence over two heartbeat periods (stalled or half-open while it lasted),
+each semi-sync ACK (its latency, with ``pair_acks`` the flow pairs them itself as ``pcap
+--summary`` does), each lag sample (drivers/live/lag.py) and the state at the end
+(:meth:`Health.finish`).
 """
 
 from __future__ import annotations
@@ -21,11 +26,14 @@ from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
 from binlogscope.wire.binlog.header import in_no_file
 from binlogscope.wire.binlog.types import is_heartbeat
 from binlogscope.wire.commands import ComQuery
+from binlogscope.wire.replication import SemiSyncAck
 
 #: the replica's heartbeat request (MariaDB and MySQL: nanoseconds; MySQL 8.0.26+ source_)
 _PERIOD = re.compile(r"@(?:master|source)_heartbeat_period\s*=\s*(\d+)", re.I)
 #: per-transaction ACK latencies kept for the JSON (the count and the percentiles use all)
 MAX_ACKS_LISTED = 1000
+#: timeline rows kept per flow (the oldest tenth dropped beyond it)
+MAX_TIMELINE = 200_000
 
 
 @dataclass
@@ -50,6 +58,35 @@ class Health:
     _gtid_at: dict[int, str | None] = field(default_factory=dict)  # log_pos -> its GTID
     #: the server's head (heartbeats) against the events received (drivers/live/lag.py)
     lag: LagTracker = field(default_factory=LagTracker)
+    #: pair each ACK with the event it acknowledges here (the export; pcap --summary's flow
+    #: statistics pair them and call :meth:`ack`)
+    pair_acks: bool = False
+    _awaiting: dict[tuple[str, int], float] = field(default_factory=dict)
+    #: the health samples and transitions, in order (the ``health`` table's rows)
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+
+    def head_seen(self, file: str, pos: int, t: float, source: str) -> None:
+        """The server's head from elsewhere (``live --lag-every``: SHOW MASTER STATUS)."""
+        self._lag(file, pos, t, source)
+
+    def mark(self, t: float, kind: str, **fields: Any) -> None:
+        """A row of the timeline from outside the packets (a live reconnect)."""
+        self._mark(t, kind, **fields)
+
+    def _mark(self, t: float, kind: str, **fields: Any) -> None:
+        if len(self.timeline) >= MAX_TIMELINE:
+            del self.timeline[: MAX_TIMELINE // 10]
+        fields["time"] = t
+        fields["kind"] = kind
+        self.timeline.append(fields)
+
+    def _lag(self, file: str | None, pos: int, t: float, source: str) -> None:
+        s = self.lag.head_at(file, pos, t, source)
+        if s is not None:
+            self._mark(t, "lag", binlog_file=s.consumed_file, log_pos=s.consumed_pos,
+                       head_file=s.head_file, head_pos=s.head_pos,
+                       files_behind=s.files_behind, bytes_behind=s.bytes_behind,
+                       text=s.text())
 
     def packet(self, ev: PacketDecoded, t: float) -> None:
         self.last_seen = max(self.last_seen, t)
@@ -62,27 +99,45 @@ class Health:
             elif ev.kind in ("com_binlog_dump", "com_binlog_dump_gtid"):
                 self.dumping = True
                 self._last_server = t
+                self._mark(t, "dump", text=ev.kind.upper())
+            elif self.pair_acks and type(v) is SemiSyncAck:
+                key = (v.binlog_filename, v.binlog_pos)
+                sent = self._awaiting.pop(key, None)
+                if sent is None:  # file name unknown (joined mid-stream): match the position
+                    k2 = next((k for k in self._awaiting if k[1] == v.binlog_pos), None)
+                    sent = self._awaiting.pop(k2) if k2 is not None else None
+                self.ack(v.binlog_filename, v.binlog_pos, t, None if sent is None else t - sent)
             return
         if not self.dumping:
             return
         if self._last_server is not None and t - self._last_server > self.longest_silence:
             self.longest_silence = t - self._last_server
             self.longest_silence_at = self._last_server
+        if self._last_server is not None and self.period and \
+                t - self._last_server > 2 * self.period:
+            quiet = t - self._last_server
+            self._mark(self._last_server, "silence", seconds=quiet,
+                       text=f"stalled or half-open for {quiet:.1f} s: no byte from the server "
+                            f"while heartbeats were due every {self.period:g} s")
         self._last_server = t
         bev = ev.binlog_event
         if bev is None or bev.header is None:
             if ev.kind in ("eof", "err"):
                 self.dumping = False
+                self._mark(t, "dump_end", text=ev.kind.upper())
             return
         h = bev.header
         if is_heartbeat(h.type_code):
             self.heartbeats += 1
             body = bev.body
             name = body.log_file if isinstance(body, HeartbeatEvent) and body.log_file else None
-            self.lag.head_at(name or bev.binlog_file, h.log_pos, t, "heartbeat")
-            if self._last_heartbeat is not None:
-                self.heartbeat_intervals.append(t - self._last_heartbeat)
+            gap = None if self._last_heartbeat is None else t - self._last_heartbeat
+            if gap is not None:
+                self.heartbeat_intervals.append(gap)
             self._last_heartbeat = t
+            self._mark(t, "heartbeat", seconds=gap, binlog_file=name or bev.binlog_file,
+                       log_pos=h.log_pos or None)
+            self._lag(name or bev.binlog_file, h.log_pos, t, "heartbeat")
             return
         body = bev.body
         if isinstance(body, RotateEvent):
@@ -100,12 +155,22 @@ class Health:
                 self.last_gtid = {"gtid": bev.trx_gtid, "time": round(t, 6)}
             if ev.semi_sync is not None and ev.semi_sync.ack_requested and h.log_pos:
                 self._gtid_at[h.log_pos] = bev.trx_gtid
+        if self.pair_acks and ev.semi_sync is not None and ev.semi_sync.ack_requested:
+            self._awaiting[(bev.binlog_file or "", h.log_pos)] = t
 
     def ack(self, file: str, pos: int, t: float, latency: float | None) -> None:
         self.last_seen = max(self.last_seen, t)
         self.last_ack = {"binlog_file": file, "log_pos": pos, "time": round(t, 6)}
+        gtid = self._gtid_at.pop(pos, None) if latency is not None else None
         if latency is not None:
-            self.acks.append((self._gtid_at.pop(pos, None), pos, latency))
+            self.acks.append((gtid, pos, latency))
+        self._mark(t, "ack", seconds=latency, gtid=gtid, binlog_file=file or None,
+                   log_pos=pos)
+
+    def finish(self, end: float, closed: bool) -> None:
+        """The state at the end (of the capture, or before the close) as the last row."""
+        if self.timeline or self.dumping:
+            self._mark(end, "state", text=self.state(end, closed))
 
     def state(self, end: float, closed: bool) -> str:
         """How the connection stood at ``end`` (the capture's last time), or, when it was
