@@ -7,17 +7,23 @@
 A throw-away MariaDB (scripts/mariadb.sh) gets ``--rows`` row changes (inserts of 100 rows a
 transaction), then:
 
-* **rate**: ``binlogscope live --json --non-blocking`` from the first change to the end, output
-  to /dev/null (a child process: wall, CPU user+sys), against a running streaming query
-  (``local[2]``, Parquet sink with a checkpoint, default trigger, its first batch done) while
-  the same number of row changes is committed: from the first INSERT to the sink holding them
-  all (and the CPU of the whole process tree: driver, JVM, Python workers); also a cold
-  ``trigger(availableNow=True)`` query over the first range (the query's start included);
+* **catch-up** (the same backlog for each): ``binlogscope live --json --non-blocking`` from
+  the first change to the end, output read and dropped (a child process: wall, CPU user+sys);
+  the source's task outside Spark (``read_slice`` over the range: replica, decoder, mapper,
+  Arrow batches; and a one-transaction slice: the per-task floor of a new replica); a cold
+  ``trigger(availableNow=True)`` query into Parquet (the Spark session's first query), then
+  the same query in the warm session into the ``noop`` sink (the source's own cost) and into
+  Parquet, each with its micro-batch's ``triggerExecution`` (the query's start left out);
+* **following** (the same fill for each): ``live --json`` (blocking, ``--count`` the events of
+  one fill) and a running query (default trigger, Parquet sink, warm: its first batch done)
+  while ``--rows`` row changes are committed: from the first INSERT to live's exit / the sink
+  holding them all, CPU of the whole process tree (driver, JVM, Python workers);
 * **latency**: a query with the default trigger (micro-batches back to back) follows the
   server while one client commits single-row transactions at ``--commit-rate`` per second;
   a row's latency is from its COMMIT returning to the moment the file sink committed the
   micro-batch that holds it (the mtime of the sink's ``_spark_metadata/N`` entry, the same
-  clock). Median and p99.
+  clock). Median and p99, and the median stage times of its small micro-batches (the
+  per-batch floor).
 
 Benchmarks are not tests: nothing here asserts.
 """
@@ -44,19 +50,7 @@ sys.path[:0] = [str(HERE), str(REPO / "src"), str(REPO)]
 from export_spark import tree_cpu  # noqa: E402
 
 import tests.mariadb_server as mariadb_server  # noqa: E402
-
-
-def _sql(db: Any, *stmts: str) -> list[Any]:
-    c = db.connect()
-    try:
-        with c.cursor() as cur:
-            rows: list[Any] = []
-            for s in stmts:
-                cur.execute(s)
-                rows = list(cur.fetchall() or [])
-            return rows
-    finally:
-        c.close()
+from tests.watch_support import run_sql  # noqa: E402
 
 
 def _fill(db: Any, rows: int, base: int = 0) -> None:
@@ -68,18 +62,70 @@ def _fill(db: Any, rows: int, base: int = 0) -> None:
     c.close()
 
 
+def _live_cmd(db: Any, start: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "binlogscope", "live", "--json", "--host", db.host, "--port",
+            str(db.port), "-u", "repl", "--ssl-mode", "DISABLED", "--start", start, *extra]
+
+
 def run_live(db: Any, start: str, env: dict[str, str]) -> dict[str, Any]:
+    """``live --json --non-blocking`` over what is there (catch-up); also how many binlog
+    events it showed (for :func:`follow_live`'s ``--count``)."""
     r0 = os.times()
     t0 = time.perf_counter()
-    with open(os.devnull, "wb") as null:
-        subprocess.run([sys.executable, "-m", "binlogscope", "live", "--json", "--non-blocking",
-                        "--host", db.host, "--port", str(db.port), "-u", "repl",
-                        "--ssl-mode", "DISABLED", "--start", start], stdout=null, env=env,
-                       check=True)
+    events = 0
+    with subprocess.Popen(_live_cmd(db, start, "--non-blocking"), stdout=subprocess.PIPE,
+                          env=env) as p:
+        assert p.stdout is not None
+        for line in p.stdout:
+            events += line.startswith(b'{"kind":"binlog_event"')
     wall = time.perf_counter() - t0
     r1 = os.times()
-    return {"wall": wall, "cpu": (r1.children_user - r0.children_user)
+    return {"wall": wall, "events": events, "cpu": (r1.children_user - r0.children_user)
             + (r1.children_system - r0.children_system)}
+
+
+def follow_live(db: Any, env: dict[str, str], rows: int, events: int) -> dict[str, Any]:
+    """``live --json`` following the server (blocking dump, output to /dev/null) while
+    ``rows`` row changes are committed: from the first INSERT to its exit after ``events``
+    binlog events (a fill of the same shape as the one :func:`run_live` read)."""
+    status = run_sql(db, "SHOW MASTER STATUS")[0]
+    r0 = os.times()
+    with open(os.devnull, "wb") as null, subprocess.Popen(
+            _live_cmd(db, f"{status[0]}:{status[1]}", "--count", str(events)), stdout=null,
+            env=env) as p:
+        time.sleep(2)  # connected, the dump waiting at the end
+        t0 = time.perf_counter()
+        _fill(db, rows, base=30_000_000)
+        filled = time.perf_counter() - t0
+        p.wait()
+        wall = time.perf_counter() - t0
+    r1 = os.times()
+    return {"wall": wall, "fill_seconds": filled, "cpu": (r1.children_user - r0.children_user)
+            + (r1.children_system - r0.children_system)}
+
+
+def run_task(db: Any, start: str) -> dict[str, Any]:
+    """The streaming source's task outside Spark (``read_slice``: the live replica dumping the
+    range, the export's decoder and mapper, the Arrow batches): over the whole range, and the
+    floor of a one-transaction slice (connect, log in, dump, stop), median of 5."""
+    from binlogscope.export.arrow import full_schema
+    from binlogscope.export.spark.stream import StreamSlice, read_slice
+    from binlogscope.export.spark.stream_options import parse_stream_options
+
+    opts = parse_stream_options({"url": f"mysql://repl@{db.host}:{db.port}",
+                                 "sslMode": "DISABLED"})
+    schema = full_schema("rows")
+    name, _, pos = start.rpartition(":")
+    status = run_sql(db, "SHOW MASTER STATUS")[0]
+
+    def read(end_pos: int) -> tuple[float, float, int]:
+        c0, t0 = time.process_time(), time.perf_counter()
+        n = sum(b.num_rows for b in read_slice(
+            opts, StreamSlice(0, name, int(pos), str(status[0]), end_pos, None), schema))
+        return time.perf_counter() - t0, time.process_time() - c0, n
+    wall, cpu, n = read(int(status[1]))
+    one = [read(int(pos) + 1)[0] for _ in range(5)]  # (ends after the first transaction)
+    return {"wall": wall, "cpu": cpu, "rows": n, "slice_floor_s": statistics.median(one)}
 
 
 def _reader(spark: Any, db: Any, start: str) -> Any:
@@ -88,14 +134,14 @@ def _reader(spark: Any, db: Any, start: str) -> Any:
             .option("sslMode", "DISABLED").option("start", start).load())
 
 
-def run_stream(spark: Any, db: Any, start: str, out: Path, fill: int | None = None
-               ) -> dict[str, Any]:
-    """``fill`` None: an ``availableNow`` query over what is there (cold: the query's start
+def run_stream(spark: Any, db: Any, start: str, out: Path, fill: int | None = None,
+               sink: str = "parquet") -> dict[str, Any]:
+    """``fill`` None: an ``availableNow`` query over what is there (the query's start
     included). Else a running query (default trigger, warm: its first batch done) while
     ``fill`` row changes are committed: from the fill's start to the sink holding them all."""
     cpu0 = tree_cpu()
     t0 = time.perf_counter()
-    w = (_reader(spark, db, start).writeStream.format("parquet")
+    w = (_reader(spark, db, start).writeStream.format(sink)
          .option("checkpointLocation", str(out / "checkpoint")))
     if fill is None:
         q = w.trigger(availableNow=True).start(str(out / "sink"))
@@ -103,7 +149,8 @@ def run_stream(spark: Any, db: Any, start: str, out: Path, fill: int | None = No
         wall = time.perf_counter() - t0
         rows = sum(int(p["numInputRows"]) for p in q.recentProgress)
         return {"wall": wall, "cpu": tree_cpu() - cpu0, "rows": rows,
-                "batches": len(q.recentProgress)}
+                "batches": len(q.recentProgress),
+                "batch_ms": [p["durationMs"] for p in q.recentProgress]}
     q = w.start(str(out / "sink"))
     while not q.recentProgress:  # up: a first (empty) batch planned
         time.sleep(0.2)
@@ -126,7 +173,7 @@ def run_stream(spark: Any, db: Any, start: str, out: Path, fill: int | None = No
 
 
 def run_latency(spark: Any, db: Any, out: Path, seconds: float, rate: float) -> dict[str, Any]:
-    status = _sql(db, "SHOW MASTER STATUS")[0]
+    status = run_sql(db, "SHOW MASTER STATUS")[0]
     q = (_reader(spark, db, f"{status[0]}:{status[1]}").writeStream.format("parquet")
          .option("checkpointLocation", str(out / "checkpoint")).start(str(out / "sink")))
     time.sleep(5)  # the query is up (its first latestOffset came back)
@@ -168,7 +215,11 @@ def run_latency(spark: Any, db: Any, out: Path, seconds: float, rate: float) -> 
                         seen[rid] = when
     q.stop()
     lat = sorted(seen[i] - committed[i] for i in seen)
-    return {"commits": len(committed), "in_sink": len(seen),
+    small = [p["durationMs"] for p in q.recentProgress if 0 < int(p["numInputRows"]) < 100]
+    floor = {k: statistics.median(int(d.get(k, 0)) for d in small)
+             for k in ("triggerExecution", "addBatch", "latestOffset", "walCommit",
+                       "commitOffsets", "queryPlanning")} if small else {}
+    return {"commits": len(committed), "in_sink": len(seen), "batch_floor_ms": floor,
             "median": statistics.median(lat) if lat else None,
             "p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else None,
             "max": lat[-1] if lat else None, "batches": len(q.recentProgress)}
@@ -187,14 +238,16 @@ def main(argv: list[str] | None = None) -> int:
         [str(REPO / "src"), str(REPO)]))
     os.environ["MYSQL_PWD"] = "replpass"  # (before the JVM starts: its workers inherit it)
     try:
-        _sql(db, "CREATE TABLE bs (id BIGINT PRIMARY KEY, v VARCHAR(64), n DECIMAL(12,1))")
-        status = _sql(db, "SHOW MASTER STATUS")[0]
+        run_sql(db, "CREATE TABLE bs (id BIGINT PRIMARY KEY, v VARCHAR(64), n DECIMAL(12,1))")
+        status = run_sql(db, "SHOW MASTER STATUS")[0]
         start = f"{status[0]}:{status[1]}"
         t = time.perf_counter()
         _fill(db, a.rows)
         print(f"{a.rows} row changes committed in {time.perf_counter() - t:.1f} s", flush=True)
         live = run_live(db, start, env)
-        print(f"live --json: {live['wall']:.2f} s wall, {live['cpu']:.2f} s CPU", flush=True)
+        print(f"live --json (catch-up): {live}", flush=True)
+        task = run_task(db, start)
+        print(f"the source's task outside Spark: {task}", flush=True)
         from binlogscope.export.spark.analyze import spark_session
         from binlogscope.spark import register
 
@@ -204,26 +257,50 @@ def main(argv: list[str] | None = None) -> int:
         startup = time.perf_counter() - t
         cold = run_stream(spark, db, start, tmp / "cold")
         print(f"stream (availableNow, cold): {cold}; Spark start-up {startup:.1f} s", flush=True)
-        status = _sql(db, "SHOW MASTER STATUS")[0]
+        warm = {sink: run_stream(spark, db, start, tmp / f"warm-{sink}", sink=sink)
+                for sink in ("noop", "parquet")}
+        print(f"stream (availableNow, warm session): {warm}", flush=True)
+        follow = follow_live(db, env, a.rows, live["events"])
+        print(f"live --json (following): {follow}", flush=True)
+        status = run_sql(db, "SHOW MASTER STATUS")[0]
         stream = run_stream(spark, db, f"{status[0]}:{status[1]}", tmp / "warm", fill=a.rows)
-        print(f"stream (running, warm): {stream}", flush=True)
+        print(f"stream (running, following): {stream}", flush=True)
         latency = run_latency(spark, db, tmp / "latency", a.latency_seconds, a.commit_rate)
         spark.stop()
     finally:
         mariadb_server.stop(tmp / "server")
         shutil.rmtree(tmp, ignore_errors=True)
     n = a.rows
+
+    def batch(r: dict[str, Any]) -> dict[str, Any]:
+        ms = r["batch_ms"][-1] if r["batch_ms"] else {}
+        return {"wall_s": round(r["wall"], 2), "cpu_s": round(r["cpu"], 2),
+                "rows_per_s": round(n / r["wall"]),
+                "batch_trigger_ms": ms.get("triggerExecution"),
+                "batch_add_ms": ms.get("addBatch"),
+                "batch_rows_per_s": round(n / max(int(ms.get("triggerExecution", 0)), 1) * 1000)}
     print(json.dumps({
         "rows": n,
-        "live_rows_per_s": round(n / live["wall"]), "live_cpu_s": round(live["cpu"], 2),
-        "stream_rows_per_s": round(n / stream["wall"]), "stream_cpu_s": round(stream["cpu"], 2),
-        "stream_batches": stream["batches"], "stream_fill_s": round(stream["fill_seconds"], 2),
-        "stream_batch_rows_per_s": stream["batch_rows_per_s"],
-        "stream_batch_rows": stream["batch_rows"], "stream_batch_ms": stream["batch_ms"],
-        "cold_availablenow_s": round(cold["wall"], 1), "cold_rows": cold["rows"],
-        "spark_startup_s": round(startup, 1),
-        "stream_over_live_wall": round(live["wall"] / stream["wall"], 2),
-        "stream_over_live_cpu": round(stream["cpu"] / max(live["cpu"], 1e-9), 2),
+        "catch_up": {
+            "live": {"wall_s": round(live["wall"], 2), "cpu_s": round(live["cpu"], 2),
+                     "rows_per_s": round(n / live["wall"])},
+            "task_outside_spark": {"wall_s": round(task["wall"], 2),
+                                   "cpu_s": round(task["cpu"], 2),
+                                   "rows_per_s": round(n / task["wall"]),
+                                   "one_transaction_slice_s": round(task["slice_floor_s"], 3)},
+            "stream_cold_parquet": batch(cold) | {"spark_startup_s": round(startup, 1)},
+            "stream_warm_noop": batch(warm["noop"]),
+            "stream_warm_parquet": batch(warm["parquet"])},
+        "following": {
+            "live": {"wall_s": round(follow["wall"], 2), "cpu_s": round(follow["cpu"], 2),
+                     "fill_s": round(follow["fill_seconds"], 2),
+                     "rows_per_s": round(n / follow["wall"])},
+            "stream_parquet": {"wall_s": round(stream["wall"], 2),
+                               "cpu_s": round(stream["cpu"], 2),
+                               "fill_s": round(stream["fill_seconds"], 2),
+                               "rows_per_s": round(n / stream["wall"]),
+                               "batch_rows": stream["batch_rows"],
+                               "batch_ms": stream["batch_ms"]}},
         "latency": latency}, indent=1))
     return 0
 
