@@ -20,8 +20,9 @@ its binlog ends, on a query connection of the live driver (its socket, TLS, logi
 backoff while the server is away.
 
 **A micro-batch** ``(start, end]`` is one input partition per binlog file it spans (the files'
-sizes from ``SHOW BINARY LOGS``). A task is the live replica itself
-(:class:`~binlogscope.export.sources.LiveRecordSource` over
+sizes from ``SHOW BINARY LOGS``); with ``maxPartitionBytes`` a bigger range of one file is cut
+into about equal partitions at transaction starts (:func:`split_slices`). A task is the live
+replica itself (:class:`~binlogscope.export.sources.LiveRecordSource` over
 :class:`~binlogscope.drivers.live.replica.LiveReplica`: one decoder, the live command's
 reconnects) dumping from the slice's start and stopping after the event that ends at its end;
 its records go through the export's decoder and mapper
@@ -73,6 +74,9 @@ T = TypeVar("T")
 _FIRST_DELAY, _MAX_DELAY = 0.5, 10.0
 #: a binlog file's first event starts here (after the 4-byte magic)
 FILE_START = 4
+#: the most events one ``SHOW BINLOG EVENTS`` lists when a big slice is cut into tasks (the
+#: driver holds the listing, statements included; cuts past it are not made)
+MAX_LISTED_EVENTS = 50_000
 
 
 class BinlogStreamError(RuntimeError):
@@ -170,6 +174,30 @@ class ServerPositions:
         rows = self.retry("listing the binlog files", lambda: self._rows("SHOW BINARY LOGS"))
         return [(str(r[0]), int(r[1] or 0)) for r in rows if r and r[0]]
 
+    def transaction_starts(self, file: str, pos: int, end: int) -> list[int]:
+        """Where transactions start in ``file`` between ``pos`` and ``end`` (the positions of
+        its GTID events: MariaDB's ``Gtid``, MySQL's ``Gtid``, ``Anonymous_Gtid`` and tagged
+        GTIDs), from ``SHOW BINLOG EVENTS`` (at most :data:`MAX_LISTED_EVENTS` events). Empty
+        when the server refuses the listing (a privilege, no such statement): the caller
+        then does not cut."""
+        name = file.replace("\\", "\\\\").replace("'", "\\'")
+        try:
+            rows = self._rows(f"SHOW BINLOG EVENTS IN '{name}' FROM {int(pos)} "
+                              f"LIMIT {MAX_LISTED_EVENTS}")
+        except (OSError, TimeoutError, LiveError):
+            self.close()
+            return []
+        out = []
+        for r in rows:
+            if len(r) < 3 or r[1] is None or not r[1].isdigit():
+                continue
+            at, kind = int(r[1]), (r[2] or "").lower()
+            if at >= end:
+                break
+            if at > pos and "gtid" in kind and "list" not in kind and "previous" not in kind:
+                out.append(at)
+        return out
+
     def gtid_start(self, gtid: str) -> Offset:
         """Where the first transaction after ``gtid`` starts (file, pos): found by the live
         replica itself (a non-blocking GTID dump, the first GTID event it is sent). None
@@ -244,6 +272,34 @@ def slices(start: Offset, end: Offset, logs: list[tuple[str, int]] | None) -> li
         if hi > lo:
             out.append(StreamSlice(len(out), name, lo, name, hi,
                                    start.get("gtid") if name == sf else None))
+    return out
+
+
+def split_slices(parts: list[StreamSlice], max_bytes: int,
+                 starts: Callable[[str, int, int], list[int]]) -> list[StreamSlice]:
+    """``parts`` with each slice of more than ``max_bytes`` cut into about equal pieces at
+    transaction starts (``starts(file, pos, end)``: where transactions start inside the
+    slice), renumbered. The pieces hold the slice's events, each once, in order; a slice
+    with no known transaction start inside stays whole."""
+    if max_bytes <= 0:
+        return parts
+    out: list[StreamSlice] = []
+    for p in parts:
+        size = p.end_pos - p.pos
+        cuts: list[int] = []
+        if p.file == p.end_file and size > max_bytes:
+            known = starts(p.file, p.pos, p.end_pos)
+            k = -(-size // max_bytes)
+            for i in range(1, k):
+                target = p.pos + size * i // k
+                at = next((x for x in known if x >= target and (not cuts or x > cuts[-1])),
+                          None)
+                if at is not None and p.pos < at < p.end_pos:
+                    cuts.append(at)
+        lo, gtid = p.pos, p.gtid
+        for hi in [*cuts, p.end_pos]:
+            out.append(StreamSlice(len(out), p.file, lo, p.end_file, hi, gtid))
+            lo, gtid = hi, None
     return out
 
 
@@ -335,7 +391,8 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  
                 logs = self.positions.binary_logs()
             except BinlogStreamError:
                 logs = None  # one slice: the same rows, read by one task
-        return slices(start, end, logs)
+        return split_slices(slices(start, end, logs), self.opts.max_partition_bytes,
+                            self.positions.transaction_starts)
 
     def commit(self, end: Offset) -> None:
         """Nothing to release: the server keeps its binlog (``expire_logs_days`` decides)."""
@@ -400,4 +457,4 @@ def _with_partition(schema: pa.Schema, values: tuple[str, ...], data: pa.Table
 
 
 __all__ = ["BinlogStreamError", "BinlogStreamReader", "ServerPositions", "StreamSlice",
-           "make_offset", "offset_key", "read_slice", "slices"]
+           "make_offset", "offset_key", "read_slice", "slices", "split_slices"]

@@ -92,6 +92,9 @@ class StreamOptions:
     start: str = "latest"
     table: str = "rows"
     no_raw: bool = False
+    #: ``maxPartitionBytes``: a micro-batch's binlog file range bigger than this is read by
+    #: several tasks, cut at transaction starts (0: one task a file)
+    max_partition_bytes: int = 0
 
     def describe(self) -> str:
         """``user@host:port`` for messages and the ``source`` column (no password)."""
@@ -181,6 +184,16 @@ def _url(value: str) -> dict[str, Any]:
     return out
 
 
+def _byte_count(name: str, text: str) -> int:
+    """A byte count: digits with an optional k, m or g (binary multiples), 0 or more."""
+    t = text.strip().lower().removesuffix("b")
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:], 1)
+    digits = t[:-1] if scale > 1 else t
+    if not digits.isdigit():
+        raise StreamOptionError(f"option {name}: {text!r}: expected a byte count (8m, 65536)")
+    return int(digits) * scale
+
+
 def parse_stream_options(options: Any) -> StreamOptions:
     """The checked :class:`StreamOptions` of a reader's options (case-insensitive keys)."""
     opts = {str(k).lower(): str(v) for k, v in dict(options).items() if v is not None}
@@ -217,6 +230,8 @@ def parse_stream_options(options: Any) -> StreamOptions:
             v["max_packet_size"] = parse_size(opts["maxpacketsize"])
         except ValueError as exc:
             raise StreamOptionError(f"option maxPacketSize: {exc}") from None
+    if "maxpartitionbytes" in opts:
+        v["max_partition_bytes"] = _byte_count("maxPartitionBytes", opts["maxpartitionbytes"])
     if "compressionalgorithms" in opts:
         names = [n.strip().lower() for n in opts["compressionalgorithms"].split(",")]
         if not names or any(n not in COMPRESSION_ALGORITHMS for n in names):

@@ -1,0 +1,93 @@
+"""A micro-batch's big binlog range read by several tasks (option ``maxPartitionBytes``): the
+slice is cut at transaction starts the server lists (``SHOW BINLOG EVENTS``), and the pieces'
+rows are the whole slice's rows, each once (real MariaDB, the live replica; no Spark)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from binlogscope.export.spark.stream import StreamSlice, split_slices
+from binlogscope.export.spark.stream_options import StreamOptionError, parse_stream_options
+from tests.export.spark.stream_support import master_status
+from tests.watch_support import run_sql
+
+
+def test_a_big_slice_is_cut_at_transaction_starts_into_about_equal_pieces() -> None:
+    starts = [150, 400, 420, 700, 960]
+    asked: list[tuple[str, int, int]] = []
+
+    def listed(file: str, pos: int, end: int) -> list[int]:
+        asked.append((file, pos, end))
+        return [s for s in starts if pos < s < end]
+
+    parts = [StreamSlice(0, "b.1", 100, "b.1", 1000, "0-1-5"),
+             StreamSlice(1, "b.2", 4, "b.2", 50, None)]
+    got = split_slices(parts, 300, listed)
+    assert [(s.index, s.file, s.pos, s.end_pos, s.gtid) for s in got] == [
+        (0, "b.1", 100, 400, "0-1-5"), (1, "b.1", 400, 700, None),
+        (2, "b.1", 700, 1000, None), (3, "b.2", 4, 50, None)]
+    assert asked == [("b.1", 100, 1000)]  # (the small slice is not listed)
+    # no transaction start known inside, or cutting off: the slice stays whole
+    assert split_slices(parts, 300, lambda f, p, e: []) == parts
+    assert split_slices(parts, 0, listed) == parts
+    # one start only: two pieces, never an empty one
+    got = split_slices(parts[:1], 100, lambda f, p, e: [960])
+    assert [(s.pos, s.end_pos) for s in got] == [(100, 960), (960, 1000)]
+
+
+def test_the_option_is_a_byte_count() -> None:
+    assert parse_stream_options({"maxPartitionBytes": "8m"}).max_partition_bytes == 8 << 20
+    assert parse_stream_options({"maxpartitionbytes": "65536"}).max_partition_bytes == 65536
+    assert parse_stream_options({}).max_partition_bytes == 0
+    with pytest.raises(StreamOptionError, match="maxPartitionBytes"):
+        parse_stream_options({"maxPartitionBytes": "lots"})
+
+
+@pytest.mark.mysql
+def test_the_pieces_hold_the_slice_rows_each_once(mariadb: Any, tmp_path: Path) -> None:
+    from binlogscope.export.arrow import full_schema
+    from binlogscope.export.spark.stream import BinlogStreamReader, make_offset, read_slice
+
+    db = mariadb
+    run_sql(db, "DROP TABLE IF EXISTS sp1",
+            "CREATE TABLE sp1 (id INT PRIMARY KEY, v VARCHAR(200))")
+    start = master_status(db)
+    for i in range(0, 600, 20):
+        run_sql(db, "INSERT INTO sp1 VALUES " + ",".join(
+            f"({j}, '{'x' * 150}{j}')" for j in range(i, i + 20)))
+    run_sql(db, "UPDATE sp1 SET v = 'u' WHERE id % 7 = 0", "DELETE FROM sp1 WHERE id < 40")
+    end = master_status(db)
+    assert start[0] == end[0]
+    cnf = tmp_path / "split.cnf"
+    cnf.write_text(f"[client]\npassword={db.repl_password}\n")
+    reader = BinlogStreamReader({"url": f"mysql://{db.repl_user}@{db.host}:{db.port}",
+                                 "defaultsFile": str(cnf), "sslMode": "DISABLED",
+                                 "maxPartitionBytes": str(-(-(end[1] - start[1]) // 4))})
+    try:
+        parts = reader.partitions(make_offset(*start), make_offset(*end))
+    finally:
+        reader.stop()
+    assert len(parts) == 4
+    assert [p.pos for p in parts[1:]] == [p.end_pos for p in parts[:-1]]
+    assert (parts[0].pos, parts[-1].end_pos) == (start[1], end[1])
+    gtid_starts = {int(r[1]) for r in run_sql(db, f"SHOW BINLOG EVENTS IN '{start[0]}'")
+                   if r[2] == "Gtid"}
+    assert {p.pos for p in parts[1:]} <= gtid_starts
+
+    schema = full_schema("rows")
+
+    def rows(slices: list[StreamSlice]) -> list[tuple[Any, ...]]:
+        out = []
+        for s in slices:
+            for b in read_slice(reader.opts, s, schema):
+                d = b.to_pydict()
+                out += [(d["offset"][i], d["row_index"][i], d["gtid"][i], d["operation"][i],
+                         d["after_json"][i]) for i in range(b.num_rows) if d["table"][i] == "sp1"]
+        return out
+
+    whole = rows([StreamSlice(0, start[0], start[1], end[0], end[1], None)])
+    assert len(whole) == 600 + 86 + 40
+    assert rows(parts) == whole
