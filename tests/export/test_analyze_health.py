@@ -55,3 +55,46 @@ def test_ack_latency_and_delay_over_time(spark: Any, tmp_path: Path) -> None:
     assert max(float(r[5]) for r in delay.rows) == pytest.approx(worst)
     pngs = {p.name for p in write_plots([rep, delay], tmp_path / "png")}
     assert pngs == {"ack_latency_over_time.png", "replication_delay_over_time.png"}
+
+
+def test_lag_over_time_from_the_health_table(spark: Any, tmp_path: Path) -> None:
+    """``analyze``'s ``lag_over_time`` sums the export's ``health`` lag rows per second and
+    session (the real capture's heartbeat heads: caught up; and a reader falling behind,
+    written as the live export writes its rows), and ``--plots`` draws it."""
+    import datetime as dt
+
+    from binlogscope.export.arrow import HEALTH_TABLE
+    from binlogscope.export.core import write_errors
+    from binlogscope.export.records import health_rows
+    from binlogscope.export.report_output import write_plots
+    from binlogscope.export.spark.analyze import register_tables, report_lag_over_time
+
+    out = tmp_path / "ss"
+    assert main(["export", "--pcap", str(CAP), "--out", str(out)], out=io.StringIO(),
+                err=io.StringIO()) == 0
+    health = read_table_health(out)
+    real = [h for h in health if h["kind"] == "lag"]
+    assert real and all(h["bytes_behind"] == 0 for h in real)
+    t0 = 1_800_000_000.0
+    falling = [{"time": t0 + i * 0.25, "kind": "lag", "binlog_file": "b.000001", "log_pos": 400,
+                "head_file": "b.000001", "head_pos": 400 + 1000 * i, "files_behind": 0,
+                "bytes_behind": 1000 * i, "text": ""} for i in range(8)]
+    write_errors(out, 99, health_rows(falling, "live:x", "live-1", None), HEALTH_TABLE)
+    register_tables(spark, out, reports_only=True)
+    rep = report_lag_over_time(spark)
+    mine = [r for r in rep.rows if r[2] == "live-1"]
+    assert [(r[0].timestamp(), int(r[3]), float(r[4]), int(r[5]), int(r[6])) for r in mine] == [
+        (t0, 4, 1500.0, 3000, 0), (t0 + 1, 4, 5500.0, 7000, 0)]
+    seconds = {h["time"].replace(microsecond=0) for h in real}
+    capture = [r for r in rep.rows if r[2] != "live-1"]
+    assert len(capture) == len(seconds) and all(int(r[5]) == 0 for r in capture)
+    assert sum(int(r[3]) for r in capture) == len(real)
+    assert isinstance(mine[0][0], dt.datetime)
+    assert {p.name for p in write_plots([rep], tmp_path / "png")} == {"lag_over_time.png"}
+
+
+def read_table_health(out: Path) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    rows: list[dict[str, Any]] = pq.read_table(out / "health").to_pylist()
+    return rows

@@ -305,6 +305,8 @@ def write_plots(reports: list[Report], out_dir: str | Path) -> list[Path]:
 
     for name, title, label in (
             ("ack_latency_over_time", "Semi-sync ACK latency over time", "ms"),
+            ("lag_over_time", "Position lag over time (behind the server's head)",
+             "bytes behind"),
             ("replication_delay_over_time", "Replication delay over time", "s")):
         rep = by.get(name)
         if rep and rep.rows:  # (second, source, session, n, mean, max): a line per session

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from binlogscope.export.arrow import NULL_PARTITION, TABLES
+from binlogscope.export.arrow import HEALTH, HEALTH_TABLE, NULL_PARTITION, TABLES
 from binlogscope.export.report_output import (
     SILENCE_SECONDS,
     Report,
@@ -203,8 +203,22 @@ def register_tables(spark: Any, root: str | Path, *, reports_only: bool = False
     base = Path(root)
     if not is_export(base):
         raise AnalyzeError(f"{base} is not a binlogscope export (no events/ or rows/ directory)")
-    return _register(spark, lambda name, schema: _export_frame(spark, base / name, schema),
-                     reports_only)
+    frames = _register(spark, lambda name, schema: _export_frame(spark, base / name, schema),
+                       reports_only)
+    frames[HEALTH_TABLE] = _register_health(spark, base)
+    return frames
+
+
+def _register_health(spark: Any, base: Path | None) -> Any:
+    """The export's ``health`` table as a view (empty where there is none: inputs read
+    directly, exports without a replication connection)."""
+    from pyspark.sql import types as st
+
+    schema = st.StructType([st.StructField(c.name, spark_type(c.type), True) for c in HEALTH])
+    df = _export_frame(spark, base / HEALTH_TABLE, schema) if base is not None else \
+        spark.createDataFrame([], schema)
+    df.createOrReplaceTempView(HEALTH_TABLE)
+    return df
 
 
 def is_export(path: Path) -> bool:
@@ -225,7 +239,9 @@ def register_inputs(spark: Any, sources: Sequence[str], *, reports_only: bool = 
         return (spark.read.format("binlog").option("table", name)
                 .load(paths if len(paths) > 1 else paths[0]))
 
-    return _register(spark, frame, reports_only)
+    frames = _register(spark, frame, reports_only)
+    frames[HEALTH_TABLE] = _register_health(spark, None)
+    return frames
 
 
 def _export_frame(spark: Any, path: Path, schema: Any) -> Any:
@@ -435,6 +451,23 @@ FROM ({_ACK_PAIRS}) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3""")
                     "of capture time and session)", df)
 
 
+def report_lag_over_time(spark: Any) -> Report:
+    """The position lag per second and session from the ``health`` table (the server's head -
+    heartbeats, ``live --lag-every`` polls - against what was consumed): samples, mean and
+    largest bytes behind, most files behind."""
+    df = spark.sql("""
+SELECT date_trunc('second', time) AS second, source, session_id, count(*) AS samples,
+       avg(coalesce(bytes_behind, 0)) AS mean_bytes, max(coalesce(bytes_behind, 0)) AS max_bytes,
+       max(files_behind) AS max_files
+FROM health WHERE kind = 'lag' AND files_behind IS NOT NULL
+GROUP BY 1, 2, 3 ORDER BY 1, 2, 3""")
+    rep = _collect("lag_over_time", "Position lag over time (bytes behind the server's head "
+                   "in the same file, per second and session; files behind)", df)
+    if not rep.rows:
+        rep.note = "no lag samples (the export's health table: heartbeats, live --lag-every)"
+    return rep
+
+
 def report_delay_over_time(spark: Any) -> Report:
     """How far behind the stream ran, per second of capture time and session: capture time
     minus the event's header time (mean and largest) - the lag a replica or CDC consumer had."""
@@ -536,6 +569,7 @@ def run_reports(spark: Any, limit: int = 20) -> list[Report]:
         report_ack_latency(spark, file_only),
         report_replication_delay(spark, file_only),
         report_ack_latency_over_time(spark),
+        report_lag_over_time(spark),
         report_delay_over_time(spark),
         report_ddl_timeline(spark),
     ]
