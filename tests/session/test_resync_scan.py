@@ -137,3 +137,59 @@ def test_incremental_frame_scan_answers_as_find_frame_start(seed: int) -> None:
             del buf[:cut]
             base += cut
     assert found > 50
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_plain_packet_scan_finds_the_packet_inside_frames_that_start_mid_packet(
+        seed: int) -> None:
+    """PlainPacketScan: binlog stream packets of 100 B - 20 KiB written as a net layer does
+    while a dump catches up (a 16 KiB buffer framed whenever it is full, so frames start
+    inside packets), joined inside a frame and fed in 1460-byte segments: the answer is the
+    frame holding the first packet header after the join, the plain bytes of that frame
+    before it, and a binlog-stream find - as soon as that frame is whole."""
+    from binlogscope.session.resync import FrameScan, PlainPacketScan
+    from binlogscope.wire.binlog.encode_events import encode_event
+    from binlogscope.wire.compressed import ZLIB, encode_frames
+
+    rng = random.Random(seed)
+    plain = bytearray()
+    starts = []
+    for seq in range(60):
+        size = rng.choice([80, 700, 5000, 20000])  # (row-like bytes: they compress)
+        event = encode_event(2, (rng.randbytes(24) * (size // 24 + 1))[:size])
+        starts.append(len(plain))
+        plain += (len(event) + 1).to_bytes(3, "little") + bytes((seq + 1,)) + b"\0" + event
+    wire = bytearray()
+    frames = []  # (wire offset, plain offset)
+    cseq = 0
+    for at in range(0, len(plain), 16384):
+        frames.append((len(wire), at))
+        chunk, cseq = encode_frames(plain[at:at + 16384], cseq, ZLIB, min_length=0)
+        wire += chunk
+    k = rng.randint(1, len(frames) - 4)
+    join = frames[k][0] + rng.randint(1, 30)  # inside frame k: frame k + 1 is the first whole
+    f_wire, f_plain = frames[k + 1]
+    first = min(p for p in starts if p >= f_plain)
+    holder = max(i for i, (_, p) in enumerate(frames) if p <= first)
+    want = (frames[holder][0], first - frames[holder][1], True)
+    assert f_plain not in starts  # (the case: the first whole frame starts inside a packet)
+    data = bytes(wire[join:])
+    buf = bytearray()
+    frame_scan = FrameScan()
+    plain_scan: PlainPacketScan | None = None
+    got = None
+    for i in range(0, len(data), 1460):
+        buf += data[i:i + 1460]
+        frame = frame_scan.find_frame(buf, join)
+        if frame is None:
+            continue
+        assert frame == (f_wire - join, ZLIB)
+        if plain_scan is None:
+            plain_scan = PlainPacketScan(join + frame[0], ZLIB, [(True, False), (False, False)])
+        got = plain_scan.find(buf, join)
+        if got is not None:
+            whole = join + len(buf) >= (frames[holder + 1][0] if holder + 1 < len(frames)
+                                        else len(wire))
+            assert whole or first + 24 <= frames[holder + 1][1]
+            break
+    assert got == want

@@ -135,6 +135,8 @@ class Session:
         #: the compressed protocol's frame reader of each direction (None: plain packets)
         self._frames: dict[Peer, FrameReader | None] = {Peer.CLIENT: None, Peer.SERVER: None}
         self._cseq = 0  # the next compressed sequence id
+        #: plain bytes still to skip at the start of the next frames (a resync: Resync)
+        self._plain_skip = {Peer.CLIENT: 0, Peer.SERVER: 0}
         #: REPLICA/SOURCE: the zstd level of the frames this side sends (None: the default)
         self.compression_level: int | None = None
 
@@ -219,16 +221,18 @@ class Session:
         """Feed bytes from ``sender`` (``b""``: that side closed the connection)."""
         self._chunks.append((sender, bytes(data)))
 
-    def resync(self, sender: Peer, skip: int, reason: str) -> None:
+    def resync(self, sender: Peer, skip: int, reason: str, plain_skip: int = 0) -> None:
         """Capture driver hook: ``skip`` bytes of ``sender``'s stream are missing here.
 
         Queued in order with :meth:`receive_data`. The unfinished packet of that direction (if
         any) is dropped with a :class:`DecodeError` (its bytes in a ``discarded`` node), the
         direction's offset jumps over the missing bytes and the next byte fed must be the first
-        byte of a packet header (the driver finds one: :mod:`.resync`). The sequence id is
-        learnt again.
+        byte of a packet header (the driver finds one: :mod:`.resync`) - with the compressed
+        protocol, the first byte of a frame, whose first ``plain_skip`` plain bytes (the rest
+        of a packet that began before) are skipped to the packet header in it. The sequence
+        id is learnt again.
         """
-        self._chunks.append((sender, Resync(skip, reason)))
+        self._chunks.append((sender, Resync(skip, reason, plain_skip)))
 
     def join_stream(self, reason: str = "joined mid-connection: the server's packets are a "
                     "binlog stream") -> None:
@@ -421,8 +425,13 @@ class Session:
             self._out.append(CompressedFrame(peer, frame.offset, frame,
                                              frame_node(frame) if st.record else None,
                                              self.packets.now))
-            if frame.plain:
-                self._feed_plain(peer, frame.plain)
+            if self._plain_skip[peer] and plain:
+                cut = min(self._plain_skip[peer], len(plain))  # (inside a packet: a resync)
+                self._plain_skip[peer] -= cut
+                self._buffers[peer].skip(cut)
+                plain = plain[cut:]
+            if plain:
+                self._feed_plain(peer, plain)
 
     def _feed_plain(self, peer: Peer, data: bytes) -> None:
         """Plain packet bytes of ``peer`` (on the wire, or inflated from frames)."""
@@ -518,6 +527,7 @@ class Session:
         buf = self._buffers[peer]
         off, rest = buf.drain()
         buf.skip(gap.skip)
+        self._plain_skip[peer] = gap.plain_skip
         self._need[peer] = 0
         self.packets.seq = None
         if peer is Peer.SERVER:

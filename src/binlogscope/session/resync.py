@@ -11,12 +11,13 @@ side turns out to be a binlog stream) and feeds from that offset on.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import struct
 from array import array
 
 from binlogscope.session.events import Peer
-from binlogscope.wire.compressed import frame_start_verdict
+from binlogscope.wire.compressed import FRAME_HEADER_LEN, FrameError, frame_start_verdict, inflate
 
 _U32LE = struct.Struct("<I")  # packet lengths: 4 bytes read, masked to 3
 _YES, _NO, _MAYBE = 1, 0, 2
@@ -253,6 +254,71 @@ class FrameScan(PacketScan):
         return at, frame_start_verdict(buf, at)[2]
 
 
+class PlainPacketScan:
+    """Where the first packet starts in the *plain* bytes of compressed frames, from a frame
+    start found by :class:`FrameScan` on: the net layer writes a frame when its buffer is full
+    (16 KiB, MariaDB's and MySQL's net_buffer_length), so during a binlog dump that catches up
+    every frame can start inside a packet and no frame starts on a packet boundary. Each whole
+    frame is inflated once, as it arrives, onto one plain stream, and the packet scans of
+    :func:`find_packet_start` (``modes``: (binlog, ack) pairs, as the driver scans plain
+    bytes) run incrementally over it.
+
+    :meth:`find` answers (the stream offset of the frame holding the packet start, the plain
+    bytes of that frame before it, whether a binlog-stream or ACK scan found it) or None;
+    :attr:`failed` once a frame does not inflate (the start was not a frame after all) or
+    :attr:`plain_limit` plain bytes hold no packet start."""
+
+    def __init__(self, start: int, algorithm: str, modes: list[tuple[bool, bool]], *,
+                 plain_limit: int = 1 << 24) -> None:
+        self.start = start
+        self.algorithm = algorithm
+        self.plain_limit = plain_limit
+        self.failed = False
+        self._next = start  # stream offset of the next frame not inflated yet
+        self._plain = bytearray()
+        self._frames: list[int] = []  # each inflated frame's plain start
+        self._wire: list[int] = []  # and its stream offset
+        self._scans = [(binlog or ack, PacketScan(binlog=binlog, ack=ack))
+                       for binlog, ack in modes]
+
+    def find(self, buf: bytes | bytearray, base: int = 0) -> tuple[int, int, bool] | None:
+        """Inflate the frames of ``buf`` (its first byte at stream offset ``base``; the frame
+        chain from :attr:`start`) that are whole now, and look for the first packet start."""
+        if self.failed:
+            return None
+        plain = self._plain
+        while True:
+            i = self._next - base
+            if i < 0 or len(buf) - i < FRAME_HEADER_LEN:
+                break
+            n = buf[i] | buf[i + 1] << 8 | buf[i + 2] << 16
+            size = buf[i + 4] | buf[i + 5] << 8 | buf[i + 6] << 16
+            if len(buf) - i < FRAME_HEADER_LEN + n:
+                break
+            body = bytes(buf[i + FRAME_HEADER_LEN:i + FRAME_HEADER_LEN + n])
+            try:
+                data = inflate(self.algorithm, body, size) if size else body
+            except FrameError:
+                self.failed = True
+                return None
+            self._frames.append(len(plain))
+            self._wire.append(self._next)
+            plain += data
+            self._next += FRAME_HEADER_LEN + n
+        found: list[tuple[int, bool]] = []
+        for stream, scan in self._scans:
+            at = scan.find(plain, 0)[0]
+            if at is not None:
+                found.append((at, stream))
+        if not found:
+            if len(plain) > self.plain_limit:
+                self.failed = True
+            return None
+        at, stream = min(found, key=lambda f: (f[0], not f[1]))
+        k = bisect.bisect_right(self._frames, at) - 1
+        return self._wire[k], at - self._frames[k], stream
+
+
 def looks_like_greeting(payload: bytes) -> bool:
     """A server greeting (HandshakeV10) or a connect-time ERR in one segment."""
     if len(payload) < 5 or payload[3] != 0:
@@ -275,5 +341,5 @@ def greeting_plausible(peer: Peer, payload: bytes) -> bool:
     return payload[0] in (0x0A, 0xFF)
 
 
-__all__ = ["FrameScan", "PacketScan", "find_packet_start", "greeting_plausible",
+__all__ = ["FrameScan", "PacketScan", "PlainPacketScan", "find_packet_start", "greeting_plausible",
            "looks_like_greeting"]

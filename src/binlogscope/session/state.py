@@ -136,6 +136,8 @@ class Resync:
 
     skip: int
     reason: str
+    #: compressed protocol: plain bytes of the first frame fed that precede a packet header
+    plain_skip: int = 0
 
 
 @dataclass(slots=True)

@@ -1,7 +1,6 @@
 """The state of one TCP connection of a capture, as :mod:`.flows` reassembles and decodes it:
 each direction's reassembly, its mid-stream resynchronisation and its offset -> frame map
-(:class:`Direction`), the flow, its session and keys (:class:`Connection`); and where a
-compressed direction joined mid-way can start (:func:`frame_at_packet_start`)."""
+(:class:`Direction`), the flow, its session and keys (:class:`Connection`)."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ from binlogscope.drivers.capture.tcp_reassembly import StreamReassembler
 from binlogscope.drivers.items import Flow
 from binlogscope.session import Session
 from binlogscope.session.events import Peer
-from binlogscope.session.resync import PacketScan, find_packet_start
-from binlogscope.wire.compressed import FRAME_HEADER_LEN, FrameError, inflate
+from binlogscope.session.resync import PacketScan, PlainPacketScan
 
 #: a connection's key: (source address, source port, destination address, destination port)
 Key = tuple[bytes, int, bytes, int]
@@ -31,9 +29,11 @@ class Direction:
     syncing: bool = False
     sync_buf: bytearray = field(default_factory=bytearray)
     sync_base: int = 0  # stream offset of sync_buf[0]
-    #: the incremental scans of sync_buf, per (binlog, ack) mode and "frames" (compressed):
-    #: each byte judged once, not again on every segment (fresh ones when sync_buf starts over)
-    scans: dict[tuple[bool, bool] | str, PacketScan] = field(default_factory=dict)
+    #: the incremental scans of sync_buf, per (binlog, ack) mode, "frames" (compressed) and
+    #: "plain" (the packets in the frames' plain bytes): each byte judged once, not again on
+    #: every segment (fresh ones when sync_buf starts over)
+    scans: dict[tuple[bool, bool] | str, PacketScan | PlainPacketScan] = field(
+        default_factory=dict)
     skip: int = 0  # bytes to report as missing/skipped when sync is found
     reason: str = ""
     fin_pending: bool = False
@@ -69,28 +69,4 @@ class Connection:
         self.tls_probe = False
 
 
-
-def frame_at_packet_start(buf: bytes | bytearray, pos: int, algorithm: str,
-                           server: bool) -> int | None:
-    """The first whole frame from ``pos`` (a frame start) whose plain bytes begin with a
-    packet header (a frame may start inside a packet: the net layer writes its buffer when
-    full); None when none of the whole frames in ``buf`` does."""
-    i = pos
-    while len(buf) - i >= FRAME_HEADER_LEN:
-        n = buf[i] | buf[i + 1] << 8 | buf[i + 2] << 16
-        size = buf[i + 4] | buf[i + 5] << 8 | buf[i + 6] << 16
-        if len(buf) - i < FRAME_HEADER_LEN + n:
-            return None
-        body = bytes(buf[i + FRAME_HEADER_LEN:i + FRAME_HEADER_LEN + n])
-        try:
-            plain = inflate(algorithm, body, size) if size else body
-        except FrameError:
-            return None
-        if plain and (find_packet_start(plain, binlog=False)[0] == 0
-                      or (server and find_packet_start(plain, binlog=True)[0] == 0)):
-            return i
-        i += FRAME_HEADER_LEN + n
-    return None
-
-
-__all__ = ["Connection", "Direction", "FastKey", "Key", "frame_at_packet_start"]
+__all__ = ["Connection", "Direction", "FastKey", "Key"]

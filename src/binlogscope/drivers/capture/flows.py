@@ -31,7 +31,6 @@ from binlogscope.drivers.capture.conns import Connection as _Conn
 from binlogscope.drivers.capture.conns import Direction as _Dir
 from binlogscope.drivers.capture.conns import FastKey as _FastKey
 from binlogscope.drivers.capture.conns import Key as _Key
-from binlogscope.drivers.capture.conns import frame_at_packet_start as _frame_at_packet_start
 from binlogscope.drivers.capture.files import Frame
 from binlogscope.drivers.capture.layers import (
     LINKTYPE_ETHERNET,
@@ -65,6 +64,7 @@ from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 from binlogscope.session.resync import (
     FrameScan,
     PacketScan,
+    PlainPacketScan,
     find_packet_start,
     looks_like_greeting,
 )
@@ -416,16 +416,37 @@ class CaptureReader:
         # a capture that starts inside a compressed session: frames, not packets - found by a
         # frame whose payload inflates to exactly its announced length (wire.compressed)
         compressed = s.state.compression if s is not None else None
+        in_stream = s is not None and s.phase == Phase.BINLOG_STREAM
+        # the source's side: a binlog stream packet (with or without the 0xEF semi-sync
+        # header); the replica's: a semi-sync ACK (0xEF, sequence id 0), which only a binlog
+        # stream has - looked for even before the stream is known, so a capture that starts
+        # mid-stream is not read as commands and OK packets
+        modes = [(True, False)] if server else [(False, True)]
+        if not (server and in_stream):  # (a replica also sends commands: COM_QUIT...)
+            modes.append((False, False))
         if compressed is not None or d.tcp.mid_stream or conn.flow.mid_stream:
             scan = d.scans.get("frames")
             if not isinstance(scan, FrameScan):
                 scan = d.scans["frames"] = FrameScan()
             frame = scan.find_frame(buf, d.sync_base)
             if frame is not None and compressed in (None, frame[1]):
-                at = _frame_at_packet_start(buf, frame[0], frame[1], server)
-                if at is None and len(buf) - frame[0] < (1 << 20):
-                    return  # (the frames so far start mid-packet: wait for one that does not)
-                self._sync_compressed(conn, d, frame[0] if at is None else at, frame[1], out)
+                # the first packet header in the frames' plain bytes: a frame may start
+                # inside a packet (the net layer writes its buffer when full), and while a
+                # dump catches up every frame can
+                start = d.sync_base + frame[0]
+                plain = d.scans.get("plain")
+                if not isinstance(plain, PlainPacketScan) or plain.start != start \
+                        or plain.algorithm != frame[1]:
+                    plain = d.scans["plain"] = PlainPacketScan(start, frame[1], modes)
+                got = plain.find(buf, d.sync_base)
+                if got is not None:
+                    self._sync_compressed(conn, d, got[0] - d.sync_base, frame[1], out,
+                                          plain_skip=got[1], stream=got[2])
+                    return
+                if not plain.failed and len(buf) - frame[0] < (1 << 20):
+                    return  # (no packet header in the plain bytes so far: wait for more)
+                # (none within 1 MiB, or the frame chain breaks: decode from the frame)
+                self._sync_compressed(conn, d, frame[0], frame[1], out)
                 return
             if compressed is not None:  # (the other side is compressed: so is this one)
                 if len(buf) > (1 << 22):
@@ -434,21 +455,13 @@ class CaptureReader:
                     d.sync_base += len(buf) - 3
                     del buf[:len(buf) - 3]
                 return
-        in_stream = s is not None and s.phase == Phase.BINLOG_STREAM
         found: list[tuple[int, bool]] = []
         waits: list[int] = []
-        # the source's side: a binlog stream packet (with or without the 0xEF semi-sync
-        # header); the replica's: a semi-sync ACK (0xEF, sequence id 0), which only a binlog
-        # stream has - looked for even before the stream is known, so a capture that starts
-        # mid-stream is not read as commands and OK packets
-        scans = [(True, False)] if server else [(False, True)]
-        if not (server and in_stream):  # (a replica also sends commands: COM_QUIT...)
-            scans.append((False, False))
-        for is_binlog, is_ack in scans:
-            scan = d.scans.get((is_binlog, is_ack))
-            if scan is None:
-                scan = d.scans[is_binlog, is_ack] = PacketScan(binlog=is_binlog, ack=is_ack)
-            at, wait = scan.find(buf, d.sync_base)
+        for is_binlog, is_ack in modes:
+            packets = d.scans.get((is_binlog, is_ack))
+            if not isinstance(packets, PacketScan):
+                packets = d.scans[is_binlog, is_ack] = PacketScan(binlog=is_binlog, ack=is_ack)
+            at, wait = packets.find(buf, d.sync_base)
             if at is not None:
                 found.append((at, is_binlog or is_ack))
             elif wait is not None:
@@ -492,10 +505,13 @@ class CaptureReader:
         self._feed(conn, d, data, out)
 
     def _sync_compressed(self, conn: _Conn, d: _Dir, pos: int, algorithm: str,
-                         out: list[SourceItem]) -> None:
+                         out: list[SourceItem], *, plain_skip: int = 0,
+                         stream: bool | None = None) -> None:
         """Resume a direction joined mid-way at the compressed frame at ``pos`` of its sync
-        buffer: the session (made here when none is, in BINLOG_STREAM when the frame's
-        packets are a binlog stream's) reads ``algorithm`` frames from there."""
+        buffer, its first ``plain_skip`` plain bytes (the end of a packet that began before)
+        skipped: the session (made here when none is, in BINLOG_STREAM when the packets are a
+        binlog stream's: ``stream``, else judged from the frame) reads ``algorithm`` frames
+        from there."""
         s = conn.session
         data = bytes(d.sync_buf[pos:])
         skip = d.skip + pos
@@ -504,10 +520,12 @@ class CaptureReader:
         d.sync_buf.clear()
         d.scans.clear()
         if s is None:
-            n = data[0] | data[1] << 8 | data[2] << 16
-            size = data[4] | data[5] << 8 | data[6] << 16
-            plain = inflate(algorithm, data[FRAME_HEADER_LEN:FRAME_HEADER_LEN + n], size)
-            stream = d.peer == Peer.SERVER and find_packet_start(plain, binlog=True)[0] == 0
+            if stream is None:
+                n = data[0] | data[1] << 8 | data[2] << 16
+                size = data[4] | data[5] << 8 | data[6] << 16
+                plain = inflate(algorithm, data[FRAME_HEADER_LEN:FRAME_HEADER_LEN + n], size)
+                stream = find_packet_start(plain, binlog=True)[0] == 0
+            stream = stream and d.peer == Peer.SERVER
             s = conn.session = Session(Role.OBSERVER, start_phase=Phase.BINLOG_STREAM
                                        if stream else Phase.COMMAND, semi_sync=None,
                                        record=self.record)
@@ -516,10 +534,15 @@ class CaptureReader:
         s.state.compression = algorithm
         conn.flow.compressed = True
         reason = d.reason
+        inside = (f" and the first {plain_skip} bytes of its plain data (the end of a packet "
+                  "that began before it)") if plain_skip else ""
         if d.reason.startswith("the capture starts"):
-            reason = (f"{d.reason}: {skip} bytes before the first {algorithm}-compressed frame "
-                      "skipped (compressed protocol: decoding resumes at that frame)")
-        s.resync(d.peer, skip, reason)
+            reason = (f"{d.reason}: {skip} bytes before the first {algorithm}-compressed frame"
+                      f"{inside} skipped (compressed protocol: decoding resumes at the first "
+                      "packet header in the frames' plain bytes)")
+        elif inside:
+            reason = f"{d.reason}; from the next {algorithm}-compressed frame{inside} skipped"
+        s.resync(d.peer, skip, reason, plain_skip)
         d.fed_end = d.sync_base + pos
         d.last_packet_end = d.fed_end
         self._feed(conn, d, data, out)
