@@ -91,3 +91,38 @@ def test_the_pieces_hold_the_slice_rows_each_once(mariadb: Any, tmp_path: Path) 
     whole = rows([StreamSlice(0, start[0], start[1], end[0], end[1], None)])
     assert len(whole) == 600 + 86 + 40
     assert rows(parts) == whole
+
+
+@pytest.mark.spark
+@pytest.mark.mysql
+def test_a_query_reads_a_cut_batch_into_the_sink_once(spark: Any, mariadb: Any,
+                                                       tmp_path: Path) -> None:
+    """Through Spark: one micro-batch of one file, cut into 3 tasks (3 files in the sink), the
+    sink equal to the binlog's rows read by the batch source."""
+    from binlogscope.export.spark import register
+    from tests.export.spark.stream_support import binlog_rows, row_tuples
+
+    register(spark)
+    db = mariadb
+    run_sql(db, "DROP TABLE IF EXISTS sp2", "CREATE TABLE sp2 (id INT PRIMARY KEY, v TEXT)")
+    start = master_status(db)
+    for i in range(0, 300, 10):
+        run_sql(db, "INSERT INTO sp2 VALUES " + ",".join(
+            f"({j}, '{'y' * 300}')" for j in range(i, i + 10)))
+    end = master_status(db)
+    cnf = tmp_path / "q.cnf"
+    cnf.write_text(f"[client]\npassword={db.repl_password}\n")
+    q = (spark.readStream.format("binlog")
+         .option("url", f"mysql://{db.repl_user}@{db.host}:{db.port}")
+         .option("defaultsFile", str(cnf)).option("sslMode", "DISABLED")
+         .option("start", f"{start[0]}:{start[1]}")
+         .option("maxPartitionBytes", str(-(-(end[1] - start[1]) // 3))).load()
+         .writeStream.format("parquet").option("checkpointLocation", str(tmp_path / "ckpt"))
+         .trigger(availableNow=True).start(str(tmp_path / "sink")))
+    q.awaitTermination(300)
+    assert q.exception() is None, q.exception()
+    assert [int(p["numInputRows"]) for p in q.recentProgress if int(p["numInputRows"])] == [300]
+    assert len(list((tmp_path / "sink").glob("part-*.parquet"))) == 3
+    sink = spark.read.parquet(str(tmp_path / "sink")).where("`table` = 'sp2'")
+    want = binlog_rows(spark, db.binlog_files(), start, "sp2")
+    assert row_tuples(sink) == row_tuples(want)
