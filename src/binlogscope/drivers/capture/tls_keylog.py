@@ -30,6 +30,7 @@ from __future__ import annotations
 import shutil
 import struct
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,6 +188,10 @@ def decrypted_records(path: str, keylog: str, dec: Decryption | None = None
             yield frames.rewrite(number, ts, linktype, frame, plain, number in dec.undecrypted)
 
 
+#: the least time between a frame's capture and its decryption (``sniff --tls-keylog``)
+KEY_DELAY = 0.1
+
+
 class LiveDecryption:
     """``sniff --tls-keylog``: the same decryption, frame by frame as they are captured.
 
@@ -206,7 +211,10 @@ class LiveDecryption:
     they encrypt, and a frame reaches tshark after the capture ring's hand-over). Frames whose
     application data stays encrypted are counted (:attr:`undecrypted`) and leave a TCP gap.
     tshark keeps its per-connection state for the whole capture: its memory grows with the
-    number of connections seen.
+    number of connections seen. A frame is handed to tshark no sooner than :data:`KEY_DELAY`
+    after it was captured: a TLS 1.3 client writes its handshake secrets while it reads the
+    ServerHello, the very frame tshark needs them for, and a loaded machine can schedule the
+    client after the capture.
     """
 
     def __init__(self, keylog: str, linktype: int, *, timeout: float = 30.0) -> None:
@@ -270,6 +278,10 @@ class LiveDecryption:
         import queue
 
         rec = struct.Struct("=IIII")
+        if frames:
+            wait = frames[-1][1] + KEY_DELAY - time.time()
+            if wait > 0:
+                time.sleep(min(wait, KEY_DELAY))
         chunk = bytearray()
         for _, ts, _, frame in frames:
             sec = int(ts)
