@@ -223,6 +223,19 @@ def files_covering(paths: list[Path], start: int | None = None, stop: int | None
     return keep, skipped
 
 
+def files_for_gtid(paths: list[Path], gtid: str, *, directory: Path | None = None
+                   ) -> list[bool]:
+    """Per file, whether it may hold transaction ``gtid``: False only when its cached catalog
+    entry (still the file's) has no range of the GTID's domain-server/uuid holding it - the
+    TUI's go-to over a set of files then does not walk its rows. Reads only the cache."""
+    where = cache_dir() if directory is None else directory
+    out = []
+    for p in paths:
+        entry = load(Path(p), where)
+        out.append(entry is None or bool(entry.damaged) or entry.may_hold(gtid))
+    return out
+
+
 def entry_json(entry: FileCatalog) -> dict[str, Any]:
     out = asdict(entry)
     out.pop("version", None)

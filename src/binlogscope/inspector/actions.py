@@ -4,7 +4,7 @@ calls these from its workers and shows the one line they return or raise."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from binlogscope.inspector.source import RowSource
@@ -133,10 +133,20 @@ def search_view(view: View, text: str, direction: int, start: int,
     return None
 
 
+def gtid_rows(source: RowSource, gtid: str) -> tuple[Iterable[int] | None, list[str]]:
+    """The rows a GTID go-to walks (None: all) and the files it skips (a set of files whose
+    cached catalogs rule the GTID out)."""
+    if isinstance(source, BinlogSetSource):
+        return source.gtid_rows(gtid)
+    return None, []
+
+
 def find_gtid(source: RowSource, gtid: str,
-              cancelled: Callable[[], bool] = lambda: False) -> int | None:
-    """The GTID event (MariaDB GTID / MySQL GTID_LOG) of transaction ``gtid`` (lower case)."""
-    for i in range(len(source)):
+              cancelled: Callable[[], bool] = lambda: False,
+              rows: Iterable[int] | None = None) -> int | None:
+    """The GTID event (MariaDB GTID / MySQL GTID_LOG) of transaction ``gtid`` (lower case);
+    ``rows``: only these (a set of files: those the catalog does not rule out)."""
+    for i in (range(len(source)) if rows is None else rows):
         if i & 0xFFF == 0 and cancelled():
             return None
         row = source.row(i)

@@ -9,8 +9,9 @@ apply to every file, as in ``binlogscope file``'s text outputs.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 from typing import TextIO
 
@@ -37,10 +38,30 @@ class BinlogSetSource:
             part.changed = self.changed
         self._starts: list[int] = [0]  # first global row of each indexed (or indexing) part
         self._done = False
+        #: gtid -> per file, whether it may hold it (the cached catalogs: ``file`` sets it);
+        #: None: every file may
+        self.may_hold_gtid: Callable[[str], list[bool]] | None = None
+
+    def gtid_rows(self, gtid: str) -> tuple[Iterable[int] | None, list[str]]:
+        """The rows a GTID go-to walks (None: all) and the names of the files it skips."""
+        if self.may_hold_gtid is None:
+            return None, []
+        flags = self.may_hold_gtid(gtid)
+        skipped = [p.path.name for p, ok in zip(self.parts, flags, strict=True) if not ok]
+        if not skipped:
+            return None, []
+        return (chain.from_iterable(self.part_rows(k) for k, ok in enumerate(flags) if ok),
+                skipped)
 
     def part_of(self, index: int) -> int:
         """Which file (index into ``parts``) row ``index`` is in."""
         return bisect_right(self._starts, index) - 1
+
+    def part_rows(self, k: int) -> range:
+        """The global rows of file ``k`` (empty while it is not indexed yet)."""
+        if k >= len(self._starts):
+            return range(0)
+        return range(self._starts[k], self._starts[k] + len(self.parts[k]))
 
     def _part(self, index: int) -> tuple[BinlogFileSource, int]:
         k = bisect_right(self._starts, index) - 1

@@ -20,6 +20,7 @@ from binlogscope.inspector.actions import (
     find_gtid,
     goto_note,
     goto_row,
+    gtid_rows,
     looks_like_gtid,
     search_view,
 )
@@ -408,7 +409,13 @@ class MainScreen(Screen[None]):
     def _goto_gtid(self, gtid: str) -> None:
         """The GTID event (or MariaDB GTID / MySQL GTID_LOG) whose GTID is ``gtid``."""
         worker = get_current_worker()
-        row = find_gtid(self.source, gtid, lambda: worker.is_cancelled)
+        rows, skipped = gtid_rows(self.source, gtid)
+        row = find_gtid(self.source, gtid, lambda: worker.is_cancelled, rows)
+        if row is None and skipped and not worker.is_cancelled:
+            self.app.call_from_thread(
+                self.notify, f"go to: no GTID {gtid}; {len(skipped)} file(s) not searched, "
+                f"their catalog rules it out ({', '.join(skipped)})", severity="warning")
+            return
         if row is not None:
             self.app.call_from_thread(self._jump, row)
         elif not worker.is_cancelled:
