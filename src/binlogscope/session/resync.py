@@ -254,6 +254,12 @@ class FrameScan(PacketScan):
         return at, frame_start_verdict(buf, at)[2]
 
 
+#: the plain bytes a :class:`PlainPacketScan` holds without finding a packet header before it
+#: gives up (the driver then skips them and looks again after them): 4 MiB, about 4 s of
+#: scanning for the scans of one direction
+PLAIN_SCAN_LIMIT = 1 << 22
+
+
 class PlainPacketScan:
     """Where the first packet starts in the *plain* bytes of compressed frames, from a frame
     start found by :class:`FrameScan` on: the net layer writes a frame when its buffer is full
@@ -265,15 +271,16 @@ class PlainPacketScan:
 
     :meth:`find` answers (the stream offset of the frame holding the packet start, the plain
     bytes of that frame before it, whether a binlog-stream or ACK scan found it) or None;
-    :attr:`failed` once a frame does not inflate (the start was not a frame after all) or
-    :attr:`plain_limit` plain bytes hold no packet start."""
+    :attr:`failed` once a frame does not inflate (the start was not a frame after all),
+    :attr:`exhausted` once :attr:`plain_limit` plain bytes hold no packet start."""
 
     def __init__(self, start: int, algorithm: str, modes: list[tuple[bool, bool]], *,
-                 plain_limit: int = 1 << 24) -> None:
+                 plain_limit: int | None = None) -> None:
         self.start = start
         self.algorithm = algorithm
-        self.plain_limit = plain_limit
+        self.plain_limit = PLAIN_SCAN_LIMIT if plain_limit is None else plain_limit
         self.failed = False
+        self.exhausted = False
         self._next = start  # stream offset of the next frame not inflated yet
         self._plain = bytearray()
         self._frames: list[int] = []  # each inflated frame's plain start
@@ -284,7 +291,7 @@ class PlainPacketScan:
     def find(self, buf: bytes | bytearray, base: int = 0) -> tuple[int, int, bool] | None:
         """Inflate the frames of ``buf`` (its first byte at stream offset ``base``; the frame
         chain from :attr:`start`) that are whole now, and look for the first packet start."""
-        if self.failed:
+        if self.failed or self.exhausted:
             return None
         plain = self._plain
         while True:
@@ -312,7 +319,7 @@ class PlainPacketScan:
                 found.append((at, stream))
         if not found:
             if len(plain) > self.plain_limit:
-                self.failed = True
+                self.exhausted = True
             return None
         at, stream = min(found, key=lambda f: (f[0], not f[1]))
         k = bisect.bisect_right(self._frames, at) - 1

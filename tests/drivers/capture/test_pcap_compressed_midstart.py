@@ -212,3 +212,48 @@ def test_a_cut_where_every_frame_starts_inside_a_packet(tmp_path: Path) -> None:
         said = [d for d in items if d.get("kind") == "decode_error"]
         assert len(said) == 1 and f"the first {skip} bytes of its plain data" in \
             str(said[0]["error"]), said
+
+
+def test_a_packet_longer_than_the_plain_scan_is_skipped_not_decoded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Joined inside a binlog packet longer than what the plain-bytes scan holds (lowered to
+    64 KiB here; 4 MiB by default): the scanned bytes are skipped and counted, the search goes
+    on after them, and decoding resumes at the first event after that packet - nothing of the
+    long packet is decoded as packets. (Frames built by the encoders: no server sends a
+    packet this long inside a short test.)"""
+    import random
+
+    from binlogscope.drivers.capture.layers import TcpSegment
+    from binlogscope.drivers.capture.pcap import read_capture
+    from binlogscope.session import resync
+    from binlogscope.session.events import DecodeError, PacketDecoded
+    from binlogscope.wire.binlog.encode_events import encode_event
+
+    monkeypatch.setattr(resync, "PLAIN_SCAN_LIMIT", 1 << 16)
+    rng = random.Random(7)
+    pattern = bytes(rng.randrange(32, 127) for _ in range(24))
+    plain = bytearray()
+    seq = 1
+    for size in (3000, 400_000, 120, 300, 5000, 80, 9000):  # ANNOTATE_ROWS: any text
+        event = encode_event(160, (pattern * (size // 24 + 1))[:size])
+        plain += (len(event) + 1).to_bytes(3, "little") + bytes((seq,)) + b"\0" + event
+        seq += 1
+    wire = bytearray()
+    cseq = 0
+    for at in range(0, len(plain), 16384):
+        chunk, cseq = encode_frames(plain[at:at + 16384], cseq, ZLIB, min_length=0)
+        wire += chunk
+    data = bytes(wire[40:])  # joined inside the first frame, inside the first packet
+    out = bytearray(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 101))
+    for k, at in enumerate(range(0, len(data), 1460)):
+        seg = TcpSegment(b"\x7f\0\0\1", SERVER_PORT, b"\x7f\0\0\1", 50000, 1000 + at, 0x18,
+                         data[at:at + 1460])
+        pkt = _raw_packet(seg, seg.seq, 1, seg.payload)
+        out += struct.pack("<IIII", 1000, k, len(pkt), len(pkt)) + pkt
+    items = list(read_capture("-", ports={SERVER_PORT}, data=bytes(out)))
+    decoded = [it.event for it in items if isinstance(it.event, PacketDecoded)]
+    # the events after the long one (payload: 0x00, header, text, CRC32), nothing else
+    assert [(p.kind, p.payload_length - 24, p.error) for p in decoded] == [
+        ("binlog_event", n, None) for n in (120, 300, 5000, 80, 9000)]
+    said = [it.event.message for it in items if isinstance(it.event, DecodeError)]
+    assert len(said) == 1 and "skipped" in said[0], said

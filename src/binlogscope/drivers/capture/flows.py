@@ -443,10 +443,18 @@ class CaptureReader:
                     self._sync_compressed(conn, d, got[0] - d.sync_base, frame[1], out,
                                           plain_skip=got[1], stream=got[2])
                     return
-                if not plain.failed and len(buf) - frame[0] < (1 << 20):
+                if not (plain.failed or plain.exhausted) and len(buf) - frame[0] < (1 << 20):
                     return  # (no packet header in the plain bytes so far: wait for more)
-                # (none within 1 MiB, or the frame chain breaks: decode from the frame)
-                self._sync_compressed(conn, d, frame[0], frame[1], out)
+                # no packet header in the plain bytes of 1 MiB of frames (or 4 MiB of plain
+                # bytes: inside a longer packet), or the chain from that frame breaks (it was
+                # none): those bytes are skipped - counted, never decoded as packets - and the
+                # search goes on after them
+                cut = frame[0] + 1 if plain.failed else len(buf) - 3
+                conn.flow.skipped_bytes += cut
+                d.skip += cut
+                d.sync_base += cut
+                del buf[:cut]
+                d.scans.pop("plain", None)
                 return
             if compressed is not None:  # (the other side is compressed: so is this one)
                 if len(buf) > (1 << 22):
