@@ -11,25 +11,53 @@ the events from there (their ``log_pos`` as the server wrote them, their offsets
 file not: said in :attr:`CaptureBundle.partial`); so does a stream the server left events out
 of (MariaDB sends ANNOTATE_ROWS only to replicas that ask for them). Secrets of the login
 never reach the bundle (only binlog events are written).
+
+A session with the compressed protocol (zlib or zstd frames, CLIENT_COMPRESS): the capture
+reader inflates the frames, the events are scrubbed as any others, and the bundle's
+``capture.pcapng`` carries the scrubbed packets in frames of the same algorithm again (one
+packet per frame, compressed sequence ids counted per direction from the dump request on), so
+a reader meets the compression it met in the original; nothing of the original frames' bytes
+is copied. A TLS session is not decrypted here: its events are not in the capture's
+cleartext, and the command refuses it (no binlog event of a dump).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from binlogscope.diagnose.redact import Bundle, RedactError, Redactor, redact_event, write_scenario
 from binlogscope.drivers.capture.pcap import read_capture
 from binlogscope.drivers.pcapng import CLIENT_IP, SERVER_IP, PcapNgWriter, TcpConversation
-from binlogscope.session.events import PacketDecoded, Peer
+from binlogscope.session.events import CompressedFrame, PacketDecoded, Peer
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.control_events import FormatDescriptionEvent
 from binlogscope.wire.binlog.decode import decode_event
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, is_artificial
 from binlogscope.wire.binlog.types import EventType as E
 from binlogscope.wire.binlog.types import is_heartbeat
+from binlogscope.wire.commands import ComQuery, encode_com_query
+from binlogscope.wire.compressed import encode_frames
+from binlogscope.wire.constants import CapabilityFlag
 from binlogscope.wire.framing import encode_packet
+from binlogscope.wire.handshake import (
+    HandshakeResponse41,
+    HandshakeV10,
+    encode_handshake_response41,
+    encode_handshake_v10,
+)
+from binlogscope.wire.responses import OkPacket, encode_ok
 
+#: the made-up login's scramble (the original one is a secret's input: never copied)
+_SCRAMBLE = b"redacted-scramble-00"
+#: setup queries of a replica the made-up login repeats: how the stream is framed (semi-sync
+#: headers), checksums, heartbeats, MariaDB's capability - values that are no one's data
+_REPLICA_SETUP = re.compile(
+    r"\s*SET\s+@(?:rpl_semi_sync_(?:slave|replica)|master_binlog_checksum|"
+    r"source_binlog_checksum|master_heartbeat_period|source_heartbeat_period|"
+    r"mariadb_slave_capability)\s*=\s*[\w@.]+\s*$", re.I)
 _FDE = int(E.FORMAT_DESCRIPTION_EVENT)
 _ROTATE = int(E.ROTATE_EVENT)
 
@@ -38,6 +66,8 @@ _ROTATE = int(E.ROTATE_EVENT)
 class CaptureBundle(Bundle):
     #: ``capture.pcapng``: the dump itself, scrubbed (see :func:`redact_capture`)
     capture: Path | None = None
+    #: the compressed protocol's algorithm of the session ("zlib"/"zstd"; None: plain)
+    compression: str | None = None
     #: files whose events are not all in the stream (the dump began inside the file, or the
     #: server left events out for this client: MariaDB's ANNOTATE_ROWS to a replica that did
     #: not ask for them): their events' offsets differ from their log_pos
@@ -68,11 +98,23 @@ def redact_capture(path: Path, out: Path, *, ports: set[int] | None = None,
     buf = bytearray()
     bundle.capture = out / "capture.pcapng"
     wire = PcapNgWriter(bundle.capture)
-    tcp: TcpConversation | None = None
+    tcp: _Framed | None = None
+    algorithms: dict[int, str] = {}  # flow id -> its compressed protocol's algorithm
+    logins: dict[int, list[Any]] = {}  # flow id -> [its greeting, the client's response]
     try:
         for item in read_capture(str(path), ports):
             ev = item.event
+            if isinstance(ev, CompressedFrame):
+                algorithms.setdefault(item.flow.id, ev.frame.algorithm)
+                continue
             if not isinstance(ev, PacketDecoded):
+                continue
+            if ev.kind in ("handshake_v10", "handshake_response41") and ev.value is not None:
+                logins.setdefault(item.flow.id, []).append(ev.value)
+                continue
+            if ev.kind == "com_query" and isinstance(ev.value, ComQuery) \
+                    and _REPLICA_SETUP.match(ev.value.query) and tcp is None:
+                logins.setdefault(item.flow.id, []).append(ev.value.query)
                 continue
             if ev.binlog_event is None:
                 if tcp is not None and item.flow.id == chosen and ev.direction is Peer.CLIENT \
@@ -84,7 +126,11 @@ def redact_capture(path: Path, out: Path, *, ports: set[int] | None = None,
                         chosen is None or item.flow.id == chosen) and tcp is None:
                     chosen = item.flow.id
                     port = int(item.flow.server.rsplit(":", 1)[1])
-                    tcp = TcpConversation(wire, (CLIENT_IP, 50000), (SERVER_IP, port))
+                    bundle.compression = algorithms.get(chosen)
+                    tcp = _Framed(TcpConversation(wire, (CLIENT_IP, 50000), (SERVER_IP, port)),
+                                  bundle.compression)
+                    if bundle.compression is not None:  # (a reader must see it negotiated)
+                        tcp.login(logins.get(chosen, []), item.time or 0.0)
                     tcp.data(Peer.CLIENT, encode_packet(ev.payload or b"", ev.seq or 0),
                              item.time or 0.0)
                 continue
@@ -140,13 +186,62 @@ def redact_capture(path: Path, out: Path, *, ports: set[int] | None = None,
         raise
     wire.close()
     if not bundle.files:
-        raise RedactError(f"{path}: no binlog event of a dump in the capture")
+        bundle.capture.unlink(missing_ok=True)  # (nothing of a capture without a dump)
+        raise RedactError(f"{path}: no binlog event of a dump in the capture (a TLS session "
+                          "is not decrypted here; a capture without the dump has nothing to "
+                          "redact)")
     bundle.counts = dict(r.counts)
     write_scenario(bundle, version)
     return bundle
 
 
-def _wire(tcp: TcpConversation | None, ev: PacketDecoded, payload: bytes,
+class _Framed:
+    """The scrubbed capture's conversation: packets as they are, or each in a compressed
+    frame of the session's algorithm (its own compressed sequence ids per direction)."""
+
+    def __init__(self, tcp: TcpConversation, algorithm: str | None) -> None:
+        self.tcp = tcp
+        self.algorithm = algorithm
+        self._seq = 0  # the compressed sequence id: 0 at each client packet (a command)
+
+    def login(self, seen: list[Any], when: float) -> None:
+        """A made-up login in front of the dump, so that a reader knows the connection from
+        its start (and the compression it negotiated): the original greeting's version and
+        capabilities with a constant scramble, a response from user ``redacted`` with no
+        password proof, no database and no attributes, and an OK. Nothing of the original
+        login's secrets. Without the original greeting and response (a capture joined late),
+        none: the bundle's capture then starts at the dump request, as a capture joined late."""
+        greet = next((v for v in seen if isinstance(v, HandshakeV10)), None)
+        resp = next((v for v in seen if isinstance(v, HandshakeResponse41)), None)
+        if greet is None or resp is None:
+            return
+        drop = (CapabilityFlag.CLIENT_SSL | CapabilityFlag.CLIENT_CONNECT_ATTRS
+                | CapabilityFlag.CLIENT_CONNECT_WITH_DB)
+        g = HandshakeV10(greet.server_version, 1, _SCRAMBLE, greet.capability_flags & ~drop,
+                         greet.character_set, greet.status_flags, "mysql_native_password",
+                         greet.mariadb_capabilities)
+        caps = resp.capability_flags & ~drop
+        r = HandshakeResponse41(caps, "redacted", b"", None, "mysql_native_password", None,
+                                resp.max_packet_size, resp.character_set,
+                                resp.mariadb_capabilities, resp.zstd_compression_level)
+        self.tcp.handshake(when)  # (SYN, SYN-ACK, ACK: the connection's start is there)
+        self.tcp.data(Peer.SERVER, encode_packet(encode_handshake_v10(g), 0), when)
+        self.tcp.data(Peer.CLIENT, encode_packet(encode_handshake_response41(r), 1), when)
+        self.tcp.data(Peer.SERVER, encode_packet(encode_ok(OkPacket(), caps), 2), when)
+        for q in seen:  # the replica's session variables a reader needs (semi-sync...)
+            if isinstance(q, str):
+                self.data(Peer.CLIENT, encode_packet(encode_com_query(ComQuery(q), caps), 0), when)
+                self.data(Peer.SERVER, encode_packet(encode_ok(OkPacket(), caps), 1), when)
+
+    def data(self, side: Peer, packet: bytes, when: float) -> None:
+        if self.algorithm is not None:
+            if side is Peer.CLIENT:
+                self._seq = 0
+            packet, self._seq = encode_frames(packet, self._seq, self.algorithm)
+        self.tcp.data(side, packet, when)
+
+
+def _wire(tcp: _Framed | None, ev: PacketDecoded, payload: bytes,
           when: float | None) -> None:
     """A server packet of the dump into the scrubbed capture (its sequence id kept)."""
     if tcp is not None:
