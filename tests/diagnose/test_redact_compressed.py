@@ -139,3 +139,36 @@ def test_a_tls_capture_is_refused(tmp_path: Path) -> None:
     assert len(err.getvalue().strip().splitlines()) == 1, err.getvalue()
     left: Any = list((tmp_path / "b").rglob("*")) if (tmp_path / "b").exists() else []
     assert not [p for p in left if p.is_file()], left
+
+
+@pytest.mark.mysql
+@pytest.mark.network
+def test_a_zlib_semi_sync_recording_of_a_real_mariadb(mariadb: Any, tmp_path: Path) -> None:
+    """A semi-sync dump (every event behind a 0xEF header) in zlib frames, recorded from a
+    real MariaDB: the bundle's made-up login repeats the replica's semi-sync variable, so its
+    capture decodes with the headers, as the original."""
+    from tests.mariadb_server import sql
+
+    db = mariadb
+    c = db.connect()
+    cur = c.cursor()
+    cur.execute("FLUSH BINARY LOGS")
+    cur.execute("CREATE TABLE IF NOT EXISTS red_z (id INT PRIMARY KEY, note VARCHAR(60))")
+    for i in range(6):
+        cur.execute("REPLACE INTO red_z VALUES (%s, %s)", (i, f"lemon-secret-{i}-padding"))
+    name = str(sql(db, "SHOW MASTER STATUS")[0][0])
+    rec = tmp_path / "z.pcapng"
+    r = subprocess.run([sys.executable, "-m", "binlogscope", "live", "--host", db.host,
+                        "--port", str(db.port), "-u", db.repl_user, "--ssl-mode", "DISABLED",
+                        "--semi-sync", "--compression-algorithms", "zlib", "--non-blocking",
+                        "--start", f"{name}:4", "--json", "--record", str(rec)],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "MYSQL_PWD": db.repl_password, "HOME": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    _check(rec, tmp_path / "b", "zlib")
+    semi = [ev.semi_sync is not None for item in read_capture(str(tmp_path / "b" /
+                                                                  "capture.pcapng"), None)
+            if isinstance(ev := item.event, PacketDecoded) and ev.binlog_event is not None]
+    assert semi and all(semi)  # every event read behind its semi-sync header
+    data = (tmp_path / "b" / "capture.pcapng").read_bytes()
+    assert b"lemon-secret" not in data
