@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.drivers.capture import flows
+from binlogscope.drivers.capture import conns, flows
 from binlogscope.drivers.capture.pcap import read_capture
 from binlogscope.session.resync import PacketScan
 from tests.drivers.capture.test_pcap import _greeting, _ip_tcp, _pcap
@@ -65,7 +65,7 @@ def test_mid_stream_start_judges_each_byte_about_once(tmp_path: Path,
             super().__init__(limit)
             scans.append(self)
 
-    monkeypatch.setattr(flows, "FrameScan", Counted)
+    monkeypatch.setattr(conns, "FrameScan", Counted)  # (the compressed resume's scan)
     frames, seq = [], 5000
     for _ in range(256):  # 256 KiB in 1 KiB segments, no SYN: joined mid-connection
         frames.append(_ip_tcp(2, 3306, 1, 40000, seq, 0x18, b"\xff" * 1024))

@@ -31,6 +31,7 @@ from binlogscope.drivers.capture.conns import Connection as _Conn
 from binlogscope.drivers.capture.conns import Direction as _Dir
 from binlogscope.drivers.capture.conns import FastKey as _FastKey
 from binlogscope.drivers.capture.conns import Key as _Key
+from binlogscope.drivers.capture.conns import compressed_resume
 from binlogscope.drivers.capture.files import Frame
 from binlogscope.drivers.capture.layers import (
     LINKTYPE_ETHERNET,
@@ -62,9 +63,7 @@ from binlogscope.session.events import (
 )
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 from binlogscope.session.resync import (
-    FrameScan,
     PacketScan,
-    PlainPacketScan,
     find_packet_start,
     looks_like_greeting,
 )
@@ -425,43 +424,16 @@ class CaptureReader:
         if not (server and in_stream):  # (a replica also sends commands: COM_QUIT...)
             modes.append((False, False))
         if compressed is not None or d.tcp.mid_stream or conn.flow.mid_stream:
-            scan = d.scans.get("frames")
-            if not isinstance(scan, FrameScan):
-                scan = d.scans["frames"] = FrameScan()
-            frame = scan.find_frame(buf, d.sync_base)
-            if frame is not None and compressed in (None, frame[1]):
-                # the first packet header in the frames' plain bytes: a frame may start
-                # inside a packet (the net layer writes its buffer when full), and while a
-                # dump catches up every frame can
-                start = d.sync_base + frame[0]
-                plain = d.scans.get("plain")
-                if not isinstance(plain, PlainPacketScan) or plain.start != start \
-                        or plain.algorithm != frame[1]:
-                    plain = d.scans["plain"] = PlainPacketScan(start, frame[1], modes)
-                got = plain.find(buf, d.sync_base)
-                if got is not None:
-                    self._sync_compressed(conn, d, got[0] - d.sync_base, frame[1], out,
-                                          plain_skip=got[1], stream=got[2])
-                    return
-                if not (plain.failed or plain.exhausted) and len(buf) - frame[0] < (1 << 20):
-                    return  # (no packet header in the plain bytes so far: wait for more)
-                # no packet header in the plain bytes of 1 MiB of frames (or 4 MiB of plain
-                # bytes: inside a longer packet), or the chain from that frame breaks (it was
-                # none): those bytes are skipped - counted, never decoded as packets - and the
-                # search goes on after them
-                cut = frame[0] + 1 if plain.failed else len(buf) - 3
-                conn.flow.skipped_bytes += cut
-                d.skip += cut
-                d.sync_base += cut
-                del buf[:cut]
-                d.scans.pop("plain", None)
+            got = compressed_resume(d, conn.flow, compressed, modes)
+            if isinstance(got, tuple):
+                self._sync_compressed(conn, d, got[0], got[1], out, plain_skip=got[2],
+                                      stream=got[3])
+                return
+            if got:
                 return
             if compressed is not None:  # (the other side is compressed: so is this one)
                 if len(buf) > (1 << 22):
-                    conn.flow.skipped_bytes += len(buf) - 3
-                    d.skip += len(buf) - 3
-                    d.sync_base += len(buf) - 3
-                    del buf[:len(buf) - 3]
+                    d.drop(len(buf) - 3, conn.flow)
                 return
         found: list[tuple[int, bool]] = []
         waits: list[int] = []
@@ -479,10 +451,7 @@ class CaptureReader:
             if len(buf) - keep_from > (1 << 22):  # 4 MiB and still undecided: give up on it
                 keep_from = len(buf) - 3
             if keep_from > 0:
-                conn.flow.skipped_bytes += keep_from
-                d.skip += keep_from
-                d.sync_base += keep_from
-                del buf[:keep_from]
+                d.drop(keep_from, conn.flow)
             return
         # a stream match wins ties
         pos, stream = min(found, key=lambda f: (f[0], not f[1]))
