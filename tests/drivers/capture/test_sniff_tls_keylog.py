@@ -9,6 +9,8 @@ they pass with the NSS key log a client writes while sniff runs.
 - A pymysql session pinned to TLS 1.2 (Python's ``ssl`` appending to the same key log, an
   ``SSLKEYLOGFILE`` client) is decrypted by the same sniff: its query and result row are
   there.
+- The frames sniff wrote (``--write``, as captured) give the same events through
+  ``pcap --tls-keylog``: one decryption path.
 - Without a key log, sniff says the connection is encrypted (one item) and shows no event;
   with a key log lacking the session's secrets, it says the TLS data could not be decrypted,
   shows no event and exits 1.
@@ -71,7 +73,8 @@ def test_sniff_decrypts_live_and_pymysql_sessions_with_keys_written_meanwhile(
 
     server, ca = tls_server
     keys = tmp_path / "keys.log"
-    sniff = _sniff(server, "--tls-keylog", str(keys), "--json")
+    written = tmp_path / "seen.pcapng"
+    sniff = _sniff(server, "--tls-keylog", str(keys), "--json", "--write", str(written))
     try:
         assert sniff.stderr is not None
         assert "does not exist yet" in sniff.stderr.readline()
@@ -102,6 +105,14 @@ def test_sniff_decrypts_live_and_pymysql_sessions_with_keys_written_meanwhile(
     rows = [json.loads(x)["fields"]["values"] for x in out.splitlines()
             if '"kind":"text_row"' in x]
     assert [b"sniffed-through-tls".hex()] in rows
+    # one decryption path: the frames sniff wrote (as captured, encrypted), read by
+    # pcap --tls-keylog, give the same events
+    again = subprocess.run([*CLI, "pcap", str(written), "--tls-keylog", str(keys), "--json",
+                            "--port", str(server.port)], capture_output=True, text=True,
+                           timeout=240, env=ENV)
+    assert again.returncode == 0, again.stderr
+    assert _events(again.stdout.splitlines()) == want
+    assert "SELECT 'sniffed-through-tls' AS marker" in again.stdout
 
 
 def test_sniff_without_the_keys_says_encrypted(tls_server: tuple[MariaDB, Path],  # noqa: F811
