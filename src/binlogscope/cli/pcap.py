@@ -40,7 +40,7 @@ from binlogscope.cli.fault_report import link_reconnects
 from binlogscope.cli.pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
 from binlogscope.cli.terminal import PCAP_OUTPUTS, wants_tui
 from binlogscope.cli.type_names import event_type_names, unknown_types
-from binlogscope.drivers.health import reconnects
+from binlogscope.drivers.health import reconnects, share_status_head
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 from binlogscope.render.escape import EscapingText, unescaped
@@ -350,6 +350,10 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
                                 if st is None:
                                     st = stats[item.flow.id] = FlowStats(item.flow)
                                 st.add(item)
+                                if st.health.status_head is not None:  # (another flow's lag)
+                                    share_status_head(st.health, st.flow.server,
+                                                      ((o.health, o.flow.server)
+                                                       for o in stats.values()))
                             continue
                         if filtering and not flt.item_ok(item):
                             continue

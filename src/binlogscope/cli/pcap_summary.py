@@ -343,7 +343,7 @@ class FlowStats:
                 lines.append(f"{head}{what}, median {lat['median_ms']:.3f} ms, "
                              f"p99 {lat['p99_ms']:.3f} ms")
         lines.append(f"  heartbeats {self.heartbeats}")
-        if self.dump is not None:
+        if self.dump is not None or self.health.dumped:  # (or a dump joined mid-stream)
             lines.extend(self.health.lines(self.end_time or self.health.last_seen,
                                            f.closed_by is not None))
         if self.reconnect_of is not None:

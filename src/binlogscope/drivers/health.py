@@ -17,6 +17,7 @@ each semi-sync ACK (its latency, with ``pair_acks`` the flow pairs them itself a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,10 @@ from binlogscope.wire.binlog.header import in_no_file
 from binlogscope.wire.binlog.types import is_heartbeat
 from binlogscope.wire.commands import ComQuery
 from binlogscope.wire.replication import SemiSyncAck
+from binlogscope.wire.results import TextRow
 
+#: a query for the server's binlog head (its answer's first row: File, Position, ...)
+STATUS_QUERY = re.compile(r"^\s*SHOW\s+(?:MASTER|BINARY\s+LOG)\s+STATUS\s*;?\s*$", re.I)
 #: the replica's heartbeat request (MariaDB and MySQL: nanoseconds; MySQL 8.0.26+ source_)
 _PERIOD = re.compile(r"@(?:master|source)_heartbeat_period\s*=\s*(\d+)", re.I)
 #: per-transaction ACK latencies kept for the JSON (the count and the percentiles use all)
@@ -42,6 +46,7 @@ class Health:
 
     period: float | None = None  # seconds between heartbeats the replica asked for (0: none)
     dumping: bool = False
+    dumped: bool = False  # a dump was seen (it may have ended since)
     last_event: dict[str, Any] | None = None
     last_gtid: dict[str, Any] | None = None
     last_ack: dict[str, Any] | None = None
@@ -64,6 +69,15 @@ class Health:
     _awaiting: dict[tuple[str, int], float] = field(default_factory=dict)
     #: the health samples and transitions, in order (the ``health`` table's rows)
     timeline: list[dict[str, Any]] = field(default_factory=list)
+    #: this connection asked SHOW MASTER STATUS and its first row is due
+    _status_asked: bool = False
+    #: the server's head this connection was told (file, position, time), until taken with
+    #: :meth:`take_status_head` (the dumping connections to the same server use it)
+    status_head: tuple[str, int, float] | None = None
+
+    def take_status_head(self) -> tuple[str, int, float] | None:
+        head, self.status_head = self.status_head, None
+        return head
 
     def head_seen(self, file: str, pos: int, t: float, source: str) -> None:
         """The server's head from elsewhere (``live --lag-every``: SHOW MASTER STATUS)."""
@@ -96,8 +110,9 @@ class Health:
                 m = _PERIOD.search(v.query)
                 if m:
                     self.period = int(m.group(1)) / 1e9
+                self._status_asked = bool(STATUS_QUERY.match(v.query))
             elif ev.kind in ("com_binlog_dump", "com_binlog_dump_gtid"):
-                self.dumping = True
+                self.dumping = self.dumped = True
                 self._last_server = t
                 self._mark(t, "dump", text=ev.kind.upper())
             elif self.pair_acks and type(v) is SemiSyncAck:
@@ -108,8 +123,17 @@ class Health:
                     sent = self._awaiting.pop(k2) if k2 is not None else None
                 self.ack(v.binlog_filename, v.binlog_pos, t, None if sent is None else t - sent)
             return
+        if self._status_asked and ev.kind == "text_row" and type(ev.value) is TextRow:
+            self._status_asked = False
+            vals = ev.value.values
+            if len(vals) >= 2 and vals[0] and vals[1] and vals[1].isdigit():
+                self.status_head = (vals[0].decode("utf-8", "replace"), int(vals[1]), t)
         if not self.dumping:
-            return
+            if ev.binlog_event is None or ev.kind != "binlog_event" or self.dumped:
+                return
+            # a capture joined mid-stream: no dump request, but the server streams events
+            self.dumping = self.dumped = True
+            self._mark(t, "dump", text="(joined mid-stream)")
         if self._last_server is not None and t - self._last_server > self.longest_silence:
             self.longest_silence = t - self._last_server
             self.longest_silence_at = self._last_server
@@ -249,4 +273,16 @@ def reconnects(flows: list[tuple[int, str, float, bool]]) -> dict[int, int]:
     return out
 
 
-__all__ = ["MAX_ACKS_LISTED", "Health", "reconnects"]
+def share_status_head(source: Health, server: str, others: Iterable[tuple[Health, str]]
+                      ) -> None:
+    """A SHOW MASTER STATUS answer ``source`` (a connection to ``server``) just got: a head
+    for every dumping connection to the same server (``others``: their health and server)."""
+    head = source.take_status_head()
+    if head is None:
+        return
+    for h, srv in others:
+        if srv == server and h.dumping:
+            h.head_seen(head[0], head[1], head[2], "status")
+
+
+__all__ = ["MAX_ACKS_LISTED", "STATUS_QUERY", "Health", "reconnects", "share_status_head"]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from binlogscope.drivers.health import Health, reconnects
+from binlogscope.drivers.health import Health, reconnects, share_status_head
 from binlogscope.drivers.items import Flow
 from binlogscope.export.records import (
     EventRecord,
@@ -152,6 +152,9 @@ def capture_records(index: int, path: str, ports: list[int] | None = None, *,
             if hf is None:
                 hf = healths[fid] = (Health(pair_acks=True), item.flow)
             hf[0].packet(pkt, item.time or 0.0)
+            if hf[0].status_head is not None:  # SHOW MASTER STATUS: the dumps' lag
+                share_status_head(hf[0], item.flow.server,
+                                  ((h, f.server) for h, f in healths.values()))
             yield _packet_record(pkt, index=index, source=path, kind="pcap", session_id=sid,
                                  flow=item.flow.name, frame=item.frame, time=item.time,
                                  binlog_file=files.get(fid))

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from binlogscope.drivers.health import STATUS_QUERY
 from binlogscope.drivers.live.lag import LagTracker
 from binlogscope.inspector.source import Row, RowSource, format_time
 
@@ -129,6 +130,7 @@ def conversations(source: RowSource) -> list[Conversation]:
     packets = "direction" in source.columns
     convs: dict[str, Conversation] = {}
     pending: dict[tuple[int | None, int], float | None] = {}  # (flow, log_pos) -> asked at
+    asked: set[str] = set()  # conversations whose SHOW MASTER STATUS answer is due
     for i in range(len(source)):
         row = source.row(i)
         if packets:
@@ -153,6 +155,15 @@ def conversations(source: RowSource) -> list[Conversation]:
             conv.dump = f"{row.event_type} {row.summary}".strip()
             conv.last_server = row.time
         _health(conv, row)
+        if packets and row.direction == "->" and row.event_type == "COM_QUERY":
+            (asked.add if STATUS_QUERY.match(row.summary) else asked.discard)(conv.key)
+        elif conv.key in asked and row.event_type == "TEXT_ROW" and row.time is not None:
+            asked.discard(conv.key)  # the server's head: for every dump (of this source)
+            cells = [c.strip() for c in row.summary.split("|")]
+            if len(cells) >= 2 and cells[0] and cells[1].isdigit():
+                for other in convs.values():
+                    if other.dump and not other.closed:
+                        other.lag.head_at(cells[0], int(cells[1]), row.time, "status")
         if row.direction is not None and row.kind not in ("note", "step"):
             conv.packets[row.direction] += 1
             conv.bytes[row.direction] += row.length + 4

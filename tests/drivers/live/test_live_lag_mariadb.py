@@ -204,3 +204,81 @@ def test_export_live_writes_the_health_timeline(mariadb: Any, tmp_path: Any,
     now = _status(db)
     assert (polled[-1]["head_file"], polled[-1]["head_pos"]) == now
     assert polled[-1]["bytes_behind"] == 0
+
+
+def test_a_capture_takes_the_head_from_show_master_status_on_another_connection(
+        mariadb: Any, tmp_path: Any) -> None:
+    """A capture (dumpcap) of a replica session and of the connection that asked SHOW MASTER
+    STATUS beside it (``live --lag-every``'s): ``pcap --summary`` and the export's health
+    table take each answer as the server's head for the dump on the same server - the same
+    heads, at the same times, as the live health items; caught up at the end."""
+    import io
+    import json
+
+    import pyarrow.parquet as pq
+
+    from binlogscope.cli.main import main
+    from tests.watch_support import LoopbackCapture
+
+    db = mariadb
+    cap = LoopbackCapture(tmp_path / "wire.pcapng", [db.port])
+    time.sleep(1.0)  # (dumpcap says it captures a moment before its first frames are in)
+    settings = LiveSettings(conn=ConnectionOptions(host=db.host, port=db.port, user=db.repl_user,
+                                                   password=db.repl_password,
+                                                   ssl_mode="DISABLED"),
+                            heartbeat=1, lag_every=0.25, reconnect=False, stream_tree=False)
+    health: list[dict[str, Any]] = []
+    t0 = time.monotonic()
+
+    def consume(item: SourceItem) -> None:
+        if item.kind == "health" and item.health is not None:
+            health.append(item.health)
+
+    def writer() -> None:
+        time.sleep(0.8)
+        w = db.connect()
+        w.cursor().execute("CREATE TABLE IF NOT EXISTS lag_c (id INT PRIMARY KEY, v TEXT)")
+        for i in range(20):
+            w.cursor().execute("REPLACE INTO lag_c VALUES (%s, %s)", (i, "y" * 3000))
+        w.close()
+
+    try:
+        threading.Thread(target=writer, daemon=True).start()
+        rep = run_live(settings, consume, should_stop=lambda: time.monotonic() - t0 > 3.5)
+        assert rep.error is None, rep.error
+    finally:
+        cap.stop()
+    polled = [(h["head"], h["time"]) for h in health if h["source"] == "status"]
+    assert len(polled) >= 5, health
+    out = io.StringIO()
+    main(["pcap", "--summary", "--json", "--port", str(db.port), str(cap.path)], out=out,
+         err=io.StringIO())
+    dumps = [f for f in map(json.loads, out.getvalue().splitlines())
+             if f.get("heartbeats") or f.get("dump")]
+    assert len(dumps) == 1, out.getvalue()
+    lag = dumps[0]["health"]["lag"]
+    assert lag is not None and lag["samples"] >= len(polled) - 1
+    assert lag["last"]["bytes_behind"] == 0 and lag["last"]["head"] == f"{_status(db)[0]}:" \
+        f"{_status(db)[1]}"
+    text = io.StringIO()
+    main(["pcap", "--summary", "--port", str(db.port), str(cap.path)], out=text,
+         err=io.StringIO())
+    line = next(x for x in text.getvalue().splitlines() if x.startswith("  lag "))
+    # the TUI's conversations view (S) of the same capture says the same
+    from binlogscope.inspector.conversations import conversations
+    from binlogscope.inspector.sources.pcap import PcapSource
+
+    src = PcapSource(cap.path, ports={db.port})
+    src.run(lambda: False)
+    views = ["\n".join(c.lines()) for c in conversations(src) if c.dump]
+    assert len(views) == 1 and line in views[0], (line, views)
+    ds = tmp_path / "ds"
+    main(["export", "--pcap", "--port", str(db.port), str(cap.path), "--out", str(ds)],
+         out=io.StringIO(), err=io.StringIO())
+    rows = pq.read_table(ds / "health").to_pylist()
+    wire = [(f"{r['head_file']}:{r['head_pos']}", r["time"].timestamp()) for r in rows
+            if r["kind"] == "lag" and "(status)" in r["text"]]
+    # each answer the live session got is on the wire, a moment earlier (the capture sees the
+    # bytes before the poller's socket returns them)
+    for head, t in polled[:-1]:
+        assert any(h == head and -0.002 <= t - w < 0.2 for h, w in wire), (head, t, wire[:5])
