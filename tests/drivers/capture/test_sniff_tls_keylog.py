@@ -136,3 +136,26 @@ def test_sniff_without_the_keys_says_encrypted(tls_server: tuple[MariaDB, Path],
     assert _events(w_out.splitlines()) == []
     assert "could not be decrypted" in w_err and str(other) in w_err
     assert w_rc == 1
+
+
+def test_the_tui_status_bar_says_what_was_not_decrypted(tmp_path: Path) -> None:
+    """The TUI's sniff source (``sniff --tls-keylog`` on a terminal) puts the frames left
+    encrypted in its status bar, as the command prints them on stderr."""
+    from binlogscope.drivers.capture.sniff import open_capture
+    from binlogscope.drivers.capture.tls_keylog import LiveDecryption
+    from binlogscope.inspector.sources.sniff import SniffSource
+
+    if not can_capture():
+        pytest.fail("the suite runs as root in CI (AF_PACKET capture)")
+    keys = tmp_path / "keys.log"
+    capture = open_capture("lo", "port 9")
+    decryption = LiveDecryption(str(keys), capture.linktype)
+    src = SniffSource(capture, ports=[9], decryption=decryption)
+    try:
+        assert "TLS" not in src.info().extra
+        decryption.undecrypted, decryption.first_undecrypted = 4, 17
+        assert src.info().extra["TLS"] == (f"4 frames not decrypted (first: frame 17; no keys "
+                                           f"in {keys})")
+    finally:
+        capture.close()
+        decryption.close()

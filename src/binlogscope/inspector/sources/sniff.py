@@ -155,6 +155,7 @@ class SniffSource(LiveCaptureSource):
         self.capture = capture
         self.ports = list(ports) if ports else None
         self.write = write
+        self.decryption = decryption
 
         def close() -> None:
             if write is not None:
@@ -177,6 +178,10 @@ class SniffSource(LiveCaptureSource):
         if st.buffer_dropped:
             text += f", {st.buffer_dropped:,} waiting for the decoder (it fell behind)"
         info.extra["lost"] = text
+        dec = self.decryption
+        if dec is not None and dec.undecrypted:
+            info.extra["TLS"] = (f"{dec.undecrypted:,} frames not decrypted (first: frame "
+                                 f"{dec.first_undecrypted}; no keys in {dec.keylog})")
         return info
 
 
