@@ -437,13 +437,15 @@ def run_tui(args: argparse.Namespace, err: TextIO) -> int:
         source = BinlogFileSource(args.paths[0], start_position=args.start_position,
                                   stop_position=args.stop_position)
     else:  # the whole set, as the text outputs read it
-        from binlogscope.diagnose.catalog import files_for_gtid
+        from binlogscope.diagnose.catalog import files_for_gtid, files_for_time
 
         source = BinlogSetSource(args.paths, start_position=args.start_position,
                                  stop_position=args.stop_position)
         # the GTID go-to walks only the files whose cached catalog does not rule it out
         source.may_hold_gtid = functools.partial(files_for_gtid,
                                                  [Path(p) for p in args.paths])
+        source.may_reach_time = functools.partial(files_for_time,
+                                                  [Path(p) for p in args.paths])
     try:
         table_pattern(args.table, err)
     except BadPatternError:

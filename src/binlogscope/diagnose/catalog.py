@@ -236,6 +236,20 @@ def files_for_gtid(paths: list[Path], gtid: str, *, directory: Path | None = Non
     return out
 
 
+def files_for_time(paths: list[Path], t: float, *, directory: Path | None = None
+                   ) -> list[bool]:
+    """Per file, whether it may hold an event at or after ``t`` (header time): False only when
+    its cached catalog entry (still the file's) says its latest event is before ``t`` - the
+    TUI's go-to by time then does not walk its rows. Reads only the cache."""
+    where = cache_dir() if directory is None else directory
+    out = []
+    for p in paths:
+        entry = load(Path(p), where)
+        out.append(entry is None or bool(entry.damaged) or not entry.events
+                   or entry.last_time is None or entry.last_time >= int(t))
+    return out
+
+
 def entry_json(entry: FileCatalog) -> dict[str, Any]:
     out = asdict(entry)
     out.pop("version", None)

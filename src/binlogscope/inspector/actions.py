@@ -10,7 +10,7 @@ from pathlib import Path
 from binlogscope.inspector.source import RowSource
 from binlogscope.inspector.sources.binlog_file import BinlogFileSource
 from binlogscope.inspector.sources.binlog_files import BinlogSetSource
-from binlogscope.inspector.view import View
+from binlogscope.inspector.view import View, parse_time
 
 _MARIADB_GTID = re.compile(r"\d+-\d+-\d+")
 _MYSQL_GTID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:", re.I)
@@ -36,7 +36,8 @@ def goto_note(where: str) -> str | None:
     """The line ``g`` shows after jumping to ``where``: which end of an event a position
     named (a plain position is the event's start; ``end:`` its end); None for rows/GTIDs."""
     where = where.strip()
-    if where.startswith("#") or looks_like_gtid(where):
+    if where.startswith(("#", "@")) or where.lower().startswith("time:") \
+            or looks_like_gtid(where):
         return None
     if where.lower().startswith("end:"):
         pos = _number(where.rpartition(":")[2])
@@ -139,6 +140,42 @@ def gtid_rows(source: RowSource, gtid: str) -> tuple[Iterable[int] | None, list[
     if isinstance(source, BinlogSetSource):
         return source.gtid_rows(gtid)
     return None, []
+
+
+def time_rows(source: RowSource, t: float) -> tuple[Iterable[int] | None, list[str]]:
+    """The rows a go-to by time walks (None: all) and the files it skips (a set of files
+    whose cached catalogs say they end before ``t``)."""
+    if isinstance(source, BinlogSetSource):
+        return source.time_rows(t)
+    return None, []
+
+
+def find_time(source: RowSource, t: float, cancelled: Callable[[], bool] = lambda: False,
+              rows: Iterable[int] | None = None) -> int | None:
+    """The first row whose time is at or after ``t`` (seconds since the epoch)."""
+    for n, i in enumerate(range(len(source)) if rows is None else rows):
+        if n & 0xFFF == 0 and cancelled():
+            return None
+        rt = source.row(i).time
+        if rt is not None and rt >= t:
+            return i
+    return None
+
+
+def go_time(where: str) -> float | None:
+    """``@YYYY-MM-DDTHH:MM:SS[.ffffff]`` (UTC; ``@`` or ``time:``): its seconds since the
+    epoch; None when ``where`` is not a time go-to; ValueError for a time without a date."""
+    w = where.strip()
+    if w.startswith("@"):
+        text = w[1:]
+    elif w.lower().startswith("time:"):
+        text = w[5:]
+    else:
+        return None
+    value, absolute = parse_time(text.strip().replace(" ", "T"))
+    if not absolute:
+        raise ValueError("a go-to by time needs the date: @YYYY-MM-DDTHH:MM:SS (UTC)")
+    return value
 
 
 def find_gtid(source: RowSource, gtid: str,

@@ -41,12 +41,22 @@ class BinlogSetSource:
         #: gtid -> per file, whether it may hold it (the cached catalogs: ``file`` sets it);
         #: None: every file may
         self.may_hold_gtid: Callable[[str], list[bool]] | None = None
+        #: time -> per file, whether it may hold an event at/after it (the cached catalogs)
+        self.may_reach_time: Callable[[float], list[bool]] | None = None
 
     def gtid_rows(self, gtid: str) -> tuple[Iterable[int] | None, list[str]]:
         """The rows a GTID go-to walks (None: all) and the names of the files it skips."""
         if self.may_hold_gtid is None:
             return None, []
-        flags = self.may_hold_gtid(gtid)
+        return self._rows(self.may_hold_gtid(gtid))
+
+    def time_rows(self, t: float) -> tuple[Iterable[int] | None, list[str]]:
+        """The rows a go-to by time walks (None: all) and the names of the files it skips."""
+        if self.may_reach_time is None:
+            return None, []
+        return self._rows(self.may_reach_time(t))
+
+    def _rows(self, flags: list[bool]) -> tuple[Iterable[int] | None, list[str]]:
         skipped = [p.path.name for p, ok in zip(self.parts, flags, strict=True) if not ok]
         if not skipped:
             return None, []

@@ -18,11 +18,14 @@ from textual.worker import get_current_worker
 from binlogscope.inspector.actions import (
     export,
     find_gtid,
+    find_time,
+    go_time,
     goto_note,
     goto_row,
     gtid_rows,
     looks_like_gtid,
     search_view,
+    time_rows,
 )
 from binlogscope.inspector.clipboard import copy_note
 from binlogscope.inspector.columns import save as save_columns
@@ -387,6 +390,14 @@ class MainScreen(Screen[None]):
             self._goto_gtid(gtid.strip().lower())
             return
         try:
+            when = go_time(where)
+        except ValueError as exc:
+            self.notify(f"go to {where}: {exc}", severity="error")
+            return
+        if when is not None:
+            self._goto_time(when, where)
+            return
+        try:
             row = self._goto_row(where)
         except ValueError as exc:
             self.notify(f"go to {where}: {exc}", severity="error")
@@ -421,6 +432,23 @@ class MainScreen(Screen[None]):
         elif not worker.is_cancelled:
             self.app.call_from_thread(self.notify, f"go to: no GTID {gtid} (yet)",
                                       severity="warning")
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _goto_time(self, when: float, where: str) -> None:
+        """The first row at or after ``when`` (a set of files: skipping those whose cached
+        catalog says they end before it)."""
+        worker = get_current_worker()
+        rows, skipped = time_rows(self.source, when)
+        row = find_time(self.source, when, lambda: worker.is_cancelled, rows)
+        if row is not None:
+            self.app.call_from_thread(self._jump, row)
+            if skipped:
+                self.app.call_from_thread(
+                    self.notify, f"went to the first row at or after {where[1:].strip()}; "
+                    f"{len(skipped)} file(s) not searched, their catalog ends before it")
+        elif not worker.is_cancelled:
+            self.app.call_from_thread(self.notify, f"go to {where}: no row at or after it "
+                                      "(yet)", severity="warning")
 
     def action_bookmark(self) -> None:
         row = self.events.current_row
