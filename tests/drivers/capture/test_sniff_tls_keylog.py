@@ -1,7 +1,8 @@
 """``sniff -i lo --tls-keylog FILE``: TLS replication sessions to a real MariaDB, decrypted as
 they pass with the NSS key log a client writes while sniff runs.
 
-- ``live --ssl-mode REQUIRED --tls-keylog K`` dumps the server's binlog over TLS 1.3 while
+- ``live --ssl-mode REQUIRED --tls-keylog K`` dumps the server's binlog (2.5 MB of rows: a
+  burst of 64 KiB loopback segments) over TLS 1.3 while
   ``sniff --tls-keylog K`` captures the server's port; ``K`` does not exist when sniff starts
   (live creates it and appends the session's secrets during its handshake, so the keys are
   read after the capture began): sniff shows the same binlog events (type, position, rows) as
@@ -72,6 +73,14 @@ def test_sniff_decrypts_live_and_pymysql_sessions_with_keys_written_meanwhile(
     import pymysql
 
     server, ca = tls_server
+    with server.connect() as conn, conn.cursor() as cur:
+        # a dump burst: loopback segments of 64 KiB, each ending several 16 KiB TLS records
+        # (their plaintext is more than one IP packet holds)
+        cur.execute("CREATE TABLE IF NOT EXISTS keylog_big (id INT PRIMARY KEY, b TEXT)")
+        for i in range(0, 400, 50):
+            cur.execute("INSERT INTO keylog_big VALUES " + ", ".join(
+                f"({j}, REPEAT(MD5({j}), 200))" for j in range(i, i + 50)))
+        conn.commit()
     keys = tmp_path / "keys.log"
     written = tmp_path / "seen.pcapng"
     sniff = _sniff(server, "--tls-keylog", str(keys), "--json", "--write", str(written))

@@ -345,7 +345,9 @@ def sniff_batches(capture: LiveCapture, ports: Iterable[int] | None, *, record: 
             if write is not None:
                 write.write(data, ts)
             if plain is not None:
-                items = feed(number, ts, plain[k][2], plain[k][3])
+                items = []
+                for rec in plain[k]:
+                    items += feed(number, ts, rec[2], rec[3])
             else:
                 items = feed(number, ts, linktype, data)
             if not items:

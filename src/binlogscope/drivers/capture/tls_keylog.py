@@ -32,7 +32,7 @@ import struct
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from binlogscope.drivers.capture.files import iter_records
@@ -155,10 +155,14 @@ class PlaintextFrames:
         self._sides: dict[tuple[bytes, int, bytes, int], _Direction] = {}
 
     def rewrite(self, number: int, ts: float, linktype: int, frame: bytes, plain: bytes,
-                undecrypted: bool) -> tuple[int, float, int, bytes]:
+                undecrypted: bool) -> list[tuple[int, float, int, bytes]]:
+        """The frame's records: one raw IP packet carrying ``plain``, or several with the same
+        number and time when ``plain`` is longer than an IP packet holds (tshark gives a
+        frame the plaintext of every TLS record that ends in it: several 16 KiB records in a
+        64 KiB loopback segment overflow IPv4's 16-bit length)."""
         seg = parse_frame(linktype, frame)
         if seg is None:
-            return number, ts, linktype, frame
+            return [(number, ts, linktype, frame)]
         sides = self._sides
         side = sides.setdefault((seg.src, seg.sport, seg.dst, seg.dport), _Direction())
         peer = sides.get((seg.dst, seg.dport, seg.src, seg.sport))
@@ -170,7 +174,16 @@ class PlaintextFrames:
         side.next_seq = (seq + len(plain) + (1 if seg.flags & (TCP_SYN | TCP_FIN) else 0)
                          ) & 0xFFFFFFFF
         ack = peer.next_seq if peer is not None and peer.next_seq is not None else seg.ack
-        return number, ts, LINKTYPE_RAW, _raw_packet(seg, seq, ack, plain)
+        if len(plain) <= _MAX_PLAIN:
+            return [(number, ts, LINKTYPE_RAW, _raw_packet(seg, seq, ack, plain))]
+        out = []
+        head = replace(seg, flags=seg.flags & ~TCP_FIN)  # (a FIN goes with the last piece)
+        for at in range(0, len(plain), _MAX_PLAIN):
+            piece = plain[at:at + _MAX_PLAIN]
+            last = at + _MAX_PLAIN >= len(plain)
+            out.append((number, ts, LINKTYPE_RAW,
+                        _raw_packet(seg if last else head, (seq + at) & 0xFFFFFFFF, ack, piece)))
+        return out
 
 
 def decrypted_records(path: str, keylog: str, dec: Decryption | None = None
@@ -185,9 +198,12 @@ def decrypted_records(path: str, keylog: str, dec: Decryption | None = None
         if plain is None:
             yield number, ts, linktype, frame
         else:
-            yield frames.rewrite(number, ts, linktype, frame, plain, number in dec.undecrypted)
+            yield from frames.rewrite(number, ts, linktype, frame, plain,
+                                      number in dec.undecrypted)
 
 
+#: the most plaintext one rewritten packet carries (IPv4/IPv6 length fields are 16 bits)
+_MAX_PLAIN = 65_000
 #: the least time between a frame's capture and its decryption (``sniff --tls-keylog``)
 KEY_DELAY = 0.1
 
@@ -271,10 +287,10 @@ class LiveDecryption:
         return TlsKeylogError(f"tshark stopped decrypting: {why}")
 
     def records(self, frames: list[tuple[int, float, int, bytes]]
-                ) -> list[tuple[int, float, int, bytes]]:
+                ) -> list[list[tuple[int, float, int, bytes]]]:
         """``frames`` (number, arrival time, link type, frame: numbered from 1 in capture
-        order, every captured frame exactly once) with the TLS connections' frames
-        rewritten."""
+        order, every captured frame exactly once) with the TLS connections' frames rewritten:
+        the records of each frame (:meth:`PlaintextFrames.rewrite`)."""
         import queue
 
         rec = struct.Struct("=IIII")
@@ -300,14 +316,14 @@ class LiveDecryption:
                 row = _row(line)
             if row[0] > number:  # (tshark gave this frame no line: passed as captured)
                 self._pending = row
-                out.append((number, ts, linktype, frame))
+                out.append([(number, ts, linktype, frame)])
                 continue
             self._pending = None
             _, stream, app, data, tls = row
             if tls:
                 self._tls.add(stream)
             if stream not in self._tls:
-                out.append((number, ts, linktype, frame))
+                out.append([(number, ts, linktype, frame)])
                 continue
             plain, missing = _plaintext(app, data)
             if missing:
