@@ -27,6 +27,7 @@ them for the command's message.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import struct
 import subprocess
@@ -74,6 +75,28 @@ def tshark_path() -> str:
     return exe
 
 
+@functools.cache
+def plain_data_options() -> tuple[str, ...]:
+    """tshark options that leave every decrypted byte in the ``data`` field: the MySQL
+    dissector off, and the protocols whose heuristics try TLS application data (tshark -G
+    heuristic-decodes, table ``tls``: RDP multitransport, HTTP, FIX, ...) off - one of them
+    took a 16 KiB record of MD5 text for RDP, and its bytes were counted as not decrypted."""
+    protocols = ["mysql"]
+    try:
+        res = subprocess.run([tshark_path(), "-G", "heuristic-decodes"], capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL)
+        for line in res.stdout.splitlines():
+            cols = line.split("\t")
+            if len(cols) >= 2 and cols[0] == "tls" and cols[1] not in ("tls", "data"):
+                protocols.append(cols[1])
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    out: list[str] = []
+    for name in protocols:
+        out += ["--disable-protocol", name]
+    return tuple(out)
+
+
 def decrypt(path: str, keylog: str, *, timeout: float = 3600) -> Decryption:
     """Run tshark over the capture with the key log: the plaintext of each TLS connection's
     frames."""
@@ -83,7 +106,7 @@ def decrypt(path: str, keylog: str, *, timeout: float = 3600) -> Decryption:
     except OSError as exc:
         raise TlsKeylogError(f"--tls-keylog {keylog}: {exc.strerror or exc}") from None
     cmd = [tshark_path(), "-n", "-r", path, "-o", f"tls.keylog_file:{keylog}",
-           "--disable-protocol", "mysql", "-T", "fields", "-E", "occurrence=a",
+           *plain_data_options(), "-T", "fields", "-E", "occurrence=a",
            "-E", "aggregator=,", "-E", "separator=\t"]
     for name in _FIELDS:
         cmd += ["-e", name]
@@ -246,7 +269,7 @@ class LiveDecryption:
         self._frames = PlaintextFrames()
         self._pending: tuple[int, int, int, list[str], bool] | None = None
         cmd = [tshark_path(), "-n", "-l", "-r", "-", "-o", f"tls.keylog_file:{keylog}",
-               "--disable-protocol", "mysql", "-T", "fields", "-E", "occurrence=a",
+               *plain_data_options(), "-T", "fields", "-E", "occurrence=a",
                "-E", "aggregator=,", "-E", "separator=\t"]
         for name in _FIELDS:
             cmd += ["-e", name]
