@@ -25,11 +25,12 @@ from binlogscope.drivers.live.lag import LagTracker
 from binlogscope.session.events import PacketDecoded, Peer
 from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
 from binlogscope.wire.binlog.header import in_no_file
-from binlogscope.wire.binlog.types import is_heartbeat
+from binlogscope.wire.binlog.types import EventType, is_heartbeat
 from binlogscope.wire.commands import ComQuery
 from binlogscope.wire.replication import SemiSyncAck
 from binlogscope.wire.results import TextRow
 
+_ROTATE = int(EventType.ROTATE_EVENT)
 #: a query for the server's binlog head (its answer's first row: File, Position, ...)
 STATUS_QUERY = re.compile(r"^\s*SHOW\s+(?:MASTER|BINARY\s+LOG)\s+STATUS\s*;?\s*$", re.I)
 #: the replica's heartbeat request (MariaDB and MySQL: nanoseconds; MySQL 8.0.26+ source_)
@@ -47,7 +48,8 @@ class Health:
     period: float | None = None  # seconds between heartbeats the replica asked for (0: none)
     dumping: bool = False
     dumped: bool = False  # a dump was seen (it may have ended since)
-    last_event: dict[str, Any] | None = None
+    #: the last event (decoded) and when it came: :attr:`last_event` shapes it when asked
+    _last_ev: tuple[Any, float] | None = None
     last_gtid: dict[str, Any] | None = None
     last_ack: dict[str, Any] | None = None
     heartbeats: int = 0
@@ -74,6 +76,14 @@ class Health:
     #: the server's head this connection was told (file, position, time), until taken with
     #: :meth:`take_status_head` (the dumping connections to the same server use it)
     status_head: tuple[str, int, float] | None = None
+
+    @property
+    def last_event(self) -> dict[str, Any] | None:
+        if self._last_ev is None:
+            return None
+        bev, t = self._last_ev
+        return {"type": bev.type_name, "binlog_file": bev.binlog_file,
+                "log_pos": bev.header.log_pos or None, "time": round(t, 6)}
 
     def take_status_head(self) -> tuple[str, int, float] | None:
         head, self.status_head = self.status_head, None
@@ -163,7 +173,7 @@ class Health:
                        log_pos=h.log_pos or None)
             self._lag(name or bev.binlog_file, h.log_pos, t, "heartbeat")
             return
-        body = bev.body
+        body = bev.body if h.type_code == _ROTATE else None  # (bodies decode on access)
         if isinstance(body, RotateEvent):
             # the end of a file (the reader goes on in the next), or the dump's fake ROTATE:
             # where it starts (what comes before is not this reader's to read)
@@ -172,8 +182,7 @@ class Health:
             fp = bev.file_pos
             end = h.log_pos or (fp + h.event_size if fp is not None else 0)
             self.lag.consumed_to(bev.binlog_file, end)
-        self.last_event = {"type": bev.type_name, "binlog_file": bev.binlog_file,
-                           "log_pos": h.log_pos or None, "time": round(t, 6)}
+        self._last_ev = (bev, t)
         if bev.trx_gtid is not None:
             if self.last_gtid is None or self.last_gtid["gtid"] != bev.trx_gtid:
                 self.last_gtid = {"gtid": bev.trx_gtid, "time": round(t, 6)}

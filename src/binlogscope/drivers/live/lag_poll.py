@@ -25,12 +25,13 @@ from binlogscope.drivers.live.lag import LagSample, LagTracker
 from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog.control_events import HeartbeatEvent, RotateEvent
 from binlogscope.wire.binlog.header import in_no_file
-from binlogscope.wire.binlog.types import is_heartbeat
+from binlogscope.wire.binlog.types import EventType, is_heartbeat
 
 #: query(sql) -> rows (raises OSError / LiveError when it cannot)
 Query = Callable[[str], "list[list[bytes | None]]"]
 
 _STATUS = ("SHOW MASTER STATUS", "SHOW BINARY LOG STATUS")
+_ROTATE = int(EventType.ROTATE_EVENT)
 
 
 def health_item(s: LagSample) -> SourceItem:
@@ -114,8 +115,9 @@ class LagWatch:
             h = bev.header if bev is not None else None
             if bev is not None and h is not None and bev.error is None:
                 with self._lock:
-                    body = bev.body
-                    if is_heartbeat(h.type_code):
+                    code = h.type_code  # (bodies decode on access: only these two)
+                    body = bev.body if code == _ROTATE or is_heartbeat(code) else None
+                    if is_heartbeat(code):
                         name = body.log_file if isinstance(body, HeartbeatEvent) else ""
                         s = self.tracker.head_at(name or bev.binlog_file, h.log_pos,
                                                  ev.wire_time or time.time(), "heartbeat")
