@@ -160,11 +160,11 @@ def test_a_zlib_semi_sync_recording_of_a_real_mariadb(mariadb: Any, tmp_path: Pa
     rec = tmp_path / "z.pcapng"
     r = subprocess.run([sys.executable, "-m", "binlogscope", "live", "--host", db.host,
                         "--port", str(db.port), "-u", db.repl_user, "--ssl-mode", "DISABLED",
-                        "--semi-sync", "--compression-algorithms", "zlib", "--non-blocking",
+                        "--semi-sync", "--compression-algorithms", "zlib", "--count", "24",
                         "--start", f"{name}:4", "--json", "--record", str(rec)],
                        capture_output=True, text=True, timeout=120,
                        env={**os.environ, "MYSQL_PWD": db.repl_password, "HOME": str(tmp_path)})
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stderr + "\n".join(r.stdout.splitlines()[-6:])
     _check(rec, tmp_path / "b", "zlib")
     semi = [ev.semi_sync is not None for item in read_capture(str(tmp_path / "b" /
                                                                   "capture.pcapng"), None)
