@@ -45,3 +45,34 @@ def test_the_view_says_what_the_summary_says(name: str) -> None:
         assert ("  health    closed" in text) == bool(f["closed"])
         checked += 1
     assert checked
+
+
+def test_a_dump_the_capture_joined_mid_stream_has_its_health_too(tmp_path: Path) -> None:
+    """A cut of the real semi-sync capture that starts after the dump request (``editcap
+    -r``): pcap --summary and the S view both give the dump's health - the same heartbeat
+    line, lag line and last event - though no COM_BINLOG_DUMP is in it."""
+    import shutil
+    import subprocess
+
+    editcap = shutil.which("editcap")
+    assert editcap, "editcap (Wireshark) is installed with tshark"
+    cut = tmp_path / "cut.pcap"
+    subprocess.run([editcap, "-r", str(CAPTURES / "pcap-semisync.pcap"), str(cut), "40-172"],
+                   check=True, capture_output=True, timeout=60)
+    out = io.StringIO()
+    main(["pcap", "--summary", "--port", "39041", str(cut)], out=out, err=io.StringIO())
+    blocks = [b for b in out.getvalue().split("\n\n") if "  lag " in b]
+    assert len(blocks) == 1 and "(joined mid-stream)" in blocks[0].splitlines()[0]
+    fid = int(blocks[0].split(":", 1)[0].split()[1])
+    want = [x for x in blocks[0].splitlines()
+            if x.startswith(("  heartbeat ", "  lag ", "  last "))]
+    assert len(want) == 3 and "caught up" in want[1]
+    src = PcapSource(cut, ports={39041})
+    src.run(lambda: False)
+    view = next(c for c in conversations(src) if c.key == f"flow {fid}")
+    lines = view.lines()
+    assert "  dump      (joined mid-stream: the dump request is not in the capture)" in lines
+    for w in want[:2]:
+        assert w in lines, (w, lines)
+    assert any(x.startswith("  last      event XID_EVENT ending at mysql-bin.000004:3942")
+               for x in lines), lines

@@ -153,6 +153,11 @@ def conversations(source: RowSource) -> list[Conversation]:
                 conv.title = m.group(1)
         if row.event_type.startswith("COM_BINLOG_DUMP") and not conv.dump:
             conv.dump = f"{row.event_type} {row.summary}".strip()
+        elif packets and not conv.dump and row.direction == "<-" and row.log_pos is not None \
+                and row.event_type.endswith("_EVENT"):
+            # a capture joined mid-stream: no dump request, but the server streams events
+            # (as pcap --summary's health: drivers/health.py)
+            conv.dump = "(joined mid-stream: the dump request is not in the capture)"
             conv.last_server = row.time
         _health(conv, row)
         if packets and row.direction == "->" and row.event_type == "COM_QUERY":
