@@ -96,3 +96,31 @@ def test_lazy_mapper_rows_equal_eager_rows() -> None:
         assert maps.type == data_schema("rows").field(slot).type
         assert jsons.type == data_schema("rows").field(f"{slot}_json").type
     assert names.index("before_json") == names.index("before") + 2
+
+
+def test_pk_column_equals_pk_pairs_row_by_row() -> None:
+    """``pk_column_of`` (one-column keys inline) gives what ``pk_pairs`` gives for each row:
+    after image first, else before; no key, an empty image, a key missing from the image, a
+    NULL key, BIT/YEAR keys, bytes, floats and a two-column key."""
+    from binlogscope.export.columns import RowsSlot
+    from binlogscope.export.images import pk_column_of, pk_pairs
+
+    def cols(pk: list[str] | None) -> ImageColumns:
+        return ImageColumns(_COLS, pk, frozenset({"bit", "y"}))
+
+    images = _images()
+    refs: list[tuple[dict[str, Any], ImageColumns | None] | None] = []
+    for key in (["id"], ["name"], ["bit"], ["y"], ["b"], ["d"], ["mixed"], ["id", "name"], None):
+        refs += [(im, cols(key)) for im in images]
+    refs += [({}, cols(["id"])), ({"name": "x"}, cols(["id"])), (images[0], None), None]
+    rows: list[list[Any]] = []
+    want = []
+    for i, ref in enumerate(refs):
+        other = refs[-1 - i]
+        for before, after in ((ref, None), (None, ref), (other, ref)):
+            row: list[Any] = [None] * len(COLUMNS["rows"])
+            row[RowsSlot.before], row[RowsSlot.after] = before, after
+            rows.append(row)
+            want.append(pk_pairs(before, after))
+    (got,) = pk_column_of(rows, RowsSlot.pk)
+    assert got.to_pylist() == want

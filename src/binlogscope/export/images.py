@@ -369,7 +369,31 @@ _ROW_AFTER = RowsSlot.after
 def pk_column_of(rows: list[list[Any]], index: int) -> tuple[pa.Array]:
     """The ``pk`` column of a row group, from its lazy before/after image pairs (``index``:
     the pk slot, which the lazy mapper leaves empty)."""
-    pairs = [pk_pairs(row[_ROW_BEFORE], row[_ROW_AFTER]) for row in rows]
+    pairs: list[list[tuple[str, str | None]] | None] = []
+    add = pairs.append
+    for row in rows:
+        ref = row[_ROW_AFTER]
+        if ref is None:
+            ref = row[_ROW_BEFORE]
+        if ref is None:
+            add(None)
+            continue
+        src, cols = ref
+        key = cols.pk if cols is not None else None
+        if not key or not src:
+            add(None)
+        elif len(key) == 1:  # the usual one-column key, as pk_pairs gives it, inline
+            k = key[0]
+            if k in src:
+                v = src[k]
+                tv = type(v)
+                add([(k, v if tv is str or v is None else str(v)
+                      if tv is int and k not in cols.special  # type: ignore[union-attr]
+                      else value_text(v, k, cols))])
+            else:
+                add(None)
+        else:
+            add(pk_pairs(None, ref))
     try:
         return (pa.array(pairs, _MAP_TYPE),)
     except UnicodeEncodeError:  # a key value not valid in its charset: its bytes, as hex
