@@ -526,7 +526,19 @@ class Session:
     def _resync(self, peer: Peer, gap: Resync) -> None:
         buf = self._buffers[peer]
         off, rest = buf.drain()
-        buf.skip(gap.skip)
+        frames = self._frames[peer]
+        cut = b""
+        if frames is not None:
+            # a gap inside an established compressed session: the frame in progress is cut
+            # (its bytes cannot be inflated) and the next byte fed is a frame header - a new
+            # reader from there, as for a capture joined mid-way (the wire offset jumps over
+            # the missing bytes; the plain offset too, as nothing says how many are lost)
+            wire_off, cut = frames.drain()
+            buf.skip(gap.skip)
+            self._frames[peer] = FrameReader(frames.algorithm, wire_off + len(cut) + gap.skip,
+                                             buf.offset)
+        else:
+            buf.skip(gap.skip)
         self._plain_skip[peer] = gap.plain_skip
         self._need[peer] = 0
         self.packets.seq = None
@@ -535,6 +547,9 @@ class Session:
         if self.state.phase in (Phase.ENCRYPTED, Phase.COMPRESSED, Phase.CLOSED):
             return
         dropped = f"; the {len(rest)} bytes of the packet in progress are dropped" if rest else ""
+        if cut:
+            dropped += (f"; the {len(cut)} bytes of the compressed frame in progress (wire "
+                        f"offset {wire_off}) are dropped")
         msg = (f"at offset {off + len(rest)}: {gap.reason}{dropped}; "
                f"decoding resumes at offset {buf.offset}")
         node = Node("discarded", off, len(rest), rest, "", "",
