@@ -12,8 +12,9 @@ Where things are:
 * ``run`` - the export loop with its checkpoints and ``--resume``;
 * ``spark`` (imports PySpark, from the ``spark`` extra: the session, ``binlogscope analyze``) and
   ``report_output`` - the reports and how they are printed, written and drawn;
-* ``spark_export`` (driver) and ``spark_tasks`` (executors) - ``export --spark``: one Spark
-  task per input, the same dataset as the local export.
+* ``spark/export`` (driver) and ``spark/tasks`` (executors) - ``export --spark``: the
+  ``binlog`` data source (``spark/datasource``) read with one task per input, the same
+  dataset as the local export.
 """
 
 from __future__ import annotations

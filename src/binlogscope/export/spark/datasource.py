@@ -32,12 +32,17 @@
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import json
+import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,14 +68,20 @@ from binlogscope.export.arrow import (
     full_schema,
     partition_columns,
 )
+from binlogscope.export.spark.tasks import decode_to_union, union_schema
 from binlogscope.export.task import InputReport, TaskOptions, decode_input
 
 #: the source's short name (``spark.read.format("binlog")``)
 NAME = "binlog"
+#: ``export --spark``'s table: every table of an input in one pass, as
+#: :func:`~binlogscope.export.spark.tasks.union_schema` batches (not for users' queries)
+EXPORT_TABLE = "_export"
 READ_TABLES = (*TABLES, ERRORS_TABLE)
+_TABLES = (*READ_TABLES, EXPORT_TABLE)
 _PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1",
                 b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
 _GZIP = b"\x1f\x8b"
+_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 #: the columns whose pushed filters the reader honours (the rest go back to Spark)
 _EQUAL_COLUMNS = frozenset({"table", "schema", "event_type", "operation", "gtid", "source",
                             "date", "source_kind", "binlog_file", "kind", "path"})
@@ -86,7 +97,17 @@ def read_schema(table: str) -> pa.Schema:
     then the partition columns), or the ``errors`` table's."""
     if table == ERRORS_TABLE:
         return ERRORS_SCHEMA
+    if table == EXPORT_TABLE:
+        return union_schema()
     return full_schema(table)
+
+
+def _table_option(options: Any) -> str:
+    table = str(options.get("table", "rows")).lower()
+    if table not in _TABLES:
+        raise BinlogSourceError(f"table {table!r}: expected one of "
+                                f"{', '.join(READ_TABLES)}")
+    return table
 
 
 def _option_paths(options: Any) -> list[str]:
@@ -100,17 +121,16 @@ def _option_paths(options: Any) -> list[str]:
     return paths
 
 
-def expand_paths(paths: Sequence[str]) -> list[str]:
+def expand_paths(paths: Sequence[str], endpoint: str | None = None) -> list[str]:
     """Every input the paths name, in order: files, directories (their binlog files), globs,
-    ``file:`` URIs. A missing path stays (its task reports it in ``errors``)."""
+    ``file:`` URIs (read as local paths) and other filesystems' URIs (``s3a://``, ``hdfs://``,
+    ...: :func:`_list_remote`). A missing path stays (its task reports it in ``errors``)."""
     out: list[str] = []
     for raw in paths:
-        local = raw[5:] if raw.startswith("file:") else raw
-        if local.startswith("//"):
-            local = local[2:]
-        if "://" in raw and not raw.startswith("file:"):
-            raise BinlogSourceError(f"{raw}: only local paths and file: URIs are read by the "
-                                    "binlog source (copy the files, or mount the store)")
+        if _remote(raw):
+            out += _list_remote(raw, endpoint)
+            continue
+        local = _local_path(raw)
         names = sorted(glob.glob(local)) if glob.has_magic(local) else [local]
         if not names:
             raise BinlogSourceError(f"{raw}: no file matches")
@@ -123,13 +143,111 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def _kind_of(path: str) -> str | None:
-    """``file`` (a binlog), ``pcap`` (a capture) or None, by the first bytes."""
+def _scheme(source: str) -> str | None:
+    """A URI's scheme (lower case), None for a local path (``C:\\...`` included)."""
+    m = _URI.match(source)
+    return m.group(1).lower() if m and len(m.group(1)) > 1 else None
+
+
+def _remote(source: str) -> bool:
+    return _scheme(source) not in (None, "file")
+
+
+def _local_path(source: str) -> str:
+    """A local path or a ``file:`` URI's path (``file:/x``, ``file:///x``, ``file://localhost/x``)."""
+    if _scheme(source) != "file":
+        return source
+    parsed = urlparse(source)
+    return unquote(parsed.path) if parsed.path else source[5:]
+
+
+def remote_filesystem(uri: str, endpoint: str | None = None) -> tuple[Any, str]:
+    """pyarrow's filesystem for a URI and the path in it. A Python data source's planning and
+    tasks run in Spark's Python workers, which have no JVM gateway, so the JVM's Hadoop
+    FileSystem cannot be reached from them: other filesystems are read through pyarrow's
+    (S3 for ``s3a://``/``s3n://``/``s3://``, GCS, Azure, and HDFS through libhdfs, which is
+    Hadoop's own client in a JVM of its own). docs/spark.md says what each needs.
+    ``endpoint``: an S3 endpoint URL (``option("s3Endpoint", ...)``; ``export --spark`` passes
+    the session's ``fs.s3a.endpoint``)."""
+    import pyarrow.fs as pafs
+
+    scheme = _scheme(uri) or ""
+    if scheme in ("s3a", "s3n"):
+        uri = "s3" + uri[len(scheme):]
     try:
-        with open(path, "rb") as f:
-            head = f.read(4)
-    except OSError:
+        fs, path = pafs.FileSystem.from_uri(uri)
+        if endpoint and isinstance(fs, pafs.S3FileSystem):
+            parsed = urlparse(endpoint if "://" in endpoint else "https://" + endpoint)
+            fs = pafs.S3FileSystem(endpoint_override=parsed.netloc,
+                                   scheme=parsed.scheme or "https")
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError) as exc:
+        raise BinlogSourceError(f"{uri}: cannot open its filesystem ({exc})") from None
+    return fs, path
+
+
+def _list_remote(raw: str, endpoint: str | None = None) -> list[str]:
+    """The files a remote URI names (a file, a directory's files, or a glob over the names in
+    one directory), as URIs with the caller's scheme, in name order."""
+    import pyarrow.fs as pafs
+
+    fs, path = remote_filesystem(raw, endpoint)
+    head = raw[:len(raw) - len(path)] if raw.endswith(path) else raw.split(path, 1)[0]
+    base, pattern = path, None
+    if glob.has_magic(path):
+        base, pattern = path.rsplit("/", 1)
+        if glob.has_magic(base):
+            raise BinlogSourceError(f"{raw}: a glob only in the last part of a remote path")
+    info = fs.get_file_info(base)
+    if info.type == pafs.FileType.NotFound:
+        raise BinlogSourceError(f"{raw}: no such file or directory")
+    if info.type == pafs.FileType.File and pattern is None:
+        return [raw]
+    found = sorted(i.path for i in fs.get_file_info(pafs.FileSelector(base))
+                   if i.type == pafs.FileType.File)
+    names = [f for f in found if not f.rsplit("/", 1)[-1].startswith((".", "_"))
+             and (pattern is None or fnmatch.fnmatchcase(f.rsplit("/", 1)[-1], pattern))]
+    if not names:
+        raise BinlogSourceError(f"{raw}: no file matches")
+    return [head + n for n in names]
+
+
+def read_bytes(source: str, endpoint: str | None = None) -> bytes | None:
+    """The bytes of an input named by a URI (``file:`` read locally, others through
+    :func:`remote_filesystem`), None for a local path (its task opens it). An input that
+    cannot be read gives None too: its task then reports it as missing/unreadable."""
+    if _scheme(source) is None:
         return None
+    try:
+        if not _remote(source):
+            return Path(_local_path(source)).read_bytes()
+        fs, path = remote_filesystem(source, endpoint)
+        with fs.open_input_stream(path) as f:
+            return bytes(f.read())
+    except (OSError, BinlogSourceError, pa.ArrowException):
+        return None
+
+
+def input_size(source: str, endpoint: str | None = None) -> int:
+    """An input's size in bytes (0 when it cannot be found)."""
+    try:
+        if not _remote(source):
+            return Path(_local_path(source)).stat().st_size
+        fs, path = remote_filesystem(source, endpoint)
+        return max(0, int(fs.get_file_info(path).size or 0))
+    except (OSError, BinlogSourceError, pa.ArrowException):
+        return 0
+
+
+def _kind_of(path: str, data: bytes | None = None) -> str | None:
+    """``file`` (a binlog), ``pcap`` (a capture) or None, by the first bytes."""
+    if data is not None:
+        head = data[:4]
+    else:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(4)
+        except OSError:
+            return None
     if head[:2] == _GZIP:
         return "pcap" if ".pcap" in Path(path).name else "file"
     if head == b"\xfebin":
@@ -187,14 +305,77 @@ def _supported(f: Any, schema: pa.Schema) -> bool:
     return False
 
 
+def _seconds(value: Any) -> float | None:
+    """A pushed timestamp value as seconds since the epoch (a naive one is Spark's
+    TIMESTAMP_NTZ: UTC wall time)."""
+    if not isinstance(value, datetime):
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return float(value.timestamp())
+
+
+def pushed_window(filters: Sequence[Any]) -> tuple[int | None, list[set[str]]]:
+    """What of the pushed filters the catalog can use: the earliest header time a kept row may
+    have (``timestamp``/``commit_timestamp`` ``>``/``>=``: every later bound tightens it) and
+    the GTID sets a kept row's ``gtid`` must be in (``=``/``IN``; each one must hold). An upper
+    time bound is not used: the catalog keeps a file's latest header time, not its earliest
+    (header times in a file are not in order)."""
+    start: int | None = None
+    gtids: list[set[str]] = []
+    for f in filters:
+        name = f.attribute[0] if len(f.attribute) == 1 else None
+        if name in ("timestamp", "commit_timestamp") and isinstance(
+                f, (GreaterThan, GreaterThanOrEqual)):
+            secs = _seconds(f.value)
+            if secs is None:
+                continue
+            t = math.floor(secs) + 1 if isinstance(f, GreaterThan) else math.ceil(secs)
+            start = t if start is None else max(start, t)
+        elif name == "gtid" and isinstance(f, (EqualTo, In)):
+            values = [f.value] if isinstance(f, EqualTo) else list(f.value)
+            gtids.append({str(v) for v in values if v is not None})
+    return start, gtids
+
+
+def catalog_skip(inputs: list[str], filters: Sequence[Any], catalog: str = ""
+                 ) -> tuple[list[str], list[str]]:
+    """(the inputs to read, the inputs left out) for the pushed filters: a local binlog file is
+    left out only when its cached catalog entry (:mod:`binlogscope.diagnose.catalog`, still the
+    file's: same size and mtime; ``binlogscope locate --catalog FILES`` builds them) proves no
+    row of it can pass: every header time before the filters' earliest, or none of the
+    filters' GTIDs in its ranges. Damaged files, captures, URIs and files without an entry are
+    read. ``catalog``: the entries' directory ("" the default cache, "false" none). The catalog
+    is read on the driver, never the binlogs."""
+    if not filters or catalog.lower() == "false":
+        return inputs, []
+    start, gtids = pushed_window(filters)
+    if start is None and not gtids:
+        return inputs, []
+    from binlogscope.diagnose.catalog import files_covering, files_for_gtid
+
+    directory = Path(catalog) if catalog else None
+    local = [s for s in inputs if _scheme(s) is None]
+    out: set[str] = set()
+    if start is not None:
+        by_path = {Path(s): s for s in local}
+        _, skipped = files_covering(list(by_path), start, None, directory=directory)
+        out |= {by_path[p] for p in skipped}
+    for wanted in gtids:
+        may = [False] * len(local)
+        for g in wanted:
+            for i, ok in enumerate(files_for_gtid([Path(s) for s in local], g,
+                                                  directory=directory)):
+                may[i] = may[i] or ok
+        out |= {s for s, ok in zip(local, may, strict=True) if not ok}
+    return [s for s in inputs if s not in out], [s for s in inputs if s in out]
+
+
 class BinlogReader(DataSourceReader):  # type: ignore[misc]
     """The batch reader: one partition per input, Arrow batches of the chosen table."""
 
     def __init__(self, options: Any) -> None:
-        table = str(options.get("table", "rows")).lower()
-        if table not in READ_TABLES:
-            raise BinlogSourceError(f"table {table!r}: expected one of "
-                                    f"{', '.join(READ_TABLES)}")
+        table = _table_option(options)
         kind = str(options.get("kind", "auto")).lower()
         if kind not in ("auto", "file", "pcap"):
             raise BinlogSourceError(f"kind {kind!r}: expected auto, file or pcap")
@@ -208,27 +389,43 @@ class BinlogReader(DataSourceReader):  # type: ignore[misc]
         self.paths = _option_paths(options)
         if not self.paths:
             raise BinlogSourceError("no input: load(PATH) or load([PATH, ...])")
+        # export --spark: the paths are its inputs as it named them (no directory or glob
+        # expansion), numbered from firstIndex, and with writeDir each task writes its parts
+        self.listed = str(options.get("listed", "false")).lower() == "true"
+        self.first_index = int(options.get("firstIndex", 0) or 0)
+        self.write_dir = options.get("writeDir") or None
+        self.endpoint = options.get("s3Endpoint") or None
+        #: the catalog directory (``locate --catalog`` builds it), "false": no catalog
+        self.catalog = str(options.get("catalog", "") or "")
+        #: the inputs the catalog ruled out for the pushed filters (set by partitions())
+        self.skipped: list[str] = []
         self.filters: list[Filter] = []
 
     def partitions(self) -> list[BinlogInput]:
-        inputs = expand_paths(self.paths)
+        inputs = list(self.paths) if self.listed else expand_paths(self.paths, self.endpoint)
         if not inputs:
             raise BinlogSourceError(f"{', '.join(self.paths)}: no inputs")
+        inputs, self.skipped = catalog_skip(inputs, self.filters, self.catalog)
         parts = []
         for i, source in enumerate(inputs):
-            try:
-                size = Path(source).stat().st_size
-            except OSError:
-                size = 0
-            parts.append(BinlogInput(i, source, size))
+            size = input_size(source, self.endpoint)
+            parts.append(BinlogInput(self.first_index + i, source, size))
         return sorted(parts, key=lambda p: (-p.size, p.index))  # the long tasks start early
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, BinlogInput)
-        kind = self.kind if self.kind != "auto" else (_kind_of(partition.source) or "file")
+        data = read_bytes(partition.source, self.endpoint)  # None: a local path, opened by the task
+        kind = self.kind
+        if kind == "auto":
+            kind = _kind_of(partition.source, data) or "file"
+        if self.table == EXPORT_TABLE:
+            opts = TaskOptions(kind, self.no_raw, self.ports, write_dir=self.write_dir)
+            yield from decode_to_union(partition.index, partition.source, partition.size,
+                                       data, opts)
+            return
         tables = (self.table,) if self.table in TABLES else ()
         opts = TaskOptions(kind, self.no_raw, self.ports, tables=tables)
-        for item in decode_input(partition.index, partition.source, partition.size, None,
+        for item in decode_input(partition.index, partition.source, partition.size, data,
                                  opts):
             if isinstance(item, InputReport):
                 if self.fail_fast and item.failed:
@@ -287,10 +484,7 @@ class BinlogDataSource(DataSource):  # type: ignore[misc]
 
         from binlogscope.export.spark.spark_types import spark_type
 
-        table = str(self.options.get("table", "rows")).lower()
-        if table not in READ_TABLES:
-            raise BinlogSourceError(f"table {table!r}: expected one of "
-                                    f"{', '.join(READ_TABLES)}")
+        table = _table_option(self.options)
         return st.StructType([st.StructField(f.name, spark_type(f.type), True)
                               for f in read_schema(table)])
 
@@ -306,6 +500,6 @@ class BinlogDataSource(DataSource):  # type: ignore[misc]
         return BinlogStreamReader(self.options)
 
 
-__all__ = ["NAME", "BinlogDataSource", "BinlogInput", "BinlogReader", "BinlogSourceError",
-           "FilteringBinlogReader",
-           "expand_paths", "read_schema"]
+__all__ = ["EXPORT_TABLE", "NAME", "BinlogDataSource", "BinlogInput", "BinlogReader",
+           "BinlogSourceError", "FilteringBinlogReader", "catalog_skip", "expand_paths",
+           "input_size", "pushed_window", "read_bytes", "read_schema", "remote_filesystem"]

@@ -3,12 +3,14 @@
 The driver side (the executor side is :mod:`binlogscope.export.spark.tasks`):
 
 * the inputs: local paths, directories and globs (expanded here, named as the local export
-  names them; executors open them at the same path), and Hadoop-FS URIs (``hdfs://``,
-  ``s3a://``, ``file:``; listed and globbed with the session's Hadoop configuration, their
-  bytes read on the executors by Spark's ``binaryFile`` source);
+  names them; executors open them at the same path), and URIs (``file:``, ``hdfs://``,
+  ``s3a://``; listed and globbed here with the session's Hadoop configuration, their bytes
+  read in the tasks as the ``binlog`` data source reads a URI);
 * the checkpoints: the inputs go in groups of ``checkpoint_files`` (default: 4 per core), in
-  input order. A group is one decode job (``mapInArrow``, one task per input, the biggest
-  first), persisted on the executors' disks, then one Spark Parquet write per table into
+  input order. A group is one read of the ``binlog`` data source
+  (:mod:`binlogscope.export.spark.datasource`, its export table: every table of an input in
+  one pass, one task per input, the biggest first), persisted on the executors' disks, then
+  one Spark Parquet write per table into
   ``DIR/_spark_staging``. When every write of the group succeeded its files are renamed into
   the dataset as ``part-<checkpoint>-<n>.parquet`` and ``_export_state.json`` records the
   checkpoint: the local export's layout, state file and crash-safety contract
@@ -17,7 +19,8 @@ The driver side (the executor side is :mod:`binlogscope.export.spark.tasks`):
   finished without it and the other way round, at an input boundary);
 * the ``errors`` table: ``DIR/errors`` (``path``, ``message``), one row per input that could not
   be decoded; the export goes on without it;
-* progress from Spark's status tracker (tasks done) and an accumulator of the bytes decoded.
+* progress from Spark's status tracker (tasks done; the bytes of a running group counted in
+  proportion to its tasks done).
 """
 
 from __future__ import annotations
@@ -30,14 +33,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from binlogscope.export.arrow import ERRORS_SCHEMA, ERRORS_TABLE, TABLES, partition_columns
 from binlogscope.export.core import ExportError, ExportResult, Ledger, publish_parts
 from binlogscope.export.records import BinlogFileSource, ResumePoint, SourceError
-from binlogscope.export.spark.tasks import decode_partition, union_schema
 from binlogscope.export.task import TaskOptions
 
 STAGING = "_spark_staging"
@@ -144,50 +145,37 @@ def expand_inputs(spark: Any, sources: Sequence[str], kind: str) -> list[SparkIn
 
 # ----------------------------------------------------------------------------- the Spark side
 
-def spark_union_schema() -> Any:
-    """The Spark schema of a task's batches (:func:`spark_tasks.union_schema`)."""
-    from pyspark.sql import types as st
+def _s3_endpoint(spark: Any) -> str | None:
+    """The session's ``fs.s3a.endpoint`` (an address, no secret), for the source's S3 reads."""
+    try:
+        value = spark.sparkContext._jsc.hadoopConfiguration().get("fs.s3a.endpoint")
+    except Exception:
+        return None
+    return str(value) if value else None
 
-    from binlogscope.export.spark.spark_types import spark_type
 
-    return st.StructType([st.StructField(f.name, spark_type(f.type), True)
-                          for f in union_schema()])
+def _decoded(spark: Any, inputs: list[SparkInput], opts: TaskOptions) -> Any:
+    """The group's inputs through the ``binlog`` data source's export table (one partition
+    per input, the biggest first; every table of an input in one pass)."""
+    from binlogscope.export.spark import register
+    from binlogscope.export.spark.datasource import EXPORT_TABLE, NAME
 
-
-def _task_frame(spark: Any, inputs: list[SparkInput]) -> Any:
-    """One partition per input, the biggest first (the long tasks start early)."""
-    from pyspark.sql import functions as fn
-    from pyspark.sql import types as st
-
-    schema = st.StructType([
-        st.StructField("input_index", st.IntegerType()), st.StructField("source", st.StringType()),
-        st.StructField("bytes", st.LongType()), st.StructField("content", st.BinaryType())])
-    ordered = sorted(inputs, key=lambda i: (-i.size, i.index))
-    local = [(i.index, i.source, i.size, None) for i in ordered if not i.uri]
-    remote = [i for i in ordered if i.uri]
-    frames = []
-    if local:
-        rdd = spark.sparkContext.parallelize(local, len(local))
-        frames.append(spark.createDataFrame(rdd, schema))
-    if remote:
-        raw = spark.read.format("binaryFile").load([i.source for i in remote])
-        mapping = spark.createDataFrame([(i.source, i.index) for i in remote],
-                                        "path string, input_index int")
-        frames.append(
-            raw.join(fn.broadcast(mapping), on="path", how="left")
-            .select("input_index", fn.col("path").alias("source"),
-                    fn.col("length").alias("bytes"), "content"))
-    df = frames[0]
-    for other in frames[1:]:
-        df = df.unionByName(other)
-    return df
+    register(spark)
+    reader = (spark.read.format(NAME).option("table", EXPORT_TABLE).option("listed", "true")
+              .option("firstIndex", str(inputs[0].index)).option("kind", opts.kind)
+              .option("noRaw", str(opts.no_raw).lower())
+              .option("ports", ",".join(map(str, opts.ports or []))))
+    if opts.write_dir is not None:
+        reader = reader.option("writeDir", opts.write_dir)
+    endpoint = _s3_endpoint(spark)
+    if endpoint and any(is_uri(i.source) for i in inputs):
+        reader = reader.option("s3Endpoint", endpoint)
+    return reader.load([i.source for i in inputs])
 
 
 def _export_conf(spark: Any) -> dict[str, str | None]:
     """Session settings the export needs (returned: what to put back)."""
     want = {
-        # one binaryFile input per task
-        "spark.sql.files.openCostInBytes": str(1 << 40),
         # the dataset's timestamps as the local export writes them (INT64 micros, UTC)
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
         # a task's rows go to their partition files as they come (no sort by partition)
@@ -212,12 +200,14 @@ def _restore_conf(spark: Any, before: dict[str, str | None]) -> None:
 class _Watcher(threading.Thread):
     """Polls Spark's status tracker for the decode job's finished tasks and reports progress."""
 
-    def __init__(self, spark: Any, progress: Progress, acc: Any, files_before: int,
+    def __init__(self, spark: Any, progress: Progress, files_before: int,
                  files_total: int, bytes_before: int, bytes_total: int, t0: float) -> None:
         super().__init__(daemon=True, name="binlogscope-spark-progress")
         self.tracker = spark.sparkContext.statusTracker()
         self.progress = progress
-        self.acc = acc
+        #: the bytes of the running group (its tasks' share of them counts as done)
+        self.group_bytes = 0
+        self.group_files = 1
         self.files_before = files_before
         self.files_total = files_total
         self.bytes_before = bytes_before
@@ -241,10 +231,11 @@ class _Watcher(threading.Thread):
 
     def report(self) -> None:
         try:
-            files = self.files_before + self.tasks_done()
-            done = self.bytes_before + int(self.acc.value)
+            tasks = min(self.tasks_done(), self.group_files)
         except Exception:  # the context is going away
             return
+        files = self.files_before + tasks
+        done = self.bytes_before + self.group_bytes * tasks // max(1, self.group_files)
         self.progress(self.phase, min(files, self.files_total), self.files_total,
                       min(done, self.bytes_total), self.bytes_total,
                       time.monotonic() - self.t0)
@@ -360,14 +351,12 @@ def run_spark_export(
         todo = inputs[start:]
         sc = spark.sparkContext
         per_group = checkpoint_files or max(1, 4 * int(sc.defaultParallelism))
-        acc = sc.accumulator(0)
         bytes_total = sum(i.size for i in inputs)
         bytes_before = sum(i.size for i in inputs[:start])
         opts = TaskOptions(kind, no_raw, ports)
-        schema = spark_union_schema()
         order = {i.source: i.index for i in inputs}
         if progress is not None:
-            watcher = _Watcher(spark, progress, acc, start, len(inputs), bytes_before,
+            watcher = _Watcher(spark, progress, start, len(inputs), bytes_before,
                                bytes_total, time.monotonic())
             watcher.start()
         from pyspark.sql import functions as fn
@@ -380,12 +369,13 @@ def run_spark_export(
             gid = f"binlogscope-export-{os.getpid()}-{checkpoint}"
             sc.setJobGroup(gid, f"binlogscope export: checkpoint {checkpoint}", True)
             if watcher is not None:
+                watcher.group_bytes = sum(i.size for i in group)
+                watcher.group_files = len(group)
                 watcher.files_before, watcher.group, watcher.phase = done, gid, "decode"
             t_phase = time.monotonic()
             if writer == "tasks":
                 opts.write_dir = str((staging / "tasks").resolve())
-            fn_task = partial(decode_partition, opts=opts, added=acc.add)
-            mapped = _task_frame(spark, group).mapInArrow(fn_task, schema)
+            mapped = _decoded(spark, group, opts)
             if writer == "spark":
                 mapped = mapped.persist(StorageLevel.DISK_ONLY)
             meta = (mapped.where(fn.col("table").isin("stats", ERRORS_TABLE))
@@ -398,6 +388,8 @@ def run_spark_export(
             if watcher is not None:
                 watcher.group = None
                 watcher.files_before = done + len(group)
+                watcher.bytes_before += watcher.group_bytes
+                watcher.group_bytes = 0
             counts = {t: sum(int(s[t]) for s in stats) for t in ("events", "rows", "packets")}
             t_write = time.monotonic()
             result.phases["decode"] += t_write - t_phase

@@ -1,5 +1,6 @@
-"""The executor side of ``binlogscope export --spark``: a Spark task's inputs -> Arrow batches
-of one union schema, in the process of a Spark task (``mapInArrow``).
+"""The executor side of ``binlogscope export --spark``: one input -> Arrow batches of one union
+schema, in a task of the ``binlog`` data source's export table
+(:data:`binlogscope.export.spark.datasource.EXPORT_TABLE`, which ``export --spark`` reads).
 
 Nothing here imports PySpark. Each input is decoded by the per-input function every engine
 runs, :func:`binlogscope.export.task.decode_input` (the local exporter's decoder, mapper and
@@ -29,9 +30,6 @@ STATS_SCHEMA = pa.schema([
     pa.field("rows", pa.int64()), pa.field("packets", pa.int64()),
     pa.field("seconds", pa.float64()), pa.field("failed", pa.bool_()),
 ])
-#: the columns of a task's input rows (the driver builds them; ``content`` is set for inputs
-#: read through Spark's ``binaryFile`` source, NULL for paths the executor opens itself)
-TASK_INPUT = ("input_index", "source", "bytes", "content")
 
 
 def union_schema() -> pa.Schema:
@@ -104,17 +102,5 @@ def decode_to_union(index: int, source: str, size: int, content: bytes | None,
             yield table_batch(*item)
 
 
-def decode_partition(batches: Iterator[pa.RecordBatch], opts: TaskOptions,
-                     added: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` function: every input row of the partition (one, as the driver
-    builds the tasks) decoded by :func:`decode_to_union`."""
-    for batch in batches:
-        for row in batch.to_pylist():
-            index = row["input_index"]
-            yield from decode_to_union(-1 if index is None else int(index),
-                                       str(row["source"]), int(row["bytes"] or 0),
-                                       row.get("content"), opts, added=added)
-
-
-__all__ = ["STATS_SCHEMA", "TASK_INPUT", "TaskOptions", "decode_partition", "decode_to_union",
+__all__ = ["STATS_SCHEMA", "TaskOptions", "decode_to_union",
            "report_batches", "table_batch", "union_schema"]
