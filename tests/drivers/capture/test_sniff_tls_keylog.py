@@ -24,26 +24,15 @@ import signal
 import ssl
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.drivers.capture.test_pcap_tls_keylog import tls_server  # noqa: F401
+from tests.drivers.capture.test_pcap_tls_keylog import _events, tls_server  # noqa: F401
 from tests.helpers import can_capture
 from tests.mariadb_server import MariaDB
 from tests.watch_support import CLI, ENV, start_sniff
 
 pytestmark = [pytest.mark.mysql, pytest.mark.timeout(300)]
-
-
-def _events(lines: list[str]) -> list[tuple[Any, ...]]:
-    """The binlog events of ``--json`` lines: (type, log_pos, rows), artificial ones out."""
-    out = []
-    for line in lines:
-        d = json.loads(line)
-        if d.get("event_type") and d.get("log_pos"):
-            out.append((d["event_type"], d["log_pos"], json.dumps(d.get("rows"))))
-    return out
 
 
 def _sniff(server: MariaDB, *args: str) -> subprocess.Popen[str]:
