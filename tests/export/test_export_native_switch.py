@@ -12,7 +12,6 @@ import gzip
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import pytest
 
 from binlogscope.export.records import BinlogFileSource
 from binlogscope.export.run import run_export
@@ -41,8 +40,7 @@ def test_native_and_pure_python_exports_are_the_same(native: NativeSwitch,
                                                      tmp_path: Path) -> None:
     native.require()
     inputs = _inputs()
-    if not inputs:
-        pytest.skip("no fixture binlogs here")
+    assert inputs, "captures/ holds binlogs: the comparison needs at least those"
     compared_rows = 0
     for i, path in enumerate(inputs):
         src = path
