@@ -13,11 +13,48 @@ from pathlib import Path
 
 import pytest
 
-from binlogscope.pipeline.jobs import run_in_order
+from binlogscope.pipeline import jobs as jobs_module
+from binlogscope.pipeline.jobs import default_jobs, run_in_order
 
 REPO = Path(__file__).resolve().parents[2]
 WORKLOAD = REPO / "captures" / "mariadb-10.11-workload.000001"
 SMALL = sorted((REPO / "captures").glob("pcap-*.binlog"))
+
+
+@pytest.mark.parametrize(("inputs", "cores", "load", "expected"), [
+    (1, 8, 0.0, 1),     # one input: one process, however idle the machine
+    (0, 8, 0.0, 1),
+    (5, 2, 0.0, 2),     # idle 2-core machine: both cores
+    (5, 2, 0.4, 2),     # a little load rounds away
+    (5, 2, 0.6, 1),     # about one core busy: one process
+    (5, 2, 10.0, 1),    # no core free (the busy box of bench/README.md): one process
+    (3, 16, 0.0, 3),    # never more than one per input
+    (12, 16, 5.2, 11),  # the free cores
+    (10, 4, 0.0, 4),    # never more than the usable cores
+])
+def test_default_jobs_counts_inputs_and_free_cores(inputs: int, cores: int, load: float,
+                                                   expected: int) -> None:
+    assert default_jobs(inputs, cores=cores, load=load) == expected
+
+
+def test_default_jobs_reads_this_machines_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jobs_module, "usable_cores", lambda: 4)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.0, 1.0, 1.0))
+    assert default_jobs(6) == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert default_jobs(6) == 4
+
+    def no_load() -> tuple[float, float, float]:
+        raise OSError("no load average")
+    monkeypatch.setattr(os, "getloadavg", no_load)
+    assert default_jobs(6) == 4  # no load average: the cores
+
+
+def test_file_help_says_what_the_default_jobs_is() -> None:
+    text = subprocess.run([sys.executable, "-m", "binlogscope", "file", "--help"],
+                          capture_output=True, text=True, check=True,
+                          env={**os.environ, "COLUMNS": "200"}).stdout
+    assert "load average" in " ".join(text.split())
 
 
 def _slow_job(item: tuple[int, float], spool: str) -> int:

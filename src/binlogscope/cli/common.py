@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from binlogscope.pipeline.jobs import run_in_order, usable_cores
+from binlogscope.pipeline.jobs import default_jobs, run_in_order
 from binlogscope.render.escape import EscapingText, escape_controls
 from binlogscope.render.json_out import binary_stream
 
@@ -34,11 +34,12 @@ def table_pattern(text: str | None, err: TextIO) -> re.Pattern[str] | None:
         raise BadPatternError(str(exc)) from None
 
 
-def jobs_option(args: Any, command: str, err: TextIO) -> int | None:
-    """``--jobs`` (default: the usable cores); None, after one error line, below 1."""
+def jobs_option(args: Any, command: str, inputs: int, err: TextIO) -> int | None:
+    """``--jobs`` (default: :func:`~binlogscope.pipeline.jobs.default_jobs` of the ``inputs``:
+    one for one input, else the free cores); None, after one error line, below 1."""
     jobs: int | None = getattr(args, "jobs", None)
     if jobs is None:
-        jobs = usable_cores()
+        jobs = default_jobs(inputs)
     if jobs < 1:
         print(f"{PROG}: {command}: --jobs must be at least 1", file=err)
         return None

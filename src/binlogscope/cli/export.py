@@ -42,8 +42,9 @@ def add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="make completed data visible every N events (default 200000)")
     e.add_argument("-j", "--jobs", type=int, metavar="N",
                    help="files and captures: export N inputs at once, one process each, "
-                   "published in input order, a checkpoint per input (default: the usable "
-                   "cores; 1: one process, a checkpoint every --checkpoint-events)")
+                   "published in input order, a checkpoint per input (default: one for one "
+                   "input, else the cores not busy: usable cores less the load average, at "
+                   "least 1; 1: one process, a checkpoint every --checkpoint-events)")
     e.add_argument("--spark", action="store_true", help="decode on Spark, one task per "
                    "input; SOURCE may also be a glob or a Hadoop-FS URI (docs/spark-cluster.md)")
     e.add_argument("--master", help="with --spark: Spark master URL (default: spark-submit's, "
@@ -141,12 +142,13 @@ def _jobs(args: argparse.Namespace, source: Any) -> int:
     """How many processes export ``source``: 1 for a live stream or a single input."""
     if getattr(source, "kind", "") == "live":
         return 1
+    inputs = len(source.inputs())
     jobs = getattr(args, "jobs", None)
     if jobs is None:
-        from binlogscope.pipeline.jobs import usable_cores
+        from binlogscope.pipeline.jobs import default_jobs
 
-        jobs = usable_cores()
-    return min(jobs, len(source.inputs()))
+        jobs = default_jobs(inputs)
+    return min(jobs, inputs)
 
 
 def run_export_command(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO) -> int:

@@ -104,8 +104,9 @@ def add_file_parser(sub: Any) -> None:
     f.add_argument("--table", metavar="REGEX",
                    help=r"only events on tables whose 'schema.table' matches (e.g. 'shop\.orders')")
     f.add_argument("-j", "--jobs", type=int, metavar="N",
-                   help="decode up to N files at once, one process each (default: the usable "
-                   "cores); the output is in the order of the files, each written when it is "
+                   help="decode up to N files at once, one process each (default: one for one "
+                   "file, else the cores not busy: usable cores less the load average, at least "
+                   "1); the output is in the order of the files, each written when it is "
                    "done; 1, one file, standard input or a terminal: one at a time, as it comes")
 
 
@@ -212,7 +213,7 @@ def _cmd_file(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 2
     if times != (None, None) and STDIN_PATH not in args.paths and not args.summary:
         _skip_by_catalog(args, times, err)
-    jobs = jobs_option(args, "file", err)
+    jobs = jobs_option(args, "file", len(args.paths), err)
     if jobs is None:
         return 2
     raw = spool_output(jobs, args.paths, out)

@@ -1,7 +1,7 @@
 """``binlogscope pcap``: MySQL/MariaDB replication traffic from pcap/pcapng captures.
 
 Several captures are read each as if on its own (flows numbered per capture), their outputs in
-capture order; with ``--jobs N`` (default: the usable cores) one process per capture runs the
+capture order; with ``--jobs N`` (default: the free cores) one process per capture runs the
 same :func:`one_capture` (architecture amendment 10).
 
 Plain text (the annotated packets), ``--json`` (one object per packet: flow, direction, frame,
@@ -74,7 +74,8 @@ def add_pcap_parser(sub: Any) -> None:
                    "as TCP gaps")
     p.add_argument("-j", "--jobs", type=int, metavar="N",
                    help="several captures: decode N at once, one process each, output in "
-                   "capture order (default: the usable cores; 1: one at a time)")
+                   "capture order (default: one for one capture, else the cores not busy: usable "
+                   "cores less the load average, at least 1; 1: one at a time)")
 
 
 def add_port_argument(p: Any) -> None:
@@ -222,7 +223,7 @@ def cmd_pcap(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rc = _run_tui(args, err)
         if rc is not None:
             return rc
-    jobs = jobs_option(args, "pcap", err)
+    jobs = jobs_option(args, "pcap", len(files), err)
     if jobs is None:
         return 2
     raw = spool_output(jobs, files, out)
