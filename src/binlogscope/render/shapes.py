@@ -29,6 +29,7 @@ are the accessors the filters and the summary line use; neither decodes row valu
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.pipeline.filter import event_table
@@ -64,24 +65,60 @@ BodyFields = tuple[str | None, str | None, Any, str | None, str | None]
 _NO_FIELDS: BodyFields = (None, None, None, None, None)
 
 
+def _rows_fields(body: RowsEvent) -> BodyFields:
+    text = body.rows_json_bytes()
+    return body.schema, body.table, body.rows if text is None else Fragment(text), None, None
+
+
+def _table_fields(body: TableMapEvent | LoadEvent) -> BodyFields:
+    return body.schema, body.table, None, None, None
+
+
+def _gtid_fields(body: GtidEvent | MariadbGtidEvent) -> BodyFields:
+    return None, None, None, body.gtid, None
+
+
+def _query_fields(body: QueryEvent) -> BodyFields:
+    return body.schema, None, None, None, body.query
+
+
+def _text_fields(body: RowsQueryEvent | AnnotateRowsEvent) -> BodyFields:
+    return None, None, None, None, body.query
+
+
+def _no_fields(body: object) -> BodyFields:
+    return _NO_FIELDS
+
+
+def _fields_reader(body: EventBody | None) -> Callable[[Any], BodyFields]:
+    """Which of the readers above gives a body's fields (by its class)."""
+    match body:
+        case RowsEvent():
+            return _rows_fields
+        case TableMapEvent() | LoadEvent():
+            return _table_fields
+        case GtidEvent() | MariadbGtidEvent():
+            return _gtid_fields
+        case QueryEvent():
+            return _query_fields
+        case RowsQueryEvent() | AnnotateRowsEvent():
+            return _text_fields
+    return _no_fields
+
+
+#: body class -> its fields' reader (:func:`_fields_reader`, looked up once per class: a
+#: ``match`` over the classes per event was 8 class tests for an XID)
+_FIELDS_OF: dict[type, Callable[[Any], BodyFields]] = {}
+
+
 def body_fields(body: EventBody | None) -> BodyFields:
     """(schema, table, rows, gtid, query) of an event body as the shapes write them: a rows
     event's rows not read yet are the kernel's JSON text of them, embedded as it is by the
     serializer."""
-    match body:
-        case RowsEvent():
-            text = body.rows_json_bytes()
-            return (body.schema, body.table, body.rows if text is None else Fragment(text),
-                    None, None)
-        case TableMapEvent() | LoadEvent():
-            return body.schema, body.table, None, None, None
-        case GtidEvent() | MariadbGtidEvent():
-            return None, None, None, body.gtid, None
-        case QueryEvent():
-            return body.schema, None, None, None, body.query
-        case RowsQueryEvent() | AnnotateRowsEvent():
-            return None, None, None, None, body.query
-    return _NO_FIELDS
+    reader = _FIELDS_OF.get(type(body))
+    if reader is None:
+        reader = _FIELDS_OF[type(body)] = _fields_reader(body)
+    return reader(body)
 
 
 def rows_of(ev: DecodedEvent) -> list[dict[str, Any]] | None:

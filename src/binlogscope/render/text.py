@@ -18,7 +18,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.session.events import (
@@ -145,22 +145,58 @@ def event_line(ev: DecodedEvent) -> str:
     return f"{text} ERROR {ev.error}" if ev.error else text
 
 
+def _rows_tail(body: RowsEvent) -> str:
+    n = body.row_count
+    return _table_text(body.schema, body.table) + f" {n} row{'s' if n != 1 else ''}"
+
+
+def _table_tail(body: TableMapEvent | LoadEvent) -> str:
+    return _table_text(body.schema, body.table)
+
+
+def _gtid_tail(body: GtidEvent | MariadbGtidEvent) -> str:
+    return " " + body.gtid
+
+
+def _query_tail(body: QueryEvent | RowsQueryEvent | AnnotateRowsEvent) -> str:
+    return " " + _query_text(body.query)
+
+
+def _rotate_tail(body: RotateEvent) -> str:
+    return f" {body.next_log_name}:{body.position}"
+
+
+def _no_tail(body: object) -> str:
+    return ""
+
+
+def _tail_reader(body: EventBody | None) -> Callable[[Any], str]:
+    """Which of the readers above gives a body's line text (by its class)."""
+    match body:
+        case RowsEvent():
+            return _rows_tail
+        case TableMapEvent() | LoadEvent():
+            return _table_tail
+        case GtidEvent() | MariadbGtidEvent():
+            return _gtid_tail
+        case QueryEvent() | RowsQueryEvent() | AnnotateRowsEvent():
+            return _query_tail
+        case RotateEvent():
+            return _rotate_tail
+    return _no_tail
+
+
+#: body class -> its line text's reader (:func:`_tail_reader`, looked up once per class)
+_TAIL_OF: dict[type, Callable[[Any], str]] = {}
+
+
 def _tail(body: EventBody | None) -> str:
     """The line's text after the event type: the table and row count of a rows event (never
     its row values), a TABLE_MAP's table, a GTID, a statement, a ROTATE's target."""
-    match body:
-        case RowsEvent():
-            n = body.row_count
-            return _table_text(body.schema, body.table) + f" {n} row{'s' if n != 1 else ''}"
-        case TableMapEvent() | LoadEvent():
-            return _table_text(body.schema, body.table)
-        case GtidEvent() | MariadbGtidEvent():
-            return " " + body.gtid
-        case QueryEvent() | RowsQueryEvent() | AnnotateRowsEvent():
-            return " " + _query_text(body.query)
-        case RotateEvent():
-            return f" {body.next_log_name}:{body.position}"
-    return ""
+    reader = _TAIL_OF.get(type(body))
+    if reader is None:
+        reader = _TAIL_OF[type(body)] = _tail_reader(body)
+    return reader(body)
 
 
 def _query_text(query: str) -> str:

@@ -51,6 +51,9 @@ _U32 = struct.Struct("<I")
 _FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 _CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
 _crc32 = zlib.crc32
+#: the CRC32 of any bytes followed by their own CRC32 (little-endian): an event whose whole
+#: bytes give it has a matching checksum, checked without slicing the trailer off
+_CRC32_RESIDUE = 0x2144DF1C
 
 
 def _fde_checksum_layout(buf: Any, start: int, size: int) -> tuple[bool, int]:
@@ -178,11 +181,14 @@ def decode_event(
     if trailer and not truncated:
         stored = _U32.unpack_from(raw, body_end)[0]
         if alg == _CRC32 and ctx.verify_checksums:
-            # a short event is cheaper to slice than to view; a long one is not copied
-            computed = _crc32(raw[:body_end] if body_end <= 4096 else
-                              memoryview(raw)[:body_end])
-            if computed != stored and is_fde and h.flags & 0x1:
-                computed = _in_use_crc(raw, body_end)
+            if body_end + 4 == len(raw) and _crc32(raw) == _CRC32_RESIDUE:
+                computed = stored  # (the CRC of header+body is the stored one: no slice)
+            else:
+                # a short event is cheaper to slice than to view; a long one is not copied
+                computed = _crc32(raw[:body_end] if body_end <= 4096 else
+                                  memoryview(raw)[:body_end])
+                if computed != stored and is_fde and h.flags & 0x1:
+                    computed = _in_use_crc(raw, body_end)
             checksum_ok = computed == stored
         if record:
             r.end = n

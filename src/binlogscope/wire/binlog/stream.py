@@ -148,6 +148,7 @@ class BinlogStreamDecoder:
         record = self.record
         size_at = _SIZE.unpack_from
         reader = self._reader
+        encrypted = self._encrypted_file  # (only a file's START_ENCRYPTION stops the hot loop)
         while self.fatal is None:
             if self._need_magic:
                 if self._fill(4) < 4:
@@ -189,7 +190,7 @@ class BinlogStreamDecoder:
                     if lp:
                         self._lp = lp
                     yield ev
-                    if self._stops_at(ev):
+                    if encrypted and self._stops_at(ev):
                         return
                 self._pos = pos
             # ----- everything else: damage, short buffer, tiny events, end of file
