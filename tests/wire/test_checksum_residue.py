@@ -53,3 +53,39 @@ def test_a_flipped_byte_reports_both_crcs() -> None:
     assert bad.checksum_ok is False
     assert bad.checksum_computed == want != bad.checksum_stored
     assert f"computed 0x{want:08x}" in (bad.error or "")
+
+
+@pytest.mark.skipif(not BINLOGS, reason="no fixture binlogs")
+@pytest.mark.parametrize("verify", [True, False])
+def test_the_plain_path_equals_the_general_one(verify: bool) -> None:
+    """decode_event's common case (a reused non-recording reader: the stream's) gives what
+    its general path gives (no reader) for every event of every fixture binlog, damaged
+    copies included (an event's last body byte and its checksum's first byte flipped)."""
+    from binlogscope.wire.reader import ByteReader
+    from tests.property.test_fuzz_binlog import event_key
+
+    compared = 0
+    for path in BINLOGS:
+        data = fixture(path)
+        plain_ctx, general_ctx = (DecodeContext(verify_checksums=verify) for _ in range(2))
+        reader = ByteReader(b"", record=False)
+        pos = 4
+        while pos + 19 <= len(data):
+            size = struct.unpack_from("<I", data, pos + 9)[0]
+            if size < 19:
+                break
+            variants = []
+            if size > 23 and data[pos + 4] != 15:  # (a FORMAT_DESCRIPTION kept whole)
+                bad = bytearray(data)
+                bad[pos + size - 5] ^= 0x5A
+                bad[pos + size - 4] ^= 0xA5
+                variants.append(bytes(bad))
+            variants.append(data)  # (damaged first: both contexts see the same events)
+            for buf in variants:
+                plain = decode_event(buf, plain_ctx, start=pos, base=0, record=False,
+                                     reader=reader)
+                general = decode_event(buf, general_ctx, start=pos, base=0, record=False)
+                assert event_key(plain) == event_key(general), (path, pos)
+                compared += 1
+            pos += size
+    assert compared > 1000

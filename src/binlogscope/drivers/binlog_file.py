@@ -100,14 +100,6 @@ def read_binlog_file(
     tracker = (CoordTracker(None, in_file=True) if str(path) == STDIN_PATH
                else CoordTracker.for_file(p.name))
     track = tracker.stamp
-
-    def stamp(ev: DecodedEvent) -> None:
-        track(ev)
-        error = ev.error
-        if error is not None and NO_TABLE_MAP in error and not tracker.in_transaction:
-            # the transaction began before what is read (a relay log cut mid-transaction,
-            # --start-position inside one): its TABLE_MAP is context this read never had
-            ev.error = unknown_context(error)
     with _open(p, data) as f:
         try:
             head = f.read(4)
@@ -160,7 +152,13 @@ def read_binlog_file(
             for ev in dec.events():
                 if stop_position is not None and ev.offset >= stop_position:
                     return
-                stamp(ev)
+                track(ev)
+                error = ev.error
+                if error is not None and NO_TABLE_MAP in error and not tracker.in_transaction:
+                    # the transaction began before what is read (a relay log cut
+                    # mid-transaction, --start-position inside one): its TABLE_MAP is context
+                    # this read never had
+                    ev.error = unknown_context(error)
                 yield ev
             if not chunk:
                 break

@@ -102,6 +102,9 @@ def decode_event(
         raw = buf
     else:
         raw = buf[start : start + n]
+    if (reader is not None and not record and HEADER_LEN + 4 <= size <= avail
+            and fields is not None and fields[1] != _FDE and not ctx.type_map):
+        return _decode_plain(raw, abs_off, size, fields, ctx, reader)
     if reader is None or record:
         r = ByteReader(raw, base=abs_off, record=record)
     else:  # the caller's non-recording reader, reset to this event
@@ -212,6 +215,51 @@ def decode_event(
         node = r.finish("event", doc=_event_doc(code), display=type_display(code),
                         value=event_type_name(code), start=0, error=error)
     return DecodedEvent(abs_off, h, body, node, checksum_ok, stored, computed, error, n, raw)
+
+
+def _decode_plain(raw: bytes, abs_off: int, size: int, fields: tuple[int, ...],
+                  ctx: DecodeContext, r: ByteReader) -> DecodedEvent:
+    """:func:`decode_event`'s common case, the same steps without the branches it cannot
+    take: a whole event (the 4 checksum bytes fit), no tree (``r`` the caller's
+    non-recording reader), not a FORMAT_DESCRIPTION, no type renumbering."""
+    h = EventHeader(*fields)
+    code = fields[1]
+    r.buf = raw
+    r.base = abs_off
+    r.pos = HEADER_LEN
+    trailer = ctx.checksum_alg == _CRC32
+    body_end = size - 4 if trailer else size
+    r.end = body_end
+    body: EventBody | None = None
+    error: str | None = None
+    decoder = EVENT_DECODERS.get(code)
+    try:
+        if decoder is None:
+            r.rest("raw_body")
+        else:
+            body = decoder(r, ctx, h)
+            if r.pos < r.end:
+                r.rest("unparsed")
+    except Exception as exc:
+        error = _err(exc, r)
+        r.pos = r.end
+    checksum_ok: bool | None = None
+    stored = computed = None
+    if trailer:
+        stored = _U32.unpack_from(raw, body_end)[0]
+        if ctx.verify_checksums:
+            if _crc32(raw) == _CRC32_RESIDUE:
+                computed = stored
+                checksum_ok = True
+            else:
+                computed = _crc32(raw[:body_end] if body_end <= 4096 else
+                                  memoryview(raw)[:body_end])
+                checksum_ok = computed == stored
+                if not checksum_ok and error is None:
+                    error = _mismatch(abs_off + body_end, stored, computed)
+    if decoder is None and error is None:
+        error = unknown_not_ignorable(code, h.flags)
+    return DecodedEvent(abs_off, h, body, None, checksum_ok, stored, computed, error, size, raw)
 
 
 @functools.lru_cache(maxsize=256)
