@@ -217,6 +217,18 @@ def decode_event(
     return DecodedEvent(abs_off, h, body, node, checksum_ok, stored, computed, error, n, raw)
 
 
+def decode_plain(buf: bytes, ctx: DecodeContext, start: int, base: int, reader: ByteReader
+                 ) -> DecodedEvent:
+    """:func:`decode_event` without a tree, with ``reader`` (a stream's hot loop: ``buf`` is
+    ``bytes`` and holds the whole event, which is at least 23 bytes long)."""
+    fields = HEADER.unpack_from(buf, start)
+    size = fields[3]
+    if fields[1] == _FDE or ctx.type_map:
+        return decode_event(buf, ctx, start=start, base=base, record=False, reader=reader)
+    raw = buf if start == 0 and size == len(buf) else buf[start : start + size]
+    return _decode_plain(raw, base + start, size, fields, ctx, reader)
+
+
 def _decode_plain(raw: bytes, abs_off: int, size: int, fields: tuple[int, ...],
                   ctx: DecodeContext, r: ByteReader) -> DecodedEvent:
     """:func:`decode_event`'s common case, the same steps without the branches it cannot

@@ -20,7 +20,7 @@ import struct
 from collections.abc import Iterator
 
 from binlogscope.wire.binlog.context import DecodeContext
-from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.binlog.decode import DecodedEvent, decode_event, decode_plain
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN, peek_header
 from binlogscope.wire.binlog.resync import (
     MAX_EVENT_SIZE,
@@ -177,8 +177,8 @@ class BinlogStreamDecoder:
                     size = size_at(buf, pos + 9)[0]
                     if size > n - pos or size < HEADER_LEN + 4:
                         break
-                    ev = decode_event(buf, ctx, start=pos, base=base, record=record,
-                                      reader=reader)
+                    ev = (decode_event(buf, ctx, start=pos, base=base, record=True) if record
+                          else decode_plain(buf, ctx, pos, base, reader))
                     lp = size_at(buf, pos + 13)[0]
                     err = ev.error
                     if ev.checksum_ok is not True and (
@@ -190,7 +190,9 @@ class BinlogStreamDecoder:
                     if lp:
                         self._lp = lp
                     yield ev
-                    if encrypted and self._stops_at(ev):
+                    h = ev.header
+                    if (encrypted and h is not None and h.type_code == _START_ENCRYPTION
+                            and self._stops_at(ev)):
                         return
                 self._pos = pos
             # ----- everything else: damage, short buffer, tiny events, end of file
