@@ -24,9 +24,19 @@ a ratio uses each side's fastest run, since noise on a shared machine only ever 
                 CAPTURE x4 (one process per capture)   capture after the other): what --jobs
                                                        gives; wall < 1 wanted, CPU ~1
 
-The capture is bench/pcap.py's (1,000,000 MySQL packets by default, made once into
-bench/data/pcap). The live replica's pair (``live --json --non-blocking`` against
-``mariadb-binlog --read-from-remote-server``) needs the benchmark server: bench/live.py.
+  pcap-real     binlogscope pcap --json DUMP           binlogscope file --json FILES
+                (a real capture: dumpcap on lo while   (the files that dump wrote)  target <= 1.3
+                mariadb-binlog --raw --to-last-log pulls the set; bench/pcap.py real_capture,
+                made once into DATA/pcap-real)
+  live-json     binlogscope live --json --non-blocking mariadb-binlog --read-from-remote-server
+                from the first file                    --base64-output=DECODE-ROWS --verbose
+                                                       --to-last-log FIRST          target <= 1.5
+  live-brief    binlogscope live --brief --non-blocking  binlogscope live --json --non-blocking
+                                                       (the same stream)            target <= 1.0
+  (the live pairs start the benchmark server of DATA, as bench/live.py does, for their runs)
+
+The generated capture is bench/pcap.py's (1,000,000 MySQL packets by default, made once into
+bench/data/pcap).
 
 Each line shows both sides' wall and CPU seconds (user + system of the child) and peak RSS,
 and the ratios of wall time and of CPU time. The CPU ratio is the steadier one on a machine
@@ -54,6 +64,9 @@ DATA = HERE / "data"
 #: pair -> the target ratio (binlogscope / reference)
 TARGETS = {"file-json": 1.0, "file-summary": 0.5, "export": 2.0, "pcap-json": 1.0,
            "file-json-1": 1.0, "file-summary-1": 0.5, "export-1": 2.0, "pcap-jobs": 1.0}
+#: pairs run only when asked for (a server or a real capture behind them)
+EXTRA = {"pcap-real": 1.3, "live-json": 1.5, "live-brief": 1.0}
+LIVE = ("live-json", "live-brief")
 
 
 def benchmark_files(data: Path, count: int | None) -> list[str]:
@@ -64,9 +77,10 @@ def benchmark_files(data: Path, count: int | None) -> list[str]:
     return files[:count] if count else files
 
 
-def pairs(names: list[str], files: list[str], packets: int, data: Path, tmp: Path
-          ) -> dict[str, tuple[list[str], list[str] | None, str]]:
-    """name -> (binlogscope command, reference command or None, what the pair compares)."""
+def pairs(names: list[str], files: list[str], packets: int, data: Path, tmp: Path,
+          port: int = 0) -> dict[str, tuple[list[str], list[str] | None, str]]:
+    """name -> (binlogscope command, reference command or None, what the pair compares);
+    ``port``: the benchmark server's, for the live pairs."""
     py = [sys.executable, "-m", "binlogscope"]
     mariadb = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
     ref = [mariadb, "--base64-output=DECODE-ROWS", "--verbose", *files] if mariadb else None
@@ -100,8 +114,32 @@ def pairs(names: list[str], files: list[str], packets: int, data: Path, tmp: Pat
             out[name] = ([*py, "pcap", "--json", "--jobs", "2", *caps],
                          [*py, "pcap", "--json", "--jobs", "1", *caps],
                          "pcap --json --jobs 2 / --jobs 1, 4 captures")
+        elif name == "pcap-real":
+            from pcap import real_capture
+
+            cap, _, pulled = real_capture(data)
+            out[name] = ([*py, "pcap", "--json", str(cap)],
+                         [*py, "file", "--json", "--jobs", "1", *map(str, pulled)],
+                         "pcap --json of the real dump capture / file --json of its files")
+        elif name in LIVE:
+            first = Path(files[0]).name
+            live = [*py, "live", "--host", "127.0.0.1", "--port", str(port), "-u", "repl",
+                    "--ssl-mode", "DISABLED", "--no-reconnect", "--non-blocking", "--start",
+                    f"{first}:4"]
+            if name == "live-json":
+                exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+                out[name] = ([*live, "--json"],
+                             [exe, "--no-defaults", "--read-from-remote-server",
+                              "--host=127.0.0.1", f"--port={port}", "--user=repl",
+                              "--base64-output=DECODE-ROWS", "--verbose", "--to-last-log",
+                              first] if exe else None,
+                             "live --json --non-blocking / mariadb-binlog remote --verbose")
+            else:
+                out[name] = ([*live, "--brief"], [*live, "--json"],
+                             "live --brief / live --json, the same stream")
         else:
-            raise SystemExit(f"unknown pair {name!r} (known: {', '.join(TARGETS)})")
+            known = ", ".join([*TARGETS, *EXTRA])
+            raise SystemExit(f"unknown pair {name!r} (known: {known})")
     return out
 
 
@@ -128,9 +166,36 @@ def main(argv: list[str] | None = None) -> int:
     size = sum(Path(f).stat().st_size for f in files)
     print(f"{len(files)} binlog file(s), {size / 1e6:.0f} MB; load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
+    names = args.pairs.split(",")
+    if "pcap-real" in names:  # made (or found) before the live pairs start the same server
+        from pcap import real_capture
+
+        real_capture(Path(args.data))
+    server_dir = None
+    port = 0
+    if any(n in LIVE for n in names):
+        sys.path[:0] = [str(HERE), str(REPO / "tests")]
+        import decode
+        import mariadb_server
+
+        server_dir = Path(args.data) / decode._load(Path(args.data))["server_dir"]
+        port = mariadb_server.start(server_dir).port
+        os.environ["MYSQL_PWD"] = "replpass"  # the benchmark server's replication account
+    try:
+        results = run_pairs(names, files, args, port)
+    finally:
+        if server_dir is not None:
+            mariadb_server.stop(server_dir)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    return 0
+
+
+def run_pairs(names: list[str], files: list[str], args: argparse.Namespace, port: int
+              ) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bench-commands-") as tmp:
-        todo = pairs(args.pairs.split(","), files, args.packets, Path(args.data), Path(tmp))
+        todo = pairs(names, files, args.packets, Path(args.data), Path(tmp), port)
         for name, (ours, ref, what) in todo.items():
             runs: dict[str, list[dict[str, Any]]] = {"binlogscope": [], "reference": []}
             for _ in range(args.repeat):
@@ -139,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
                 if ref is not None:
                     runs["reference"].append(child(ref))
             b_wall, b_cpu, b_rss = fastest(runs["binlogscope"])
-            res: dict[str, Any] = {"what": what, "target": TARGETS[name], "runs": runs,
+            target = {**TARGETS, **EXTRA}[name]
+            res: dict[str, Any] = {"what": what, "target": target, "runs": runs,
                                    "binlogscope": {"seconds": b_wall, "cpu_seconds": b_cpu,
                                                    "peak_rss_mb": b_rss}}
             line = f"{name:13} binlogscope {b_wall:6.2f} s ({b_cpu:6.2f} cpu, {b_rss:5.0f} MB)"
@@ -151,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
                 res["ratio_cpu"] = round(b_cpu / r_cpu, 2)
                 line += (f"  reference {r_wall:6.2f} s ({r_cpu:6.2f} cpu, {r_rss:5.0f} MB)  "
                          f"ratio {res['ratio_wall']:.2f} wall, {res['ratio_cpu']:.2f} cpu "
-                         f"(target <= {TARGETS[name]})")
+                         f"(target <= {target})")
             else:
                 line += "  (reference tool not installed)"
             bad = [r for r in runs["binlogscope"] + runs["reference"] if r["rc"]]
@@ -159,9 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                 line += f"  !! exit {bad[0]['rc']}: {bad[0].get('stderr', '')}"
             print(line, flush=True)
             results[name] = res
-    if args.json:
-        print(json.dumps(results, indent=2))
-    return 0
+    return results
 
 
 if __name__ == "__main__":

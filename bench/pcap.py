@@ -231,6 +231,59 @@ def capture(directory: Path, packets: int, regenerate: bool) -> tuple[Path, int,
     return cap, port, written
 
 
+def real_capture(data: Path, regenerate: bool = False) -> tuple[Path, int, list[Path]]:
+    """A real capture of the benchmark set (bench/make_binlog.py's, in ``data``): dumpcap on the
+    loopback while ``mariadb-binlog --read-from-remote-server --raw --to-last-log`` pulls every
+    file from the benchmark server (started and stopped here). Made once into
+    ``data/pcap-real`` (the capture, the files mariadb-binlog wrote, a JSON note), then reused:
+    (capture, server port, the pulled files)."""
+    sys.path[:0] = [str(HERE), str(REPO / "tests")]
+    import decode
+    import mariadb_server
+
+    out = data / "pcap-real"
+    cap, meta = out / "dump.pcap", out / "dump.json"
+    m = decode._load(data)
+    if not regenerate and cap.exists() and meta.exists():
+        info = json.loads(meta.read_text())
+        if info.get("binlog_bytes") == m["bytes"]:
+            return cap, int(info["port"]), [out / "files" / f for f in info["files"]]
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "files").mkdir(parents=True)
+    server_dir = data / m["server_dir"]
+    server = mariadb_server.start(server_dir)
+    try:
+        dumpcap = subprocess.Popen(
+            [shutil.which("dumpcap") or "dumpcap", "-i", "lo", "-B", "512", "-s", "262144",
+             "-f", f"tcp port {server.port}", "-P", "-w", str(cap)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(2)  # dumpcap opens the interface before the dump starts
+        t0 = time.perf_counter()
+        res = subprocess.run(
+            [shutil.which("mariadb-binlog") or "mariadb-binlog", "--no-defaults",
+             "--read-from-remote-server", "--raw", "--to-last-log", "--host=127.0.0.1",
+             f"--port={server.port}", "--user=repl", "--password=replpass",
+             f"--result-file={out / 'files'}/", Path(m["files"][0]).name],
+            capture_output=True, text=True)
+        secs = time.perf_counter() - t0
+        time.sleep(1)
+        dumpcap.send_signal(2)
+        _, err = dumpcap.communicate(timeout=60)
+    finally:
+        mariadb_server.stop(server_dir)
+    if res.returncode:
+        raise RuntimeError(f"mariadb-binlog failed: {res.stderr.strip()[-300:]}")
+    if dumpcap.returncode or not cap.exists():
+        raise RuntimeError(f"dumpcap failed: {err.strip()[-300:]}")
+    files = sorted(p.name for p in (out / "files").iterdir())
+    meta.write_text(json.dumps({"binlog_bytes": m["bytes"], "port": server.port, "files": files,
+                                "dump_seconds": round(secs, 2), "dumpcap": err.strip()[-300:]})
+                    + "\n")
+    print(f"captured {cap} ({cap.stat().st_size / 1e6:.0f} MB) of mariadb-binlog --raw pulling "
+          f"{len(files)} file(s) in {secs:.1f} s; dumpcap: {err.strip()[-200:]}", flush=True)
+    return cap, server.port, [out / "files" / f for f in files]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--packets", type=int, default=1_000_000,

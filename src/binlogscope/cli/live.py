@@ -206,7 +206,7 @@ def live_settings(args: argparse.Namespace, err: TextIO) -> LiveSettings | None:
         else args.connect_timeout,
         record_path=getattr(args, "record", None),
         record_raw=getattr(args, "record_raw", False),
-        stream_tree=not getattr(args, "json", False),
+        stream_tree=not (getattr(args, "json", False) or getattr(args, "brief", False)),
         out_path=out_file if args.state else None,
         commit_each_txn=bool(args.state) and not out_file,
         lag_every=getattr(args, "lag_every", None) or 0.0)

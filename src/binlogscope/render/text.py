@@ -39,6 +39,7 @@ from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.table_map import TableMapEvent
 from binlogscope.wire.fields import escaped, redact, redact_bytes
 from binlogscope.wire.node import Node
+from binlogscope.wire.packet import packet_title
 from binlogscope.wire.prepared import StmtExecute, StmtPrepareOk
 from binlogscope.wire.statements import BinaryRow, ComStmtClose, ComStmtPrepare
 
@@ -261,11 +262,20 @@ def statement_text(value: Any) -> str | None:
     return None
 
 
-def session_event_text(ev: SessionEvent | None, brief: bool, prefix: str = "") -> list[str]:
-    """The text lines of one session event (the head line, then the field dump)."""
+def session_event_text(ev: SessionEvent | None, brief: bool, prefix: str = "",
+                       titles: bool = False) -> list[str]:
+    """The text lines of one session event (the head line, then the field dump).
+
+    ``titles``: a packet decoded without a tree still gets its tree's title (``live --brief``
+    decodes its stream without trees and shows what it showed with them)."""
     if isinstance(ev, PacketDecoded):
         arrow = "->" if ev.direction.value == "client" else "<-"
-        title = ev.node.display if ev.node is not None else ev.kind
+        if ev.node is not None:
+            title = ev.node.display
+        elif titles:
+            title = packet_title(ev.kind, ev.value, ev.seq, ev.payload_length)
+        else:
+            title = ev.kind
         semi = ""
         if ev.semi_sync is not None:
             semi = " [semi-sync" + (" ACK requested]" if ev.semi_sync.flag & 1 else "]")
@@ -322,7 +332,7 @@ def live_item_text(item: SourceItem, brief: bool) -> list[str]:
         return [f"-- {item.text}"]
     if item.kind == "error":
         return [f"!! {item.text}"]
-    return session_event_text(item.event, brief)
+    return session_event_text(item.event, brief, titles=True)
 
 
 def capture_item_text(item: SourceItem, brief: bool) -> list[str]:

@@ -137,13 +137,19 @@ def packet_tree(pkt: Packet, d: DecodedPayload, error: str | None) -> Node | Non
     a packet's tree here, so a re-decoded packet shows what the session showed."""
     if d.node is None:
         return None
-    v = d.value
-    what = d.kind
-    if isinstance(v, replication.BinlogPacket):
-        what = f"binlog_event {v.event.type_name}"
-    elif isinstance(v, commands.SimpleCommand):
-        what = v.name
-    elif isinstance(v, handshake.ErrPacket):
-        what = f"err {v.error_code}"
     return packet_node(pkt, d.node, name="packet", value=d.kind, doc=d.node.doc, error=error,
-                       display=f"{what} (seq {pkt.sequence_id}, {len(pkt.payload)} bytes)")
+                       display=packet_title(d.kind, d.value, pkt.sequence_id, len(pkt.payload)))
+
+
+def packet_title(kind: str, value: Any, seq: int, payload_length: int) -> str:
+    """A packet's one-line title, ``binlog_event XID_EVENT (seq 7, 32 bytes)``: its tree's
+    display (:func:`packet_tree`), and what a text line shows of a packet decoded without a
+    tree (``live --brief``)."""
+    what = kind
+    if isinstance(value, replication.BinlogPacket):
+        what = f"binlog_event {value.event.type_name}"
+    elif isinstance(value, commands.SimpleCommand):
+        what = value.name
+    elif isinstance(value, handshake.ErrPacket):
+        what = f"err {value.error_code}"
+    return f"{what} (seq {seq}, {payload_length} bytes)"
