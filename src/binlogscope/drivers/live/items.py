@@ -126,17 +126,20 @@ def decode_problem(item: SourceItem) -> str | None:
     bev = ev.binlog_event
     if bev is None:
         return f"{ev.kind} at byte {ev.offset}: {ev.error}" if ev.error else None
-    where = (f"{bev.type_name} at {bev.binlog_file}:{bev.file_pos}"
-             if bev.binlog_file is not None else f"{bev.type_name} at byte {ev.offset}")
+    # (the common case, a good event, is told without building the text: once per event)
     if bev.error:
         if bev.error.startswith(UNKNOWN_CONTEXT):
             return None
-        return f"{where}: {bev.error}"
-    if ev.error:
-        return f"{where}: {ev.error}"
-    if bev.checksum_ok is False:
-        return f"{where}: checksum mismatch"
-    return None
+        what = bev.error
+    elif ev.error:
+        what = ev.error
+    elif bev.checksum_ok is False:
+        what = "checksum mismatch"
+    else:
+        return None
+    where = (f"{bev.type_name} at {bev.binlog_file}:{bev.file_pos}"
+             if bev.binlog_file is not None else f"{bev.type_name} at byte {ev.offset}")
+    return f"{where}: {what}"
 
 
 class DecodeProblems:
