@@ -34,6 +34,25 @@ class Pane:
     def keys(self, *keys: str, literal: bool = False) -> None:
         self.tmux("send-keys", "-t", self.target, *(["-l"] if literal else []), *keys)
 
+    def processes(self) -> list[int]:
+        """The pane's process and every process under it (by pid)."""
+        pids = [int(x) for x in self.tmux("list-panes", "-t", self.target, "-F",
+                                           "#{pane_pid}").split()]
+        seen: list[int] = []
+        while pids:
+            pid = pids.pop()
+            seen.append(pid)
+            try:
+                kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            except OSError:
+                continue
+            pids += [int(k) for k in kids]
+        return seen
+
+    def kill_server(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True,
+                       timeout=20)
+
     def text(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.target)
 
@@ -52,14 +71,52 @@ def pane(tmp_path: Path) -> Iterator[Pane]:
     socket = f"binlogscope-test-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
            "TERM": "xterm-256color"}
-    cmd = f"{sys.executable} -m binlogscope file {CRC}; sleep 30"
+    cmd = f"{sys.executable} -m binlogscope file {CRC}; exec sleep 30"
     subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t",
                     "-x", "110", "-y", "30", cmd], check=True, env=env, timeout=20)
     p = Pane(socket, "t")
+    pids: list[int] = []
     try:
         yield p
+        try:
+            pids = p.processes()
+        except subprocess.CalledProcessError:  # (the test killed the server itself)
+            pass
     finally:
-        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, timeout=20)
+        p.kill_server()
+    # a killed tmux leaves nothing behind: the binlogscope process under the pane ends too
+    # (its terminal hung up; only the pane's shell gets the kernel's SIGHUP)
+    assert _gone(pids, 10.0) == [], pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # (a zombie has ended; its parent reaps it)
+
+
+def _gone(pids: list[int], timeout: float) -> list[int]:
+    """The pids of ``pids`` still alive after up to ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        left = [pid for pid in pids if _alive(pid)]
+        if not left or time.monotonic() > end:
+            return left
+        time.sleep(0.1)
+
+
+def test_killing_tmux_ends_the_tui(pane: Pane) -> None:
+    """The TUI under a pane whose tmux server is killed ends within seconds (it stayed alive
+    for ever, blocked on its dead terminal)."""
+    pane.wait("303 events")
+    pids = pane.processes()
+    tui = [pid for pid in pids
+           if b"-m\x00binlogscope\x00" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(tui) == 1, pids
+    pane.kill_server()
+    assert _gone(tui, 5.0) == []
 
 
 def test_prompts_show_typed_text_in_a_real_terminal(pane: Pane, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from binlogscope.cli.common import PROG, expand_globs, skip_index_files
 from binlogscope.cli.live import COUNT_HELP, add_live_connection_options
 from binlogscope.cli.signals import flag_on_signals, restore_signals, stop_on_signals
+from binlogscope.drivers.hangup import terminal_hung_up
 
 if TYPE_CHECKING:  # (the export modules load pyarrow: imported when a command needs them)
     from binlogscope.export.spark.export import Progress as SparkProgress
@@ -165,8 +166,12 @@ def run_export_command(args: argparse.Namespace, source: Any, out: TextIO, err: 
     def progress(events: int, done: int, total: int | None, secs: float) -> None:
         rate = events / secs if secs > 0 else 0.0
         pct = f" {100 * done / total:5.1f}%" if total else ""
-        err.write(f"\r{PROG} export:{pct} {events:,} events, {rate:,.0f} events/s ")
-        err.flush()
+        try:
+            err.write(f"\r{PROG} export:{pct} {events:,} events, {rate:,.0f} events/s ")
+            err.flush()
+        except OSError as exc:  # the terminal hung up (its SIGHUP follows): keep exporting
+            if not terminal_hung_up(exc):
+                raise
 
     # a live source stops at the next transaction and keeps everything received (a second
     # signal: at once); files and captures: SIGTERM and SIGHUP end it as Ctrl-C does

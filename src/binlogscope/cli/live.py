@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from binlogscope.cli.signals import flag_on_signals, restore_signals
 from binlogscope.cli.terminal import LIVE_OUTPUTS, wants_tui
+from binlogscope.drivers.hangup import terminal_hung_up
 from binlogscope.render.escape import unescaped
 
 if TYPE_CHECKING:
@@ -367,7 +368,11 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            commit=commit if settings.state_path else None,
                            should_stop=lambda: bool(fired))
         finally:
-            lines.close()
+            try:
+                lines.close()
+            except OSError as exc:  # (a hung-up terminal: the error under way says so)
+                if not terminal_hung_up(exc):
+                    raise
             if to_file:
                 stream.close()
     except LiveError as exc:
@@ -376,6 +381,10 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except BrokenPipeError:  # the output's reader went away: done, as `file | head` is
         _quiet_stdout(out)
         return 0
+    except OSError as exc:  # the terminal hung up before the hang-up watcher saw it: as SIGHUP
+        if not terminal_hung_up(exc):
+            raise
+        return 128 + signal.SIGHUP
     except KeyboardInterrupt as exc:  # a second signal: the last commit stands
         return 128 + getattr(exc, "signum", signal.SIGINT)
     finally:

@@ -40,6 +40,7 @@ from binlogscope.cli.fault_report import link_reconnects
 from binlogscope.cli.pcap_summary import FlowStats, capture_loss_json, capture_loss_lines
 from binlogscope.cli.terminal import PCAP_OUTPUTS, wants_tui
 from binlogscope.cli.type_names import event_type_names, unknown_types
+from binlogscope.drivers.hangup import terminal_hung_up
 from binlogscope.drivers.health import reconnects, share_status_head
 from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
@@ -374,13 +375,21 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
         finally:
             if text:
                 lines.add_text("\n".join(text) + "\n")
-            lines.close()
+            try:
+                lines.close()
+            except OSError as exc:  # (a hung-up terminal: the error already under way says so)
+                if not terminal_hung_up(exc):
+                    raise
     except fatal as exc:
         _print_summary(args, stats, out, capture_loss, flush_every is not None)
         print(f"{PROG}: error: {exc}", file=err)
         return 1
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the terminal hung up before the hang-up watcher saw it
+        if not terminal_hung_up(exc):
+            raise
+        return 128 + signal.SIGHUP
     _print_summary(args, stats, out, capture_loss, flush_every is not None)
     if not stats and args.summary:
         print(f"{PROG}: {name}: no MySQL connection found (server ports: "

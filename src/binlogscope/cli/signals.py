@@ -8,6 +8,10 @@
 - :func:`restore_signals`: put back what either returned (commands also run in-process, from
   tests and programs, whose handlers must survive the call).
 
+Both also watch the terminal (``drivers/hangup.py``) while they are in force: a terminal that
+hangs up without signalling the command (a killed tmux, an ssh session closed under ``sh -c``)
+sends it SIGHUP, so it ends as the signal ends it.
+
 SIGPIPE is left as Python sets it (ignored): the replica and the proxy write to sockets whose
 peer may be gone, which must be an error on that socket; a closed standard output is a
 BrokenPipeError each command ends on quietly.
@@ -18,6 +22,16 @@ from __future__ import annotations
 import signal
 from collections.abc import Callable
 from typing import Any
+
+from binlogscope.drivers.hangup import watch_hangup
+
+
+class Handlers(dict[int, Any]):
+    """The handlers to put back (signal number -> handler), and the terminal watch to end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unwatch: Callable[[], None] = watch_hangup()
 
 
 class Stopped(KeyboardInterrupt):
@@ -45,7 +59,7 @@ def stop_on_signals() -> dict[int, Any]:
         fired.append(signum)
         raise Stopped(signum)
 
-    previous: dict[int, Any] = {}
+    previous = Handlers()
     for name in ("SIGTERM", "SIGHUP"):
         signum = getattr(signal, name, None)
         if signum is not None:
@@ -74,7 +88,7 @@ def flag_on_signals(fired: list[int], on_first: Callable[[], None] | None = None
         if on_first is not None and len(fired) == 1:
             on_first()
 
-    previous: dict[int, Any] = {}
+    previous = Handlers()
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         signum = getattr(signal, name, None)
         if signum is not None:
@@ -85,3 +99,6 @@ def flag_on_signals(fired: list[int], on_first: Callable[[], None] | None = None
 def restore_signals(previous: dict[int, Any]) -> None:
     for signum, handler in previous.items():
         signal.signal(signum, handler)
+    unwatch = getattr(previous, "unwatch", None)
+    if callable(unwatch):
+        unwatch()

@@ -31,10 +31,17 @@ def run_tui(source: RowSource, *, table_regex: str | None = None, err: TextIO | 
 
     flt = RowFilter(table=re.compile(f"^(?:{table_regex})$")) if table_regex else None
     app = BinlogScopeApp(source, flt, tour=tour, teach=teach)
+    from binlogscope.drivers.hangup import watch_hangup
+
     previous = _quit_on_signals(app)
+    # a terminal that hangs up without a SIGHUP for this process (a killed tmux, a closed ssh
+    # session under `sh -c`) sends it one: Textual alone takes the dead terminal's end-of-file
+    # for piped input and runs on for ever
+    unwatch = watch_hangup() if previous else (lambda: None)
     try:
         app.run()
     finally:
+        unwatch()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         stop = getattr(source, "stop", None)
