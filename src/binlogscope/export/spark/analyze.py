@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from binlogscope.export.arrow import HEALTH, HEALTH_TABLE, NULL_PARTITION, TABLES
+from binlogscope.export.arrow import (
+    HEALTH,
+    HEALTH_TABLE,
+    NULL_PARTITION,
+    TABLES,
+    partition_columns,
+)
 from binlogscope.export.report_output import (
     SILENCE_SECONDS,
     Report,
@@ -229,17 +235,36 @@ def is_export(path: Path) -> bool:
 def register_inputs(spark: Any, sources: Sequence[str], *, reports_only: bool = False
                     ) -> dict[str, Any]:
     """Register the views over binlog files, directories of them, globs and captures, read
-    through the ``binlog`` data source (no export first): the same views and columns."""
+    through the ``binlog`` data source (no export first): the same views and columns.
+
+    Each input is decoded once: one read of the source's export table (every table of an
+    input in one pass, as ``export --spark`` reads it) is kept - the reports' columns cached
+    (``reports_only``), every column on the executors' disks otherwise - and each view is its
+    table's rows of it. (Three reads, one per view, decoded every input three times.)"""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as fn
+
     from binlogscope.export.spark import register
+    from binlogscope.export.spark.datasource import EXPORT_TABLE
 
     register(spark)
     paths = [str(s) for s in sources]
+    wanted = {name: REPORT_COLUMNS[name] if reports_only
+              else tuple(f.name for f in spark_schema(name).fields) for name in VIEWS}
+    flat = [fn.col(name).getField(c).alias(f"{name}__{c}") for name in VIEWS
+            for c in wanted[name] if c not in partition_columns(name)]
+    read = (spark.read.format("binlog").option("table", EXPORT_TABLE)
+            .load(paths if len(paths) > 1 else paths[0]))
+    one = (read.where(fn.col("table").isin(*VIEWS))
+           .select("table", *flat, "date", "schema"))
+    one = one.cache() if reports_only else one.persist(StorageLevel.DISK_ONLY)
 
     def frame(name: str, schema: Any) -> Any:
-        return (spark.read.format("binlog").option("table", name)
-                .load(paths if len(paths) > 1 else paths[0]))
+        pcols = partition_columns(name)
+        return one.where(fn.col("table") == name).select(
+            *[fn.col(c if c in pcols else f"{name}__{c}").alias(c) for c in wanted[name]])
 
-    frames = _register(spark, frame, reports_only)
+    frames = _register(spark, frame, reports_only, cache_views=False)
     frames[HEALTH_TABLE] = _register_health(spark, None)
     return frames
 
@@ -250,14 +275,17 @@ def _export_frame(spark: Any, path: Path, schema: Any) -> Any:
     return spark.createDataFrame([], schema)
 
 
-def _register(spark: Any, read: Callable[[str, Any], Any], reports_only: bool
-              ) -> dict[str, Any]:
+def _register(spark: Any, read: Callable[[str, Any], Any], reports_only: bool,
+              cache_views: bool = True) -> dict[str, Any]:
+    """The views from ``read(name, schema)``; ``cache_views``: with ``reports_only``, each
+    view's columns cached (not when what ``read`` gives is cached already)."""
     frames: dict[str, Any] = {}
     for name in VIEWS:
         schema = spark_schema(name)
         df = read(name, schema)
         if reports_only:
-            df = df.select(*[f"`{c}`" for c in REPORT_COLUMNS[name]]).cache()
+            df = df.select(*[f"`{c}`" for c in REPORT_COLUMNS[name]])
+            df = df.cache() if cache_views else df
         else:  # Spark reads a NULL partition back as NULL already; keep the documented order
             df = df.select(*[f"`{c.name}`" for c in schema.fields])
         df.createOrReplaceTempView(name)
