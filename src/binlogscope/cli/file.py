@@ -21,7 +21,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from binlogscope.cli.common import (
     PROG,
@@ -58,6 +58,9 @@ from binlogscope.render.text import event_line, render_node
 from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.table_map import TableMapEvent
+
+if TYPE_CHECKING:
+    from binlogscope.inspector.sources.binlog_files import BinlogSetSource
 
 
 def add_file_parser(sub: Any) -> None:
@@ -416,6 +419,23 @@ def _write_text(events: Iterable[DecodedEvent], path: str, info: FileEvents,
         out.write("\n\n")
 
 
+def file_set_source(paths: list[str], *, start_position: int | None = None,
+                    stop_position: int | None = None) -> BinlogSetSource:
+    """The TUI's source over several binlog files, with the catalog: a go-to by GTID or time
+    walks only the files whose catalog entry does not rule it out, and builds (and caches) the
+    entries the cache lacks first."""
+    from binlogscope.diagnose.catalog import build_missing, files_for_gtid, files_for_time
+    from binlogscope.inspector.sources.binlog_files import BinlogSetSource
+
+    files = [Path(p) for p in paths]
+    source = BinlogSetSource(paths, start_position=start_position, stop_position=stop_position)
+    source.may_hold_gtid = functools.partial(files_for_gtid, files)
+    source.may_reach_time = functools.partial(files_for_time, files)
+    source.catalogue = lambda cancelled, progress: build_missing(
+        files, cancelled=cancelled, progress=progress)
+    return source
+
+
 def run_tui(args: argparse.Namespace, err: TextIO) -> int:
     """Open the Textual inspector on the binlog files (imported lazily: textual is heavy)."""
     from binlogscope.drivers.binlog_file import looks_like_binlog
@@ -430,7 +450,6 @@ def run_tui(args: argparse.Namespace, err: TextIO) -> int:
             return 1
     from binlogscope.inspector.source import RowSource
     from binlogscope.inspector.sources.binlog_file import BinlogFileSource
-    from binlogscope.inspector.sources.binlog_files import BinlogSetSource
     from binlogscope.tui import run_tui as _run
 
     source: RowSource
@@ -438,15 +457,8 @@ def run_tui(args: argparse.Namespace, err: TextIO) -> int:
         source = BinlogFileSource(args.paths[0], start_position=args.start_position,
                                   stop_position=args.stop_position)
     else:  # the whole set, as the text outputs read it
-        from binlogscope.diagnose.catalog import files_for_gtid, files_for_time
-
-        source = BinlogSetSource(args.paths, start_position=args.start_position,
+        source = file_set_source(args.paths, start_position=args.start_position,
                                  stop_position=args.stop_position)
-        # the GTID go-to walks only the files whose cached catalog does not rule it out
-        source.may_hold_gtid = functools.partial(files_for_gtid,
-                                                 [Path(p) for p in args.paths])
-        source.may_reach_time = functools.partial(files_for_time,
-                                                  [Path(p) for p in args.paths])
     try:
         table_pattern(args.table, err)
     except BadPatternError:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -250,11 +251,45 @@ def files_for_time(paths: list[Path], t: float, *, directory: Path | None = None
     return out
 
 
+def build_missing(paths: list[Path], *, directory: Path | None = None,
+                  cancelled: Callable[[], bool] = lambda: False,
+                  progress: Callable[[int, int, str], None] | None = None) -> bool:
+    """Build (and cache) the entries the cache lacks for ``paths`` - a file read each, as
+    ``locate --catalog`` does - so what only the cache answers (:func:`files_for_gtid`,
+    :func:`files_for_time`) answers for a set of files opened the first time as for one
+    catalogued before. ``progress(k, total, name)`` before each file read (``k`` of the
+    ``total`` to read); False when ``cancelled()`` stopped it (the entries finished so far
+    are kept)."""
+    from binlogscope.drivers.binlog_file import BinlogFileError, read_binlog_file
+
+    where = cache_dir() if directory is None else directory
+    todo = [Path(p) for p in paths if load(Path(p), where) is None]
+    for k, path in enumerate(todo):
+        if cancelled():
+            return False
+        if progress is not None:
+            progress(k, len(todo), path.name)
+            if cancelled():
+                return False
+        try:
+            builder = Builder(new_entry(path))
+            for n, ev in enumerate(read_binlog_file(path, record=False)):
+                builder.feed(ev)
+                if n & 0xFFF == 0xFFF and cancelled():
+                    return False
+        except (OSError, BinlogFileError):
+            continue  # (not cached: the file is walked, as without a catalog)
+        if cancelled():
+            return False
+        save(builder.c, where)
+    return not cancelled()
+
+
 def entry_json(entry: FileCatalog) -> dict[str, Any]:
     out = asdict(entry)
     out.pop("version", None)
     return out
 
 
-__all__ = ["CATALOG_VERSION", "Builder", "FileCatalog", "cache_dir", "entry_json",
+__all__ = ["CATALOG_VERSION", "Builder", "FileCatalog", "build_missing", "cache_dir", "entry_json",
            "files_covering", "gtid_key", "load", "new_entry", "rules_out", "save"]

@@ -134,6 +134,38 @@ def search_view(view: View, text: str, direction: int, start: int,
     return None
 
 
+def catalogue_for_goto(source: RowSource, cancelled: Callable[[], bool],
+                       progress: Callable[[int, int, str], None]) -> bool:
+    """Before a go-to by GTID or time over a set of files: build the catalog entries the cache
+    lacks (``progress(k, total, name)`` before each file read), so a set opened the first time
+    skips files as a catalogued one does; False when cancelled."""
+    if isinstance(source, BinlogSetSource) and source.catalogue is not None:
+        return source.catalogue(cancelled, progress)
+    return True
+
+
+def wait_goto_ready(source: RowSource, cancelled: Callable[[], bool], *,
+                    gtid: str | None = None, t: float | None = None,
+                    poll: float = 0.05) -> bool:
+    """Wait until the files a go-to by ``gtid`` (or time ``t``) walks are indexed (a set of
+    files indexes them in order), so it answers as it would once everything is indexed;
+    False when cancelled."""
+    import time
+
+    while not cancelled():
+        if goto_ready(source, gtid=gtid, t=t):
+            return True
+        time.sleep(poll)
+    return False
+
+
+def goto_ready(source: RowSource, *, gtid: str | None = None, t: float | None = None) -> bool:
+    """Whether the files a go-to by ``gtid`` (or time ``t``) walks are indexed now."""
+    if not isinstance(source, BinlogSetSource):
+        return True
+    return source.gtid_ready(gtid) if gtid is not None else source.time_ready(t or 0.0)
+
+
 def gtid_rows(source: RowSource, gtid: str) -> tuple[Iterable[int] | None, list[str]]:
     """The rows a GTID go-to walks (None: all) and the files it skips (a set of files whose
     cached catalogs rule the GTID out)."""

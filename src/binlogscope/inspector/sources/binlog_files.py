@@ -43,6 +43,11 @@ class BinlogSetSource:
         self.may_hold_gtid: Callable[[str], list[bool]] | None = None
         #: time -> per file, whether it may hold an event at/after it (the cached catalogs)
         self.may_reach_time: Callable[[float], list[bool]] | None = None
+        #: (cancelled, progress(k, total, name)) -> False if cancelled: builds the catalog
+        #: entries missing from the cache (``file`` sets it), so a set opened the first time
+        #: is skipped through as a catalogued one; None: no catalog
+        self.catalogue: Callable[[Callable[[], bool], Callable[[int, int, str], None]],
+                                 bool] | None = None
 
     def gtid_rows(self, gtid: str) -> tuple[Iterable[int] | None, list[str]]:
         """The rows a GTID go-to walks (None: all) and the names of the files it skips."""
@@ -55,6 +60,30 @@ class BinlogSetSource:
         if self.may_reach_time is None:
             return None, []
         return self._rows(self.may_reach_time(t))
+
+    def gtid_ready(self, gtid: str) -> bool:
+        """Whether every file that may hold ``gtid`` is indexed (a go-to walking them now
+        sees all their rows)."""
+        return self._ready(None if self.may_hold_gtid is None else self.may_hold_gtid(gtid))
+
+    def time_ready(self, t: float) -> bool:
+        """Whether every file that may hold an event at/after ``t`` is indexed, up to the
+        first of them (the go-to stops at the first row at/after ``t``)."""
+        flags = None if self.may_reach_time is None else self.may_reach_time(t)
+        if flags is not None and any(flags):
+            first = flags.index(True)
+            flags = [k == first for k in range(len(flags))]
+        return self._ready(flags)
+
+    def indexed(self, k: int) -> bool:
+        """Whether file ``k`` is indexed to its end."""
+        return self._done or k < len(self._starts) - 1
+
+    def _ready(self, flags: list[bool] | None) -> bool:
+        if flags is None:
+            return self._done
+        wanted = [k for k, ok in enumerate(flags) if ok]
+        return not wanted or self.indexed(wanted[-1])
 
     def _rows(self, flags: list[bool]) -> tuple[Iterable[int] | None, list[str]]:
         skipped = [p.path.name for p, ok in zip(self.parts, flags, strict=True) if not ok]

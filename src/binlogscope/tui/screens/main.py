@@ -16,16 +16,19 @@ from textual.widgets import Footer
 from textual.worker import get_current_worker
 
 from binlogscope.inspector.actions import (
+    catalogue_for_goto,
     export,
     find_gtid,
     find_time,
     go_time,
     goto_note,
+    goto_ready,
     goto_row,
     gtid_rows,
     looks_like_gtid,
     search_view,
     time_rows,
+    wait_goto_ready,
 )
 from binlogscope.inspector.clipboard import copy_note
 from binlogscope.inspector.columns import save as save_columns
@@ -118,6 +121,8 @@ class MainScreen(Screen[None]):
         #: live: keep the cursor on the newest row (off when the user moves up; F / End resume)
         self.follow = self.live
         self.paused = bool(self.session is not None and self.session.paused)
+        #: a go-to's preparation (the catalog built, files indexed), first in the status line
+        self.goto_task = ""
 
     def compose(self) -> ComposeResult:
         yield PromptBar(id="prompt")
@@ -218,7 +223,8 @@ class MainScreen(Screen[None]):
         self.query_one(StatusBar).show(self.source.info(), pos, len(self.view),
                                        flt.spec() if flt.active else "",
                                        len(self.events.bookmarks),
-                                       follow=self.follow if self.live else None)
+                                       follow=self.follow if self.live else None,
+                                       task=self.goto_task)
         if self.session is not None:
             now, at, step = self.session.phase_at(row)
             self.query_one(PhaseStrip).show(now, at, step)
@@ -416,10 +422,38 @@ class MainScreen(Screen[None]):
             self.notify("that row is hidden by the filter; showing the nearest one")
         self.events.move_to_row(row)
 
+    def _set_task(self, text: str) -> None:
+        self.goto_task = text
+        self._show_status()
+
+    def _ready_to_go(self, gtid: str | None = None, t: float | None = None) -> bool:
+        """(In a go-to's worker) a set of files opened the first time: its missing catalog
+        entries built and cached, then the files the go-to walks indexed - progress in the
+        status line, Esc cancels. False when cancelled."""
+        worker = get_current_worker()
+
+        def cancelled() -> bool:
+            return worker.is_cancelled
+
+        def progress(k: int, total: int, name: str) -> None:
+            self.app.call_from_thread(self._set_task, f"go to: cataloguing {name} "
+                                      f"({k + 1}/{total}; esc cancels)")
+        try:
+            ok = catalogue_for_goto(self.source, cancelled, progress)
+            if ok and not goto_ready(self.source, gtid=gtid, t=t):
+                self.app.call_from_thread(self._set_task, "go to: waiting for the files to "
+                                          "be indexed (esc cancels)")
+                ok = wait_goto_ready(self.source, cancelled, gtid=gtid, t=t)
+        finally:
+            self.app.call_from_thread(self._set_task, "")
+        return ok and not worker.is_cancelled
+
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _goto_gtid(self, gtid: str) -> None:
         """The GTID event (or MariaDB GTID / MySQL GTID_LOG) whose GTID is ``gtid``."""
         worker = get_current_worker()
+        if not self._ready_to_go(gtid=gtid):
+            return
         rows, skipped = gtid_rows(self.source, gtid)
         row = find_gtid(self.source, gtid, lambda: worker.is_cancelled, rows)
         if row is None and skipped and not worker.is_cancelled:
@@ -438,6 +472,8 @@ class MainScreen(Screen[None]):
         """The first row at or after ``when`` (a set of files: skipping those whose cached
         catalog says they end before it)."""
         worker = get_current_worker()
+        if not self._ready_to_go(t=when):
+            return
         rows, skipped = time_rows(self.source, when)
         row = find_time(self.source, when, lambda: worker.is_cancelled, rows)
         if row is not None:
@@ -632,4 +668,8 @@ class MainScreen(Screen[None]):
         self.app.push_screen(HelpScreen())
 
     def action_focus_list(self) -> None:
+        if self.goto_task:  # a go-to preparing: Esc cancels it
+            self.workers.cancel_group(self, "search")
+            self._set_task("")
+            self.notify("go to: cancelled")
         self.events.focus()

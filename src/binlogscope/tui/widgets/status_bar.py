@@ -16,9 +16,13 @@ from binlogscope.inspector.source import SourceInfo
 
 class StatusBar(Static):
     def show(self, info: SourceInfo, position: str, shown: int, filter_spec: str,
-             bookmarks: int, follow: bool | None = None) -> None:
-        """``filter_spec``: the active filter's text ("" = none), always shown when set."""
+             bookmarks: int, follow: bool | None = None, task: str = "") -> None:
+        """``filter_spec``: the active filter's text ("" = none), always shown when set;
+        ``task``: what a go-to is doing before it goes (first: a narrow terminal keeps it)."""
         t = Text(no_wrap=True, overflow="ellipsis")
+        if task:
+            t.append(task, style="bold reverse")
+            t.append(" | ")
         x = dict(info.extra)
         state = x.pop("state", None)
         if state is not None:
