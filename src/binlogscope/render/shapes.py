@@ -175,7 +175,10 @@ def _binlog_keys(out: dict[str, Any], ev: DecodedEvent) -> None:
         out["flags"] = h.flags
     out["checksum_ok"] = ev.checksum_ok
     body = ev.body
-    out["schema"], out["table"], out["rows"], gtid, out["query"] = body_fields(body)
+    reader = _FIELDS_OF.get(type(body))  # (body_fields, inline)
+    if reader is None:
+        reader = _FIELDS_OF[type(body)] = _fields_reader(body)
+    out["schema"], out["table"], out["rows"], gtid, out["query"] = reader(body)
     trx = ev.trx_gtid
     out["gtid"] = trx if trx is not None else gtid
     if code == _ROTATE:

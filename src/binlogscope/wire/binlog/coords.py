@@ -35,6 +35,7 @@ from typing import Any
 
 from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog.decoded import DecodedEvent
+from binlogscope.wire.binlog.gtid_events import GtidEvent, MariadbGtidEvent
 from binlogscope.wire.binlog.header import ARTIFICIAL, in_no_file, is_fake_rotate
 from binlogscope.wire.binlog.types import EventType as E
 
@@ -179,10 +180,15 @@ class CoordTracker:
 
     def _transaction(self, ev: DecodedEvent, code: int) -> None:
         if code in _GTIDS:
-            g = bodies.gtid(ev)
+            body = ev.body  # (what bodies.gtid / bodies.mariadb_gtid_flags read, inline)
+            if isinstance(body, MariadbGtidEvent):
+                g: str | None = body.gtid
+                flags2: int | None = body.flags2
+            else:
+                g = body.gtid if isinstance(body, GtidEvent) else None
+                flags2 = None
             self._gtid = g if g is not None and g != "ANONYMOUS" else None
             self._in_trx = True
-            flags2 = bodies.mariadb_gtid_flags(ev)
             self._open = (code == _MARIADB_GTID and flags2 is not None
                           and not flags2 & _FL_STANDALONE)
             ev.trx_gtid = self._gtid
@@ -195,8 +201,9 @@ class CoordTracker:
                 self._in_trx = self._open = True  # a transaction without a GTID
             return
         ev.trx_gtid = self._gtid
-        if code in _ENDS:
-            self._end_trx()
+        if code in _ENDS:  # (_end_trx, inline: an XID ends a transaction per event group)
+            self._gtid = None
+            self._open = self._in_trx = False
         elif code in _QUERIES:
             kind = statement_kind(bodies.statement(ev))
             if kind == "BEGIN":
