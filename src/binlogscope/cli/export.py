@@ -154,6 +154,16 @@ def _jobs(args: argparse.Namespace, source: Any) -> int:
 
 def run_export_command(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO) -> int:
     """Run an export from any source; progress on a terminal, one line per problem."""
+    from binlogscope.export.arrow import without_pandas
+
+    # the export converts only its own values: pyarrow need not import pandas (from the
+    # import of the export's modules on, which build a few constant scalars)
+    with without_pandas():
+        return _run_export_command(args, source, out, err)
+
+
+def _run_export_command(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO
+                        ) -> int:
     from binlogscope.export.run import ExportError, run_export
 
     if getattr(args, "jobs", None) is not None and args.jobs < 1:

@@ -18,7 +18,9 @@ import datetime as _dt
 import json
 import os
 import re
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,42 @@ from typing import Any
 import pyarrow as pa
 
 from binlogscope.pipeline.state import fsync_dir
+
+
+class _NoPandas:
+    """A meta-path finder that makes ``import pandas`` fail (for :func:`without_pandas`)."""
+
+    @staticmethod
+    def find_spec(name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("binlogscope export does not use pandas (export.arrow."
+                              "without_pandas)")
+
+
+@contextmanager
+def without_pandas() -> Iterator[None]:
+    """Keep pyarrow from importing pandas while an export that never uses it runs: 0.16-0.2 s
+    of the command's start-up (bench/README.md, issue 26).
+
+    pyarrow imports pandas on its first conversion of Python values, only to recognise pandas
+    objects and pandas' missing-value markers (``pd.NA``, ``NaT``) among them: the
+    ``_is_array_like`` check of ``pa.array`` (``pandas-shim.pxi``) and the C++ converter's
+    ``InitPandasStaticData`` (which tries again on every conversion until pandas imports). An
+    export converts only its own values (ints, str, bytes, None, lists), never pandas objects,
+    so inside this block ``import pandas`` fails at once (a meta-path finder) and pyarrow
+    converts them as it does where pandas is not installed. A process that imported pandas
+    already (a notebook, a Spark worker) is left as it is; forked ``--jobs`` workers inherit
+    the block."""
+    if "pandas" in sys.modules:
+        yield
+        return
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)  # type: ignore[arg-type]
+
 
 #: bump when a column is added, removed, renamed or changes type (also in docs/export-schema.md)
 SCHEMA_VERSION = 2
