@@ -170,3 +170,51 @@ async def test_building_the_catalog_shows_progress_and_esc_cancels_it(
         assert scr.events.current_row == before  # it did not go
         assert load(FILES[0], cache_dir()) is None  # (the cancelled entry is not cached)
         gate.set()
+
+
+@pytest.mark.mysql
+@sync
+async def test_mariadb_binlogs_opened_the_first_time(mariadb: Any, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four binlog files of the real MariaDB (domain-server-seq GTIDs), copied to a new
+    directory, a fresh cache: ``g GTID`` of the third file lands on its GTID event, every file
+    catalogued and cached, and the files that cannot hold it are named when it is in none."""
+    import shutil
+
+    with mariadb.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS goto_set (id INT PRIMARY KEY, v INT)")
+        for n in range(4):
+            cur.execute("FLUSH BINARY LOGS")
+            for i in range(3):
+                cur.execute("REPLACE INTO goto_set VALUES (%s, %s)", (n * 10 + i, n))
+                conn.commit()
+        cur.execute("FLUSH BINARY LOGS")
+    files = []
+    for p in mariadb.binlog_files()[-5:-1]:  # (four closed files)
+        files.append(Path(shutil.copy(p, tmp_path / p.name)))
+    walked = BinlogSetSource(files)
+    walked.run(lambda: False)
+    gtids = [walked.row(i).gtid for i in walked.part_rows(2) if walked.row(i).kind == "gtid"]
+    gtid = gtids[1]
+    assert gtid is not None and gtid.count("-") == 2
+    want = find_gtid(walked, gtid.lower())
+    assert want is not None and want in walked.part_rows(2)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    src = file_set_source([str(p) for p in files])
+    notes: list[str] = []
+    app = BinlogScopeApp(src)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, MainScreen))
+        scr = app.screen
+        assert isinstance(scr, MainScreen)
+        _spy(scr, notes)
+        await _go(pilot, scr, gtid.lower())
+        await wait_for(lambda: scr.events.current_row == want)
+        await pilot.pause()
+        assert src.position(want) in _status(scr)
+        assert all(load(p, cache_dir()) is not None for p in files)
+        domain, server, _ = gtid.split("-")
+        await _go(pilot, scr, f"{domain}-{server}-999999")
+        await wait_for(lambda: any("not searched" in n for n in notes))
+        assert any(f"4 file(s) not searched, their catalog rules it out "
+                   f"({', '.join(p.name for p in files)})" in n for n in notes), notes
