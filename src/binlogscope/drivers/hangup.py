@@ -72,7 +72,7 @@ def watch_hangup() -> Callable[[], None]:
     with _lock:
         _users += 1
         _watched[:] = fds
-        if _thread is None or not _thread.is_alive():
+        if _thread is None:
             _thread = threading.Thread(target=_watch, args=(fds, threading.main_thread().ident),
                                        name="binlogscope-hangup", daemon=True)
             _thread.start()
@@ -95,20 +95,28 @@ def _nothing() -> None:
 
 
 def _watch(fds: list[int], main_ident: int | None) -> None:
+    global _thread
     poller = select.poll()
     for fd in fds:
         poller.register(fd, 0)  # no events asked: poll reports only POLLHUP, POLLERR, POLLNVAL
     while True:
         with _lock:
-            if _users <= 0:
+            if _users <= 0:  # (the thread leaves under the lock: a new watch starts another)
+                _thread = None
                 return
         try:
             ready = poller.poll(_POLL_MS)
-        except OSError:
+        except OSError:  # (cannot watch: the terminal is then as without the watcher)
+            with _lock:
+                _thread = None
             return
-        if ready:
+        for fd, ev in ready:
+            if ev & select.POLLNVAL:  # (a stream the command closed itself: not a hang-up)
+                poller.unregister(fd)
+        if any(ev & select.POLLHUP for _, ev in ready):
             break
     with _lock:
+        _thread = None
         if _users <= 0:
             return
         _detach(fds)
@@ -145,7 +153,7 @@ def terminal_hung_up(exc: BaseException) -> bool:
     for fd in fds:
         poller.register(fd, 0)
     try:
-        dead = sorted({fd for fd, _ in poller.poll(0)})
+        dead = sorted({fd for fd, ev in poller.poll(0) if ev & select.POLLHUP})
     except OSError:
         dead = []
     if not dead and not _hung_up.is_set():
