@@ -175,6 +175,16 @@ def error_rows(source: str, failure: str | None, damage: InputDamage | None
     return out
 
 
+def report_table(rows: Sequence[dict[str, Any]], table_name: str = ERRORS_TABLE) -> pa.Table:
+    """The ``errors`` rows (``table_name`` HEALTH_TABLE: the ``health`` rows, their ``time`` in
+    microseconds as :func:`~binlogscope.export.records.health_rows` gives it) as an Arrow table of
+    the table's schema: the one definition of both tables' rows, for the local export's
+    checkpoints, ``export --spark``'s and the ``binlog`` data source."""
+    schema = HEALTH_SCHEMA if table_name == HEALTH_TABLE else ERRORS_SCHEMA
+    return pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in rows],
+                                schema=schema)
+
+
 def write_errors(root: Path, checkpoint: int, rows: list[dict[str, Any]],
                  table_name: str = ERRORS_TABLE) -> None:
     """A checkpoint's ``errors`` rows as ``errors/part-<checkpoint>-0001.parquet`` (a resume
@@ -184,9 +194,7 @@ def write_errors(root: Path, checkpoint: int, rows: list[dict[str, Any]],
         return
     base = root / table_name
     base.mkdir(exist_ok=True)
-    schema = HEALTH_SCHEMA if table_name == HEALTH_TABLE else ERRORS_SCHEMA
-    table = pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in rows],
-                                 schema=schema)
+    table = report_table(rows, table_name)
     tmp = base / f".part-{checkpoint:06d}-0001.parquet.inprogress"
     pq.write_table(table, tmp, compression="zstd")
     tmp.replace(base / f"part-{checkpoint:06d}-0001.parquet")
@@ -372,4 +380,4 @@ class Ledger:
 
 __all__ = ["JOBS_STAGING", "LOSS_KINDS", "STATE_FORMAT", "ExportError", "ExportResult",
            "InputDamage", "Ledger",
-           "error_rows", "note_damage", "publish_parts", "write_errors"]
+           "error_rows", "note_damage", "publish_parts", "report_table", "write_errors"]

@@ -215,14 +215,21 @@ def register_tables(spark: Any, root: str | Path, *, reports_only: bool = False
     return frames
 
 
-def _register_health(spark: Any, base: Path | None) -> Any:
-    """The export's ``health`` table as a view (empty where there is none: inputs read
-    directly, exports without a replication connection)."""
+def _register_health(spark: Any, base: Path | None, read: Any = None) -> Any:
+    """The export's ``health`` table as a view (empty where there is none: exports without a
+    replication connection); ``read``: inputs read directly, the ``health`` rows of the
+    source's export table (the rows ``export`` writes)."""
+    from pyspark.sql import functions as fn
     from pyspark.sql import types as st
 
     schema = st.StructType([st.StructField(c.name, spark_type(c.type), True) for c in HEALTH])
-    df = _export_frame(spark, base / HEALTH_TABLE, schema) if base is not None else \
-        spark.createDataFrame([], schema)
+    if read is not None:
+        df = read.where(fn.col("table") == HEALTH_TABLE).select(
+            *[fn.col(HEALTH_TABLE).getField(c.name).alias(c.name) for c in HEALTH])
+    elif base is not None:
+        df = _export_frame(spark, base / HEALTH_TABLE, schema)
+    else:
+        df = spark.createDataFrame([], schema)
     df.createOrReplaceTempView(HEALTH_TABLE)
     return df
 
@@ -255,8 +262,8 @@ def register_inputs(spark: Any, sources: Sequence[str], *, reports_only: bool = 
             for c in wanted[name] if c not in partition_columns(name)]
     read = (spark.read.format("binlog").option("table", EXPORT_TABLE)
             .load(paths if len(paths) > 1 else paths[0]))
-    one = (read.where(fn.col("table").isin(*VIEWS))
-           .select("table", *flat, "date", "schema"))
+    one = (read.where(fn.col("table").isin(*VIEWS, HEALTH_TABLE))
+           .select("table", *flat, "date", "schema", HEALTH_TABLE))
     one = one.cache() if reports_only else one.persist(StorageLevel.DISK_ONLY)
 
     def frame(name: str, schema: Any) -> Any:
@@ -265,7 +272,7 @@ def register_inputs(spark: Any, sources: Sequence[str], *, reports_only: bool = 
             *[fn.col(c if c in pcols else f"{name}__{c}").alias(c) for c in wanted[name]])
 
     frames = _register(spark, frame, reports_only, cache_views=False)
-    frames[HEALTH_TABLE] = _register_health(spark, None)
+    frames[HEALTH_TABLE] = _register_health(spark, None, one)
     return frames
 
 

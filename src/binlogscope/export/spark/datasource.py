@@ -7,9 +7,11 @@
     register(spark)
     rows = spark.read.format("binlog").option("table", "rows").load("/archive/mysql-bin.*")
 
-* **Tables**: ``option("table", ...)``: ``rows`` (default), ``events``, ``packets`` or ``errors``,
-  with the export's columns (docs/export-schema.md: the data columns, then the partition
-  columns ``date`` and ``schema`` as strings) and ``schema_version``. The rows are the local
+* **Tables**: ``option("table", ...)``: ``rows`` (default), ``events``, ``packets``, ``errors``
+  or ``health`` (each capture's replication connections' health timeline: heartbeats, ACK
+  latency, lag, silences, reconnects), with the export's columns (docs/export-schema.md: the
+  data columns, then the partition columns ``date`` and ``schema`` as strings) and
+  ``schema_version``. The rows are the local
   export's: every input is decoded by :func:`binlogscope.export.task.decode_input`, the
   function ``export``, ``export --spark`` and ``--jobs`` run.
 * **Inputs**: ``load(PATH)`` or ``load([PATH, ...])``: files, directories (their binlog files,
@@ -64,10 +66,13 @@ from pyspark.sql.datasource import (
 from binlogscope.export.arrow import (
     ERRORS_SCHEMA,
     ERRORS_TABLE,
+    HEALTH_SCHEMA,
+    HEALTH_TABLE,
     TABLES,
     full_schema,
     partition_columns,
 )
+from binlogscope.export.core import report_table
 from binlogscope.export.spark.tasks import decode_to_union, union_schema
 from binlogscope.export.task import InputReport, TaskOptions, decode_input
 
@@ -76,7 +81,7 @@ NAME = "binlog"
 #: ``export --spark``'s table: every table of an input in one pass, as
 #: :func:`~binlogscope.export.spark.tasks.union_schema` batches (not for users' queries)
 EXPORT_TABLE = "_export"
-READ_TABLES = (*TABLES, ERRORS_TABLE)
+READ_TABLES = (*TABLES, ERRORS_TABLE, HEALTH_TABLE)
 _TABLES = (*READ_TABLES, EXPORT_TABLE)
 _PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1",
                 b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
@@ -94,9 +99,11 @@ class BinlogSourceError(ValueError):
 
 def read_schema(table: str) -> pa.Schema:
     """The Arrow schema of a table as the source reads it: the export's columns (data columns,
-    then the partition columns), or the ``errors`` table's."""
+    then the partition columns), or the ``errors`` or ``health`` table's."""
     if table == ERRORS_TABLE:
         return ERRORS_SCHEMA
+    if table == HEALTH_TABLE:
+        return HEALTH_SCHEMA
     if table == EXPORT_TABLE:
         return union_schema()
     return full_schema(table)
@@ -431,9 +438,11 @@ class BinlogReader(DataSourceReader):  # type: ignore[misc]
                 if self.fail_fast and item.failed:
                     rows = item.error_rows()
                     raise RuntimeError(rows[0]["message"] if rows else item.path)
-                if self.table == ERRORS_TABLE and item.error_rows():
-                    yield self._filtered(pa.RecordBatch.from_pylist(item.error_rows(),
-                                                                    schema=ERRORS_SCHEMA))
+                rows = (item.error_rows() if self.table == ERRORS_TABLE else
+                        item.health if self.table == HEALTH_TABLE else [])
+                if rows:
+                    for batch in report_table(rows, self.table).to_batches():
+                        yield self._filtered(batch)
                 continue
             table, partition_values, data = item
             if table != self.table:

@@ -18,7 +18,9 @@ The driver side (the executor side is :mod:`binlogscope.export.spark.tasks`):
   not complete and goes on with the next input (an export started with ``--spark`` can be
   finished without it and the other way round, at an input boundary);
 * the ``errors`` table: ``DIR/errors`` (``path``, ``message``), one row per input that could not
-  be decoded; the export goes on without it;
+  be decoded; the export goes on without it; the ``health`` table (``DIR/health``: each
+  capture's replication connections' health timeline): both collected from the tasks' report
+  rows and written at the checkpoint as the local export writes them (the same rows);
 * progress from Spark's status tracker (tasks done; the bytes of a running group counted in
   proportion to its tasks done).
 """
@@ -36,7 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from binlogscope.export.arrow import ERRORS_SCHEMA, ERRORS_TABLE, TABLES, partition_columns
+from binlogscope.export.arrow import (
+    ERRORS_SCHEMA,
+    ERRORS_TABLE,
+    HEALTH_SCHEMA,
+    HEALTH_TABLE,
+    TABLES,
+    partition_columns,
+)
 from binlogscope.export.core import ExportError, ExportResult, Ledger, publish_parts
 from binlogscope.export.records import BinlogFileSource, ResumePoint, SourceError
 from binlogscope.export.task import TaskOptions
@@ -378,13 +387,21 @@ def run_spark_export(
             mapped = _decoded(spark, group, opts)
             if writer == "spark":
                 mapped = mapped.persist(StorageLevel.DISK_ONLY)
-            meta = (mapped.where(fn.col("table").isin("stats", ERRORS_TABLE))
-                    .select("table", "stats", ERRORS_TABLE).collect())
+            # (a health row's time as microseconds: a collected timestamp is a naive datetime
+            # in the session's time zone)
+            meta = (mapped.where(fn.col("table").isin("stats", ERRORS_TABLE, HEALTH_TABLE))
+                    .select("table", "stats", ERRORS_TABLE, HEALTH_TABLE,
+                            fn.unix_micros(fn.col(f"{HEALTH_TABLE}.time")).alias("_time"))
+                    .collect())
             stats = [r["stats"] for r in meta if r["table"] == "stats"]
             errors = sorted(
                 ({f.name: r[ERRORS_TABLE][f.name] for f in ERRORS_SCHEMA}
                  for r in meta if r["table"] == ERRORS_TABLE),
                 key=lambda e: (order.get(e["path"], -1), e["kind"] != "failed"))
+            health = sorted(  # (input order; each input's rows in their order: one task's)
+                ({f.name: r["_time"] if f.name == "time" else r[HEALTH_TABLE][f.name]
+                  for f in HEALTH_SCHEMA} for r in meta if r["table"] == HEALTH_TABLE),
+                key=lambda h: order.get(h["source"], -1))
             if watcher is not None:
                 watcher.group = None
                 watcher.files_before = done + len(group)
@@ -409,7 +426,7 @@ def run_spark_export(
             result.errors += errors
             result.task_times += [(s["path"], int(s["bytes"]), float(s["seconds"]))
                                   for s in stats]
-            ledger.commit(checkpoint, ResumePoint(done), result.counts, errors)
+            ledger.commit(checkpoint, ResumePoint(done), result.counts, errors, health)
             shutil.rmtree(staging, ignore_errors=True)
             result.phases["publish"] += time.monotonic() - t_publish
         ledger.commit(ledger.checkpoint, None, result.counts)

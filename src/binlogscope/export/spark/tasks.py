@@ -9,7 +9,9 @@ column building); this module only packs what it yields into one schema.
 A task's output is one Arrow schema for every table (:func:`union_schema`): the columns
 ``table``, ``date`` and ``schema`` (the partition values), then one struct column per table
 (``packets``, ``events``, ``rows``: the table's data columns, :func:`data_schema`), ``errors``
-(the ``errors`` table's columns) and ``stats`` (one row per input: its counts and decode time).
+(the ``errors`` table's columns), ``health`` (the ``health`` table's: the input's health
+timeline, :func:`~binlogscope.export.core.report_table`, as the local export writes it) and
+``stats`` (one row per input: its counts and decode time).
 Each batch fills the struct of its own table; the others are NULL. The driver
 (:mod:`binlogscope.export.spark.export`) splits them into the tables.
 """
@@ -17,11 +19,19 @@ Each batch fills the struct of its own table; the others are NULL. The driver
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pyarrow as pa
 
-from binlogscope.export.arrow import ERRORS_SCHEMA, TABLES, data_schema, partition_columns
+from binlogscope.export.arrow import (
+    ERRORS_SCHEMA,
+    ERRORS_TABLE,
+    HEALTH_SCHEMA,
+    HEALTH_TABLE,
+    TABLES,
+    data_schema,
+    partition_columns,
+)
+from binlogscope.export.core import report_table
 from binlogscope.export.task import InputReport, TaskOptions, decode_input
 
 STATS_SCHEMA = pa.schema([
@@ -37,7 +47,8 @@ def union_schema() -> pa.Schema:
     fields = [pa.field("table", pa.string()), pa.field("date", pa.string()),
               pa.field("schema", pa.string())]
     fields += [pa.field(t, pa.struct(list(data_schema(t)))) for t in TABLES]
-    fields += [pa.field("errors", pa.struct(list(ERRORS_SCHEMA))),
+    fields += [pa.field(ERRORS_TABLE, pa.struct(list(ERRORS_SCHEMA))),
+               pa.field(HEALTH_TABLE, pa.struct(list(HEALTH_SCHEMA))),
                pa.field("stats", pa.struct(list(STATS_SCHEMA)))]
     return pa.schema(fields)
 
@@ -65,29 +76,35 @@ def table_batch(table: str, partition: tuple[str, ...], data: pa.Table) -> pa.Re
     return pa.RecordBatch.from_arrays(cols, schema=_UNION)
 
 
-def _single_batch(table: str, row: dict[str, Any]) -> pa.RecordBatch:
-    """A one-row batch of ``errors`` or ``stats``."""
-    cols: list[pa.Array] = [pa.array([table], pa.string()), pa.nulls(1, pa.string()),
-                            pa.nulls(1, pa.string())]
+def _report_batch(table: str, data: pa.Table) -> pa.RecordBatch:
+    """A batch of ``errors``, ``health`` or ``stats`` rows (no partition values)."""
+    n = data.num_rows
+    cols: list[pa.Array] = [pa.repeat(pa.scalar(table, pa.string()), n),
+                            pa.nulls(n, pa.string()), pa.nulls(n, pa.string())]
     for f in _UNION:
         if f.name in ("table", "date", "schema"):
             continue
         if f.name == table:
-            cols.append(pa.array([row], f.type))
+            arrays = [c.combine_chunks() for c in data.columns]
+            cols.append(pa.StructArray.from_arrays(arrays, fields=list(f.type)))
         else:
-            cols.append(pa.nulls(1, f.type))
+            cols.append(pa.nulls(n, f.type))
     return pa.RecordBatch.from_arrays(cols, schema=_UNION)
 
 
 def report_batches(report: InputReport) -> Iterator[pa.RecordBatch]:
-    """An input's report as batches: its ``errors`` rows, then its ``stats`` row."""
-    for row in report.error_rows():
-        yield _single_batch("errors", row)
+    """An input's report as batches: its ``errors`` rows, its ``health`` rows, then its
+    ``stats`` row."""
+    errors = report.error_rows()
+    if errors:
+        yield _report_batch(ERRORS_TABLE, report_table(errors, ERRORS_TABLE))
+    if report.health:
+        yield _report_batch(HEALTH_TABLE, report_table(report.health, HEALTH_TABLE))
     c = report.counts
-    yield _single_batch("stats", {
+    yield _report_batch("stats", pa.Table.from_pylist([{
         "input_index": report.index, "path": report.path, "bytes": report.bytes,
         "events": c["events"], "rows": c["rows"], "packets": c["packets"],
-        "seconds": report.seconds, "failed": report.failed})
+        "seconds": report.seconds, "failed": report.failed}], schema=STATS_SCHEMA))
 
 
 def decode_to_union(index: int, source: str, size: int, content: bytes | None,
