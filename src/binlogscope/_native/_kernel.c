@@ -467,6 +467,8 @@ static PyMethodDef module_methods[] = {
      "rows_json(data, kind, reader_b, reader_a, start=0, end=len(data)) -> JSON bytes or None"},
     {"decode_rows", decode_rows, METH_VARARGS,
      "decode_rows(data, kind, reader_b, reader_a) -> list of {'before', 'after'} dicts"},
+    {"image_buffers", kernel_image_buffers, METH_VARARGS,
+     "image_buffers(refs, value_text, json_text) -> an image column's Arrow buffers or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -85,6 +85,9 @@ int kernel_rows_args(PyObject *args, const char *fmt, PyObject **bobj, int *kind
                      PyObject **ra, Py_ssize_t *start, Py_ssize_t *end);
 /* rows_json(data, kind, reader_b, reader_a, start, end) -> bytes or None (_rowjson.c) */
 PyObject *kernel_rows_json(PyObject *module, PyObject *args);
+/* image_buffers(refs, value_text, json_text) -> an export image column's Arrow buffers or
+ * None (_arrow.c) */
+PyObject *kernel_image_buffers(PyObject *module, PyObject *args);
 
 static inline unsigned long long
 be_uint(const unsigned char *s, int n)

@@ -13,4 +13,7 @@ def count_rows(data: bytes, kind: int, reader_b: ImageReader, reader_a: ImageRea
 def rows_json(data: bytes, kind: int, reader_b: ImageReader, reader_a: ImageReader | None,
               start: int = 0, end: int = -1, /) -> bytes | None: ...
 
+def image_buffers(refs: list[Any], value_text: Any, json_text: Any, /
+                  ) -> tuple[Any, ...] | None: ...
+
 PLAN_VERSION: int

@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from binlogscope import _native
 from binlogscope.export.columns import RowsSlot
 from binlogscope.export.valid_text import is_valid, raw_hex, string_safe_array
 from binlogscope.wire.binlog.context import ColumnInfo, TableMap
@@ -344,9 +345,42 @@ def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
             _assemble(jsons, nulls, len(col), _STR))
 
 
+def native_image_columns(col: list[ImageRef | None]) -> tuple[pa.Array, pa.Array] | None:
+    """:func:`image_columns` written by the native kernel (``_native/_arrow.c``): each image's
+    map items and JSON text straight into Arrow buffers, one pass over the row group (no
+    grouping, no per-column arrays); values other than None, str, int and bytes take
+    :func:`value_text` and :data:`json_text`, the definition. None where the kernel is off or
+    declines (text that is not valid UTF-8, ...): the caller builds them in Python."""
+    kernel = _native.kernel
+    write = getattr(kernel, "image_buffers", None) if kernel is not None else None
+    if write is None:
+        return None
+    got = write(col, value_text, json_text)
+    if got is None:
+        return None
+    (n, nulls, valid, offsets, key_off, key_data, item_nulls, item_valid, item_off, item_data,
+     json_off, json_data) = got
+    buf = pa.py_buffer
+    m = len(key_off) // 4 - 1
+    validity = buf(valid) if nulls else None
+    keys = pa.Array.from_buffers(_STR, m, [None, buf(key_off), buf(key_data)], null_count=0)
+    items = pa.Array.from_buffers(_STR, m, [buf(item_valid) if item_nulls else None,
+                                            buf(item_off), buf(item_data)],
+                                  null_count=item_nulls)
+    entries = pa.StructArray.from_arrays([keys, items],
+                                         fields=[_MAP_TYPE.key_field, _MAP_TYPE.item_field])
+    maps = pa.Array.from_buffers(_MAP_TYPE, n, [validity, buf(offsets)], null_count=nulls,
+                                 children=[entries])
+    jsons = pa.Array.from_buffers(_STR, n, [validity, buf(json_off), buf(json_data)],
+                                  null_count=nulls)
+    return maps, jsons
+
+
 def image_columns_of(rows: list[list[Any]], index: int) -> tuple[pa.Array, pa.Array]:
-    """:func:`image_columns` of the image slot ``index`` of a row group's buffered rows."""
-    return image_columns([row[index] for row in rows])
+    """:func:`image_columns` of the image slot ``index`` of a row group's buffered rows (by
+    the kernel where it takes them)."""
+    col = [row[index] for row in rows]
+    return native_image_columns(col) or image_columns(col)
 
 
 def pk_pairs(before: ImageRef | None, after: ImageRef | None

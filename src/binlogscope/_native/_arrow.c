@@ -1,0 +1,365 @@
+/*
+ * binlogscope._native._kernel.image_buffers: one image column of an export row group (the
+ * ``(image, columns)`` pairs the mapper leaves in a row's ``before``/``after`` slot, or None)
+ * -> the Arrow buffers of its two table columns: the text map (map<string,string>: validity,
+ * offsets, the keys' offsets and data, the items' validity, offsets and data) and the typed
+ * JSON text (offsets and data; null where the map is null). export/images.py assembles them
+ * with pa.Array.from_buffers.
+ *
+ * The text of a value is what images.image_map writes and its JSON literal what images.json_text
+ * writes inside the object: None -> null / null; str -> itself / the JSON string
+ * (json.dumps(ensure_ascii=False) escapes); an int of a column not in ``columns.special`` ->
+ * decimal / decimal; bytes -> "0x" + hex / the hex, quoted. Every other value (floats, DECIMAL,
+ * temporal values, BIT/YEAR ints, ...) takes the two Python functions passed in, which are
+ * that definition (value_text(v, label, columns), json_text(v)). Anything else declines (the
+ * call returns None and the caller builds the columns in Python): text that is not valid
+ * UTF-8 (the Python path writes its bytes as hex), a callback that raises or returns another
+ * type, an image that is not a dict, a label that is not a str.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "_kernel.h"
+
+typedef struct {
+    char *buf;
+    Py_ssize_t len, cap;
+} Buf;
+
+static int
+buf_grow(Buf *o, Py_ssize_t more)
+{
+    if (o->len + more <= o->cap)
+        return 0;
+    Py_ssize_t cap = o->cap ? o->cap : 1024;
+    while (cap < o->len + more)
+        cap *= 2;
+    char *nb = PyMem_Realloc(o->buf, (size_t)cap);
+    if (nb == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->buf = nb;
+    o->cap = cap;
+    return 0;
+}
+
+static inline int
+buf_put(Buf *o, const void *s, Py_ssize_t n)
+{
+    if (buf_grow(o, n) < 0)
+        return -1;
+    memcpy(o->buf + o->len, s, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+static inline int
+buf_i32(Buf *o, Py_ssize_t v)
+{
+    if (v > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "image column larger than 2 GiB");
+        return -1;
+    }
+    int32_t x = (int32_t)v;
+    return buf_put(o, &x, 4);
+}
+
+/* validity bitmap: one bit per entry, set = valid */
+typedef struct {
+    Buf b;
+    Py_ssize_t n, nulls;
+} Bits;
+
+static inline int
+bits_add(Bits *v, int valid)
+{
+    if ((v->n & 7) == 0) {
+        char z = 0;
+        if (buf_put(&v->b, &z, 1) < 0)
+            return -1;
+    }
+    if (valid)
+        v->b.buf[v->n >> 3] |= (char)(1 << (v->n & 7));
+    else
+        v->nulls++;
+    v->n++;
+    return 0;
+}
+
+/* the JSON string of UTF-8 text s[0:n] as json.dumps(ensure_ascii=False) writes it */
+static int
+put_json_string(Buf *o, const char *s, Py_ssize_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (buf_grow(o, n + 2) < 0)
+        return -1;
+    o->buf[o->len++] = '"';
+    Py_ssize_t run = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        if (buf_put(o, s + run, i - run) < 0)
+            return -1;
+        run = i + 1;
+        char esc[6] = {'\\', 0, 0, 0, 0, 0};
+        int len = 2;
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        default:
+            esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
+            esc[4] = hex[c >> 4]; esc[5] = hex[c & 15];
+            len = 6;
+        }
+        if (buf_put(o, esc, len) < 0)
+            return -1;
+    }
+    if (buf_put(o, s + run, n - run) < 0)
+        return -1;
+    return buf_put(o, "\"", 1);
+}
+
+/* str -> its UTF-8 (borrowed from the str); NULL without an exception: not encodable */
+static inline const char *
+utf8_of(PyObject *s, Py_ssize_t *n)
+{
+    const char *u = PyUnicode_AsUTF8AndSize(s, n);
+    if (u == NULL)
+        PyErr_Clear();
+    return u;
+}
+
+typedef struct {
+    Buf offsets, key_off, key_data, item_off, item_data, json_off, json_data;
+    Bits valid, item_valid;
+    Py_ssize_t items;
+} Out;
+
+static void
+out_free(Out *o)
+{
+    PyMem_Free(o->offsets.buf);
+    PyMem_Free(o->key_off.buf);
+    PyMem_Free(o->key_data.buf);
+    PyMem_Free(o->item_off.buf);
+    PyMem_Free(o->item_data.buf);
+    PyMem_Free(o->json_off.buf);
+    PyMem_Free(o->json_data.buf);
+    PyMem_Free(o->valid.b.buf);
+    PyMem_Free(o->item_valid.b.buf);
+}
+
+#define DECLINE 1
+
+/* the text and JSON literal of one value; DECLINE, -1 (exception) or 0 */
+static int
+put_value(Out *o, PyObject *k, PyObject *v, PyObject *cols, PyObject *special,
+          PyObject *text_fn, PyObject *json_fn)
+{
+    static const char hex[] = "0123456789abcdef";
+    Buf *jd = &o->json_data, *td = &o->item_data;
+    if (v == Py_None) {
+        if (bits_add(&o->item_valid, 0) < 0 || buf_put(jd, "null", 4) < 0)
+            return -1;
+        return 0;
+    }
+    if (PyUnicode_CheckExact(v)) {
+        Py_ssize_t n;
+        const char *u = utf8_of(v, &n);
+        if (u == NULL)
+            return DECLINE;
+        if (bits_add(&o->item_valid, 1) < 0 || buf_put(td, u, n) < 0 ||
+            put_json_string(jd, u, n) < 0)
+            return -1;
+        return 0;
+    }
+    if (PyLong_CheckExact(v)) {
+        int in_special = special == NULL ? 0 : PySet_Contains(special, k);
+        if (in_special < 0)
+            return -1;
+        if (!in_special) {
+            int overflow = 0;
+            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (x == -1 && PyErr_Occurred())
+                return -1;
+            char tmp[24];
+            int len;
+            if (!overflow) {
+                len = x < 0 ? 1 + put_uint(tmp + 1, (unsigned long long)0 - (unsigned long long)x, 1)
+                            : put_uint(tmp, (unsigned long long)x, 1);
+                if (x < 0)
+                    tmp[0] = '-';
+                if (bits_add(&o->item_valid, 1) < 0 || buf_put(td, tmp, len) < 0 ||
+                    buf_put(jd, tmp, len) < 0)
+                    return -1;
+                return 0;
+            }
+            PyObject *s = PyObject_Str(v);  /* beyond 64 bits: int's own decimal */
+            if (s == NULL)
+                return -1;
+            Py_ssize_t n;
+            const char *u = utf8_of(s, &n);
+            int rc = u == NULL ? DECLINE
+                : (bits_add(&o->item_valid, 1) < 0 || buf_put(td, u, n) < 0 ||
+                   buf_put(jd, u, n) < 0) ? -1 : 0;
+            Py_DECREF(s);
+            return rc;
+        }
+    } else if (PyBytes_CheckExact(v)) {
+        Py_ssize_t n = PyBytes_GET_SIZE(v);
+        const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(v);
+        if (bits_add(&o->item_valid, 1) < 0 || buf_grow(td, 2 + 2 * n) < 0 ||
+            buf_grow(jd, 2 + 2 * n) < 0)
+            return -1;
+        char *t = td->buf + td->len, *j = jd->buf + jd->len;
+        t[0] = '0'; t[1] = 'x';
+        j[0] = '"';
+        for (Py_ssize_t i = 0; i < n; i++) {
+            t[2 + 2 * i] = j[1 + 2 * i] = hex[b[i] >> 4];
+            t[3 + 2 * i] = j[2 + 2 * i] = hex[b[i] & 15];
+        }
+        j[1 + 2 * n] = '"';
+        td->len += 2 + 2 * n;
+        jd->len += 2 + 2 * n;
+        return 0;
+    }
+    /* the definition, in Python */
+    PyObject *t = PyObject_CallFunctionObjArgs(text_fn, v, k, cols, NULL);
+    if (t == NULL) {
+        PyErr_Clear();
+        return DECLINE;
+    }
+    PyObject *lit = PyObject_CallOneArg(json_fn, v);
+    if (lit == NULL) {
+        PyErr_Clear();
+        Py_DECREF(t);
+        return DECLINE;
+    }
+    int rc = DECLINE;
+    Py_ssize_t tn = 0, ln;
+    const char *tu = NULL, *lu;
+    if ((t == Py_None || (PyUnicode_CheckExact(t) && (tu = utf8_of(t, &tn)) != NULL)) &&
+        PyUnicode_CheckExact(lit) && (lu = utf8_of(lit, &ln)) != NULL) {
+        rc = (bits_add(&o->item_valid, t != Py_None) < 0 ||
+              (tu != NULL && buf_put(td, tu, tn) < 0) || buf_put(jd, lu, ln) < 0) ? -1 : 0;
+    }
+    Py_DECREF(t);
+    Py_DECREF(lit);
+    return rc;
+}
+
+/* one image (a dict) of a non-null ref; DECLINE, -1 or 0 */
+static int
+put_image(Out *o, PyObject *image, PyObject *cols, PyObject *special, PyObject *text_fn,
+          PyObject *json_fn)
+{
+    if (!PyDict_CheckExact(image))
+        return DECLINE;
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    int first = 1;
+    if (buf_put(&o->json_data, "{", 1) < 0)
+        return -1;
+    while (PyDict_Next(image, &pos, &k, &v)) {
+        if (!PyUnicode_CheckExact(k))
+            return DECLINE;
+        Py_ssize_t kn;
+        const char *ku = utf8_of(k, &kn);
+        if (ku == NULL)
+            return DECLINE;
+        if (buf_put(&o->key_data, ku, kn) < 0 || buf_i32(&o->key_off, o->key_data.len) < 0)
+            return -1;
+        if ((!first && buf_put(&o->json_data, ", ", 2) < 0) ||
+            put_json_string(&o->json_data, ku, kn) < 0 || buf_put(&o->json_data, ": ", 2) < 0)
+            return -1;
+        first = 0;
+        Py_INCREF(v);  /* a callback may run Python code */
+        int rc = put_value(o, k, v, cols, special, text_fn, json_fn);
+        Py_DECREF(v);
+        if (rc)
+            return rc;
+        if (buf_i32(&o->item_off, o->item_data.len) < 0)
+            return -1;
+        o->items++;
+    }
+    return buf_put(&o->json_data, "}", 1);
+}
+
+/* image_buffers(refs, value_text, json_text) -> (n, null_count, validity, offsets, key
+ * offsets, key data, item null_count, item validity, item offsets, item data, JSON offsets,
+ * JSON data) as bytes, or None (declined) */
+PyObject *
+kernel_image_buffers(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *refs, *text_fn, *json_fn;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &refs, &text_fn, &json_fn))
+        return NULL;
+    Out o;
+    memset(&o, 0, sizeof o);
+    Py_ssize_t n = PyList_GET_SIZE(refs);
+    PyObject *last_cols = NULL, *special = NULL, *result = NULL;
+    int rc = 0;
+    if (buf_i32(&o.offsets, 0) < 0 || buf_i32(&o.key_off, 0) < 0 ||
+        buf_i32(&o.item_off, 0) < 0 || buf_i32(&o.json_off, 0) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *ref = PyList_GET_ITEM(refs, i);
+        if (ref == Py_None) {
+            if (bits_add(&o.valid, 0) < 0)
+                goto done;
+        } else {
+            if (!PyTuple_CheckExact(ref) || PyTuple_GET_SIZE(ref) != 2) {
+                rc = DECLINE;
+                break;
+            }
+            PyObject *image = PyTuple_GET_ITEM(ref, 0), *cols = PyTuple_GET_ITEM(ref, 1);
+            if (cols != last_cols) {  /* the columns' special labels (BIT, YEAR) */
+                Py_CLEAR(special);
+                last_cols = cols;
+                if (cols != Py_None) {
+                    special = PyObject_GetAttrString(cols, "special");
+                    if (special == NULL)
+                        goto done;
+                    if (!PyAnySet_Check(special)) {
+                        rc = DECLINE;
+                        break;
+                    }
+                }
+            }
+            Py_INCREF(ref);
+            rc = bits_add(&o.valid, 1) < 0 ? -1
+                : put_image(&o, image, cols, special, text_fn, json_fn);
+            Py_DECREF(ref);
+            if (rc)
+                break;
+        }
+        if (buf_i32(&o.offsets, o.items) < 0 || buf_i32(&o.json_off, o.json_data.len) < 0)
+            goto done;
+    }
+    if (rc < 0)
+        goto done;
+    if (rc == DECLINE) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+#define BYTES(b) PyBytes_FromStringAndSize((b).buf ? (b).buf : "", (b).len)
+    result = Py_BuildValue("(nnNNNNnNNNNN)", n, o.valid.nulls, BYTES(o.valid.b),
+                           BYTES(o.offsets), BYTES(o.key_off), BYTES(o.key_data),
+                           o.item_valid.nulls, BYTES(o.item_valid.b), BYTES(o.item_off),
+                           BYTES(o.item_data), BYTES(o.json_off), BYTES(o.json_data));
+#undef BYTES
+done:
+    Py_XDECREF(special);
+    out_free(&o);
+    return result;
+}
