@@ -41,3 +41,19 @@ def test_the_tui_ends_on_sighup_with_the_terminal_restored() -> None:
     assert rc == 0 and took < LIMIT
     assert b"\x1b[?1049l" in term.out  # (the terminal's main screen back)
     assert b"Traceback" not in term.out
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.2])
+def test_quitting_as_the_terminal_goes_away(delay: float) -> None:
+    """``q`` and, during the app's shutdown, the hang-up (a test's tmux kill-server right after
+    its last key): the TUI still ends (its writer thread survives the refused writes)."""
+    import os
+    import time
+
+    term = Terminal(["file", str(CRC)])
+    term.wait_for(b"303 events")
+    os.write(term.master, b"q")
+    time.sleep(delay)
+    term.hang_up()
+    rc, took = term.ended_within(LIMIT)
+    assert took < LIMIT and rc in (0, 129), rc

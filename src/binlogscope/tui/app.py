@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
 
 from binlogscope.inspector.source import RowSource
 from binlogscope.inspector.view import RowFilter
@@ -27,6 +28,19 @@ class BinlogScopeApp(App[None]):
         self.initial_filter = initial_filter
         self.tour = tour  # start the guided tour (demo --tour)
         self.teach = teach  # the demo's own password (demo --tour --teach)
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's choice, except that its Linux terminal driver is the one that survives a
+        terminal that hangs up (tui/driver.py)."""
+        cls = super().get_driver_class()
+        if cls.__name__ == "LinuxDriver":  # (not imported where there is no such terminal)
+            from textual.drivers.linux_driver import LinuxDriver
+
+            from binlogscope.tui.driver import HangupSafeDriver
+
+            if cls is LinuxDriver:
+                return HangupSafeDriver
+        return cls
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen(self.source, self.initial_filter, tour=self.tour,
