@@ -149,3 +149,73 @@ def test_builder_uses_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == []
     image_columns_of([[({"x": "\udcff"}, COLS)]], 0)
     assert calls == [1]
+
+
+def _pk_rows(refs: list[Ref]) -> list[list[Any]]:
+    from binlogscope.export.columns import RowsSlot
+    from binlogscope.export.mapper import COLUMNS
+
+    rows: list[list[Any]] = []
+    for i, ref in enumerate(refs):
+        other = refs[-1 - i]
+        for before, after in ((ref, None), (None, ref), (other, ref), (None, None)):
+            row: list[Any] = [None] * len(COLUMNS["rows"])
+            row[RowsSlot.before], row[RowsSlot.after] = before, after
+            rows.append(row)
+    return rows
+
+
+def _check_pk(rows: list[list[Any]], native: NativeSwitch) -> None:
+    from binlogscope.export.columns import RowsSlot
+    from binlogscope.export.images import native_pk_column, pk_column_of, pk_pairs
+
+    got = native_pk_column(rows)
+    assert got is not None, "the kernel declined"
+    got.validate(full=True)
+    with native.off():
+        (want,) = pk_column_of(rows, RowsSlot.pk)
+    assert got.equals(want)
+    assert got.to_pylist() == [pk_pairs(r[RowsSlot.before], r[RowsSlot.after]) for r in rows]
+
+
+def test_pk_column_by_the_kernel(native: NativeSwitch) -> None:
+    special = frozenset({"bit", "y"})
+    ims = _images()
+    refs: list[Ref] = []
+    for key in (["id"], ["name"], ["bit"], ["y"], ["b"], ["d"], ["mixed"], ["id", "name"],
+                ["name", "id", "absent"], [], None):
+        refs += [(im, ImageColumns({}, key, special)) for im in ims]
+    refs += [({}, ImageColumns({}, ["id"], special)), (ims[0], None), None,
+             ({"id": Decimal("1.5"), "t": dt.datetime(2020, 1, 1)},
+              ImageColumns({}, ["t", "id"], special))]
+    _check_pk(_pk_rows(refs), native)
+    _check_pk([], native)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.dictionaries(_labels, _values, max_size=5)),
+                max_size=8),
+       st.lists(_labels, max_size=3), st.sets(_labels, max_size=2))
+def test_random_pk(images_: list[dict[str, Any] | None], key: list[str], special: set[str]
+                   ) -> None:
+
+    cols = ImageColumns({}, key, frozenset(special))
+    refs: list[Ref] = [None if im is None else (im, cols) for im in images_]
+    rows = _pk_rows(refs)
+    if any(_surrogate(k) or (isinstance(v, str) and _surrogate(v))
+           for im in images_ if im is not None for k, v in im.items() if k in key):
+        return  # may decline (text not valid UTF-8); the declines are tested above
+    _check_pk(rows, NativeSwitch())
+
+
+def test_pk_declines_go_to_python(native: NativeSwitch) -> None:
+    from binlogscope.export.columns import RowsSlot
+    from binlogscope.export.images import native_pk_column, pk_column_of
+
+    rows = _pk_rows([({"id": "\udcff"}, ImageColumns({}, ["id"], frozenset()))])
+    assert native_pk_column(rows) is None
+    (got,) = pk_column_of(rows, RowsSlot.pk)
+    with native.off():
+        (want,) = pk_column_of(rows, RowsSlot.pk)
+    assert got.equals(want)
+    assert native_pk_column([("not a row",)]) is None  # type: ignore[list-item]

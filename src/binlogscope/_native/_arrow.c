@@ -166,7 +166,10 @@ put_value(Out *o, PyObject *k, PyObject *v, PyObject *cols, PyObject *special,
           PyObject *text_fn, PyObject *json_fn)
 {
     static const char hex[] = "0123456789abcdef";
+    /* json_fn NULL: the text only (the pk map), JSON written to a scratch buffer */
     Buf *jd = &o->json_data, *td = &o->item_data;
+    if (json_fn == NULL)
+        jd->len = 0;
     if (v == Py_None) {
         if (bits_add(&o->item_valid, 0) < 0 || buf_put(jd, "null", 4) < 0)
             return -1;
@@ -238,7 +241,8 @@ put_value(Out *o, PyObject *k, PyObject *v, PyObject *cols, PyObject *special,
         PyErr_Clear();
         return DECLINE;
     }
-    PyObject *lit = PyObject_CallOneArg(json_fn, v);
+    PyObject *lit = json_fn != NULL ? PyObject_CallOneArg(json_fn, v)
+                                    : Py_NewRef(Py_None);
     if (lit == NULL) {
         PyErr_Clear();
         Py_DECREF(t);
@@ -247,8 +251,14 @@ put_value(Out *o, PyObject *k, PyObject *v, PyObject *cols, PyObject *special,
     int rc = DECLINE;
     Py_ssize_t tn = 0, ln;
     const char *tu = NULL, *lu;
+    if (json_fn == NULL) {
+        lu = "";
+        ln = 0;
+    } else if (!PyUnicode_CheckExact(lit) || (lu = utf8_of(lit, &ln)) == NULL) {
+        lu = NULL;
+    }
     if ((t == Py_None || (PyUnicode_CheckExact(t) && (tu = utf8_of(t, &tn)) != NULL)) &&
-        PyUnicode_CheckExact(lit) && (lu = utf8_of(lit, &ln)) != NULL) {
+        lu != NULL) {
         rc = (bits_add(&o->item_valid, t != Py_None) < 0 ||
               (tu != NULL && buf_put(td, tu, tn) < 0) || buf_put(jd, lu, ln) < 0) ? -1 : 0;
     }
@@ -360,6 +370,114 @@ kernel_image_buffers(PyObject *module, PyObject *args)
 #undef BYTES
 done:
     Py_XDECREF(special);
+    out_free(&o);
+    return result;
+}
+
+/* pk_buffers(rows, after_slot, before_slot, value_text) -> the ``pk`` map column's buffers
+ * (n, null_count, validity, offsets, key offsets, key data, item null_count, item validity,
+ * item offsets, item data) or None (declined): per row the key columns' text (columns.pk, in
+ * its order, those in the image) of the after image, else the before image, as
+ * images.pk_column_of writes it; no image, no key or none of its columns: null */
+PyObject *
+kernel_pk_buffers(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *rows, *text_fn;
+    Py_ssize_t after_slot, before_slot;
+    if (!PyArg_ParseTuple(args, "O!nnO", &PyList_Type, &rows, &after_slot, &before_slot,
+                          &text_fn))
+        return NULL;
+    Out o;
+    memset(&o, 0, sizeof o);
+    Py_ssize_t n = PyList_GET_SIZE(rows);
+    PyObject *last_cols = NULL, *special = NULL, *pk = NULL, *result = NULL;
+    int rc = 0;
+    if (buf_i32(&o.offsets, 0) < 0 || buf_i32(&o.key_off, 0) < 0 ||
+        buf_i32(&o.item_off, 0) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < n && !rc; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        if (!PyList_CheckExact(row) || PyList_GET_SIZE(row) <= after_slot ||
+            PyList_GET_SIZE(row) <= before_slot || after_slot < 0 || before_slot < 0) {
+            rc = DECLINE;
+            break;
+        }
+        PyObject *ref = PyList_GET_ITEM(row, after_slot);
+        if (ref == Py_None)
+            ref = PyList_GET_ITEM(row, before_slot);
+        Py_ssize_t before = o.items;
+        if (ref != Py_None) {
+            if (!PyTuple_CheckExact(ref) || PyTuple_GET_SIZE(ref) != 2 ||
+                !PyDict_CheckExact(PyTuple_GET_ITEM(ref, 0))) {
+                rc = DECLINE;
+                break;
+            }
+            PyObject *src = PyTuple_GET_ITEM(ref, 0), *cols = PyTuple_GET_ITEM(ref, 1);
+            if (cols != last_cols) {
+                Py_CLEAR(special);
+                Py_CLEAR(pk);
+                last_cols = cols;
+                if (cols != Py_None) {
+                    special = PyObject_GetAttrString(cols, "special");
+                    pk = special == NULL ? NULL : PyObject_GetAttrString(cols, "pk");
+                    if (pk == NULL)
+                        goto done;
+                    if (!PyAnySet_Check(special) || (pk != Py_None && !PyList_CheckExact(pk))) {
+                        rc = DECLINE;
+                        break;
+                    }
+                }
+            }
+            Py_INCREF(ref);
+            for (Py_ssize_t j = 0; pk != NULL && pk != Py_None && PyDict_GET_SIZE(src) &&
+                 j < PyList_GET_SIZE(pk) && !rc; j++) {
+                PyObject *k = PyList_GET_ITEM(pk, j);
+                if (!PyUnicode_CheckExact(k)) {
+                    rc = DECLINE;
+                    break;
+                }
+                PyObject *v = PyDict_GetItemWithError(src, k);
+                if (v == NULL) {
+                    if (PyErr_Occurred())
+                        rc = -1;
+                    continue;
+                }
+                Py_ssize_t kn;
+                const char *ku = utf8_of(k, &kn);
+                if (ku == NULL) {
+                    rc = DECLINE;
+                    break;
+                }
+                Py_INCREF(v);
+                rc = (buf_put(&o.key_data, ku, kn) < 0 || buf_i32(&o.key_off, o.key_data.len) < 0)
+                    ? -1 : put_value(&o, k, v, cols, special, text_fn, NULL);
+                Py_DECREF(v);
+                if (!rc && buf_i32(&o.item_off, o.item_data.len) < 0)
+                    rc = -1;
+                o.items++;
+            }
+            Py_DECREF(ref);
+            if (rc)
+                break;
+        }
+        if (bits_add(&o.valid, o.items > before) < 0 || buf_i32(&o.offsets, o.items) < 0)
+            goto done;
+    }
+    if (rc < 0)
+        goto done;
+    if (rc == DECLINE) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+#define BYTES(b) PyBytes_FromStringAndSize((b).buf ? (b).buf : "", (b).len)
+    result = Py_BuildValue("(nnNNNNnNNN)", n, o.valid.nulls, BYTES(o.valid.b), BYTES(o.offsets),
+                           BYTES(o.key_off), BYTES(o.key_data), o.item_valid.nulls,
+                           BYTES(o.item_valid.b), BYTES(o.item_off), BYTES(o.item_data));
+#undef BYTES
+done:
+    Py_XDECREF(special);
+    Py_XDECREF(pk);
     out_free(&o);
     return result;
 }

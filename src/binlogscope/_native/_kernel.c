@@ -469,6 +469,8 @@ static PyMethodDef module_methods[] = {
      "decode_rows(data, kind, reader_b, reader_a) -> list of {'before', 'after'} dicts"},
     {"image_buffers", kernel_image_buffers, METH_VARARGS,
      "image_buffers(refs, value_text, json_text) -> an image column's Arrow buffers or None"},
+    {"pk_buffers", kernel_pk_buffers, METH_VARARGS,
+     "pk_buffers(rows, after_slot, before_slot, value_text) -> the pk column's buffers or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -88,6 +88,8 @@ PyObject *kernel_rows_json(PyObject *module, PyObject *args);
 /* image_buffers(refs, value_text, json_text) -> an export image column's Arrow buffers or
  * None (_arrow.c) */
 PyObject *kernel_image_buffers(PyObject *module, PyObject *args);
+/* pk_buffers(rows, after_slot, before_slot, value_text) -> the pk column's buffers or None */
+PyObject *kernel_pk_buffers(PyObject *module, PyObject *args);
 
 static inline unsigned long long
 be_uint(const unsigned char *s, int n)

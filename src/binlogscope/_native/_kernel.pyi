@@ -16,4 +16,7 @@ def rows_json(data: bytes, kind: int, reader_b: ImageReader, reader_a: ImageRead
 def image_buffers(refs: list[Any], value_text: Any, json_text: Any, /
                   ) -> tuple[Any, ...] | None: ...
 
+def pk_buffers(rows: list[Any], after_slot: int, before_slot: int, value_text: Any, /
+               ) -> tuple[Any, ...] | None: ...
+
 PLAN_VERSION: int

@@ -400,9 +400,35 @@ _ROW_BEFORE = RowsSlot.before
 _ROW_AFTER = RowsSlot.after
 
 
+def native_pk_column(rows: list[list[Any]]) -> pa.Array | None:
+    """The ``pk`` column written by the native kernel (``_native/_arrow.c`` pk_buffers) as
+    :func:`pk_column_of` builds it; None where the kernel is off or declines."""
+    kernel = _native.kernel
+    write = getattr(kernel, "pk_buffers", None) if kernel is not None else None
+    if write is None:
+        return None
+    got = write(rows, _ROW_AFTER, _ROW_BEFORE, value_text)
+    if got is None:
+        return None
+    n, nulls, valid, offsets, key_off, key_data, item_nulls, item_valid, item_off, item_data = got
+    buf = pa.py_buffer
+    m = len(key_off) // 4 - 1
+    keys = pa.Array.from_buffers(_STR, m, [None, buf(key_off), buf(key_data)], null_count=0)
+    items = pa.Array.from_buffers(_STR, m, [buf(item_valid) if item_nulls else None,
+                                            buf(item_off), buf(item_data)],
+                                  null_count=item_nulls)
+    entries = pa.StructArray.from_arrays([keys, items],
+                                         fields=[_MAP_TYPE.key_field, _MAP_TYPE.item_field])
+    return pa.Array.from_buffers(_MAP_TYPE, n, [buf(valid) if nulls else None, buf(offsets)],
+                                 null_count=nulls, children=[entries])
+
+
 def pk_column_of(rows: list[list[Any]], index: int) -> tuple[pa.Array]:
     """The ``pk`` column of a row group, from its lazy before/after image pairs (``index``:
-    the pk slot, which the lazy mapper leaves empty)."""
+    the pk slot, which the lazy mapper leaves empty); by the kernel where it takes them."""
+    native = native_pk_column(rows)
+    if native is not None:
+        return (native,)
     pairs: list[list[tuple[str, str | None]] | None] = []
     add = pairs.append
     for row in rows:
