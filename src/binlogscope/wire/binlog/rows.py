@@ -27,6 +27,7 @@ MariaDB's hi-res temporal columns are found in ``rows_hires.py``.
 from __future__ import annotations
 
 import functools
+import struct
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,6 +100,8 @@ _FLAG_NAMES = {0x1: "STMT_END_F", 0x2: "NO_FOREIGN_KEY_CHECKS_F",
                0x10: "USE_SQL_FOREIGN_KEY_F"}
 #: MySQL's dummy table id for an empty statement-end row event
 _DUMMY_TABLE_ID = 0x00FFFFFF
+#: a rows event's 6-byte table id (low 4 bytes, high 2) and its flags, read at once without a tree
+_ID6_FLAGS = struct.Struct("<IHH")
 
 
 class LazyRows:
@@ -252,13 +255,19 @@ def decode_rows_event(r: ByteReader, ctx: DecodeContext, h: EventHeader) -> Rows
     rec = r.record
 
     # ---- post-header
-    table_id = r.uint("table_id", id_len, doc=ROWS_DOCS[0])
-    if rec:
-        p = r.pos
-        flags = int.from_bytes(r.take(2, "flags"), "little")
-        r.leaf("flags", p, flags, wire="int<2>", display=_flags_text(flags), doc=ROWS_DOCS[1])
+    if not rec and id_len == 6 and r.end - r.pos >= 8:  # (the same fields in one unpack)
+        lo, hi, flags = _ID6_FLAGS.unpack_from(r.buf, r.pos)
+        table_id = lo | hi << 32
+        r.pos += 8
     else:
-        flags = r.u16("flags")
+        table_id = r.uint("table_id", id_len, doc=ROWS_DOCS[0])
+        if rec:
+            p = r.pos
+            flags = int.from_bytes(r.take(2, "flags"), "little")
+            r.leaf("flags", p, flags, wire="int<2>", display=_flags_text(flags),
+                   doc=ROWS_DOCS[1])
+        else:
+            flags = r.u16("flags")
     ev = RowsEvent(table_id, "", "", kind, [], flags=flags, version=version,
                    compressed=code in _COMPRESSED, partial=code == _PARTIAL)
     if version == 2:
@@ -368,6 +377,9 @@ def _flags_text(flags: int) -> str:
 
 def _bitmap(r: ByteReader, name: str, nb: int, ncols: int, doc: str) -> int:
     p = r.pos
+    if not r.record and p + nb <= r.end:  # (what take() reads, without its copy)
+        r.pos = p + nb
+        return int.from_bytes(r.buf[p : p + nb], "little")
     bits = int.from_bytes(r.take(nb, name), "little")
     if r.record:
         r.leaf(name, p, bits, wire=f"bitmap<{nb}>", doc=doc,
