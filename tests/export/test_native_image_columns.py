@@ -31,6 +31,8 @@ from binlogscope.export.images import (
     json_text,
     native_image_columns,
 )
+from binlogscope.wire.binlog.context import ColumnInfo
+from binlogscope.wire.binlog.types import ColumnType as T
 from tests.export.test_columnar import COLS, _images
 from tests.native_switch import NativeSwitch
 
@@ -219,3 +221,39 @@ def test_pk_declines_go_to_python(native: NativeSwitch) -> None:
         (want,) = pk_column_of(rows, RowsSlot.pk)
     assert got.equals(want)
     assert native_pk_column([("not a row",)]) is None  # type: ignore[list-item]
+
+
+_DOUBLES = ImageColumns({"d": ColumnInfo(0, T.MYSQL_TYPE_DOUBLE, 8),
+                         "f": ColumnInfo(1, T.MYSQL_TYPE_FLOAT, 4)},
+                        ["d"], frozenset(), frozenset({"d"}))
+
+
+def test_doubles_in_and_out_of_fixed_notation() -> None:
+    """DOUBLE values in MySQL's fixed-notation range are written by the kernel (repr, the text
+    without a trailing .0); the rest, and FLOAT columns, by the definition."""
+    edge = [1e-4, 0.99999e-4, 1e15, 1e15 - 0.125, 999999999999999.9, 0.1, 1e14 + 0.5, 123.0,
+            -2.5, 5e-324, float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1e16, 2.0**52,
+            -123456789.000001, 3.4028234663852886e38, None]
+    _check([({"d": x, "f": x}, _DOUBLES) for x in edge])
+    _check_pk(_pk_rows([({"d": x}, _DOUBLES) for x in edge]), NativeSwitch())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(), min_size=1, max_size=20))
+def test_random_doubles(values: list[float]) -> None:
+    _check([({"d": x, "f": x}, _DOUBLES) for x in values])
+
+
+def test_fixed_notation_doubles_do_not_call_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Any] = []
+    text = images.value_text
+
+    def counting(v: Any, k: str, cols: ImageColumns | None) -> str | None:
+        seen.append(v)
+        return text(v, k, cols)
+
+    monkeypatch.setattr(images, "value_text", counting)
+    _check([({"d": x}, _DOUBLES) for x in (0.5, 123.0, -2.25, 1e14 + 0.5)])
+    assert seen == []
+    assert native_image_columns([({"d": 1e20, "f": 0.5}, _DOUBLES)]) is not None
+    assert seen == [1e20, 0.5]  # exponent notation and FLOAT: the definition

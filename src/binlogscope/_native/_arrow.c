@@ -18,6 +18,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -138,10 +139,13 @@ utf8_of(PyObject *s, Py_ssize_t *n)
     return u;
 }
 
+#define DECLINE 1
+
 typedef struct {
     Buf offsets, key_off, key_data, item_off, item_data, json_off, json_data;
     Bits valid, item_valid;
     Py_ssize_t items;
+    PyObject *doubles;  /* the current columns' DOUBLE labels (a set) or NULL */
 } Out;
 
 static void
@@ -156,9 +160,21 @@ out_free(Out *o)
     PyMem_Free(o->json_data.buf);
     PyMem_Free(o->valid.b.buf);
     PyMem_Free(o->item_valid.b.buf);
+    Py_CLEAR(o->doubles);
 }
 
-#define DECLINE 1
+/* the DOUBLE labels of new columns into o->doubles; -1: exception, DECLINE: not a set */
+static int
+set_doubles(Out *o, PyObject *cols)
+{
+    Py_CLEAR(o->doubles);
+    if (cols == Py_None)
+        return 0;
+    o->doubles = PyObject_GetAttrString(cols, "doubles");
+    if (o->doubles == NULL)
+        return -1;
+    return PyAnySet_Check(o->doubles) ? 0 : DECLINE;
+}
 
 /* the text and JSON literal of one value; DECLINE, -1 (exception) or 0 */
 static int
@@ -216,6 +232,28 @@ put_value(Out *o, PyObject *k, PyObject *v, PyObject *cols, PyObject *special,
                    buf_put(jd, u, n) < 0) ? -1 : 0;
             Py_DECREF(s);
             return rc;
+        }
+    } else if (PyFloat_CheckExact(v) && o->doubles != NULL) {
+        /* a DOUBLE in MySQL's fixed-notation range: repr, and the text without a trailing
+         * ".0" (images._float_text); other floats and magnitudes: the definition below */
+        double d = PyFloat_AS_DOUBLE(v), a = fabs(d);
+        int is_double = a >= 1e-4 && a < 1e15 ? PySet_Contains(o->doubles, k) : 0;
+        if (is_double < 0)
+            return -1;
+        if (is_double) {
+            char *r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+            if (r == NULL)
+                return -1;
+            Py_ssize_t rn = (Py_ssize_t)strlen(r);
+            int rc = 1;
+            if (strchr(r, 'e') == NULL) {
+                Py_ssize_t tn = rn >= 2 && r[rn - 2] == '.' && r[rn - 1] == '0' ? rn - 2 : rn;
+                rc = (bits_add(&o->item_valid, 1) < 0 || buf_put(td, r, tn) < 0 ||
+                      buf_put(jd, r, rn) < 0) ? -1 : 0;
+            }
+            PyMem_Free(r);
+            if (rc <= 0)
+                return rc;
         }
     } else if (PyBytes_CheckExact(v)) {
         Py_ssize_t n = PyBytes_GET_SIZE(v);
@@ -333,9 +371,14 @@ kernel_image_buffers(PyObject *module, PyObject *args)
                 break;
             }
             PyObject *image = PyTuple_GET_ITEM(ref, 0), *cols = PyTuple_GET_ITEM(ref, 1);
-            if (cols != last_cols) {  /* the columns' special labels (BIT, YEAR) */
+            if (cols != last_cols) {  /* the columns' special (BIT, YEAR) and DOUBLE labels */
                 Py_CLEAR(special);
                 last_cols = cols;
+                if ((rc = set_doubles(&o, cols)) != 0) {
+                    if (rc < 0)
+                        goto done;
+                    break;
+                }
                 if (cols != Py_None) {
                     special = PyObject_GetAttrString(cols, "special");
                     if (special == NULL)
@@ -418,6 +461,11 @@ kernel_pk_buffers(PyObject *module, PyObject *args)
                 Py_CLEAR(special);
                 Py_CLEAR(pk);
                 last_cols = cols;
+                if ((rc = set_doubles(&o, cols)) != 0) {
+                    if (rc < 0)
+                        goto done;
+                    break;
+                }
                 if (cols != Py_None) {
                     special = PyObject_GetAttrString(cols, "special");
                     pk = special == NULL ? NULL : PyObject_GetAttrString(cols, "pk");
