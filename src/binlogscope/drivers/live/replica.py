@@ -50,6 +50,7 @@ from binlogscope.drivers.live.items import (
 )
 from binlogscope.drivers.live.lag_poll import LagWatch
 from binlogscope.drivers.live.setup import SetupStep
+from binlogscope.drivers.live.states import StateWatch, reconnect_item
 from binlogscope.drivers.live.stream import StreamPlan, StreamStats, stream
 from binlogscope.drivers.pcapng import SessionRecorder
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
@@ -88,6 +89,7 @@ class LiveReplica:
         self.column_names = ColumnNames(self._schema, self.note,
                                         filt.accepts if filt.active else None)
         self._sock: socket.socket | None = None
+        self._conn: Connection | None = None  # the open connection (its last read's time)
         self._thread: threading.Thread | None = None
         self.recorder: SessionRecorder | None = None
         #: real events after the dump start that were delivered before (skipped on resume)
@@ -292,6 +294,7 @@ class LiveReplica:
                     self.note(f"connection lost ({exc}); reconnect {attempts}/"
                               f"{self.s.max_reconnects} in {delay:.1f}s, resuming at "
                               f"{rp.log_file}:{rp.log_pos} (+{rp.skip} delivered)")
+                    self.put(reconnect_item(str(exc), attempts, f"{rp.log_file}:{rp.log_pos}"))
                     self.resume = rp
                     if self.stop_event.wait(delay):
                         return
@@ -322,6 +325,7 @@ class LiveReplica:
         sock = self._connect()
         self._sock = sock
         rd = Connection(sock, Session(Role.REPLICA), self.put, self.flush, self.recorder)
+        self._conn = rd
         try:
             try:
                 self._login_and_dump(rd)
@@ -344,6 +348,15 @@ class LiveReplica:
             except OSError:
                 pass
             self._sock = None
+            self._conn = None
+
+    def last_read(self) -> float | None:
+        """When the open connection's socket last returned bytes (seconds since the epoch;
+        None: no connection, or nothing read yet)."""
+        rd = self._conn
+        if rd is None or not rd.read_at:
+            return None
+        return time.time() - (time.perf_counter() - rd.read_at)
 
     def _login_and_dump(self, rd: Connection) -> None:
         """Log in, set up, register and send the dump command."""
@@ -403,6 +416,20 @@ def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
     are process-wide, and put back when it returns)."""
     rep = LiveReplica(settings)
     rep.should_stop = should_stop
+    states = StateWatch(settings.heartbeat_period(), rep.last_read)
+    plain = consume
+
+    def with_states(item: SourceItem) -> None:  # state changes after the item that brought them
+        plain(item)
+        for h in states.after(item):
+            plain(h)
+
+    consume = with_states
+
+    def quiet() -> None:  # the store is empty: a stall is told now, not at the next byte
+        for h in states.tick():
+            consume(h)
+
     watch = rep.lag_watch()
     if watch is not None:  # --lag-every: health items after the item that brought them
         shown = consume
@@ -416,8 +443,9 @@ def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
     try:
         with fewer_gc_passes():  # the process streams for a while: see pipeline.gc_tuning
             if commit is not None and settings.state_path:
-                return _run_committed(rep, settings, consume, count, commit, should_stop)
-            return _run(rep, settings, consume, count, should_stop)
+                return _run_committed(rep, settings, consume, count, commit, should_stop,
+                                      quiet)
+            return _run(rep, settings, consume, count, should_stop, quiet)
     finally:
         if watch is not None:
             watch.stop()
@@ -425,14 +453,15 @@ def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
 
 
 def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem], None],
-         count: int | None, should_stop: Callable[[], bool] | None = None) -> LiveReplica:
+         count: int | None, should_stop: Callable[[], bool] | None = None,
+         quiet: Callable[[], None] | None = None) -> LiveReplica:
     rep.start()
     delivered = 0
     # acked a batch at a time (one ack per store batch instead of one per item), unless the
     # state file is to be written after every item (--state-interval 0)
     per_item = bool(settings.state_path) and settings.state_interval <= 0
     try:
-        for batch in rep.batches():
+        for batch in rep.batches(idle=quiet):
             last: int | None = None
             restart: RestartPoint | None = None
             done = False
@@ -472,7 +501,8 @@ def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem
 
 def _run_committed(rep: LiveReplica, settings: LiveSettings,
                    consume: Callable[[SourceItem], None], count: int | None, commit: Commit,
-                   should_stop: Callable[[], bool] | None) -> LiveReplica:
+                   should_stop: Callable[[], bool] | None,
+                   quiet: Callable[[], None] | None = None) -> LiveReplica:
     """:func:`run_live` with ``commit``: see there."""
     rep.auto_save = False
     each_txn = settings.commit_each_txn
@@ -495,6 +525,8 @@ def _run_committed(rep: LiveReplica, settings: LiveSettings,
 
     def idle() -> None:  # the stream paused: commit what came before (exactly, as at the end)
         nonlocal last_commit
+        if quiet is not None:
+            quiet()
         if dirty:
             checkpoint()
             last_commit = time.monotonic()

@@ -20,6 +20,7 @@ from typing import Any
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.items import counted_event
 from binlogscope.drivers.live.replica import LiveReplica, LiveSettings
+from binlogscope.drivers.live.states import StateWatch
 from binlogscope.inspector.source import SourceInfo
 from binlogscope.inspector.sources.packets import PacketStreamSource
 
@@ -58,6 +59,8 @@ class LiveSource(PacketStreamSource):
         watch = rep.lag_watch()  # --lag-every: health rows after the row that brought them
         if watch is not None:
             watch.start()
+        # the connection's state changes (idle, streaming, stalled, recovered): health rows
+        states = StateWatch(rep.s.heartbeat_period(), rep.last_read)
         delivered = 0
         try:
             while not cancelled():
@@ -73,10 +76,16 @@ class LiveSource(PacketStreamSource):
                             self.ended = rep.error or "the session ended"
                             return
                     else:
+                        for h in states.tick():  # (the store is empty)
+                            h.conn = max(self._conn_no - 1, 0)
+                            yield h
                         continue
                 cursor, item = got
                 if item.deliver:
                     yield self._item(item)
+                    for h in states.after(item):
+                        h.conn = max(self._conn_no - 1, 0)
+                        yield h
                     if watch is not None:
                         for h in watch.after(item):
                             h.conn = max(self._conn_no - 1, 0)

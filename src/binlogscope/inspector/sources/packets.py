@@ -198,10 +198,14 @@ class PacketStreamSource:
             self._add_info(ts, item, "STEP", "step", f"[{st.phase}] {st.what}  - {st.why}",
                            info_node("setup_step", st.what, st.why))
             return
-        if item.kind == "health":  # live --lag-every: the lag at one moment
+        if item.kind == "health":  # live: the lag at one moment, or a state change
+            why = ("the connection's state changed (drivers/live/states.py: idle, streaming, "
+                   "stalled or half-open, recovered, reconnect)"
+                   if item.health is not None and "state" in item.health else
+                   "the server's head (SHOW MASTER STATUS or a heartbeat) against what was "
+                   "consumed")
             self._add_info(ts, item, "HEALTH", "health", item.text,
-                           info_node("health", item.text, "the server's head (SHOW MASTER "
-                                     "STATUS or a heartbeat) against what was consumed"))
+                           info_node("health", item.text, why))
             return
         if item.kind in ("note", "error") or ev is None:
             err = item.kind == "error"
