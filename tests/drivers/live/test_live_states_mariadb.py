@@ -132,3 +132,37 @@ def test_idle_stalled_recovered_and_reconnect_are_items(server: MariaDB) -> None
             assert live_item_text(item, True) == [f"-- health: {h['text']}"]
             assert h["text"].startswith(h["state"]) or h["state"] == "reconnect"
     assert "stalled or half-open" in stalled["text"]
+
+
+def test_live_json_and_brief_tell_an_idle_server(server: MariaDB, tmp_path: Any) -> None:
+    """What a person sees: ``binlogscope live --heartbeat 1`` against the idle server, ended
+    with SIGINT: ``--json`` has the ``idle`` item (after ``streaming``: the dump's start),
+    ``--brief`` its line."""
+    import json
+    import subprocess
+    import sys
+
+    db = server
+    env = {**os.environ, "MYSQL_PWD": db.repl_password, "HOME": str(tmp_path)}
+    base = [sys.executable, "-m", "binlogscope", "live", "--host", db.host, "--port",
+            str(db.port), "-u", db.repl_user, "--ssl-mode", "DISABLED", "--heartbeat", "1"]
+    files = {mode: tmp_path / f"{mode}.out" for mode in ("json", "brief")}
+    procs = {mode: subprocess.Popen([*base, f"--{mode}"], stdout=f.open("w"),
+                                    stderr=subprocess.PIPE, text=True, env=env)
+             for mode, f in files.items()}
+    # (each line is written out within 0.1 s: wait for the idle one, however loaded the box)
+    marks = {"json": '"state":"idle"', "brief": "-- health: idle"}
+    _wait(lambda: all(marks[m] in f.read_text() for m, f in files.items()), 60)
+    outs = {}
+    for mode, p in procs.items():
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 128 + signal.SIGINT, err
+        outs[mode] = files[mode].read_text()
+    states = [o for o in map(json.loads, outs["json"].splitlines())
+              if o.get("kind") == "health" and "state" in o]
+    assert [s["state"] for s in states][:2] == ["streaming", "idle"], states
+    assert states[1]["heartbeat_period_s"] == 1 and states[1]["time"] > states[0]["time"]
+    lines = [ln for ln in outs["brief"].splitlines() if ln.startswith("-- health: ")]
+    assert lines[:2] == ["-- health: streaming: events arriving",
+                         "-- health: idle: heartbeats arriving (every 1 s asked), no events"]
