@@ -21,14 +21,17 @@ GROUP BY e.event_type, r.operation"""
 
 
 def _three_reads(spark: Any, paths: list[str], reports_only: bool) -> None:
-    """The views as analyze registered them before: one read of the source per view."""
+    """The views as analyze registered them before: one read of the source per view (and
+    one of its ``health`` table)."""
+    from binlogscope.export.arrow import HEALTH, HEALTH_TABLE
     from binlogscope.export.spark import register
-    from binlogscope.export.spark.analyze import _register, _register_health
+    from binlogscope.export.spark.analyze import _register
 
     register(spark)
     _register(spark, lambda name, _: spark.read.format("binlog").option("table", name)
               .load(paths), reports_only)
-    _register_health(spark, None)
+    (spark.read.format("binlog").option("table", HEALTH_TABLE).load(paths)
+     .select(*[f"`{c.name}`" for c in HEALTH]).createOrReplaceTempView(HEALTH_TABLE))
 
 
 def _plain(v: Any) -> Any:
@@ -67,6 +70,7 @@ def test_analyze_inputs_reads_each_input_once_and_reports_the_same(spark: Any,
     spark.catalog.clearCache()
     assert before["changes_per_table"][1] and before["ddl_timeline"][1]
     assert any(before[r][1] for r in ("semi_sync_ack_latency", "replication_delay"))
+    assert before["lag_over_time"][1]
 
     # reports: the first query reads the inputs; then they are gone, and every later query
     # (every view: events, rows, packets, transactions) must come from that one read
