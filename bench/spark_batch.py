@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -318,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         one_tasks = event_log_tasks(one_log)
         # the local exporter on the file again, right after the source's run on it: on a
         # shared machine the load moves, and noise only ever adds time (the faster one counts)
+        shutil.rmtree(tmp / "out-local")  # (_run_child's output directory for "local")
         again = _run_child("local", files[:1], tmp)
         print(f"(d) local exporter on {files[0].name} again: {again['seconds']:.1f} s "
               f"({again['cpu']:.1f} s CPU)", flush=True)
