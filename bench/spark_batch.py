@@ -227,8 +227,9 @@ def analyze_pair(files: list[Path], before: Path) -> int:
     mb = sum(f.stat().st_size for f in files) / 1e6
     print(f"analyze {len(files)} files, {mb:,.1f} MB; load average {os.getloadavg()[0]:.1f}",
           flush=True)
+    reports = Path(tempfile.mkdtemp(prefix="bench-analyze-"))  # (not ./binlogscope-reports)
     cmd = [sys.executable, "-m", "binlogscope", "analyze", "--master", MASTER,
-           *map(str, files)]
+           "--reports", str(reports), *map(str, files)]
     sides = {"before": before, "after": REPO / "src"}
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in sides}
     outputs: dict[str, str] = {}
@@ -240,6 +241,7 @@ def analyze_pair(files: list[Path], before: Path) -> int:
                                        if "Spark start-up" not in ln)
             runs[name].append(r)
             print(f"  {name}: {r['seconds']:.1f} s wall, {r['cpu']:.1f} s CPU", flush=True)
+    shutil.rmtree(reports, ignore_errors=True)
     best = {k: (min(r["seconds"] for r in v), min(r["cpu"] for r in v))
             for k, v in runs.items()}
     print(f"after / before: wall {best['after'][0] / best['before'][0]:.2f} "
