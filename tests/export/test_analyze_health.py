@@ -23,6 +23,8 @@ def test_ack_latency_and_delay_over_time(spark: Any, tmp_path: Path) -> None:
     from binlogscope.export.report_output import write_plots
     from binlogscope.export.spark.analyze import (
         register_tables,
+    )
+    from binlogscope.export.spark.reports import (
         report_ack_latency_over_time,
         report_delay_over_time,
     )
@@ -67,7 +69,8 @@ def test_lag_over_time_from_the_health_table(spark: Any, tmp_path: Path) -> None
     from binlogscope.export.core import write_errors
     from binlogscope.export.records import health_rows
     from binlogscope.export.report_output import write_plots
-    from binlogscope.export.spark.analyze import register_tables, report_lag_over_time
+    from binlogscope.export.spark.analyze import register_tables
+    from binlogscope.export.spark.reports import report_lag_over_time
 
     out = tmp_path / "ss"
     assert main(["export", "--pcap", str(CAP), "--out", str(out)], out=io.StringIO(),

@@ -162,7 +162,8 @@ def test_semi_sync_ack_latency(reports: dict[str, Any]) -> None:
 def test_ack_latency_of_a_real_semi_sync_capture(spark: Any, tmp_path: Path) -> None:
     """The exporter's own packets (ACK rows carry the acknowledged position) feed the report:
     every ACK of a real MariaDB semi-sync capture, latencies as computed from the packets."""
-    from binlogscope.export.spark.analyze import register_tables, report_ack_latency
+    from binlogscope.export.spark.analyze import register_tables
+    from binlogscope.export.spark.reports import report_ack_latency
 
     cap = Path(__file__).resolve().parents[2] / "captures" / "pcap-semisync.pcap"
     out = tmp_path / "ss"

@@ -81,8 +81,8 @@ def test_analyze_over_inputs_reports_the_lag_of_the_export(spark: Any,
     from binlogscope.export.spark.analyze import (
         register_inputs,
         register_tables,
-        report_lag_over_time,
     )
+    from binlogscope.export.spark.reports import report_lag_over_time
 
     spark.catalog.clearCache()
     register_tables(spark, local_export, reports_only=True)
