@@ -226,8 +226,11 @@ HEALTH: tuple[Column, ...] = (
            "is when it began), `ack` (a semi-sync ACK), `lag` (a head of the server seen: "
            "heartbeat, or SHOW MASTER STATUS with `live --lag-every`), `reconnect` (a later "
            "dump from the same client host, or a live reconnect), `state` (how the connection "
-           "stood at the end of the input, or before its close)"),
+           "stood at the end of the input, or before its close; `--live`: also each change as "
+           "it happens: a stall when noticed, `stalled or half-open: ...`, and its end, "
+           "`recovered: ...`)"),
     Column("seconds", pa.float64(), "`heartbeat`: since the previous one; `silence`: how long; "
+           "`state` (`--live`): the silence so far (stalled) or its length (recovered); "
            "`ack`: the ACK latency (the event's arrival -> the ACK's, as `pcap --summary`), "
            "NULL when the event it acknowledges was not seen"),
     Column("gtid", pa.string(), "`ack`: the acknowledged transaction's GTID"),

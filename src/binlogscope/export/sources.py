@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from binlogscope.drivers.health import Health, reconnects, share_status_head
-from binlogscope.drivers.items import Flow
+from binlogscope.drivers.items import Flow, SourceItem
 from binlogscope.export.records import (
     EventRecord,
     HealthRecord,
@@ -192,6 +192,11 @@ def _capture_health(index: int, path: str, healths: dict[int, tuple[Health, Flow
 
 #: seconds a stopped live export waits, idle, for the open transaction to end
 _STOP_GRACE = 5.0
+#: the live state items (drivers/live/states.py) written to the ``health`` table, and as which
+#: kind: a stall as it is noticed and its end are ``state`` rows (how the connection stands from
+#: then on; the ``silence`` row with its length follows from the packets), a reconnect a
+#: ``reconnect`` row
+_STATE_ROWS = {"stalled": "state", "recovered": "state", "reconnect": "reconnect"}
 
 
 class LiveRecordSource:
@@ -244,6 +249,7 @@ class LiveRecordSource:
         import time as _time
 
         from binlogscope.drivers.live.replica import LiveReplica
+        from binlogscope.drivers.live.states import StateWatch
         from binlogscope.pipeline.position import RestartPoint
         from binlogscope.wire.binlog.header import is_artificial
         from binlogscope.wire.binlog.types import is_heartbeat
@@ -274,20 +280,45 @@ class LiveRecordSource:
         delivered = 0
         health = Health(pair_acks=True)  # the session's health timeline (the health table)
         watch = rep.lag_watch()  # --lag-every: the server's head on a control connection
+        # the connection's state changes as they happen (drivers/live/states.py): a stall is
+        # noticed while the store is empty and written with the next items (or at the end)
+        states = StateWatch(self.settings.heartbeat_period(), rep.last_read)
+        noticed: list[SourceItem] = []
+
+        def quiet() -> None:
+            noticed.extend(states.tick())
+
+        def items() -> Iterator[tuple[int | None, SourceItem]]:
+            for batch in rep.batches(idle=quiet):
+                for cursor, item in batch:
+                    while noticed:
+                        yield None, noticed.pop(0)
+                    yield cursor, item
+                    if item.deliver:
+                        for h in states.after(item):
+                            yield None, h
+            while noticed:
+                yield None, noticed.pop(0)
+
         rep.start()
         if watch is not None:
             watch.start()
         try:
-            for cursor, item in rep.items():
+            for cursor, item in items():
                 pkt = item.event
-                rep.ack(cursor, item)
+                if cursor is not None:
+                    rep.ack(cursor, item)
                 if watch is not None and item.deliver:
                     for h in watch.after(item):
                         if h.health is not None and h.health.get("source") == "status":
                             head, _, pos = str(h.health["head"]).rpartition(":")
                             health.head_seen(head, int(pos), h.time or _time.time(), "status")
-                if item.kind == "note" and item.text.startswith("connection lost"):
-                    health.mark(_time.time(), "reconnect", text=item.text)
+                st = item.health.get("state") if item.kind == "health" and item.health else None
+                if st in _STATE_ROWS:  # (the "connection lost" note says it too: not twice)
+                    assert item.health is not None
+                    health.mark(item.time or _time.time(), _STATE_ROWS[st],
+                                seconds=item.health.get("seconds"),
+                                text=str(item.health.get("text") or item.text))
                 if health.timeline:
                     rows, health.timeline = health.timeline, []
                     yield HealthRecord(0, source, health_rows(rows, source, sid, None))
