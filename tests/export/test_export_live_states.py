@@ -46,13 +46,17 @@ def test_stall_recovery_and_reconnect_are_health_rows(
     recovered = [i for i, (k, t) in enumerate(kinds)
                  if k == "state" and t.startswith("recovered")]
     reconnects = [i for i, (k, _) in enumerate(kinds) if k == "reconnect"]
-    assert len(stalled) == 1 and len(recovered) == 1, kinds
-    assert stalled[0] < recovered[0], kinds
+    # each stall is told once and ends once, in turn (a loaded box may add a short one; the
+    # injected 2 s one is there)
+    assert stalled and len(stalled) == len(recovered), kinds
+    assert all(a < b for a, b in zip(stalled, recovered, strict=True)), kinds
+    assert all(b < a for a, b in zip(stalled[1:], recovered, strict=False)), kinds
     assert len(reconnects) == 1 and recovered[0] < reconnects[0], kinds
-    st, rc = rows[stalled[0]], rows[recovered[0]]
-    assert st["seconds"] > 1.0 and 1.0 < rc["seconds"] < 10.0, (st, rc)
+    pairs = [(rows[a], rows[b]) for a, b in zip(stalled, recovered, strict=True)]
+    st, rc = max(pairs, key=lambda p: p[1]["seconds"])
+    assert st["seconds"] > 1.0 and 1.5 < rc["seconds"] < 10.0, (st, rc)
     assert st["time"] <= rc["time"]
     assert "reconnect 1: connection lost" in str(rows[reconnects[0]]["text"])
-    # the silence the packets measured is there too, once, starting before the stalled row
+    # the silence the packets measured is there too, starting before the stalled row
     silences = [r for r in rows if r["kind"] == "silence"]
-    assert len(silences) == 1 and silences[0]["time"] <= st["time"], kinds
+    assert silences and any(r["time"] <= st["time"] and r["seconds"] > 1.5 for r in silences)
