@@ -360,19 +360,11 @@ def native_image_columns(col: list[ImageRef | None]) -> tuple[pa.Array, pa.Array
         return None
     (n, nulls, valid, offsets, key_off, key_data, item_nulls, item_valid, item_off, item_data,
      json_off, json_data) = got
+    maps = _map_array(n, nulls, valid, offsets, key_off, key_data, item_nulls, item_valid,
+                      item_off, item_data)
     buf = pa.py_buffer
-    m = len(key_off) // 4 - 1
-    validity = buf(valid) if nulls else None
-    keys = pa.Array.from_buffers(_STR, m, [None, buf(key_off), buf(key_data)], null_count=0)
-    items = pa.Array.from_buffers(_STR, m, [buf(item_valid) if item_nulls else None,
-                                            buf(item_off), buf(item_data)],
-                                  null_count=item_nulls)
-    entries = pa.StructArray.from_arrays([keys, items],
-                                         fields=[_MAP_TYPE.key_field, _MAP_TYPE.item_field])
-    maps = pa.Array.from_buffers(_MAP_TYPE, n, [validity, buf(offsets)], null_count=nulls,
-                                 children=[entries])
-    jsons = pa.Array.from_buffers(_STR, n, [validity, buf(json_off), buf(json_data)],
-                                  null_count=nulls)
+    jsons = pa.Array.from_buffers(_STR, n, [buf(valid) if nulls else None, buf(json_off),
+                                            buf(json_data)], null_count=nulls)
     return maps, jsons
 
 
@@ -411,16 +403,8 @@ def native_pk_column(rows: list[list[Any]]) -> pa.Array | None:
     if got is None:
         return None
     n, nulls, valid, offsets, key_off, key_data, item_nulls, item_valid, item_off, item_data = got
-    buf = pa.py_buffer
-    m = len(key_off) // 4 - 1
-    keys = pa.Array.from_buffers(_STR, m, [None, buf(key_off), buf(key_data)], null_count=0)
-    items = pa.Array.from_buffers(_STR, m, [buf(item_valid) if item_nulls else None,
-                                            buf(item_off), buf(item_data)],
-                                  null_count=item_nulls)
-    entries = pa.StructArray.from_arrays([keys, items],
-                                         fields=[_MAP_TYPE.key_field, _MAP_TYPE.item_field])
-    return pa.Array.from_buffers(_MAP_TYPE, n, [buf(valid) if nulls else None, buf(offsets)],
-                                 null_count=nulls, children=[entries])
+    return _map_array(n, nulls, valid, offsets, key_off, key_data, item_nulls, item_valid,
+                      item_off, item_data)
 
 
 def pk_column_of(rows: list[list[Any]], index: int) -> tuple[pa.Array]:
@@ -480,3 +464,20 @@ COLUMN_BUILDERS: dict[str, list[tuple[str, tuple[str, ...],
              ("after", ("after", "after_json"), image_columns_of),
              ("pk", ("pk",), pk_column_of)],
 }
+
+
+def _map_array(n: int, nulls: int, valid: bytes, offsets: bytes, key_off: bytes,
+               key_data: bytes, item_nulls: int, item_valid: bytes, item_off: bytes,
+               item_data: bytes) -> Any:
+    """A ``map<string, string>`` column of ``n`` rows from the kernel's buffers (validity and
+    offsets of the rows; offsets and data of the keys; validity, offsets and data of the items)."""
+    buf = pa.py_buffer
+    m = len(key_off) // 4 - 1
+    keys = pa.Array.from_buffers(_STR, m, [None, buf(key_off), buf(key_data)], null_count=0)
+    items = pa.Array.from_buffers(_STR, m, [buf(item_valid) if item_nulls else None,
+                                            buf(item_off), buf(item_data)],
+                                  null_count=item_nulls)
+    entries = pa.StructArray.from_arrays([keys, items],
+                                         fields=[_MAP_TYPE.key_field, _MAP_TYPE.item_field])
+    return pa.Array.from_buffers(_MAP_TYPE, n, [buf(valid) if nulls else None, buf(offsets)],
+                                 null_count=nulls, children=[entries])
