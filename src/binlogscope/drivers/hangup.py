@@ -113,7 +113,9 @@ def _watch(fds: list[int], main_ident: int | None) -> None:
         for fd, ev in ready:
             if ev & select.POLLNVAL:  # (a stream the command closed itself: not a hang-up)
                 poller.unregister(fd)
-        if any(ev & select.POLLHUP for _, ev in ready):
+        if any(ev & select.POLLHUP for _, ev in ready) or _hung_up.is_set():
+            # (or a write saw EIO first - terminal_hung_up - and pointed the streams at
+            # /dev/null, where no POLLHUP will ever come: the run still ends as SIGHUP ends it)
             break
     with _lock:
         _thread = None
@@ -142,7 +144,9 @@ def terminal_hung_up(exc: BaseException) -> bool:
     """True when ``exc`` is a write to (or read of) a standard stream whose terminal hung up -
     EIO, which can come before the watcher saw the hang-up. Then the hung-up streams are
     pointed at ``/dev/null`` at once (so what the command still prints does not fail again)
-    and the command should end as SIGHUP ends it."""
+    and the command should end as SIGHUP ends it: while a watch is on, the watcher sends that
+    SIGHUP (within its poll period: the streams it watched are ``/dev/null`` now, where no
+    POLLHUP would ever come); without one the caller ends the command itself."""
     import errno
 
     if not isinstance(exc, OSError) or exc.errno != errno.EIO:
