@@ -12,7 +12,7 @@ hands the rows to a writer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,12 +97,18 @@ class TableMapper:
     each row image stays an ``(image, columns)`` pair in its ``before``/``after`` slot for the
     writer's column builders), or as dicts with the images made eagerly to
     ``emit(table, partition, row_dict)``.
+
+    ``tables``: the tables wanted (None: all three). The others' rows are not built at all - a
+    one-table task (the Spark source's ``rows`` read) maps no ``events`` row - while the
+    transaction bookkeeping (its GTID, XID, commit time and the limits on what it holds) stays
+    that of the full mapping, so a table's rows are the same whichever others are wanted.
     """
 
     def __init__(self, emit: Emit | None = None, *, no_raw: bool = False,
                  max_pending_rows: int = 200_000, max_pending_bytes: int = 128 << 20,
                  emit_values: EmitValues | None = None,
-                 emit_many: EmitMany | None = None) -> None:
+                 emit_many: EmitMany | None = None,
+                 tables: Collection[str] | None = None) -> None:
         if emit_values is None:
             if emit is None:
                 raise TypeError("TableMapper needs emit or emit_values")
@@ -115,6 +121,9 @@ class TableMapper:
         self.max_pending_rows = max_pending_rows
         #: a transaction holding more (estimated bytes of its events) goes out as it is
         self.max_pending_bytes = max_pending_bytes
+        self.want_packets = tables is None or "packets" in tables
+        self.want_events = tables is None or "events" in tables
+        self.want_rows = tables is None or "rows" in tables
         self.trx: _Trx | None = None
         self._columns: dict[int, tuple[TableMap, ImageColumns]] = {}
         self.events = 0
@@ -128,8 +137,10 @@ class TableMapper:
 
     # ---- packets
     def packet(self, rec: PacketRecord) -> None:
-        part, row = packet_row(rec, self.no_raw)
         self.packets += 1
+        if not self.want_packets:
+            return
+        part, row = packet_row(rec, self.no_raw)
         self.emit("packets", part, row, EVENT_WEIGHT + rec.payload_length)
 
     # ---- events
@@ -191,7 +202,10 @@ class TableMapper:
         if is_rows and trx is None:
             # rows outside any transaction (damaged or partial input): a transaction of its own
             trx = self.trx = _Trx(pos, file, None, True)
-        self._add_event(rec, ev, inner_index, trx, is_rows, file, pos)
+        if self.want_events:
+            self._add_event(rec, ev, inner_index, trx, file, pos)
+        else:
+            self._add_rows_only(rec, ev, inner_index, trx, file, pos)
         if ends:
             ts = h.timestamp if h is not None else None
             self._finish(xid, ts)
@@ -206,7 +220,7 @@ class TableMapper:
 
     # ---- internals
     def _add_event(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None,
-                   trx: _Trx | None, is_rows: bool, file: str, pos: int | None) -> None:
+                   trx: _Trx | None, file: str, pos: int | None) -> None:
         outer = rec.event
         h = ev.header
         oh = outer.header
@@ -244,34 +258,72 @@ class TableMapper:
             trx.bytes += weight
         if isinstance(body, RowsEvent) and rows:
             assert trx is not None
-            self._add_rows(rec, ev, body, rows, row, part, trx)
+            self._add_rows(rec, ev, body, rows, part, trx, (
+                file, pos, row[Ev.log_pos], inner_index, row[Ev.event_type], table,
+                row[Ev.timestamp], row[Ev.server_id], row[Ev.capture_time]))
+
+    def _add_rows_only(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None,
+                       trx: _Trx | None, file: str, pos: int | None) -> None:
+        """:meth:`_add_event` without the ``events`` row (not wanted): the same accounting of
+        what the transaction holds (so it is flushed at the same events), and the event's row
+        changes from the same values."""
+        self.events += 1
+        body = ev.body
+        if not isinstance(body, RowsEvent):
+            if trx is not None:
+                query = bodies.query_text(ev)
+                trx.bytes += EVENT_WEIGHT + (len(query) if query is not None else 0)
+            return
+        assert trx is not None  # (a rows event always has one: _event opens it)
+        trx.bytes += EVENT_WEIGHT
+        rows = body.rows
+        if not rows:
+            return
+        h = ev.header
+        oh = rec.event.header
+        cap = rec.capture_time
+        head: tuple[Any, ...]
+        if h is not None:
+            ts = h.timestamp
+            head = (file, pos, oh.log_pos if oh else None, inner_index, _type_name(h.type_code),
+                    body.table, ts * 1_000_000, h.server_id,
+                    None if cap is None else round(cap * 1_000_000))
+        else:
+            ts = 0
+            head = (file, pos, oh.log_pos if oh else None, inner_index, ev.type_name,
+                    body.table, None, None, None if cap is None else round(cap * 1_000_000))
+        self._add_rows(rec, ev, body, rows, (partition_date(ts), body.schema or ""), trx, head)
 
     def _add_rows(self, rec: EventRecord, ev: DecodedEvent, body: RowsEvent,
-                  rows: list[dict[str, Any]], ev_row: list[Any], part: tuple[str, str],
-                  trx: _Trx) -> None:
+                  rows: list[dict[str, Any]], part: tuple[str, str], trx: _Trx,
+                  head: tuple[Any, ...]) -> None:
+        """The rows of one rows event. ``head``: the event's values a row repeats (binlog_file,
+        offset, log_pos, inner_index, event_type, table, timestamp, server_id, capture_time)."""
         op = body.kind
         cols = self._columns_for(rec.ctx, body.table_id)
-        pk_labels = cols.pk if cols else None
-        # row_index and the images are set per row (the images' JSON and pk are built from
-        # them by the writer's column builders)
-        base = rows_row(
-            schema_version=SCHEMA_VERSION, source_kind=rec.source_kind, source=rec.source,
-            session_id=rec.session_id, binlog_file=ev_row[Ev.binlog_file],
-            offset=ev_row[Ev.offset], log_pos=ev_row[Ev.log_pos],
-            inner_index=ev_row[Ev.inner_index], row_index=None,
-            event_type=ev_row[Ev.event_type], table=ev_row[Ev.table], operation=op,
-            timestamp=ev_row[Ev.timestamp], commit_timestamp=None,
-            server_id=ev_row[Ev.server_id], gtid=trx.gtid, xid=None, trx_offset=trx.offset,
-            before=None, after=None, before_json=None, after_json=None, pk_columns=pk_labels,
-            pk=None, capture_time=ev_row[Ev.capture_time],
-        )
-        pending = trx.pending
         # each row change holds its images: its share of the event's bytes, and an object
         # per value (one image, two for an UPDATE)
         size = ev.header.event_size if ev.header is not None else ev.size
         values = (len(cols.by_label) if cols is not None else 8) * (2 if op == "UPDATE" else 1)
         weight = ROW_WEIGHT + VALUE_WEIGHT * values + size // len(rows)
         trx.bytes += weight * len(rows)
+        trx.rows += len(rows)
+        self.rows += len(rows)
+        if not self.want_rows:
+            return
+        file, pos, log_pos, inner_index, event_type, table, ts, server_id, cap = head
+        # row_index and the images are set per row (the images' JSON and pk are built from
+        # them by the writer's column builders)
+        base = rows_row(
+            schema_version=SCHEMA_VERSION, source_kind=rec.source_kind, source=rec.source,
+            session_id=rec.session_id, binlog_file=file, offset=pos, log_pos=log_pos,
+            inner_index=inner_index, row_index=None, event_type=event_type, table=table,
+            operation=op, timestamp=ts, commit_timestamp=None, server_id=server_id,
+            gtid=trx.gtid, xid=None, trx_offset=trx.offset, before=None, after=None,
+            before_json=None, after_json=None, pk_columns=cols.pk if cols else None, pk=None,
+            capture_time=cap,
+        )
+        pending = trx.pending
         for i, change in enumerate(rows):
             if isinstance(change, dict):
                 before = change.get("before")
@@ -285,8 +337,6 @@ class TableMapper:
             if after is not None:
                 row[Rw.after] = (after, cols)  # and after_json, and pk
             pending.append(("rows", part, row, weight))
-        trx.rows += len(rows)
-        self.rows += len(rows)
 
     def _columns_for(self, ctx: DecodeContext, table_id: int) -> ImageColumns | None:
         """The columns of the table a rows event refers to (its TABLE_MAP in the context)."""

@@ -155,7 +155,7 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
                             builders=COLUMN_BUILDERS) if own_parts
               else BatchCollector(opts.tables))
     mapper = TableMapper(no_raw=opts.no_raw, emit_values=writer.add_values,
-                         emit_many=writer.add_many)
+                         emit_many=writer.add_many, tables=None if own_parts else opts.tables)
     counts = report.counts
     try:
         for rec in (input_records(index, source, opts, data) if records is None else records):
