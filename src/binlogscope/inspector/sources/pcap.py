@@ -3,17 +3,27 @@
 A thin adapter: :func:`~binlogscope.drivers.capture.pcap.read_capture` items become
 :class:`~binlogscope.drivers.items.SourceItem` objects (flow number, frame,
 capture time). The capture is read without trees (a million packets stay fast and small); a
-row's tree is decoded from the packet's payload when it is selected. A row whose payload was
-dropped to bound memory (``max_raw_bytes``: big captures, events over 16 MiB) is decoded on
-demand from its place in the capture: the capture is read again up to that packet.
+row's tree is decoded from the packet's payload when it is selected.
+
+A capture file's packet payloads are not kept: a row keeps its place (the frame its first byte
+arrived in, its length and sequence id, a CRC-32 of its payload) and the payload is read again
+from the file when the row is opened, exported or searched in
+(:class:`~binlogscope.drivers.capture.place.PlaceReader`: the frame's TCP direction reassembled
+from there). Payloads that are not the capture's bytes as they are - packets of the compressed
+protocol, a packet of several wire packets (16 MiB and more) - and every payload of a capture
+read from a pipe are kept (up to ``max_raw_bytes``); a payload neither kept nor found by its
+place (a lost segment inside it) is read by decoding the capture again up to that packet.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from binlogscope.drivers.capture.pcap import CaptureError, read_capture
+from binlogscope.drivers.capture.place import PlaceReader, payload_crc
 from binlogscope.drivers.items import SourceItem
 from binlogscope.inspector.sources.packets import MAX_RAW_BYTES, PacketStreamSource
 from binlogscope.session.events import PacketDecoded, Peer
@@ -32,6 +42,26 @@ class PcapSource(PacketStreamSource):
         self.ports = list(ports) if ports else None
         #: ``--max-packet-size``: a longer packet is skipped with an error row (its size)
         self.max_packet = max_packet
+        #: re-reads payloads by their place (None: a pipe, every payload is kept)
+        self.places = PlaceReader(str(path)) if PlaceReader.usable(str(path)) else None
+        self._placed = array("b")  # 1: the row's payload is read again by its place
+        self._crc = array("I")  # the CRC-32 of a placed row's payload
+
+    def _append(self, ts: float, item: SourceItem, type_name: str, kind: str, summary: str,
+                **kw: Any) -> int:
+        """A row; a packet's payload is left in the capture when it can be read from there."""
+        payload = kw.get("payload")
+        ev = item.event
+        if (payload is not None and self.places is not None and item.frame
+                and isinstance(ev, PacketDecoded) and ev.wire_length == len(payload) + 4
+                and not item.flow.compressed):
+            self._crc.append(payload_crc(payload))
+            self._placed.append(1)
+            kw["payload"] = None
+        else:
+            self._crc.append(0)
+            self._placed.append(0)
+        return super()._append(ts, item, type_name, kind, summary, **kw)
 
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
         try:
@@ -44,11 +74,17 @@ class PcapSource(PacketStreamSource):
             self.fatal = str(exc)
 
     def payload(self, index: int) -> bytes | None:
-        """The row's packet payload: the kept one, else read again from the capture (the
-        packet of the same flow, direction and stream offset)."""
+        """The row's packet payload: the kept one, else read again from the capture by its
+        place, else by decoding the capture again up to it (the packet of the same flow,
+        direction and stream offset)."""
         kept = super().payload(index)
         if kept is not None or self._ctx[index] < 0:
             return kept
+        if self.places is not None and self._placed[index]:
+            got = self.places.packet(self._frame[index], self._len[index], self._seq[index],
+                                     self._crc[index])
+            if got is not None:
+                return got
         flow = self._conn[index]
         offset = self._offset[index]
         direction = Peer.CLIENT if self._dir[index] == 1 else Peer.SERVER
@@ -72,7 +108,8 @@ def stream_item(it: SourceItem) -> SourceItem:
     if it.kind in ("note", "error"):
         return SourceItem(kind=it.kind, text=it.text, time=it.time, conn=it.flow.id,
                           frame=it.frame)
-    return SourceItem(event=it.event, time=it.time, conn=it.flow.id, frame=it.frame)
+    return SourceItem(event=it.event, time=it.time, conn=it.flow.id, frame=it.frame,
+                      flow=it.flow)
 
 
 __all__ = ["PcapSource", "stream_item"]

@@ -1,0 +1,130 @@
+"""pcap mode keeps a packet's place, not its payload: a row's bytes are read again from the
+capture file (the frame its first byte arrived in, the TCP direction reassembled from there, the
+payload's CRC-32 checked) when the row is opened, exported or decoded. Every surface must show
+what it showed when every payload was kept: the detail tree, the hex pane, the screen, the JSON
+export - over every real capture in captures/ (the compressed ones and the one with loss and
+reordering included)."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+from textual.widgets.tree import TreeNode
+
+from binlogscope.inspector.sources.pcap import PcapSource
+from binlogscope.tui.app import BinlogScopeApp
+from binlogscope.tui.screens.main import MainScreen
+from binlogscope.tui.widgets.field_tree import FieldTree
+from binlogscope.tui.widgets.hex_pane import HexPane
+from binlogscope.wire.node import Node
+from tests.tui.conftest import screen_lines, sync, wait_for
+
+pytestmark = pytest.mark.timeout(300)
+
+CAPTURES = Path(__file__).resolve().parents[2] / "captures"
+PCAPS = sorted(p for p in CAPTURES.iterdir() if p.suffix in (".pcap", ".pcapng"))
+LOSS = CAPTURES / "pcap-loss-reorder.pcap"
+COMPRESSED = CAPTURES / "pcap-compressed-zlib.pcap"
+
+
+def _sources(path: Path) -> tuple[PcapSource, PcapSource]:
+    """(the source as the TUI opens it, the same with every payload kept)."""
+    placed, kept = PcapSource(path), PcapSource(path)
+    kept.places = None
+    placed.run(lambda: False)
+    kept.run(lambda: False)
+    assert placed.fatal is None and kept.fatal is None
+    return placed, kept
+
+
+@pytest.mark.parametrize("path", PCAPS, ids=lambda p: p.name)
+def test_placed_rows_show_the_kept_bytes(path: Path) -> None:
+    src, kept = _sources(path)
+    assert len(src) == len(kept)
+    placed = [i for i in range(len(src)) if src._placed[i]]
+    assert placed, "no payload left in the capture"
+    for i in placed:
+        assert src._payload[i] is None and kept._payload[i] is not None
+        # found by its place, not by decoding the capture again
+        assert src.places is not None
+        got = src.places.packet(src._frame[i], src._len[i], src._seq[i], src._crc[i])
+        assert got == kept._payload[i], i
+    for i in range(len(src)):
+        a, b = src.detail(i), kept.detail(i)
+        assert (a.raw, a.base, a.error, a.masked) == (b.raw, b.base, b.error, b.masked), i
+        assert a.node.to_dict() == b.node.to_dict(), i
+        assert src.row_json(i) == kept.row_json(i), i
+        assert src.row_json(i, tree=True) == kept.row_json(i, tree=True), i
+
+
+def test_a_place_that_does_not_match_reads_the_capture_again() -> None:
+    src, kept = _sources(LOSS)
+    rows = [i for i in range(len(src)) if src._placed[i]]
+    for i in rows[:: max(1, len(rows) // 8)]:
+        src._crc[i] ^= 1  # the bytes at its place are not its bytes any more
+        assert src.payload(i) == kept._payload[i]
+        assert src.detail(i).node.to_dict() == kept.detail(i).node.to_dict()
+
+
+def test_a_pipe_keeps_every_payload() -> None:
+    src = PcapSource("-")
+    assert src.places is None
+
+
+def _tree_labels(tnode: TreeNode[Node]) -> list[str]:
+    out = [str(tnode.label)]
+    for c in tnode.children:
+        out += _tree_labels(c)
+    return out
+
+
+def _hex_text(pane: HexPane) -> str:
+    top = round(pane.scroll_y)
+    lines = (len(pane.data) + pane.per_line - 1) // pane.per_line
+    return "\n".join(pane.render_line(y - top).text for y in range(lines))
+
+
+def _shown(scr: MainScreen, tree: FieldTree, row: int) -> bool:
+    return (scr.detail_row == row and scr.detail is not None
+            and tree.root.data is scr.detail.node)
+
+
+async def _surfaces(src: PcapSource, rows: list[int], out: Path) -> list[object]:
+    """What the TUI shows for each row (tree, hex, screen) and its JSON-lines export."""
+    app = BinlogScopeApp(src)
+    seen: list[object] = []
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, MainScreen), 30)
+        scr = app.screen
+        assert isinstance(scr, MainScreen)
+        await wait_for(lambda: src.info().done and scr.events.row_count == len(src), 60)
+        tree, pane = scr.query_one(FieldTree), scr.query_one(HexPane)
+        for row in rows:
+            scr.events.cursor = scr.view.view_index(row) or 0
+            await wait_for(partial(_shown, scr, tree, row), 30)
+            await pilot.pause()
+            seen.append((row, _tree_labels(tree.root), _hex_text(pane), screen_lines(app)))
+        everything = [scr.view.row_index(i) for i in range(len(scr.view))]
+        scr._export(str(out), everything, True)
+        await wait_for(lambda: out.exists()
+                       and len(out.read_text().splitlines()) == len(everything), 60)
+        await app.workers.wait_for_complete()
+        await pilot.press("q")
+    seen.append(out.read_text())
+    return seen
+
+
+@pytest.mark.parametrize("path", [LOSS, COMPRESSED], ids=lambda p: p.name)
+@sync
+async def test_the_tui_shows_placed_rows_as_kept_ones(path: Path, tmp_path: Path) -> None:
+    src, _ = _sources(path)
+    placed = [i for i in range(len(src)) if src._placed[i]]
+    rows = sorted({placed[0], placed[len(placed) // 2], placed[-1]})
+    fresh, kept = PcapSource(path), PcapSource(path)
+    kept.places = None
+    a = await _surfaces(fresh, rows, tmp_path / "placed.jsonl")
+    b = await _surfaces(kept, rows, tmp_path / "kept.jsonl")
+    assert a == b
+    assert all(fresh._payload[i] is None for i in rows)
