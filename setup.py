@@ -18,7 +18,8 @@ setup(
     ext_modules=[
         Extension("binlogscope._native._kernel",
                   ["src/binlogscope/_native/_kernel.c", "src/binlogscope/_native/_values.c",
-                   "src/binlogscope/_native/_rowjson.c", "src/binlogscope/_native/_arrow.c"],
+                   "src/binlogscope/_native/_rowjson.c", "src/binlogscope/_native/_arrow.c",
+                   "src/binlogscope/_native/_line.c"],
                   depends=["src/binlogscope/_native/_kernel.h"],
                   optional=True, extra_compile_args=["-O2"]),
     ],

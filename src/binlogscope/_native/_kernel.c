@@ -16,6 +16,8 @@
  * count_rows(...): the same walk without building the values (the rows are then read on
  * demand); it raises where decode_rows raises.
  * rows_json(...): the rows' JSON text as the serializer writes it (_rowjson.c), or None.
+ * EventLines(template, end, names, bodies): an event's file --json line from declared layouts,
+ * or a decline (_line.c).
  * Any read past the end raises ValueError (the caller then runs the per-field Python path,
  * which names the exact offset).
  */
@@ -485,7 +487,7 @@ static struct PyModuleDef kernel_module = {
 PyMODINIT_FUNC
 PyInit__kernel(void)
 {
-    if (PyType_Ready(&ImageReaderType) < 0)
+    if (PyType_Ready(&ImageReaderType) < 0 || kernel_line_ready() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&kernel_module);
     if (m == NULL)
@@ -497,8 +499,11 @@ PyInit__kernel(void)
     Py_INCREF(&ImageReaderType);
     if (PyModule_AddObject(m, "ImageReader", (PyObject *)&ImageReaderType) < 0)
         return NULL;
+    Py_INCREF(&EventLinesType);
+    if (PyModule_AddObject(m, "EventLines", (PyObject *)&EventLinesType) < 0)
+        return NULL;
     /* binlogscope._native.PLAN_VERSION: the plan kinds and functions of this file */
-    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 3) < 0)
+    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 4) < 0)
         return NULL;
     return m;
 }

@@ -189,4 +189,53 @@ kernel_scalar(const Col *c, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp
 }
 #undef SCALAR_NEED
 
+/* ------------------------------------------------- the growing byte buffer of the JSON writers */
+/* (_rowjson.c's rows text and _line.c's event lines write into it) */
+typedef struct {
+    char *buf;
+    Py_ssize_t len, cap;
+} JsonOut;
+
+static inline int
+grow(JsonOut *o, Py_ssize_t more)
+{
+    if (o->len + more <= o->cap)
+        return 0;
+    Py_ssize_t cap = o->cap ? o->cap : 256;
+    while (cap < o->len + more)
+        cap *= 2;
+    char *nb = PyMem_Realloc(o->buf, (size_t)cap);
+    if (nb == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->buf = nb;
+    o->cap = cap;
+    return 0;
+}
+
+static inline int
+put(JsonOut *o, const char *s, Py_ssize_t n)
+{
+    if (grow(o, n) < 0)
+        return -1;
+    memcpy(o->buf + o->len, s, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+#define PUT_LIT(o, lit) put((o), (lit), (Py_ssize_t)(sizeof(lit) - 1))
+
+/* JSON values as orjson writes them (_rowjson.c): text (valid UTF-8) with orjson's escapes,
+ * integers, floats; 1 when s[0:n] is UTF-8 as Python's strict decoder takes it */
+int kernel_valid_utf8(const unsigned char *s, Py_ssize_t n);
+int kernel_put_str(JsonOut *o, const char *s, Py_ssize_t n);
+int kernel_put_ll(JsonOut *o, long long v);
+int kernel_put_ull(JsonOut *o, unsigned long long v);
+int kernel_put_double(JsonOut *o, double d);
+/* the event lines' writer (_line.c) */
+extern PyTypeObject EventLinesType;
+/* the CRC32 tables and the type made ready (module init); -1 on error */
+int kernel_line_ready(void);
+
 #endif

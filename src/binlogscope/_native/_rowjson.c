@@ -26,40 +26,6 @@
 
 #define DECLINE 1
 
-typedef struct {
-    char *buf;
-    Py_ssize_t len, cap;
-} Out;
-
-static int
-grow(Out *o, Py_ssize_t more)
-{
-    if (o->len + more <= o->cap)
-        return 0;
-    Py_ssize_t cap = o->cap ? o->cap : 256;
-    while (cap < o->len + more)
-        cap *= 2;
-    char *nb = PyMem_Realloc(o->buf, (size_t)cap);
-    if (nb == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    o->buf = nb;
-    o->cap = cap;
-    return 0;
-}
-
-static inline int
-put(Out *o, const char *s, Py_ssize_t n)
-{
-    if (grow(o, n) < 0)
-        return -1;
-    memcpy(o->buf + o->len, s, (size_t)n);
-    o->len += n;
-    return 0;
-}
-
-#define PUT_LIT(o, lit) put((o), (lit), (Py_ssize_t)(sizeof(lit) - 1))
 
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
@@ -82,8 +48,8 @@ needs_escape8(uint64_t x)
 
 /* 1: s[0:n] is UTF-8 as Python's strict decoder takes it (no overlong forms, no surrogates,
  * nothing beyond U+10FFFF) */
-static int
-valid_utf8(const unsigned char *s, Py_ssize_t n)
+int
+kernel_valid_utf8(const unsigned char *s, Py_ssize_t n)
 {
     Py_ssize_t i = 0;
     while (i < n) {
@@ -126,8 +92,8 @@ valid_utf8(const unsigned char *s, Py_ssize_t n)
 
 /* valid UTF-8 as a JSON string with orjson's escapes (", \, and \b \t \n \f \r or \u00xx below
  * 0x20; nothing else) */
-static int
-put_str(Out *o, const char *s, Py_ssize_t n)
+int
+kernel_put_str(JsonOut *o, const char *s, Py_ssize_t n)
 {
     static const char hex[] = "0123456789abcdef";
     if (grow(o, n + 2) < 0)
@@ -170,7 +136,7 @@ put_str(Out *o, const char *s, Py_ssize_t n)
 }
 
 static int
-put_hex(Out *o, const unsigned char *s, Py_ssize_t n, Py_ssize_t zeros)
+put_hex(JsonOut *o, const unsigned char *s, Py_ssize_t n, Py_ssize_t zeros)
 {
     static const char hex[] = "0123456789abcdef";
     if (grow(o, 2 * (n + zeros) + 2) < 0)
@@ -188,8 +154,8 @@ put_hex(Out *o, const unsigned char *s, Py_ssize_t n, Py_ssize_t zeros)
     return 0;
 }
 
-static int
-put_ll(Out *o, long long v)
+int
+kernel_put_ll(JsonOut *o, long long v)
 {
     char tmp[24];
     int k = 0;
@@ -202,8 +168,8 @@ put_ll(Out *o, long long v)
     return put(o, tmp, k);
 }
 
-static int
-put_ull(Out *o, unsigned long long v)
+int
+kernel_put_ull(JsonOut *o, unsigned long long v)
 {
     char tmp[24];
     return put(o, tmp, put_uint(tmp, v, 1));
@@ -212,8 +178,8 @@ put_ull(Out *o, unsigned long long v)
 /* a float as orjson writes it: null when not finite, else the shortest digits (repr's) laid
  * out as orjson lays them - repr's text, except an exponent of -5 written in full
  * (0.000015) and a negative exponent without its leading zero (1.5e-7) */
-static int
-put_double(Out *o, double d)
+int
+kernel_put_double(JsonOut *o, double d)
 {
     if (!isfinite(d))
         return PUT_LIT(o, "null");
@@ -250,7 +216,7 @@ put_double(Out *o, double d)
 
 /* a Python value as orjson writes it; DECLINE for a type this writer leaves to Python */
 static int
-put_object(Out *o, PyObject *v)
+put_object(JsonOut *o, PyObject *v)
 {
     if (v == Py_None)
         return PUT_LIT(o, "null");
@@ -261,7 +227,7 @@ put_object(Out *o, PyObject *v)
             PyErr_Clear();
             return DECLINE;
         }
-        return put_str(o, s, n);
+        return kernel_put_str(o, s, n);
     }
     if (PyLong_CheckExact(v)) {
         int overflow;
@@ -269,18 +235,18 @@ put_object(Out *o, PyObject *v)
         if (overflow == 0) {
             if (x == -1 && PyErr_Occurred())
                 return -1;
-            return put_ll(o, x);
+            return kernel_put_ll(o, x);
         }
         if (overflow > 0) {
             unsigned long long u = PyLong_AsUnsignedLongLong(v);
             if (!(u == (unsigned long long)-1 && PyErr_Occurred()))
-                return put_ull(o, u);
+                return kernel_put_ull(o, u);
             PyErr_Clear();
         }
         return DECLINE;  /* beyond 64 bits: the serializer's fallback writes it */
     }
     if (PyFloat_CheckExact(v))
-        return put_double(o, PyFloat_AS_DOUBLE(v));
+        return kernel_put_double(o, PyFloat_AS_DOUBLE(v));
     if (PyBytes_CheckExact(v))
         return put_hex(o, (const unsigned char *)PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v), 0);
     return DECLINE;
@@ -290,7 +256,7 @@ put_object(Out *o, PyObject *v)
  * read by the kernel's one scalar reader (kernel_scalar) and written from the C value; the
  * others are the reader's Python value, written as orjson writes it */
 static int
-put_value(Out *o, const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n,
+put_value(JsonOut *o, const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n,
           Py_ssize_t *pp)
 {
     Py_ssize_t p = *pp;
@@ -299,16 +265,16 @@ put_value(Out *o, const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize
     case -1:
         return -1;
     case S_INT:
-        return put_ll(o, v.i);
+        return kernel_put_ll(o, v.i);
     case S_UINT:
-        return put_ull(o, v.u);
+        return kernel_put_ull(o, v.u);
     case S_DOUBLE:
-        return put_double(o, v.d);
+        return kernel_put_double(o, v.d);
     case S_BYTES:
         return put_hex(o, v.s, v.len, v.pad);
     case S_TEXT:
         if (c->utf8)
-            return valid_utf8(v.s, v.len) ? put_str(o, (const char *)v.s, v.len) : DECLINE;
+            return kernel_valid_utf8(v.s, v.len) ? kernel_put_str(o, (const char *)v.s, v.len) : DECLINE;
         *pp = p;  /* another codec: the reader's str */
         break;
     default:
@@ -334,8 +300,8 @@ json_keys(ImageReader *r)
     for (Py_ssize_t i = 0; i < r->n; i++) {
         Py_ssize_t len;
         const char *s = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(r->labels, i), &len);
-        Out o = {NULL, 0, 0};
-        int rc = s == NULL ? DECLINE : put_str(&o, s, len);
+        JsonOut o = {NULL, 0, 0};
+        int rc = s == NULL ? DECLINE : kernel_put_str(&o, s, len);
         if (s == NULL)
             PyErr_Clear();
         if (rc == 0)
@@ -358,7 +324,7 @@ json_keys(ImageReader *r)
 
 /* one image at *pp as a JSON object; 0, DECLINE or -1 */
 static int
-put_image(Out *o, ImageReader *r, PyObject *bobj, const unsigned char *b, Py_ssize_t n,
+put_image(JsonOut *o, ImageReader *r, PyObject *bobj, const unsigned char *b, Py_ssize_t n,
           Py_ssize_t *pp)
 {
     Py_ssize_t p = *pp, ncols = r->n, nb = (ncols + 7) / 8;
@@ -387,7 +353,7 @@ put_image(Out *o, ImageReader *r, PyObject *bobj, const unsigned char *b, Py_ssi
 }
 
 static int
-put_rows(Out *o, PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind, ImageReader *rb,
+put_rows(JsonOut *o, PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind, ImageReader *rb,
          ImageReader *ra)
 {
     const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
@@ -440,7 +406,7 @@ kernel_rows_json(PyObject *module, PyObject *args)
     if (kernel_rows_args(args, "O!iO!O|nn:rows_json", &bobj, &kind, &rb, &ra, &start,
                          &end) < 0)
         return NULL;
-    Out o = {NULL, 0, 0};
+    JsonOut o = {NULL, 0, 0};
     if (grow(&o, 64 + 2 * (end - start)) < 0)
         return NULL;
     int rc = put_rows(&o, bobj, start, end, kind, (ImageReader *)rb, (ImageReader *)ra);

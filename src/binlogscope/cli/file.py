@@ -52,10 +52,12 @@ from binlogscope.pipeline.select import (
 )
 from binlogscope.render.escape import EscapingText
 from binlogscope.render.json_out import LineWriter, dumps_line
+from binlogscope.render.line_layout import event_lines
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.sql_rows import row_lines
 from binlogscope.render.text import event_line, render_node
 from binlogscope.wire.binlog import bodies
+from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.table_map import TableMapEvent
 
@@ -274,7 +276,10 @@ def _one_file(path: str, args: argparse.Namespace, pattern: re.Pattern[str] | No
             events = only_database(events, args.database)
         if pattern is not None:
             events = _filter_table(events, pattern)
-        if args.json:
+        if args.json and _plain_read(args, pattern, times) and _json_by_kernel(
+                path, info, lines, errors):
+            pass
+        elif args.json:
             _write_json(events, path, lines, errors)
         elif args.tree:
             for ev in events:
@@ -319,6 +324,39 @@ def _file_job(args: argparse.Namespace, pattern: re.Pattern[str] | None, times: 
         status = _one_file(path, args, pattern, times, out, lines, err)
         lines.flush()
     return status, err.getvalue()
+
+
+def _plain_read(args: argparse.Namespace, pattern: re.Pattern[str] | None, times: Times
+                ) -> bool:
+    """Every event of the file, none left out: no position, time, GTID, database or table
+    selection."""
+    return (args.start_position is None and args.stop_position is None
+            and times == (None, None) and getattr(args, "start_gtids", None) is None
+            and getattr(args, "stop_gtids", None) is None
+            and getattr(args, "mysql_gtids", None) is None and args.database is None
+            and pattern is None)
+
+
+def _json_by_kernel(path: str, info: FileEvents, lines: LineWriter, errors: list[str]
+                    ) -> bool:
+    """``file --json`` of a whole file with the native kernel writing the lines of the
+    events it knows (:mod:`binlogscope.render.line_layout`); the others as
+    :func:`_write_json` writes them, into the same buffer, in order. False: no kernel (nothing
+    was read)."""
+    name = None if path == STDIN_PATH else CoordTracker.file_name(path)
+    line = event_lines(path, name)
+    if line is None:
+        return False
+    line.sink = lines.add
+    add = line.add
+    try:
+        for ev in read_binlog_file(path, record=False, info=info, line=line):
+            if ev.error:
+                errors.append(ev.error)
+            add(dumps_line(binlog_event_json(ev, path)))
+    finally:
+        line.flush()
+    return True
 
 
 def _write_json(events: Iterable[DecodedEvent], path: str, lines: LineWriter,

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.coords import CoordTracker
@@ -22,9 +22,14 @@ from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN
 from binlogscope.wire.binlog.rows import NO_TABLE_MAP, unknown_context
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
+from binlogscope.wire.binlog.types import ChecksumAlg
 from binlogscope.wire.node import Node
 
+if TYPE_CHECKING:
+    from binlogscope._native._kernel import EventLines
+
 CHUNK = 1 << 20
+_CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
 #: the path that means standard input
 STDIN_PATH = "-"
 
@@ -84,6 +89,7 @@ def read_binlog_file(
     stop_position: int | None = None,
     info: FileEvents | None = None,
     data: bytes | None = None,
+    line: EventLines | None = None,
 ) -> Iterator[DecodedEvent]:
     """Yield every event of a binlog file; damage becomes events with ``error`` set.
 
@@ -93,6 +99,13 @@ def read_binlog_file(
     Every event carries its coordinates (:class:`CoordTracker`: the file's name, its offset,
     its transaction's GTID - known from ``start_position`` on only when it is a transaction
     boundary). ``data``: the file's bytes (``path`` then only names them).
+
+    ``line``: the native kernel's writer of the events' ``file --json`` lines
+    (``render/line_layout.py``; without a tree, positions or ``ctx``): the events it writes
+    are not yielded - their coordinates are moved on here, and it is given the open
+    transaction's GTID and whether CRC32 is in force after every event - and what it has
+    written goes to its sink after every chunk; the events it declines are yielded as always
+    (the caller writes their lines into it with ``line.add``, in order).
     """
     p = Path(path)
     ctx = ctx if ctx is not None else DecodeContext()
@@ -149,16 +162,18 @@ def read_binlog_file(
                     info.fatal = f"cannot read {p}: {exc}"
                 chunk = b""
             dec.receive_data(chunk)
+            if line is not None:
+                yield from _with_lines(dec, line, tracker)
+                line.flush()
+                if not chunk:
+                    break
+                continue
             for ev in dec.events():
                 if stop_position is not None and ev.offset >= stop_position:
                     return
                 track(ev)
-                error = ev.error
-                if error is not None and NO_TABLE_MAP in error and not tracker.in_transaction:
-                    # the transaction began before what is read (a relay log cut
-                    # mid-transaction, --start-position inside one): its TABLE_MAP is context
-                    # this read never had
-                    ev.error = unknown_context(error)
+                if ev.error is not None:
+                    _context_error(ev, tracker)
                 yield ev
             if not chunk:
                 break
@@ -166,6 +181,36 @@ def read_binlog_file(
             info.magic_node = dec.magic_node
             if dec.fatal:
                 info.fatal = dec.fatal
+
+
+def _context_error(ev: DecodedEvent, tracker: CoordTracker) -> None:
+    """A rows event without its TABLE_MAP outside a transaction this read saw begin: the
+    transaction began before what is read (a relay log cut mid-transaction, --start-position
+    inside one), its TABLE_MAP is context this read never had: said so."""
+    error = ev.error
+    if error is not None and NO_TABLE_MAP in error and not tracker.in_transaction:
+        ev.error = unknown_context(error)
+
+
+def _with_lines(dec: BinlogStreamDecoder, line: EventLines, tracker: CoordTracker
+                ) -> Iterator[DecodedEvent]:
+    """The events of what ``dec`` holds, ``line`` offered each first (see
+    :func:`read_binlog_file`): the declined ones, stamped."""
+    ctx = dec.ctx
+    moved = tracker.moved
+    track = tracker.stamp
+    for ev in dec.events(line):
+        if isinstance(ev, tuple):  # written by the kernel: its coordinates move on
+            moved(ev[0], ev[2], ev[3], ev[4])
+            line.gtid = tracker.open_gtid
+            continue
+        track(ev)
+        if ev.error is not None:
+            _context_error(ev, tracker)
+        line.gtid = tracker.open_gtid
+        line.crc = (ctx.checksum_alg == _CRC32 and ctx.verify_checksums
+                    and not ctx.type_map)
+        yield ev
 
 
 def looks_like_binlog(path: str | Path) -> bool:

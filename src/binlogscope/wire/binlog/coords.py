@@ -81,8 +81,8 @@ def statement_kind(query: Any) -> str:
 class CoordTracker:
     """Stamps ``binlog_file``, ``file_pos`` and ``trx_gtid`` on events fed in source order."""
 
-    __slots__ = ("_end", "_fde_seen", "_gtid", "_in_trx", "_open", "disorder", "file",
-                 "in_file")
+    __slots__ = ("_end", "_fde_seen", "_in_trx", "_open", "disorder", "file", "in_file",
+                 "open_gtid")
 
     def __init__(self, file: str | None = None, *, in_file: bool = False) -> None:
         #: the binlog file events are in now (None: not known)
@@ -90,7 +90,8 @@ class CoordTracker:
         #: True: reading a file (offsets are file offsets, ROTATE does not change the file)
         self.in_file = in_file
         self._fde_seen = False  # a FORMAT_DESCRIPTION with a real log_pos in the current file
-        self._gtid: str | None = None  # the open transaction's GTID
+        #: the open transaction's GTID (None: none, or not known)
+        self.open_gtid: str | None = None
         self._open = False  # the transaction is a group (BEGIN, or a MariaDB group GTID)
         self._in_trx = False
         #: where the last event with an offset ended in the current file (None: not known)
@@ -104,13 +105,16 @@ class CoordTracker:
         """The current transaction began in this stream (its GTID or BEGIN was seen)."""
         return self._in_trx
 
+    @staticmethod
+    def file_name(name: str) -> str:
+        """The binlog file's name of a path (``.gz`` dropped): its events' ``binlog_file``."""
+        base = name.replace("\\", "/").rsplit("/", 1)[-1]
+        return base[:-3] if base.endswith(".gz") else base
+
     @classmethod
     def for_file(cls, name: str) -> CoordTracker:
         """Events read from the binlog file ``name`` (a path or a name; ``.gz`` dropped)."""
-        base = name.replace("\\", "/").rsplit("/", 1)[-1]
-        if base.endswith(".gz"):
-            base = base[:-3]
-        return cls(base, in_file=True)
+        return cls(cls.file_name(name), in_file=True)
 
     @classmethod
     def for_stream(cls, file: str | None = None) -> CoordTracker:
@@ -175,7 +179,7 @@ class CoordTracker:
         self._end = None
 
     def _end_trx(self) -> None:
-        self._gtid = None
+        self.open_gtid = None
         self._open = self._in_trx = False
 
     def _transaction(self, ev: DecodedEvent, code: int) -> None:
@@ -187,31 +191,46 @@ class CoordTracker:
             else:
                 g = body.gtid if isinstance(body, GtidEvent) else None
                 flags2 = None
-            self._gtid = g if g is not None and g != "ANONYMOUS" else None
+            ev.trx_gtid = self.moved(code, g, flags2, None)
+            return
+        trx = self.moved(code, None, None,
+                         bodies.statement(ev) if code in _QUERIES else None)
+        if trx is not None:
+            ev.trx_gtid = trx
+
+    def moved(self, code: int, gtid: str | None, flags2: int | None, query: Any
+              ) -> str | None:
+        """Move the transaction state on by an event of type ``code`` (a GTID event: its
+        ``gtid`` and MariaDB ``flags2``; a QUERY: its statement ``query``) and return the
+        GTID of the transaction the event belongs to (None: none). The one definition for
+        :meth:`stamp` and for the lines the native kernel writes (``drivers/binlog_file.py``),
+        which hand over these values instead of a decoded event."""
+        if code in _GTIDS:
+            self.open_gtid = gtid if gtid is not None and gtid != "ANONYMOUS" else None
             self._in_trx = True
             self._open = (code == _MARIADB_GTID and flags2 is not None
                           and not flags2 & _FL_STANDALONE)
-            ev.trx_gtid = self._gtid
-            return
+            return self.open_gtid
         if code == _FDE:
             self._end_trx()
-            return
+            return None
         if not self._in_trx:
-            if code in _QUERIES and statement_kind(bodies.statement(ev)) == "BEGIN":
+            if code in _QUERIES and statement_kind(query) == "BEGIN":
                 self._in_trx = self._open = True  # a transaction without a GTID
-            return
-        ev.trx_gtid = self._gtid
+            return None
+        trx = self.open_gtid
         if code in _ENDS:  # (_end_trx, inline: an XID ends a transaction per event group)
-            self._gtid = None
+            self.open_gtid = None
             self._open = self._in_trx = False
         elif code in _QUERIES:
-            kind = statement_kind(bodies.statement(ev))
+            kind = statement_kind(query)
             if kind == "BEGIN":
                 self._open = True
             elif kind == "END" or not self._open:
                 self._end_trx()
         elif code in _INSIDE:
             self._open = True
+        return trx
 
 
 __all__ = ["ARTIFICIAL", "CoordTracker", "statement_kind"]

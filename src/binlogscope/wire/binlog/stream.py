@@ -17,7 +17,8 @@ with what could be decoded.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, overload
 
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.decode import DecodedEvent, decode_event, decode_plain
@@ -42,6 +43,10 @@ _CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
 _FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION_EVENT)
 _SIZE = struct.Struct("<I")
+#: what a line writer the hot loop may hand an event to returns: the event's type code,
+#: log_pos, GTID, flags2 and statement (see :meth:`BinlogStreamDecoder.events`), or None
+LineTaken = tuple[int, int, "str | None", "int | None", "str | None"]
+LineWriterFn = Callable[[bytes, int, int], "LineTaken | None"]
 
 
 class BinlogStreamDecoder:
@@ -143,7 +148,20 @@ class BinlogStreamDecoder:
             avail = len(self._buf)
         return avail
 
-    def events(self) -> Iterator[DecodedEvent]:
+    @overload
+    def events(self) -> Iterator[DecodedEvent]: ...
+
+    @overload
+    def events(self, line: LineWriterFn) -> Iterator[DecodedEvent | LineTaken]: ...
+
+    def events(self, line: LineWriterFn | None = None) -> Iterator[Any]:
+        """The complete events (stops when more bytes are needed).
+
+        ``line``: a writer of the events' output lines (the native kernel's ``EventLines``,
+        ``render/line_layout.py``) offered every event of the hot loop first, as
+        ``line(buffer, position, base)``: what it takes (an event whose checksum it verified,
+        whose body it read without error) is consumed and its tuple yielded instead of a
+        :class:`DecodedEvent`; what it declines (None) is decoded here as always."""
         ctx = self.ctx
         record = self.record
         size_at = _SIZE.unpack_from
@@ -177,6 +195,15 @@ class BinlogStreamDecoder:
                     size = size_at(buf, pos + 9)[0]
                     if size > n - pos or size < HEADER_LEN + 4:
                         break
+                    if line is not None:
+                        took = line(buf, pos, base)
+                        if took is not None:  # (a verified CRC32: trusted)
+                            pos += size
+                            self._pos = pos
+                            if took[1]:
+                                self._lp = took[1]
+                            yield took
+                            continue
                     ev = (decode_event(buf, ctx, start=pos, base=base, record=True) if record
                           else decode_plain(buf, ctx, pos, base, reader))
                     lp = size_at(buf, pos + 13)[0]

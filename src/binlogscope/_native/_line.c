@@ -1,0 +1,400 @@
+/*
+ * binlogscope._native._kernel.EventLines: an event's `file --json` line, written from the
+ * layouts Python declares, or a decline.
+ *
+ * Declared in Python (render/line_layout.py), interpreted here:
+ *   - the line's template: the keys of render/shapes.py's binlog_event_json in their order,
+ *     as (text before the value, value slot) pairs and the closing text; the text holds the
+ *     values that are the same for the whole file (``file``, ``binlog_file``), written once by
+ *     the serializer;
+ *   - the event type names (the JSON text of each type code's name, None: decline);
+ *   - the body layout of each type code (BODY_* below, line_layout.BODY_LAYOUTS): which fixed
+ *     part this file reads, the same fields and conditions as the Python decoder's common
+ *     case (wire/binlog/control_events.py decode_xid, wire/binlog/gtid_events.py
+ *     decode_mariadb_gtid); 0: decline.
+ * The 19-byte header is read by the layout of wire/binlog/header.py (HEADER: <IBIIIH), the
+ * checksum as wire/binlog/decode.py checks it (CRC32 of the whole event = the CRC residue).
+ *
+ * lines(buf, pos, base) reads the event at buf[pos] and, when it knows everything of it,
+ * appends its line to its buffer and returns (type code, log_pos, gtid, flags2, query) - what
+ * the caller's coordinates need - else None and writes nothing: anything else (a type without
+ * a layout, a bad or absent CRC, a body the layout does not cover, ...) is the Python path's
+ * (decode_event -> shapes -> the serializer), which stays the definition. The loop over the
+ * events and the coordinates stay in Python (drivers/binlog_file.py): the caller sets ``gtid``
+ * (the open transaction's GTID, the line's ``gtid`` for events that are not a GTID) and
+ * ``crc`` (CRC32 in force and verified) as its context moves. ``add(line)`` appends a line the
+ * Python path wrote, ``take()`` hands the buffered lines over, ``flush()`` gives them to
+ * ``sink`` (the output's writer).
+ */
+#include "_kernel.h"
+#include <structmember.h>
+
+/* value slots of the template (render/line_layout.py SLOTS, same numbers) */
+enum {
+    V_OFFSET = 1, V_LOG_POS, V_GTID, V_EVENT_TYPE, V_TYPE_CODE, V_TIMESTAMP, V_SERVER_ID,
+    V_EVENT_SIZE, V_FLAGS, V_CHECKSUM_OK, V_SCHEMA, V_TABLE, V_ROWS, V_QUERY, V_ERROR,
+    V_LAST = V_ERROR,
+};
+/* body layouts (render/line_layout.py BODY_*, same numbers) */
+enum { BODY_NONE = 0, BODY_XID = 1, BODY_MARIADB_GTID = 2, BODY_LAST = BODY_MARIADB_GTID };
+
+#define HEADER_LEN 19
+#define MAX_SLOTS 32
+/* the CRC32 of any bytes followed by their own CRC32 (little-endian) */
+#define CRC32_RESIDUE 0x2144DF1Cu
+/* MariaDB GTID flags2 (wire/binlog/gtid_events.py) */
+#define FL_GROUP_COMMIT_ID 0x02
+#define FL_PREPARED_XA 0x40
+#define FL_COMPLETED_XA 0x80
+
+typedef struct {
+    PyObject_HEAD
+    JsonOut o;
+    Py_ssize_t nslots;
+    int slot[MAX_SLOTS];
+    PyObject *lits;   /* tuple of nslots + 1 bytes: the text before each value, then the end */
+    PyObject *names;  /* tuple of 256: the type name's JSON text (bytes) or None */
+    unsigned char body[256];
+    PyObject *gtid;   /* str or None: the open transaction's GTID */
+    int crc;          /* 1: CRC32 in force and verified; 0: every event declines */
+    PyObject *sink;   /* callable(bytes): where flush() hands the lines over, or NULL */
+} EventLines;
+
+/* ------------------------------------------------------------------ CRC32 (slice by 8) */
+static uint32_t crc_table[8][256];
+
+static void
+crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (int s = 1; s < 8; s++)
+        for (int i = 0; i < 256; i++)
+            crc_table[s][i] = (crc_table[s - 1][i] >> 8) ^ crc_table[0][crc_table[s - 1][i] & 0xff];
+}
+
+static uint32_t
+crc32_of(const unsigned char *p, Py_ssize_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint32_t lo = (uint32_t)le_uint(p, 4) ^ c, hi = (uint32_t)le_uint(p + 4, 4);
+        c = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
+            crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
+            crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+            crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n-- > 0)
+        c = crc_table[0][(c ^ *p++) & 0xff] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+/* ------------------------------------------------------------------ the type */
+static int
+lines_init(EventLines *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *template, *end, *names;
+    Py_buffer bodies;
+    static char *kwlist[] = {"template", "end", "names", "bodies", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!y*:EventLines", kwlist, &PyTuple_Type,
+                                     &template, &PyBytes_Type, &end, &PyTuple_Type, &names,
+                                     &bodies))
+        return -1;
+    int rc = -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(template);
+    if (n > MAX_SLOTS || PyTuple_GET_SIZE(names) != 256 || bodies.len != 256) {
+        PyErr_SetString(PyExc_ValueError, "EventLines: at most 32 slots, 256 names and bodies");
+        goto done;
+    }
+    PyObject *lits = PyTuple_New(n + 1);
+    if (lits == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(template, i);
+        PyObject *lit;
+        int slot;
+        if (!PyArg_ParseTuple(pair, "O!i", &PyBytes_Type, &lit, &slot) || slot < 1 ||
+            slot > V_LAST) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "EventLines: no value slot %d", slot);
+            Py_DECREF(lits);
+            goto done;
+        }
+        Py_INCREF(lit);
+        PyTuple_SET_ITEM(lits, i, lit);
+        self->slot[i] = slot;
+    }
+    Py_INCREF(end);
+    PyTuple_SET_ITEM(lits, n, end);
+    for (int i = 0; i < 256; i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i);
+        unsigned char layout = ((const unsigned char *)bodies.buf)[i];
+        if ((name != Py_None && !PyBytes_Check(name)) || layout > BODY_LAST) {
+            PyErr_SetString(PyExc_ValueError, "EventLines: a name is bytes or None, a body "
+                            "layout one this kernel knows");
+            Py_DECREF(lits);
+            goto done;
+        }
+        self->body[i] = layout;
+    }
+    Py_XSETREF(self->lits, lits);
+    Py_INCREF(names);
+    Py_XSETREF(self->names, names);
+    self->nslots = n;
+    if (self->gtid == NULL) {
+        Py_INCREF(Py_None);
+        self->gtid = Py_None;
+    }
+    rc = 0;
+done:
+    PyBuffer_Release(&bodies);
+    return rc;
+}
+
+static void
+lines_dealloc(EventLines *self)
+{
+    PyMem_Free(self->o.buf);
+    Py_XDECREF(self->lits);
+    Py_XDECREF(self->names);
+    Py_XDECREF(self->gtid);
+    Py_XDECREF(self->sink);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* text of a str as a JSON string; 1: decline (not valid Unicode) */
+static int
+put_text(JsonOut *o, PyObject *s)
+{
+    Py_ssize_t len;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &len);
+    if (u == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
+    return kernel_put_str(o, u, len);
+}
+
+static PyObject *
+lines_call(EventLines *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *bobj;
+    Py_ssize_t pos, base;
+    (void)kwds;
+    if (!PyArg_ParseTuple(args, "O!nn:EventLines", &PyBytes_Type, &bobj, &pos, &base))
+        return NULL;
+    if (!self->crc || self->lits == NULL)
+        Py_RETURN_NONE;
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
+    Py_ssize_t n = PyBytes_GET_SIZE(bobj);
+    if (pos < 0 || pos > n - HEADER_LEN)
+        Py_RETURN_NONE;
+    /* the header (wire/binlog/header.py HEADER: timestamp, type, server id, size, log_pos,
+     * flags) */
+    const unsigned char *h = b + pos;
+    unsigned long long timestamp = le_uint(h, 4), server_id = le_uint(h + 5, 4);
+    unsigned long long log_pos = le_uint(h + 13, 4), flags = le_uint(h + 17, 2);
+    Py_ssize_t size = (Py_ssize_t)le_uint(h + 9, 4);
+    int code = h[4];
+    int layout = self->body[code];
+    PyObject *name = PyTuple_GET_ITEM(self->names, code);
+    if (layout == BODY_NONE || name == Py_None || size < HEADER_LEN + 4 || size > n - pos)
+        Py_RETURN_NONE;
+    if (crc32_of(h, size) != CRC32_RESIDUE)
+        Py_RETURN_NONE;  /* a mismatch is an error: the Python path words it */
+    const unsigned char *body = h + HEADER_LEN;
+    Py_ssize_t blen = size - HEADER_LEN - 4;
+
+    /* the body by its layout: the common case of the Python decoder, else decline */
+    PyObject *gtid = NULL;  /* the event's own GTID (a GTID event) */
+    long flags2 = -1;
+    switch (layout) {
+    case BODY_XID:  /* decode_xid: an 8-byte xid (more bytes: unparsed, no error) */
+        if (blen < 8)
+            Py_RETURN_NONE;
+        break;
+    case BODY_MARIADB_GTID: {  /* decode_mariadb_gtid: seq, domain, flags2 [, commit id],
+                                * then zero padding */
+        if (blen < 13)
+            Py_RETURN_NONE;
+        flags2 = body[12];
+        Py_ssize_t q = 13;
+        if (flags2 & (FL_PREPARED_XA | FL_COMPLETED_XA))
+            Py_RETURN_NONE;
+        if (flags2 & FL_GROUP_COMMIT_ID) {
+            if (blen < 21)
+                Py_RETURN_NONE;
+            q = 21;
+        }
+        for (; q < blen; q++)
+            if (body[q])
+                Py_RETURN_NONE;  /* flags_extra and what follows: the Python path */
+        char text[64];
+        int k = snprintf(text, sizeof text, "%llu-%llu-%llu", le_uint(body + 8, 4), server_id,
+                         le_uint(body, 8));
+        gtid = PyUnicode_FromStringAndSize(text, k);
+        if (gtid == NULL)
+            return NULL;
+        break;
+    }
+    default:
+        Py_RETURN_NONE;
+    }
+
+    /* the line, by the template */
+    JsonOut *o = &self->o;
+    Py_ssize_t mark = o->len;
+    int rc = 0;
+    for (Py_ssize_t i = 0; i <= self->nslots && rc == 0; i++) {
+        PyObject *lit = PyTuple_GET_ITEM(self->lits, i);
+        rc = put(o, PyBytes_AS_STRING(lit), PyBytes_GET_SIZE(lit));
+        if (rc || i == self->nslots)
+            break;
+        switch (self->slot[i]) {
+        case V_OFFSET: rc = kernel_put_ll(o, (long long)(base + pos)); break;
+        case V_LOG_POS: rc = kernel_put_ull(o, log_pos); break;
+        case V_GTID:
+            if (gtid != NULL)
+                rc = put_text(o, gtid);
+            else if (self->gtid != NULL && PyUnicode_Check(self->gtid))
+                rc = put_text(o, self->gtid);
+            else
+                rc = PUT_LIT(o, "null");
+            break;
+        case V_EVENT_TYPE: rc = put(o, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name)); break;
+        case V_TYPE_CODE: rc = kernel_put_ll(o, code); break;
+        case V_TIMESTAMP: rc = kernel_put_ull(o, timestamp); break;
+        case V_SERVER_ID: rc = kernel_put_ull(o, server_id); break;
+        case V_EVENT_SIZE: rc = kernel_put_ll(o, (long long)size); break;
+        case V_FLAGS: rc = kernel_put_ull(o, flags); break;
+        case V_CHECKSUM_OK: rc = PUT_LIT(o, "true"); break;
+        default: rc = PUT_LIT(o, "null"); break;  /* schema, table, rows, query, error */
+        }
+    }
+    if (rc) {
+        o->len = mark;  /* nothing of a declined event stays */
+        Py_XDECREF(gtid);
+        if (rc < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    PyObject *out = PyTuple_New(5);
+    if (out == NULL) {
+        Py_XDECREF(gtid);
+        return NULL;
+    }
+    PyObject *vcode = PyLong_FromLong(code), *vpos = PyLong_FromUnsignedLongLong(log_pos);
+    PyObject *vf2 = flags2 < 0 ? (Py_INCREF(Py_None), Py_None) : PyLong_FromLong(flags2);
+    if (gtid == NULL) {
+        Py_INCREF(Py_None);
+        gtid = Py_None;
+    }
+    Py_INCREF(Py_None);
+    PyTuple_SET_ITEM(out, 0, vcode);
+    PyTuple_SET_ITEM(out, 1, vpos);
+    PyTuple_SET_ITEM(out, 2, gtid);
+    PyTuple_SET_ITEM(out, 3, vf2);
+    PyTuple_SET_ITEM(out, 4, Py_None);
+    if (vcode == NULL || vpos == NULL || vf2 == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+static PyObject *
+lines_add(EventLines *self, PyObject *line)
+{
+    if (!PyBytes_Check(line)) {
+        PyErr_SetString(PyExc_TypeError, "add(line): bytes");
+        return NULL;
+    }
+    if (put(&self->o, PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line)) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+lines_take(EventLines *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *out = PyBytes_FromStringAndSize(self->o.buf, self->o.len);
+    if (out != NULL)
+        self->o.len = 0;
+    return out;
+}
+
+static PyObject *
+lines_flush(EventLines *self, PyObject *unused)
+{
+    (void)unused;
+    if (self->o.len == 0 || self->sink == NULL || self->sink == Py_None)
+        Py_RETURN_NONE;
+    PyObject *text = lines_take(self, NULL);
+    if (text == NULL)
+        return NULL;
+    PyObject *r = PyObject_CallOneArg(self->sink, text);
+    Py_DECREF(text);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+lines_crc32(PyObject *cls, PyObject *arg)
+{
+    Py_buffer v;
+    (void)cls;
+    if (PyObject_GetBuffer(arg, &v, PyBUF_SIMPLE) < 0)
+        return NULL;
+    uint32_t c = crc32_of(v.buf, v.len);
+    PyBuffer_Release(&v);
+    return PyLong_FromUnsignedLong(c);
+}
+
+static PyMethodDef lines_methods[] = {
+    {"add", (PyCFunction)lines_add, METH_O, "add(line): a line the Python path wrote, in order"},
+    {"take", (PyCFunction)lines_take, METH_NOARGS, "take() -> the lines written so far"},
+    {"flush", (PyCFunction)lines_flush, METH_NOARGS, "flush(): the lines written so far to sink"},
+    {"crc32", (PyCFunction)lines_crc32, METH_O | METH_STATIC,
+     "crc32(data) -> the CRC32 this kernel checks events with (as zlib.crc32)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef lines_members[] = {
+    {"gtid", T_OBJECT, offsetof(EventLines, gtid), 0,
+     "the open transaction's GTID (str) or None"},
+    {"sink", T_OBJECT, offsetof(EventLines, sink), 0,
+     "callable(bytes) that flush() hands the lines to (LineWriter.add)"},
+    {"crc", T_INT, offsetof(EventLines, crc), 0, "1: CRC32 in force and verified"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+PyTypeObject EventLinesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "binlogscope._native._kernel.EventLines",
+    .tp_basicsize = sizeof(EventLines),
+    .tp_dealloc = (destructor)lines_dealloc,
+    .tp_call = (ternaryfunc)lines_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "EventLines(template, end, names, bodies): events' file --json lines from "
+              "declared layouts (render/line_layout.py)",
+    .tp_methods = lines_methods,
+    .tp_members = lines_members,
+    .tp_init = (initproc)lines_init,
+    .tp_new = PyType_GenericNew,
+};
+
+int
+kernel_line_ready(void)
+{
+    crc_init();
+    return PyType_Ready(&EventLinesType);
+}
