@@ -107,6 +107,39 @@ def test_position_tracker_transactions_and_gtid() -> None:
     assert tr.gtid_set == "0-1-7,1-1-3"
 
 
+def test_position_tracker_one_restart_point_per_boundary() -> None:
+    """The replica asks for the restart point after every event: the tracker hands out one
+    shared boundary per transaction (built when it moves, not per event) and the events to
+    skip, and restart_point() is that boundary with the skip."""
+    from binlogscope.pipeline.position import PositionTracker, RestartPoint
+    from binlogscope.wire.binlog.decode import DecodedEvent
+    from binlogscope.wire.binlog.header import EventHeader
+    from tests.helpers import event_body
+
+    def ev(code: int, log_pos: int, size: int = 40, flags: int = 0,
+           **body: object) -> DecodedEvent:
+        h = EventHeader(1, code, 1, size, log_pos, flags)
+        return DecodedEvent(log_pos - size, h, event_body(code, **body), None, None)
+
+    tr = PositionTracker()
+    tr.seed_gtid("0-1-6")
+    tr.update(ev(4, 0, next_log_name="mysql-bin.000002", position=4))  # ROTATE
+    assert tr.boundary() == RestartPoint("mysql-bin.000002", 4, 0, "0-1-6")
+    tr.update(ev(162, 140, gtid="0-1-7"))  # GTID: the transaction opens at 100
+    at = tr.boundary()
+    assert at == RestartPoint("mysql-bin.000002", 100, 0, "0-1-6")
+    for n, pos in enumerate((200, 260, 300), 2):  # TABLE_MAP, rows, rows: the same boundary
+        tr.update(ev(19, pos))
+        assert tr.boundary() is at and tr.txn_events == n
+        assert tr.restart_point() == RestartPoint("mysql-bin.000002", 100, n, "0-1-6")
+    assert not tr.update(ev(27, 0))  # a heartbeat moves nothing
+    assert not tr.update(ev(15, 0, flags=0x20))  # nor an artificial event
+    assert tr.boundary() is at and tr.txn_events == 4
+    tr.update(ev(16, 340))  # XID: commits 0-1-7, the boundary moves after it
+    assert tr.txn_events == 0 and tr.restart_point() is tr.boundary()
+    assert tr.boundary() == RestartPoint("mysql-bin.000002", 340, 0, "0-1-7")
+
+
 def test_filter_include_exclude() -> None:
     f = TableFilter(include=[r"shop\..*"], exclude=[r"shop\.tmp_.*"])
     assert f.accepts("shop", "orders")

@@ -68,8 +68,10 @@ class SourceItem:
     frame: int | None = None  # captures: the frame the packet starts in
     flow: Flow = NO_FLOW  # captures and the proxy: the connection
     conn: int = 0  # the connection's number (a live reconnect, a capture's flow id)
-    #: live: the resume point once this item is acked (packets)
-    restart: RestartPoint | None = None
+    #: live: the boundary the resume point is at once this item is acked (packets; shared by
+    #: the items of a transaction) and the events of its transaction to skip: :attr:`restart`
+    at: RestartPoint | None = None
+    skip: int = 0
     #: live: False for a replay of an already delivered event (skipped on resume) or an event
     #: the table filter dropped
     deliver: bool = True
@@ -82,8 +84,23 @@ class SourceItem:
     health: dict[str, Any] | None = None
 
     @property
+    def restart(self) -> RestartPoint | None:
+        """live: the resume point once this item is acked (packets; None: no position)."""
+        at = self.at
+        return None if at is None else at.skipping(self.skip)
+
+    @property
     def direction(self) -> Peer | None:
         return getattr(self.event, "direction", None)
 
 
-__all__ = ["NO_FLOW", "Flow", "SourceItem"]
+def stream_item(event: SessionEvent, at: RestartPoint | None, skip: int,
+                deliver: bool) -> SourceItem:
+    """``SourceItem("packet", event, at=at, skip=skip, deliver=deliver)``: a live stream's
+    event (one per event on the replica's fetcher). The fields by position: the keyword form
+    costs 1.0 us against 0.4 us (the keywords are matched against all 15 parameters); a test
+    holds the two equal."""
+    return SourceItem("packet", event, "", None, None, None, NO_FLOW, 0, at, skip, deliver)
+
+
+__all__ = ["NO_FLOW", "Flow", "SourceItem", "stream_item"]

@@ -5,6 +5,13 @@ Pure: fed decoded events in stream order. A restart point is ``(file, pos, skip)
 their transaction) and drop the first ``skip`` real events, which were already delivered. GTIDs
 are tracked as MariaDB ``domain-server-seq`` lists (the form ``@slave_connect_state`` takes) or a
 MySQL ``uuid:interval`` set.
+
+A replica asks for the restart point after every event (each item in its store carries it), so
+the tracker keeps it as a shared :class:`RestartPoint` of the current boundary (:attr:`at`: the
+open transaction's start, or the position after the last event outside one), rebuilt only when
+that boundary moves (a transaction starts or commits, a ROTATE, an event outside a
+transaction), plus the count of the open transaction's events (:attr:`txn_events`, the skip):
+``(at, txn_events)`` names the restart point without building an object per event.
 """
 
 from __future__ import annotations
@@ -14,8 +21,8 @@ from dataclasses import dataclass, field
 from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog.control_events import RotateEvent
 from binlogscope.wire.binlog.decode import DecodedEvent
-from binlogscope.wire.binlog.header import in_no_file
-from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.binlog.header import ARTIFICIAL, is_fake_rotate
+from binlogscope.wire.binlog.types import HEARTBEATS, EventType
 
 # plain ints: update() runs once per event on the replica's ACK path
 _TXN_START = frozenset(int(t) for t in (
@@ -29,10 +36,19 @@ _TXN_END = frozenset((int(EventType.XID_EVENT), int(EventType.XA_PREPARE_LOG_EVE
 
 @dataclass(slots=True)
 class RestartPoint:
+    """Dump from ``log_file:log_pos`` and drop the first ``skip`` real events. Read-only by
+    convention: one is shared by every item of a transaction (:attr:`PositionTracker.at`)."""
+
     log_file: str | None
     log_pos: int | None
     skip: int = 0
     gtid_set: str | None = None
+
+    def skipping(self, skip: int) -> RestartPoint:
+        """This boundary with ``skip`` events of its transaction delivered (``self`` for 0)."""
+        if not skip:
+            return self
+        return RestartPoint(self.log_file, self.log_pos, skip, self.gtid_set)
 
 
 @dataclass(slots=True)
@@ -40,13 +56,16 @@ class PositionTracker:
     log_file: str | None = None
     next_pos: int | None = None
     txn_start: int | None = None
-    txn_events: int = 0
+    txn_events: int = 0  # events of the open transaction so far (0 outside one)
     in_txn: bool = False
     maria_gtid: dict[int, tuple[int, int]] = field(default_factory=dict)
     mysql_gtid: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     _pending_gtid: str | None = None
     _gtid_text: str | None = None  # cache of gtid_set (it changes only at commits)
     _gtid_stale: bool = True
+    #: the current boundary (skip 0) as a shared restart point; None: to be rebuilt
+    #: (:meth:`boundary`). The restart point is ``at.skipping(txn_events)``
+    at: RestartPoint | None = None
 
     def update(self, ev: DecodedEvent) -> bool:
         """Account for one event; returns True when it is a real event (counts for ``skip``)."""
@@ -60,9 +79,13 @@ class PositionTracker:
             self.next_pos = body.position
             self.in_txn = False
             self.txn_events = 0
+            self.at = None
             return False
-        if in_no_file(h):
-            return False  # heartbeats, the dump's fake ROTATE, artificial events
+        # in no file (header.in_no_file, inline: once per event on the replica's path):
+        # heartbeats, artificial events, the dump's fake ROTATE
+        if code in HEARTBEATS or h.flags & ARTIFICIAL or (code == _ROTATE
+                                                           and is_fake_rotate(h)):
+            return False
         log_pos = h.log_pos
         if log_pos == 0:  # MariaDB 11.4 inside a transaction: where the stream put it
             fp = ev.file_pos
@@ -74,12 +97,14 @@ class PositionTracker:
             self.txn_start = log_pos - h.event_size
             self.txn_events = 0
             self._pending_gtid = bodies.gtid(ev)
+            self.at = None
         elif code == _QUERY and not self.in_txn:
             q = (bodies.statement(ev) or "").strip().upper()
             if q == "BEGIN" or q.startswith("XA START"):
                 self.in_txn = True
                 self.txn_start = log_pos - h.event_size
                 self.txn_events = 0
+                self.at = None
         self.next_pos = log_pos
         if self.in_txn:
             self.txn_events += 1
@@ -87,6 +112,9 @@ class PositionTracker:
                 self.in_txn = False
                 self.txn_events = 0
                 self._commit_gtid()
+                self.at = None
+        else:  # outside a transaction the boundary is after every event
+            self.at = None
         return True
 
     def _ends_txn(self, ev: DecodedEvent) -> bool:
@@ -137,16 +165,29 @@ class PositionTracker:
             return ",".join(parts)
         return None
 
+    def boundary(self) -> RestartPoint:
+        """The current boundary: the open transaction's start, else after the last event
+        (skip 0; shared until it moves)."""
+        b = self.at
+        if b is None:
+            if self.in_txn and self.txn_start is not None:
+                b = RestartPoint(self.log_file, self.txn_start, 0, self.gtid_set)
+            else:
+                b = RestartPoint(self.log_file, self.next_pos, 0, self.gtid_set)
+            self.at = b
+        return b
+
     def restart_point(self) -> RestartPoint:
-        if self.in_txn and self.txn_start is not None:
-            return RestartPoint(self.log_file, self.txn_start, self.txn_events, self.gtid_set)
-        return RestartPoint(self.log_file, self.next_pos, 0, self.gtid_set)
+        """Where to restart after the events so far (``boundary()`` with the open
+        transaction's events to skip)."""
+        return self.boundary().skipping(self.txn_events if self.in_txn else 0)
 
     def seed_gtid(self, gtid_set: str | None) -> None:
         """Start from a known executed set (the state file's)."""
         if not gtid_set:
             return
         self._gtid_stale = True
+        self.at = None
         for part in gtid_set.split(","):
             part = part.strip()
             bits = part.split("-")

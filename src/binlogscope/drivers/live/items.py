@@ -152,10 +152,16 @@ class DecodeProblems:
         self._last: str | None = None  # the last problem's text
 
     def see(self, item: SourceItem) -> None:
+        ev = item.event
+        if type(ev) is PacketDecoded and item.kind == "packet":
+            # (once per event: a good binlog event, as decode_problem tells it, inline)
+            bev = ev.binlog_event
+            if bev is not None and not bev.error and not ev.error \
+                    and bev.checksum_ok is not False:
+                return
         p = decode_problem(item)
         if p is None:
             return
-        ev = item.event
         last, self._last = self._last, p
         # the session follows a packet decoded with an error by a decode_error item of the
         # same error: one problem

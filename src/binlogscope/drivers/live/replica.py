@@ -463,7 +463,7 @@ def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem
     try:
         for batch in rep.batches(idle=quiet):
             last: int | None = None
-            restart: RestartPoint | None = None
+            placed: SourceItem | None = None  # the last consumed item with a position
             done = False
             try:
                 for cursor, item in batch:
@@ -476,16 +476,16 @@ def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem
                         rep.ack(cursor, item)
                     else:
                         last = cursor
-                        if item.restart is not None:
-                            restart = item.restart
+                        if item.at is not None:
+                            placed = item
                     if count is not None and item.deliver and counted_event(item):
                         delivered += 1
                         if delivered >= count:
                             done = True
                             break
             finally:  # what was consumed is acked, also when consume() raised
-                if last is not None:
-                    rep.ack_upto(last, restart)
+                if last is not None:  # (its restart point built once, for the batch's last)
+                    rep.ack_upto(last, None if placed is None else placed.restart)
             if done:
                 break
             if should_stop is not None and should_stop():
@@ -542,12 +542,12 @@ def _run_committed(rep: LiveReplica, settings: LiveSettings,
                 dirty = True
                 if item.deliver:
                     consume(item)
-                r = item.restart
+                r = item.at
                 if r is None:
                     rep.ack_upto(cursor, None)
                 else:
-                    rep.ack_upto(cursor, r)
-                    if r.skip == 0 and (r.log_file, r.log_pos) != committed:  # a boundary
+                    rep.ack_upto(cursor, r.skipping(item.skip))
+                    if item.skip == 0 and (r.log_file, r.log_pos) != committed:  # a boundary
                         now = time.monotonic() if not each_txn else 0.0
                         if each_txn or now - last_commit >= interval:
                             checkpoint()

@@ -16,15 +16,17 @@ item carries that time as ``since`` and the time it was noticed as ``time``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from binlogscope.drivers.items import SourceItem
 from binlogscope.session.events import PacketDecoded
-from binlogscope.wire.binlog.types import is_heartbeat
+from binlogscope.wire.binlog.types import HEARTBEATS, is_heartbeat
 
 #: a stall: no byte for more than this many heartbeat periods (as drivers/health.py)
 STALL_PERIODS = 2
+#: no state change
+_NONE: tuple[SourceItem, ...] = ()
 
 
 def state_item(state: str, t: float, text: str, **fields: Any) -> SourceItem:
@@ -54,13 +56,19 @@ class StateWatch:
         self.state: str | None = None  # None: no dump open (yet, or since a reconnect)
         self._stalled_since: float | None = None
 
-    def after(self, item: SourceItem) -> list[SourceItem]:
+    def after(self, item: SourceItem) -> Sequence[SourceItem]:
         """``item`` was consumed: the state changes it brings, in order."""
+        ev = item.event
+        if self.state == "streaming" and self._stalled_since is None \
+                and type(ev) is PacketDecoded and item.kind == "packet":
+            # (once per event: while streaming only a heartbeat changes the state)
+            bev = ev.binlog_event
+            if bev is None or bev.header is None or bev.header.type_code not in HEARTBEATS:
+                return _NONE
         if item.kind == "health":
             if item.health is not None and item.health.get("state") == "reconnect":
                 self.state, self._stalled_since = None, None
             return []
-        ev = item.event
         if item.kind != "packet" or type(ev) is not PacketDecoded:
             return []
         bev = ev.binlog_event

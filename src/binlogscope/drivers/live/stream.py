@@ -14,13 +14,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from binlogscope.drivers.items import SourceItem
+from binlogscope.drivers.items import SourceItem, stream_item
 from binlogscope.drivers.live.connect import Connection
 from binlogscope.drivers.live.items import SERVER_GOING, LiveError, err_text
 from binlogscope.pipeline.filter import TableFilter, event_table
 from binlogscope.pipeline.position import PositionTracker
 from binlogscope.session.events import ConnectionClosed, PacketDecoded, Peer, Phase
-from binlogscope.wire.binlog.types import is_heartbeat
+from binlogscope.wire.binlog.types import HEARTBEATS
 from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.replication import SemiSyncAck
 
@@ -82,8 +82,9 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
     (so the order of the list does not depend on how the server's bytes were split into reads).
     """
     skip = plan.skip
-    update, restart_point = pos.update, pos.restart_point
+    update, boundary = pos.update, pos.boundary
     filt = plan.table_filter
+    filtered = filt.active
     batch = sink.batch
     rd.sock.settimeout(plan.read_timeout)
     while not sink.stopping():
@@ -92,7 +93,7 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
             _closed(sink, plan, rd)
             return
         for ev in evs:
-            if not isinstance(ev, PacketDecoded):
+            if type(ev) is not PacketDecoded:
                 sink.put(SourceItem("packet", ev))
                 if isinstance(ev, ConnectionClosed):
                     _closed(sink, plan, rd)
@@ -115,16 +116,18 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
             # restart point: after a reconnect its complete copy is delivered, not skipped
             real = update(bev) if bev.error is None else False
             h = bev.header
-            if h is not None and is_heartbeat(h.type_code):
+            if h is not None and h.type_code in HEARTBEATS:
                 stats.heartbeats += 1
             deliver = True
             if real and skip > 0:
                 skip -= 1
                 deliver = False
-            if deliver and filt.active:
+            if deliver and filtered:
                 schema, table = event_table(bev)
                 deliver = filt.accepts(schema, table)
-            batch.append(SourceItem("packet", ev, restart=restart_point(), deliver=deliver))
+            # its restart point: the tracker's shared boundary and the events to skip (no
+            # object per event: PositionTracker.at)
+            batch.append(stream_item(ev, pos.at or boundary(), pos.txn_events, deliver))
             semi = ev.semi_sync
             if semi is not None and semi.flag & 0x01 and h is not None:
                 # where the event ends in the file: its log_pos, or from the stream where the
