@@ -233,6 +233,11 @@ int kernel_put_str(JsonOut *o, const char *s, Py_ssize_t n);
 int kernel_put_ll(JsonOut *o, long long v);
 int kernel_put_ull(JsonOut *o, unsigned long long v);
 int kernel_put_double(JsonOut *o, double d);
+/* the rows of data[start:end] (kind 0 insert, 1 update, 2 delete) as rows_json writes them;
+ * 0, 1 (decline: the caller reads the rows into Python values) or -1 (an exception: a short or
+ * damaged image raises ValueError) */
+int kernel_put_rows(JsonOut *o, PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind,
+                    ImageReader *rb, ImageReader *ra);
 /* the event lines' writer (_line.c) */
 extern PyTypeObject EventLinesType;
 /* the CRC32 tables and the type made ready (module init); -1 on error */

@@ -11,7 +11,9 @@
  *   - the body layout of each type code (BODY_* below, line_layout.BODY_LAYOUTS): which fixed
  *     part this file reads, the same fields and conditions as the Python decoder's common
  *     case (wire/binlog/control_events.py decode_xid, wire/binlog/gtid_events.py
- *     decode_mariadb_gtid); 0: decline.
+ *     decode_mariadb_gtid; wire/binlog/rows.py decode_rows_event for the rows events, whose
+ *     row images _rowjson.c writes with the readers of the table's column plans, which
+ *     Python declares per table and columns-present bitmap in ``tables``); 0: decline.
  * The 19-byte header is read by the layout of wire/binlog/header.py (HEADER: <IBIIIH), the
  * checksum as wire/binlog/decode.py checks it (CRC32 of the whole event = the CRC residue).
  *
@@ -36,7 +38,10 @@ enum {
     V_LAST = V_ERROR,
 };
 /* body layouts (render/line_layout.py BODY_*, same numbers) */
-enum { BODY_NONE = 0, BODY_XID = 1, BODY_MARIADB_GTID = 2, BODY_LAST = BODY_MARIADB_GTID };
+enum {
+    BODY_NONE = 0, BODY_XID = 1, BODY_MARIADB_GTID = 2, BODY_ROWS_V1 = 3, BODY_ROWS_V2 = 4,
+    BODY_LAST = BODY_ROWS_V2,
+};
 
 #define HEADER_LEN 19
 #define MAX_SLOTS 32
@@ -58,6 +63,11 @@ typedef struct {
     PyObject *gtid;   /* str or None: the open transaction's GTID */
     int crc;          /* 1: CRC32 in force and verified; 0: every event declines */
     PyObject *sink;   /* callable(bytes): where flush() hands the lines over, or NULL */
+    /* rows events: the decoder's TABLE_MAPs (its context's dict table id -> TableMap, read
+     * only) and the line's entries Python declared for them (table id -> (the TableMap,
+     * schema's JSON text, table's JSON text, column count, {columns-present key: (reader of
+     * the before/only image, reader of the after image or None)})) */
+    PyObject *ctx_tables, *tables;
 } EventLines;
 
 /* ------------------------------------------------------------------ CRC32 (slice by 8) */
@@ -165,6 +175,8 @@ lines_dealloc(EventLines *self)
     Py_XDECREF(self->names);
     Py_XDECREF(self->gtid);
     Py_XDECREF(self->sink);
+    Py_XDECREF(self->ctx_tables);
+    Py_XDECREF(self->tables);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -179,6 +191,85 @@ put_text(JsonOut *o, PyObject *s)
         return 1;
     }
     return kernel_put_str(o, u, len);
+}
+
+typedef struct {
+    PyObject *entry;        /* the line's entry of the table (borrowed) */
+    ImageReader *rb, *ra;   /* borrowed */
+    Py_ssize_t start, end;  /* the row images (in the body, then in the buffer) */
+    int kind;
+} Rows;
+
+/* a rows event's post-header and bitmaps as wire/binlog/rows.py decode_rows_event reads them
+ * (v1: table id, flags; v2: + extra data, which must be empty), the column count (one byte)
+ * and the columns-present bitmap(s); the table's entry and readers. 0: *r filled; 1: decline
+ * (nothing set); -1: an exception */
+static int
+rows_layout(EventLines *self, int code, int layout, const unsigned char *body, Py_ssize_t blen,
+            Rows *r)
+{
+    if (self->tables == NULL || self->ctx_tables == NULL || !PyDict_Check(self->tables) ||
+        !PyDict_Check(self->ctx_tables) || blen < 8)
+        return 1;
+    unsigned long long tid = le_uint(body, 6);
+    Py_ssize_t q = 8;
+    int kind = code - (layout == BODY_ROWS_V1 ? 23 : 30);  /* WRITE, UPDATE, DELETE */
+    if (kind < 0 || kind > 2)
+        return 1;
+    if (layout == BODY_ROWS_V2) {
+        if (blen - q < 2 || le_uint(body + q, 2) != 2)
+            return 1;  /* extra row info (TLVs): the Python path */
+        q += 2;
+    }
+    if (q >= blen || body[q] >= 251)
+        return 1;
+    Py_ssize_t ncols = body[q++], nb = (ncols + 7) / 8;
+    if (blen - q < nb * (kind == 1 ? 2 : 1))
+        return 1;
+    PyObject *key = NULL, *id = PyLong_FromUnsignedLongLong(tid);
+    if (id == NULL)
+        return -1;
+    int rc = 1;
+    PyObject *entry = PyDict_GetItemWithError(self->tables, id);
+    PyObject *tm = entry != NULL ? PyDict_GetItemWithError(self->ctx_tables, id) : NULL;
+    if (tm == NULL || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 ||
+        PyTuple_GET_ITEM(entry, 0) != tm || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1)) ||
+        !PyBytes_Check(PyTuple_GET_ITEM(entry, 2)) ||
+        PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 3)) != ncols ||
+        !PyDict_Check(PyTuple_GET_ITEM(entry, 4)))
+        goto done;
+    key = _PyLong_FromByteArray(body + q, (size_t)nb, 1, 0);
+    if (key == NULL)
+        goto error;
+    if (kind == 1) {
+        PyObject *after = _PyLong_FromByteArray(body + q + nb, (size_t)nb, 1, 0);
+        PyObject *pair = after != NULL ? PyTuple_Pack(2, key, after) : NULL;
+        Py_XDECREF(after);
+        Py_SETREF(key, pair);
+        if (key == NULL)
+            goto error;
+    }
+    PyObject *readers = PyDict_GetItemWithError(PyTuple_GET_ITEM(entry, 4), key);
+    if (readers == NULL || !PyTuple_Check(readers) || PyTuple_GET_SIZE(readers) != 2 ||
+        !PyObject_TypeCheck(PyTuple_GET_ITEM(readers, 0), &ImageReaderType) ||
+        (kind == 1) != PyObject_TypeCheck(PyTuple_GET_ITEM(readers, 1), &ImageReaderType))
+        goto done;
+    r->entry = entry;
+    r->rb = (ImageReader *)PyTuple_GET_ITEM(readers, 0);
+    r->ra = kind == 1 ? (ImageReader *)PyTuple_GET_ITEM(readers, 1) : NULL;
+    r->kind = kind;
+    r->start = q + nb * (kind == 1 ? 2 : 1);
+    r->end = blen;
+    rc = 0;
+    goto done;
+error:
+    rc = -1;
+done:
+    if (rc == 1 && PyErr_Occurred())
+        rc = -1;
+    Py_DECREF(id);
+    Py_XDECREF(key);
+    return rc;
 }
 
 static PyObject *
@@ -214,6 +305,7 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
     /* the body by its layout: the common case of the Python decoder, else decline */
     PyObject *gtid = NULL;  /* the event's own GTID (a GTID event) */
     long flags2 = -1;
+    Rows rows = {NULL, NULL, NULL, 0, 0, 0};
     switch (layout) {
     case BODY_XID:  /* decode_xid: an 8-byte xid (more bytes: unparsed, no error) */
         if (blen < 8)
@@ -243,6 +335,15 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
             return NULL;
         break;
     }
+    case BODY_ROWS_V1: case BODY_ROWS_V2:
+        switch (rows_layout(self, code, layout, body, blen, &rows)) {
+        case 0: break;
+        case 1: Py_RETURN_NONE;
+        default: return NULL;
+        }
+        rows.start += pos + HEADER_LEN;
+        rows.end += pos + HEADER_LEN;
+        break;
     default:
         Py_RETURN_NONE;
     }
@@ -274,7 +375,26 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
         case V_EVENT_SIZE: rc = kernel_put_ll(o, (long long)size); break;
         case V_FLAGS: rc = kernel_put_ull(o, flags); break;
         case V_CHECKSUM_OK: rc = PUT_LIT(o, "true"); break;
-        default: rc = PUT_LIT(o, "null"); break;  /* schema, table, rows, query, error */
+        case V_SCHEMA: case V_TABLE:
+            if (rows.entry == NULL) {
+                rc = PUT_LIT(o, "null");
+            } else {
+                PyObject *t = PyTuple_GET_ITEM(rows.entry, self->slot[i] == V_SCHEMA ? 1 : 2);
+                rc = put(o, PyBytes_AS_STRING(t), PyBytes_GET_SIZE(t));
+            }
+            break;
+        case V_ROWS:
+            if (rows.entry == NULL) {
+                rc = PUT_LIT(o, "null");
+                break;
+            }
+            rc = kernel_put_rows(o, bobj, rows.start, rows.end, rows.kind, rows.rb, rows.ra);
+            if (rc < 0) {  /* damaged images: the Python path says where */
+                PyErr_Clear();
+                rc = 1;
+            }
+            break;
+        default: rc = PUT_LIT(o, "null"); break;  /* query, error */
         }
     }
     if (rc) {
@@ -348,6 +468,25 @@ lines_flush(EventLines *self, PyObject *unused)
 }
 
 static PyObject *
+lines_layouts(EventLines *self, PyObject *arg)
+{
+    Py_buffer v;
+    if (PyObject_GetBuffer(arg, &v, PyBUF_SIMPLE) < 0)
+        return NULL;
+    int ok = v.len == 256;
+    for (Py_ssize_t i = 0; ok && i < 256; i++)
+        ok = ((const unsigned char *)v.buf)[i] <= BODY_LAST;
+    if (ok)
+        memcpy(self->body, v.buf, 256);
+    PyBuffer_Release(&v);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "layouts(bodies): 256 layouts this kernel knows");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 lines_crc32(PyObject *cls, PyObject *arg)
 {
     Py_buffer v;
@@ -362,6 +501,8 @@ lines_crc32(PyObject *cls, PyObject *arg)
 static PyMethodDef lines_methods[] = {
     {"add", (PyCFunction)lines_add, METH_O, "add(line): a line the Python path wrote, in order"},
     {"take", (PyCFunction)lines_take, METH_NOARGS, "take() -> the lines written so far"},
+    {"layouts", (PyCFunction)lines_layouts, METH_O,
+     "layouts(bodies): each type code's body layout again (the decoder's context changed)"},
     {"flush", (PyCFunction)lines_flush, METH_NOARGS, "flush(): the lines written so far to sink"},
     {"crc32", (PyCFunction)lines_crc32, METH_O | METH_STATIC,
      "crc32(data) -> the CRC32 this kernel checks events with (as zlib.crc32)"},
@@ -373,6 +514,10 @@ static PyMemberDef lines_members[] = {
      "the open transaction's GTID (str) or None"},
     {"sink", T_OBJECT, offsetof(EventLines, sink), 0,
      "callable(bytes) that flush() hands the lines to (LineWriter.add)"},
+    {"ctx_tables", T_OBJECT, offsetof(EventLines, ctx_tables), 0,
+     "the decoder's TABLE_MAPs (DecodeContext.tables), read only"},
+    {"tables", T_OBJECT, offsetof(EventLines, tables), 0,
+     "table id -> the line's entry of the table (render/line_layout.py)"},
     {"crc", T_INT, offsetof(EventLines, crc), 0, "1: CRC32 in force and verified"},
     {NULL, 0, 0, 0, NULL},
 };

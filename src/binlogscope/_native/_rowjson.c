@@ -352,8 +352,8 @@ put_image(JsonOut *o, ImageReader *r, PyObject *bobj, const unsigned char *b, Py
     return PUT_LIT(o, "}");
 }
 
-static int
-put_rows(JsonOut *o, PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind, ImageReader *rb,
+int
+kernel_put_rows(JsonOut *o, PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind, ImageReader *rb,
          ImageReader *ra)
 {
     const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
@@ -409,7 +409,7 @@ kernel_rows_json(PyObject *module, PyObject *args)
     JsonOut o = {NULL, 0, 0};
     if (grow(&o, 64 + 2 * (end - start)) < 0)
         return NULL;
-    int rc = put_rows(&o, bobj, start, end, kind, (ImageReader *)rb, (ImageReader *)ra);
+    int rc = kernel_put_rows(&o, bobj, start, end, kind, (ImageReader *)rb, (ImageReader *)ra);
     PyObject *out = NULL;
     if (rc == 0) {
         out = PyBytes_FromStringAndSize(o.buf, o.len);

@@ -52,7 +52,7 @@ from binlogscope.pipeline.select import (
 )
 from binlogscope.render.escape import EscapingText
 from binlogscope.render.json_out import LineWriter, dumps_line
-from binlogscope.render.line_layout import event_lines
+from binlogscope.render.line_layout import LineContext, event_lines
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.sql_rows import row_lines
 from binlogscope.render.text import event_line, render_node
@@ -349,8 +349,9 @@ def _json_by_kernel(path: str, info: FileEvents, lines: LineWriter, errors: list
         return False
     line.sink = lines.add
     add = line.add
+    seen = LineContext(line).seen
     try:
-        for ev in read_binlog_file(path, record=False, info=info, line=line):
+        for ev in read_binlog_file(path, record=False, info=info, line=line, line_seen=seen):
             if ev.error:
                 errors.append(ev.error)
             add(dumps_line(binlog_event_json(ev, path)))

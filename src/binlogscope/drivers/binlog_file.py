@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -22,14 +22,14 @@ from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.header import BINLOG_MAGIC, HEADER_LEN
 from binlogscope.wire.binlog.rows import NO_TABLE_MAP, unknown_context
 from binlogscope.wire.binlog.stream import BinlogStreamDecoder
-from binlogscope.wire.binlog.types import ChecksumAlg
 from binlogscope.wire.node import Node
 
 if TYPE_CHECKING:
     from binlogscope._native._kernel import EventLines
 
 CHUNK = 1 << 20
-_CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
+#: what a line writer is told of each event it declined, and of the decoder's context after it
+LineSeen = Callable[[DecodedEvent, DecodeContext], None]
 #: the path that means standard input
 STDIN_PATH = "-"
 
@@ -90,6 +90,7 @@ def read_binlog_file(
     info: FileEvents | None = None,
     data: bytes | None = None,
     line: EventLines | None = None,
+    line_seen: LineSeen | None = None,
 ) -> Iterator[DecodedEvent]:
     """Yield every event of a binlog file; damage becomes events with ``error`` set.
 
@@ -103,9 +104,10 @@ def read_binlog_file(
     ``line``: the native kernel's writer of the events' ``file --json`` lines
     (``render/line_layout.py``; without a tree, positions or ``ctx``): the events it writes
     are not yielded - their coordinates are moved on here, and it is given the open
-    transaction's GTID and whether CRC32 is in force after every event - and what it has
-    written goes to its sink after every chunk; the events it declines are yielded as always
-    (the caller writes their lines into it with ``line.add``, in order).
+    transaction's GTID after every event - and what it has written goes to its sink after
+    every chunk; the events it declines are yielded as always (the caller writes their lines
+    into it with ``line.add``, in order), each given to ``line_seen(event, ctx)`` first (what
+    the writer must know of the decoder's context: ``line_layout.LineContext.seen``).
     """
     p = Path(path)
     ctx = ctx if ctx is not None else DecodeContext()
@@ -163,7 +165,8 @@ def read_binlog_file(
                 chunk = b""
             dec.receive_data(chunk)
             if line is not None:
-                yield from _with_lines(dec, line, tracker)
+                assert line_seen is not None
+                yield from _with_lines(dec, line, line_seen, tracker)
                 line.flush()
                 if not chunk:
                     break
@@ -192,8 +195,8 @@ def _context_error(ev: DecodedEvent, tracker: CoordTracker) -> None:
         ev.error = unknown_context(error)
 
 
-def _with_lines(dec: BinlogStreamDecoder, line: EventLines, tracker: CoordTracker
-                ) -> Iterator[DecodedEvent]:
+def _with_lines(dec: BinlogStreamDecoder, line: EventLines, seen: LineSeen,
+                tracker: CoordTracker) -> Iterator[DecodedEvent]:
     """The events of what ``dec`` holds, ``line`` offered each first (see
     :func:`read_binlog_file`): the declined ones, stamped."""
     ctx = dec.ctx
@@ -208,8 +211,7 @@ def _with_lines(dec: BinlogStreamDecoder, line: EventLines, tracker: CoordTracke
         if ev.error is not None:
             _context_error(ev, tracker)
         line.gtid = tracker.open_gtid
-        line.crc = (ctx.checksum_alg == _CRC32 and ctx.verify_checksums
-                    and not ctx.type_map)
+        seen(ev, ctx)
         yield ev
 
 

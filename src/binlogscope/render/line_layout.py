@@ -16,7 +16,7 @@ paths byte-identical.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from binlogscope import _native
 from binlogscope.render.json_out import dumps
@@ -25,10 +25,13 @@ from binlogscope.wire.binlog.control_events import XidEvent
 from binlogscope.wire.binlog.decoded import DecodedEvent, EventBody
 from binlogscope.wire.binlog.gtid_events import MariadbGtidEvent
 from binlogscope.wire.binlog.header import EventHeader
-from binlogscope.wire.binlog.types import EventType, event_type_name
+from binlogscope.wire.binlog.rows import INSERT, UPDATE, RowsEvent
+from binlogscope.wire.binlog.table_map import TableMapEvent
+from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_name
 
 if TYPE_CHECKING:
     from binlogscope._native._kernel import EventLines
+    from binlogscope.wire.binlog.context import DecodeContext, TableMap
 
 #: the keys the kernel fills, and their value slot (``_line.c`` V_*, the same numbers)
 SLOTS: dict[str, int] = {
@@ -42,18 +45,32 @@ FILE_KEYS = ("file", "binlog_file")
 #: body layouts (``_line.c`` BODY_*, the same numbers): XID, its 8-byte xid
 #: (``control_events.decode_xid``); a MariaDB GTID, seq_no, domain_id, flags2, the group
 #: commit id when flagged, then zero padding (``gtid_events.decode_mariadb_gtid``; XA and
-#: flags_extra decline)
+#: flags_extra decline); rows events v1 (WRITE/UPDATE/DELETE_ROWS_V1) and v2 (the same with
+#: empty extra data), ``rows.decode_rows_event``: the 6-byte table id, flags, a column count
+#: below 251, the columns-present bitmap(s), then the row images, written by the kernel's
+#: rows JSON (``_rowjson.c``) with the readers of the plans :class:`LineContext` declares
 BODY_XID = 1
 BODY_MARIADB_GTID = 2
+BODY_ROWS_V1 = 3
+BODY_ROWS_V2 = 4
+_T = EventType
 #: type code -> its body layout; a type not here is declined
 BODY_LAYOUTS: dict[int, int] = {
-    int(EventType.XID_EVENT): BODY_XID,
-    int(EventType.GTID_EVENT): BODY_MARIADB_GTID,
+    int(_T.XID_EVENT): BODY_XID,
+    int(_T.GTID_EVENT): BODY_MARIADB_GTID,
+    **{int(t): BODY_ROWS_V1 for t in (_T.WRITE_ROWS_EVENT_V1, _T.UPDATE_ROWS_EVENT_V1,
+                                      _T.DELETE_ROWS_EVENT_V1)},
+    **{int(t): BODY_ROWS_V2 for t in (_T.WRITE_ROWS_EVENT, _T.UPDATE_ROWS_EVENT,
+                                      _T.DELETE_ROWS_EVENT)},
 }
+_ROWS = frozenset(c for c, layout in BODY_LAYOUTS.items() if layout >= BODY_ROWS_V1)
+_CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
 #: a body of each layout, for the probe events the template is made from
 _PROBE_BODIES: dict[int, EventBody] = {
     BODY_XID: XidEvent(1),
     BODY_MARIADB_GTID: MariadbGtidEvent("0-1-1", 1, 0, 1, 0),
+    BODY_ROWS_V1: RowsEvent(1, "s", "t", INSERT, []),
+    BODY_ROWS_V2: RowsEvent(1, "s", "t", INSERT, []),
 }
 
 
@@ -94,7 +111,8 @@ def line_template(path: str, binlog_file: str | None
 
 def event_lines(path: str, binlog_file: str | None) -> EventLines | None:
     """The kernel's line writer for the events of ``path``, or None (no kernel, or a shape
-    it cannot write)."""
+    it cannot write). No event is taken before :meth:`LineContext.seen` has seen the
+    decoder's context (the FORMAT_DESCRIPTION)."""
     kernel = _native.kernel
     if kernel is None:
         return None
@@ -102,9 +120,88 @@ def event_lines(path: str, binlog_file: str | None) -> EventLines | None:
     if template is None:
         return None
     names = tuple(dumps(event_type_name(c)) if c in BODY_LAYOUTS else None for c in range(256))
-    bodies = bytes(BODY_LAYOUTS.get(c, 0) for c in range(256))
-    lines: EventLines = kernel.EventLines(template[0], template[1], names, bodies)
+    lines: EventLines = kernel.EventLines(template[0], template[1], names, bytes(256))
     return lines
 
 
-__all__ = ["BODY_LAYOUTS", "SLOTS", "event_lines", "line_template"]
+class LineContext:
+    """What the kernel's line writer must know of the decoder's context, kept as the decoder
+    keeps it: told every event the Python path decoded (:meth:`seen`; the kernel writes no
+    event that changes the context), it gives the writer whether CRC32 is in force, each type
+    code's body layout (rows events by the FORMAT_DESCRIPTION's post-header lengths) and, per
+    table id, the entry its rows events are written with: the ``TableMap`` (the kernel takes
+    a rows event only while the decoder's ``ctx.tables`` still holds that very map), the
+    schema's and table's JSON text, the column count and the readers of each
+    columns-present bitmap - the plans the decoder made, declared once the Python path has
+    read a rows event with them (its first of each table and bitmap; a MariaDB table's
+    hi-res temporal columns resolved), and only when the kernel's rows JSON is what that path
+    writes (plans whose kernel walk is exact)."""
+
+    def __init__(self, line: EventLines) -> None:
+        self.line = line
+        self.tables: dict[int, tuple[Any, ...]] = {}
+        line.tables = self.tables
+        self._phl: Any = None
+
+    def seen(self, ev: DecodedEvent, ctx: DecodeContext) -> None:
+        line = self.line
+        line.crc = int(ctx.checksum_alg == _CRC32 and ctx.verify_checksums
+                       and not ctx.type_map)
+        if ctx.post_header_len is not self._phl or line.ctx_tables is not ctx.tables:
+            self._context(ctx)
+        body = ev.body
+        if body is None or ev.error is not None:
+            return
+        if type(body) is TableMapEvent:
+            tm = body.table_map
+            entry = self.tables.get(body.table_id)
+            if tm is not None and (entry is None or entry[0] is not tm):
+                self.tables[body.table_id] = (tm, dumps(tm.schema), dumps(tm.table),
+                                              len(tm.columns), {})
+        elif type(body) is RowsEvent and ev.header is not None \
+                and ev.header.type_code in _ROWS:
+            self._plans(body, ctx)
+
+    def _context(self, ctx: DecodeContext) -> None:
+        """The body layouts under this FORMAT_DESCRIPTION: a rows event's only when its
+        post-header is the 8 or 10 bytes of a 6-byte table id (or not listed) and rows are
+        decoded."""
+        self._phl = ctx.post_header_len
+        layouts = bytearray(256)
+        for code, layout in BODY_LAYOUTS.items():
+            if layout >= BODY_ROWS_V1 and not (
+                    ctx.decode_rows and ctx.post_header(code) in (None, 8, 10)):
+                continue
+            layouts[code] = layout
+        self.line.layouts(bytes(layouts))
+        self.line.ctx_tables = ctx.tables
+        self.tables.clear()
+
+    def _plans(self, body: RowsEvent, ctx: DecodeContext) -> None:
+        """Declare the readers of a rows event the Python path read (see the class)."""
+        plans = body.unread_plans()
+        entry = self.tables.get(body.table_id)
+        if plans is None or entry is None or body.partial or body.compressed:
+            return
+        tm: TableMap = entry[0]
+        if ctx.tables.get(body.table_id) is not tm or (
+                ctx.is_mariadb and tm.hires_resolved is None):
+            return
+        plan_b, plan_a = plans
+        if not plan_b.skips_exactly or plan_b.image is None or (plan_a is not None and (
+                not plan_a.skips_exactly or plan_a.image is None)):
+            return
+        bitmap = {id(plan): present for present, plan in (tm.compiled or {}).items()}
+        present = bitmap.get(id(plan_b))
+        if present is None:
+            return
+        if body.kind == UPDATE:
+            after = bitmap.get(id(plan_a))
+            if after is None or plan_a is None:
+                return
+            entry[4][(present, after)] = (plan_b.image, plan_a.image)
+        else:
+            entry[4][present] = (plan_b.image, None)
+
+
+__all__ = ["BODY_LAYOUTS", "SLOTS", "LineContext", "event_lines", "line_template"]

@@ -194,6 +194,12 @@ class RowsEvent:
         lazy = self._lazy
         return None if lazy is None or self._rows is not None else lazy.json()
 
+    def unread_plans(self) -> tuple[ImagePlan, ImagePlan | None] | None:
+        """The plans the rows not read yet will be read with (before or only image, after
+        image), None when they were read: what :meth:`rows_json_bytes` writes them with."""
+        lazy = self._lazy
+        return None if lazy is None or self._rows is not None else (lazy.plan_b, lazy.plan_a)
+
     @property
     def row_count(self) -> int:
         """The number of rows, without reading their values."""
