@@ -203,8 +203,14 @@ _GTID = st.builds(
 def _event(draw: st.DrawFn) -> bytes:
     """A GTID or XID event (or a body cut short or padded), server id and header fields
     drawn."""
-    kind = draw(st.sampled_from(["gtid", "xid", "other"]))
+    kind = draw(st.sampled_from(["gtid", "xid", "text", "other"]))
     code: int
+    if kind == "text":  # a statement: any text (quotes, controls, U+2028...) or any bytes
+        code = draw(st.sampled_from([EventType.ANNOTATE_ROWS_EVENT,
+                                     EventType.ROWS_QUERY_LOG_EVENT]))
+        body = draw(st.one_of(st.text(max_size=40).map(
+            lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=40)))
+        return encode_event(code, body, server_id=draw(st.integers(0, 2**32 - 1)))
     if kind == "gtid":
         code, body = EventType.GTID_EVENT, encode_mariadb_gtid(draw(_GTID))
     elif kind == "xid":
@@ -265,3 +271,19 @@ def test_built_gtid_and_xid_are_the_kernels(native: NativeSwitch, tmp_path: Path
         encode_event(EventType.GTID_EVENT, encode_mariadb_gtid(gtid), server_id=7),
         encode_event(EventType.XID_EVENT, encode_xid(XidEvent(3)), server_id=7)]))
     assert _both(path, native) == 2
+
+
+def test_statement_texts_are_the_kernels_when_valid_utf8(native: NativeSwitch,
+                                                         tmp_path: Path) -> None:
+    """ANNOTATE_ROWS and ROWS_QUERY texts with quotes, backslashes, controls, U+2028 and
+    emoji are written by the kernel with the serializer's escapes; a text that is not UTF-8
+    (the decoder replaces its bytes) is the Python path's: the same bytes either way."""
+    texts = ['insert into t values ("a\\\\b", \'\\n\')\x00\x1f\x7f\u2028 \U0001f600',
+             "x" * 300, ""]
+    events = [encode_event(EventType.ANNOTATE_ROWS_EVENT, t.encode()) for t in texts]
+    events += [encode_event(EventType.ROWS_QUERY_LOG_EVENT, b"\x05" + t.encode())
+               for t in texts]
+    events += [encode_event(EventType.ANNOTATE_ROWS_EVENT, b"caf\xe9 \xed\xa0\x80")]
+    path = tmp_path / "texts.000001"
+    path.write_bytes(_binlog(events))
+    assert _both(path, native) == 6

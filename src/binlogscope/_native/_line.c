@@ -13,7 +13,9 @@
  *     case (wire/binlog/control_events.py decode_xid, wire/binlog/gtid_events.py
  *     decode_mariadb_gtid; wire/binlog/rows.py decode_rows_event for the rows events, whose
  *     row images _rowjson.c writes with the readers of the table's column plans, which
- *     Python declares per table and columns-present bitmap in ``tables``); 0: decline.
+ *     Python declares per table and columns-present bitmap in ``tables``; the statement text
+ *     of ANNOTATE_ROWS and ROWS_QUERY, control_events.py decode_annotate_rows and
+ *     decode_rows_query); 0: decline.
  * The 19-byte header is read by the layout of wire/binlog/header.py (HEADER: <IBIIIH), the
  * checksum as wire/binlog/decode.py checks it (CRC32 of the whole event = the CRC residue).
  *
@@ -40,7 +42,7 @@ enum {
 /* body layouts (render/line_layout.py BODY_*, same numbers) */
 enum {
     BODY_NONE = 0, BODY_XID = 1, BODY_MARIADB_GTID = 2, BODY_ROWS_V1 = 3, BODY_ROWS_V2 = 4,
-    BODY_LAST = BODY_ROWS_V2,
+    BODY_TEXT = 5, BODY_TEXT_AFTER_LENGTH = 6, BODY_LAST = BODY_TEXT_AFTER_LENGTH,
 };
 
 #define HEADER_LEN 19
@@ -306,6 +308,8 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
     PyObject *gtid = NULL;  /* the event's own GTID (a GTID event) */
     long flags2 = -1;
     Rows rows = {NULL, NULL, NULL, 0, 0, 0};
+    const unsigned char *text = NULL;  /* the event's statement text (valid UTF-8) */
+    Py_ssize_t text_len = 0;
     switch (layout) {
     case BODY_XID:  /* decode_xid: an 8-byte xid (more bytes: unparsed, no error) */
         if (blen < 8)
@@ -333,6 +337,16 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
         gtid = PyUnicode_FromStringAndSize(text, k);
         if (gtid == NULL)
             return NULL;
+        break;
+    }
+    case BODY_TEXT: case BODY_TEXT_AFTER_LENGTH: {
+        /* decode_annotate_rows: the statement text is the rest of the body; decode_rows_query:
+         * after a length byte. Valid UTF-8 only (the decoder replaces what is not) */
+        Py_ssize_t skip = layout == BODY_TEXT_AFTER_LENGTH ? 1 : 0;
+        if (blen < skip || !kernel_valid_utf8(body + skip, blen - skip))
+            Py_RETURN_NONE;
+        text = body + skip;
+        text_len = blen - skip;
         break;
     }
     case BODY_ROWS_V1: case BODY_ROWS_V2:
@@ -394,7 +408,11 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
                 rc = 1;
             }
             break;
-        default: rc = PUT_LIT(o, "null"); break;  /* query, error */
+        case V_QUERY:
+            rc = text == NULL ? PUT_LIT(o, "null")
+                              : kernel_put_str(o, (const char *)text, text_len);
+            break;
+        default: rc = PUT_LIT(o, "null"); break;  /* error */
         }
     }
     if (rc) {

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from binlogscope import _native
 from binlogscope.render.json_out import dumps
 from binlogscope.render.shapes import binlog_event_json
-from binlogscope.wire.binlog.control_events import XidEvent
+from binlogscope.wire.binlog.control_events import AnnotateRowsEvent, RowsQueryEvent, XidEvent
 from binlogscope.wire.binlog.decoded import DecodedEvent, EventBody
 from binlogscope.wire.binlog.gtid_events import MariadbGtidEvent
 from binlogscope.wire.binlog.header import EventHeader
@@ -48,11 +48,16 @@ FILE_KEYS = ("file", "binlog_file")
 #: flags_extra decline); rows events v1 (WRITE/UPDATE/DELETE_ROWS_V1) and v2 (the same with
 #: empty extra data), ``rows.decode_rows_event``: the 6-byte table id, flags, a column count
 #: below 251, the columns-present bitmap(s), then the row images, written by the kernel's
-#: rows JSON (``_rowjson.c``) with the readers of the plans :class:`LineContext` declares
+#: rows JSON (``_rowjson.c``) with the readers of the plans :class:`LineContext` declares;
+#: the statement text of ANNOTATE_ROWS (the rest of the body,
+#: ``control_events.decode_annotate_rows``) and ROWS_QUERY (after a length byte,
+#: ``decode_rows_query``), valid UTF-8 only (the decoder replaces what is not)
 BODY_XID = 1
 BODY_MARIADB_GTID = 2
 BODY_ROWS_V1 = 3
 BODY_ROWS_V2 = 4
+BODY_TEXT = 5
+BODY_TEXT_AFTER_LENGTH = 6
 _T = EventType
 #: type code -> its body layout; a type not here is declined
 BODY_LAYOUTS: dict[int, int] = {
@@ -62,8 +67,11 @@ BODY_LAYOUTS: dict[int, int] = {
                                       _T.DELETE_ROWS_EVENT_V1)},
     **{int(t): BODY_ROWS_V2 for t in (_T.WRITE_ROWS_EVENT, _T.UPDATE_ROWS_EVENT,
                                       _T.DELETE_ROWS_EVENT)},
+    int(_T.ANNOTATE_ROWS_EVENT): BODY_TEXT,
+    int(_T.ROWS_QUERY_LOG_EVENT): BODY_TEXT_AFTER_LENGTH,
 }
-_ROWS = frozenset(c for c, layout in BODY_LAYOUTS.items() if layout >= BODY_ROWS_V1)
+_ROWS = frozenset(c for c, layout in BODY_LAYOUTS.items()
+                  if layout in (BODY_ROWS_V1, BODY_ROWS_V2))
 _CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
 #: a body of each layout, for the probe events the template is made from
 _PROBE_BODIES: dict[int, EventBody] = {
@@ -71,6 +79,8 @@ _PROBE_BODIES: dict[int, EventBody] = {
     BODY_MARIADB_GTID: MariadbGtidEvent("0-1-1", 1, 0, 1, 0),
     BODY_ROWS_V1: RowsEvent(1, "s", "t", INSERT, []),
     BODY_ROWS_V2: RowsEvent(1, "s", "t", INSERT, []),
+    BODY_TEXT: AnnotateRowsEvent("q"),
+    BODY_TEXT_AFTER_LENGTH: RowsQueryEvent("q"),
 }
 
 
@@ -169,7 +179,7 @@ class LineContext:
         self._phl = ctx.post_header_len
         layouts = bytearray(256)
         for code, layout in BODY_LAYOUTS.items():
-            if layout >= BODY_ROWS_V1 and not (
+            if code in _ROWS and not (
                     ctx.decode_rows and ctx.post_header(code) in (None, 8, 10)):
                 continue
             layouts[code] = layout
