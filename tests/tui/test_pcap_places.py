@@ -128,3 +128,33 @@ async def test_the_tui_shows_placed_rows_as_kept_ones(path: Path, tmp_path: Path
     b = await _surfaces(kept, rows, tmp_path / "kept.jsonl")
     assert a == b
     assert all(fresh._payload[i] is None for i in rows)
+
+
+@pytest.mark.parametrize("path", PCAPS, ids=lambda p: p.name)
+def test_rows_published_together_are_the_rows_published_one_by_one(path: Path) -> None:
+    """A capture file's rows are gathered and stored a few hundred at a time (one store per
+    column): every column of every row is what the one-by-one path stores."""
+    together, single = PcapSource(path), PcapSource(path)
+    single.publish_every = 1
+    assert together.publish_every > 1
+    together.run(lambda: False)
+    single.run(lambda: False)
+    assert len(together) == len(single) > 0
+    for i in range(len(single)):
+        assert together.row(i) == single.row(i), i
+        assert together.search_text(i) == single.search_text(i)
+        assert together.position(i) == single.position(i)
+        assert together.phase_at(i) == single.phase_at(i)
+    assert together.info() == single.info()
+
+
+def test_text_column_extend_is_append() -> None:
+    from binlogscope.inspector.text_column import TextColumn
+
+    texts = ["COMMIT xid=7", "", "3 rows", "caf\u00e9 \u20ac", "x" * 300, "\udcff bad byte"]
+    a, b = TextColumn(), TextColumn()
+    for t in texts:
+        a.append(t)
+    b.extend(texts[:3])
+    b.extend(texts[3:])
+    assert [a[i] for i in range(len(a))] == [b[i] for i in range(len(b))] == texts

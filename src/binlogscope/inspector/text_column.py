@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from itertools import accumulate
 
 
 class TextColumn:
@@ -22,6 +23,18 @@ class TextColumn:
     def append(self, text: str) -> None:
         self._buf += text.encode("utf-8", "surrogateescape")
         self._ends.append(len(self._buf))
+
+    def extend(self, texts: list[str]) -> None:
+        """:meth:`append` each of ``texts`` (one join and one store when they are ASCII)."""
+        joined = "".join(texts)
+        if joined.isascii():
+            ends = list(accumulate(map(len, texts), initial=len(self._buf)))
+            self._buf += joined.encode("ascii")
+        else:
+            parts = [t.encode("utf-8", "surrogateescape") for t in texts]
+            ends = list(accumulate(map(len, parts), initial=len(self._buf)))
+            self._buf += b"".join(parts)
+        self._ends.extend(ends[1:])
 
     def __len__(self) -> int:
         return len(self._ends)

@@ -58,7 +58,7 @@ def row_summary(ev: DecodedEvent) -> str:
     parts: list[str] = []
     match body:
         case RowsEvent():
-            n = len(body.rows)
+            n = body.row_count  # (not len(body.rows): that reads every value)
             parts.append(f"{n} row{'s' if n != 1 else ''}")
         case GtidEvent() | MariadbGtidEvent():
             parts.append(" ".join(body.gtid.split()))

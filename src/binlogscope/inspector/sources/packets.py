@@ -73,6 +73,7 @@ TREE_WINDOW = 2000
 MAX_RAW_BYTES = 256 << 20
 
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+_OTHER = _KIND_INDEX["other"]
 _FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
 
 
@@ -138,7 +139,18 @@ class PacketStreamSource:
         self._gtids = TextColumn()
         self._last_gtid: str | None = None
         self._ctx = array("i")  # decode context id (in _contexts), -1: not a packet
+        self._pkind = array("H")  # the session's packet kind (interned in _type_names)
         self._summaries = TextColumn()
+        #: the row columns in the order :meth:`_append` gathers them
+        self._columns: tuple[array[Any], ...] = (
+            self._time, self._len, self._dir, self._seq, self._semi, self._type, self._pkind,
+            self._kind, self._table, self._log_pos, self._offset, self._conn, self._frame,
+            self._phase, self._stepi, self._file, self._fpos, self._gtid, self._ctx)
+        #: rows gathered before they are published together (1: each at once, as a live
+        #: stream needs; a capture file's source gathers a few hundred: one store per column)
+        self.publish_every = 1
+        self._pending: list[tuple[Any, ...]] = []
+        self._pending_text: list[str] = []
         self._payload: list[bytes | None] = []  # the packet's payload (re-decoding, hex pane)
         self._errors: set[int] = set()
         self._ack_pos: dict[int, int] = {}
@@ -147,12 +159,13 @@ class PacketStreamSource:
         self._raw_bytes = 0
         self._raw_dropped = 0  # rows [0, _raw_dropped) may have lost their bytes
         self._type_names: list[str] = []
+        #: a binlog event's (type column, colour class) by its type code (events without error)
+        self._type_kinds: dict[int, tuple[str, str]] = {}
         self._type_index: dict[str, int] = {}
         self._tables: list[str] = []
         self._table_index: dict[str, int] = {}
         self._files: list[str] = []
         self._file_index: dict[str, int] = {}
-        self._pkind = array("H")  # the session's packet kind (interned in _type_names)
         self.steps: list[SetupStep] = []
         #: the decode context of every packet (re-decoding rows without their tree)
         self._contexts = ContextLog()
@@ -182,6 +195,7 @@ class PacketStreamSource:
         except Exception as exc:  # a producer bug must show, not kill the worker silently
             self.fatal = f"{type(exc).__name__}: {exc}"
         finally:
+            self._publish()
             self._done = True
             self.changed()
 
@@ -191,6 +205,9 @@ class PacketStreamSource:
         self._c = c if c is not None else self._conn_state(item.conn)
         ts = item.time if item.time is not None else self.clock()
         ev = item.event
+        if type(ev) is PacketDecoded and item.kind == "packet":  # the common case first
+            self._add_packet(ts, item, ev)
+            return
         if item.kind == "step" and item.step is not None:
             st = item.step
             self.steps.append(st)
@@ -284,37 +301,55 @@ class PacketStreamSource:
                 table: int = -1, log_pos: int = -1, offset: int = 0, ctx: int = -1,
                 payload: bytes | None = None, error: bool = False, pkind: str = "",
                 file_pos: int = -1, gtid: int = -1) -> int:
-        """Store every column of a new row, then publish it (the length changes last)."""
-        n = self._n
-        self._time.append(ts)
-        self._len.append(length)
-        self._dir.append(0 if direction is None else 1 if direction == Peer.CLIENT else 2)
-        self._seq.append(seq)
-        self._semi.append(semi)
-        self._type.append(self._intern(self._type_names, self._type_index, type_name))
-        self._pkind.append(self._intern(self._type_names, self._type_index, pkind))
-        self._kind.append(_KIND_INDEX.get(kind, _KIND_INDEX["other"]))
-        self._table.append(table)
-        self._log_pos.append(log_pos)
-        self._offset.append(offset)
-        self._conn.append(item.conn & 0xFFFF)
-        self._frame.append(-1 if item.frame is None else item.frame)
-        self._phase.append(self.phase)
-        self._stepi.append(self._c.step)
-        self._file.append(self._c.file)
-        self._fpos.append(file_pos)
-        self._gtid.append(gtid)
-        self._ctx.append(ctx)
-        self._summaries.append(summary)
+        """Take a new row's columns in; they are published with :meth:`_publish` (at once
+        unless ``publish_every`` says to gather rows first)."""
+        pending = self._pending
+        n = self._n + len(pending)
+        ti = self._type_index
+        t = ti.get(type_name)
+        if t is None:
+            t = self._intern(self._type_names, ti, type_name)
+        pk = ti.get(pkind)
+        if pk is None:
+            pk = self._intern(self._type_names, ti, pkind)
+        c = self._c
+        pending.append((ts, length,
+                        0 if direction is None else 1 if direction == Peer.CLIENT else 2,
+                        seq, semi, t, pk, _KIND_INDEX.get(kind, _OTHER), table, log_pos, offset,
+                        item.conn & 0xFFFF, -1 if item.frame is None else item.frame,
+                        c.phase, c.step, c.file, file_pos, gtid, ctx))
+        self._pending_text.append(summary)
+        payload = self._keep(item, payload)
         self._payload.append(payload)
         if payload is not None:
             self._raw_bytes += len(payload)
             self._trim_raw()
         if error:
             self._errors.add(n)
-        self._n = n + 1
-        self.changed()
+        if len(pending) >= self.publish_every:
+            self._publish()
         return n
+
+    def _publish(self) -> None:
+        """Store the gathered rows' columns, then publish them (the length changes last)."""
+        rows = self._pending
+        if not rows:
+            return
+        if len(rows) == 1:
+            for col, v in zip(self._columns, rows[0], strict=True):
+                col.append(v)
+        else:
+            for col, vals in zip(self._columns, zip(*rows, strict=True), strict=True):
+                col.extend(vals)
+        self._summaries.extend(self._pending_text)
+        self._pending = []
+        self._pending_text = []
+        self._n += len(rows)
+        self.changed()
+
+    def _keep(self, item: SourceItem, payload: bytes | None) -> bytes | None:
+        """The payload a new row keeps (a capture file's source leaves it in the file)."""
+        return payload
 
     def _trim_raw(self) -> None:
         # (the row being added counts too: a payload over the cap on its own is not kept)
@@ -386,11 +421,19 @@ class PacketStreamSource:
             summary = row_summary(bev)
             if ev.error and ev.error != bev.error:
                 summary = fit(f"{summary} ERROR {ev.error}")
+            if h is not None and not ev.error and not bev.error:  # the common case: by type
+                tk = self._type_kinds.get(h.type_code)
+                if tk is None:
+                    tk = self._type_kinds[h.type_code] = (type_name(ev), packet_kind(ev))
+                tname, pk = tk
+            else:
+                tname, pk = type_name(ev), packet_kind(ev)
         else:
             summary = packet_summary(ev)
+            tname, pk = type_name(ev), packet_kind(ev)
         if k == "semi_sync_ack" and v is not None:
             semi = 3
-        n = self._append(ts, item, type_name(ev), packet_kind(ev), summary,
+        n = self._append(ts, item, tname, pk, summary,
                          length=ev.payload_length, direction=ev.direction, seq=ev.seq, semi=semi,
                          table=table, log_pos=log_pos, offset=ev.offset, ctx=cid,
                          payload=ev.payload, error=bool(ev.error) or k == "err", pkind=k,

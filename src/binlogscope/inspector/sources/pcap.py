@@ -20,14 +20,16 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
-from binlogscope.drivers.capture.pcap import CaptureError, read_capture
+from binlogscope.drivers.capture.pcap import CaptureError, read_capture, read_capture_batches
 from binlogscope.drivers.capture.place import PlaceReader, payload_crc
 from binlogscope.drivers.items import SourceItem
 from binlogscope.inspector.sources.packets import MAX_RAW_BYTES, PacketStreamSource
 from binlogscope.session.events import PacketDecoded, Peer
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
+
+#: rows of a capture file published together (a pipe's rows are published as they come)
+PUBLISH_EVERY = 256
 
 
 class PcapSource(PacketStreamSource):
@@ -46,30 +48,34 @@ class PcapSource(PacketStreamSource):
         self.places = PlaceReader(str(path)) if PlaceReader.usable(str(path)) else None
         self._placed = array("b")  # 1: the row's payload is read again by its place
         self._crc = array("I")  # the CRC-32 of a placed row's payload
+        if self.places is not None:  # a file: rows published a few hundred at a time
+            self.publish_every = PUBLISH_EVERY
 
-    def _append(self, ts: float, item: SourceItem, type_name: str, kind: str, summary: str,
-                **kw: Any) -> int:
-        """A row; a packet's payload is left in the capture when it can be read from there."""
-        payload = kw.get("payload")
+    def _keep(self, item: SourceItem, payload: bytes | None) -> bytes | None:
+        """A packet's payload is left in the capture file when it can be read from there."""
         ev = item.event
         if (payload is not None and self.places is not None and item.frame
-                and isinstance(ev, PacketDecoded) and ev.wire_length == len(payload) + 4
+                and type(ev) is PacketDecoded and ev.wire_length == len(payload) + 4
                 and not item.flow.compressed):
             self._crc.append(payload_crc(payload))
             self._placed.append(1)
-            kw["payload"] = None
-        else:
-            self._crc.append(0)
-            self._placed.append(0)
-        return super()._append(ts, item, type_name, kind, summary, **kw)
+            return None
+        self._crc.append(0)
+        self._placed.append(0)
+        return payload
 
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
         try:
-            for it in read_capture(str(self.path), self.ports, record=False,
-                                   max_packet=self.max_packet):
+            for items in read_capture_batches(str(self.path), self.ports, record=False,
+                                              max_packet=self.max_packet, stop=cancelled):
                 if cancelled():
                     return
-                yield stream_item(it)
+                for it in items:
+                    if it.kind == "packet" and it.event is not None:
+                        it.conn = it.flow.id  # (the reader's own item: the row's as it is)
+                        yield it
+                    else:
+                        yield stream_item(it)
         except CaptureError as exc:
             self.fatal = str(exc)
 
