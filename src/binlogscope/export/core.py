@@ -18,6 +18,7 @@ Crash safety: see :mod:`binlogscope.export.arrow`.
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 import os
 import shutil
 from collections.abc import Sequence
@@ -156,6 +157,30 @@ def note_damage(damage: dict[int, InputDamage], rec: EventRecord | PacketRecord)
         d.note(rec.event.offset, str(rec.event.error))
     else:
         d.note_gap(rec)
+
+
+#: the thresholds before the first :func:`collect_rarely` still in force, and how many are
+_rarely: list[Any] = [None, 0]
+
+
+def collect_rarely() -> None:
+    """Make the cycle collector run rarely while inputs are exported (the local loop and
+    every task: :func:`binlogscope.export.task.decode_input`), until the matching
+    :func:`collect_as_before`. The writer's buffers hold up to a row group of small lists,
+    dicts and tuples per open part, which the default thresholds walk again and again (~15-20 %
+    of an export's CPU); nothing the exporter builds is cyclic. Nests (tasks that interleave
+    in one process): the thresholds come back when the last one ends."""
+    if _rarely[1] == 0:
+        before = _rarely[0] = gc.get_threshold()
+        gc.set_threshold(max(before[0], 100_000), max(before[1], 50), max(before[2], 100))
+    _rarely[1] += 1
+
+
+def collect_as_before() -> None:
+    """The end of a :func:`collect_rarely`."""
+    _rarely[1] -= 1
+    if _rarely[1] == 0:
+        gc.set_threshold(*_rarely[0])
 
 
 def error_rows(source: str, failure: str | None, damage: InputDamage | None
@@ -379,5 +404,5 @@ class Ledger:
 
 
 __all__ = ["JOBS_STAGING", "LOSS_KINDS", "STATE_FORMAT", "ExportError", "ExportResult",
-           "InputDamage", "Ledger",
+           "InputDamage", "Ledger", "collect_as_before", "collect_rarely",
            "error_rows", "note_damage", "publish_parts", "report_table", "write_errors"]

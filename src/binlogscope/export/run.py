@@ -10,7 +10,6 @@ complete are removed by the resume, so nothing is written twice.
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,8 @@ from binlogscope.export.core import (
     ExportError,
     ExportResult,
     Ledger,
+    collect_as_before,
+    collect_rarely,
     error_rows,
     note_damage,
 )
@@ -102,12 +103,7 @@ def run_export(
         errors.clear()
         health.clear()
 
-    # the row buffers hold up to row_group_size rows of small lists, dicts and tuples per
-    # open part: with the default thresholds the cycle collector walks all of them again and
-    # again (~20% of the export's CPU). Nothing the exporter builds is cyclic; collect rarely.
-    gc_threshold = gc.get_threshold()
-    gc.set_threshold(max(gc_threshold[0], 100_000), max(gc_threshold[1], 50),
-                     max(gc_threshold[2], 100))
+    collect_rarely()
     last_event: EventRecord | None = None
     stopped = ended = False
     try:
@@ -182,7 +178,7 @@ def run_export(
         ledger.discard()  # a failed new export leaves nothing in the way of a rerun
         raise
     finally:
-        gc.set_threshold(*gc_threshold)
+        collect_as_before()
         writer.close()
         result.seconds = time.monotonic() - t0
     if progress is not None and not result.interrupted:

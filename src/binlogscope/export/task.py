@@ -13,7 +13,7 @@ read them): they are decoded from memory, never written to a file to be read bac
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,14 @@ from typing import Any
 import pyarrow as pa
 
 from binlogscope.export.arrow import TABLES
-from binlogscope.export.core import LOSS_KINDS, InputDamage, error_rows, note_damage
+from binlogscope.export.core import (
+    LOSS_KINDS,
+    InputDamage,
+    collect_as_before,
+    collect_rarely,
+    error_rows,
+    note_damage,
+)
 from binlogscope.export.images import COLUMN_BUILDERS
 from binlogscope.export.mapper import TableMapper
 from binlogscope.export.records import (
@@ -136,7 +143,7 @@ def input_records(index: int, source: str, opts: TaskOptions, data: bytes | None
 def decode_input(index: int, source: str, size: int, data: bytes | None, opts: TaskOptions,
                  *, added: Callable[[int], None] | None = None,
                  records: Iterable[Record] | None = None
-                 ) -> Iterator[TableBatch | InputReport]:
+                 ) -> Generator[TableBatch | InputReport, None, None]:
     """Decode one input into its tables' row groups, then its :class:`InputReport`.
 
     ``source`` is the input as the dataset names it (the local exporter's path string, or a
@@ -157,39 +164,43 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
     mapper = TableMapper(no_raw=opts.no_raw, emit_values=writer.add_values,
                          emit_many=writer.add_many, tables=None if own_parts else opts.tables)
     counts = report.counts
+    collect_rarely()
     try:
-        for rec in (input_records(index, source, opts, data) if records is None else records):
-            if isinstance(rec, EventRecord):
-                mapper.event(rec)
-                if rec.event.error:
-                    note_damage(report._noted, rec)
-            elif isinstance(rec, PacketRecord):
-                mapper.packet(rec)
-                if rec.kind in LOSS_KINDS:
-                    note_damage(report._noted, rec)
-            elif isinstance(rec, InputDone):
-                mapper.input_done()
-                if rec.error:
-                    report.failure = rec.error
-            elif isinstance(rec, HealthRecord):
-                report.health += rec.rows
-            if isinstance(writer, BatchCollector) and writer.ready:
-                for item in writer.take():
-                    counts[item[0]] += item[2].num_rows
-                    yield item
-        mapper.input_done()
+        try:
+            for rec in (input_records(index, source, opts, data) if records is None else records):
+                if isinstance(rec, EventRecord):
+                    mapper.event(rec)
+                    if rec.event.error:
+                        note_damage(report._noted, rec)
+                elif isinstance(rec, PacketRecord):
+                    mapper.packet(rec)
+                    if rec.kind in LOSS_KINDS:
+                        note_damage(report._noted, rec)
+                elif isinstance(rec, InputDone):
+                    mapper.input_done()
+                    if rec.error:
+                        report.failure = rec.error
+                elif isinstance(rec, HealthRecord):
+                    report.health += rec.rows
+                if isinstance(writer, BatchCollector) and writer.ready:
+                    for item in writer.take():
+                        counts[item[0]] += item[2].num_rows
+                        yield item
+            mapper.input_done()
+            if isinstance(writer, BatchCollector):
+                writer.finish()
+            else:
+                writer.checkpoint()
+                counts.update(writer.rows_written)
+        except Exception as exc:  # a failure decoding this input must not end the job
+            report.failure = f"{source}: {type(exc).__name__}: {exc}"
+            writer.abort()  # (--writer tasks: none of the input's rows is kept)
         if isinstance(writer, BatchCollector):
-            writer.finish()
-        else:
-            writer.checkpoint()
-            counts.update(writer.rows_written)
-    except Exception as exc:  # a failure decoding this input must not end the job
-        report.failure = f"{source}: {type(exc).__name__}: {exc}"
-        writer.abort()  # (--writer tasks: none of the input's rows is kept)
-    if isinstance(writer, BatchCollector):
-        for item in writer.take():
-            counts[item[0]] += item[2].num_rows
-            yield item
+            for item in writer.take():
+                counts[item[0]] += item[2].num_rows
+                yield item
+    finally:
+        collect_as_before()
     writer.close()
     report.damage = next(iter(report._noted.values()), None)
     if added is not None:
