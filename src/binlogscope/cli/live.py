@@ -329,18 +329,21 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     terminal_text = not args.json and not to_file and out.isatty()
 
     problems = DecodeProblems()
+    see = problems.see
+    as_json = bool(args.json)
+    interactive = lines.interactive
 
-    def consume(item: SourceItem) -> None:
-        problems.see(item)
+    def consume(item: SourceItem) -> None:  # (once per event: names bound outside)
+        see(item)
         if item.kind == "note":  # reconnects, the end of the dump: for people, on stderr
             print(f"{PROG}: {item.text}", file=err, flush=True)
             if terminal_text:
                 return
-        if args.json:
+        if as_json:
             obj = live_item_json(item)
             if obj is not None:
                 add(dumps_line(obj))
-                if lines.interactive:
+                if interactive:
                     lines.flush()
         else:
             text = live_item_text(item, args.brief)

@@ -430,6 +430,9 @@ def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
         for h in states.tick():
             consume(h)
 
+    # the loops below call states.after themselves (one call less per item) unless the lag
+    # watch wraps the consumer too (its items then come after the state items, as here)
+    inline: StateWatch | None = states
     watch = rep.lag_watch()
     if watch is not None:  # --lag-every: health items after the item that brought them
         shown = consume
@@ -439,13 +442,15 @@ def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
             for h in watch.after(item):
                 shown(h)
 
+        inline = None
         watch.start()
+    each = consume if inline is None else plain
     try:
         with fewer_gc_passes():  # the process streams for a while: see pipeline.gc_tuning
             if commit is not None and settings.state_path:
-                return _run_committed(rep, settings, consume, count, commit, should_stop,
-                                      quiet)
-            return _run(rep, settings, consume, count, should_stop, quiet)
+                return _run_committed(rep, settings, each, count, commit, should_stop,
+                                      quiet, inline)
+            return _run(rep, settings, each, count, should_stop, quiet, inline)
     finally:
         if watch is not None:
             watch.stop()
@@ -454,8 +459,11 @@ def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
 
 def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem], None],
          count: int | None, should_stop: Callable[[], bool] | None = None,
-         quiet: Callable[[], None] | None = None) -> LiveReplica:
+         quiet: Callable[[], None] | None = None,
+         states: StateWatch | None = None) -> LiveReplica:
+    """``states``: the state changes each consumed item brings, consumed after it."""
     rep.start()
+    after = states.after if states is not None else None
     delivered = 0
     # acked a batch at a time (one ack per store batch instead of one per item), unless the
     # state file is to be written after every item (--state-interval 0)
@@ -472,6 +480,9 @@ def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem
                         break
                     if item.deliver:
                         consume(item)
+                        if after is not None:
+                            for h in after(item):
+                                consume(h)
                     if per_item:
                         rep.ack(cursor, item)
                     else:
@@ -502,8 +513,10 @@ def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem
 def _run_committed(rep: LiveReplica, settings: LiveSettings,
                    consume: Callable[[SourceItem], None], count: int | None, commit: Commit,
                    should_stop: Callable[[], bool] | None,
-                   quiet: Callable[[], None] | None = None) -> LiveReplica:
-    """:func:`run_live` with ``commit``: see there."""
+                   quiet: Callable[[], None] | None = None,
+                   states: StateWatch | None = None) -> LiveReplica:
+    """:func:`run_live` with ``commit``: see there (``states``: as :func:`_run`'s)."""
+    after = states.after if states is not None else None
     rep.auto_save = False
     each_txn = settings.commit_each_txn
     durable = not each_txn
@@ -542,6 +555,9 @@ def _run_committed(rep: LiveReplica, settings: LiveSettings,
                 dirty = True
                 if item.deliver:
                     consume(item)
+                    if after is not None:
+                        for h in after(item):
+                            consume(h)
                 r = item.at
                 if r is None:
                     rep.ack_upto(cursor, None)
