@@ -15,7 +15,8 @@
  *     row images _rowjson.c writes with the readers of the table's column plans, which
  *     Python declares per table and columns-present bitmap in ``tables``; the statement text
  *     of ANNOTATE_ROWS and ROWS_QUERY, control_events.py decode_annotate_rows and
- *     decode_rows_query); 0: decline.
+ *     decode_rows_query; a TABLE_MAP whose bytes are those of the map the decoder holds,
+ *     which changes nothing, table_map.py _cached); 0: decline.
  * The 19-byte header is read by the layout of wire/binlog/header.py (HEADER: <IBIIIH), the
  * checksum as wire/binlog/decode.py checks it (CRC32 of the whole event = the CRC residue).
  *
@@ -42,7 +43,7 @@ enum {
 /* body layouts (render/line_layout.py BODY_*, same numbers) */
 enum {
     BODY_NONE = 0, BODY_XID = 1, BODY_MARIADB_GTID = 2, BODY_ROWS_V1 = 3, BODY_ROWS_V2 = 4,
-    BODY_TEXT = 5, BODY_TEXT_AFTER_LENGTH = 6, BODY_LAST = BODY_TEXT_AFTER_LENGTH,
+    BODY_TEXT = 5, BODY_TEXT_AFTER_LENGTH = 6, BODY_TABLE_MAP = 7, BODY_LAST = BODY_TABLE_MAP,
 };
 
 #define HEADER_LEN 19
@@ -68,7 +69,8 @@ typedef struct {
     /* rows events: the decoder's TABLE_MAPs (its context's dict table id -> TableMap, read
      * only) and the line's entries Python declared for them (table id -> (the TableMap,
      * schema's JSON text, table's JSON text, column count, {columns-present key: (reader of
-     * the before/only image, reader of the after image or None)})) */
+     * the before/only image, reader of the after image or None)}, the TABLE_MAP body bytes
+     * the map was decoded from)) */
     PyObject *ctx_tables, *tables;
 } EventLines;
 
@@ -197,10 +199,50 @@ put_text(JsonOut *o, PyObject *s)
 
 typedef struct {
     PyObject *entry;        /* the line's entry of the table (borrowed) */
+    /* (a TABLE_MAP's line: entry set, rb NULL) */
     ImageReader *rb, *ra;   /* borrowed */
     Py_ssize_t start, end;  /* the row images (in the body, then in the buffer) */
     int kind;
 } Rows;
+
+/* the line's entry of table ``id`` while the decoder's context still holds its very
+ * TableMap (borrowed), else NULL (an exception may be set) */
+static PyObject *
+table_entry(EventLines *self, PyObject *id)
+{
+    if (self->tables == NULL || self->ctx_tables == NULL || !PyDict_Check(self->tables) ||
+        !PyDict_Check(self->ctx_tables))
+        return NULL;
+    PyObject *entry = PyDict_GetItemWithError(self->tables, id);
+    PyObject *tm = entry != NULL ? PyDict_GetItemWithError(self->ctx_tables, id) : NULL;
+    if (tm == NULL || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 6 ||
+        PyTuple_GET_ITEM(entry, 0) != tm || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1)) ||
+        !PyBytes_Check(PyTuple_GET_ITEM(entry, 2)) || !PyBytes_Check(PyTuple_GET_ITEM(entry, 5)))
+        return NULL;
+    return entry;
+}
+
+/* a TABLE_MAP whose body is byte for byte the one its table's map was decoded from: the
+ * decoder gives the map it holds and changes nothing (wire/binlog/table_map.py _cached);
+ * 0: r->entry set; 1: decline; -1: an exception */
+static int
+table_map_layout(EventLines *self, const unsigned char *body, Py_ssize_t blen, Rows *r)
+{
+    if (blen < 6)
+        return 1;
+    PyObject *id = PyLong_FromUnsignedLongLong(le_uint(body, 6));
+    if (id == NULL)
+        return -1;
+    PyObject *entry = table_entry(self, id);
+    Py_DECREF(id);
+    if (entry == NULL)
+        return PyErr_Occurred() ? -1 : 1;
+    PyObject *raw = PyTuple_GET_ITEM(entry, 5);
+    if (PyBytes_GET_SIZE(raw) != blen || memcmp(PyBytes_AS_STRING(raw), body, (size_t)blen))
+        return 1;
+    r->entry = entry;
+    return 0;
+}
 
 /* a rows event's post-header and bitmaps as wire/binlog/rows.py decode_rows_event reads them
  * (v1: table id, flags; v2: + extra data, which must be empty), the column count (one byte)
@@ -210,8 +252,7 @@ static int
 rows_layout(EventLines *self, int code, int layout, const unsigned char *body, Py_ssize_t blen,
             Rows *r)
 {
-    if (self->tables == NULL || self->ctx_tables == NULL || !PyDict_Check(self->tables) ||
-        !PyDict_Check(self->ctx_tables) || blen < 8)
+    if (blen < 8)
         return 1;
     unsigned long long tid = le_uint(body, 6);
     Py_ssize_t q = 8;
@@ -232,12 +273,8 @@ rows_layout(EventLines *self, int code, int layout, const unsigned char *body, P
     if (id == NULL)
         return -1;
     int rc = 1;
-    PyObject *entry = PyDict_GetItemWithError(self->tables, id);
-    PyObject *tm = entry != NULL ? PyDict_GetItemWithError(self->ctx_tables, id) : NULL;
-    if (tm == NULL || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 ||
-        PyTuple_GET_ITEM(entry, 0) != tm || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1)) ||
-        !PyBytes_Check(PyTuple_GET_ITEM(entry, 2)) ||
-        PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 3)) != ncols ||
+    PyObject *entry = table_entry(self, id);
+    if (entry == NULL || PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 3)) != ncols ||
         !PyDict_Check(PyTuple_GET_ITEM(entry, 4)))
         goto done;
     key = _PyLong_FromByteArray(body + q, (size_t)nb, 1, 0);
@@ -349,6 +386,13 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
         text_len = blen - skip;
         break;
     }
+    case BODY_TABLE_MAP:
+        switch (table_map_layout(self, body, blen, &rows)) {
+        case 0: break;
+        case 1: Py_RETURN_NONE;
+        default: return NULL;
+        }
+        break;
     case BODY_ROWS_V1: case BODY_ROWS_V2:
         switch (rows_layout(self, code, layout, body, blen, &rows)) {
         case 0: break;
@@ -398,7 +442,7 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
             }
             break;
         case V_ROWS:
-            if (rows.entry == NULL) {
+            if (rows.rb == NULL) {
                 rc = PUT_LIT(o, "null");
                 break;
             }

@@ -51,13 +51,17 @@ FILE_KEYS = ("file", "binlog_file")
 #: rows JSON (``_rowjson.c``) with the readers of the plans :class:`LineContext` declares;
 #: the statement text of ANNOTATE_ROWS (the rest of the body,
 #: ``control_events.decode_annotate_rows``) and ROWS_QUERY (after a length byte,
-#: ``decode_rows_query``), valid UTF-8 only (the decoder replaces what is not)
+#: ``decode_rows_query``), valid UTF-8 only (the decoder replaces what is not); a TABLE_MAP
+#: whose body is byte for byte the one its table's map was decoded from (the decoder gives
+#: the map it holds and changes nothing: ``table_map._cached``); any other is context, the
+#: Python path's
 BODY_XID = 1
 BODY_MARIADB_GTID = 2
 BODY_ROWS_V1 = 3
 BODY_ROWS_V2 = 4
 BODY_TEXT = 5
 BODY_TEXT_AFTER_LENGTH = 6
+BODY_TABLE_MAP = 7
 _T = EventType
 #: type code -> its body layout; a type not here is declined
 BODY_LAYOUTS: dict[int, int] = {
@@ -69,7 +73,9 @@ BODY_LAYOUTS: dict[int, int] = {
                                       _T.DELETE_ROWS_EVENT)},
     int(_T.ANNOTATE_ROWS_EVENT): BODY_TEXT,
     int(_T.ROWS_QUERY_LOG_EVENT): BODY_TEXT_AFTER_LENGTH,
+    int(_T.TABLE_MAP_EVENT): BODY_TABLE_MAP,
 }
+_TABLE_MAP = int(_T.TABLE_MAP_EVENT)
 _ROWS = frozenset(c for c, layout in BODY_LAYOUTS.items()
                   if layout in (BODY_ROWS_V1, BODY_ROWS_V2))
 _CRC32 = int(ChecksumAlg.BINLOG_CHECKSUM_ALG_CRC32)
@@ -81,6 +87,7 @@ _PROBE_BODIES: dict[int, EventBody] = {
     BODY_ROWS_V2: RowsEvent(1, "s", "t", INSERT, []),
     BODY_TEXT: AnnotateRowsEvent("q"),
     BODY_TEXT_AFTER_LENGTH: RowsQueryEvent("q"),
+    BODY_TABLE_MAP: TableMapEvent(1, "s", "t", []),
 }
 
 
@@ -140,8 +147,9 @@ class LineContext:
     event that changes the context), it gives the writer whether CRC32 is in force, each type
     code's body layout (rows events by the FORMAT_DESCRIPTION's post-header lengths) and, per
     table id, the entry its rows events are written with: the ``TableMap`` (the kernel takes
-    a rows event only while the decoder's ``ctx.tables`` still holds that very map), the
-    schema's and table's JSON text, the column count and the readers of each
+    a rows event or a TABLE_MAP only while the decoder's ``ctx.tables`` still holds that very
+    map), the schema's and table's JSON text, the column count, the map's body bytes (a
+    TABLE_MAP of the same bytes changes nothing) and the readers of each
     columns-present bitmap - the plans the decoder made, declared once the Python path has
     read a rows event with them (its first of each table and bitmap; a MariaDB table's
     hi-res temporal columns resolved), and only when the kernel's rows JSON is what that path
@@ -167,7 +175,7 @@ class LineContext:
             entry = self.tables.get(body.table_id)
             if tm is not None and (entry is None or entry[0] is not tm):
                 self.tables[body.table_id] = (tm, dumps(tm.schema), dumps(tm.table),
-                                              len(tm.columns), {})
+                                              len(tm.columns), {}, tm.raw)
         elif type(body) is RowsEvent and ev.header is not None \
                 and ev.header.type_code in _ROWS:
             self._plans(body, ctx)
@@ -182,6 +190,8 @@ class LineContext:
             if code in _ROWS and not (
                     ctx.decode_rows and ctx.post_header(code) in (None, 8, 10)):
                 continue
+            if code == _TABLE_MAP and ctx.post_header_len[18:19] == (6,):
+                continue  # (a 4-byte table id: _cached reads 6)
             layouts[code] = layout
         self.line.layouts(bytes(layouts))
         self.line.ctx_tables = ctx.tables
