@@ -435,6 +435,25 @@ skip_image(ImageReader *self, PyObject *bobj, const unsigned char *b, Py_ssize_t
 /* count_rows(data, kind, reader_b, reader_a, start=0, end=len(data)) -> number of rows:
  * walks the images as decode_rows reads them (raising where it raises) without building the
  * values, so that a caller can read them later, on demand */
+Py_ssize_t
+kernel_count_images(PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind,
+                    ImageReader *rb, ImageReader *ra)
+{
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
+    Py_ssize_t p = start, count = 0;
+    while (p < end) {
+        Py_ssize_t start_p = p;
+        if (skip_image(rb, bobj, b, end, &p) < 0)
+            return -1;
+        if (kind == 1 && skip_image(ra, bobj, b, end, &p) < 0)
+            return -1;
+        if (p == start_p)
+            return kernel_no_progress();
+        count++;
+    }
+    return count;
+}
+
 static PyObject *
 count_rows(PyObject *module, PyObject *args)
 {

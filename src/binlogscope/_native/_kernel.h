@@ -238,6 +238,9 @@ int kernel_put_double(JsonOut *o, double d);
  * damaged image raises ValueError) */
 int kernel_put_rows(JsonOut *o, PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind,
                     ImageReader *rb, ImageReader *ra);
+/* the number of rows of data[start:end] (the count_rows walk, _kernel.c); -1: an exception */
+Py_ssize_t kernel_count_images(PyObject *bobj, Py_ssize_t start, Py_ssize_t end, int kind,
+                               ImageReader *rb, ImageReader *ra);
 /* the event lines' writer (_line.c) */
 extern PyTypeObject EventLinesType;
 /* the CRC32 tables and the type made ready (module init); -1 on error */

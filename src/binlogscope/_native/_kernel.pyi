@@ -23,9 +23,10 @@ class EventLines:
     gtid: str | None
     crc: int
     sink: Any
+    clock: Any
     tables: dict[int, tuple[Any, ...]] | None
     ctx_tables: dict[int, Any] | None
-    def __init__(self, template: tuple[tuple[bytes, int], ...], end: bytes,
+    def __init__(self, template: tuple[tuple[bytes, int] | tuple[bytes, int, int], ...], end: bytes,
                  names: tuple[bytes | None, ...], bodies: bytes) -> None: ...
     def __call__(self, buf: bytes, pos: int, base: int, /
                  ) -> tuple[int, int, str | None, int | None, str | None] | None: ...

@@ -38,7 +38,10 @@
 enum {
     V_OFFSET = 1, V_LOG_POS, V_GTID, V_EVENT_TYPE, V_TYPE_CODE, V_TIMESTAMP, V_SERVER_ID,
     V_EVENT_SIZE, V_FLAGS, V_CHECKSUM_OK, V_SCHEMA, V_TABLE, V_ROWS, V_QUERY, V_ERROR,
-    V_LAST = V_ERROR,
+    /* the --summary line's: the header time as ``clock`` gives it, the event's text (the
+     * type's name, then the text renderer's tail of the body, render/text.py event_line) */
+    V_CLOCK, V_EVENT,
+    V_LAST = V_EVENT,
 };
 /* body layouts (render/line_layout.py BODY_*, same numbers) */
 enum {
@@ -60,6 +63,10 @@ typedef struct {
     JsonOut o;
     Py_ssize_t nslots;
     int slot[MAX_SLOTS];
+    int width[MAX_SLOTS];  /* a number right-aligned in this many characters (0: as it is) */
+    PyObject *clock;       /* callable(timestamp) -> str (V_CLOCK), or NULL */
+    long long clock_ts;    /* the last timestamp given to clock, and its text */
+    PyObject *clock_text;
     PyObject *lits;   /* tuple of nslots + 1 bytes: the text before each value, then the end */
     PyObject *names;  /* tuple of 256: the type name's JSON text (bytes) or None */
     unsigned char body[256];
@@ -132,9 +139,9 @@ lines_init(EventLines *self, PyObject *args, PyObject *kwds)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *pair = PyTuple_GET_ITEM(template, i);
         PyObject *lit;
-        int slot;
-        if (!PyArg_ParseTuple(pair, "O!i", &PyBytes_Type, &lit, &slot) || slot < 1 ||
-            slot > V_LAST) {
+        int slot, width = 0;
+        if (!PyArg_ParseTuple(pair, "O!i|i", &PyBytes_Type, &lit, &slot, &width) || slot < 1 ||
+            slot > V_LAST || width < 0 || width > 64) {
             if (!PyErr_Occurred())
                 PyErr_Format(PyExc_ValueError, "EventLines: no value slot %d", slot);
             Py_DECREF(lits);
@@ -143,7 +150,9 @@ lines_init(EventLines *self, PyObject *args, PyObject *kwds)
         Py_INCREF(lit);
         PyTuple_SET_ITEM(lits, i, lit);
         self->slot[i] = slot;
+        self->width[i] = width;
     }
+    self->clock_ts = -1;
     Py_INCREF(end);
     PyTuple_SET_ITEM(lits, n, end);
     for (int i = 0; i < 256; i++) {
@@ -179,9 +188,73 @@ lines_dealloc(EventLines *self)
     Py_XDECREF(self->names);
     Py_XDECREF(self->gtid);
     Py_XDECREF(self->sink);
+    Py_XDECREF(self->clock);
+    Py_XDECREF(self->clock_text);
     Py_XDECREF(self->ctx_tables);
     Py_XDECREF(self->tables);
     Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* an unsigned number right-aligned in ``width`` characters (Python's {v:>width}) */
+static int
+put_padded(JsonOut *o, unsigned long long v, int width)
+{
+    char tmp[24];
+    int n = put_uint(tmp, v, 1);
+    if (grow(o, n > width ? n : width) < 0)
+        return -1;
+    for (int k = n; k < width; k++)
+        o->buf[o->len++] = ' ';
+    memcpy(o->buf + o->len, tmp, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+/* render/text.py _query_text for a statement of printable ASCII only (1: decline any other):
+ * whitespace runs as one space, at most 80 characters (77 and "...") */
+#define QUERY_WIDTH 80
+static Py_ssize_t
+squeeze(const unsigned char *s, Py_ssize_t n, char *out)
+{
+    Py_ssize_t m = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (s[i] == ' ') {
+            if (m && out[m - 1] != ' ')
+                out[m++] = ' ';
+        } else {
+            out[m++] = (char)s[i];
+        }
+    }
+    if (m && out[m - 1] == ' ')
+        m--;
+    return m;
+}
+
+static int
+put_query_text(JsonOut *o, const unsigned char *s, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (s[i] < 0x20 || s[i] > 0x7e)
+            return 1;
+    if (n > QUERY_WIDTH && s[0] != ' ' && s[QUERY_WIDTH] != ' ' &&
+        memmem(s, QUERY_WIDTH + 1, "  ", 2) == NULL) {
+        if (put(o, (const char *)s, QUERY_WIDTH - 3) < 0)
+            return -1;
+        return PUT_LIT(o, "...");
+    }
+    Py_ssize_t head = n < 4 * QUERY_WIDTH ? n : 4 * QUERY_WIDTH;
+    char *q = PyMem_Malloc((size_t)n + 1);
+    if (q == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t m = squeeze(s, head, q);
+    if (m <= QUERY_WIDTH && n > 4 * QUERY_WIDTH)
+        m = squeeze(s, n, q);
+    int rc = m <= QUERY_WIDTH ? put(o, q, m)
+             : (put(o, q, QUERY_WIDTH - 3) < 0 ? -1 : PUT_LIT(o, "..."));
+    PyMem_Free(q);
+    return rc;
 }
 
 /* text of a str as a JSON string; 1: decline (not valid Unicode) */
@@ -311,6 +384,71 @@ done:
     return rc;
 }
 
+/* the header time as the caller's clock(timestamp) gives it, called once per distinct
+ * timestamp; 1: decline (no clock, or a text that is not valid Unicode) */
+static int
+put_clock(EventLines *self, unsigned long long ts)
+{
+    if (self->clock == NULL || self->clock == Py_None)
+        return 1;
+    if (self->clock_text == NULL || self->clock_ts != (long long)ts) {
+        PyObject *t = PyObject_CallFunction(self->clock, "K", ts);
+        if (t == NULL)
+            return -1;
+        PyObject *b = PyUnicode_Check(t) ? PyUnicode_AsUTF8String(t) : NULL;
+        Py_DECREF(t);
+        if (b == NULL) {
+            PyErr_Clear();
+            return 1;
+        }
+        Py_XSETREF(self->clock_text, b);
+        self->clock_ts = (long long)ts;
+    }
+    return put(&self->o, PyBytes_AS_STRING(self->clock_text),
+               PyBytes_GET_SIZE(self->clock_text));
+}
+
+/* the text renderer's tail of the body (render/text.py _tail): a GTID, a table and its row
+ * count, a table, a statement; 0, 1 (decline) or -1 */
+static int
+put_tail(JsonOut *o, int layout, PyObject *gtid, const Rows *rows, const unsigned char *text,
+         Py_ssize_t text_len, PyObject *bobj)
+{
+    switch (layout) {
+    case BODY_XID:
+        return 0;
+    case BODY_MARIADB_GTID: {
+        Py_ssize_t n;
+        const char *u = PyUnicode_AsUTF8AndSize(gtid, &n);
+        if (u == NULL)
+            return -1;
+        return PUT_LIT(o, " ") < 0 ? -1 : put(o, u, n);
+    }
+    case BODY_TABLE_MAP: case BODY_ROWS_V1: case BODY_ROWS_V2: {
+        PyObject *t = PyTuple_GET_ITEM(rows->entry, 1);  /* " schema.table" or "" */
+        if (put(o, PyBytes_AS_STRING(t), PyBytes_GET_SIZE(t)) < 0)
+            return -1;
+        if (rows->rb == NULL)
+            return 0;
+        Py_ssize_t n = kernel_count_images(bobj, rows->start, rows->end, rows->kind, rows->rb,
+                                           rows->ra);
+        if (n < 0) {  /* damaged images: the Python path says where */
+            PyErr_Clear();
+            return 1;
+        }
+        if (PUT_LIT(o, " ") < 0 || kernel_put_ll(o, n) < 0)
+            return -1;
+        return n != 1 ? PUT_LIT(o, " rows") : PUT_LIT(o, " row");
+    }
+    case BODY_TEXT: case BODY_TEXT_AFTER_LENGTH:
+        if (PUT_LIT(o, " ") < 0)
+            return -1;
+        return put_query_text(o, text, text_len);
+    default:
+        return 1;
+    }
+}
+
 static PyObject *
 lines_call(EventLines *self, PyObject *args, PyObject *kwds)
 {
@@ -416,8 +554,11 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
         if (rc || i == self->nslots)
             break;
         switch (self->slot[i]) {
-        case V_OFFSET: rc = kernel_put_ll(o, (long long)(base + pos)); break;
-        case V_LOG_POS: rc = kernel_put_ull(o, log_pos); break;
+        case V_OFFSET:
+            rc = self->width[i] ? put_padded(o, (unsigned long long)(base + pos), self->width[i])
+                                : kernel_put_ll(o, (long long)(base + pos));
+            break;
+        case V_LOG_POS: rc = put_padded(o, log_pos, self->width[i]); break;
         case V_GTID:
             if (gtid != NULL)
                 rc = put_text(o, gtid);
@@ -429,7 +570,7 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
         case V_EVENT_TYPE: rc = put(o, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name)); break;
         case V_TYPE_CODE: rc = kernel_put_ll(o, code); break;
         case V_TIMESTAMP: rc = kernel_put_ull(o, timestamp); break;
-        case V_SERVER_ID: rc = kernel_put_ull(o, server_id); break;
+        case V_SERVER_ID: rc = put_padded(o, server_id, self->width[i]); break;
         case V_EVENT_SIZE: rc = kernel_put_ll(o, (long long)size); break;
         case V_FLAGS: rc = kernel_put_ull(o, flags); break;
         case V_CHECKSUM_OK: rc = PUT_LIT(o, "true"); break;
@@ -451,6 +592,14 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
                 PyErr_Clear();
                 rc = 1;
             }
+            break;
+        case V_CLOCK:
+            rc = put_clock(self, timestamp);
+            break;
+        case V_EVENT:
+            rc = put(o, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name));
+            if (rc == 0)
+                rc = put_tail(o, layout, gtid, &rows, text, text_len, bobj);
             break;
         case V_QUERY:
             rc = text == NULL ? PUT_LIT(o, "null")
@@ -580,6 +729,8 @@ static PyMemberDef lines_members[] = {
      "the decoder's TABLE_MAPs (DecodeContext.tables), read only"},
     {"tables", T_OBJECT, offsetof(EventLines, tables), 0,
      "table id -> the line's entry of the table (render/line_layout.py)"},
+    {"clock", T_OBJECT, offsetof(EventLines, clock), 0,
+     "callable(timestamp) -> the --summary line's time text"},
     {"crc", T_INT, offsetof(EventLines, crc), 0, "1: CRC32 in force and verified"},
     {NULL, 0, 0, 0, NULL},
 };

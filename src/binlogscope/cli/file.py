@@ -52,7 +52,7 @@ from binlogscope.pipeline.select import (
 )
 from binlogscope.render.escape import EscapingText
 from binlogscope.render.json_out import LineWriter, dumps_line
-from binlogscope.render.line_layout import LineContext, event_lines
+from binlogscope.render.line_layout import LineContext, event_lines, summary_lines
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.sql_rows import row_lines
 from binlogscope.render.text import event_line, render_node
@@ -287,6 +287,9 @@ def _one_file(path: str, args: argparse.Namespace, pattern: re.Pattern[str] | No
                     errors.append(ev.error)
                 assert ev.node is not None
                 lines.write({"file": path, **ev.node.to_dict()})
+        elif args.summary and not args.verbose and not out.isatty() and _plain_read(
+                args, pattern, times) and _summary_by_kernel(path, info, out, errors):
+            pass
         elif args.summary:
             _write_summary(events, path, out, errors, verbose=args.verbose)
         else:
@@ -406,6 +409,39 @@ class _Maps:
         return row_lines(body, self.maps.get(tid) if tid is not None else None)
 
 
+def _summary_line(name: str, ev: DecodedEvent, clock: _Clock) -> str:
+    """One ``--summary`` line (columns: :data:`SUMMARY_TITLE`; ``name`` the path's column;
+    the kernel writes the same columns: ``render/line_layout.py`` ``summary_lines``)."""
+    h = ev.header
+    if h is None:
+        return f"{name}{ev.offset:>10}  {'-':>11}  {'-':>10}  {'-':<19}  {event_line(ev)}\n"
+    return (f"{name}{ev.offset:>10}  {h.log_pos:>11}  {h.server_id:>10}  "
+            f"{clock(h.timestamp)}  {event_line(ev)}\n")
+
+
+def _summary_by_kernel(path: str, info: FileEvents, out: TextIO, errors: list[str]) -> bool:
+    """``file --summary`` of a whole file with the native kernel writing the lines of the
+    events it knows (:func:`binlogscope.render.line_layout.summary_lines`); the others as
+    :func:`_write_summary` writes them, in order. False: no kernel (nothing was written)."""
+    clock = _Clock()
+    line = summary_lines(path, clock)
+    if line is None:
+        return False
+    line.sink = lambda text: out.write(text.decode("utf-8", "surrogatepass"))
+    add = line.add
+    name = f"  {path:<24}  "
+    seen = LineContext(line, summary=True).seen
+    out.write(SUMMARY_TITLE + "\n")
+    try:  # (what was read is written when the reading stops with an error, too)
+        for ev in read_binlog_file(path, record=False, info=info, line=line, line_seen=seen):
+            if ev.error:
+                errors.append(ev.error)
+            add(_summary_line(name, ev, clock).encode("utf-8", "surrogatepass"))
+    finally:
+        line.flush()
+    return True
+
+
 def _write_summary(events: Iterable[DecodedEvent], path: str, out: TextIO,
                    errors: list[str], *, verbose: int = 0) -> None:
     """``file --summary``: one line per event (columns: :data:`SUMMARY_TITLE`)."""
@@ -420,12 +456,7 @@ def _write_summary(events: Iterable[DecodedEvent], path: str, out: TextIO,
         for ev in events:
             if ev.error:
                 errors.append(ev.error)
-            h = ev.header
-            if h is None:
-                add(f"{name}{ev.offset:>10}  {'-':>11}  {'-':>10}  {'-':<19}  {event_line(ev)}\n")
-            else:
-                add(f"{name}{ev.offset:>10}  {h.log_pos:>11}  {h.server_id:>10}  "
-                    f"{clock(h.timestamp)}  {event_line(ev)}\n")
+            add(_summary_line(name, ev, clock))
             if verbose:
                 for line in maps.rows(ev):
                     add(line + "\n")

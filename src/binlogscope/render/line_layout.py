@@ -16,6 +16,7 @@ paths byte-identical.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from binlogscope import _native
@@ -39,6 +40,9 @@ SLOTS: dict[str, int] = {
     "server_id": 7, "event_size": 8, "flags": 9, "checksum_ok": 10, "schema": 11, "table": 12,
     "rows": 13, "query": 14, "error": 15,
 }
+#: the ``file --summary`` line's own slots (``_line.c`` V_CLOCK, V_EVENT)
+CLOCK = 16
+EVENT = 17
 #: the keys whose value is the file's (written into the template's text)
 FILE_KEYS = ("file", "binlog_file")
 
@@ -141,6 +145,27 @@ def event_lines(path: str, binlog_file: str | None) -> EventLines | None:
     return lines
 
 
+def summary_lines(path: str, clock: Callable[[int], str]) -> EventLines | None:
+    """The kernel's writer of ``file --summary`` lines for the events of ``path`` (the columns
+    of ``cli/file.py`` ``_summary_line``: the path, offset, end_log_pos, server id, the time
+    as ``clock`` gives it, then the text renderer's ``event_line`` - the type's name and the
+    tail of its body), or None (no kernel; a path that is not valid Unicode)."""
+    kernel = _native.kernel
+    if kernel is None:
+        return None
+    try:
+        head = f"  {path:<24}  ".encode()
+    except UnicodeEncodeError:
+        return None
+    template = ((head, SLOTS["offset"], 10), (b"  ", SLOTS["log_pos"], 11),
+                (b"  ", SLOTS["server_id"], 10), (b"  ", CLOCK), (b"  ", EVENT))
+    names = tuple(event_type_name(c).encode() if c in BODY_LAYOUTS else None
+                  for c in range(256))
+    lines: EventLines = kernel.EventLines(template, b"\n", names, bytes(256))
+    lines.clock = clock
+    return lines
+
+
 class LineContext:
     """What the kernel's line writer must know of the decoder's context, kept as the decoder
     keeps it: told every event the Python path decoded (:meth:`seen`; the kernel writes no
@@ -155,8 +180,10 @@ class LineContext:
     hi-res temporal columns resolved), and only when the kernel's rows JSON is what that path
     writes (plans whose kernel walk is exact)."""
 
-    def __init__(self, line: EventLines) -> None:
+    def __init__(self, line: EventLines, *, summary: bool = False) -> None:
         self.line = line
+        #: the --summary line's entries: the table's text (`` schema.table``) for both names
+        self.summary = summary
         self.tables: dict[int, tuple[Any, ...]] = {}
         line.tables = self.tables
         self._phl: Any = None
@@ -174,8 +201,16 @@ class LineContext:
             tm = body.table_map
             entry = self.tables.get(body.table_id)
             if tm is not None and (entry is None or entry[0] is not tm):
-                self.tables[body.table_id] = (tm, dumps(tm.schema), dumps(tm.table),
-                                              len(tm.columns), {}, tm.raw)
+                if self.summary:
+                    try:  # (render/text.py _table_text)
+                        text = (f" {tm.schema}.{tm.table}" if tm.table else "").encode()
+                    except UnicodeEncodeError:
+                        self.tables.pop(body.table_id, None)
+                        return
+                    names = (text, b"")
+                else:
+                    names = (dumps(tm.schema), dumps(tm.table))
+                self.tables[body.table_id] = (tm, *names, len(tm.columns), {}, tm.raw)
         elif type(body) is RowsEvent and ev.header is not None \
                 and ev.header.type_code in _ROWS:
             self._plans(body, ctx)
@@ -224,4 +259,5 @@ class LineContext:
             entry[4][present] = (plan_b.image, None)
 
 
-__all__ = ["BODY_LAYOUTS", "SLOTS", "LineContext", "event_lines", "line_template"]
+__all__ = ["BODY_LAYOUTS", "SLOTS", "LineContext", "event_lines", "line_template",
+           "summary_lines"]
