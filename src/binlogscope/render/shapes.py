@@ -362,17 +362,21 @@ def capture_item_json(item: SourceItem) -> dict[str, Any] | None:
     else:
         name = last[1] = flow.name
         last[0] = flow
-    out: dict[str, Any] = {"flow": name, "flow_id": flow.id, "frame": item.frame,
-                           "wire_time": round(item.time or 0.0, 6)}
     ev = item.event
+    if type(ev) is PacketDecoded and item.kind == "packet":  # (wire_time: set by the packet)
+        out: dict[str, Any] = {"flow": name, "flow_id": flow.id, "frame": item.frame,
+                               "wire_time": None}
+        if item.injected:  # (the proxy's fault action made this damage)
+            out["injected"] = True
+        return _packet_keys(out, ev)
+    out = {"flow": name, "flow_id": flow.id, "frame": item.frame,
+           "wire_time": round(item.time or 0.0, 6)}
     if item.kind != "packet":
         out["kind"] = item.kind
         out["text"] = item.text
         return out
-    if item.injected:  # (the proxy's fault action made this damage)
+    if item.injected:
         out["injected"] = True
-    if type(ev) is PacketDecoded:
-        return _packet_keys(out, ev)  # (its wire_time is the frame's: the head's key)
     keys = _other_event_keys({}, ev)
     if keys is None:
         return None

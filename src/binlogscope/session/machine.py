@@ -498,6 +498,11 @@ class Session:
         while i + HEADER_LEN <= end and st.phase not in _OPAQUE:
             if switch and st.compression is not None:
                 break  # the login's OK: compressed frames follow
+            if lean and st.phase is Phase.BINLOG_STREAM:
+                k = packets.stream_run(data, i, end, offset, limit)
+                if k != i:  # (event packets, in one call; the one it stopped at below)
+                    i = k
+                    continue
             n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
             j = i + HEADER_LEN + n
             if j > end or n > limit:  # (over the limit: _whole skips it)

@@ -12,6 +12,7 @@ the no-tree path of an event packet of the stream (the event decoder straight on
 
 from __future__ import annotations
 
+import struct
 from collections import deque
 
 from binlogscope.session import readers
@@ -27,17 +28,22 @@ from binlogscope.session.resync import greeting_plausible
 from binlogscope.session.state import ConnState
 from binlogscope.wire import replication
 from binlogscope.wire.binlog.coords import CoordTracker
-from binlogscope.wire.binlog.decode import DecodedEvent, decode_event
+from binlogscope.wire.binlog.decode import DecodedEvent, decode_event, decode_plain
+from binlogscope.wire.binlog.header import HEADER_LEN as EVENT_HEADER_LEN
 from binlogscope.wire.binlog.rows import NO_TABLE_MAP, unknown_context
 from binlogscope.wire.binlog.types import EventType
 from binlogscope.wire.constants import SEMI_SYNC_INDICATOR
-from binlogscope.wire.framing import HEADER_LEN, Packet
+from binlogscope.wire.framing import HEADER_LEN, MAX_PAYLOAD, Packet
 from binlogscope.wire.node import Node
 from binlogscope.wire.packet import DecodedPayload, packet_tree
+from binlogscope.wire.reader import ByteReader
 
 #: the two usual semi-sync headers (immutable, shared by every event that carries them)
 _SEMI_HEADERS = (replication.SemiSyncHeader(0), replication.SemiSyncHeader(1))
 _FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
+_U32 = struct.Struct("<I")
+#: the shortest event :func:`decode_plain` takes: a header and a checksum's four bytes
+_WHOLE = EVENT_HEADER_LEN + 4
 
 
 class PacketDecoder:
@@ -59,6 +65,8 @@ class PacketDecoder:
         #: after a sequence mismatch: the id the peer's next packet has if only the
         #: mismatched packet's id was wrong (then not a second item)
         self._alt: dict[Peer, int] = {}
+        #: the event decoder's reader of the no-tree path, reset for every event
+        self._reader = ByteReader(b"", record=False)
 
     def check_seq(self, peer: Peer, pkt: Packet, expected: int | None) -> None:
         """A :class:`SequenceMismatch` item for the first fragment of ``pkt`` whose id is
@@ -167,7 +175,8 @@ class PacketDecoder:
             self.check_seq(Peer.SERVER, pkt, expected)
             self.seq = (pkt.last_sequence_id + 1) & 0xFF
             wire_length = pkt.wire_length
-        ev = decode_event(payload, ctx, start=off, base=offset + HEADER_LEN, record=False)
+        ev = decode_event(payload, ctx, start=off, base=offset + HEADER_LEN, record=False,
+                          reader=self._reader)
         self.coords.stamp(ev)
         unknown = self.context(ev)
         error = ev.error
@@ -183,6 +192,77 @@ class PacketDecoder:
         if self.coords.disorder is not None:  # (delivered, and reported: sent twice/swapped)
             self.out.append(DecodeError(Peer.SERVER, offset, self.coords.disorder, None))
         return True
+
+    def stream_run(self, data: bytes, i: int, end: int, offset: int, limit: int) -> int:
+        """:meth:`stream_event` of the server's event packets one after the other from
+        ``data[i]`` (``data[0]`` at ``offset``; ``limit``: the largest payload), in one call:
+        the same steps and events, without a call per packet. Returns the index of the first
+        packet not taken - incomplete, over ``limit``, continued over several fragments, not an
+        event (an EOF, an ERR), without its semi-sync header, or before any FORMAT_DESCRIPTION:
+        the session's packet loop takes it."""
+        st = self.state
+        semi = st.semi_sync
+        ctx = st.ctx
+        if semi is None or not ctx.fde_seen:  # (once seen, the context keeps it)
+            return i
+        coords = self.coords
+        stamp = coords.stamp
+        append = self.out.append
+        reader = self._reader
+        alt = self._alt  # (a mismatch's alternative: check_one decides while it is set)
+        now = self.now
+        server = Peer.SERVER
+        phase = Phase.BINLOG_STREAM
+        off = 3 if semi else 1
+        header: replication.SemiSyncHeader | None = None
+        size_at = _U32.unpack_from
+        env = st.env_now or st.env
+        while i + HEADER_LEN <= end:
+            n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
+            j = i + HEADER_LEN + n
+            if j > end or n > limit or n >= MAX_PAYLOAD or not n or data[i + HEADER_LEN]:
+                break
+            if semi:
+                if n < 3 or data[i + 5] != SEMI_SYNC_INDICATOR:
+                    break
+                flag = data[i + 6]
+                header = _SEMI_HEADERS[flag] if flag < 2 else replication.SemiSyncHeader(flag)
+            seq = data[i + 3]
+            expected = self.seq
+            if self.after_ack:
+                if seq == 1:
+                    expected = 1
+                self.after_ack = False
+            at = offset + i
+            if expected != seq or alt:
+                self.check_one(server, at, seq, expected)
+            self.seq = (seq + 1) & 0xFF
+            payload = data[i + HEADER_LEN : j]
+            avail = n - off
+            if avail >= _WHOLE and _WHOLE <= size_at(payload, off + 9)[0] <= avail:
+                ev = decode_plain(payload, ctx, off, at + HEADER_LEN, reader)  # (the usual)
+            else:  # (too short, or its size field says more than the packet holds: damage)
+                ev = decode_event(payload, ctx, start=off, base=at + HEADER_LEN, record=False,
+                                  reader=reader)
+            stamp(ev)
+            error = ev.error
+            unknown = False
+            if error is not None:
+                unknown = self.context(ev)
+                error = ev.error
+            h = ev.header
+            if h is not None and h.type_code == _FDE:
+                st.env_now = None  # a new FORMAT_DESCRIPTION: a new decode environment
+                env = st.env
+            append(PacketDecoded(
+                server, at, seq, n, "binlog_event", replication.BinlogPacket(ev, header, None),
+                None, phase, header, ev, error, j - i, payload, now, env))
+            if error is not None and not unknown:
+                append(DecodeError(server, at, error, None))
+            if coords.disorder is not None:  # (delivered, and reported: sent twice/swapped)
+                append(DecodeError(server, at, coords.disorder, None))
+            i = j
+        return i
 
     def context(self, ev: DecodedEvent) -> bool:
         """Whether the event lacks context this stream never had: a row event whose
