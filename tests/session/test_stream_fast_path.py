@@ -18,6 +18,7 @@ from binlogscope.session.events import DecodeError, PacketDecoded, Peer, Role, S
 from binlogscope.wire import commands as cm
 from binlogscope.wire import handshake as hs
 from binlogscope.wire import replication as rp
+from binlogscope.wire.framing import encode_packet
 from tests.native_switch import NativeSwitch
 from tests.property.test_fuzz_binlog import event_key
 from tests.session.test_session import (
@@ -35,7 +36,7 @@ def _key(e: Any) -> tuple[Any, ...]:
         summary = (dumps(binlog_event_json(e.binlog_event)) if e.binlog_event is not None
                    else None)
         return ("packet", e.direction, e.offset, e.seq, e.payload_length, e.kind, semi, e.error,
-                e.wire_length, e.payload, summary)
+                e.wire_length, e.payload, summary, e.env)
     if isinstance(e, DecodeError):
         return ("error", e.direction, e.offset, e.message)
     if isinstance(e, SequenceMismatch):
@@ -102,17 +103,23 @@ def test_fast_stream_path_equals_general_path() -> None:
     assert n_events == n_sent
 
 
+def _joined(wire: list[tuple[Peer, bytes]]) -> list[tuple[Peer, bytes]]:
+    """Consecutive bytes of one direction joined into one read."""
+    runs: list[tuple[Peer, bytes]] = []
+    for peer, data in wire:
+        if runs and runs[-1][0] == peer and data and runs[-1][1]:
+            runs[-1] = (peer, runs[-1][1] + data)
+        else:
+            runs.append((peer, data))
+    return runs
+
+
 def test_fast_stream_path_any_read_boundaries() -> None:
     """Reads that hold several packets, or end inside a header or a payload: the direct path
     (a read on a packet boundary) and the buffered one hand over without a byte lost."""
     wire, slow, _ = _conversation()
     want = [_key(e) for e in slow]
-    runs: list[tuple[Peer, bytes]] = []  # consecutive bytes of one direction joined
-    for peer, data in wire:
-        if runs and runs[-1][0] == peer:
-            runs[-1] = (peer, runs[-1][1] + data)
-        else:
-            runs.append((peer, data))
+    runs = _joined(wire)
     for step in (1, 3, 7, 64, 1 << 20):
         fast = Session(Role.OBSERVER, record=False)
         for peer, data in runs:
@@ -179,6 +186,8 @@ def test_sequence_checks_without_trees() -> None:
     wire = _damaged_seq_wire()
     fast = _events(wire, record=False)
     assert [_key(e) for e in fast] == [_key(e) for e in _events(wire, record=True)]
+    # (the wrong id inside a read of several packets, as a capture's segments hold them)
+    assert [_key(e) for e in _events(_joined(wire), record=False)] == [_key(e) for e in fast]
     assert any(isinstance(e, SequenceMismatch) and e.direction == Peer.SERVER for e in fast)
     assert any(isinstance(e, SequenceMismatch) and e.direction == Peer.CLIENT for e in fast)
 
@@ -224,7 +233,48 @@ def test_damaged_streams_decode_alike(data: st.DataObject, native: NativeSwitch)
     want = [_full_key(e) for e in _events(wire, True)]
     assert [_full_key(e) for e in _events(wire, False)] == want
     assert [_full_key(e) for e in _events(pieces, False)] == want
+    # (a direction's consecutive packets in one read, as a capture's 64 KiB segments hold
+    # them: the stream's packets taken in one run, the damage among them)
+    assert [_full_key(e) for e in _events(_joined(wire), False)] == want
     if native.loaded:
         with native.off():
             assert [_full_key(e) for e in _events(pieces, False)] == want
             assert [_full_key(e) for e in _events(wire, True)] == want
+
+
+def _env_order(events: list[Any]) -> list[int]:
+    """Each packet's decode environment as the number of the object (by identity) in order of
+    first use: a new one where a FORMAT_DESCRIPTION changed it."""
+    seen: dict[int, int] = {}
+    return [seen.setdefault(id(e.env), len(seen)) for e in events
+            if isinstance(e, PacketDecoded)]
+
+
+def test_one_read_of_many_event_packets() -> None:
+    """The dump's event packets in one read, as a capture's 64 KiB segments hold them: the
+    file's events twice over (a second FORMAT_DESCRIPTION in the middle of the read: a new
+    decode environment from that packet on), one packet's sequence id wrong and the peer going
+    on from the wrong one, later a second wrong one. The no-tree session gives what
+    the tree-building one gives packet by packet, environments included."""
+    wire, _, _ = _conversation()
+    dump = next(i for i, (peer, data) in enumerate(wire)
+                if peer == Peer.CLIENT and data[4] == cm.Command.COM_BINLOG_DUMP)
+    payloads = [data[4:] for peer, data in wire[dump + 1 :]
+                if peer == Peer.SERVER and data[4] == 0]
+    payloads = payloads + payloads[1:]  # (again from the FORMAT_DESCRIPTION on)
+    ids = [(1 + k) & 0xFF for k in range(len(payloads))]
+    wrong = len(payloads) // 3
+    ids[wrong:] = [(i + 7) & 0xFF for i in ids[wrong:]]  # (the rest follows the wrong id)
+    # later, the id the packet after the wrong one would have had by the old count: wrong
+    # again (that alternative held only for the packet right after the mismatch)
+    again = 2 * len(payloads) // 3
+    ids[again:] = [(ids[wrong + 1] - 7 + k) & 0xFF for k in range(len(ids) - again)]
+    packets = [encode_packet(p, i) for p, i in zip(payloads, ids, strict=True)]
+    one_read = [*wire[: dump + 1], (Peer.SERVER, b"".join(packets))]
+    by_packet = [*wire[: dump + 1], *((Peer.SERVER, p) for p in packets)]
+    slow = _events(by_packet, record=True)
+    fast = _events(one_read, record=False)
+    assert [_full_key(e) for e in fast] == [_full_key(e) for e in slow]
+    assert _env_order(fast) == _env_order(slow)
+    assert len(set(_env_order(fast))) >= 3  # (the greeting's, and one per FORMAT_DESCRIPTION)
+    assert sum(isinstance(e, SequenceMismatch) for e in fast) == 2
