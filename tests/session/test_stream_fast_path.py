@@ -18,6 +18,7 @@ from binlogscope.session.events import DecodeError, PacketDecoded, Peer, Role, S
 from binlogscope.wire import commands as cm
 from binlogscope.wire import handshake as hs
 from binlogscope.wire import replication as rp
+from binlogscope.wire.constants import Command
 from binlogscope.wire.framing import encode_packet
 from tests.native_switch import NativeSwitch
 from tests.property.test_fuzz_binlog import event_key
@@ -258,7 +259,7 @@ def test_one_read_of_many_event_packets() -> None:
     the tree-building one gives packet by packet, environments included."""
     wire, _, _ = _conversation()
     dump = next(i for i, (peer, data) in enumerate(wire)
-                if peer == Peer.CLIENT and data[4] == cm.Command.COM_BINLOG_DUMP)
+                if peer == Peer.CLIENT and data[4] == Command.COM_BINLOG_DUMP)
     payloads = [data[4:] for peer, data in wire[dump + 1 :]
                 if peer == Peer.SERVER and data[4] == 0]
     payloads = payloads + payloads[1:]  # (again from the FORMAT_DESCRIPTION on)
