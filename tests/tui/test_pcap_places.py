@@ -158,3 +158,24 @@ def test_text_column_extend_is_append() -> None:
     b.extend(texts[:3])
     b.extend(texts[3:])
     assert [a[i] for i in range(len(a))] == [b[i] for i in range(len(b))] == texts
+
+
+@sync
+async def test_a_status_update_lays_nothing_out() -> None:
+    """While a big capture is indexed the status line changes at every tick: its new text is
+    painted without a layout of the whole screen (one line of fixed height), and shown."""
+    from binlogscope.inspector.source import SourceInfo
+    from binlogscope.tui.widgets.status_bar import StatusBar
+
+    app = BinlogScopeApp(PcapSource(LOSS))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, MainScreen), 30)
+        src = app.screen.source  # type: ignore[attr-defined]
+        await wait_for(lambda: src.info().done, 30)
+        await pilot.pause()
+        bar = app.screen.query_one(StatusBar)
+        assert not bar._layout_required
+        bar.show(SourceInfo(label="x", events=123_456, rows=234_567), "", 0, "", 0)
+        assert not bar._layout_required
+        await pilot.pause()
+        assert any("234,567 rows, 123,456 binlog events" in line for line in screen_lines(app))
