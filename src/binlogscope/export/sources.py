@@ -322,8 +322,8 @@ class LiveRecordSource:
                 if health.timeline:
                     rows, health.timeline = health.timeline, []
                     yield HealthRecord(0, source, health_rows(rows, source, sid, None))
-                if item.restart is not None:
-                    boundary[0] = item.restart.skip == 0
+                if item.at is not None:
+                    boundary[0] = item.skip == 0
                 if item.kind == "error":
                     yield InputDone(0, source, item.text)
                     return

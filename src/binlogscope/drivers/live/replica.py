@@ -76,7 +76,10 @@ class LiveReplica:
         self.state = (ReplicaState.load(settings.state_path) if settings.state_path
                       else ReplicaState())
         self.fetch_pos = PositionTracker()  # what was put in the store (reconnect point)
-        self.acked_pos: RestartPoint | None = None
+        #: what the consumer acked last: a boundary and the events after it to skip
+        #: (:attr:`acked_pos`, built when read)
+        self._acked_at: RestartPoint | None = None
+        self._acked_skip = 0
         self.stop_event = threading.Event()
         self.error: str | None = None
         self.reconnects = 0
@@ -177,19 +180,27 @@ class LiveReplica:
                     continue
             yield batch
 
+    @property
+    def acked_pos(self) -> RestartPoint | None:
+        """The restart point of the last acked item that has one (None: none yet)."""
+        at = self._acked_at
+        return None if at is None else at.skipping(self._acked_skip)
+
     def ack(self, cursor: int, item: SourceItem) -> None:
         """The consumer is done with ``item``: its position becomes the restart point."""
-        self.ack_upto(cursor, item.restart)
+        self.ack_upto(cursor, item.at, item.skip)
 
-    def ack_upto(self, cursor: int, restart: RestartPoint | None) -> None:
+    def ack_upto(self, cursor: int, restart: RestartPoint | None, skip: int = 0) -> None:
         """:meth:`ack` of every item up to ``cursor`` at once; ``restart``: the restart point
-        of the last of them that has one (None: none has)."""
+        of the last of them that has one (None: none has), or with ``skip`` its boundary
+        (``SourceItem.at``, skip 0) and the events after it to skip (``SourceItem.skip``):
+        the point is then built only when read (:attr:`acked_pos`)."""
         self._acked_cursor = cursor
         if cursor - self._released >= self._release_every or (
                 self._thread is not None and not self._thread.is_alive()):
             self._release()
         if restart is not None:
-            self.acked_pos = restart
+            self._acked_at, self._acked_skip = restart, skip
             self._state_dirty = True
             if self.s.state_path and self.auto_save and (
                     self.s.state_interval <= 0 or time.monotonic()
@@ -495,8 +506,11 @@ def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem
                             done = True
                             break
             finally:  # what was consumed is acked, also when consume() raised
-                if last is not None:  # (its restart point built once, for the batch's last)
-                    rep.ack_upto(last, None if placed is None else placed.restart)
+                if last is not None:
+                    if placed is None:
+                        rep.ack_upto(last, None)
+                    else:
+                        rep.ack_upto(last, placed.at, placed.skip)
             if done:
                 break
             if should_stop is not None and should_stop():
@@ -533,8 +547,9 @@ def _run_committed(rep: LiveReplica, settings: LiveSettings,
         length = commit()
         rep.save_state(length, durable=durable)
         dirty = False
-        if rep.acked_pos is not None:
-            committed = (rep.acked_pos.log_file, rep.acked_pos.log_pos)
+        ap = rep.acked_pos
+        if ap is not None:
+            committed = (ap.log_file, ap.log_pos)
 
     def idle() -> None:  # the stream paused: commit what came before (exactly, as at the end)
         nonlocal last_commit
@@ -562,7 +577,7 @@ def _run_committed(rep: LiveReplica, settings: LiveSettings,
                 if r is None:
                     rep.ack_upto(cursor, None)
                 else:
-                    rep.ack_upto(cursor, r.skipping(item.skip))
+                    rep.ack_upto(cursor, r, item.skip)
                     if item.skip == 0 and (r.log_file, r.log_pos) != committed:  # a boundary
                         now = time.monotonic() if not each_txn else 0.0
                         if each_txn or now - last_commit >= interval:
