@@ -4,5 +4,6 @@
 ``tcp_reassembly.py`` (one direction of one connection) -> ``flows.py`` (one OBSERVER session per
 MySQL connection; ``conns.py`` its per-connection state); ``pcap.py`` is the entry point.
 ``sniff.py`` and ``sniff_ring.py`` read an interface live (a TPACKET_V3 ring in its own
-process).
+process). ``place.py`` reads one packet of a capture file again by its place (frame, length,
+CRC-32) for the inspector, which keeps no payloads of a capture file.
 """
