@@ -312,3 +312,56 @@ def test_statement_texts_are_the_kernels_when_valid_utf8(native: NativeSwitch,
     path.write_bytes(_binlog(events))
     # (--summary's statement text in the kernel: printable ASCII only)
     assert _both(path, native) == (2 * len(texts), 2 * len(texts) - 2)
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(), raw=st.binary())
+def test_text_plain_is_escape_controls_leaving_all(text: str, raw: bytes,
+                                                   native: NativeSwitch) -> None:
+    """The kernel's check that lets --summary's lines skip the text stream holds exactly when
+    escape_controls would change nothing (and the bytes are UTF-8)."""
+    from binlogscope import _native
+    from binlogscope.render.escape import escape_controls
+
+    assert _native.kernel is not None
+    plain = _native.kernel.EventLines.text_plain
+    assert plain(text.encode("utf-8", "surrogatepass")) == (escape_controls(text) == text)
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        assert not plain(raw)
+    else:
+        assert plain(raw) == (escape_controls(decoded) == decoded)
+
+
+def _summary_bytes(path: Path) -> bytes:
+    """``file --summary`` into a real UTF-8 text stream under the escaping wrapper, as the
+    command writes to standard output: the bytes it gets."""
+    from binlogscope.render.escape import EscapingText
+
+    raw = io.BytesIO()
+    text = io.TextIOWrapper(raw, encoding="utf-8", write_through=False)
+    out: Any = EscapingText(text)
+    args = file_cli.file_args([str(path)], summary=True)
+    args.start_gtids = args.stop_gtids = args.mysql_gtids = None
+    lines = LineWriter(out)
+    file_cli._one_file(str(path), args, None, (None, None), out, lines, io.StringIO())
+    lines.flush()
+    text.flush()
+    return raw.getvalue()
+
+
+def test_summary_into_a_byte_stream(native: NativeSwitch, tmp_path: Path) -> None:
+    """Lines with nothing to escape go straight to the byte buffer, the others through the
+    escaping text stream, in order: the bytes of the Python path (a statement with controls
+    and a bidi override among plain ones)."""
+    events = [encode_event(EventType.ANNOTATE_ROWS_EVENT, t.encode()) for t in (
+        "select 1", "select '\x1b[2J' \u202e", "select 2")]
+    built = tmp_path / "esc.000001"
+    built.write_bytes(_binlog(events))
+    for path in (WORKLOAD, built):
+        fast = _summary_bytes(path)
+        with native.off():
+            assert _summary_bytes(path) == fast
+        assert fast.count(b"\n") > 3

@@ -697,6 +697,55 @@ lines_layouts(EventLines *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* 1: s[0:n] is UTF-8 text in which render/escape.py escape_controls escapes nothing (no C0
+ * control but tab and newline, no DEL, C1 control, bidirectional embedding, override or
+ * isolate, no surrogate) */
+static int
+text_plain(const unsigned char *s, Py_ssize_t n)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    if (!kernel_valid_utf8(s, n))
+        return 0;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t x, d;
+            memcpy(&x, s + i, 8);
+            d = x ^ (ones * 0x7f);
+            if (!(((x - ones * 0x20) & ~x) | ((d - ones) & ~d) | (x & highs))) {
+                i += 8;  /* 8 printable ASCII bytes */
+                continue;
+            }
+        }
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
+                return 0;
+            i++;
+            continue;
+        }
+        if (c == 0xC2 && s[i + 1] < 0xA0)
+            return 0;  /* U+0080-U+009F */
+        if (c == 0xE2 && ((s[i + 1] == 0x80 && s[i + 2] >= 0xAA && s[i + 2] <= 0xAE) ||
+                          (s[i + 1] == 0x81 && s[i + 2] >= 0xA6 && s[i + 2] <= 0xA9)))
+            return 0;  /* U+202A-U+202E, U+2066-U+2069 */
+        i += c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    }
+    return 1;
+}
+
+static PyObject *
+lines_text_plain(PyObject *cls, PyObject *arg)
+{
+    (void)cls;
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "text_plain(data): bytes");
+        return NULL;
+    }
+    return PyBool_FromLong(text_plain((const unsigned char *)PyBytes_AS_STRING(arg),
+                                      PyBytes_GET_SIZE(arg)));
+}
+
 static PyObject *
 lines_crc32(PyObject *cls, PyObject *arg)
 {
@@ -715,6 +764,8 @@ static PyMethodDef lines_methods[] = {
     {"layouts", (PyCFunction)lines_layouts, METH_O,
      "layouts(bodies): each type code's body layout again (the decoder's context changed)"},
     {"flush", (PyCFunction)lines_flush, METH_NOARGS, "flush(): the lines written so far to sink"},
+    {"text_plain", (PyCFunction)lines_text_plain, METH_O | METH_STATIC,
+     "text_plain(data) -> True: UTF-8 text in which escape_controls escapes nothing"},
     {"crc32", (PyCFunction)lines_crc32, METH_O | METH_STATIC,
      "crc32(data) -> the CRC32 this kernel checks events with (as zlib.crc32)"},
     {NULL, NULL, 0, NULL},

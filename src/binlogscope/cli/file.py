@@ -17,9 +17,10 @@ from __future__ import annotations
 import argparse
 import functools
 import io
+import os
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -51,7 +52,7 @@ from binlogscope.pipeline.select import (
     time_range,
 )
 from binlogscope.render.escape import EscapingText
-from binlogscope.render.json_out import LineWriter, dumps_line
+from binlogscope.render.json_out import LineWriter, binary_stream, dumps_line
 from binlogscope.render.line_layout import LineContext, event_lines, summary_lines
 from binlogscope.render.shapes import binlog_event_json
 from binlogscope.render.sql_rows import row_lines
@@ -427,11 +428,11 @@ def _summary_by_kernel(path: str, info: FileEvents, out: TextIO, errors: list[st
     line = summary_lines(path, clock)
     if line is None:
         return False
-    line.sink = lambda text: out.write(text.decode("utf-8", "surrogatepass"))
     add = line.add
     name = f"  {path:<24}  "
     seen = LineContext(line, summary=True).seen
     out.write(SUMMARY_TITLE + "\n")
+    line.sink = _summary_sink(out, line.text_plain)
     try:  # (what was read is written when the reading stops with an error, too)
         for ev in read_binlog_file(path, record=False, info=info, line=line, line_seen=seen):
             if ev.error:
@@ -440,6 +441,26 @@ def _summary_by_kernel(path: str, info: FileEvents, out: TextIO, errors: list[st
     finally:
         line.flush()
     return True
+
+
+def _summary_sink(out: TextIO, plain: Callable[[bytes], bool]) -> Callable[[bytes], object]:
+    """Where the kernel's summary lines (UTF-8) go: the text stream, which escapes them
+    (render/escape.py) and encodes them; straight into its byte buffer when it encodes UTF-8
+    and ``plain`` says nothing in them is escaped - the same bytes without decoding,
+    checking and encoding the text again."""
+    raw = binary_stream(out)
+    encoding = (getattr(out, "encoding", None) or "").lower().replace("-", "")
+    if raw is None or encoding != "utf8" or os.linesep != "\n":
+        return lambda text: out.write(text.decode("utf-8", "surrogatepass"))
+    out.flush()  # (the title first)
+
+    def sink(text: bytes) -> None:
+        if plain(text):
+            raw.write(text)
+        else:
+            out.write(text.decode("utf-8", "surrogatepass"))
+            out.flush()  # (in order with the next bytes)
+    return sink
 
 
 def _write_summary(events: Iterable[DecodedEvent], path: str, out: TextIO,
