@@ -179,3 +179,27 @@ async def test_a_status_update_lays_nothing_out() -> None:
         assert not bar._layout_required
         await pilot.pause()
         assert any("234,567 rows, 123,456 binlog events" in line for line in screen_lines(app))
+
+
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng", "gzip"])
+def test_each_file_format_finds_frames_by_number(fmt: str, tmp_path: Path) -> None:
+    """A classic pcap file's frames are found through its record offsets, a pcapng file's
+    through its packet blocks' offsets, a gzip'd capture's by reading it forward: each gives
+    every placed payload back."""
+    import gzip
+
+    path = {"pcap": CAPTURES / "pcap-semisync.pcap",
+            "pcapng": CAPTURES / "pcap-mariadb-replica.pcapng"}.get(fmt)
+    if path is None:
+        path = tmp_path / "semisync.pcap.gz"
+        path.write_bytes(gzip.compress((CAPTURES / "pcap-semisync.pcap").read_bytes()))
+    src, kept = _sources(path)
+    placed = [i for i in range(len(src)) if src._placed[i]]
+    assert len(placed) > 50
+    for i in reversed(placed):  # (from the end: each read finds its frame anew)
+        assert src.payload(i) == kept._payload[i], i
+    places = src.places
+    assert places is not None
+    indexed = {"pcap": places._offsets is not None, "pcapng": places._ng is not None,
+               "gzip": places._offsets is None and places._ng is None}
+    assert indexed[fmt]

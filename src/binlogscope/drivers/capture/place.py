@@ -24,6 +24,7 @@ rows read in order (an export, paging through the list) read each frame about on
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 import threading
@@ -31,12 +32,14 @@ import zlib
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from binlogscope.drivers.capture.files import CaptureError, iter_records
 from binlogscope.drivers.capture.layers import TCP_SYN, parse_frame
 
 _PCAP_MAGIC = {b"\xa1\xb2\xc3\xd4": ">", b"\xd4\xc3\xb2\xa1": "<",
                b"\xa1\xb2\x3c\x4d": ">", b"\x4d\x3c\xb2\xa1": "<"}
+_PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
 #: the most bytes one window holds (then the next read starts a new one)
 WINDOW_BYTES = 8 << 20
 #: frames of other connections (or directions) read past before giving up on a packet
@@ -73,6 +76,7 @@ class PlaceReader:
         self._endian: str | None = None  # classic pcap: the record headers' byte order
         self._offsets: array[int] | None = None  # classic pcap: file offset of frame n + 1
         self._checked = False
+        self._ng: tuple[Any, array[int]] | None = None  # pcapng: its reader, block offsets
         self._windows: dict[tuple[bytes, int, bytes, int], _Window] = {}
         #: what the reads cost: frames read, windows opened (tests and benchmarks)
         self.frames_read = 0
@@ -96,6 +100,51 @@ class PlaceReader:
         endian = _PCAP_MAGIC.get(head[:4])
         if endian is not None and len(head) == 24:
             self._endian = endian
+        elif head[:4] == _PCAPNG_MAGIC:
+            self._ng = self._ng_index()
+
+    def _ng_index(self) -> tuple[Any, array[int]] | None:
+        """A pcapng file's packet blocks: (scapy's raw reader, every packet block's offset),
+        walked once; None for a file of several sections (each restarts the interface list:
+        read forward instead)."""
+        logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
+        from scapy.utils import RawPcapNgReader
+
+        reader = RawPcapNgReader(self.path)
+        offsets = array("q")
+        fh = reader.f
+        while True:
+            before = fh.tell()
+            if fh.read(4) == _PCAPNG_MAGIC:
+                reader.close()
+                return None
+            fh.seek(before)
+            try:
+                res = reader._read_block(size=1 << 30)
+            except Exception:  # the end, or damage: the frames before it are indexed
+                break
+            if res is not None:
+                offsets.append(before)
+        return reader, offsets
+
+    def _ng_frames(self, number: int) -> Iterator[tuple[int, int, bytes]]:
+        assert self._ng is not None
+        reader, offsets = self._ng
+        if not 1 <= number <= len(offsets):
+            return
+        pos, n = offsets[number - 1], number
+        while True:
+            reader.f.seek(pos)  # (windows share the reader: each keeps its own place)
+            try:
+                res = reader._read_block(size=1 << 30)
+            except Exception:
+                return
+            pos = reader.f.tell()
+            if res is None:
+                continue
+            data, meta = res
+            yield n, meta.linktype, data
+            n += 1
 
     def _index(self) -> array[int]:
         """File offsets of every record of a classic pcap file (walking the record headers)."""
@@ -118,6 +167,9 @@ class PlaceReader:
     def frames_from(self, number: int) -> Iterator[tuple[int, int, bytes]]:
         """(number, linktype, data) of frame ``number`` and every frame after it."""
         self._check_format()
+        if self._ng is not None:
+            yield from self._ng_frames(number)
+            return
         if self._endian is None:
             for n, _ts, lt, data in iter_records(self.path):
                 if n >= number:
