@@ -131,14 +131,20 @@ async def test_the_tui_shows_placed_rows_as_kept_ones(path: Path, tmp_path: Path
 
 
 @pytest.mark.parametrize("path", PCAPS, ids=lambda p: p.name)
-def test_rows_published_together_are_the_rows_published_one_by_one(path: Path) -> None:
-    """A capture file's rows are gathered and stored a few hundred at a time (one store per
-    column): every column of every row is what the one-by-one path stores."""
+def test_rows_published_together_are_the_rows_published_one_by_one(
+        path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture file's rows are gathered and stored a few hundred at a time once the first
+    rows are out (one store per column): every column of every row is what the one-by-one
+    path stores."""
+    from binlogscope.inspector.sources import pcap
+
+    monkeypatch.setattr(pcap, "FIRST_ROWS", 10)  # (these captures are small)
+    monkeypatch.setattr(pcap, "PUBLISH_EVERY", 7)
     together, single = PcapSource(path), PcapSource(path)
-    single.publish_every = 1
-    assert together.publish_every > 1
+    single._gather = False
     together.run(lambda: False)
     single.run(lambda: False)
+    assert single.publish_every == 1 and together.publish_every == 7
     assert len(together) == len(single) > 0
     for i in range(len(single)):
         assert together.row(i) == single.row(i), i

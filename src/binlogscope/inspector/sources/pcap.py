@@ -30,6 +30,8 @@ from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 
 #: rows of a capture file published together (a pipe's rows are published as they come)
 PUBLISH_EVERY = 256
+#: rows of a capture file published one by one before that (the first screen waits for none)
+FIRST_ROWS = 1000
 
 
 class PcapSource(PacketStreamSource):
@@ -48,8 +50,15 @@ class PcapSource(PacketStreamSource):
         self.places = PlaceReader(str(path)) if PlaceReader.usable(str(path)) else None
         self._placed = array("b")  # 1: the row's payload is read again by its place
         self._crc = array("I")  # the CRC-32 of a placed row's payload
-        if self.places is not None:  # a file: rows published a few hundred at a time
+        #: a file: rows published a few hundred at a time once the first page is out (the first
+        #: rows one by one, as they come); a pipe: every row as it comes
+        self._gather = self.places is not None
+
+    def _publish(self) -> None:
+        super()._publish()
+        if self._gather and self._n >= FIRST_ROWS:
             self.publish_every = PUBLISH_EVERY
+            self._gather = False
 
     def _keep(self, item: SourceItem, payload: bytes | None) -> bytes | None:
         """A packet's payload is left in the capture file when it can be read from there."""
