@@ -11,11 +11,11 @@ Bytes are processed in arrival order across both directions, by one loop (:meth:
 that cuts each direction's bytes into packets. Every packet becomes one
 :class:`PacketDecoded` (with an ``error`` and a :class:`DecodeError` when its payload is
 damaged); decoding always resumes at the next packet boundary. Without trees
-(``record=False``) an event packet of the binlog stream is decoded by
-:meth:`.packets.PacketDecoder.stream_event` (the event decoder, no per-packet layers);
-everything else by :meth:`.packets.PacketDecoder.packet` (sequence ids, then the reader of the
-phase: the functions of :mod:`.readers` over the connection's :class:`~.state.ConnState`, held
-in ``state``). Packets the session itself sends are
+(``record=False``) the binlog stream's event packets are decoded by
+:meth:`.packets.PacketDecoder.stream_run` (a read's event packets in one call: the event
+decoder, no per-packet layers); everything else by :meth:`.packets.PacketDecoder.packet`
+(sequence ids, then the reader of the phase: the functions of :mod:`.readers` over the
+connection's :class:`~.state.ConnState`, held in ``state``). Packets the session itself sends are
 decoded too (``direction`` tells them apart), so a live driver's log shows both sides.
 
 Coordinates: every binlog event of the stream gets its ``binlog_file``, file offset and
@@ -498,11 +498,10 @@ class Session:
         while i + HEADER_LEN <= end and st.phase not in _OPAQUE:
             if switch and st.compression is not None:
                 break  # the login's OK: compressed frames follow
-            if lean and st.phase is Phase.BINLOG_STREAM:
-                k = packets.stream_run(data, i, end, offset, limit)
-                if k != i:  # (event packets, in one call; the one it stopped at below)
-                    i = k
-                    continue
+            if lean and st.phase is Phase.BINLOG_STREAM and (
+                    k := packets.stream_run(data, i, end, offset, limit)) != i:
+                i = k  # (event packets in one call; the one it stopped at: below)
+                continue
             n = data[i] | data[i + 1] << 8 | data[i + 2] << 16
             j = i + HEADER_LEN + n
             if j > end or n > limit:  # (over the limit: _whole skips it)

@@ -7,7 +7,8 @@ reader of the phase and direction (:mod:`.readers`, over the connection's
 :class:`~.state.ConnState`), the binlog event's coordinates (the stream's
 :class:`~binlogscope.wire.binlog.coords.CoordTracker`), then the :class:`PacketDecoded` and,
 where the payload is damaged, a :class:`DecodeError`. :meth:`PacketDecoder.stream_event` is
-the no-tree path of an event packet of the stream (the event decoder straight on the payload).
+the no-tree path of an event packet of the stream (the event decoder straight on the payload),
+:meth:`PacketDecoder.stream_run` the same for a read's consecutive event packets in one call.
 """
 
 from __future__ import annotations
