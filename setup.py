@@ -19,7 +19,7 @@ setup(
         Extension("binlogscope._native._kernel",
                   ["src/binlogscope/_native/_kernel.c", "src/binlogscope/_native/_values.c",
                    "src/binlogscope/_native/_rowjson.c", "src/binlogscope/_native/_arrow.c",
-                   "src/binlogscope/_native/_line.c"],
+                   "src/binlogscope/_native/_line.c", "src/binlogscope/_native/_linetext.c"],
                   depends=["src/binlogscope/_native/_kernel.h"],
                   optional=True, extra_compile_args=["-O2"]),
     ],

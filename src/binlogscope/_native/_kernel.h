@@ -245,5 +245,14 @@ Py_ssize_t kernel_count_images(PyObject *bobj, Py_ssize_t start, Py_ssize_t end,
 extern PyTypeObject EventLinesType;
 /* the CRC32 tables and the type made ready (module init); -1 on error */
 int kernel_line_ready(void);
+/* the event lines' text pieces (_linetext.c): the CRC32 (tables built by line_crc_init), a
+ * number right-aligned in ``width`` characters, a statement as the --summary shortens it
+ * (1: decline), a str as JSON text (1: decline), UTF-8 text escape_controls leaves alone */
+void line_crc_init(void);
+uint32_t line_crc32(const unsigned char *p, Py_ssize_t n);
+int line_put_padded(JsonOut *o, unsigned long long v, int width);
+int line_put_query_text(JsonOut *o, const unsigned char *s, Py_ssize_t n);
+int line_put_text(JsonOut *o, PyObject *s);
+int line_text_plain(const unsigned char *s, Py_ssize_t n);
 
 #endif

@@ -81,41 +81,6 @@ typedef struct {
     PyObject *ctx_tables, *tables;
 } EventLines;
 
-/* ------------------------------------------------------------------ CRC32 (slice by 8) */
-static uint32_t crc_table[8][256];
-
-static void
-crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = c & 1 ? (c >> 1) ^ 0xEDB88320u : c >> 1;
-        crc_table[0][i] = c;
-    }
-    for (int s = 1; s < 8; s++)
-        for (int i = 0; i < 256; i++)
-            crc_table[s][i] = (crc_table[s - 1][i] >> 8) ^ crc_table[0][crc_table[s - 1][i] & 0xff];
-}
-
-static uint32_t
-crc32_of(const unsigned char *p, Py_ssize_t n)
-{
-    uint32_t c = 0xFFFFFFFFu;
-    while (n >= 8) {
-        uint32_t lo = (uint32_t)le_uint(p, 4) ^ c, hi = (uint32_t)le_uint(p + 4, 4);
-        c = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
-            crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
-            crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
-            crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
-        p += 8;
-        n -= 8;
-    }
-    while (n-- > 0)
-        c = crc_table[0][(c ^ *p++) & 0xff] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
-}
-
 /* ------------------------------------------------------------------ the type */
 static int
 lines_init(EventLines *self, PyObject *args, PyObject *kwds)
@@ -193,81 +158,6 @@ lines_dealloc(EventLines *self)
     Py_XDECREF(self->ctx_tables);
     Py_XDECREF(self->tables);
     Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-/* an unsigned number right-aligned in ``width`` characters (Python's {v:>width}) */
-static int
-put_padded(JsonOut *o, unsigned long long v, int width)
-{
-    char tmp[24];
-    int n = put_uint(tmp, v, 1);
-    if (grow(o, n > width ? n : width) < 0)
-        return -1;
-    for (int k = n; k < width; k++)
-        o->buf[o->len++] = ' ';
-    memcpy(o->buf + o->len, tmp, (size_t)n);
-    o->len += n;
-    return 0;
-}
-
-/* render/text.py _query_text for a statement of printable ASCII only (1: decline any other):
- * whitespace runs as one space, at most 80 characters (77 and "...") */
-#define QUERY_WIDTH 80
-static Py_ssize_t
-squeeze(const unsigned char *s, Py_ssize_t n, char *out)
-{
-    Py_ssize_t m = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (s[i] == ' ') {
-            if (m && out[m - 1] != ' ')
-                out[m++] = ' ';
-        } else {
-            out[m++] = (char)s[i];
-        }
-    }
-    if (m && out[m - 1] == ' ')
-        m--;
-    return m;
-}
-
-static int
-put_query_text(JsonOut *o, const unsigned char *s, Py_ssize_t n)
-{
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (s[i] < 0x20 || s[i] > 0x7e)
-            return 1;
-    if (n > QUERY_WIDTH && s[0] != ' ' && s[QUERY_WIDTH] != ' ' &&
-        memmem(s, QUERY_WIDTH + 1, "  ", 2) == NULL) {
-        if (put(o, (const char *)s, QUERY_WIDTH - 3) < 0)
-            return -1;
-        return PUT_LIT(o, "...");
-    }
-    Py_ssize_t head = n < 4 * QUERY_WIDTH ? n : 4 * QUERY_WIDTH;
-    char *q = PyMem_Malloc((size_t)n + 1);
-    if (q == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Py_ssize_t m = squeeze(s, head, q);
-    if (m <= QUERY_WIDTH && n > 4 * QUERY_WIDTH)
-        m = squeeze(s, n, q);
-    int rc = m <= QUERY_WIDTH ? put(o, q, m)
-             : (put(o, q, QUERY_WIDTH - 3) < 0 ? -1 : PUT_LIT(o, "..."));
-    PyMem_Free(q);
-    return rc;
-}
-
-/* text of a str as a JSON string; 1: decline (not valid Unicode) */
-static int
-put_text(JsonOut *o, PyObject *s)
-{
-    Py_ssize_t len;
-    const char *u = PyUnicode_AsUTF8AndSize(s, &len);
-    if (u == NULL) {
-        PyErr_Clear();
-        return 1;
-    }
-    return kernel_put_str(o, u, len);
 }
 
 typedef struct {
@@ -443,7 +333,7 @@ put_tail(JsonOut *o, int layout, PyObject *gtid, const Rows *rows, const unsigne
     case BODY_TEXT: case BODY_TEXT_AFTER_LENGTH:
         if (PUT_LIT(o, " ") < 0)
             return -1;
-        return put_query_text(o, text, text_len);
+        return line_put_query_text(o, text, text_len);
     default:
         return 1;
     }
@@ -474,7 +364,7 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
     PyObject *name = PyTuple_GET_ITEM(self->names, code);
     if (layout == BODY_NONE || name == Py_None || size < HEADER_LEN + 4 || size > n - pos)
         Py_RETURN_NONE;
-    if (crc32_of(h, size) != CRC32_RESIDUE)
+    if (line_crc32(h, size) != CRC32_RESIDUE)
         Py_RETURN_NONE;  /* a mismatch is an error: the Python path words it */
     const unsigned char *body = h + HEADER_LEN;
     Py_ssize_t blen = size - HEADER_LEN - 4;
@@ -555,22 +445,22 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
             break;
         switch (self->slot[i]) {
         case V_OFFSET:
-            rc = self->width[i] ? put_padded(o, (unsigned long long)(base + pos), self->width[i])
+            rc = self->width[i] ? line_put_padded(o, (unsigned long long)(base + pos), self->width[i])
                                 : kernel_put_ll(o, (long long)(base + pos));
             break;
-        case V_LOG_POS: rc = put_padded(o, log_pos, self->width[i]); break;
+        case V_LOG_POS: rc = line_put_padded(o, log_pos, self->width[i]); break;
         case V_GTID:
             if (gtid != NULL)
-                rc = put_text(o, gtid);
+                rc = line_put_text(o, gtid);
             else if (self->gtid != NULL && PyUnicode_Check(self->gtid))
-                rc = put_text(o, self->gtid);
+                rc = line_put_text(o, self->gtid);
             else
                 rc = PUT_LIT(o, "null");
             break;
         case V_EVENT_TYPE: rc = put(o, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name)); break;
         case V_TYPE_CODE: rc = kernel_put_ll(o, code); break;
         case V_TIMESTAMP: rc = kernel_put_ull(o, timestamp); break;
-        case V_SERVER_ID: rc = put_padded(o, server_id, self->width[i]); break;
+        case V_SERVER_ID: rc = line_put_padded(o, server_id, self->width[i]); break;
         case V_EVENT_SIZE: rc = kernel_put_ll(o, (long long)size); break;
         case V_FLAGS: rc = kernel_put_ull(o, flags); break;
         case V_CHECKSUM_OK: rc = PUT_LIT(o, "true"); break;
@@ -697,52 +587,15 @@ lines_layouts(EventLines *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* 1: s[0:n] is UTF-8 text in which render/escape.py escape_controls escapes nothing (no C0
- * control but tab and newline, no DEL, C1 control, bidirectional embedding, override or
- * isolate, no surrogate) */
-static int
-text_plain(const unsigned char *s, Py_ssize_t n)
-{
-    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-    if (!kernel_valid_utf8(s, n))
-        return 0;
-    Py_ssize_t i = 0;
-    while (i < n) {
-        if (i + 8 <= n) {
-            uint64_t x, d;
-            memcpy(&x, s + i, 8);
-            d = x ^ (ones * 0x7f);
-            if (!(((x - ones * 0x20) & ~x) | ((d - ones) & ~d) | (x & highs))) {
-                i += 8;  /* 8 printable ASCII bytes */
-                continue;
-            }
-        }
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
-                return 0;
-            i++;
-            continue;
-        }
-        if (c == 0xC2 && s[i + 1] < 0xA0)
-            return 0;  /* U+0080-U+009F */
-        if (c == 0xE2 && ((s[i + 1] == 0x80 && s[i + 2] >= 0xAA && s[i + 2] <= 0xAE) ||
-                          (s[i + 1] == 0x81 && s[i + 2] >= 0xA6 && s[i + 2] <= 0xA9)))
-            return 0;  /* U+202A-U+202E, U+2066-U+2069 */
-        i += c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    }
-    return 1;
-}
-
 static PyObject *
 lines_text_plain(PyObject *cls, PyObject *arg)
 {
     (void)cls;
     if (!PyBytes_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "text_plain(data): bytes");
+        PyErr_SetString(PyExc_TypeError, "line_text_plain(data): bytes");
         return NULL;
     }
-    return PyBool_FromLong(text_plain((const unsigned char *)PyBytes_AS_STRING(arg),
+    return PyBool_FromLong(line_text_plain((const unsigned char *)PyBytes_AS_STRING(arg),
                                       PyBytes_GET_SIZE(arg)));
 }
 
@@ -753,7 +606,7 @@ lines_crc32(PyObject *cls, PyObject *arg)
     (void)cls;
     if (PyObject_GetBuffer(arg, &v, PyBUF_SIMPLE) < 0)
         return NULL;
-    uint32_t c = crc32_of(v.buf, v.len);
+    uint32_t c = line_crc32(v.buf, v.len);
     PyBuffer_Release(&v);
     return PyLong_FromUnsignedLong(c);
 }
@@ -765,7 +618,7 @@ static PyMethodDef lines_methods[] = {
      "layouts(bodies): each type code's body layout again (the decoder's context changed)"},
     {"flush", (PyCFunction)lines_flush, METH_NOARGS, "flush(): the lines written so far to sink"},
     {"text_plain", (PyCFunction)lines_text_plain, METH_O | METH_STATIC,
-     "text_plain(data) -> True: UTF-8 text in which escape_controls escapes nothing"},
+     "line_text_plain(data) -> True: UTF-8 text in which escape_controls escapes nothing"},
     {"crc32", (PyCFunction)lines_crc32, METH_O | METH_STATIC,
      "crc32(data) -> the CRC32 this kernel checks events with (as zlib.crc32)"},
     {NULL, NULL, 0, NULL},
@@ -804,6 +657,6 @@ PyTypeObject EventLinesType = {
 int
 kernel_line_ready(void)
 {
-    crc_init();
+    line_crc_init();
     return PyType_Ready(&EventLinesType);
 }
