@@ -24,37 +24,14 @@
 
 #include "_kernel.h"
 
-typedef struct {
-    char *buf;
-    Py_ssize_t len, cap;
-} Buf;
-
-static int
-buf_grow(Buf *o, Py_ssize_t more)
-{
-    if (o->len + more <= o->cap)
-        return 0;
-    Py_ssize_t cap = o->cap ? o->cap : 1024;
-    while (cap < o->len + more)
-        cap *= 2;
-    char *nb = PyMem_Realloc(o->buf, (size_t)cap);
-    if (nb == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    o->buf = nb;
-    o->cap = cap;
-    return 0;
-}
+/* an Arrow buffer's bytes: the kernel's growing byte buffer (_kernel.h JsonOut, grow, put) */
+typedef JsonOut Buf;
+#define buf_grow grow
 
 static inline int
 buf_put(Buf *o, const void *s, Py_ssize_t n)
 {
-    if (buf_grow(o, n) < 0)
-        return -1;
-    memcpy(o->buf + o->len, s, (size_t)n);
-    o->len += n;
-    return 0;
+    return put(o, (const char *)s, n);
 }
 
 static inline int
