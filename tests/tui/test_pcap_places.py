@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets.tree import TreeNode
@@ -91,6 +92,20 @@ def _shown(scr: MainScreen, tree: FieldTree, row: int) -> bool:
             and tree.root.data is scr.detail.node)
 
 
+async def _settled_screen(app: BinlogScopeApp, pilot: Any) -> list[str]:
+    """The screen's lines once two frames in a row are the same (a loaded machine may still be
+    scrolling the list to the new cursor, or drawing its scrollbar, at the first frame)."""
+    await pilot.pause()
+    last = screen_lines(app)
+    for _ in range(50):
+        await pilot.pause(0.05)
+        now = screen_lines(app)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
 async def _surfaces(src: PcapSource, rows: list[int], out: Path) -> list[object]:
     """What the TUI shows for each row (tree, hex, screen) and its JSON-lines export."""
     app = BinlogScopeApp(src)
@@ -104,8 +119,8 @@ async def _surfaces(src: PcapSource, rows: list[int], out: Path) -> list[object]
         for row in rows:
             scr.events.cursor = scr.view.view_index(row) or 0
             await wait_for(partial(_shown, scr, tree, row), 30)
-            await pilot.pause()
-            seen.append((row, _tree_labels(tree.root), _hex_text(pane), screen_lines(app)))
+            seen.append((row, _tree_labels(tree.root), _hex_text(pane),
+                         await _settled_screen(app, pilot)))
         everything = [scr.view.row_index(i) for i in range(len(scr.view))]
         scr._export(str(out), everything, True)
         await wait_for(lambda: out.exists()
