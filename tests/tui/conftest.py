@@ -8,7 +8,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
+from textual.widgets.tree import TreeNode
 
+from binlogscope.tui.widgets.hex_pane import HexPane
+from binlogscope.wire.node import Node
 from tests.helpers import FIXTURES
 
 CRC = FIXTURES / "osheroff__mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-crc32"
@@ -48,3 +51,18 @@ def _own_config(tmp_path_factory: pytest.TempPathFactory,
                 monkeypatch: pytest.MonkeyPatch) -> None:
     """The TUI reads saved columns from $XDG_CONFIG_HOME: never the user's own in a test."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
+def tree_labels(tnode: TreeNode[Node]) -> list[str]:
+    """Every label of a field tree, depth first, as the tree shows them."""
+    out = [str(tnode.label)]
+    for c in tnode.children:
+        out += tree_labels(c)
+    return out
+
+
+def hex_text(pane: HexPane) -> str:
+    """Every line of the hex pane as it renders them."""
+    top = round(pane.scroll_y)
+    lines = (len(pane.data) + pane.per_line - 1) // pane.per_line
+    return "\n".join(pane.render_line(y - top).text for y in range(lines))

@@ -12,15 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets.tree import TreeNode
 
 from binlogscope.inspector.sources.pcap import PcapSource
 from binlogscope.tui.app import BinlogScopeApp
 from binlogscope.tui.screens.main import MainScreen
 from binlogscope.tui.widgets.field_tree import FieldTree
 from binlogscope.tui.widgets.hex_pane import HexPane
-from binlogscope.wire.node import Node
-from tests.tui.conftest import screen_lines, sync, wait_for
+from tests.tui.conftest import hex_text, screen_lines, sync, tree_labels, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -74,19 +72,6 @@ def test_a_pipe_keeps_every_payload() -> None:
     assert src.places is None
 
 
-def _tree_labels(tnode: TreeNode[Node]) -> list[str]:
-    out = [str(tnode.label)]
-    for c in tnode.children:
-        out += _tree_labels(c)
-    return out
-
-
-def _hex_text(pane: HexPane) -> str:
-    top = round(pane.scroll_y)
-    lines = (len(pane.data) + pane.per_line - 1) // pane.per_line
-    return "\n".join(pane.render_line(y - top).text for y in range(lines))
-
-
 def _shown(scr: MainScreen, tree: FieldTree, row: int) -> bool:
     return (scr.detail_row == row and scr.detail is not None
             and tree.root.data is scr.detail.node)
@@ -119,7 +104,7 @@ async def _surfaces(src: PcapSource, rows: list[int], out: Path) -> list[object]
         for row in rows:
             scr.events.cursor = scr.view.view_index(row) or 0
             await wait_for(partial(_shown, scr, tree, row), 30)
-            seen.append((row, _tree_labels(tree.root), _hex_text(pane),
+            seen.append((row, tree_labels(tree.root), hex_text(pane),
                          await _settled_screen(app, pilot)))
         everything = [scr.view.row_index(i) for i in range(len(scr.view))]
         scr._export(str(out), everything, True)

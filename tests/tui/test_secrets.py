@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets.tree import TreeNode
 
 from binlogscope.drivers.live.options import ConnectionOptions
 from binlogscope.drivers.live.replica import LiveSettings
@@ -32,10 +31,9 @@ from binlogscope.tui.widgets.field_help import FieldHelp
 from binlogscope.tui.widgets.field_tree import FieldTree
 from binlogscope.tui.widgets.hex_pane import HexPane
 from binlogscope.wire.fields import is_sensitive
-from binlogscope.wire.node import Node
 from mock_master.scenario.scenarios import BinlogSource, Scenario, User
 from mock_master.serve.server import ThreadedMockMaster
-from tests.tui.conftest import sync, wait_for
+from tests.tui.conftest import hex_text, sync, tree_labels, wait_for
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -81,19 +79,6 @@ def _leaks(text: str, needles: list[str]) -> list[str]:
     return [n for n in needles if n.lower() in low]
 
 
-def _tree_labels(tnode: TreeNode[Node]) -> list[str]:
-    out = [str(tnode.label)]
-    for c in tnode.children:
-        out += _tree_labels(c)
-    return out
-
-
-def _hex_text(pane: HexPane) -> str:
-    top = round(pane.scroll_y)
-    lines = (len(pane.data) + pane.per_line - 1) // pane.per_line
-    return "\n".join(pane.render_line(y - top).text for y in range(lines))
-
-
 def _screenshot_text(app: BinlogScopeApp) -> str:
     svg = app.export_screenshot()
     return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
@@ -110,13 +95,13 @@ async def _walk_secret_rows(app: BinlogScopeApp, pilot: Pilot[None], scr: MainSc
         await wait_for(partial(lambda r: scr.detail_row == r and scr.field is not None, row))
         det = scr.detail
         assert det is not None and det.masked, f"row {row}: nothing masked"
-        assert "**" in _hex_text(pane)
+        assert "**" in hex_text(pane)
         for _, node in det.node.walk():
             if node.wire == "bit":
                 continue
             tree.select_field(node)
             await wait_for(partial(lambda n: scr.field is n, node))
-            surfaces = {"tree": "\n".join(_tree_labels(tree.root)), "hex": _hex_text(pane),
+            surfaces = {"tree": "\n".join(tree_labels(tree.root)), "hex": hex_text(pane),
                         "help": str(help_.render()), "screen": _screenshot_text(app)}
             for where, text in surfaces.items():
                 assert not _leaks(text, needles), (row, node.name, where, _leaks(text, needles))
