@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from binlogscope.drivers.capture.pcap import read_capture
-from binlogscope.session.events import DecodeError, PacketDecoded, Peer, SequenceMismatch
+from binlogscope.session.events import DecodeError, PacketDecoded, Peer, Phase, SequenceMismatch
 from binlogscope.wire.commands import ComBinlogDump, encode_com_binlog_dump
 from binlogscope.wire.compressed import ZLIB, ZSTD, FrameReader, encode_frames
 from binlogscope.wire.constants import CapabilityFlag, Command
@@ -286,10 +286,20 @@ def test_connector_c_change_user_with_compression(mariadb: Any, tmp_path: Path) 
     kinds = [e.kind for e in decoded]
     queries = [e.value.query for e in decoded if e.kind == "com_query"]
     assert any("REPEAT('x'" in q for q in queries) and any("REPEAT('y'" in q for q in queries)
-    (change,) = [e for e in decoded if e.direction is Peer.CLIENT
-                 and e.payload[:1] == bytes([Command.COM_CHANGE_USER])]
+    # the client's commands (sequence id 0 in the command phase: not an auth exchange's answer,
+    # whose first byte may be anything; not another connection's login)
+    client = [e for e in decoded if e.direction is Peer.CLIENT]
+    changes = [e for e in client if e.phase is Phase.COMMAND and e.seq == 0
+               and e.payload[:1] == bytes([Command.COM_CHANGE_USER])]
+    # (on failure: what each match was, without its bytes - they may hold a scramble)
+    assert len(changes) == 1, [(e.kind, e.phase, e.seq, e.payload_length,
+                               set(e.payload[1:]) == {0x2A}) for e in changes]
+    (change,) = changes
     assert len(change.payload) > 30 and set(change.payload[1:]) == {0x2A}, change.payload
     after = decoded[decoded.index(change) + 1:]
+    answers = [e for e in client[client.index(change) + 1:] if e.seq != 0]
+    assert answers and all(set(e.payload) == {0x2A} for e in answers), \
+        [(e.kind, e.seq, e.payload_length) for e in answers]  # (the auth exchange's answers)
     secret = [(e, n) for e in after[:4] if e.node is not None
               for _, n in e.node.walk() if n.length and not n.children and is_sensitive(n)]
     for e, n in secret:  # (the auth switch's nonce, the client's answer, if the server asked)
