@@ -255,4 +255,29 @@ int line_put_query_text(JsonOut *o, const unsigned char *s, Py_ssize_t n);
 int line_put_text(JsonOut *o, PyObject *s);
 int line_text_plain(const unsigned char *s, Py_ssize_t n);
 
+/* the body layouts of an event line (render/line_layout.py BODY_*, same numbers) and what
+ * _linebody.c reads of a TABLE_MAP's or a rows event's body for it: the line's entry of the
+ * table (Python's, in ``tables``; only while the decoder's ``ctx_tables`` holds its very map),
+ * the readers and the row images; 0: read, 1: decline, -1: an exception */
+enum {
+    BODY_NONE = 0, BODY_XID = 1, BODY_MARIADB_GTID = 2, BODY_ROWS_V1 = 3, BODY_ROWS_V2 = 4,
+    BODY_TEXT = 5, BODY_TEXT_AFTER_LENGTH = 6, BODY_TABLE_MAP = 7, BODY_LAST = BODY_TABLE_MAP,
+};
+
+typedef struct {
+    PyObject *entry;        /* the line's entry of the table (borrowed) */
+    /* (a TABLE_MAP's line: entry set, rb NULL) */
+    ImageReader *rb, *ra;   /* borrowed */
+    Py_ssize_t start, end;  /* the row images (in the body, then in the buffer) */
+    int kind;
+} LineRows;
+
+int line_table_map_layout(PyObject *tables, PyObject *ctx_tables, const unsigned char *body,
+                          Py_ssize_t blen, LineRows *r);
+int line_rows_layout(PyObject *tables, PyObject *ctx_tables, int code, int layout,
+                     const unsigned char *body, Py_ssize_t blen, LineRows *r);
+/* the text renderer's tail of an event's body (the --summary line); 0, 1 (decline), -1 */
+int line_put_tail(JsonOut *o, int layout, PyObject *gtid, const LineRows *rows,
+                  const unsigned char *text, Py_ssize_t text_len, PyObject *bobj);
+
 #endif

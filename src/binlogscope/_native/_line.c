@@ -43,12 +43,6 @@ enum {
     V_CLOCK, V_EVENT,
     V_LAST = V_EVENT,
 };
-/* body layouts (render/line_layout.py BODY_*, same numbers) */
-enum {
-    BODY_NONE = 0, BODY_XID = 1, BODY_MARIADB_GTID = 2, BODY_ROWS_V1 = 3, BODY_ROWS_V2 = 4,
-    BODY_TEXT = 5, BODY_TEXT_AFTER_LENGTH = 6, BODY_TABLE_MAP = 7, BODY_LAST = BODY_TABLE_MAP,
-};
-
 #define HEADER_LEN 19
 #define MAX_SLOTS 32
 /* the CRC32 of any bytes followed by their own CRC32 (little-endian) */
@@ -160,120 +154,6 @@ lines_dealloc(EventLines *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-typedef struct {
-    PyObject *entry;        /* the line's entry of the table (borrowed) */
-    /* (a TABLE_MAP's line: entry set, rb NULL) */
-    ImageReader *rb, *ra;   /* borrowed */
-    Py_ssize_t start, end;  /* the row images (in the body, then in the buffer) */
-    int kind;
-} Rows;
-
-/* the line's entry of table ``id`` while the decoder's context still holds its very
- * TableMap (borrowed), else NULL (an exception may be set) */
-static PyObject *
-table_entry(EventLines *self, PyObject *id)
-{
-    if (self->tables == NULL || self->ctx_tables == NULL || !PyDict_Check(self->tables) ||
-        !PyDict_Check(self->ctx_tables))
-        return NULL;
-    PyObject *entry = PyDict_GetItemWithError(self->tables, id);
-    PyObject *tm = entry != NULL ? PyDict_GetItemWithError(self->ctx_tables, id) : NULL;
-    if (tm == NULL || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 6 ||
-        PyTuple_GET_ITEM(entry, 0) != tm || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1)) ||
-        !PyBytes_Check(PyTuple_GET_ITEM(entry, 2)) || !PyBytes_Check(PyTuple_GET_ITEM(entry, 5)))
-        return NULL;
-    return entry;
-}
-
-/* a TABLE_MAP whose body is byte for byte the one its table's map was decoded from: the
- * decoder gives the map it holds and changes nothing (wire/binlog/table_map.py _cached);
- * 0: r->entry set; 1: decline; -1: an exception */
-static int
-table_map_layout(EventLines *self, const unsigned char *body, Py_ssize_t blen, Rows *r)
-{
-    if (blen < 6)
-        return 1;
-    PyObject *id = PyLong_FromUnsignedLongLong(le_uint(body, 6));
-    if (id == NULL)
-        return -1;
-    PyObject *entry = table_entry(self, id);
-    Py_DECREF(id);
-    if (entry == NULL)
-        return PyErr_Occurred() ? -1 : 1;
-    PyObject *raw = PyTuple_GET_ITEM(entry, 5);
-    if (PyBytes_GET_SIZE(raw) != blen || memcmp(PyBytes_AS_STRING(raw), body, (size_t)blen))
-        return 1;
-    r->entry = entry;
-    return 0;
-}
-
-/* a rows event's post-header and bitmaps as wire/binlog/rows.py decode_rows_event reads them
- * (v1: table id, flags; v2: + extra data, which must be empty), the column count (one byte)
- * and the columns-present bitmap(s); the table's entry and readers. 0: *r filled; 1: decline
- * (nothing set); -1: an exception */
-static int
-rows_layout(EventLines *self, int code, int layout, const unsigned char *body, Py_ssize_t blen,
-            Rows *r)
-{
-    if (blen < 8)
-        return 1;
-    unsigned long long tid = le_uint(body, 6);
-    Py_ssize_t q = 8;
-    int kind = code - (layout == BODY_ROWS_V1 ? 23 : 30);  /* WRITE, UPDATE, DELETE */
-    if (kind < 0 || kind > 2)
-        return 1;
-    if (layout == BODY_ROWS_V2) {
-        if (blen - q < 2 || le_uint(body + q, 2) != 2)
-            return 1;  /* extra row info (TLVs): the Python path */
-        q += 2;
-    }
-    if (q >= blen || body[q] >= 251)
-        return 1;
-    Py_ssize_t ncols = body[q++], nb = (ncols + 7) / 8;
-    if (blen - q < nb * (kind == 1 ? 2 : 1))
-        return 1;
-    PyObject *key = NULL, *id = PyLong_FromUnsignedLongLong(tid);
-    if (id == NULL)
-        return -1;
-    int rc = 1;
-    PyObject *entry = table_entry(self, id);
-    if (entry == NULL || PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 3)) != ncols ||
-        !PyDict_Check(PyTuple_GET_ITEM(entry, 4)))
-        goto done;
-    key = _PyLong_FromByteArray(body + q, (size_t)nb, 1, 0);
-    if (key == NULL)
-        goto error;
-    if (kind == 1) {
-        PyObject *after = _PyLong_FromByteArray(body + q + nb, (size_t)nb, 1, 0);
-        PyObject *pair = after != NULL ? PyTuple_Pack(2, key, after) : NULL;
-        Py_XDECREF(after);
-        Py_SETREF(key, pair);
-        if (key == NULL)
-            goto error;
-    }
-    PyObject *readers = PyDict_GetItemWithError(PyTuple_GET_ITEM(entry, 4), key);
-    if (readers == NULL || !PyTuple_Check(readers) || PyTuple_GET_SIZE(readers) != 2 ||
-        !PyObject_TypeCheck(PyTuple_GET_ITEM(readers, 0), &ImageReaderType) ||
-        (kind == 1) != PyObject_TypeCheck(PyTuple_GET_ITEM(readers, 1), &ImageReaderType))
-        goto done;
-    r->entry = entry;
-    r->rb = (ImageReader *)PyTuple_GET_ITEM(readers, 0);
-    r->ra = kind == 1 ? (ImageReader *)PyTuple_GET_ITEM(readers, 1) : NULL;
-    r->kind = kind;
-    r->start = q + nb * (kind == 1 ? 2 : 1);
-    r->end = blen;
-    rc = 0;
-    goto done;
-error:
-    rc = -1;
-done:
-    if (rc == 1 && PyErr_Occurred())
-        rc = -1;
-    Py_DECREF(id);
-    Py_XDECREF(key);
-    return rc;
-}
-
 /* the header time as the caller's clock(timestamp) gives it, called once per distinct
  * timestamp; 1: decline (no clock, or a text that is not valid Unicode) */
 static int
@@ -296,47 +176,6 @@ put_clock(EventLines *self, unsigned long long ts)
     }
     return put(&self->o, PyBytes_AS_STRING(self->clock_text),
                PyBytes_GET_SIZE(self->clock_text));
-}
-
-/* the text renderer's tail of the body (render/text.py _tail): a GTID, a table and its row
- * count, a table, a statement; 0, 1 (decline) or -1 */
-static int
-put_tail(JsonOut *o, int layout, PyObject *gtid, const Rows *rows, const unsigned char *text,
-         Py_ssize_t text_len, PyObject *bobj)
-{
-    switch (layout) {
-    case BODY_XID:
-        return 0;
-    case BODY_MARIADB_GTID: {
-        Py_ssize_t n;
-        const char *u = PyUnicode_AsUTF8AndSize(gtid, &n);
-        if (u == NULL)
-            return -1;
-        return PUT_LIT(o, " ") < 0 ? -1 : put(o, u, n);
-    }
-    case BODY_TABLE_MAP: case BODY_ROWS_V1: case BODY_ROWS_V2: {
-        PyObject *t = PyTuple_GET_ITEM(rows->entry, 1);  /* " schema.table" or "" */
-        if (put(o, PyBytes_AS_STRING(t), PyBytes_GET_SIZE(t)) < 0)
-            return -1;
-        if (rows->rb == NULL)
-            return 0;
-        Py_ssize_t n = kernel_count_images(bobj, rows->start, rows->end, rows->kind, rows->rb,
-                                           rows->ra);
-        if (n < 0) {  /* damaged images: the Python path says where */
-            PyErr_Clear();
-            return 1;
-        }
-        if (PUT_LIT(o, " ") < 0 || kernel_put_ll(o, n) < 0)
-            return -1;
-        return n != 1 ? PUT_LIT(o, " rows") : PUT_LIT(o, " row");
-    }
-    case BODY_TEXT: case BODY_TEXT_AFTER_LENGTH:
-        if (PUT_LIT(o, " ") < 0)
-            return -1;
-        return line_put_query_text(o, text, text_len);
-    default:
-        return 1;
-    }
 }
 
 static PyObject *
@@ -372,7 +211,7 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
     /* the body by its layout: the common case of the Python decoder, else decline */
     PyObject *gtid = NULL;  /* the event's own GTID (a GTID event) */
     long flags2 = -1;
-    Rows rows = {NULL, NULL, NULL, 0, 0, 0};
+    LineRows rows = {NULL, NULL, NULL, 0, 0, 0};
     const unsigned char *text = NULL;  /* the event's statement text (valid UTF-8) */
     Py_ssize_t text_len = 0;
     switch (layout) {
@@ -415,14 +254,14 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
         break;
     }
     case BODY_TABLE_MAP:
-        switch (table_map_layout(self, body, blen, &rows)) {
+        switch (line_table_map_layout(self->tables, self->ctx_tables, body, blen, &rows)) {
         case 0: break;
         case 1: Py_RETURN_NONE;
         default: return NULL;
         }
         break;
     case BODY_ROWS_V1: case BODY_ROWS_V2:
-        switch (rows_layout(self, code, layout, body, blen, &rows)) {
+        switch (line_rows_layout(self->tables, self->ctx_tables, code, layout, body, blen, &rows)) {
         case 0: break;
         case 1: Py_RETURN_NONE;
         default: return NULL;
@@ -489,7 +328,7 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
         case V_EVENT:
             rc = put(o, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name));
             if (rc == 0)
-                rc = put_tail(o, layout, gtid, &rows, text, text_len, bobj);
+                rc = line_put_tail(o, layout, gtid, &rows, text, text_len, bobj);
             break;
         case V_QUERY:
             rc = text == NULL ? PUT_LIT(o, "null")
