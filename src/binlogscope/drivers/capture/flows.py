@@ -32,6 +32,7 @@ from binlogscope.drivers.capture.conns import Direction as _Dir
 from binlogscope.drivers.capture.conns import FastKey as _FastKey
 from binlogscope.drivers.capture.conns import Key as _Key
 from binlogscope.drivers.capture.conns import compressed_resume
+from binlogscope.drivers.capture.drain import drain
 from binlogscope.drivers.capture.files import Frame
 from binlogscope.drivers.capture.layers import (
     LINKTYPE_ETHERNET,
@@ -53,13 +54,9 @@ from binlogscope.drivers.capture.tcp_reassembly import (
 from binlogscope.drivers.items import Flow, SourceItem
 from binlogscope.session import Session
 from binlogscope.session.events import (
-    CompressedFrame,
-    DecodeError,
-    PacketDecoded,
     Peer,
     Phase,
     Role,
-    TlsStarted,
 )
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 from binlogscope.session.resync import (
@@ -176,7 +173,7 @@ class CaptureReader:
         else:  # _feed
             s.receive_data(payload, sender=d.peer)
             d.fed_end += len(payload)
-            self._drain(conn, d, out)
+            drain(conn, d, out)
         return out
 
     def segment(self, fr: Frame, seg: TcpSegment) -> list[SourceItem]:
@@ -338,7 +335,7 @@ class CaptureReader:
             d.scans.clear()
         if conn.session is not None and not d.syncing:
             conn.session.receive_data(b"", sender=d.peer)
-            self._drain(conn, d, out, (fr.number, fr.timestamp))
+            drain(conn, d, out, (fr.number, fr.timestamp))
 
     def _end(self, conn: _Conn, reason: str) -> list[SourceItem]:
         out: list[SourceItem] = []
@@ -548,67 +545,7 @@ class CaptureReader:
                 out.append(SourceItem("note", flow=conn.flow, frame=frame, time=ts, text=text))
         s.receive_data(data, sender=d.peer)
         d.fed_end += len(data)
-        self._drain(conn, d, out)
-
-    def _drain(self, conn: _Conn, d: _Dir, out: list[SourceItem],
-               now: tuple[int, float] | None = None) -> None:
-        """The session's events as items; ``now``: the frame that closed ``d`` (the frame of
-        the events that have no offset: the close and the phase change it makes)."""
-        s = conn.session
-        assert s is not None
-        flow = conn.flow
-        append = out.append
-        for ev in s.events():
-            if type(ev) is PacketDecoded:  # the common case first (same as below)
-                direction = ev.direction
-                dd = d if direction is d.peer else (
-                    conn.client if direction is Peer.CLIENT else conn.server)
-                at = ev.offset
-                pm = dd.plain_map
-                if pm:  # (compressed: the wire offset of the frame the packet starts in)
-                    while len(pm) > 1 and pm[1][0] <= at:
-                        pm.popleft()
-                    at = pm[0][1]
-                else:
-                    dd.last_packet_end = at + ev.wire_length
-                fr = dd.frames  # dd.frame_at(at)
-                while len(fr) > 1 and fr[1][0] <= at:
-                    fr.popleft()
-                if fr:
-                    _, frame, ts = fr[0]
-                else:
-                    frame, ts = 0, 0.0
-                if direction is Peer.SERVER:
-                    conn.server_packets += 1
-                ev.wire_time = ts
-                append(SourceItem("packet", ev, "", None, ts, frame, flow))
-                continue
-            other = getattr(ev, "direction", None)
-            dd = d if other is None or other == d.peer else (
-                conn.client if other == Peer.CLIENT else conn.server)
-            if isinstance(ev, PacketDecoded):
-                frame, ts = dd.frame_at(ev.offset)
-                dd.last_packet_end = ev.offset + ev.wire_length
-                if ev.direction == Peer.SERVER:
-                    conn.server_packets += 1
-                ev.wire_time = ts
-            elif isinstance(ev, CompressedFrame):
-                frame, ts = dd.frame_at(ev.offset)
-                dd.plain_map.append((ev.frame.plain_offset, ev.offset))
-                dd.last_packet_end = ev.offset + ev.frame.wire_length
-                flow.compressed = True
-            elif isinstance(ev, DecodeError | TlsStarted):
-                frame, ts = dd.frame_at(ev.offset)
-                if isinstance(ev, TlsStarted):
-                    flow.encrypted = True
-                    conn.tls_probe = True
-            elif now is not None:
-                frame, ts = now
-            else:
-                frame, ts = (dd.frames[-1][1], dd.frames[-1][2]) if dd.frames else (0, 0.0)
-            out.append(SourceItem("packet", ev, "", None, ts, frame, flow))
-        if s.phase == Phase.COMPRESSED:
-            flow.compressed = True
+        drain(conn, d, out)
 
 
 __all__ = ["DEFAULT_PORTS", "CaptureReader"]
