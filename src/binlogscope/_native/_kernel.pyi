@@ -26,6 +26,10 @@ class EventLines:
     clock: Any
     tables: dict[int, tuple[Any, ...]] | None
     ctx_tables: dict[int, Any] | None
+    packet: int
+    at: int
+    semi: tuple[bytes, bytes, bytes] | None
+    texts: tuple[bytes, ...] | None
     def __init__(self, template: tuple[tuple[bytes, int] | tuple[bytes, int, int], ...], end: bytes,
                  names: tuple[bytes | None, ...], bodies: bytes) -> None: ...
     def __call__(self, buf: bytes, pos: int, base: int, /

@@ -30,6 +30,16 @@
  * ``crc`` (CRC32 in force and verified) as its context moves. ``add(line)`` appends a line the
  * Python path wrote, ``take()`` hands the buffered lines over, ``flush()`` gives them to
  * ``sink`` (the output's writer).
+ *
+ * A replication stream's event packets (``packet`` 1 or 3: session/packets.py stream_run, the
+ * template render/line_layout.py packet_template derives from render/shapes.py's capture
+ * item): buf[pos] is the packet; its header (wire/framing.py), the OK byte and the semi-sync
+ * header (wire/replication.py) are read by their layouts, the event must fill the rest of the
+ * payload and start where the last event of its file ended (``at``, which the caller keeps:
+ * wire/binlog/coords.py; log_pos 0 or an artificial event decline), and the packet's keys are
+ * written from the packet (sequence id, payload length, offset ``base + pos``), ``semi`` (the
+ * semi-sync value's text per flag) and ``texts`` (what the caller knows: the capture frame,
+ * the wire time, the binlog file). The sequence-id check and every other state stay in Python.
  */
 #include "_kernel.h"
 #include <structmember.h>
@@ -41,7 +51,12 @@ enum {
     /* the --summary line's: the header time as ``clock`` gives it, the event's text (the
      * type's name, then the text renderer's tail of the body, render/text.py event_line) */
     V_CLOCK, V_EVENT,
-    V_LAST = V_EVENT,
+    /* a stream's event packet (render/line_layout.py PACKET_SLOTS): its sequence id, payload
+     * length, semi-sync header (``semi``'s text) and offset in the direction's bytes; then the
+     * values the caller gives as JSON text (``texts``: the capture frame, the wire time, the
+     * binlog file) */
+    V_SEQ, V_PAYLOAD_LENGTH, V_SEMI_SYNC, V_PACKET_OFFSET, V_TEXT0, V_TEXT1, V_TEXT2,
+    V_LAST = V_TEXT2,
 };
 #define HEADER_LEN 19
 #define MAX_SLOTS 32
@@ -51,6 +66,10 @@ enum {
 #define FL_GROUP_COMMIT_ID 0x02
 #define FL_PREPARED_XA 0x40
 #define FL_COMPLETED_XA 0x80
+/* the header's LOG_EVENT_ARTIFICIAL_F (wire/binlog/header.py is_artificial): in no file */
+#define LOG_EVENT_ARTIFICIAL_F 0x20
+/* a client/server packet's header (wire/framing.py): 3-byte length, sequence id */
+#define PACKET_HEADER_LEN 4
 
 typedef struct {
     PyObject_HEAD
@@ -73,6 +92,13 @@ typedef struct {
      * the before/only image, reader of the after image or None)}, the TABLE_MAP body bytes
      * the map was decoded from)) */
     PyObject *ctx_tables, *tables;
+    /* a replication stream's event packets (session/packets.py stream_run): 0, the calls read
+     * events of a file; 1 or 3, a packet whose event follows that many bytes of its payload
+     * (the OK byte, then the semi-sync header 0xEF and its flag) */
+    int packet;
+    long long at;     /* stream: where the next event starts in its file (-1: not known) */
+    PyObject *semi;   /* tuple: the semi_sync text without the header, with flag 0, flag 1 */
+    PyObject *texts;  /* tuple of 3 bytes: V_TEXT0..2's JSON text */
 } EventLines;
 
 /* ------------------------------------------------------------------ the type */
@@ -151,6 +177,8 @@ lines_dealloc(EventLines *self)
     Py_XDECREF(self->clock_text);
     Py_XDECREF(self->ctx_tables);
     Py_XDECREF(self->tables);
+    Py_XDECREF(self->semi);
+    Py_XDECREF(self->texts);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -190,6 +218,27 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
         Py_RETURN_NONE;
     const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
     Py_ssize_t n = PyBytes_GET_SIZE(bobj);
+    /* a stream's event packet at pos: its header, the OK byte, the semi-sync header; the
+     * event fills the rest of the payload (anything else: the Python path) */
+    Py_ssize_t pkt = pos, plen = 0;
+    int seq = 0, semi = 0;
+    if (self->packet) {
+        if (self->at < 0 || pkt < 0 || n - pkt < PACKET_HEADER_LEN)
+            Py_RETURN_NONE;
+        plen = (Py_ssize_t)le_uint(b + pkt, 3);
+        seq = b[pkt + 3];
+        if (plen > n - pkt - PACKET_HEADER_LEN || plen < self->packet + HEADER_LEN + 4 ||
+            b[pkt + PACKET_HEADER_LEN] != 0)
+            Py_RETURN_NONE;
+        if (self->packet == 3) {
+            semi = 1 + b[pkt + PACKET_HEADER_LEN + 2];
+            if (b[pkt + PACKET_HEADER_LEN + 1] != 0xEF || semi > 2)
+                Py_RETURN_NONE;
+        } else if (self->packet != 1) {
+            Py_RETURN_NONE;
+        }
+        pos = pkt + PACKET_HEADER_LEN + self->packet;
+    }
     if (pos < 0 || pos > n - HEADER_LEN)
         Py_RETURN_NONE;
     /* the header (wire/binlog/header.py HEADER: timestamp, type, server id, size, log_pos,
@@ -203,6 +252,9 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
     PyObject *name = PyTuple_GET_ITEM(self->names, code);
     if (layout == BODY_NONE || name == Py_None || size < HEADER_LEN + 4 || size > n - pos)
         Py_RETURN_NONE;
+    if (self->packet && (size != plen - self->packet || !log_pos || (flags & LOG_EVENT_ARTIFICIAL_F) ||
+                         (long long)log_pos - size != self->at))
+        Py_RETURN_NONE;  /* the stream's coordinates: an event right after the last one */
     if (line_crc32(h, size) != CRC32_RESIDUE)
         Py_RETURN_NONE;  /* a mismatch is an error: the Python path words it */
     const unsigned char *body = h + HEADER_LEN;
@@ -284,6 +336,10 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
             break;
         switch (self->slot[i]) {
         case V_OFFSET:
+            if (self->packet) {
+                rc = kernel_put_ll(o, self->at);
+                break;
+            }
             rc = self->width[i] ? line_put_padded(o, (unsigned long long)(base + pos), self->width[i])
                                 : kernel_put_ll(o, (long long)(base + pos));
             break;
@@ -334,6 +390,18 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
             rc = text == NULL ? PUT_LIT(o, "null")
                               : kernel_put_str(o, (const char *)text, text_len);
             break;
+        case V_SEQ: rc = kernel_put_ll(o, seq); break;
+        case V_PAYLOAD_LENGTH: rc = kernel_put_ll(o, (long long)plen); break;
+        case V_PACKET_OFFSET: rc = kernel_put_ll(o, (long long)(base + pkt)); break;
+        case V_SEMI_SYNC: case V_TEXT0: case V_TEXT1: case V_TEXT2: {
+            PyObject *t = self->slot[i] == V_SEMI_SYNC ? self->semi : self->texts;
+            Py_ssize_t k = self->slot[i] == V_SEMI_SYNC ? semi : self->slot[i] - V_TEXT0;
+            PyObject *v = t != NULL && PyTuple_Check(t) && PyTuple_GET_SIZE(t) > k
+                              ? PyTuple_GET_ITEM(t, k) : NULL;
+            rc = v != NULL && PyBytes_Check(v) ? put(o, PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v))
+                                               : 1;  /* not given: decline */
+            break;
+        }
         default: rc = PUT_LIT(o, "null"); break;  /* error */
         }
     }
@@ -475,6 +543,14 @@ static PyMemberDef lines_members[] = {
     {"clock", T_OBJECT, offsetof(EventLines, clock), 0,
      "callable(timestamp) -> the --summary line's time text"},
     {"crc", T_INT, offsetof(EventLines, crc), 0, "1: CRC32 in force and verified"},
+    {"packet", T_INT, offsetof(EventLines, packet), 0,
+     "0: events of a file; 1 or 3: a stream's event packet, the event after that many bytes"},
+    {"at", T_LONGLONG, offsetof(EventLines, at), 0,
+     "stream: where the next event starts in its file (-1: not known)"},
+    {"semi", T_OBJECT, offsetof(EventLines, semi), 0,
+     "the semi_sync value's JSON text: no header, flag 0, flag 1"},
+    {"texts", T_OBJECT, offsetof(EventLines, texts), 0,
+     "the JSON text of the values the caller gives (V_TEXT0..2)"},
     {NULL, 0, 0, 0, NULL},
 };
 

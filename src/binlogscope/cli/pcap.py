@@ -46,9 +46,10 @@ from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 from binlogscope.render.escape import EscapingText, unescaped
 from binlogscope.render.json_out import LineWriter, dumps_line
+from binlogscope.render.line_layout import packet_lines
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
-from binlogscope.session.events import DecodeError, PacketDecoded, SequenceMismatch
+from binlogscope.session.events import DecodeError, LinesWritten, PacketDecoded, SequenceMismatch
 from binlogscope.wire.constants import command_name
 
 if TYPE_CHECKING:
@@ -266,11 +267,16 @@ def one_capture(path: str, args: argparse.Namespace, flt: _Filter, out: TextIO, 
             print(f"{PROG}: pcap: {exc}", file=err)
             return 1
 
+    # every item as a --json line: the server event packets' lines by the native kernel
+    # (render/line_layout.py packet_lines), the rest as always
+    lines = (packet_lines if args.json and not args.summary
+             and not (flt.flows or flt.table is not None or flt.types) else None)
+
     def until_stopped() -> Iterator[list[SourceItem]]:
         for batch in read_capture_batches(path, ports, record=record,
                                           max_packet=args.max_packet_size,
                                           stop=lambda: bool(fired), tls_keylog=keylog,
-                                          decryption=decryption):
+                                          decryption=decryption, lines=lines):
             if fired:
                 return
             yield batch
@@ -341,6 +347,9 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
                 for items in batches:
                     for item in items:
                         ev = item.event
+                        if type(ev) is LinesWritten:  # (the kernel's lines: --json only)
+                            add(ev.data)
+                            continue
                         # (a sequence id out of order: what a client library stops at)
                         if (item.kind == "error" or type(ev) is DecodeError
                                 or type(ev) is SequenceMismatch) \

@@ -12,6 +12,15 @@ decoders' common case reads them; any other event (another type, a bad or absent
 body those layouts do not cover) is declined and goes the Python path (decode_event -> shapes
 -> the serializer), which stays the definition. ``tests/cli/test_file_lines.py`` holds both
 paths byte-identical.
+
+The same writer takes a replication stream's server event packets for ``pcap --json``
+(:func:`packet_lines`): the template is made from :func:`~binlogscope.render.shapes.
+capture_item_json` of probe packets (the flow's own values, the server's direction and the
+``binlog_event`` kind written into its text; the packet's sequence id, payload length,
+semi-sync header and offset read by the kernel; the capture frame, wire time and binlog file
+given by the driver as JSON text); ``session/packets.py`` ``stream_run`` offers it each packet
+whose sequence id is the expected one and keeps every state; ``tests/drivers/capture/
+test_pcap_lines.py`` holds both paths byte-identical.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from binlogscope import _native
 from binlogscope.render.json_out import dumps
-from binlogscope.render.shapes import binlog_event_json
+from binlogscope.render.shapes import binlog_event_json, capture_item_json
 from binlogscope.wire.binlog.control_events import AnnotateRowsEvent, RowsQueryEvent, XidEvent
 from binlogscope.wire.binlog.decoded import DecodedEvent, EventBody
 from binlogscope.wire.binlog.gtid_events import MariadbGtidEvent
@@ -32,6 +41,7 @@ from binlogscope.wire.binlog.types import ChecksumAlg, EventType, event_type_nam
 
 if TYPE_CHECKING:
     from binlogscope._native._kernel import EventLines
+    from binlogscope.drivers.items import Flow
     from binlogscope.wire.binlog.context import DecodeContext, TableMap
 
 #: the keys the kernel fills, and their value slot (``_line.c`` V_*, the same numbers)
@@ -45,6 +55,16 @@ CLOCK = 16
 EVENT = 17
 #: the keys whose value is the file's (written into the template's text)
 FILE_KEYS = ("file", "binlog_file")
+#: a stream's event packet (``_line.c`` V_SEQ...: the packet's own values; V_TEXT0..2: the
+#: values the caller gives as JSON text, ``EventLines.texts`` in this order)
+PACKET_SLOTS: dict[str, int] = {
+    "seq": 18, "payload_length": 19, "semi_sync": 20, "packet_offset": 21,
+    "frame": 22, "wire_time": 23, "binlog_file": 24,
+}
+#: a capture item's keys that are the same for every event packet of a flow (written into
+#: the template's text, as the probe item has them: the flow, its id, the server's direction,
+#: the binlog_event kind)
+FLOW_KEYS = ("flow", "flow_id", "direction", "kind")
 
 #: body layouts (``_line.c`` BODY_*, the same numbers): XID, its 8-byte xid
 #: (``control_events.decode_xid``); a MariaDB GTID, seq_no, domain_id, flags2, the group
@@ -166,6 +186,74 @@ def summary_lines(path: str, clock: Callable[[int], str]) -> EventLines | None:
     return lines
 
 
+def _probe_packet(flow: Flow, code: int, layout: int, flag: int | None) -> dict[str, Any]:
+    """:func:`capture_item_json` of an event packet of ``flow`` holding an event of this body
+    layout (semi-sync header with ``flag``, or none)."""
+    from binlogscope.drivers.items import SourceItem
+    from binlogscope.session.events import PacketDecoded, Peer, Phase
+    from binlogscope.wire.replication import BinlogPacket, SemiSyncHeader
+
+    ev = DecodedEvent(4, EventHeader(0, code, 1, 27, 31, 0), _PROBE_BODIES[layout], None, True,
+                      size=27, binlog_file="b")
+    semi = None if flag is None else SemiSyncHeader(flag)
+    pkt = PacketDecoded(Peer.SERVER, 0, 1, 28, "binlog_event", BinlogPacket(ev, semi, None),
+                        None, Phase.BINLOG_STREAM, semi, ev, None, 32, b"", 0.0)
+    out = capture_item_json(SourceItem("packet", pkt, "", None, 0.0, 1, flow))
+    assert out is not None
+    return out
+
+
+def packet_template(flow: Flow) -> tuple[tuple[tuple[bytes, int], ...], bytes,
+                                         tuple[bytes, bytes, bytes]] | None:
+    """The ``pcap --json`` line's template of ``flow``'s server event packets: (text before
+    each value, value slot) pairs, the closing text, and the ``semi_sync`` value's text
+    without a semi-sync header, with flag 0 and with flag 1 - all from what
+    :func:`capture_item_json` returns for probe packets; None when its keys differ between
+    the body layouts or one has no slot."""
+    keys: list[str] | None = None
+    probe: dict[str, Any] = {}
+    for code, layout in BODY_LAYOUTS.items():
+        probe = _probe_packet(flow, code, layout, None)
+        if keys is not None and list(probe) != keys:
+            return None
+        keys = list(probe)
+    semis = tuple(dumps(_probe_packet(flow, int(_T.XID_EVENT), BODY_XID, f).get("semi_sync"))
+                  for f in (None, 0, 1))
+    if not keys:
+        return None
+    pairs: list[tuple[bytes, int]] = []
+    text = b"{"
+    for i, key in enumerate(keys):
+        text += (b"," if i else b"") + dumps(key) + b":"
+        if key in FLOW_KEYS:
+            text += dumps(probe[key])
+            continue
+        slot = PACKET_SLOTS.get(key, SLOTS.get(key))
+        if slot is None:
+            return None
+        pairs.append((text, slot))
+        text = b""
+    return tuple(pairs), text + b"}\n", (semis[0], semis[1], semis[2])
+
+
+def packet_lines(flow: Flow) -> tuple[EventLines, LineContext] | None:
+    """The kernel's writer of ``flow``'s server event packets' ``pcap --json`` lines and the
+    context it is told (``session/packets.py`` ``stream_run`` offers it each packet; the
+    driver's :class:`~binlogscope.session.packets.StreamLines` keeps it told), or None (no
+    kernel, or a shape it cannot write)."""
+    kernel = _native.kernel
+    if kernel is None:
+        return None
+    template = packet_template(flow)
+    if template is None:
+        return None
+    names = tuple(dumps(event_type_name(c)) if c in BODY_LAYOUTS else None for c in range(256))
+    line: EventLines = kernel.EventLines(template[0], template[1], names, bytes(256))
+    line.semi = template[2]
+    line.at = -1
+    return line, LineContext(line)
+
+
 class LineContext:
     """What the kernel's line writer must know of the decoder's context, kept as the decoder
     keeps it: told every event the Python path decoded (:meth:`seen`; the kernel writes no
@@ -188,12 +276,22 @@ class LineContext:
         line.tables = self.tables
         self._phl: Any = None
 
-    def seen(self, ev: DecodedEvent, ctx: DecodeContext) -> None:
+    @staticmethod
+    def text(value: Any) -> bytes:
+        """A value as the one serializer writes it (a stream's ``texts``: frame, time, file)."""
+        return dumps(value)
+
+    def sync(self, ctx: DecodeContext) -> None:
+        """Tell the writer the decoder's context as it is now (its checksum, the body
+        layouts under its FORMAT_DESCRIPTION, its table maps)."""
         line = self.line
         line.crc = int(ctx.checksum_alg == _CRC32 and ctx.verify_checksums
                        and not ctx.type_map)
         if ctx.post_header_len is not self._phl or line.ctx_tables is not ctx.tables:
             self._context(ctx)
+
+    def seen(self, ev: DecodedEvent, ctx: DecodeContext) -> None:
+        self.sync(ctx)
         body = ev.body
         if body is None or ev.error is not None:
             return
@@ -259,5 +357,5 @@ class LineContext:
             entry[4][present] = (plan_b.image, None)
 
 
-__all__ = ["BODY_LAYOUTS", "SLOTS", "LineContext", "event_lines", "line_template",
-           "summary_lines"]
+__all__ = ["BODY_LAYOUTS", "PACKET_SLOTS", "SLOTS", "LineContext", "event_lines",
+           "line_template", "packet_lines", "packet_template", "summary_lines"]

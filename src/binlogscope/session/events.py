@@ -159,5 +159,20 @@ class CompressedFrame:
     wire_time: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class LinesWritten:
+    """The ``--json`` lines of ``count`` server event packets, written by the native kernel
+    where their :class:`PacketDecoded` would have been (only when the driver gave the
+    session's decoder a line writer: :class:`~binlogscope.session.packets.StreamLines`), in
+    their place among the other events. ``offset``: the first packet's; ``end``: the offset
+    after the last one."""
+
+    direction: Peer
+    offset: int
+    end: int
+    count: int
+    data: bytes
+
+
 SessionEvent = (PacketDecoded | DecodeError | SequenceMismatch | PhaseChanged | TlsStarted
-                | ResultSetComplete | ConnectionClosed | CompressedFrame)
+                | ResultSetComplete | ConnectionClosed | CompressedFrame | LinesWritten)

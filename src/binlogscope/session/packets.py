@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import struct
 from collections import deque
+from typing import Any, Protocol
 
 from binlogscope.session import readers
 from binlogscope.session.events import (
     DecodeError,
+    LinesWritten,
     PacketDecoded,
     Peer,
     Phase,
@@ -47,6 +49,27 @@ _U32 = struct.Struct("<I")
 _WHOLE = EVENT_HEADER_LEN + 4
 
 
+class StreamLines(Protocol):
+    """What a driver gives :class:`PacketDecoder` (``lines``) for the native kernel to write
+    the ``--json`` lines of the stream's event packets (``drivers/capture/lines.py``): the
+    writer ``line`` (``render/line_layout.py`` ``packet_lines``: called with the bytes, the
+    packet's index and the offset of the bytes' first byte, it writes the packet's line and
+    returns (type code, log_pos, gtid, flags2, query), or None: the Python path's packet).
+    The state stays here; the writer is told it: :meth:`sync` before each run of packets
+    (False: none of them by the kernel), :meth:`seen` after every packet the Python path
+    decoded, :meth:`where` for the packet at ``at`` once ``at >= until`` (the values the
+    driver knows of it: its capture frame and time)."""
+
+    line: Any
+    until: int
+
+    def sync(self, state: ConnState, coords: CoordTracker) -> bool: ...
+
+    def seen(self, ev: DecodedEvent, state: ConnState, coords: CoordTracker) -> None: ...
+
+    def where(self, at: int) -> None: ...
+
+
 class PacketDecoder:
     """The per-packet state of a connection - the sequence-id counter (``seq``: None while
     it is not known, after a join or a gap), whether the last packet was a semi-sync ACK,
@@ -68,6 +91,9 @@ class PacketDecoder:
         self._alt: dict[Peer, int] = {}
         #: the event decoder's reader of the no-tree path, reset for every event
         self._reader = ByteReader(b"", record=False)
+        #: the native kernel's writer of the event packets' --json lines (a driver's; None:
+        #: every packet is a :class:`PacketDecoded`)
+        self.lines: StreamLines | None = None
 
     def check_seq(self, peer: Peer, pkt: Packet, expected: int | None) -> None:
         """A :class:`SequenceMismatch` item for the first fragment of ``pkt`` whose id is
@@ -200,13 +226,24 @@ class PacketDecoder:
         the same steps and events, without a call per packet. Returns the index of the first
         packet not taken - incomplete, over ``limit``, continued over several fragments, not an
         event (an EOF, an ERR), without its semi-sync header, or before any FORMAT_DESCRIPTION:
-        the session's packet loop takes it."""
+        the session's packet loop takes it.
+
+        With ``lines``, each packet whose sequence id is the one expected is offered to the
+        kernel's line writer first: what it writes becomes :class:`LinesWritten` events in
+        the packets' place, the coordinates and sequence id moved on as for the packet it
+        replaces; what it declines goes on below as always."""
         st = self.state
         semi = st.semi_sync
         ctx = st.ctx
         if semi is None or not ctx.fde_seen:  # (once seen, the context keeps it)
             return i
         coords = self.coords
+        lines = self.lines
+        if lines is not None and not lines.sync(st, coords):
+            lines = None
+        line: Any = None if lines is None else lines.line
+        written = 0  # packets of the kernel's lines not handed over yet, from ``first``
+        first = 0
         stamp = coords.stamp
         append = self.out.append
         reader = self._reader
@@ -235,6 +272,23 @@ class PacketDecoder:
                     expected = 1
                 self.after_ack = False
             at = offset + i
+            if lines is not None and expected == seq and not alt:
+                if at >= lines.until:
+                    lines.where(at)
+                got = line(data, i, offset)
+                if got is not None:  # (written: the state moves as for the packet)
+                    self.seq = (seq + 1) & 0xFF
+                    coords.written(got[0], got[2], got[3], got[1])
+                    line.gtid = coords.open_gtid
+                    line.at = got[1]
+                    if not written:
+                        first = at
+                    written += 1
+                    i = j
+                    continue
+            if written:  # (the kernel's lines first, in their place)
+                append(LinesWritten(server, first, at, written, line.take()))
+                written = 0
             if expected != seq or alt:
                 self.check_one(server, at, seq, expected)
             self.seq = (seq + 1) & 0xFF
@@ -262,7 +316,11 @@ class PacketDecoder:
                 append(DecodeError(server, at, error, None))
             if coords.disorder is not None:  # (delivered, and reported: sent twice/swapped)
                 append(DecodeError(server, at, coords.disorder, None))
+            if lines is not None:
+                lines.seen(ev, st, coords)
             i = j
+        if written:
+            append(LinesWritten(server, first, offset + i, written, line.take()))
         return i
 
     def context(self, ev: DecodedEvent) -> bool:

@@ -68,6 +68,8 @@ class Connection:
         self.session: Session | None = None
         self.client = Direction(Peer.CLIENT, StreamReassembler(max_pending=max_pending))
         self.server = Direction(Peer.SERVER, StreamReassembler(max_pending=max_pending))
+        #: the session the command's line writer was asked for (flows.py, once per session)
+        self.lines_tried: Session | None = None
         flow.client_stats = self.client.tcp.stats
         flow.server_stats = self.server.tcp.stats
         self.server_packets = 0

@@ -1,6 +1,8 @@
 """A flow's session events as capture items: :func:`drain`, the step of
 :class:`~binlogscope.drivers.capture.flows.CaptureReader` after every feed (each packet gets the
-capture frame its first byte arrived in and that frame's time)."""
+capture frame its first byte arrived in and that frame's time; the lines the native kernel
+wrote for server event packets, :class:`~binlogscope.session.events.LinesWritten`, are one item
+in their place)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from binlogscope.drivers.items import SourceItem
 from binlogscope.session.events import (
     CompressedFrame,
     DecodeError,
+    LinesWritten,
     PacketDecoded,
     Peer,
     Phase,
@@ -47,6 +50,13 @@ def drain(conn: Connection, d: Direction, out: list[SourceItem],
             if direction is Peer.SERVER:
                 conn.server_packets += 1
             ev.wire_time = ts
+            append(SourceItem("packet", ev, "", None, ts, frame, flow))
+            continue
+        if type(ev) is LinesWritten:  # (the kernel's lines of server event packets)
+            dd = conn.server
+            dd.last_packet_end = ev.end
+            conn.server_packets += ev.count
+            frame, ts = dd.frame_at(ev.offset)
             append(SourceItem("packet", ev, "", None, ts, frame, flow))
             continue
         other = getattr(ev, "direction", None)

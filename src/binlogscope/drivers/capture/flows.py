@@ -47,6 +47,7 @@ from binlogscope.drivers.capture.layers import (
     ipv4_offset,
     parse_frame,
 )
+from binlogscope.drivers.capture.lines import CaptureLines, PacketLines
 from binlogscope.drivers.capture.tcp_reassembly import (
     Chunk,
     Gap,
@@ -79,8 +80,12 @@ class CaptureReader:
 
     def __init__(self, ports: Iterable[int] | None = None, *, record: bool = False,
                  max_pending: int = 4 << 20, hold_segments: int = 64,
-                 max_packet: int = DEFAULT_MAX_PACKET) -> None:
+                 max_packet: int = DEFAULT_MAX_PACKET, lines: PacketLines | None = None
+                 ) -> None:
         self.ports = set(DEFAULT_PORTS if ports is None else ports)
+        #: the --json lines of the flows' server event packets by the native kernel (the
+        #: command's writer per flow: :mod:`.lines`); None: every packet is an item
+        self.lines = lines
         #: the largest packet payload a flow's session buffers (``--max-packet-size``)
         self.max_packet = max_packet
         self.greeting_ports: set[int] = set()
@@ -526,6 +531,11 @@ class CaptureReader:
         if s is None:
             s = conn.session = Session(Role.OBSERVER, record=self.record)
             s.max_packet = self.max_packet
+        if self.lines is not None and conn.lines_tried is not s:
+            conn.lines_tried = s
+            got = self.lines(conn.flow)
+            if got is not None:
+                s.packets.lines = CaptureLines(got[0], got[1], conn.server)
         if conn.tls_probe and d.peer is Peer.CLIENT and data:
             conn.tls_probe = False
             # a TLS record (handshake, change_cipher_spec, alert, data), or TLS bytes right

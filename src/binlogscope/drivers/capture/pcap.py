@@ -30,6 +30,7 @@ from typing import Any
 from binlogscope.drivers.capture.files import CaptureError, Frame, iter_frames, iter_records
 from binlogscope.drivers.capture.flows import DEFAULT_PORTS, CaptureReader
 from binlogscope.drivers.capture.layers import TcpSegment, format_addr, parse_frame
+from binlogscope.drivers.capture.lines import PacketLines
 from binlogscope.drivers.items import SourceItem
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
 from binlogscope.session.resync import find_packet_start, looks_like_greeting
@@ -53,8 +54,8 @@ def read_capture(path: str, ports: Iterable[int] | None = None, *, record: bool 
 def read_capture_batches(path: str, ports: Iterable[int] | None = None, *,
                          record: bool = False, max_packet: int = DEFAULT_MAX_PACKET,
                          stop: Callable[[], bool] | None = None, data: bytes | None = None,
-                         tls_keylog: str | None = None, decryption: Any = None
-                         ) -> Iterator[list[SourceItem]]:
+                         tls_keylog: str | None = None, decryption: Any = None,
+                         lines: PacketLines | None = None) -> Iterator[list[SourceItem]]:
     """:func:`read_capture` a frame's items at a time (never an empty list): for consumers of
     big captures, one generator step per frame instead of one per item. ``max_packet``: the
     largest packet payload decoded (a longer one is skipped, an error item gives its size).
@@ -63,8 +64,10 @@ def read_capture_batches(path: str, ports: Iterable[int] | None = None, *,
     decrypted (:mod:`~binlogscope.drivers.capture.tls_keylog`; raises its
     :class:`~binlogscope.drivers.capture.tls_keylog.TlsKeylogError` before anything is read;
     ``decryption``: its :class:`~binlogscope.drivers.capture.tls_keylog.Decryption` when the
-    caller ran it already)."""
-    reader = CaptureReader(ports, record=record, max_packet=max_packet)
+    caller ran it already). ``lines``: the command's writer of the flows' ``--json`` lines
+    (:mod:`.lines`): the server event packets it writes come as
+    :class:`~binlogscope.session.events.LinesWritten` items in their place."""
+    reader = CaptureReader(ports, record=record, max_packet=max_packet, lines=lines)
     feed = reader.record_frame
     records: Iterable[tuple[int, float, int, bytes]]
     if tls_keylog is not None:

@@ -172,6 +172,23 @@ class CoordTracker:
                 self._end = pos + h.event_size
         self._transaction(ev, code)
 
+    @property
+    def end(self) -> int | None:
+        """Where the last event with an offset ended in the current file (None: not known):
+        where the next event starts when the stream goes on in order."""
+        return self._end
+
+    def written(self, code: int, gtid: str | None, flags2: int | None, log_pos: int
+                ) -> str | None:
+        """:meth:`stamp` of an event written without being decoded (the native kernel's
+        line of a stream's event packet, ``session/packets.py``): of type ``code`` (its
+        ``gtid`` and ``flags2`` when a GTID event), in the current file, starting at
+        :attr:`end` and ending at ``log_pos`` (the only such events: in order, not a
+        ROTATE, FORMAT_DESCRIPTION or QUERY, not artificial). Returns its transaction's GTID."""
+        self.disorder = None
+        self._end = log_pos
+        return self.moved(code, gtid, flags2, None)
+
     def lost(self) -> None:
         """Events are missing here (a gap in a capture): the open transaction's GTID is not
         known to cover what follows."""
