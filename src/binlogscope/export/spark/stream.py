@@ -316,9 +316,9 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  
         self.schema = full_schema(self.opts.table)
         self._positions: ServerPositions | None = None
         self._target: Offset | None = None
-        #: ``maxBytesPerTrigger``: a micro-batch ends at the end of the binlog file in which it
-        #: passes this many bytes (files are the only boundaries known without reading)
-        self.max_bytes = int(options.get("maxBytesPerTrigger", 0) or 0)
+        #: ``maxBytesPerTrigger``: a micro-batch ends at the first transaction start past this
+        #: many bytes (see :meth:`_limited`)
+        self.max_bytes = self.opts.max_bytes_per_trigger
 
     def __getstate__(self) -> dict[str, Any]:  # (never a connection to the executors)
         state = {k: getattr(self, k) for k in ("opts", "schema", "_target", "max_bytes")}
@@ -364,14 +364,28 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  
         return end
 
     def _limited(self, start: Offset, end: Offset, max_bytes: int) -> Offset:
-        logs = self.positions.binary_logs()
+        """Where a batch from ``start`` ends with ``max_bytes`` of binlog: the first
+        transaction start past that many bytes that the server lists (``SHOW BINLOG EVENTS``,
+        :meth:`ServerPositions.transaction_starts`), else the end of that binlog file (a
+        boundary known without listing), else ``end``."""
+        logs = self.positions.binary_logs() if start["file"] != end["file"] else []
+        files = [(n, s) for n, s in logs if start["file"] <= n <= end["file"]]
+        if not files or files[-1][0] != end["file"]:
+            files = [(start["file"], 0)] if start["file"] == end["file"] else []
         used = 0
-        for name, size in logs:
-            if name < start["file"] or name >= end["file"]:
+        for name, size in files:
+            lo = int(start["pos"]) if name == start["file"] else FILE_START
+            hi = int(end["pos"]) if name == end["file"] else size
+            if hi <= lo:
                 continue
-            used += size - (int(start["pos"]) if name == start["file"] else FILE_START)
-            if used >= max_bytes:  # this file's end: a boundary
-                return make_offset(name, size, None)
+            if used + hi - lo > max_bytes:
+                target = lo + max_bytes - used
+                cut = next((at for at in self.positions.transaction_starts(name, lo, hi)
+                            if at >= target), None)
+                if cut is not None:
+                    return make_offset(name, cut, None)
+                return end if name == end["file"] else make_offset(name, size, None)
+            used += hi - lo
         return end
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802

@@ -28,6 +28,8 @@ option                     as ``live``'s
 ``include`` ``exclude``    ``--table`` ``--exclude``: a regex, or a JSON list of them
 ``start``                  ``earliest``, ``latest`` (default), ``FILE:POS`` or ``gtid:SET``
 ``table``                  ``rows`` (default) or ``events``
+``maxBytesPerTrigger``     a micro-batch's most binlog bytes (default 64m; 0: no limit)
+``maxPartitionBytes``      a micro-batch's binlog range per task (default 0: one task a file)
 ``noRaw``                  ``export --no-raw``
 =========================  ==================================================================
 """
@@ -54,6 +56,8 @@ from binlogscope.pipeline.filter import TableFilter
 STREAM_TABLES = ("rows", "events")
 SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 _SECRET_OPTIONS = ("password", "pwd", "passwd", "mysql_pwd")
+#: see :attr:`StreamOptions.max_bytes_per_trigger` (docs/spark.md, "Throughput and latency")
+DEFAULT_MAX_BYTES_PER_TRIGGER = 64 << 20
 _START = re.compile(r"^(earliest|latest|gtid:.*|.+:\d+)$", re.IGNORECASE | re.DOTALL)
 
 
@@ -95,6 +99,9 @@ class StreamOptions:
     #: ``maxPartitionBytes``: a micro-batch's binlog file range bigger than this is read by
     #: several tasks, cut at transaction starts (0: one task a file)
     max_partition_bytes: int = 0
+    #: ``maxBytesPerTrigger``: a micro-batch holds about this many bytes of binlog at most
+    #: (it ends at the first transaction start past them; 0: all there is)
+    max_bytes_per_trigger: int = DEFAULT_MAX_BYTES_PER_TRIGGER
 
     def describe(self) -> str:
         """``user@host:port`` for messages and the ``source`` column (no password)."""
@@ -232,6 +239,8 @@ def parse_stream_options(options: Any) -> StreamOptions:
             raise StreamOptionError(f"option maxPacketSize: {exc}") from None
     if "maxpartitionbytes" in opts:
         v["max_partition_bytes"] = _byte_count("maxPartitionBytes", opts["maxpartitionbytes"])
+    if "maxbytespertrigger" in opts:
+        v["max_bytes_per_trigger"] = _byte_count("maxBytesPerTrigger", opts["maxbytespertrigger"])
     if "compressionalgorithms" in opts:
         names = [n.strip().lower() for n in opts["compressionalgorithms"].split(",")]
         if not names or any(n not in COMPRESSION_ALGORITHMS for n in names):
