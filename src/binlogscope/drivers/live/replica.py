@@ -19,7 +19,8 @@ name, sequence id 0, no reply expected) right after it is safely in the store.
 Modules: this one is the replica loop (fetcher thread, reconnects, store, consumer side, ACKs
 released); :mod:`.live_connect` the socket, TLS and authentication; :mod:`.live_dialog` the setup
 queries, COM_REGISTER_SLAVE and the dump command (:mod:`.live_setup`: the steps and their why);
-:mod:`.live_stream` the binlog stream; :mod:`.live_items` the types they share.
+:mod:`.live_stream` the binlog stream; :mod:`.consume` the consumer side of :func:`run_live`;
+:mod:`.live_items` the types they share.
 """
 
 from __future__ import annotations
@@ -40,13 +41,13 @@ from binlogscope.drivers.live.connect import (
     connect_error,
     open_socket,
 )
+from binlogscope.drivers.live.consume import Commit, run_committed, run_plain
 from binlogscope.drivers.live.items import (
     ERR_HINTS,
     SERVER_GOING,
     LiveError,
     LiveSettings,
     ServerInfo,
-    counted_event,
 )
 from binlogscope.drivers.live.lag_poll import LagWatch
 from binlogscope.drivers.live.setup import SetupStep
@@ -403,9 +404,6 @@ class LiveReplica:
                 return sid
 
 
-Commit = Callable[[], "int | None"]
-
-
 def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
              count: int | None = None, *, commit: Commit | None = None,
              should_stop: Callable[[], bool] | None = None) -> LiveReplica:
@@ -459,148 +457,13 @@ def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
     try:
         with fewer_gc_passes():  # the process streams for a while: see pipeline.gc_tuning
             if commit is not None and settings.state_path:
-                return _run_committed(rep, settings, each, count, commit, should_stop,
+                return run_committed(rep, settings, each, count, commit, should_stop,
                                       quiet, inline)
-            return _run(rep, settings, each, count, should_stop, quiet, inline)
+            return run_plain(rep, settings, each, count, should_stop, quiet, inline)
     finally:
         if watch is not None:
             watch.stop()
             watch.close()
-
-
-def _run(rep: LiveReplica, settings: LiveSettings, consume: Callable[[SourceItem], None],
-         count: int | None, should_stop: Callable[[], bool] | None = None,
-         quiet: Callable[[], None] | None = None,
-         states: StateWatch | None = None) -> LiveReplica:
-    """``states``: the state changes each consumed item brings, consumed after it."""
-    rep.start()
-    after = states.after if states is not None else None
-    delivered = 0
-    # acked a batch at a time (one ack per store batch instead of one per item), unless the
-    # state file is to be written after every item (--state-interval 0)
-    per_item = bool(settings.state_path) and settings.state_interval <= 0
-    try:
-        for batch in rep.batches(idle=quiet):
-            last: int | None = None
-            placed: SourceItem | None = None  # the last consumed item with a position
-            done = False
-            try:
-                for cursor, item in batch:
-                    if should_stop is not None and should_stop():
-                        done = True
-                        break
-                    if item.deliver:
-                        consume(item)
-                        if after is not None:
-                            for h in after(item):
-                                consume(h)
-                    if per_item:
-                        rep.ack(cursor, item)
-                    else:
-                        last = cursor
-                        if item.at is not None:
-                            placed = item
-                    if count is not None and item.deliver and counted_event(item):
-                        delivered += 1
-                        if delivered >= count:
-                            done = True
-                            break
-            finally:  # what was consumed is acked, also when consume() raised
-                if last is not None:
-                    if placed is None:
-                        rep.ack_upto(last, None)
-                    else:
-                        rep.ack_upto(last, placed.at, placed.skip)
-            if done:
-                break
-            if should_stop is not None and should_stop():
-                break
-    finally:
-        rep.stop()
-        rep.join(5)
-        rep.save_state()
-        if rep.recorder is not None:
-            rep.recorder.close()
-    return rep
-
-
-def _run_committed(rep: LiveReplica, settings: LiveSettings,
-                   consume: Callable[[SourceItem], None], count: int | None, commit: Commit,
-                   should_stop: Callable[[], bool] | None,
-                   quiet: Callable[[], None] | None = None,
-                   states: StateWatch | None = None) -> LiveReplica:
-    """:func:`run_live` with ``commit``: see there (``states``: as :func:`_run`'s)."""
-    after = states.after if states is not None else None
-    rep.auto_save = False
-    each_txn = settings.commit_each_txn
-    durable = not each_txn
-    interval = settings.state_interval
-    last_commit = time.monotonic()
-    delivered = 0
-    clean = False
-
-    committed: tuple[str | None, int | None] = (None, None)
-    dirty = False  # consumed since the last checkpoint
-
-    def checkpoint() -> None:
-        nonlocal committed, dirty
-        length = commit()
-        rep.save_state(length, durable=durable)
-        dirty = False
-        ap = rep.acked_pos
-        if ap is not None:
-            committed = (ap.log_file, ap.log_pos)
-
-    def idle() -> None:  # the stream paused: commit what came before (exactly, as at the end)
-        nonlocal last_commit
-        if quiet is not None:
-            quiet()
-        if dirty:
-            checkpoint()
-            last_commit = time.monotonic()
-
-    rep.start()
-    try:
-        for batch in rep.batches(idle=idle):
-            done = False
-            for cursor, item in batch:
-                if should_stop is not None and should_stop():
-                    done = True
-                    break
-                dirty = True
-                if item.deliver:
-                    consume(item)
-                    if after is not None:
-                        for h in after(item):
-                            consume(h)
-                r = item.at
-                if r is None:
-                    rep.ack_upto(cursor, None)
-                else:
-                    rep.ack_upto(cursor, r, item.skip)
-                    if item.skip == 0 and (r.log_file, r.log_pos) != committed:  # a boundary
-                        now = time.monotonic() if not each_txn else 0.0
-                        if each_txn or now - last_commit >= interval:
-                            checkpoint()
-                            last_commit = now
-                if count is not None and item.deliver and counted_event(item):
-                    delivered += 1
-                    if delivered >= count:
-                        done = True
-                        break
-            if done or (should_stop is not None and should_stop()):
-                break
-        clean = True
-    finally:
-        rep.stop()
-        rep.join(5)
-        try:
-            if clean:  # the exact position of the last consumed item (skip inside a txn)
-                checkpoint()
-        finally:
-            if rep.recorder is not None:
-                rep.recorder.close()
-    return rep
 
 
 __all__ = [
