@@ -19,9 +19,11 @@ its binlog ends, on a query connection of the live driver (its socket, TLS, logi
 :class:`~binlogscope.drivers.live.columns.InformationSchema`), retried with the live driver's
 backoff while the server is away.
 
-**A micro-batch** ``(start, end]`` is one input partition per binlog file it spans (the files'
-sizes from ``SHOW BINARY LOGS``); with ``maxPartitionBytes`` a bigger range of one file is cut
-into about equal partitions at transaction starts (:func:`split_slices`). A task is the live
+**A micro-batch** ``(start, end]`` holds at most ``maxBytesPerTrigger`` bytes of binlog (64m by
+default: it ends at the first transaction start past them, :meth:`BinlogStreamReader._limited`)
+and is one input partition per binlog file it spans (the files' sizes from ``SHOW BINARY
+LOGS``); with ``maxPartitionBytes`` a bigger range of one file is cut into about equal
+partitions at transaction starts (:func:`split_slices`). A task is the live
 replica itself (:class:`~binlogscope.export.sources.LiveRecordSource` over
 :class:`~binlogscope.drivers.live.replica.LiveReplica`: one decoder, the live command's
 reconnects) dumping from the slice's start and stopping after the event that ends at its end;
