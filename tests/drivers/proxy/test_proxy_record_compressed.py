@@ -288,8 +288,8 @@ def test_connector_c_change_user_with_compression(mariadb: Any, tmp_path: Path) 
     assert any("REPEAT('x'" in q for q in queries) and any("REPEAT('y'" in q for q in queries)
     # the client's commands (sequence id 0 in the command phase: not an auth exchange's answer,
     # whose first byte may be anything; not another connection's login)
-    client = [e for e in decoded if e.direction is Peer.CLIENT]
-    changes = [e for e in client if e.phase is Phase.COMMAND and e.seq == 0
+    sent = [e for e in decoded if e.direction is Peer.CLIENT]
+    changes = [e for e in sent if e.phase is Phase.COMMAND and e.seq == 0
                and e.payload[:1] == bytes([Command.COM_CHANGE_USER])]
     # (on failure: what each match was, without its bytes - they may hold a scramble)
     assert len(changes) == 1, [(e.kind, e.phase, e.seq, e.payload_length,
@@ -297,7 +297,7 @@ def test_connector_c_change_user_with_compression(mariadb: Any, tmp_path: Path) 
     (change,) = changes
     assert len(change.payload) > 30 and set(change.payload[1:]) == {0x2A}, change.payload
     after = decoded[decoded.index(change) + 1:]
-    answers = [e for e in client[client.index(change) + 1:] if e.seq != 0]
+    answers = [e for e in sent[sent.index(change) + 1:] if e.seq != 0]
     assert answers and all(set(e.payload) == {0x2A} for e in answers), \
         [(e.kind, e.seq, e.payload_length) for e in answers]  # (the auth exchange's answers)
     secret = [(e, n) for e in after[:4] if e.node is not None
