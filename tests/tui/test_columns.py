@@ -75,6 +75,9 @@ async def test_capture_columns_frame_flow_and_time_modes() -> None:
         assert cells["time"] == format_time(row.time, True, True)
         assert len(cells["time"].rsplit(".", 1)[1]) == 6  # microseconds
         assert cells["event_type"] == "SEMI_SYNC_ACK"
+        # the ACK's column names the position it acknowledges (its summary says the same)
+        pos = row.summary.rsplit(":", 1)[1]
+        assert row.semi_sync == f"ACK {pos}" and cells["semi_sync"] == f"ACK {pos}"
         # a binlog event: "# at" is its start offset in the file, log_pos its end
         ev = _cells(scr, ack - 1)
         assert (ev["file_pos"], ev["log_pos"]) == (str(asked.file_pos), str(asked.log_pos))

@@ -153,6 +153,11 @@ class ContextLog:
         self._key_index: dict[tuple[int, int, int, bool], int] = {}
         self.server_version = ""
         self.checksum_alg: int | None = None
+        # the last packet's connection and env, and its env's index (packets come in runs)
+        self._last_conn = -1
+        self._last_c = _Conn()
+        self._last_env: object = object()
+        self._last_envi = -1
 
     def _conn(self, conn: int) -> _Conn:
         c = self._conns.get(conn)
@@ -174,7 +179,11 @@ class ContextLog:
 
     def observe(self, ev: PacketDecoded, conn: int = 0) -> int:
         """Note packet ``ev`` of connection ``conn``; the id of its decode context."""
-        c = self._conn(conn)
+        if conn == self._last_conn:
+            c = self._last_c
+        else:
+            c = self._last_c = self._conn(conn)
+            self._last_conn = conn
         v = ev.value
         k = ev.kind
         table = names = -1
@@ -200,7 +209,13 @@ class ContextLog:
             tid = bodies.table_id(bev)
             if tid is not None:
                 table = c.tables.get(tid, -1)
-        key = (self._env(ev.env), table, names, ev.semi_sync is not None)
+        env = ev.env
+        if env is self._last_env:
+            envi = self._last_envi
+        else:
+            envi = self._last_envi = self._env(env)
+            self._last_env = env
+        key = (envi, table, names, ev.semi_sync is not None)
         i = self._key_index.get(key)
         if i is None:
             i = self._key_index[key] = len(self._keys)

@@ -17,7 +17,7 @@ import threading
 from array import array
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from binlogscope.drivers.binlog_file import BinlogFileError, FileEvents, read_binlog_file
 from binlogscope.inspector.redecode import copy_context, redecode_event
@@ -52,35 +52,56 @@ CHECKPOINT_BYTES = 1 << 20
 _SUMMARY_MAX = 100
 
 
+def _rows_part(body: RowsEvent) -> str:
+    n = body.row_count  # (not len(body.rows): that reads every value)
+    return f"{n} row{'s' if n != 1 else ''}"
+
+
+def _gtid_part(body: GtidEvent | MariadbGtidEvent) -> str:
+    return " ".join(body.gtid.split())
+
+
+def _query_part(body: QueryEvent) -> str:
+    text = " ".join(body.query.split())
+    return text if body.xid is None else f"{text} COMMIT xid={body.xid}"  # DDL with an XID
+
+
+def _text_part(body: RowsQueryEvent | AnnotateRowsEvent) -> str:
+    return " ".join(body.query.split())
+
+
+#: what a body's summary says, by its class (the first that it is an instance of)
+_PARTS: tuple[tuple[type, Callable[[Any], str]], ...] = (
+    (RowsEvent, _rows_part),
+    (GtidEvent, _gtid_part),
+    (MariadbGtidEvent, _gtid_part),
+    (QueryEvent, _query_part),
+    (RowsQueryEvent, _text_part),
+    (AnnotateRowsEvent, _text_part),
+    (RotateEvent, lambda b: f"{b.next_log_name}:{b.position}"),
+    (XidEvent, lambda b: f"COMMIT xid={b.xid}"),
+    (FormatDescriptionEvent,
+     lambda b: f"{b.server_version} checksum={_alg_name(b.checksum_alg)}"),
+    (StartEventV3, lambda b: str(b.server_version)),
+    (TableMapEvent, lambda b: f"table_id={b.table_id} {len(b.columns)} columns"),
+)
+#: the part by the body's exact type, found in _PARTS once per type (None: says nothing)
+_PART_BY_TYPE: dict[type, Callable[[Any], str] | None] = {}
+
+
 def row_summary(ev: DecodedEvent) -> str:
     """The list's summary column: what is in the event besides its type and table."""
     body = ev.body
-    parts: list[str] = []
-    match body:
-        case RowsEvent():
-            n = body.row_count  # (not len(body.rows): that reads every value)
-            parts.append(f"{n} row{'s' if n != 1 else ''}")
-        case GtidEvent() | MariadbGtidEvent():
-            parts.append(" ".join(body.gtid.split()))
-        case QueryEvent():
-            parts.append(" ".join(body.query.split()))
-            if body.xid is not None:  # DDL logged with an XID
-                parts.append(f"COMMIT xid={body.xid}")
-        case RowsQueryEvent() | AnnotateRowsEvent():
-            parts.append(" ".join(body.query.split()))
-        case RotateEvent():
-            parts.append(f"{body.next_log_name}:{body.position}")
-        case XidEvent():
-            parts.append(f"COMMIT xid={body.xid}")
-        case FormatDescriptionEvent():
-            parts.append(f"{body.server_version} checksum={_alg_name(body.checksum_alg)}")
-        case StartEventV3():
-            parts.append(body.server_version)
-        case TableMapEvent():
-            parts.append(f"table_id={body.table_id} {len(body.columns)} columns")
+    try:
+        part = _PART_BY_TYPE[type(body)]
+    except KeyError:
+        part = _PART_BY_TYPE[type(body)] = next(
+            (f for cls, f in _PARTS if isinstance(body, cls)), None)
+    text = part(body) if part is not None else None
     if ev.error:
-        parts.append(f"ERROR {ev.error}")
-    text = " ".join(parts)
+        text = f"ERROR {ev.error}" if text is None else f"{text} ERROR {ev.error}"
+    elif text is None:
+        return ""
     return text if len(text) <= _SUMMARY_MAX else text[: _SUMMARY_MAX - 3] + "..."
 
 

@@ -118,8 +118,9 @@ class PacketRows:
         self._raw_bytes = 0
         self._raw_dropped = 0  # rows [0, _raw_dropped) may have lost their bytes
         self._type_names: list[str] = []
-        #: a binlog event's (type column, colour class) by its type code (events without error)
-        self._type_kinds: dict[int, tuple[str, str]] = {}
+        #: a binlog event's (type column, colour class) by its type code (events without error),
+        #: as indexes (into ``_type_names`` and KINDS)
+        self._type_kinds: dict[int, tuple[int, int]] = {}
         self._type_index: dict[str, int] = {}
         self._tables: list[str] = []
         self._table_index: dict[str, int] = {}

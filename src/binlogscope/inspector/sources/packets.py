@@ -75,6 +75,11 @@ class PacketStreamSource(PacketRows):
                  tree_window: int = TREE_WINDOW, max_raw_bytes: int = MAX_RAW_BYTES) -> None:
         super().__init__(label=label, tree_window=tree_window, max_raw_bytes=max_raw_bytes)
         self._items = items
+        #: a table's index in ``_tables`` by its (schema, name) (no text built a row)
+        self._table_at: dict[tuple[str | None, str], int] = {}
+        self._gtid_n = 0  # len(self._gtids)
+        self._last_file: str | None = None  # the last binlog file seen and its index
+        self._last_file_i = -1
 
     # ------------------------------------------------------------------ producing
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
@@ -253,6 +258,14 @@ class PacketStreamSource(PacketRows):
                          offset=offset, error=error)
         self._info[n] = node
 
+    def _type_kind(self, ev: PacketDecoded) -> tuple[int, int]:
+        """A packet's type column (its index in ``_type_names``) and colour class (in KINDS)."""
+        name = type_name(ev)
+        t = self._type_index.get(name)
+        if t is None:
+            t = self._intern(self._type_names, self._type_index, name)
+        return t, _KIND_INDEX.get(packet_kind(ev), _OTHER)
+
     def _add_packet(self, ts: float, item: SourceItem, ev: PacketDecoded) -> None:
         v = ev.value
         k = ev.kind
@@ -275,8 +288,9 @@ class PacketStreamSource(PacketRows):
             semi = 2 if ev.semi_sync.ack_requested else 1
         table = log_pos = file_pos = gtid = -1
         bev = ev.binlog_event
+        c = self._c
         if bev is not None:
-            self._c.phase = 5
+            c.phase = 5
             self.binlog_events += 1
             h = bev.header
             if h is not None:
@@ -287,8 +301,12 @@ class PacketStreamSource(PacketRows):
                     if contexts.checksum_alg is not None:
                         self.checksum = _alg_name(contexts.checksum_alg)
             # the coordinates the session's tracker gave the event (docs/coordinates.md)
-            if bev.binlog_file is not None:
-                self._c.file = self._intern(self._files, self._file_index, bev.binlog_file)
+            bfile = bev.binlog_file
+            if bfile is not None:
+                if bfile != self._last_file:
+                    self._last_file_i = self._intern(self._files, self._file_index, bfile)
+                    self._last_file = bfile
+                c.file = self._last_file_i
             if bev.file_pos is not None:
                 file_pos = bev.file_pos
             trx_gtid = bev.trx_gtid
@@ -296,36 +314,59 @@ class PacketStreamSource(PacketRows):
                 if trx_gtid != self._last_gtid:
                     self._gtids.append(trx_gtid)
                     self._last_gtid = trx_gtid
-                gtid = len(self._gtids) - 1
+                    self._gtid_n += 1
+                gtid = self._gtid_n - 1
             schema, name = event_table(bev)
             if name is None:
                 tm = contexts.table(cid)
                 if tm is not None:
                     schema, name = tm.schema, tm.table
             if name is not None:
-                table = self._intern(self._tables, self._table_index, f"{schema}.{name}")
+                table = self._table_at.get((schema, name), -1)
+                if table < 0:
+                    table = self._table_at[(schema, name)] = self._intern(
+                        self._tables, self._table_index, f"{schema}.{name}")
             summary = row_summary(bev)
             if ev.error and ev.error != bev.error:
                 summary = fit(f"{summary} ERROR {ev.error}")
             if h is not None and not ev.error and not bev.error:  # the common case: by type
                 tk = self._type_kinds.get(h.type_code)
                 if tk is None:
-                    tk = self._type_kinds[h.type_code] = (type_name(ev), packet_kind(ev))
-                tname, pk = tk
+                    tk = self._type_kinds[h.type_code] = self._type_kind(ev)
+                t, kind = tk
             else:
-                tname, pk = type_name(ev), packet_kind(ev)
+                t, kind = self._type_kind(ev)
         else:
             summary = packet_summary(ev)
-            tname, pk = type_name(ev), packet_kind(ev)
+            t, kind = self._type_kind(ev)
         if k == "semi_sync_ack" and v is not None:
             semi = 3
-        n = self._append(ts, item, tname, pk, summary,
-                         length=ev.payload_length, direction=ev.direction, seq=ev.seq, semi=semi,
-                         table=table, log_pos=log_pos, offset=ev.offset, ctx=cid,
-                         payload=ev.payload, error=bool(ev.error) or k == "err", pkind=k,
-                         file_pos=file_pos, gtid=gtid)
+        # the row's columns, as _append gathers them (inline: this is the indexer's per-row
+        # work for nearly every row of a capture or a live stream)
+        pending = self._pending
+        n = self._n + len(pending)
+        ti = self._type_index
+        pk = ti.get(k)
+        if pk is None:
+            pk = self._intern(self._type_names, ti, k)
+        d = ev.direction
+        frame = item.frame
+        pending.append((ts, ev.payload_length, 1 if d is Peer.CLIENT else 2, ev.seq, semi, t,
+                        pk, kind, table, log_pos, ev.offset, item.conn & 0xFFFF,
+                        -1 if frame is None else frame, c.phase, c.step, c.file, file_pos,
+                        gtid, cid))
+        self._pending_text.append(summary)
+        payload = self._keep(item, ev.payload)
+        self._payload.append(payload)
+        if payload is not None:
+            self._raw_bytes += len(payload)
+            self._trim_raw()
+        if ev.error or k == "err":
+            self._errors.add(n)
         if semi == 3:
             self._ack_pos[n] = v.binlog_pos
+        if len(pending) >= self.publish_every:
+            self._publish()
         if ev.node is not None:
             self._recent[n] = ev
             while len(self._recent) > self.tree_window:
