@@ -28,7 +28,7 @@ class EventLines:
     ctx_tables: dict[int, Any] | None
     packet: int
     at: int
-    semi: tuple[bytes, bytes, bytes] | None
+    semi: tuple[bytes, ...] | None
     texts: tuple[bytes, ...] | None
     def __init__(self, template: tuple[tuple[bytes, int] | tuple[bytes, int, int], ...], end: bytes,
                  names: tuple[bytes | None, ...], bodies: bytes) -> None: ...

@@ -9,6 +9,7 @@ Output: :func:`binlogscope.render.shapes.live_item_json` through the one seriali
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import signal
@@ -297,6 +298,13 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return 1
 
     from binlogscope.drivers.live.output import CommittedOutput, OutputFileError
+    from binlogscope.render.line_layout import packet_lines
+    from binlogscope.session.events import LinesWritten
+
+    if args.json and args.count is None and not settings.state_path \
+            and not settings.table_filter.active and not settings.lag_every:
+        # every item a --json line: the stream's event lines by the native kernel
+        settings.json_lines = functools.partial(packet_lines, None)
 
     committed: CommittedOutput | None = None
     stream: TextIO = out
@@ -340,6 +348,11 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if terminal_text:
                 return
         if as_json:
+            if type(item.event) is LinesWritten:  # (the kernel's lines, in their place)
+                add(item.event.data)
+                if interactive:
+                    lines.flush()
+                return
             obj = live_item_json(item)
             if obj is not None:
                 add(dumps_line(obj))

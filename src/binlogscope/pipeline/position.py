@@ -93,11 +93,7 @@ class PositionTracker:
                 return False  # the FDE re-sent at a mid-file start: in no file
             log_pos = fp + h.event_size
         if code in _TXN_START:
-            self.in_txn = True
-            self.txn_start = log_pos - h.event_size
-            self.txn_events = 0
-            self._pending_gtid = bodies.gtid(ev)
-            self.at = None
+            self._begin(log_pos - h.event_size, bodies.gtid(ev))
         elif code == _QUERY and not self.in_txn:
             q = (bodies.statement(ev) or "").strip().upper()
             if q == "BEGIN" or q.startswith("XA START"):
@@ -109,13 +105,38 @@ class PositionTracker:
         if self.in_txn:
             self.txn_events += 1
             if code in _TXN_END or (code in _QUERIES and self._ends_txn(ev)):
-                self.in_txn = False
-                self.txn_events = 0
-                self._commit_gtid()
-                self.at = None
+                self._end()
         else:  # outside a transaction the boundary is after every event
             self.at = None
         return True
+
+    def written(self, code: int, start: int, log_pos: int, gtid: str | None) -> None:
+        """:meth:`update` of a real event that was not decoded (the native kernel wrote its
+        ``live --json`` line: ``session/packets.py`` ``stream_run``): of type ``code``,
+        from ``start`` to ``log_pos`` in the current file, a GTID event's ``gtid`` - never a
+        ROTATE, QUERY, heartbeat or artificial event, never with log_pos 0."""
+        if code in _TXN_START:
+            self._begin(start, gtid)
+        self.next_pos = log_pos
+        if self.in_txn:
+            self.txn_events += 1
+            if code in _TXN_END:
+                self._end()
+        else:
+            self.at = None
+
+    def _begin(self, start: int, gtid: str | None) -> None:
+        self.in_txn = True
+        self.txn_start = start
+        self.txn_events = 0
+        self._pending_gtid = gtid
+        self.at = None
+
+    def _end(self) -> None:
+        self.in_txn = False
+        self.txn_events = 0
+        self._commit_gtid()
+        self.at = None
 
     def _ends_txn(self, ev: DecodedEvent) -> bool:
         assert ev.header is not None

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from binlogscope import _native
 from binlogscope.render.json_out import dumps
-from binlogscope.render.shapes import binlog_event_json, capture_item_json
+from binlogscope.render.shapes import binlog_event_json, capture_item_json, live_item_json
 from binlogscope.wire.binlog.control_events import AnnotateRowsEvent, RowsQueryEvent, XidEvent
 from binlogscope.wire.binlog.decoded import DecodedEvent, EventBody
 from binlogscope.wire.binlog.gtid_events import MariadbGtidEvent
@@ -186,9 +186,11 @@ def summary_lines(path: str, clock: Callable[[int], str]) -> EventLines | None:
     return lines
 
 
-def _probe_packet(flow: Flow, code: int, layout: int, flag: int | None) -> dict[str, Any]:
-    """:func:`capture_item_json` of an event packet of ``flow`` holding an event of this body
-    layout (semi-sync header with ``flag``, or none)."""
+def _probe_packet(flow: Flow | None, code: int, layout: int, flag: int | None
+                  ) -> dict[str, Any]:
+    """:func:`capture_item_json` of an event packet of ``flow`` (None: :func:`live_item_json`
+    of a live replica's) holding an event of this body layout (semi-sync header with
+    ``flag``, or none)."""
     from binlogscope.drivers.items import SourceItem
     from binlogscope.session.events import PacketDecoded, Peer, Phase
     from binlogscope.wire.replication import BinlogPacket, SemiSyncHeader
@@ -198,18 +200,22 @@ def _probe_packet(flow: Flow, code: int, layout: int, flag: int | None) -> dict[
     semi = None if flag is None else SemiSyncHeader(flag)
     pkt = PacketDecoded(Peer.SERVER, 0, 1, 28, "binlog_event", BinlogPacket(ev, semi, None),
                         None, Phase.BINLOG_STREAM, semi, ev, None, 32, b"", 0.0)
-    out = capture_item_json(SourceItem("packet", pkt, "", None, 0.0, 1, flow))
+    if flow is None:
+        out = live_item_json(SourceItem("packet", pkt))
+    else:
+        out = capture_item_json(SourceItem("packet", pkt, "", None, 0.0, 1, flow))
     assert out is not None
     return out
 
 
-def packet_template(flow: Flow) -> tuple[tuple[tuple[bytes, int], ...], bytes,
-                                         tuple[bytes, bytes, bytes]] | None:
-    """The ``pcap --json`` line's template of ``flow``'s server event packets: (text before
-    each value, value slot) pairs, the closing text, and the ``semi_sync`` value's text
-    without a semi-sync header, with flag 0 and with flag 1 - all from what
-    :func:`capture_item_json` returns for probe packets; None when its keys differ between
-    the body layouts or one has no slot."""
+def packet_template(flow: Flow | None) -> tuple[tuple[tuple[bytes, int], ...], bytes,
+                                                tuple[bytes, bytes, bytes]] | None:
+    """The ``pcap --json`` line's template of ``flow``'s server event packets (None: the
+    ``live --json`` line of the replica's): (text before each value, value slot) pairs, the
+    closing text, and the ``semi_sync`` value's text without a semi-sync header, with flag 0
+    and with flag 1 - all from what :func:`capture_item_json` (:func:`live_item_json`)
+    returns for probe packets; None when its keys differ between the body layouts or one
+    has no slot."""
     keys: list[str] | None = None
     probe: dict[str, Any] = {}
     for code, layout in BODY_LAYOUTS.items():
@@ -236,11 +242,13 @@ def packet_template(flow: Flow) -> tuple[tuple[tuple[bytes, int], ...], bytes,
     return tuple(pairs), text + b"}\n", (semis[0], semis[1], semis[2])
 
 
-def packet_lines(flow: Flow) -> tuple[EventLines, LineContext] | None:
+def packet_lines(flow: Flow | None) -> tuple[EventLines, LineContext] | None:
     """The kernel's writer of ``flow``'s server event packets' ``pcap --json`` lines and the
     context it is told (``session/packets.py`` ``stream_run`` offers it each packet; the
     driver's :class:`~binlogscope.session.packets.StreamLines` keeps it told), or None (no
-    kernel, or a shape it cannot write)."""
+    kernel, or a shape it cannot write). ``flow`` None: the ``live --json`` lines of the
+    replica's stream, whose packets asking for a semi-sync ACK are declined (the replica
+    sends the ACK right after the event is in its store)."""
     kernel = _native.kernel
     if kernel is None:
         return None
@@ -249,7 +257,8 @@ def packet_lines(flow: Flow) -> tuple[EventLines, LineContext] | None:
         return None
     names = tuple(dumps(event_type_name(c)) if c in BODY_LAYOUTS else None for c in range(256))
     line: EventLines = kernel.EventLines(template[0], template[1], names, bytes(256))
-    line.semi = template[2]
+    semi = template[2]
+    line.semi = semi if flow is not None else semi[:2]  # (live: flag 1 is not given: declined)
     line.at = -1
     return line, LineContext(line)
 

@@ -165,13 +165,18 @@ class LinesWritten:
     where their :class:`PacketDecoded` would have been (only when the driver gave the
     session's decoder a line writer: :class:`~binlogscope.session.packets.StreamLines`), in
     their place among the other events. ``offset``: the first packet's; ``end``: the offset
-    after the last one."""
+    after the last one; ``wire_time``: their arrival time (as the packets' would be);
+    ``events``: when the writer keeps them (``StreamLines.keep``), each packet's event as
+    (type code, its start in the file, log_pos, its own GTID or None), for a driver that
+    follows positions (the live replica's restart point)."""
 
     direction: Peer
     offset: int
     end: int
     count: int
     data: bytes
+    wire_time: float | None = None
+    events: list[tuple[int, int, int, str | None]] | None = None
 
 
 SessionEvent = (PacketDecoded | DecodeError | SequenceMismatch | PhaseChanged | TlsStarted

@@ -62,6 +62,8 @@ class StreamLines(Protocol):
 
     line: Any
     until: int
+    #: list each written packet's event in its :class:`LinesWritten` (``events``)
+    keep: bool
 
     def sync(self, state: ConnState, coords: CoordTracker) -> bool: ...
 
@@ -244,6 +246,8 @@ class PacketDecoder:
         line: Any = None if lines is None else lines.line
         written = 0  # packets of the kernel's lines not handed over yet, from ``first``
         first = 0
+        keep = lines is not None and lines.keep
+        kept: list[tuple[int, int, int, str | None]] | None = [] if keep else None
         stamp = coords.stamp
         append = self.out.append
         reader = self._reader
@@ -277,6 +281,8 @@ class PacketDecoder:
                     lines.where(at)
                 got = line(data, i, offset)
                 if got is not None:  # (written: the state moves as for the packet)
+                    if keep:
+                        kept.append((got[0], line.at, got[1], got[2]))  # type: ignore[union-attr]
                     self.seq = (seq + 1) & 0xFF
                     coords.written(got[0], got[2], got[3], got[1])
                     line.gtid = coords.open_gtid
@@ -287,8 +293,9 @@ class PacketDecoder:
                     i = j
                     continue
             if written:  # (the kernel's lines first, in their place)
-                append(LinesWritten(server, first, at, written, line.take()))
+                append(LinesWritten(server, first, at, written, line.take(), now, kept))
                 written = 0
+                kept = [] if keep else None
             if expected != seq or alt:
                 self.check_one(server, at, seq, expected)
             self.seq = (seq + 1) & 0xFF
@@ -320,7 +327,7 @@ class PacketDecoder:
                 lines.seen(ev, st, coords)
             i = j
         if written:
-            append(LinesWritten(server, first, offset + i, written, line.take()))
+            append(LinesWritten(server, first, offset + i, written, line.take(), now, kept))
         return i
 
     def context(self, ev: DecodedEvent) -> bool:

@@ -40,6 +40,7 @@ class CaptureLines:
         self.server = server
         #: packets from this offset on are in a frame not looked up yet
         self.until = -1
+        self.keep = False
         self._texts: list[bytes] = [b"0", b"0.0", b"null"]
         self._file: Any = self  # (the binlog file the text is of: none yet)
 

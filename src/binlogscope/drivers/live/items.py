@@ -5,6 +5,7 @@ its one error type (:class:`LiveError`, with hints for the server's usual ERR co
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.options import ConnectionOptions
@@ -211,6 +212,9 @@ class LiveSettings:
     #: ``--lag-every``: seconds between SHOW MASTER STATUS polls of the server's head on a
     #: control connection (0: none; heartbeats still give the head when idle)
     lag_every: float = 0.0
+    #: ``live --json``: the command's writer of the stream's event lines by the native kernel
+    #: (``render/line_layout.packet_lines``, :mod:`.lines`), or None: every event an item
+    json_lines: Any = None
 
     def heartbeat_period(self) -> float:
         """Seconds between the source's heartbeats asked for (0: none): ``heartbeat``, or

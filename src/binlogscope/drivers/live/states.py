@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from binlogscope.drivers.items import SourceItem
-from binlogscope.session.events import PacketDecoded
+from binlogscope.session.events import LinesWritten, PacketDecoded
 from binlogscope.wire.binlog.types import HEARTBEATS, is_heartbeat
 
 #: a stall: no byte for more than this many heartbeat periods (as drivers/health.py)
@@ -69,11 +69,19 @@ class StateWatch:
             if item.health is not None and item.health.get("state") == "reconnect":
                 self.state, self._stalled_since = None, None
             return []
-        if item.kind != "packet" or type(ev) is not PacketDecoded:
+        if item.kind != "packet":
             return []
-        bev = ev.binlog_event
-        if bev is None or bev.header is None:
+        if type(ev) is LinesWritten:  # (the kernel's lines of events, never of heartbeats)
+            if self.state == "streaming" and self._stalled_since is None:
+                return _NONE
+            heartbeat = False
+        elif type(ev) is not PacketDecoded:
             return []
+        else:
+            bev = ev.binlog_event
+            if bev is None or bev.header is None:
+                return []
+            heartbeat = is_heartbeat(bev.header.type_code)
         t = ev.wire_time if ev.wire_time is not None else time.time()
         out: list[SourceItem] = []
         since = self._stalled_since
@@ -83,7 +91,7 @@ class StateWatch:
             out.append(state_item("recovered", t, f"recovered: bytes from the server again "
                                   f"after {quiet:.1f} s of silence", since=round(since, 6),
                                   seconds=round(quiet, 6)))
-        if is_heartbeat(bev.header.type_code):
+        if heartbeat:
             if self.state != "idle":
                 self.state = "idle"
                 out.append(state_item("idle", t, f"idle: heartbeats arriving (every "

@@ -17,9 +17,10 @@ from typing import Protocol
 from binlogscope.drivers.items import SourceItem, stream_item
 from binlogscope.drivers.live.connect import Connection
 from binlogscope.drivers.live.items import SERVER_GOING, LiveError, err_text
+from binlogscope.drivers.live.lines import LiveLines, ReplicaLines
 from binlogscope.pipeline.filter import TableFilter, event_table
 from binlogscope.pipeline.position import PositionTracker
-from binlogscope.session.events import ConnectionClosed, PacketDecoded, Peer, Phase
+from binlogscope.session.events import ConnectionClosed, LinesWritten, PacketDecoded, Peer, Phase
 from binlogscope.wire.binlog.types import HEARTBEATS
 from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.replication import SemiSyncAck
@@ -67,6 +68,9 @@ class StreamPlan:
     read_timeout: float  # seconds without a byte before the connection counts as lost
     non_blocking: bool  # the dump ends at the end of the binlog (EOF) instead of waiting
     skip: int = 0  # real events at the start that were delivered before (resume)
+    #: the command's writer of the events' ``--json`` lines (``live --json``: :mod:`.lines`);
+    #: used when nothing is skipped or filtered
+    lines: ReplicaLines | None = None
 
 
 def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTracker,
@@ -86,6 +90,12 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
     filt = plan.table_filter
     filtered = filt.active
     batch = sink.batch
+    if plan.lines is not None and not skip and not filtered:
+        got = plan.lines()
+        if got is not None:
+            packets = rd.session.packets
+            packets.lines = LiveLines(got[0], got[1], packets)
+    written = pos.written
     rd.sock.settimeout(plan.read_timeout)
     while not sink.stopping():
         evs = rd.take(allow_close=True)
@@ -93,6 +103,13 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
             _closed(sink, plan, rd)
             return
         for ev in evs:
+            if type(ev) is LinesWritten:  # (the kernel's lines: the positions move over them)
+                for code, start, end, gtid in ev.events or ():
+                    written(code, start, end, gtid)
+                batch.append(stream_item(ev, pos.at or boundary(), pos.txn_events, True))
+                if len(batch) >= _BATCH:
+                    sink.flush()
+                continue
             if type(ev) is not PacketDecoded:
                 sink.put(SourceItem("packet", ev))
                 if isinstance(ev, ConnectionClosed):

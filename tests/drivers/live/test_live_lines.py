@@ -1,0 +1,105 @@
+"""``live --json`` with the stream's event lines written by the native kernel
+(``render/line_layout.py`` ``packet_lines(None)``, ``session/packets.py`` ``stream_run``,
+``drivers/live/lines.py``) against the Python path (``BINLOGSCOPE_PURE_PYTHON``: a
+``PacketDecoded`` per event -> ``live_item_json`` -> the serializer), over a real MariaDB
+stream: the same lines but for the arrival-time values (and the run's connection id and
+replica uuid). (``--semi-sync --non-blocking`` does not end against the test server on either
+path, so the semi-sync header's lines are held equal by the capture tests: a replica's are
+declined when they ask for an ACK.)"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from typing import Any
+
+import pytest
+
+from binlogscope.cli.main import main
+from binlogscope.render import line_layout
+from tests.native_switch import NativeSwitch
+from tests.watch_support import run_sql
+
+pytestmark = pytest.mark.mysql
+
+#: the arrival-time values (a packet's wire_time; a state item's times) and the server's
+#: connection id of each run
+_TIMES = re.compile(rb'"(wire_time|time|since|seconds|connection_id)":[-0-9.e]+')
+#: the replica's uuid of each run (SET @slave_uuid)
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _first_binlog(db: Any) -> str:
+    return str(run_sql(db, "SHOW BINARY LOGS")[0][0])
+
+
+def _live_json(db: Any, monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple[bytes, int, str,
+                                                                              int]:
+    """``live --json --non-blocking`` from the first binlog, in process: the output (the
+    arrival times blanked), the status, the messages, the events the kernel wrote."""
+    taken = [0]
+    real = line_layout.packet_lines
+
+    def counting(flow: Any) -> Any:
+        got = real(flow)
+        if got is None:
+            return None
+        line = got[0]
+
+        class Counting:
+            def __call__(self, buf: bytes, pos: int, base: int) -> Any:
+                r = line(buf, pos, base)
+                taken[0] += r is not None
+                return r
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(line, name)
+
+            def __setattr__(self, name: str, value: Any) -> None:
+                setattr(line, name, value)
+
+        wrapped = Counting()
+        got[1].line = wrapped  # type: ignore[assignment]
+        return wrapped, got[1]
+
+    monkeypatch.setenv("MYSQL_PWD", db.repl_password)
+    monkeypatch.setenv("HOME", str(db.dir))
+    monkeypatch.setattr(line_layout, "packet_lines", counting)
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["live", "--host", db.host, "--port", str(db.port), "-u", db.repl_user,
+                   "--ssl-mode", "DISABLED", "--json", "--non-blocking", "--heartbeat", "5",
+                   "--server-id", "4242",
+                   "--start", f"{_first_binlog(db)}:4", *extra], out, err)
+    text = _UUID.sub(b"uuid", _TIMES.sub(rb'"\1":0', out.getvalue().encode()))
+    return text, status, err.getvalue(), taken[0]
+
+
+def _both(db: Any, monkeypatch: pytest.MonkeyPatch, native: NativeSwitch, *extra: str) -> int:
+    fast, status, err, taken = _live_json(db, monkeypatch, *extra)
+    with native.off():
+        pure, pure_status, pure_err, none = _live_json(db, monkeypatch, *extra)
+    assert none == 0
+    assert (status, err) == (pure_status, pure_err)
+    fl, pl = fast.splitlines(), pure.splitlines()
+    assert len(fl) == len(pl)
+    for a, b in zip(fl, pl, strict=True):
+        assert a == b
+    assert all(isinstance(json.loads(x), dict) for x in fl)
+    return taken
+
+
+def _workload(db: Any) -> None:
+    run_sql(db, "CREATE TABLE IF NOT EXISTS live_lines (id INT PRIMARY KEY, v VARCHAR(20), "
+                "d DECIMAL(8,2), t DATETIME(3))",
+            *(f"REPLACE INTO live_lines VALUES ({i}, 'v{i}', {i}.25, '2026-11-28 10:00:0{i % 10}')"
+              for i in range(40)),
+            "UPDATE live_lines SET v = CONCAT(v, 'x') WHERE id < 10",
+            "DELETE FROM live_lines WHERE id >= 35")
+
+
+def test_kernel_lines_equal_pure_over_a_real_stream(mariadb: Any, native: NativeSwitch,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    native.require()
+    _workload(mariadb)
+    assert _both(mariadb, monkeypatch, native) > 40
