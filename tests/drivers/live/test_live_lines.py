@@ -103,3 +103,78 @@ def test_kernel_lines_equal_pure_over_a_real_stream(mariadb: Any, native: Native
     native.require()
     _workload(mariadb)
     assert _both(mariadb, monkeypatch, native) > 40
+
+
+def _ids(items: list[Any], table: str) -> list[int]:
+    """The row ids of ``table``'s WRITE_ROWS events as the items' ``--json`` lines show them
+    (the kernel's lines as written, the others through ``live_item_json``)."""
+    from binlogscope.render.json_out import dumps_line
+    from binlogscope.render.shapes import live_item_json
+    from binlogscope.session.events import LinesWritten
+
+    ids: list[int] = []
+    for item in items:
+        if type(item.event) is LinesWritten:
+            texts = item.event.data.splitlines()
+        else:
+            obj = live_item_json(item)
+            texts = [] if obj is None else [dumps_line(obj)]
+        for text in texts:
+            o = json.loads(text)
+            if o.get("table") == table and str(o.get("event_type")).startswith("WRITE_ROWS"):
+                ids += [r["after"]["id"] for r in o["rows"]]
+    return ids
+
+
+def test_a_killed_dump_resumes_once_over_the_kernels_lines(mariadb: Any, native: NativeSwitch
+                                                           ) -> None:
+    """KILL the dump thread while a 10k-row transaction streams as the kernel's lines: the
+    replica reconnects at the transaction start (its restart point moved over the lines) and
+    skips what it delivered - every row once."""
+    import functools
+    import time
+
+    from binlogscope.drivers.live.options import ConnectionOptions
+    from binlogscope.drivers.live.replica import LiveReplica, LiveSettings
+    from binlogscope.render.line_layout import packet_lines
+    from binlogscope.session.events import LinesWritten
+    from tests.watch_support import dump_threads
+
+    native.require()
+    run_sql(mariadb, "DROP TABLE IF EXISTS live_lines_kill",
+            "CREATE TABLE live_lines_kill (id INT PRIMARY KEY, pad VARCHAR(2000))")
+    name, pos = run_sql(mariadb, "SHOW MASTER STATUS")[0][:2]
+    pad = "x" * 2000
+    run_sql(mariadb, "BEGIN", *("INSERT INTO live_lines_kill VALUES " + ",".join(
+        f"({i}, '{pad}')" for i in range(k, k + 1000)) for k in range(0, 10_000, 1000)),
+        "COMMIT")
+    conn = ConnectionOptions(host=mariadb.host, port=mariadb.port, user=mariadb.repl_user,
+                             password=mariadb.repl_password, ssl_mode="DISABLED")
+    settings = LiveSettings(conn=conn, start=f"{name}:{pos}", store_size=4, stream_tree=False)
+    settings.json_lines = functools.partial(packet_lines, None)
+    rep = LiveReplica(settings)
+    rep.start()
+    got: list[Any] = []
+    killed = False
+    seen = 0
+    try:
+        for cur_, item in rep.items():
+            if item.deliver:
+                got.append(item)
+                seen += len(_ids([item], "live_lines_kill"))
+            rep.ack(cur_, item)
+            if not killed and seen > 1500:
+                killed = True
+                threads = dump_threads(mariadb)
+                assert threads, "the dump thread should still be streaming"
+                run_sql(mariadb, *[f"KILL {tid}" for tid in threads])
+            if seen >= 10_000:
+                time.sleep(0.5)  # anything duplicated would arrive now
+                break
+            time.sleep(0.002)
+    finally:
+        rep.stop()
+        rep.join(5)
+    assert killed and rep.reconnects >= 1, rep.error
+    assert any(type(i.event) is LinesWritten for i in got)
+    assert sorted(_ids(got, "live_lines_kill")) == list(range(10_000))
