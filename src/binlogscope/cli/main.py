@@ -1,7 +1,8 @@
-"""The ``binlogscope`` command line.
+"""The ``binlogscope`` command line: the parser and the dispatch to each subcommand.
 
-Subcommands: ``file`` (binlog files on disk), ``demo`` (the bundled capture), and the ones still
-being built (``live``, ``pcap``, ``export``, ``analyze``, ``mock-master``), which say so and exit 2.
+Subcommands: ``file``, ``pcap``, ``sniff``, ``live``, ``proxy``, ``export``, ``analyze``,
+``explain``, ``locate``, ``redact``, ``demo`` (the bundled capture), and those of installed
+plugins (``mock-master``). Each command's module is imported only when it runs.
 
 Contract: a CLI never shows a traceback for bad input or a refused connection - one clear line
 on stderr and a non-zero exit (1: the input is damaged or missing, 2: usage).
@@ -10,26 +11,45 @@ on stderr and a non-zero exit (1: the input is damaged or missing, 2: usage).
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO, cast
+from typing import Any, TextIO, cast
 
 from binlogscope import __version__
-from binlogscope.cli.analyze import add_analyze_parser, cmd_analyze
 from binlogscope.cli.common import PROG
-from binlogscope.cli.explain import add_explain_parser, cmd_explain
-from binlogscope.cli.export import add_export_parser, cmd_export
-from binlogscope.cli.file import add_file_parser, cmd_file, file_args
-from binlogscope.cli.live import add_live_parser, cmd_live
-from binlogscope.cli.locate import add_locate_parser, cmd_locate
-from binlogscope.cli.pcap import add_pcap_parser, cmd_pcap
-from binlogscope.cli.plugins import add_plugin_parsers, run_demo, run_plugin
-from binlogscope.cli.proxy import add_proxy_parser, cmd_proxy
-from binlogscope.cli.redact import add_redact_parser, cmd_redact
-from binlogscope.cli.sniff import add_sniff_parser, cmd_sniff
 from binlogscope.cli.terminal import FILE_OUTPUTS, wants_tui
 from binlogscope.render.escape import EscapingText
+
+#: the built-in subcommands, in --help's order: name -> the module that adds its parser and runs
+#: it (``add_NAME_parser``, ``cmd_NAME``). A command's module is imported when that command runs,
+#: every one only when the whole parser is built (no command, --help, a name not listed here):
+#: a run of ``live`` does not pay for importing ``export``, ``pcap`` or the plugins' entry points
+#: (importlib.metadata) - start-up is a share of every short run (bench/README.md, live --json).
+_BUILTIN: dict[str, str] = {
+    "file": "binlogscope.cli.file",
+    "export": "binlogscope.cli.export",
+    "analyze": "binlogscope.cli.analyze",
+    "live": "binlogscope.cli.live",
+    "pcap": "binlogscope.cli.pcap",
+    "sniff": "binlogscope.cli.sniff",
+    "proxy": "binlogscope.cli.proxy",
+    "explain": "binlogscope.cli.explain",
+    "locate": "binlogscope.cli.locate",
+    "redact": "binlogscope.cli.redact",
+}
+#: the plugins' subcommands (mock-master) come after these in --help
+_BEFORE_PLUGINS = ("file", "demo", "export", "analyze", "live")
+
+
+def _command(name: str, what: str) -> Callable[..., Any]:
+    """``add_NAME_parser`` (what="add") or ``cmd_NAME`` (what="cmd") of built-in ``name``."""
+    module = importlib.import_module(_BUILTIN[name])
+    attr = f"add_{name}_parser" if what == "add" else f"cmd_{name}"
+    fn: Callable[..., Any] = getattr(module, attr)
+    return fn
+
 
 #: subcommands still being built (name -> what it will do); each says so and exits 2
 _PENDING: dict[str, str] = {}
@@ -48,16 +68,37 @@ def _bundled_capture() -> Path | None:
     return None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``argv`` whose first word is a built-in command, only
+    that command's sub-parser (the others' modules are not imported)."""
     p = argparse.ArgumentParser(
         prog=PROG,
         description="See and test the MySQL/MariaDB replication protocol byte by byte.",
     )
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    only = argv[0] if argv else None
+    if only in _BUILTIN:
+        _command(only, "add")(sub)
+        return p
+    for name in _BEFORE_PLUGINS:
+        if name == "demo":
+            _add_demo_parser(sub)
+        else:
+            _command(name, "add")(sub)
+    from binlogscope.cli.plugins import add_plugin_parsers
 
-    add_file_parser(sub)
+    add_plugin_parsers(sub)  # subcommands of installed packages (mock-master)
+    for name in _BUILTIN:
+        if name not in _BEFORE_PLUGINS:
+            _command(name, "add")(sub)
+    for name, what in _PENDING.items():
+        sp = sub.add_parser(name, help=f"{what} - not built yet")
+        sp.add_argument("args", nargs=argparse.REMAINDER)
+    return p
 
+
+def _add_demo_parser(sub: Any) -> None:
     d = sub.add_parser("demo", help="watch a replica session over the bundled real MariaDB binlog "
                        "(in-process mock master; no server needed)")
     d.add_argument("--json", action="store_true", help="one JSON object per line instead of "
@@ -78,23 +119,6 @@ def build_parser() -> argparse.ArgumentParser:
                    "mysql_native_password from it by hand (the in-process demo only: every "
                    "other surface masks scrambles and auth responses)")
 
-    add_export_parser(sub)
-    add_analyze_parser(sub)
-
-    add_live_parser(sub)
-    add_plugin_parsers(sub)  # subcommands of installed packages (mock-master)
-    add_pcap_parser(sub)
-    add_sniff_parser(sub)
-    add_proxy_parser(sub)
-    add_explain_parser(sub)
-    add_locate_parser(sub)
-    add_redact_parser(sub)
-
-    for name, what in _PENDING.items():
-        sp = sub.add_parser(name, help=f"{what} - not built yet")
-        sp.add_argument("args", nargs=argparse.REMAINDER)
-    return p
-
 
 def _isatty(stream: object) -> bool:
     isatty = getattr(stream, "isatty", None)
@@ -110,11 +134,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     # a name or a peer reaches the terminal (render/escape.py; JSON is written under it)
     out = cast("TextIO", EscapingText(out or sys.stdout))
     err = cast("TextIO", EscapingText(err or sys.stderr))
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words)
+    args = parser.parse_args(words)
     try:
-        if args.command == "file":
-            return cmd_file(args, out, err)
+        if args.command in _BUILTIN:
+            return int(_command(args.command, "cmd")(args, out, err))
         if args.command is None and not (_isatty(out) and _isatty(sys.stdin)):
             # no command into a pipe or a file: the usage, not a demo session's output
             parser.print_usage(err)
@@ -122,6 +147,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
                   "runs the demo; with no command on a terminal the demo opens)", file=err)
             return 2
         if args.command == "demo" or args.command is None:
+            from binlogscope.cli.file import cmd_file, file_args
+            from binlogscope.cli.plugins import run_demo
+
             cap = _bundled_capture()
             if cap is None:
                 print(f"{PROG}: error: no bundled capture found (captures/ is missing)", file=err)
@@ -143,28 +171,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
                               **extra)
                 if rc is not None:
                     return rc
-            return cmd_file(ns, out, err)
-        if args.command == "export":
-            return cmd_export(args, out, err)
-        if args.command == "analyze":
-            return cmd_analyze(args, out, err)
-        if args.command == "live":
-            return cmd_live(args, out, err)
+            return int(cmd_file(ns, out, err))
+        from binlogscope.cli.plugins import run_plugin
+
         rc = run_plugin(args.command, args, out, err)
         if rc is not None:
             return rc
-        if args.command == "pcap":
-            return cmd_pcap(args, out, err)
-        if args.command == "sniff":
-            return cmd_sniff(args, out, err)
-        if args.command == "proxy":
-            return cmd_proxy(args, out, err)
-        if args.command == "explain":
-            return cmd_explain(args, out, err)
-        if args.command == "locate":
-            return cmd_locate(args, out, err)
-        if args.command == "redact":
-            return cmd_redact(args, out, err)
         if args.command in _PENDING:
             print(f"{PROG}: {args.command}: not built yet ({_PENDING[args.command]})", file=err)
             return 2
