@@ -78,6 +78,7 @@ class PacketStreamSource(PacketRows):
         #: a table's index in ``_tables`` by its (schema, name) (no text built a row)
         self._table_at: dict[tuple[str | None, str], int] = {}
         self._gtid_n = 0  # len(self._gtids)
+        self._c_id = 0  # the connection self._c is (the base class starts with 0's)
         self._last_file: str | None = None  # the last binlog file seen and its index
         self._last_file_i = -1
 
@@ -101,8 +102,11 @@ class PacketStreamSource(PacketRows):
 
     def add(self, item: SourceItem) -> None:
         """Take one item in (called by :meth:`run`, from the worker thread)."""
-        c = self._conns.get(item.conn)
-        self._c = c if c is not None else self._conn_state(item.conn)
+        conn = item.conn
+        if conn != self._c_id:  # (a flow's items come in runs)
+            c = self._conns.get(conn)
+            self._c = c if c is not None else self._conn_state(conn)
+            self._c_id = conn
         ts = item.time if item.time is not None else self.clock()
         ev = item.event
         if type(ev) is PacketDecoded and item.kind == "packet":  # the common case first
