@@ -18,7 +18,6 @@ from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from binlogscope import _native
 from binlogscope.export.columns import RowsSlot
@@ -212,6 +211,7 @@ def _column_arrays(values: Sequence[Any], key: str, cols: ImageColumns | None
     """One image column of a group: its map items (the text :func:`image_map` writes) and
     its JSON literals (never null: None is ``null``; what ``json_text`` writes inside an object).
     A column of one Python type (plus None) is converted to Arrow once for both."""
+    import pyarrow.compute as pc  # the Python path only: the kernel's never imports it
     types = set(map(type, values))
     none = type(None) in types
     types.discard(type(None))
@@ -273,6 +273,7 @@ def _column_arrays(values: Sequence[Any], key: str, cols: ImageColumns | None
 def _row_major(k: int, n: int) -> tuple[pa.Array, pa.Array]:
     """Take indices that turn k column-major blocks of n values into n rows of k values, and
     the column index (0..k-1, repeated n times) of each value in that row-major order."""
+    import pyarrow.compute as pc  # the Python path only: the kernel's never imports it
     i = pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n * k)), 1)
     row = pc.divide(i, k)
     col = pc.subtract(i, pc.multiply(row, k))
@@ -300,6 +301,7 @@ def _assemble(parts: list[tuple[pa.Array, list[int]]], nulls: list[int], total: 
 def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
     """The text-map column (``before``/``after``, map<string,string>) and the typed-JSON
     column (``before_json``/``after_json``) of one image slot of a row group."""
+    import pyarrow.compute as pc  # the Python path only: the kernel's never imports it
     groups, nulls = _groups(col)
     maps: list[tuple[pa.Array, list[int]]] = []
     jsons: list[tuple[pa.Array, list[int]]] = []
