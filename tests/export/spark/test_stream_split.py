@@ -97,6 +97,24 @@ def test_the_pieces_hold_the_slice_rows_each_once(mariadb: Any, tmp_path: Path) 
 
 @pytest.mark.spark
 @pytest.mark.mysql
+def _in_thirds(spark: Any, db: Any, tmp_path: Path, start: tuple[str, int],
+               end: tuple[str, int], option: str) -> Any:
+    """A query from ``start`` into a Parquet sink, all that is there now (availableNow), with
+    ``option`` (a byte budget) at a third of the bytes up to ``end``; ended without error."""
+    cnf = tmp_path / "q.cnf"
+    cnf.write_text(f"[client]\npassword={db.repl_password}\n")
+    q = (spark.readStream.format("binlog")
+         .option("url", f"mysql://{db.repl_user}@{db.host}:{db.port}")
+         .option("defaultsFile", str(cnf)).option("sslMode", "DISABLED")
+         .option("start", f"{start[0]}:{start[1]}")
+         .option(option, str(-(-(end[1] - start[1]) // 3))).load()
+         .writeStream.format("parquet").option("checkpointLocation", str(tmp_path / "ckpt"))
+         .trigger(availableNow=True).start(str(tmp_path / "sink")))
+    q.awaitTermination(300)
+    assert q.exception() is None, q.exception()
+    return q
+
+
 def test_a_query_reads_a_cut_batch_into_the_sink_once(spark: Any, mariadb: Any,
                                                        tmp_path: Path) -> None:
     """Through Spark: one micro-batch of one file, cut into 3 tasks (3 files in the sink), the
@@ -112,17 +130,7 @@ def test_a_query_reads_a_cut_batch_into_the_sink_once(spark: Any, mariadb: Any,
         run_sql(db, "INSERT INTO sp2 VALUES " + ",".join(
             f"({j}, '{'y' * 300}')" for j in range(i, i + 10)))
     end = master_status(db)
-    cnf = tmp_path / "q.cnf"
-    cnf.write_text(f"[client]\npassword={db.repl_password}\n")
-    q = (spark.readStream.format("binlog")
-         .option("url", f"mysql://{db.repl_user}@{db.host}:{db.port}")
-         .option("defaultsFile", str(cnf)).option("sslMode", "DISABLED")
-         .option("start", f"{start[0]}:{start[1]}")
-         .option("maxPartitionBytes", str(-(-(end[1] - start[1]) // 3))).load()
-         .writeStream.format("parquet").option("checkpointLocation", str(tmp_path / "ckpt"))
-         .trigger(availableNow=True).start(str(tmp_path / "sink")))
-    q.awaitTermination(300)
-    assert q.exception() is None, q.exception()
+    q = _in_thirds(spark, db, tmp_path, start, end, "maxPartitionBytes")
     assert [int(p["numInputRows"]) for p in q.recentProgress if int(p["numInputRows"])] == [300]
     assert len(list((tmp_path / "sink").glob("part-*.parquet"))) == 3
     sink = spark.read.parquet(str(tmp_path / "sink")).where("`table` = 'sp2'")
@@ -194,17 +202,7 @@ def test_max_bytes_per_trigger_cuts_one_file_into_batches_each_row_once(
             f"({j}, '{'z' * 300}')" for j in range(i, i + 10)))
     end = master_status(db)
     assert start[0] == end[0]
-    cnf = tmp_path / "q.cnf"
-    cnf.write_text(f"[client]\npassword={db.repl_password}\n")
-    q = (spark.readStream.format("binlog")
-         .option("url", f"mysql://{db.repl_user}@{db.host}:{db.port}")
-         .option("defaultsFile", str(cnf)).option("sslMode", "DISABLED")
-         .option("start", f"{start[0]}:{start[1]}")
-         .option("maxBytesPerTrigger", str(-(-(end[1] - start[1]) // 3))).load()
-         .writeStream.format("parquet").option("checkpointLocation", str(tmp_path / "ckpt"))
-         .trigger(availableNow=True).start(str(tmp_path / "sink")))
-    q.awaitTermination(300)
-    assert q.exception() is None, q.exception()
+    q = _in_thirds(spark, db, tmp_path, start, end, "maxBytesPerTrigger")
     done = [p for p in q.recentProgress if int(p["numInputRows"])]
     assert [int(p["numInputRows"]) for p in done] == [100, 100, 100]
     gtid_starts = {int(r[1]) for r in run_sql(db, f"SHOW BINLOG EVENTS IN '{start[0]}'")
