@@ -72,6 +72,33 @@ class StreamLines(Protocol):
     def where(self, at: int) -> None: ...
 
 
+class CoordLines:
+    """What the drivers' :class:`StreamLines` share (``drivers/capture/lines.py``,
+    ``drivers/live/lines.py``): :meth:`seen` tells the writer's context each event the Python
+    path decoded, and :meth:`_coords` tells the writer the session's coordinates - the open
+    transaction's GTID, where the file's next event starts, the file's name as JSON text
+    (``_texts[2]``, set again only when the file changes)."""
+
+    line: Any
+    context: Any
+    _texts: list[bytes]
+    _file: Any
+
+    def seen(self, ev: DecodedEvent, state: ConnState, coords: CoordTracker) -> None:
+        self.context.seen(ev, state.ctx)
+        self._coords(coords)
+
+    def _coords(self, coords: CoordTracker) -> None:
+        line = self.line
+        line.gtid = coords.open_gtid
+        end = coords.end
+        line.at = -1 if end is None else end
+        if coords.file is not self._file:
+            self._file = coords.file
+            self._texts[2] = self.context.text(coords.file)
+            line.texts = tuple(self._texts)
+
+
 class PacketDecoder:
     """The per-packet state of a connection - the sequence-id counter (``seq``: None while
     it is not known, after a join or a gap), whether the last packet was a semi-sync ACK,
@@ -372,4 +399,4 @@ class PacketDecoder:
             self.out.append(DecodeError(peer, pkt.offset, self.coords.disorder, None))
 
 
-__all__ = ["PacketDecoder"]
+__all__ = ["CoordLines", "PacketDecoder", "StreamLines"]

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.drivers.capture.conns import Direction
+from binlogscope.session.packets import CoordLines
 from binlogscope.session.state import ConnState
 from binlogscope.wire.binlog.coords import CoordTracker
-from binlogscope.wire.binlog.decode import DecodedEvent
 
 if TYPE_CHECKING:
     from binlogscope.drivers.items import Flow
@@ -31,7 +31,7 @@ PacketLines = Callable[["Flow"], "tuple[Any, Any] | None"]
 _NEVER = 1 << 62
 
 
-class CaptureLines:
+class CaptureLines(CoordLines):
     """The :class:`~binlogscope.session.packets.StreamLines` of one flow's server direction."""
 
     def __init__(self, line: Any, context: Any, server: Direction) -> None:
@@ -53,20 +53,6 @@ class CaptureLines:
         self.until = -1
         self._coords(coords)
         return True
-
-    def seen(self, ev: DecodedEvent, state: ConnState, coords: CoordTracker) -> None:
-        self.context.seen(ev, state.ctx)
-        self._coords(coords)
-
-    def _coords(self, coords: CoordTracker) -> None:
-        line = self.line
-        line.gtid = coords.open_gtid
-        end = coords.end
-        line.at = -1 if end is None else end
-        if coords.file is not self._file:
-            self._file = coords.file
-            self._texts[2] = self.context.text(coords.file)
-            line.texts = tuple(self._texts)
 
     def where(self, at: int) -> None:
         """The frame and time of the packet at ``at`` (the last frame that starts at or

@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from binlogscope.session.packets import PacketDecoder
+from binlogscope.session.packets import CoordLines, PacketDecoder
 from binlogscope.session.state import ConnState
 from binlogscope.wire.binlog.coords import CoordTracker
-from binlogscope.wire.binlog.decode import DecodedEvent
 
 #: what the command gives: () -> (the kernel's line writer, the context it is told:
 #: ``render/line_layout.LineContext``), or None (no kernel, a shape it cannot write)
@@ -30,7 +29,7 @@ ReplicaLines = Callable[[], "tuple[Any, Any] | None"]
 _NEVER = 1 << 62
 
 
-class LiveLines:
+class LiveLines(CoordLines):
     """The :class:`~binlogscope.session.packets.StreamLines` of the replica's stream."""
 
     def __init__(self, line: Any, context: Any, packets: PacketDecoder) -> None:
@@ -54,20 +53,6 @@ class LiveLines:
             self._file = self  # (the texts are set again below)
         self._coords(coords)
         return True
-
-    def seen(self, ev: DecodedEvent, state: ConnState, coords: CoordTracker) -> None:
-        self.context.seen(ev, state.ctx)
-        self._coords(coords)
-
-    def _coords(self, coords: CoordTracker) -> None:
-        line = self.line
-        line.gtid = coords.open_gtid
-        end = coords.end
-        line.at = -1 if end is None else end
-        if coords.file is not self._file:
-            self._file = coords.file
-            self._texts[2] = self.context.text(coords.file)
-            line.texts = tuple(self._texts)
 
     def where(self, at: int) -> None:
         return None
