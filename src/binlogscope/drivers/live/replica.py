@@ -355,7 +355,6 @@ class LiveReplica:
                               self.resume_skip, s.json_lines,
                               live_dialog.head_stop(s, self.info))
             stream(rd, self, plan, self.fetch_pos, self.stats)
-            ended = plan.stop_at is not None
         finally:
             try:
                 rd.sock.close()
@@ -363,33 +362,6 @@ class LiveReplica:
                 pass
             self._sock = None
             self._conn = None
-        if ended:
-            self._kill_dump_thread(rd)
-
-    def _kill_dump_thread(self, rd: Connection) -> None:
-        """After binlogscope ended a semi-sync dump itself: KILL its dump thread on the source
-        from a connection of its own, as a MariaDB semi-sync replica does at STOP SLAVE
-        (sql/semisync_slave.cc, Repl_semi_sync_slave::kill_connection). Left alone, the
-        thread notices the closed socket only at a later write, and until then the source
-        counts this replica in Rpl_semi_sync_master_clients: its next commit waits
-        rpl_semi_sync_master_timeout for an ACK and semi-sync switches off."""
-        hs = rd.session.state.handshake
-        if hs is None:
-            return
-        control = InformationSchema(self.s)
-        try:
-            control(f"KILL CONNECTION {int(hs.connection_id)}")
-            self.put(SourceItem("step", step=SetupStep(
-                "dump", f"KILL CONNECTION {hs.connection_id} (the dump's thread on the source)",
-                "a semi-sync source counts a replica until its dump thread ends: killed from "
-                "a second connection, as a MariaDB replica does at STOP SLAVE, the next "
-                "commit does not wait for an ACK that will not come",
-                f"KILL CONNECTION {hs.connection_id}")))
-        except (OSError, LiveError) as exc:
-            self.note(f"could not end the dump's thread {hs.connection_id} on the source "
-                      f"({exc}): it is counted as a semi-sync replica until it next writes")
-        finally:
-            control.close()
 
     def last_read(self) -> float | None:
         """When the open connection's socket last returned bytes (seconds since the epoch;
