@@ -21,8 +21,7 @@ from binlogscope.drivers.live.lines import LiveLines, ReplicaLines
 from binlogscope.pipeline.filter import TableFilter, event_table
 from binlogscope.pipeline.position import PositionTracker
 from binlogscope.session.events import ConnectionClosed, LinesWritten, PacketDecoded, Peer, Phase
-from binlogscope.wire.binlog.header import EventHeader
-from binlogscope.wire.binlog.types import HEARTBEATS, EventType
+from binlogscope.wire.binlog.types import HEARTBEATS
 from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.replication import SemiSyncAck
 
@@ -72,13 +71,6 @@ class StreamPlan:
     #: the command's writer of the events' ``--json`` lines (``live --json``: :mod:`.lines`);
     #: used when nothing is skipped or filtered
     lines: ReplicaLines | None = None
-    #: binlogscope ends the dump itself once the events reach this ``(file, pos)`` (the
-    #: binlog's head before the dump): ``--non-blocking --semi-sync`` from MariaDB, whose
-    #: semi-sync source never ends a non-blocking dump (:func:`.dialog.head_stop`)
-    stop_at: tuple[str, int] | None = None
-
-
-_ROTATE = int(EventType.ROTATE_EVENT)
 
 
 def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTracker,
@@ -104,7 +96,6 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
             packets = rd.session.packets
             packets.lines = LiveLines(got[0], got[1], packets)
     written = pos.written
-    stop_at = plan.stop_at
     rd.sock.settimeout(plan.read_timeout)
     while not sink.stopping():
         evs = rd.take(allow_close=True)
@@ -116,9 +107,6 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
                 for code, start, end, gtid in ev.events or ():
                     written(code, start, end, gtid)
                 batch.append(stream_item(ev, pos.at or boundary(), pos.txn_events, True))
-                if stop_at is not None and _at_head(pos, stop_at, None):
-                    _head_reached(sink, stop_at)
-                    return
                 if len(batch) >= _BATCH:
                     sink.flush()
                 continue
@@ -166,35 +154,6 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
                 _ack(sink, rd, stats, end, pos.log_file or "")
             elif len(batch) >= _BATCH:
                 sink.flush()
-            if stop_at is not None and _at_head(pos, stop_at, h):
-                _head_reached(sink, stop_at)
-                return
-
-
-def _at_head(pos: PositionTracker, head: tuple[str, int], h: EventHeader | None) -> bool:
-    """The events reached the binlog's ``head`` (a later file, or its position in its file);
-    not at the dump's ROTATE (the FORMAT_DESCRIPTION after it is still shown)."""
-    if h is not None and h.type_code == _ROTATE:
-        return False
-    f, p = pos.log_file, pos.next_pos
-    if f is None or p is None:
-        return False
-    if f != head[0]:
-        return _file_key(f) > _file_key(head[0])
-    return p >= head[1]
-
-
-def _file_key(name: str) -> tuple[str, int, str]:
-    """A binlog file name's order: its base name, then its numeric extension."""
-    base, _, ext = name.rpartition(".")
-    return (base, int(ext), "") if ext.isdigit() else (name, -1, name)
-
-
-def _head_reached(sink: StreamSink, head: tuple[str, int]) -> None:
-    sink.put(SourceItem("note", text=(
-        f"end of the binlog (non-blocking dump; the head {head[0]}:{head[1]} that SHOW "
-        "MASTER STATUS reported before the dump reached: binlogscope closed the semi-sync "
-        "dump itself, MariaDB does not end it)")))
 
 
 def _ack(sink: StreamSink, rd: Connection, stats: StreamStats, log_pos: int,
