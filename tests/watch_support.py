@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +191,37 @@ def dump_threads(db: Any) -> list[int]:
             return [int(r[0]) for r in cur.fetchall()]
     finally:
         c.close()
+
+
+def stream_killing_the_dump(db: Any, rep: Any, rows: Callable[[Any], int],
+                            total: int = 10_000) -> list[Any]:
+    """The delivered items of a started LiveReplica ``rep`` (acknowledged one by one, slowly),
+    the server's dump thread KILLed once ``rows`` (of one delivered item: how many of the
+    transaction's rows it holds) has counted more than 1,500; until ``total`` rows came, then
+    half a second more (anything repeated would arrive then). The replica has reconnected."""
+    got: list[Any] = []
+    killed = False
+    seen = 0
+    try:
+        for cur_, item in rep.items():
+            if item.deliver:
+                got.append(item)
+                seen += rows(item)
+            rep.ack(cur_, item)
+            if not killed and seen > 1500:
+                killed = True
+                threads = dump_threads(db)
+                assert threads, "the dump thread should still be streaming"
+                run_sql(db, *[f"KILL {tid}" for tid in threads])
+            if seen >= total:
+                time.sleep(0.5)  # anything duplicated would arrive now
+                break
+            time.sleep(0.002)
+    finally:
+        rep.stop()
+        rep.join(5)
+    assert killed and rep.reconnects >= 1, rep.error
+    return got
 
 
 def global_status_int(db: Any, name: str) -> int:

@@ -132,13 +132,12 @@ def test_a_killed_dump_resumes_once_over_the_kernels_lines(mariadb: Any, native:
     replica reconnects at the transaction start (its restart point moved over the lines) and
     skips what it delivered - every row once."""
     import functools
-    import time
 
     from binlogscope.drivers.live.options import ConnectionOptions
     from binlogscope.drivers.live.replica import LiveReplica, LiveSettings
     from binlogscope.render.line_layout import packet_lines
     from binlogscope.session.events import LinesWritten
-    from tests.watch_support import dump_threads
+    from tests.watch_support import stream_killing_the_dump
 
     native.require()
     run_sql(mariadb, "DROP TABLE IF EXISTS live_lines_kill",
@@ -154,27 +153,6 @@ def test_a_killed_dump_resumes_once_over_the_kernels_lines(mariadb: Any, native:
     settings.json_lines = functools.partial(packet_lines, None)
     rep = LiveReplica(settings)
     rep.start()
-    got: list[Any] = []
-    killed = False
-    seen = 0
-    try:
-        for cur_, item in rep.items():
-            if item.deliver:
-                got.append(item)
-                seen += len(_ids([item], "live_lines_kill"))
-            rep.ack(cur_, item)
-            if not killed and seen > 1500:
-                killed = True
-                threads = dump_threads(mariadb)
-                assert threads, "the dump thread should still be streaming"
-                run_sql(mariadb, *[f"KILL {tid}" for tid in threads])
-            if seen >= 10_000:
-                time.sleep(0.5)  # anything duplicated would arrive now
-                break
-            time.sleep(0.002)
-    finally:
-        rep.stop()
-        rep.join(5)
-    assert killed and rep.reconnects >= 1, rep.error
+    got = stream_killing_the_dump(mariadb, rep, lambda it: len(_ids([it], "live_lines_kill")))
     assert any(type(i.event) is LinesWritten for i in got)
     assert sorted(_ids(got, "live_lines_kill")) == list(range(10_000))

@@ -21,7 +21,7 @@ from binlogscope.drivers.live.options import ConnectionOptions
 from binlogscope.drivers.live.replica import LiveReplica, LiveSettings, run_live
 from binlogscope.session.events import PacketDecoded
 from binlogscope.wire.binlog.rows import RowsEvent
-from tests.watch_support import dump_threads, run_sql
+from tests.watch_support import run_sql, stream_killing_the_dump
 
 pytestmark = pytest.mark.mysql
 
@@ -194,28 +194,7 @@ def test_kill_mid_transaction_then_reconnect_delivers_every_row_once(mariadb: An
     settings = LiveSettings(conn=_conn(mariadb), start=f"{name}:{pos}", store_size=4)
     rep = LiveReplica(settings)
     rep.start()
-    got: list[SourceItem] = []
-    killed = False
-    seen = 0
-    try:
-        for cur_, item in rep.items():
-            if item.deliver:
-                got.append(item)
-                seen += len(_rows_by_id([item], "live_kill"))
-            rep.ack(cur_, item)
-            if not killed and seen > 1500:
-                killed = True
-                threads = dump_threads(mariadb)
-                assert threads, "the dump thread should still be streaming"
-                run_sql(mariadb, *[f"KILL {tid}" for tid in threads])
-            if seen >= 10_000:
-                time.sleep(0.5)  # anything duplicated would arrive now
-                break
-            time.sleep(0.002)
-    finally:
-        rep.stop()
-        rep.join(5)
-    assert killed and rep.reconnects >= 1, rep.error
+    got = stream_killing_the_dump(mariadb, rep, lambda it: len(_rows_by_id([it], "live_kill")))
     ids = _rows_by_id(got, "live_kill")
     assert sorted(ids) == list(range(10_000))
 
