@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.items import LiveSettings, counted_event
 from binlogscope.drivers.live.states import StateWatch
 
-if TYPE_CHECKING:
-    from binlogscope.drivers.live.replica import LiveReplica
+#: the replica (drivers/live/replica.py LiveReplica: not imported, it imports this module)
+LiveReplica = Any
 
 Commit = Callable[[], "int | None"]
 

@@ -457,9 +457,10 @@ def run_live(settings: LiveSettings, consume: Callable[[SourceItem], None],
     try:
         with fewer_gc_passes():  # the process streams for a while: see pipeline.gc_tuning
             if commit is not None and settings.state_path:
-                return run_committed(rep, settings, each, count, commit, should_stop,
-                                      quiet, inline)
-            return run_plain(rep, settings, each, count, should_stop, quiet, inline)
+                run_committed(rep, settings, each, count, commit, should_stop, quiet, inline)
+            else:
+                run_plain(rep, settings, each, count, should_stop, quiet, inline)
+            return rep
     finally:
         if watch is not None:
             watch.stop()
