@@ -65,7 +65,9 @@ def add_live_connection_options(p: Any, *, port: bool = True) -> None:
                    "binlog file; default: the current position, or the --state file's)")
     r.add_argument("--gtid", metavar="SET", help="GTID dump from this executed set "
                    "(MariaDB 'domain-server-seq,...', MySQL 'uuid:1-5,...')")
-    r.add_argument("--non-blocking", action="store_true", help="stop at the end of the logs")
+    r.add_argument("--non-blocking", action="store_true",
+                   help="stop at the end of the logs (with --semi-sync from MariaDB: at the "
+                   "head SHOW MASTER STATUS reported, by a blocking dump; README, Semi-sync)")
     r.add_argument("--heartbeat", type=float, metavar="SECONDS",
                    help="ask the source for a heartbeat after this much silence (default: "
                    "half of --net-read-timeout, 30 s, as a MySQL/MariaDB replica; 0: none)")

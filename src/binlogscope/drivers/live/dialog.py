@@ -108,6 +108,16 @@ def dump(rd: Connection, settings: LiveSettings, info: ServerInfo, server_id: in
     """Send the dump command; returns how many real events at its start were delivered
     before (to skip)."""
     flags = BinlogDumpFlag.BINLOG_DUMP_NON_BLOCK if settings.non_blocking else 0
+    head = head_stop(settings, info)
+    if head is not None:
+        flags = 0
+        put(SourceItem("step", step=SetupStep(
+            "dump", f"a blocking dump that binlogscope ends at the head {head[0]}:{head[1]}",
+            "MariaDB does not end a semi-sync dump asked for with BINLOG_DUMP_NON_BLOCK: "
+            "its dump thread sends nothing and hangs in Ack_receiver::remove_slave "
+            "(sql/semisync_master_ack_receiver.cc) until another semi-sync replica "
+            "connects, so --non-blocking --semi-sync asks for a blocking dump and stops "
+            "where SHOW MASTER STATUS said the binlog ended")))
     if info.mariadb:
         flags |= BinlogDumpFlag.BINLOG_SEND_ANNOTATE_ROWS_EVENT
     rp = resume
@@ -138,11 +148,19 @@ def dump(rd: Connection, settings: LiveSettings, info: ServerInfo, server_id: in
                         "give --start FILE:POS")
     put(SourceItem("step", step=SetupStep(
         "dump", f"COM_BINLOG_DUMP from {name or '(the first binlog file)'}:{pos}"
-        + (" (non-blocking)" if settings.non_blocking else ""),
+        + (" (non-blocking)" if flags & BinlogDumpFlag.BINLOG_DUMP_NON_BLOCK else ""),
         "from here on the connection is one-way: the source sends a fake ROTATE, its "
         "FORMAT_DESCRIPTION, then every event, each in its own packet")))
     rd.send(ComBinlogDump(pos, server_id, name, int(flags)))
     return skip
+
+
+def head_stop(settings: LiveSettings, info: ServerInfo) -> tuple[str, int] | None:
+    """Where binlogscope itself ends a ``--non-blocking --semi-sync`` dump from MariaDB (the
+    binlog's head read by SHOW MASTER STATUS before the dump; None: the server ends it)."""
+    if settings.non_blocking and settings.semi_sync and info.mariadb:
+        return info.position
+    return None
 
 
 def mysql_gtid_set(text: str) -> tuple[GtidSid, ...]:
@@ -154,4 +172,4 @@ def mysql_gtid_set(text: str) -> tuple[GtidSid, ...]:
         raise LiveError(f"--gtid {text!r}: {exc}") from None
 
 
-__all__ = ["dump", "mysql_gtid_set", "query", "register", "run_setup"]
+__all__ = ["dump", "head_stop", "mysql_gtid_set", "query", "register", "run_setup"]

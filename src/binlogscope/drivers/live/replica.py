@@ -352,7 +352,8 @@ class LiveReplica:
             rd.session.ctx.table_map_hook = self.column_names
             s = self.s
             plan = StreamPlan(s.table_filter, s.read_timeout(), s.non_blocking,
-                              self.resume_skip, s.json_lines)
+                              self.resume_skip, s.json_lines,
+                              live_dialog.head_stop(s, self.info))
             stream(rd, self, plan, self.fetch_pos, self.stats)
         finally:
             try:

@@ -21,6 +21,7 @@ from binlogscope.drivers.live.lines import LiveLines, ReplicaLines
 from binlogscope.pipeline.filter import TableFilter, event_table
 from binlogscope.pipeline.position import PositionTracker
 from binlogscope.session.events import ConnectionClosed, LinesWritten, PacketDecoded, Peer, Phase
+from binlogscope.wire.binlog.header import EventHeader, is_fake_rotate
 from binlogscope.wire.binlog.types import HEARTBEATS
 from binlogscope.wire.handshake import ErrPacket
 from binlogscope.wire.replication import SemiSyncAck
@@ -71,12 +72,17 @@ class StreamPlan:
     #: the command's writer of the events' ``--json`` lines (``live --json``: :mod:`.lines`);
     #: used when nothing is skipped or filtered
     lines: ReplicaLines | None = None
+    #: binlogscope ends the dump itself once the events reach this ``(file, pos)`` (the
+    #: binlog's head before the dump): ``--non-blocking --semi-sync`` from MariaDB, whose
+    #: semi-sync source never ends a non-blocking dump (:func:`.dialog.head_stop`)
+    stop_at: tuple[str, int] | None = None
 
 
 def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTracker,
-           stats: StreamStats) -> None:
+           stats: StreamStats) -> bool:
     """The dump: every event in order into ``sink``, ACKs as soon as they are due; ``pos``
-    follows the events put (the reconnect point).
+    follows the events put (the reconnect point). True: binlogscope ended the dump itself
+    (``plan.stop_at`` reached, or the replica stopping); False: the source ended it.
 
     Each read's events are handled in one pass (a semi-sync transaction arrives in one
     read: GTID .. XID, the ACK request on the last). An event whose semi-sync header asks
@@ -96,17 +102,21 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
             packets = rd.session.packets
             packets.lines = LiveLines(got[0], got[1], packets)
     written = pos.written
+    stop_at = plan.stop_at
     rd.sock.settimeout(plan.read_timeout)
     while not sink.stopping():
         evs = rd.take(allow_close=True)
         if evs is None:
             _closed(sink, plan, rd)
-            return
+            return False
         for ev in evs:
             if type(ev) is LinesWritten:  # (the kernel's lines: the positions move over them)
                 for code, start, end, gtid in ev.events or ():
                     written(code, start, end, gtid)
                 batch.append(stream_item(ev, pos.at or boundary(), pos.txn_events, True))
+                if stop_at is not None and _at_head(pos, stop_at, None):
+                    _head_reached(sink, stop_at)
+                    return True
                 if len(batch) >= _BATCH:
                     sink.flush()
                 continue
@@ -114,7 +124,7 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
                 sink.put(SourceItem("packet", ev))
                 if isinstance(ev, ConnectionClosed):
                     _closed(sink, plan, rd)
-                    return
+                    return False
                 continue
             bev = ev.binlog_event
             if bev is None:  # not an event: EOF/ERR/OK/the ACK we sent
@@ -127,7 +137,7 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
                         raise LiveError(err_text(v, "the source ended the dump"), v.error_code)
                     if rd.session.phase == Phase.COMMAND:
                         _ended(sink, plan, "EOF")
-                        return
+                        return False
                 continue
             # a damaged event (truncated, bad checksum) is shown but does not move the
             # restart point: after a reconnect its complete copy is delivered, not skipped
@@ -154,6 +164,39 @@ def stream(rd: Connection, sink: StreamSink, plan: StreamPlan, pos: PositionTrac
                 _ack(sink, rd, stats, end, pos.log_file or "")
             elif len(batch) >= _BATCH:
                 sink.flush()
+            if stop_at is not None and _at_head(pos, stop_at, h):
+                _head_reached(sink, stop_at)
+                return True
+    return True  # the replica is stopping (--count, a signal, the TUI quit)
+
+
+def _at_head(pos: PositionTracker, head: tuple[str, int], h: EventHeader | None) -> bool:
+    """The events reached the binlog's ``head`` (a later file, or its position in its file);
+    not at a fake ROTATE (the dump's first event, in no file: the FORMAT_DESCRIPTION after it
+    is still shown). A real ROTATE that ends the head's file moves the position to the next
+    file: the head is reached (a source whose last file ends with one, as a binlog copied
+    from a server that rotated)."""
+    if h is not None and is_fake_rotate(h):
+        return False
+    f, p = pos.log_file, pos.next_pos
+    if f is None or p is None:
+        return False
+    if f != head[0]:
+        return _file_key(f) > _file_key(head[0])
+    return p >= head[1]
+
+
+def _file_key(name: str) -> tuple[str, int, str]:
+    """A binlog file name's order: its base name, then its numeric extension."""
+    base, _, ext = name.rpartition(".")
+    return (base, int(ext), "") if ext.isdigit() else (name, -1, name)
+
+
+def _head_reached(sink: StreamSink, head: tuple[str, int]) -> None:
+    sink.put(SourceItem("note", text=(
+        f"end of the binlog (non-blocking dump; the head {head[0]}:{head[1]} that SHOW "
+        "MASTER STATUS reported before the dump reached: binlogscope closed the semi-sync "
+        "dump itself, MariaDB does not end it)")))
 
 
 def _ack(sink: StreamSink, rd: Connection, stats: StreamStats, log_pos: int,

@@ -1,0 +1,63 @@
+"""``live --non-blocking --semi-sync`` against the mock master (a MariaDB-flavoured source that,
+unlike MariaDB's semi-sync source, would end a non-blocking dump): binlogscope's blocking dump
+ends at the head SHOW MASTER STATUS reported - here the real ROTATE that ends the served file,
+as a binlog copied from a server that rotated ends - and every event up to it is shown."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mock_master.scenario.scenarios import BinlogSource, Scenario
+from mock_master.serve.server import ThreadedMockMaster
+
+CAPTURE = Path(__file__).resolve().parents[3] / "captures" / "mariadb-10.11-workload.000001"
+
+
+@pytest.fixture
+def master() -> Iterator[ThreadedMockMaster]:
+    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([CAPTURE])],
+                                     ack_every_transaction=True)).start()
+    try:
+        yield mm
+    finally:
+        mm.stop()
+
+
+def _live(mm: ThreadedMockMaster, *args: str) -> subprocess.CompletedProcess[str]:
+    first = mm.master.stream.files[0].name
+    env = dict(os.environ, MYSQL_PWD="replpass")
+    return subprocess.run([sys.executable, "-m", "binlogscope", "live", "--host", "127.0.0.1",
+                           "--port", str(mm.port), "-u", "repl", "--ssl-mode", "DISABLED",
+                           "--json", "--start", f"{first}:4", "--non-blocking", *args],
+                          capture_output=True, text=True, timeout=30, env=env,
+                          stdin=subprocess.DEVNULL)
+
+
+def _events(out: str) -> list[tuple[str, int, str]]:
+    lines = [json.loads(x) for x in out.splitlines()]
+    return [(x["binlog_file"], x["log_pos"], x["event_type"]) for x in lines
+            if x.get("kind") == "binlog_event" and x.get("log_pos")]
+
+
+def test_semi_sync_non_blocking_ends_at_the_rotate_that_ends_the_head_file(
+        master: ThreadedMockMaster) -> None:
+    plain = _live(master)
+    assert plain.returncode == 0, plain.stderr
+    # (the old head check passed over every ROTATE: the blocking dump waited past this one
+    # for a file that never came, and this timed out)
+    semi = _live(master, "--semi-sync")
+    assert semi.returncode == 0, semi.stderr
+    want, got = _events(plain.stdout), _events(semi.stdout)
+    assert got == want and got[-1][2] == "ROTATE_EVENT"
+    assert got[-1][1] == CAPTURE.stat().st_size  # the head: the served file's size
+    lines = [json.loads(x) for x in semi.stdout.splitlines()]
+    notes = [x["text"] for x in lines if x.get("kind") == "note"]
+    assert any(f"the head {got[-1][0]}:{got[-1][1]}" in t for t in notes), notes
+    assert "end of the binlog" in semi.stderr and "Traceback" not in semi.stderr
