@@ -407,6 +407,8 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 128 + getattr(exc, "signum", signal.SIGINT)
     finally:
         restore_signals(previous)
+    for warning in rep.warnings:  # (a semi-sync dump thread not KILLed: exit status unchanged)
+        print(f"{PROG}: {warning}", file=err)
     summary = problems.summary()
     if summary:  # decode errors: shown as items, and the run is not clean
         print(f"{PROG}: error: {summary}", file=err)

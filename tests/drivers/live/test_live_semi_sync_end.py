@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.watch_support import global_status_int, run_sql
+from tests.watch_support import dump_threads, global_status_int, run_sql
 
 pytestmark = pytest.mark.mysql
 
@@ -83,6 +83,15 @@ def test_non_blocking_semi_sync_ends_where_non_blocking_does(mariadb: Any, pure:
     notes = [x["text"] for x in lines if x.get("kind") == "note"]
     assert any("end of the binlog" in t for t in notes), notes
     assert "end of the binlog" in semi.stderr
+    # its dump thread killed, as a MariaDB replica's at STOP SLAVE: not left counted as a
+    # semi-sync replica (whose absent ACK the next commit would wait for)
+    (kill,) = [x for x in lines if x.get("kind") == "step"
+               and str(x.get("sql") or "").startswith("KILL CONNECTION")]
+    tid = int(kill["sql"].split()[-1])
+    deadline = time.time() + 10
+    while tid in dump_threads(mariadb) and time.time() < deadline:
+        time.sleep(0.1)
+    assert tid not in dump_threads(mariadb)
 
 
 @pytest.mark.parametrize("pure", [False, True], ids=["native", "pure"])
@@ -121,3 +130,63 @@ def test_live_json_semi_sync_acks_are_counted_by_the_server(mariadb: Any, pure: 
         assert after["kind"] == "semi_sync_ack", after
         assert after["fields"]["binlog_pos"] == ev["log_pos"]
         assert after["fields"]["binlog_filename"] == ev["binlog_file"]
+
+
+def _commit_seconds(db: Any, table: str) -> float:
+    t0 = time.perf_counter()
+    run_sql(db, f"INSERT INTO {table} VALUES ({time.time_ns()})")
+    return time.perf_counter() - t0
+
+
+@pytest.mark.parametrize("end", ["count", "sigint"])
+def test_a_semi_sync_dump_binlogscope_ends_does_not_stall_the_next_commit(
+        mariadb: Any, end: str) -> None:
+    """``live --semi-sync`` ended by ``--count 3`` or Ctrl-C KILLs its dump thread: the
+    source stops counting it as a semi-sync replica, and its next commit does not wait
+    rpl_semi_sync_master_timeout for an ACK that will not come (the old code left the thread
+    idle at the head: the commit took the whole timeout and semi-sync switched off)."""
+    table = "live_semi_stall"
+    run_sql(mariadb, f"CREATE TABLE IF NOT EXISTS {table} (id BIGINT PRIMARY KEY)")
+    (old_timeout,) = run_sql(mariadb, "SELECT @@GLOBAL.rpl_semi_sync_master_timeout")[0]
+    timeout_ms = 4000
+    run_sql(mariadb, f"SET GLOBAL rpl_semi_sync_master_timeout = {timeout_ms}")
+    try:
+        clients = global_status_int(mariadb, "Rpl_semi_sync_master_clients")
+        args = ["--json", "--semi-sync", "--heartbeat", "0"]
+        if end == "count":
+            # the fake ROTATE and the FORMAT_DESCRIPTION come at once; the third event is
+            # the GTID of the commit below: it ends there, the dump thread idle at the head
+            args += ["--count", "3"]
+        proc = subprocess.Popen(_cmd(mariadb, *args), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True,
+                                env=_env(mariadb, False), stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.time() + 20
+            while global_status_int(mariadb, "Rpl_semi_sync_master_clients") <= clients \
+                    and time.time() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            assert global_status_int(mariadb, "Rpl_semi_sync_master_clients") > clients
+            if end == "count":
+                _commit_seconds(mariadb, table)
+            else:
+                time.sleep(0.3)
+                proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert proc.returncode == (0 if end == "count" else 128 + signal.SIGINT), err
+        assert "Traceback" not in err and "warning" not in err, err
+        # the source no longer counts it (the KILL is done before the command returns)
+        deadline = time.time() + 5
+        while global_status_int(mariadb, "Rpl_semi_sync_master_clients") > clients \
+                and time.time() < deadline:
+            time.sleep(0.05)
+        assert global_status_int(mariadb, "Rpl_semi_sync_master_clients") == clients
+        took = _commit_seconds(mariadb, table)
+        assert took < timeout_ms / 1000 / 2, took
+        assert run_sql(mariadb, "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_status'"
+                       )[0][1] == "ON"
+    finally:
+        run_sql(mariadb, f"SET GLOBAL rpl_semi_sync_master_timeout = {old_timeout}")

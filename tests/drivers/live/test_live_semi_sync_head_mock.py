@@ -5,6 +5,7 @@ as a binlog copied from a server that rotated ends - and every event up to it is
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -14,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from binlogscope.cli.main import main
+from binlogscope.drivers.live import replica as live_replica
+from binlogscope.drivers.live.items import LiveError
 from mock_master.scenario.scenarios import BinlogSource, Scenario
 from mock_master.serve.server import ThreadedMockMaster
 
@@ -61,3 +65,46 @@ def test_semi_sync_non_blocking_ends_at_the_rotate_that_ends_the_head_file(
     notes = [x["text"] for x in lines if x.get("kind") == "note"]
     assert any(f"the head {got[-1][0]}:{got[-1][1]}" in t for t in notes), notes
     assert "end of the binlog" in semi.stderr and "Traceback" not in semi.stderr
+
+
+class _Refused:
+    """A control connection whose KILL the source refuses (a source without KILL, or an
+    account without the privilege to end the thread)."""
+
+    def __init__(self, *_a: object) -> None:
+        return None
+
+    def __call__(self, sql: str) -> list[list[bytes | None]]:
+        raise LiveError("ERR 1095 You are not owner of thread 7")
+
+    def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("args", [["--count", "3"], ["--non-blocking"]],
+                         ids=["count", "head"])
+def test_a_refused_kill_is_one_warning_line_and_the_exit_status_stands(
+        master: ThreadedMockMaster, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    monkeypatch.setattr(live_replica, "InformationSchema", _Refused)
+    monkeypatch.setenv("MYSQL_PWD", "replpass")
+    first = master.master.stream.files[0].name
+    out, err = io.StringIO(), io.StringIO()
+    rc = main(["live", "--host", "127.0.0.1", "--port", str(master.port), "-u", "repl",
+               "--ssl-mode", "DISABLED", "--json", "--semi-sync", "--start", f"{first}:4",
+               *args], out, err)
+    assert rc == 0, err.getvalue()
+    warnings = [x for x in err.getvalue().splitlines() if "could not KILL" in x]
+    assert len(warnings) == 1, err.getvalue()
+    assert warnings[0].startswith("binlogscope: warning: could not KILL the dump's thread ")
+    assert "ERR 1095" in warnings[0] and "Traceback" not in err.getvalue()
+
+
+@pytest.mark.parametrize("count", [None, "3"], ids=["head", "count"])
+def test_the_mock_master_takes_the_kill_of_the_dump_thread(
+        master: ThreadedMockMaster, count: str | None) -> None:
+    semi = _live(master, "--semi-sync", *(["--count", count] if count else []))
+    assert semi.returncode == 0, semi.stderr
+    assert "warning" not in semi.stderr and "Traceback" not in semi.stderr
+    if count is None:  # (a stop: the consumer reads no more items, the KILL is not listed)
+        steps = [json.loads(x) for x in semi.stdout.splitlines() if '"KILL CONNECTION' in x]
+        assert len(steps) == 1 and steps[0]["kind"] == "step", steps

@@ -84,6 +84,9 @@ class LiveReplica:
         self.stop_event = threading.Event()
         self.error: str | None = None
         self.reconnects = 0
+        #: warnings for the command to print once the run ended (the consumer no longer reads
+        #: items then): a semi-sync dump thread that could not be KILLed
+        self.warnings: list[str] = []
         #: heartbeats, ACKs sent and their delays (the stream counts them)
         self.stats = StreamStats()
         #: column names from information_schema for TABLE_MAPs without them (one connection
@@ -338,6 +341,7 @@ class LiveReplica:
         self._sock = sock
         rd = Connection(sock, Session(Role.REPLICA), self.put, self.flush, self.recorder)
         self._conn = rd
+        dumping = ended = False
         try:
             try:
                 self._login_and_dump(rd)
@@ -354,7 +358,8 @@ class LiveReplica:
             plan = StreamPlan(s.table_filter, s.read_timeout(), s.non_blocking,
                               self.resume_skip, s.json_lines,
                               live_dialog.head_stop(s, self.info))
-            stream(rd, self, plan, self.fetch_pos, self.stats)
+            dumping = True
+            ended = stream(rd, self, plan, self.fetch_pos, self.stats)
         finally:
             try:
                 rd.sock.close()
@@ -362,6 +367,46 @@ class LiveReplica:
                 pass
             self._sock = None
             self._conn = None
+            if dumping and rd.session.state.semi_sync is True and (
+                    ended or self.stop_event.is_set()):
+                self._kill_dump_thread(rd)
+
+    def _kill_dump_thread(self, rd: Connection) -> None:
+        """binlogscope ended a semi-sync dump itself (the head, ``--count``, a signal, the TUI
+        quit): KILL its dump thread on the source from a connection of its own, as a MariaDB
+        semi-sync replica does at STOP SLAVE (sql/semisync_slave.cc,
+        ``Repl_semi_sync_slave::kill_connection``). Left alone, the thread notices the closed
+        socket only at its next write, and until then the source counts this replica in
+        Rpl_semi_sync_master_clients: its next commit waits rpl_semi_sync_master_timeout for an
+        ACK that will not come, and semi-sync switches off. Refused (no privilege, a source
+        without KILL): one warning (:attr:`warnings` once the consumer stopped reading, else a
+        note), nothing else changes."""
+        hs = rd.session.state.handshake
+        if hs is None:
+            return
+        tid = int(hs.connection_id)
+        stopping = self.stop_event.is_set()
+        control = InformationSchema(self.s)
+        try:
+            control(f"KILL CONNECTION {tid}")
+        except (OSError, LiveError, ValueError) as exc:
+            msg = (f"warning: could not KILL the dump's thread {tid} on the source ({exc}): "
+                   "it counts a semi-sync replica until its next write, and its next commit "
+                   "may wait rpl_semi_sync_master_timeout for an ACK")
+            if stopping:
+                self.warnings.append(msg)
+            else:
+                self.note(msg)
+            return
+        finally:
+            control.close()
+        if not stopping:  # (stopping: the consumer reads no more items)
+            self.put(SourceItem("step", step=SetupStep(  # (after the stream: its phase)
+                "stream", f"KILL CONNECTION {tid} (the dump's thread on the source)",
+                "a semi-sync source counts a replica until its dump thread ends: killed from "
+                "a second connection, as a MariaDB replica does at STOP SLAVE, the next "
+                "commit does not wait for an ACK that will not come",
+                f"KILL CONNECTION {tid}")))
 
     def last_read(self) -> float | None:
         """When the open connection's socket last returned bytes (seconds since the epoch;

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class SetupStep:
-    """One thing the replica does before the stream starts, and why."""
+    """One thing the replica does before the stream starts, and why (phase ``stream``: what
+    it does on the source once it ended the stream itself, the KILL of a semi-sync dump's
+    thread)."""
 
-    phase: str  # connect | auth | setup | register | dump
+    phase: str  # connect | auth | setup | register | dump | stream
     what: str
     why: str
     sql: str | None = None
