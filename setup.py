@@ -9,9 +9,33 @@ installs gcc and the headers, and the test suite fails under CI when the kernel 
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from setuptools import Extension, find_packages, setup
+from setuptools.command.build_py import build_py
+
+#: the small real MariaDB binlog ``binlogscope demo`` opens: its home is captures/ (documented
+#: in captures/README.md); a built package carries a copy as package data (binlogscope/demo/),
+#: so a wheel install has its demo outside the checkout (cli/main.py ``_bundled_capture``)
+DEMO_BINLOG = "mariadb-10.11-workload.000001"
+
+
+class BuildPyWithDemo(build_py):
+    """build_py, plus captures/'s demo binlog copied into the built package (one copy in the
+    repository; the wheel gets its own)."""
+
+    def run(self) -> None:
+        super().run()
+        src = Path(__file__).resolve().parent / "captures" / DEMO_BINLOG
+        if src.is_file():
+            dst = Path(self.build_lib) / "binlogscope" / "demo" / DEMO_BINLOG
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+
 
 setup(
+    cmdclass={"build_py": BuildPyWithDemo},
     packages=[*find_packages("src", include=["binlogscope", "binlogscope.*"]),
               *find_packages(".", include=["mock_master", "mock_master.*"])],
     package_dir={"binlogscope": "src/binlogscope", "mock_master": "mock_master"},

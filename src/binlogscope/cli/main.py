@@ -55,10 +55,22 @@ def _command(name: str, what: str) -> Callable[..., Any]:
 _PENDING: dict[str, str] = {}
 
 
+#: the demo's binlog: captures/ holds it; a built package (wheel) carries a copy in
+#: binlogscope/demo/ (setup.py copies it there)
+DEMO_BINLOG = "mariadb-10.11-workload.000001"
+
+
 def _bundled_capture() -> Path | None:
-    """The small real MariaDB binlog that ships in captures/ (used by ``demo``)."""
-    here = Path(__file__).resolve()
-    for root in (here.parents[2], Path.cwd()):
+    """The small real MariaDB binlog ``demo`` opens: the installed package's copy (a wheel:
+    ``binlogscope/demo/``, read through importlib.resources), else captures/ of the checkout
+    this module runs from (an editable install), else of the current directory."""
+    from importlib.resources import files as resource_files
+
+    packaged = resource_files("binlogscope").joinpath("demo", DEMO_BINLOG)
+    if isinstance(packaged, Path) and packaged.is_file():
+        return packaged
+    here = Path(__file__).resolve()  # (src/binlogscope/cli/main.py: the checkout is parents[3])
+    for root in (here.parents[3], Path.cwd()):
         cap = root / "captures"
         if cap.is_dir():
             files = sorted(p for p in cap.iterdir() if p.name.startswith("mariadb-")
