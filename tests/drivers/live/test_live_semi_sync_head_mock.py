@@ -75,10 +75,17 @@ class _Refused:
         return None
 
     def __call__(self, sql: str) -> list[list[bytes | None]]:
-        raise LiveError("ERR 1095 You are not owner of thread 7")
+        raise LiveError("ERR 1095 You are not owner of thread 7", 1095)
 
     def close(self) -> None:
         return None
+
+
+class _AlreadyGone(_Refused):
+    """The dump thread ended before the KILL came (it met the closed socket first)."""
+
+    def __call__(self, sql: str) -> list[list[bytes | None]]:
+        raise LiveError("ERR 1094 Unknown thread id: 7", 1094)
 
 
 @pytest.mark.parametrize("args", [["--count", "3"], ["--non-blocking"]],
@@ -108,3 +115,21 @@ def test_the_mock_master_takes_the_kill_of_the_dump_thread(
     if count is None:  # (a stop: the consumer reads no more items, the KILL is not listed)
         steps = [json.loads(x) for x in semi.stdout.splitlines() if '"KILL CONNECTION' in x]
         assert len(steps) == 1 and steps[0]["kind"] == "step", steps
+
+
+@pytest.mark.parametrize("args", [["--count", "3"], ["--non-blocking"]],
+                         ids=["count", "head"])
+def test_a_dump_thread_that_already_ended_is_no_warning(
+        master: ThreadedMockMaster, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    """ERR 1094 (no such thread) to the KILL: the thread is gone, as the KILL wanted (the
+    mock master, serving a short file, often closes it first at --count)."""
+    monkeypatch.setattr(live_replica, "InformationSchema", _AlreadyGone)
+    monkeypatch.setenv("MYSQL_PWD", "replpass")
+    first = master.master.stream.files[0].name
+    out, err = io.StringIO(), io.StringIO()
+    rc = main(["live", "--host", "127.0.0.1", "--port", str(master.port), "-u", "repl",
+               "--ssl-mode", "DISABLED", "--json", "--semi-sync", "--start", f"{first}:4",
+               *args], out, err)
+    assert rc == 0 and "warning" not in err.getvalue(), err.getvalue()
+    if "--non-blocking" in args:
+        assert "it had already ended" in out.getvalue()

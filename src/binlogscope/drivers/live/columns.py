@@ -154,7 +154,7 @@ class InformationSchema:
             rd.sock.settimeout(self._s.connect_timeout)
         res = run_query(rd, sql)
         if isinstance(res, ErrPacket):
-            raise LiveError(f"ERR {res.error_code} {res.error_message}")
+            raise LiveError(f"ERR {res.error_code} {res.error_message}", res.error_code)
         if not isinstance(res, ResultSetComplete):
             return []
         return [list(row.values) for row in res.rows]

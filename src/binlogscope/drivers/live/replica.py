@@ -61,6 +61,9 @@ from binlogscope.pipeline.store import EventStore, StoreClosed
 from binlogscope.session import Session
 from binlogscope.session.events import Role
 
+#: ER_NO_SUCH_THREAD: a KILL of a thread that had already ended
+_ER_NO_SUCH_THREAD = 1094
+
 
 class ServerGoingAwayError(ConnectionError):
     """A reconnect's login or setup refused because the server is shutting down (or the
@@ -387,26 +390,37 @@ class LiveReplica:
         tid = int(hs.connection_id)
         stopping = self.stop_event.is_set()
         control = InformationSchema(self.s)
+        gone = False
         try:
             control(f"KILL CONNECTION {tid}")
-        except (OSError, LiveError, ValueError) as exc:
-            msg = (f"warning: could not KILL the dump's thread {tid} on the source ({exc}): "
-                   "it counts a semi-sync replica until its next write, and its next commit "
-                   "may wait rpl_semi_sync_master_timeout for an ACK")
-            if stopping:
-                self.warnings.append(msg)
-            else:
-                self.note(msg)
+        except LiveError as exc:
+            if exc.code != _ER_NO_SUCH_THREAD:
+                self._kill_refused(tid, exc, stopping)
+                return
+            gone = True  # the thread had already ended (it met the closed socket): done
+        except (OSError, ValueError) as exc:
+            self._kill_refused(tid, exc, stopping)
             return
         finally:
             control.close()
         if not stopping:  # (stopping: the consumer reads no more items)
             self.put(SourceItem("step", step=SetupStep(  # (after the stream: its phase)
-                "stream", f"KILL CONNECTION {tid} (the dump's thread on the source)",
+                "stream", f"KILL CONNECTION {tid} (the dump's thread on the source)"
+                + (": it had already ended" if gone else ""),
                 "a semi-sync source counts a replica until its dump thread ends: killed from "
                 "a second connection, as a MariaDB replica does at STOP SLAVE, the next "
                 "commit does not wait for an ACK that will not come",
                 f"KILL CONNECTION {tid}")))
+
+    def _kill_refused(self, tid: int, exc: Exception, stopping: bool) -> None:
+        """The one warning of a KILL the source refused (or that could not be sent)."""
+        msg = (f"warning: could not KILL the dump's thread {tid} on the source ({exc}): "
+               "it counts a semi-sync replica until its next write, and its next commit "
+               "may wait rpl_semi_sync_master_timeout for an ACK")
+        if stopping:
+            self.warnings.append(msg)
+        else:
+            self.note(msg)
 
     def last_read(self) -> float | None:
         """When the open connection's socket last returned bytes (seconds since the epoch;
