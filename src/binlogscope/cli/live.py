@@ -293,11 +293,18 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from binlogscope.inspector.sources.live import LiveSource
         from binlogscope.tui import run_tui
 
+        source = LiveSource(settings, count=args.count)
         try:
-            return run_tui(LiveSource(settings, count=args.count))
+            return run_tui(source)
         except LiveError as exc:
             print(f"{PROG}: error: {exc}", file=err)
             return 1
+        finally:
+            # the fetcher's last work before the process exits: a semi-sync dump's KILL
+            source.stop()
+            source.replica.join(5)
+            for warning in source.replica.warnings:
+                print(f"{PROG}: {warning}", file=err)
 
     from binlogscope.drivers.live.output import CommittedOutput, OutputFileError
     from binlogscope.render.line_layout import packet_lines
