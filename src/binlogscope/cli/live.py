@@ -307,13 +307,14 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"{PROG}: {warning}", file=err)
 
     from binlogscope.drivers.live.output import CommittedOutput, OutputFileError
-    from binlogscope.render.line_layout import packet_lines
+    from binlogscope.render.line_layout import brief_lines, packet_lines, text_plain
     from binlogscope.session.events import LinesWritten
 
-    if args.json and args.count is None and not settings.state_path \
+    if (args.json or args.brief) and args.count is None and not settings.state_path \
             and not settings.table_filter.active and not settings.lag_every:
-        # every item a --json line: the stream's event lines by the native kernel
-        settings.json_lines = functools.partial(packet_lines, None)
+        # every item a --json (--brief) line: the stream's event lines by the native kernel
+        settings.json_lines = (functools.partial(packet_lines, None) if args.json
+                               else brief_lines)
 
     committed: CommittedOutput | None = None
     stream: TextIO = out
@@ -348,6 +349,7 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     problems = DecodeProblems()
     see = problems.see
     as_json = bool(args.json)
+    utf8 = (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "") == "utf8"
     interactive = lines.interactive
 
     def consume(item: SourceItem) -> None:  # (once per event: names bound outside)
@@ -368,6 +370,15 @@ def cmd_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if interactive:
                     lines.flush()
         else:
+            if type(item.event) is LinesWritten:  # (--brief: the kernel's lines, UTF-8)
+                data = item.event.data
+                if utf8 and text_plain(data):
+                    add(data)
+                else:  # (escaped and encoded as every text line)
+                    lines.add_text(data.decode("utf-8", "surrogatepass"))
+                if interactive:
+                    lines.flush()
+                return
             text = live_item_text(item, args.brief)
             if text:  # (through the line writer too: one buffer, flushed as the JSON is)
                 lines.add_text("\n".join(text) + "\n")

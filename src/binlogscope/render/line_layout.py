@@ -21,6 +21,12 @@ semi-sync header and offset read by the kernel; the capture frame, wire time and
 given by the driver as JSON text); ``session/packets.py`` ``stream_run`` offers it each packet
 whose sequence id is the expected one and keeps every state; ``tests/drivers/capture/
 test_pcap_lines.py`` holds both paths byte-identical.
+
+``live --brief`` (:func:`brief_lines`) is the same writer with a text template found in what
+the one text renderer (``render/text.py`` ``live_item_text``) writes for probe packets - the
+head's values as slots, the event's own line as ``--summary``'s tail - so a renderer that
+writes something the slots do not give has no template and the lines stay the renderer's;
+``tests/drivers/live/test_live_lines.py`` holds both paths byte-identical.
 """
 
 from __future__ import annotations
@@ -242,6 +248,113 @@ def packet_template(flow: Flow | None) -> tuple[tuple[tuple[bytes, int], ...], b
     return tuple(pairs), text + b"}\n", (semis[0], semis[1], semis[2])
 
 
+#: the values a probe's ``live --brief`` line is rendered with, by slot: each must show in
+#: the line once, as the kernel writes it (two sets: the template made from the first must
+#: give the second's line)
+_BRIEF_PROBES = ({"seq": 201, "payload_length": 30301, "file_pos": 40401, "file": "b.MARK"},
+                 {"seq": 7, "payload_length": 58, "file_pos": 1234567, "file": "mysql-bin.9"})
+
+
+def _brief_probe(code: int, layout: int, flag: int | None, values: dict[str, Any]) -> str | None:
+    """The ``live --brief`` text (:func:`~binlogscope.render.text.live_item_text`) of a live
+    replica's event packet holding a probe event of this body layout, whose own tail
+    (:func:`~binlogscope.render.text.event_line`, the kernel's ``EVENT`` slot) is cut off;
+    None when it is not one line ending in that tail."""
+    from binlogscope.drivers.items import SourceItem
+    from binlogscope.render.text import event_line, live_item_text
+    from binlogscope.session.events import PacketDecoded, Peer, Phase
+    from binlogscope.wire.replication import BinlogPacket, SemiSyncHeader
+
+    ev = DecodedEvent(4, EventHeader(0, code, 1, 27, 31, 0), _PROBE_BODIES[layout], None, True,
+                      size=27, binlog_file=values["file"], file_pos=values["file_pos"])
+    semi = None if flag is None else SemiSyncHeader(flag)
+    pkt = PacketDecoded(Peer.SERVER, 0, values["seq"], values["payload_length"],
+                        "binlog_event", BinlogPacket(ev, semi, None), None,
+                        Phase.BINLOG_STREAM, semi, ev, None, 32, b"", 0.0)
+    got = live_item_text(SourceItem("packet", pkt), True)
+    tail = event_line(ev)
+    if len(got) != 1 or not got[0].endswith(tail):
+        return None
+    return got[0][:len(got[0]) - len(tail)]
+
+
+def brief_template() -> tuple[tuple[tuple[bytes, int], ...], bytes,
+                              tuple[bytes, bytes]] | None:
+    """The ``live --brief`` line's template of the replica's event packets: (text before
+    each value, value slot) pairs, the closing text, and the semi-sync header's text without
+    a header and with flag 0 - found in what the text renderer
+    (:func:`~binlogscope.render.text.live_item_text`) writes for probe packets of every body
+    layout: the type's name, the sequence id, the payload length, the event's file and offset
+    in it, the semi-sync text, then the event's own line (``EVENT``, the ``file --summary``
+    tail); None when a line has text the slots do not give (a renderer changed without a
+    slot here), checked by a second set of probe values."""
+    slot_of = {"seq": PACKET_SLOTS["seq"], "payload_length": PACKET_SLOTS["payload_length"],
+               "file_pos": SLOTS["offset"], "file": PACKET_SLOTS["binlog_file"]}
+    template: tuple[tuple[tuple[bytes, int], ...], bytes, tuple[bytes, bytes]] | None = None
+    for code, layout in BODY_LAYOUTS.items():
+        name = event_type_name(code)
+        values = _BRIEF_PROBES[0]
+        plain, semi0 = (_brief_probe(code, layout, f, values) for f in (None, 0))
+        if plain is None or semi0 is None or len(semi0) < len(plain):
+            return None
+        at = 0  # (the semi-sync text: what the flag-0 line has inserted into the plain one)
+        while at < len(plain) and plain[at] == semi0[at]:
+            at += 1
+        semi = semi0[at:at + len(semi0) - len(plain)]
+        if semi0[:at] + semi0[at + len(semi):] != plain:
+            return None
+        marks = [(at, 0, PACKET_SLOTS["semi_sync"])]
+        for key, slot in (("name", SLOTS["event_type"]), *slot_of.items()):
+            text = name if key == "name" else str(values[key])
+            where = plain.find(text)
+            if where < 0 or plain.find(text, where + 1) >= 0:
+                return None
+            marks.append((where, len(text), slot))
+        marks.sort()
+        pairs: list[tuple[bytes, int]] = []
+        done = 0
+        for where, length, slot in marks:
+            if where < done:
+                return None
+            pairs.append((plain[done:where].encode(), slot))
+            done = where + length
+        pairs.append((plain[done:].encode(), EVENT))
+        got = (tuple(pairs), b"\n", (b"", semi.encode()))
+        if template is not None and got != template:
+            return None
+        template = got
+        # the second set of values, filled in by the template, is the renderer's line
+        other = _BRIEF_PROBES[1]
+        fill = {PACKET_SLOTS["semi_sync"]: "", SLOTS["event_type"]: name,
+                **{slot: str(other[k]) for k, slot in slot_of.items()}}
+        for flag in (None, 0):
+            fill[PACKET_SLOTS["semi_sync"]] = "" if flag is None else semi
+            want = _brief_probe(code, layout, flag, other)
+            made = "".join(t.decode() + fill.get(s, "") for t, s in pairs)
+            if want is None or made != want:
+                return None
+    return template
+
+
+def brief_lines() -> tuple[EventLines, LineContext] | None:
+    """The kernel's writer of the replica's event packets' ``live --brief`` lines
+    (:func:`brief_template`) and the context it is told, or None (no kernel, or a line it
+    cannot write). As :func:`packet_lines` (None): a packet asking for a semi-sync ACK is
+    declined; the binlog file is given as its text (:meth:`BriefContext.text`)."""
+    kernel = _native.kernel
+    if kernel is None:
+        return None
+    template = brief_template()
+    if template is None:
+        return None
+    names = tuple(event_type_name(c).encode() if c in BODY_LAYOUTS else None
+                  for c in range(256))
+    line: EventLines = kernel.EventLines(template[0], template[1], names, bytes(256))
+    line.semi = template[2]
+    line.at = -1
+    return line, BriefContext(line, summary=True)
+
+
 def packet_lines(flow: Flow | None) -> tuple[EventLines, LineContext] | None:
     """The kernel's writer of ``flow``'s server event packets' ``pcap --json`` lines and the
     context it is told (``session/packets.py`` ``stream_run`` offers it each packet; the
@@ -366,5 +479,27 @@ class LineContext:
             entry[4][present] = (plan_b.image, None)
 
 
-__all__ = ["BODY_LAYOUTS", "PACKET_SLOTS", "SLOTS", "LineContext", "event_lines",
-           "line_template", "packet_lines", "packet_template", "summary_lines"]
+def text_plain(data: bytes) -> bool:
+    """True: the kernel's UTF-8 ``data`` has nothing :func:`~binlogscope.render.escape.
+    escape_controls` escapes (it may go to a UTF-8 stream as it is)."""
+    kernel = _native.kernel
+    return kernel is not None and bool(kernel.EventLines.text_plain(data))
+
+
+class BriefContext(LineContext):
+    """The context of ``live --brief`` lines: the tables' text as ``--summary``'s, and the
+    binlog file given as the text renderer shows it (``?`` when not known)."""
+
+    @staticmethod
+    def text(value: Any) -> bytes:
+        if isinstance(value, float):
+            return b""  # (the arrival time: not in the line)
+        try:
+            return str(value or "?").encode()
+        except UnicodeEncodeError:
+            return None  # type: ignore[return-value]  # (not given: the kernel declines)
+
+
+__all__ = ["BODY_LAYOUTS", "PACKET_SLOTS", "SLOTS", "BriefContext", "LineContext",
+           "brief_lines", "brief_template", "event_lines", "line_template", "packet_lines",
+           "packet_template", "summary_lines", "text_plain"]

@@ -1,11 +1,11 @@
-"""``live --json`` with the stream's event lines written by the native kernel
-(``render/line_layout.py`` ``packet_lines(None)``, ``session/packets.py`` ``stream_run``,
-``drivers/live/lines.py``) against the Python path (``BINLOGSCOPE_PURE_PYTHON``: a
-``PacketDecoded`` per event -> ``live_item_json`` -> the serializer), over a real MariaDB
-stream: the same lines but for the arrival-time values (and the run's connection id and
-replica uuid). (``--semi-sync --non-blocking`` does not end against the test server on either
-path, so the semi-sync header's lines are held equal by the capture tests: a replica's are
-declined when they ask for an ACK.)"""
+"""``live --json`` and ``live --brief`` with the stream's event lines written by the native
+kernel (``render/line_layout.py`` ``packet_lines(None)``, ``brief_lines``, ``session/packets.py``
+``stream_run``, ``drivers/live/lines.py``) against the Python path (``BINLOGSCOPE_PURE_PYTHON``:
+a ``PacketDecoded`` per event -> ``live_item_json`` -> the serializer, ``live_item_text``),
+over a real MariaDB stream: the same lines but for the arrival-time values (and the run's
+connection id and replica uuid). (``--semi-sync --non-blocking`` does not end against the
+test server on either path, so the semi-sync header's lines are held equal by the capture
+tests: a replica's are declined when they ask for an ACK.)"""
 
 from __future__ import annotations
 
@@ -34,15 +34,17 @@ def _first_binlog(db: Any) -> str:
     return str(run_sql(db, "SHOW BINARY LOGS")[0][0])
 
 
-def _live_json(db: Any, monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple[bytes, int, str,
-                                                                              int]:
-    """``live --json --non-blocking`` from the first binlog, in process: the output (the
-    arrival times blanked), the status, the messages, the events the kernel wrote."""
+def _live_json(db: Any, monkeypatch: pytest.MonkeyPatch, *extra: str,
+               mode: str = "--json") -> tuple[bytes, int, str, int]:
+    """``live --json --non-blocking`` (``mode``: or ``--brief``) from the first binlog, in
+    process: the output (the arrival times blanked), the status, the messages, the events
+    the kernel wrote."""
     taken = [0]
-    real = line_layout.packet_lines
+    maker = "packet_lines" if mode == "--json" else "brief_lines"
+    real = getattr(line_layout, maker)
 
-    def counting(flow: Any) -> Any:
-        got = real(flow)
+    def counting(*flow: Any) -> Any:
+        got = real(*flow)
         if got is None:
             return None
         line = got[0]
@@ -65,27 +67,35 @@ def _live_json(db: Any, monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple[b
 
     monkeypatch.setenv("MYSQL_PWD", db.repl_password)
     monkeypatch.setenv("HOME", str(db.dir))
-    monkeypatch.setattr(line_layout, "packet_lines", counting)
-    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(line_layout, maker, counting)
+    # (a UTF-8 text stream over bytes, as stdout to a pipe or a file: lines go to its buffer)
+    raw = io.BytesIO()
+    out, err = io.TextIOWrapper(raw, encoding="utf-8", newline="\n"), io.StringIO()
     status = main(["live", "--host", db.host, "--port", str(db.port), "-u", db.repl_user,
-                   "--ssl-mode", "DISABLED", "--json", "--non-blocking", "--heartbeat", "5",
+                   "--ssl-mode", "DISABLED", mode, "--non-blocking", "--heartbeat", "5",
                    "--server-id", "4242",
                    "--start", f"{_first_binlog(db)}:4", *extra], out, err)
-    text = _UUID.sub(b"uuid", _TIMES.sub(rb'"\1":0', out.getvalue().encode()))
+    out.flush()
+    text = _UUID.sub(b"uuid", _TIMES.sub(rb'"\1":0', raw.getvalue()))
     return text, status, err.getvalue(), taken[0]
 
 
-def _both(db: Any, monkeypatch: pytest.MonkeyPatch, native: NativeSwitch, *extra: str) -> int:
-    fast, status, err, taken = _live_json(db, monkeypatch, *extra)
+def _both(db: Any, monkeypatch: pytest.MonkeyPatch, native: NativeSwitch, *extra: str,
+          mode: str = "--json") -> int:
+    fast, status, err, taken = _live_json(db, monkeypatch, *extra, mode=mode)
     with native.off():
-        pure, pure_status, pure_err, none = _live_json(db, monkeypatch, *extra)
+        pure, pure_status, pure_err, none = _live_json(db, monkeypatch, *extra, mode=mode)
     assert none == 0
     assert (status, err) == (pure_status, pure_err)
+    if mode == "--brief":  # (the escaped statement, as the kernel wrote it)
+        assert rb"'a\x01b\u202ec'" in fast
+        assert rb"live_\u202e 1 row" in fast
     fl, pl = fast.splitlines(), pure.splitlines()
     assert len(fl) == len(pl)
     for a, b in zip(fl, pl, strict=True):
         assert a == b
-    assert all(isinstance(json.loads(x), dict) for x in fl)
+    if mode == "--json":
+        assert all(isinstance(json.loads(x), dict) for x in fl)
     return taken
 
 
@@ -95,14 +105,42 @@ def _workload(db: Any) -> None:
             *(f"REPLACE INTO live_lines VALUES ({i}, 'v{i}', {i}.25, '2026-11-28 10:00:0{i % 10}')"
               for i in range(40)),
             "UPDATE live_lines SET v = CONCAT(v, 'x') WHERE id < 10",
+            # (a statement a --brief line shows escaped: the Python path's; a table whose name
+            # it shows escaped: the kernel's line goes through the text path)
+            "REPLACE INTO live_lines VALUES (90, 'a\x01b\u202ec', 1.5, NULL)",
+            "CREATE TABLE IF NOT EXISTS `live_\u202e` (id INT PRIMARY KEY)",
+            "REPLACE INTO `live_\u202e` VALUES (1), (2)",  # (its first: the Python path)
+            "REPLACE INTO `live_\u202e` VALUES (3)",
             "DELETE FROM live_lines WHERE id >= 35")
 
 
+@pytest.mark.parametrize("mode", ["--json", "--brief"])
 def test_kernel_lines_equal_pure_over_a_real_stream(mariadb: Any, native: NativeSwitch,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    mode: str) -> None:
     native.require()
     _workload(mariadb)
-    assert _both(mariadb, monkeypatch, native) > 40
+    assert _both(mariadb, monkeypatch, native, mode=mode) > 40
+
+
+def test_a_brief_line_the_renderer_changed_turns_the_kernel_off(
+        mariadb: Any, native: NativeSwitch, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``--brief`` template is the text renderer's: a renderer that writes another head
+    (here: the sequence id in hex) has no template, and the lines are the renderer's."""
+    from binlogscope.render import text as render_text
+    from binlogscope.wire import packet
+
+    native.require()
+    _workload(mariadb)
+    real = packet.packet_title
+
+    def hex_seq(kind: str, value: Any, seq: int, payload_length: int) -> str:
+        return real(kind, value, seq, payload_length).replace(f"(seq {seq},", f"(seq {seq:#x},")
+
+    monkeypatch.setattr(render_text, "packet_title", hex_seq)
+    assert line_layout.brief_template() is None
+    out, status, _, taken = _live_json(mariadb, monkeypatch, mode="--brief")
+    assert status == 0 and taken == 0 and b"(seq 0x" in out
 
 
 def _ids(items: list[Any], table: str) -> list[int]:

@@ -1,7 +1,9 @@
-"""The replica's server event packets written as ``live --json`` lines by the native kernel:
+"""The replica's server event packets written as ``live --json`` (or ``--brief``) lines by the
+native kernel:
 :class:`LiveLines`, the :class:`~binlogscope.session.packets.StreamLines` the stream gives its
 session when the command's output is every item as a ``--json`` line (``cli/live.py``: no
-``--count``, ``--state``, table filter or ``--lag-every``, which read each event).
+``--count``, ``--state``, table filter or ``--lag-every``, which read each event; ``--brief``
+the same, with ``brief_lines``' text template).
 
 The writer and its context come from ``render/line_layout.py`` (``packet_lines(None)``: the
 template derived from ``render/shapes.py``'s ``live_item_json``, handed in by the command as
