@@ -87,16 +87,25 @@ _PARTS: tuple[tuple[type, Callable[[Any], str]], ...] = (
 )
 #: the part by the body's exact type, found in _PARTS once per type (None: says nothing)
 _PART_BY_TYPE: dict[type, Callable[[Any], str] | None] = {}
+_UNSEEN: Any = object()
+
+
+def summary_part(body_type: type) -> Callable[[Any], str] | None:
+    """What makes the summary of a body of this exact type (None: it says nothing)."""
+    try:
+        return _PART_BY_TYPE[body_type]
+    except KeyError:
+        part = _PART_BY_TYPE[body_type] = next(
+            (f for cls, f in _PARTS if issubclass(body_type, cls)), None)
+        return part
 
 
 def row_summary(ev: DecodedEvent) -> str:
     """The list's summary column: what is in the event besides its type and table."""
     body = ev.body
-    try:
-        part = _PART_BY_TYPE[type(body)]
-    except KeyError:
-        part = _PART_BY_TYPE[type(body)] = next(
-            (f for cls, f in _PARTS if isinstance(body, cls)), None)
+    part = _PART_BY_TYPE.get(type(body), _UNSEEN)
+    if part is _UNSEEN:
+        part = summary_part(type(body))
     text = part(body) if part is not None else None
     if ev.error:
         text = f"ERROR {ev.error}" if text is None else f"{text} ERROR {ev.error}"

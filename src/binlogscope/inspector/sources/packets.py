@@ -22,6 +22,7 @@ from them are :class:`~binlogscope.inspector.sources.packet_rows.PacketRows`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.setup import SetupStep
@@ -37,7 +38,12 @@ from binlogscope.inspector.source import (
     PHASE_DOCS,
     PHASES,
 )
-from binlogscope.inspector.sources.binlog_file import _alg_name, row_summary
+from binlogscope.inspector.sources.binlog_file import (
+    _SUMMARY_MAX,
+    _alg_name,
+    row_summary,
+    summary_part,
+)
 from binlogscope.inspector.sources.packet_rows import (
     MAX_RAW_BYTES,
     TREE_WINDOW,
@@ -61,6 +67,7 @@ from binlogscope.wire.node import Node
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 _OTHER = _KIND_INDEX["other"]
 _FDE = int(EventType.FORMAT_DESCRIPTION_EVENT)
+_UNSEEN: Any = object()
 
 
 def info_node(name: str, value: str, doc: str, error: str | None = None) -> Node:
@@ -81,6 +88,8 @@ class PacketStreamSource(PacketRows):
         self._c_id = 0  # the connection self._c is (the base class starts with 0's)
         self._last_file: str | None = None  # the last binlog file seen and its index
         self._last_file_i = -1
+        #: a binlog event body's summary part by its exact type (binlog_file.summary_part)
+        self._parts: dict[type, Callable[[Any], str] | None] = {}
 
     # ------------------------------------------------------------------ producing
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
@@ -275,25 +284,13 @@ class PacketStreamSource(PacketRows):
         k = ev.kind
         contexts = self._contexts
         cid = contexts.observe(ev, item.conn)
-        if k == "handshake_v10" and v is not None:
-            self._c.phase = 0
-            self.server_version = self.server_version or v.server_version
-        elif k == "com_register_slave":
-            self._c.phase = 3
-        elif k in ("com_binlog_dump", "com_binlog_dump_gtid"):
-            self._c.phase = 4
-        elif k == "com_query" and v is not None and item.step is None:
-            why = why_for_query(v.query)
-            if why is not None and not (self.steps and self.steps[self._c.step].sql == v.query):
-                self.steps.append(SetupStep("setup", why[0], why[1], v.query))
-                self._c.step = len(self.steps) - 1
-        semi = 0
-        if ev.semi_sync is not None:
-            semi = 2 if ev.semi_sync.ack_requested else 1
-        table = log_pos = file_pos = gtid = -1
         bev = ev.binlog_event
         c = self._c
-        if bev is not None:
+        semi_sync = ev.semi_sync
+        semi = 0 if semi_sync is None else 2 if semi_sync.ack_requested else 1
+        err = ev.error
+        if bev is not None:  # nearly every row of a capture or a stream: a binlog event
+            table = log_pos = file_pos = gtid = -1
             c.phase = 5
             self.binlog_events += 1
             h = bev.header
@@ -330,21 +327,45 @@ class PacketStreamSource(PacketRows):
                 if table < 0:
                     table = self._table_at[(schema, name)] = self._intern(
                         self._tables, self._table_index, f"{schema}.{name}")
-            summary = row_summary(bev)
-            if ev.error and ev.error != bev.error:
-                summary = fit(f"{summary} ERROR {ev.error}")
-            if h is not None and not ev.error and not bev.error:  # the common case: by type
+            if h is not None and not err and not bev.error:  # the common case: by type
+                # (row_summary's text, its part found by the body's type once)
+                body = bev.body
+                part = self._parts.get(type(body), _UNSEEN)
+                if part is _UNSEEN:
+                    part = self._parts[type(body)] = summary_part(type(body))
+                if part is None:
+                    summary = ""
+                else:
+                    summary = part(body)
+                    if len(summary) > _SUMMARY_MAX:
+                        summary = summary[: _SUMMARY_MAX - 3] + "..."
                 tk = self._type_kinds.get(h.type_code)
                 if tk is None:
                     tk = self._type_kinds[h.type_code] = self._type_kind(ev)
                 t, kind = tk
             else:
+                summary = row_summary(bev)
+                if err and err != bev.error:
+                    summary = fit(f"{summary} ERROR {err}")
                 t, kind = self._type_kind(ev)
         else:
+            table = log_pos = file_pos = gtid = -1
+            if k == "handshake_v10" and v is not None:
+                c.phase = 0
+                self.server_version = self.server_version or v.server_version
+            elif k == "com_register_slave":
+                c.phase = 3
+            elif k in ("com_binlog_dump", "com_binlog_dump_gtid"):
+                c.phase = 4
+            elif k == "com_query" and v is not None and item.step is None:
+                why = why_for_query(v.query)
+                if why is not None and not (self.steps and self.steps[c.step].sql == v.query):
+                    self.steps.append(SetupStep("setup", why[0], why[1], v.query))
+                    c.step = len(self.steps) - 1
+            elif k == "semi_sync_ack" and v is not None:
+                semi = 3
             summary = packet_summary(ev)
             t, kind = self._type_kind(ev)
-        if k == "semi_sync_ack" and v is not None:
-            semi = 3
         # the row's columns, as _append gathers them (inline: this is the indexer's per-row
         # work for nearly every row of a capture or a live stream)
         pending = self._pending
@@ -353,10 +374,9 @@ class PacketStreamSource(PacketRows):
         pk = ti.get(k)
         if pk is None:
             pk = self._intern(self._type_names, ti, k)
-        d = ev.direction
         frame = item.frame
-        pending.append((ts, ev.payload_length, 1 if d is Peer.CLIENT else 2, ev.seq, semi, t,
-                        pk, kind, table, log_pos, ev.offset, item.conn & 0xFFFF,
+        pending.append((ts, ev.payload_length, 1 if ev.direction is Peer.CLIENT else 2, ev.seq,
+                        semi, t, pk, kind, table, log_pos, ev.offset, item.conn & 0xFFFF,
                         -1 if frame is None else frame, c.phase, c.step, c.file, file_pos,
                         gtid, cid))
         self._pending_text.append(summary)
@@ -365,7 +385,7 @@ class PacketStreamSource(PacketRows):
         if payload is not None:
             self._raw_bytes += len(payload)
             self._trim_raw()
-        if ev.error or k == "err":
+        if err or k == "err":
             self._errors.add(n)
         if semi == 3:
             self._ack_pos[n] = v.binlog_pos
@@ -375,7 +395,6 @@ class PacketStreamSource(PacketRows):
             self._recent[n] = ev
             while len(self._recent) > self.tree_window:
                 self._recent.popitem(last=False)
-
 
 __all__ = ["MAX_RAW_BYTES", "PHASES", "PHASE_DOCS", "TREE_WINDOW", "PacketRows",
            "PacketStreamSource", "packet_kind", "packet_summary", "why_for_query"]
