@@ -297,21 +297,27 @@ def test_built_gtid_and_xid_are_the_kernels(native: NativeSwitch, tmp_path: Path
 
 def test_statement_texts_are_the_kernels_when_valid_utf8(native: NativeSwitch,
                                                          tmp_path: Path) -> None:
-    """ANNOTATE_ROWS and ROWS_QUERY texts with quotes, backslashes, controls, U+2028 and
-    emoji are written by the kernel with the serializer's escapes; a text that is not UTF-8
-    (the decoder replaces its bytes) is the Python path's: the same bytes either way. In
-    --summary, runs of spaces squeezed and long texts cut as the text renderer does."""
+    """ANNOTATE_ROWS and ROWS_QUERY texts with quotes, backslashes, controls, U+2028, emoji
+    and other non-ASCII characters are written by the kernel with the serializer's escapes;
+    a text that is not UTF-8 (the decoder replaces its bytes) is the Python path's: the same
+    bytes either way. In --summary, runs of spaces squeezed and long texts cut as the text
+    renderer does."""
     texts = ['insert into t values ("a\\\\b", \'\\n\')\x00\x1f\x7f\u2028 \U0001f600',
              "x" * 300, "", "  a  b  " * 30, "select   1 " + " " * 400 + "x", "y" * 81,
-             "z" * 80 + " w"]
+             "z" * 80 + " w",
+             # beyond ASCII: printable BMP characters are the kernel's (counted, cut and
+             # squeezed by characters), whitespace (NBSP) and unprintable ones (a soft
+             # hyphen) are the Python path's
+             "käse€ " * 20, "ä" * 81, "é" * 80 + " w", "中文  查询 " * 30, "ü" * 400 + " x",
+             "ü" * 78 + "  b" * 5, "a\u00a0b", "x\u00adx"]
     events = [encode_event(EventType.ANNOTATE_ROWS_EVENT, t.encode()) for t in texts]
     events += [encode_event(EventType.ROWS_QUERY_LOG_EVENT, b"\x05" + t.encode())
                for t in texts]
     events += [encode_event(EventType.ANNOTATE_ROWS_EVENT, b"caf\xe9 \xed\xa0\x80")]
     path = tmp_path / "texts.000001"
     path.write_bytes(_binlog(events))
-    # (--summary's statement text in the kernel: printable ASCII only)
-    assert _both(path, native) == (2 * len(texts), 2 * len(texts) - 2)
+    # (--summary's statement text in the kernel: printable ASCII and BMP characters only)
+    assert _both(path, native) == (2 * len(texts), 2 * len(texts) - 6)
 
 
 @settings(max_examples=300, deadline=None,

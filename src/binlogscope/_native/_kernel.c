@@ -522,7 +522,7 @@ PyInit__kernel(void)
     if (PyModule_AddObject(m, "EventLines", (PyObject *)&EventLinesType) < 0)
         return NULL;
     /* binlogscope._native.PLAN_VERSION: the plan kinds and functions of this file */
-    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 5) < 0)
+    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 6) < 0)
         return NULL;
     return m;
 }

@@ -251,7 +251,8 @@ int kernel_line_ready(void);
 void line_crc_init(void);
 uint32_t line_crc32(const unsigned char *p, Py_ssize_t n);
 int line_put_padded(JsonOut *o, unsigned long long v, int width);
-int line_put_query_text(JsonOut *o, const unsigned char *s, Py_ssize_t n);
+int line_put_query_text(JsonOut *o, const unsigned char *s, Py_ssize_t n,
+                        const unsigned char *printable);
 int line_put_text(JsonOut *o, PyObject *s);
 int line_text_plain(const unsigned char *s, Py_ssize_t n);
 
@@ -278,6 +279,7 @@ int line_rows_layout(PyObject *tables, PyObject *ctx_tables, int code, int layou
                      const unsigned char *body, Py_ssize_t blen, LineRows *r);
 /* the text renderer's tail of an event's body (the --summary line); 0, 1 (decline), -1 */
 int line_put_tail(JsonOut *o, int layout, PyObject *gtid, const LineRows *rows,
-                  const unsigned char *text, Py_ssize_t text_len, PyObject *bobj);
+                  const unsigned char *text, Py_ssize_t text_len, PyObject *bobj,
+                  const unsigned char *printable);
 
 #endif

@@ -30,6 +30,7 @@ class EventLines:
     at: int
     semi: tuple[bytes, ...] | None
     texts: tuple[bytes, ...] | None
+    printable: bytes | None
     def __init__(self, template: tuple[tuple[bytes, int] | tuple[bytes, int, int], ...], end: bytes,
                  names: tuple[bytes | None, ...], bodies: bytes) -> None: ...
     def __call__(self, buf: bytes, pos: int, base: int, /

@@ -99,6 +99,9 @@ typedef struct {
     long long at;     /* stream: where the next event starts in its file (-1: not known) */
     PyObject *semi;   /* tuple: the semi_sync text without the header, with flag 0, flag 1 */
     PyObject *texts;  /* tuple of 3 bytes: V_TEXT0..2's JSON text */
+    /* bytes of 8192: the BMP's printable non-whitespace characters (a bit each, Python's
+     * str.isprintable and isspace), which a statement's text (V_EVENT) may have; else ASCII */
+    PyObject *printable;
 } EventLines;
 
 /* ------------------------------------------------------------------ the type */
@@ -179,6 +182,7 @@ lines_dealloc(EventLines *self)
     Py_XDECREF(self->tables);
     Py_XDECREF(self->semi);
     Py_XDECREF(self->texts);
+    Py_XDECREF(self->printable);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -384,7 +388,11 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
         case V_EVENT:
             rc = put(o, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name));
             if (rc == 0)
-                rc = line_put_tail(o, layout, gtid, &rows, text, text_len, bobj);
+                rc = line_put_tail(o, layout, gtid, &rows, text, text_len, bobj,
+                                   self->printable != NULL && PyBytes_Check(self->printable) &&
+                                   PyBytes_GET_SIZE(self->printable) == 8192
+                                       ? (const unsigned char *)PyBytes_AS_STRING(self->printable)
+                                       : NULL);
             break;
         case V_QUERY:
             rc = text == NULL ? PUT_LIT(o, "null")
@@ -551,6 +559,9 @@ static PyMemberDef lines_members[] = {
      "the semi_sync value's JSON text: no header, flag 0, flag 1"},
     {"texts", T_OBJECT, offsetof(EventLines, texts), 0,
      "the JSON text of the values the caller gives (V_TEXT0..2)"},
+    {"printable", T_OBJECT, offsetof(EventLines, printable), 0,
+     "bytes of 8192: the BMP characters (a bit each) a statement's text may have beyond "
+     "printable ASCII (render/line_layout.py), or None"},
     {NULL, 0, 0, 0, NULL},
 };
 

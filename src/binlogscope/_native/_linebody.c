@@ -115,10 +115,11 @@ done:
 }
 
 /* the text renderer's tail of the body (render/text.py _tail): a GTID, a table and its row
- * count, a table, a statement; 0, 1 (decline) or -1 */
+ * count, a table, a statement (``printable``: the BMP characters a statement may have
+ * beyond printable ASCII, or NULL); 0, 1 (decline) or -1 */
 int
 line_put_tail(JsonOut *o, int layout, PyObject *gtid, const LineRows *rows, const unsigned char *text,
-         Py_ssize_t text_len, PyObject *bobj)
+         Py_ssize_t text_len, PyObject *bobj, const unsigned char *printable)
 {
     switch (layout) {
     case BODY_XID:
@@ -149,7 +150,7 @@ line_put_tail(JsonOut *o, int layout, PyObject *gtid, const LineRows *rows, cons
     case BODY_TEXT: case BODY_TEXT_AFTER_LENGTH:
         if (PUT_LIT(o, " ") < 0)
             return -1;
-        return line_put_query_text(o, text, text_len);
+        return line_put_query_text(o, text, text_len, printable);
     default:
         return 1;
     }

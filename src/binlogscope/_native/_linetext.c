@@ -61,8 +61,8 @@ line_put_padded(JsonOut *o, unsigned long long v, int width)
     return 0;
 }
 
-/* render/text.py _query_text for a statement of printable ASCII only (1: decline any other):
- * whitespace runs as one space, at most 80 characters (77 and "...") */
+/* whitespace (a space: the only one a statement the kernel writes has) runs as one space,
+ * none at the ends */
 #define QUERY_WIDTH 80
 static Py_ssize_t
 squeeze(const unsigned char *s, Py_ssize_t n, char *out)
@@ -81,29 +81,80 @@ squeeze(const unsigned char *s, Py_ssize_t n, char *out)
     return m;
 }
 
-int
-line_put_query_text(JsonOut *o, const unsigned char *s, Py_ssize_t n)
+/* bytes of the UTF-8 sequence a lead byte starts */
+#define UTF8_LEN(c) ((c) < 0x80 ? 1 : (c) < 0xE0 ? 2 : (c) < 0xF0 ? 3 : 4)
+
+/* the bytes of the first k code points of s[0:n] (valid UTF-8) */
+static Py_ssize_t
+cp_bytes(const unsigned char *s, Py_ssize_t n, Py_ssize_t k)
 {
+    Py_ssize_t i = 0;
+    while (k-- > 0 && i < n)
+        i += UTF8_LEN(s[i]);
+    return i < n ? i : n;
+}
+
+/* the code points of s[0:n] (valid UTF-8) */
+static Py_ssize_t
+cp_count(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t k = 0;
     for (Py_ssize_t i = 0; i < n; i++)
-        if (s[i] < 0x20 || s[i] > 0x7e)
+        k += (s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+/* render/text.py _query_text of a statement (valid UTF-8) of printable ASCII and the BMP
+ * characters ``printable`` (Python's bitmap: printable, not whitespace; NULL: ASCII only)
+ * marks - 1: decline any other. Whitespace runs as one space, at most 80 characters (77 and
+ * "...") */
+int
+line_put_query_text(JsonOut *o, const unsigned char *s, Py_ssize_t n,
+                    const unsigned char *printable)
+{
+    Py_ssize_t ncp = 0;
+    for (Py_ssize_t i = 0; i < n; ncp++) {
+        unsigned c = s[i];
+        if (c < 0x80) {
+            if (c < 0x20 || c == 0x7f)
+                return 1;
+            i++;
+            continue;
+        }
+        if (printable == NULL || c >= 0xF0 || i + UTF8_LEN(c) > n)
             return 1;
-    if (n > QUERY_WIDTH && s[0] != ' ' && s[QUERY_WIDTH] != ' ' &&
-        memmem(s, QUERY_WIDTH + 1, "  ", 2) == NULL) {
-        if (put(o, (const char *)s, QUERY_WIDTH - 3) < 0)
-            return -1;
-        return PUT_LIT(o, "...");
+        unsigned cp = c < 0xE0 ? ((c & 0x1Fu) << 6) | (s[i + 1] & 0x3Fu)
+                               : ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) |
+                                 (s[i + 2] & 0x3Fu);
+        if (!(printable[cp >> 3] & (1u << (cp & 7))))
+            return 1;
+        i += UTF8_LEN(c);
     }
-    Py_ssize_t head = n < 4 * QUERY_WIDTH ? n : 4 * QUERY_WIDTH;
+    if (ncp > QUERY_WIDTH) {
+        Py_ssize_t head = cp_bytes(s, n, QUERY_WIDTH + 1);
+        if (s[0] != ' ' && s[cp_bytes(s, n, QUERY_WIDTH)] != ' ' &&
+            memmem(s, (size_t)head, "  ", 2) == NULL) {
+            if (put(o, (const char *)s, cp_bytes(s, n, QUERY_WIDTH - 3)) < 0)
+                return -1;
+            return PUT_LIT(o, "...");
+        }
+    }
+    Py_ssize_t head = cp_bytes(s, n, 4 * QUERY_WIDTH);
     char *q = PyMem_Malloc((size_t)n + 1);
     if (q == NULL) {
         PyErr_NoMemory();
         return -1;
     }
     Py_ssize_t m = squeeze(s, head, q);
-    if (m <= QUERY_WIDTH && n > 4 * QUERY_WIDTH)
+    Py_ssize_t mcp = cp_count((const unsigned char *)q, m);
+    if (mcp <= QUERY_WIDTH && ncp > 4 * QUERY_WIDTH) {
         m = squeeze(s, n, q);
-    int rc = m <= QUERY_WIDTH ? put(o, q, m)
-             : (put(o, q, QUERY_WIDTH - 3) < 0 ? -1 : PUT_LIT(o, "..."));
+        mcp = cp_count((const unsigned char *)q, m);
+    }
+    int rc = mcp <= QUERY_WIDTH
+                 ? put(o, q, m)
+                 : (put(o, q, cp_bytes((const unsigned char *)q, m, QUERY_WIDTH - 3)) < 0
+                        ? -1 : PUT_LIT(o, "..."));
     PyMem_Free(q);
     return rc;
 }

@@ -31,6 +31,7 @@ writes something the slots do not give has no template and the lines stay the re
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -171,6 +172,25 @@ def event_lines(path: str, binlog_file: str | None) -> EventLines | None:
     return lines
 
 
+@functools.cache
+def printable() -> bytes:
+    """The BMP characters beyond ASCII a statement's text in a kernel's text line may have
+    (a bit each, ``EventLines.printable``): printable and not whitespace by this Python's
+    ``str.isprintable``/``isspace`` - the characters ``render/text.py`` ``_query_text``
+    neither squeezes nor escapes; a statement with any other is the Python path's."""
+    bits = bytearray(8192)
+    for start in range(0x80, 0x10000, 64):  # (a block of 64 at once where it can)
+        block = "".join(map(chr, range(start, start + 64)))
+        if block.isprintable() and len(block.split()) == 1:
+            bits[start >> 3:(start + 64) >> 3] = b"\xff" * 8
+            continue
+        for cp in range(start, start + 64):
+            ch = chr(cp)
+            if ch.isprintable() and not ch.isspace():
+                bits[cp >> 3] |= 1 << (cp & 7)
+    return bytes(bits)
+
+
 def summary_lines(path: str, clock: Callable[[int], str]) -> EventLines | None:
     """The kernel's writer of ``file --summary`` lines for the events of ``path`` (the columns
     of ``cli/file.py`` ``_summary_line``: the path, offset, end_log_pos, server id, the time
@@ -189,6 +209,7 @@ def summary_lines(path: str, clock: Callable[[int], str]) -> EventLines | None:
                   for c in range(256))
     lines: EventLines = kernel.EventLines(template, b"\n", names, bytes(256))
     lines.clock = clock
+    lines.printable = printable()
     return lines
 
 
@@ -248,20 +269,29 @@ def packet_template(flow: Flow | None) -> tuple[tuple[tuple[bytes, int], ...], b
     return tuple(pairs), text + b"}\n", (semis[0], semis[1], semis[2])
 
 
-#: the values a probe's ``live --brief`` line is rendered with, by slot: each must show in
-#: the line once, as the kernel writes it (two sets: the template made from the first must
-#: give the second's line)
-_BRIEF_PROBES = ({"seq": 201, "payload_length": 30301, "file_pos": 40401, "file": "b.MARK"},
-                 {"seq": 7, "payload_length": 58, "file_pos": 1234567, "file": "mysql-bin.9"})
+#: the values a probe's ``--brief`` line is rendered with, by slot: each the line shows must
+#: show once, as the kernel writes it (two sets: the template made from the first must give
+#: the second's line)
+_BRIEF_PROBES = ({"seq": 201, "payload_length": 30301, "file_pos": 40401, "file": "b.MARK",
+                  "frame": 50501},
+                 {"seq": 7, "payload_length": 58, "file_pos": 1234567, "file": "mysql-bin.9",
+                  "frame": 3})
+#: the probe values' slots
+_BRIEF_SLOTS = {"seq": PACKET_SLOTS["seq"], "payload_length": PACKET_SLOTS["payload_length"],
+                "file_pos": SLOTS["offset"], "file": PACKET_SLOTS["binlog_file"],
+                "frame": PACKET_SLOTS["frame"]}
+_SEMI = PACKET_SLOTS["semi_sync"]
 
 
-def _brief_probe(code: int, layout: int, flag: int | None, values: dict[str, Any]) -> str | None:
-    """The ``live --brief`` text (:func:`~binlogscope.render.text.live_item_text`) of a live
-    replica's event packet holding a probe event of this body layout, whose own tail
-    (:func:`~binlogscope.render.text.event_line`, the kernel's ``EVENT`` slot) is cut off;
-    None when it is not one line ending in that tail."""
+def _brief_probe(flow: Flow | None, code: int, layout: int, flag: int | None,
+                 values: dict[str, Any]) -> str | None:
+    """The ``--brief`` text of an event packet holding a probe event of this body layout -
+    ``flow``'s (:func:`~binlogscope.render.text.capture_item_text`), None: a live replica's
+    (:func:`~binlogscope.render.text.live_item_text`) - without the event's own line at its
+    end (:func:`~binlogscope.render.text.event_line`, the kernel's ``EVENT`` slot); None when
+    it is not one line ending in that."""
     from binlogscope.drivers.items import SourceItem
-    from binlogscope.render.text import event_line, live_item_text
+    from binlogscope.render.text import capture_item_text, event_line, live_item_text
     from binlogscope.session.events import PacketDecoded, Peer, Phase
     from binlogscope.wire.replication import BinlogPacket, SemiSyncHeader
 
@@ -271,80 +301,102 @@ def _brief_probe(code: int, layout: int, flag: int | None, values: dict[str, Any
     pkt = PacketDecoded(Peer.SERVER, 0, values["seq"], values["payload_length"],
                         "binlog_event", BinlogPacket(ev, semi, None), None,
                         Phase.BINLOG_STREAM, semi, ev, None, 32, b"", 0.0)
-    got = live_item_text(SourceItem("packet", pkt), True)
+    if flow is None:
+        got = live_item_text(SourceItem("packet", pkt), True)
+    else:
+        got = capture_item_text(SourceItem("packet", pkt, "", None, 0.0, values["frame"], flow),
+                                True)
     tail = event_line(ev)
     if len(got) != 1 or not got[0].endswith(tail):
         return None
     return got[0][:len(got[0]) - len(tail)]
 
 
-def brief_template() -> tuple[tuple[tuple[bytes, int], ...], bytes,
-                              tuple[bytes, bytes]] | None:
-    """The ``live --brief`` line's template of the replica's event packets: (text before
-    each value, value slot) pairs, the closing text, and the semi-sync header's text without
-    a header and with flag 0 - found in what the text renderer
-    (:func:`~binlogscope.render.text.live_item_text`) writes for probe packets of every body
-    layout: the type's name, the sequence id, the payload length, the event's file and offset
-    in it, the semi-sync text, then the event's own line (``EVENT``, the ``file --summary``
-    tail); None when a line has text the slots do not give (a renderer changed without a
-    slot here), checked by a second set of probe values."""
-    slot_of = {"seq": PACKET_SLOTS["seq"], "payload_length": PACKET_SLOTS["payload_length"],
-               "file_pos": SLOTS["offset"], "file": PACKET_SLOTS["binlog_file"]}
-    template: tuple[tuple[tuple[bytes, int], ...], bytes, tuple[bytes, bytes]] | None = None
+BriefTemplate = tuple[tuple[tuple[bytes, int], ...], bytes, tuple[bytes, ...]]
+
+
+def _brief_layout(flow: Flow | None, code: int, layout: int) -> BriefTemplate | None:
+    """The template of one body layout's probe lines (see :func:`brief_template`)."""
+    flags = (None, 0) if flow is None else (None, 0, 1)
+    values = _BRIEF_PROBES[0]
+    got = [_brief_probe(flow, code, layout, f, values) for f in flags]
+    plain = got[0]
+    if plain is None:
+        return None
+    at = -1  # (the semi-sync text: what a flag's line has inserted into the plain one)
+    semis: list[str] = [""]
+    for line in got[1:]:
+        if line is None or len(line) < len(plain):
+            return None
+        i = 0
+        while i < len(plain) and plain[i] == line[i]:
+            i += 1
+        if at >= 0 and i != at:  # (one place for every flag's text)
+            i = at
+        text = line[i:i + len(line) - len(plain)]
+        if line[:i] + line[i + len(text):] != plain:
+            return None
+        at = i
+        semis.append(text)
+    marks = [(at, 0, _SEMI)]
+    name = event_type_name(code)
+    for key, text in (("name", name), *((k, str(values[k])) for k in _BRIEF_SLOTS)):
+        where = plain.find(text)
+        if where < 0:
+            continue  # (not in the line: not a slot of it; the second set checks that)
+        if plain.find(text, where + 1) >= 0:
+            return None
+        marks.append((where, len(text), SLOTS["event_type"] if key == "name"
+                      else _BRIEF_SLOTS[key]))
+    marks.sort()
+    pairs: list[tuple[bytes, int]] = []
+    done = 0
+    for where, length, slot in marks:
+        if where < done:
+            return None
+        pairs.append((plain[done:where].encode(), slot))
+        done = where + length
+    pairs.append((plain[done:].encode(), EVENT))
+    # the second set of values, filled in by the template, is the renderer's line
+    other = _BRIEF_PROBES[1]
+    fill = {SLOTS["event_type"]: name, **{s: str(other[k]) for k, s in _BRIEF_SLOTS.items()}}
+    for flag, semi in zip(flags, semis, strict=True):
+        fill[_SEMI] = semi
+        want = _brief_probe(flow, code, layout, flag, other)
+        if want is None or "".join(t.decode() + fill.get(s, "") for t, s in pairs) != want:
+            return None
+    return tuple(pairs), b"\n", tuple(t.encode() for t in semis)
+
+
+def brief_template(flow: Flow | None = None) -> BriefTemplate | None:
+    """The ``--brief`` line's template of ``flow``'s server event packets (None: the live
+    replica's): (text before each value, value slot) pairs, the closing text, and the
+    semi-sync header's text without a header, with flag 0 (and, for a capture, flag 1) -
+    found in what the text renderer (``render/text.py`` ``capture_item_text``,
+    ``live_item_text``) writes for probe packets of every body layout: the flow's prefix and
+    the frame, the type's name, the sequence id, the payload length, the event's file and
+    offset in it, the semi-sync text, then the event's own line (``EVENT``: the ``file
+    --summary`` tail); None when a line has text these slots do not give (a renderer changed
+    without a slot here), checked with a second set of probe values."""
+    template: BriefTemplate | None = None
     for code, layout in BODY_LAYOUTS.items():
-        name = event_type_name(code)
-        values = _BRIEF_PROBES[0]
-        plain, semi0 = (_brief_probe(code, layout, f, values) for f in (None, 0))
-        if plain is None or semi0 is None or len(semi0) < len(plain):
-            return None
-        at = 0  # (the semi-sync text: what the flag-0 line has inserted into the plain one)
-        while at < len(plain) and plain[at] == semi0[at]:
-            at += 1
-        semi = semi0[at:at + len(semi0) - len(plain)]
-        if semi0[:at] + semi0[at + len(semi):] != plain:
-            return None
-        marks = [(at, 0, PACKET_SLOTS["semi_sync"])]
-        for key, slot in (("name", SLOTS["event_type"]), *slot_of.items()):
-            text = name if key == "name" else str(values[key])
-            where = plain.find(text)
-            if where < 0 or plain.find(text, where + 1) >= 0:
-                return None
-            marks.append((where, len(text), slot))
-        marks.sort()
-        pairs: list[tuple[bytes, int]] = []
-        done = 0
-        for where, length, slot in marks:
-            if where < done:
-                return None
-            pairs.append((plain[done:where].encode(), slot))
-            done = where + length
-        pairs.append((plain[done:].encode(), EVENT))
-        got = (tuple(pairs), b"\n", (b"", semi.encode()))
-        if template is not None and got != template:
+        got = _brief_layout(flow, code, layout)
+        if got is None or (template is not None and got != template):
             return None
         template = got
-        # the second set of values, filled in by the template, is the renderer's line
-        other = _BRIEF_PROBES[1]
-        fill = {PACKET_SLOTS["semi_sync"]: "", SLOTS["event_type"]: name,
-                **{slot: str(other[k]) for k, slot in slot_of.items()}}
-        for flag in (None, 0):
-            fill[PACKET_SLOTS["semi_sync"]] = "" if flag is None else semi
-            want = _brief_probe(code, layout, flag, other)
-            made = "".join(t.decode() + fill.get(s, "") for t, s in pairs)
-            if want is None or made != want:
-                return None
     return template
 
 
-def brief_lines() -> tuple[EventLines, LineContext] | None:
-    """The kernel's writer of the replica's event packets' ``live --brief`` lines
-    (:func:`brief_template`) and the context it is told, or None (no kernel, or a line it
-    cannot write). As :func:`packet_lines` (None): a packet asking for a semi-sync ACK is
-    declined; the binlog file is given as its text (:meth:`BriefContext.text`)."""
+def brief_lines(flow: Flow | None = None) -> tuple[EventLines, LineContext] | None:
+    """The kernel's writer of ``flow``'s server event packets' ``--brief`` lines (None: the
+    live replica's; :func:`brief_template`) and the context it is told, or None (no kernel,
+    or a line it cannot write). As :func:`packet_lines`: a live replica's packet asking for
+    a semi-sync ACK is declined; the values the caller gives are given as their text
+    (:meth:`BriefContext.text`)."""
     kernel = _native.kernel
     if kernel is None:
         return None
-    template = brief_template()
+    template = brief_template(flow)
     if template is None:
         return None
     names = tuple(event_type_name(c).encode() if c in BODY_LAYOUTS else None
@@ -352,6 +404,7 @@ def brief_lines() -> tuple[EventLines, LineContext] | None:
     line: EventLines = kernel.EventLines(template[0], template[1], names, bytes(256))
     line.semi = template[2]
     line.at = -1
+    line.printable = printable()
     return line, BriefContext(line, summary=True)
 
 
@@ -494,8 +547,8 @@ class BriefContext(LineContext):
     def text(value: Any) -> bytes:
         if isinstance(value, float):
             return b""  # (the arrival time: not in the line)
-        try:
-            return str(value or "?").encode()
+        try:  # (the frame; the binlog file, ``?`` when not known)
+            return str(value if isinstance(value, int) else value or "?").encode()
         except UnicodeEncodeError:
             return None  # type: ignore[return-value]  # (not given: the kernel declines)
 

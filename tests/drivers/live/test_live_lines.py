@@ -108,6 +108,7 @@ def _workload(db: Any) -> None:
             # (a statement a --brief line shows escaped: the Python path's; a table whose name
             # it shows escaped: the kernel's line goes through the text path)
             "REPLACE INTO live_lines VALUES (90, 'a\x01b\u202ec', 1.5, NULL)",
+            "REPLACE INTO live_lines VALUES (91, 'käse€ 中文', 2.5, NULL)",
             "CREATE TABLE IF NOT EXISTS `live_\u202e` (id INT PRIMARY KEY)",
             "REPLACE INTO `live_\u202e` VALUES (1), (2)",  # (its first: the Python path)
             "REPLACE INTO `live_\u202e` VALUES (3)",
