@@ -46,7 +46,7 @@ from binlogscope.pipeline.filter import event_table
 from binlogscope.pipeline.gc_tuning import fewer_gc_passes
 from binlogscope.render.escape import EscapingText, unescaped
 from binlogscope.render.json_out import LineWriter, dumps_line
-from binlogscope.render.line_layout import packet_lines
+from binlogscope.render.line_layout import brief_lines, packet_lines, text_plain
 from binlogscope.render.shapes import capture_item_json
 from binlogscope.render.text import capture_item_text
 from binlogscope.session.events import DecodeError, LinesWritten, PacketDecoded, SequenceMismatch
@@ -271,10 +271,11 @@ def one_capture(path: str, args: argparse.Namespace, flt: _Filter, out: TextIO, 
             print(f"{PROG}: pcap: {exc}", file=err)
             return 1
 
-    # every item as a --json line: the server event packets' lines by the native kernel
-    # (render/line_layout.py packet_lines), the rest as always
-    lines = (packet_lines if args.json and not args.summary
-             and not (flt.flows or flt.table is not None or flt.types) else None)
+    # every item as a --json (--brief) line: the server event packets' lines by the native
+    # kernel (render/line_layout.py packet_lines, brief_lines), the rest as always
+    every = not args.summary and not (flt.flows or flt.table is not None or flt.types)
+    lines = (packet_lines if args.json and every
+             else brief_lines if args.brief and every else None)
 
     def until_stopped() -> Iterator[list[SourceItem]]:
         for batch in read_capture_batches(path, ports, record=record,
@@ -345,14 +346,20 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
     lines = LineWriter(out, interactive=interactive, flush_every=flush_every)
     add = lines.add
     text: list[str] = []  # --plain/--brief lines not written yet (then: bytes, as the JSON)
+    utf8 = (getattr(out, "encoding", None) or "utf-8").lower().replace("-", "") == "utf8"
     try:
         try:
             with fewer_gc_passes():  # (gc_tuning: ~25 % less CPU on big captures)
                 for items in batches:
                     for item in items:
                         ev = item.event
-                        if type(ev) is LinesWritten:  # (the kernel's lines: --json only)
-                            add(ev.data)
+                        if type(ev) is LinesWritten:  # (the kernel's lines, in their place)
+                            data = ev.data
+                            if as_json or (utf8 and not text and text_plain(data)):
+                                add(data)
+                            else:  # (--brief: after the text before them; escaped and
+                                # encoded as every text line when it must be)
+                                text.append(data.decode("utf-8", "surrogatepass")[:-1])
                             continue
                         # (a sequence id out of order: what a client library stops at)
                         if (item.kind == "error" or type(ev) is DecodeError

@@ -1,10 +1,11 @@
-"""``pcap --json`` with the server event packets' lines written by the native kernel
-(``render/line_layout.py`` ``packet_lines``, ``session/packets.py`` ``stream_run``,
-``drivers/capture/lines.py``) against the Python path (``BINLOGSCOPE_PURE_PYTHON``: a
-``PacketDecoded`` per packet -> ``capture_item_json`` -> the serializer), byte for byte: every
-capture in ``captures/`` and the shared fixtures, and damaged copies (flipped bytes, cut
-frames, dropped/swapped/duplicated frames). Each test runs both outputs and checks that the
-kernel wrote lines where it should (the MariaDB stream captures)."""
+"""``pcap --json`` and ``pcap --brief`` with the server event packets' lines written by the
+native kernel (``render/line_layout.py`` ``packet_lines``, ``brief_lines``,
+``session/packets.py`` ``stream_run``, ``drivers/capture/lines.py``) against the Python path
+(``BINLOGSCOPE_PURE_PYTHON``: a ``PacketDecoded`` per packet -> ``capture_item_json`` -> the
+serializer, ``capture_item_text``), byte for byte: every capture in ``captures/`` and the
+shared fixtures, and damaged copies (flipped bytes, cut frames, dropped/swapped/duplicated
+frames). Each test runs both outputs and checks that the kernel wrote lines where it should
+(the MariaDB stream captures)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from binlogscope.cli import pcap as pcap_cli
 from binlogscope.cli.main import main
 from binlogscope.drivers.items import Flow
 from binlogscope.render import line_layout
-from binlogscope.render.line_layout import packet_lines, packet_template
+from binlogscope.render.line_layout import packet_template
 from tests.helpers import FIXTURES
 from tests.native_switch import NativeSwitch
 
@@ -60,47 +61,57 @@ class _Counting:
         setattr(self.inner, name, value)
 
 
-def _pcap_json(path: Path, *extra: str) -> tuple[bytes, int, str, int]:
-    """``pcap --json PATH`` in process: the output's bytes, status, messages and the packets
-    the kernel wrote."""
+def _pcap_json(path: Path, *extra: str, mode: str = "--json") -> tuple[bytes, int, str, int]:
+    """``pcap --json PATH`` (``mode``: or ``--brief``) in process: the output's bytes, status,
+    messages and the packets the kernel wrote."""
     counted: list[_Counting] = []
+    maker = "packet_lines" if mode == "--json" else "brief_lines"
+    real = getattr(line_layout, maker)
 
     def counting(flow: Flow) -> Any:
-        got = packet_lines(flow)
+        got = real(flow)
         if got is None:
             return None
         counted.append(_Counting(got[0]))
         got[1].line = counted[-1]  # type: ignore[assignment]
         return counted[-1], got[1]
 
-    out, err = io.StringIO(), io.StringIO()
+    # (a UTF-8 text stream over bytes, as stdout to a pipe or a file: lines go to its buffer)
+    raw = io.BytesIO()
+    out, err = io.TextIOWrapper(raw, encoding="utf-8", newline="\n"), io.StringIO()
     with pytest.MonkeyPatch().context() as m:
-        m.setattr(pcap_cli, "packet_lines", counting)
-        status = main(["pcap", str(path), "--json", *extra], out, err)
-    return out.getvalue().encode(), status, err.getvalue(), sum(c.taken for c in counted)
+        m.setattr(pcap_cli, maker, counting)
+        status = main(["pcap", str(path), mode, *extra], out, err)
+    out.flush()
+    return raw.getvalue(), status, err.getvalue(), sum(c.taken for c in counted)
 
 
-def _both(path: Path, native: NativeSwitch, *extra: str) -> int:
+def _both(path: Path, native: NativeSwitch, *extra: str, mode: str = "--json") -> int:
     """Both paths write the same bytes, status and messages; the packets the kernel wrote."""
-    fast, status, err, taken = _pcap_json(path, *extra)
+    fast, status, err, taken = _pcap_json(path, *extra, mode=mode)
     with native.off():
-        pure, pure_status, pure_err, none = _pcap_json(path, *extra)
+        pure, pure_status, pure_err, none = _pcap_json(path, *extra, mode=mode)
     assert none == 0
     assert fast == pure
     assert (status, err) == (pure_status, pure_err)
     return taken
 
 
+MODES = ["--json", "--brief"]
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("path", OURS + SHARED, ids=_id)
-def test_kernel_lines_equal_pure(path: Path, native: NativeSwitch) -> None:
-    taken = _both(path, native)
+def test_kernel_lines_equal_pure(path: Path, native: NativeSwitch, mode: str) -> None:
+    taken = _both(path, native, mode=mode)
     if path in STREAMS:
         assert taken > 10  # (the stream's GTID/TABLE_MAP/rows/XID packets)
 
 
-def test_kernel_lines_with_the_port_given(native: NativeSwitch) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_kernel_lines_with_the_port_given(native: NativeSwitch, mode: str) -> None:
     for path in STREAMS:
-        assert _both(path, native, "--port", "39041") > 10
+        assert _both(path, native, "--port", "39041", mode=mode) > 10
 
 
 def _records(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]]:
@@ -147,10 +158,11 @@ def _damaged(tmp_path: Path, src: Path, seed: int) -> Path:
 PCAP_STREAMS = [p for p in STREAMS if p.suffix == ".pcap"]
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("src", PCAP_STREAMS, ids=lambda p: p.name)
 def test_kernel_lines_equal_pure_on_damaged_captures(tmp_path: Path, native: NativeSwitch,
-                                                     src: Path) -> None:
-    taken = [_both(_damaged(tmp_path, src, seed), native) for seed in range(8)]
+                                                     src: Path, mode: str) -> None:
+    taken = [_both(_damaged(tmp_path, src, seed), native, mode=mode) for seed in range(8)]
     assert sum(taken) > 20  # (the kernel wrote between the damage)
 
 
@@ -170,3 +182,27 @@ def test_the_template_is_the_capture_items_keys(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(line_layout, "capture_item_json", more)
     assert packet_template(flow) is None
+
+
+def test_the_brief_template_is_the_text_renderers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``--brief`` template comes from ``capture_item_text``: the flow's prefix, the frame
+    and the coordinates as slots; a renderer that writes another line (the frame in hex) has
+    no template."""
+    from binlogscope.render import text as render_text
+
+    flow = Flow(7, "10.0.0.1:5000", "10.0.0.2:3306", 1, 0.0)
+    got = line_layout.brief_template(flow)
+    assert got is not None
+    assert got[0][0] == (b"[7] #", line_layout.PACKET_SLOTS["frame"])
+    assert got[2] == (b"", b"[semi-sync] ", b"[semi-sync ACK requested] ")
+    real = render_text.session_event_text
+
+    def hex_frame(ev: Any, brief: bool, prefix: str = "", titles: bool = False) -> Any:
+        head, _, rest = prefix.partition("#")
+        frame = rest.strip()
+        if frame.isdigit():
+            prefix = f"{head}#{int(frame):#x} "
+        return real(ev, brief, prefix, titles)
+
+    monkeypatch.setattr(render_text, "session_event_text", hex_frame)
+    assert line_layout.brief_template(flow) is None
