@@ -21,7 +21,7 @@ from them are :class:`~binlogscope.inspector.sources.packet_rows.PacketRows`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from binlogscope.drivers.items import SourceItem
@@ -96,12 +96,20 @@ class PacketStreamSource(PacketRows):
         """The items to show (subclasses override; the default iterates ``items``)."""
         return self._items or ()
 
+    def produce_batches(self, cancelled: Callable[[], bool]) -> Iterable[Sequence[SourceItem]]:
+        """:meth:`produce`'s items in batches, taken in between two looks at ``cancelled``
+        (a capture file's source gives a frame's items at once; the default: one by one)."""
+        for item in self.produce(cancelled):
+            yield (item,)
+
     def run(self, cancelled: Callable[[], bool]) -> None:
         try:
-            for item in self.produce(cancelled):
+            add = self.add
+            for batch in self.produce_batches(cancelled):
                 if cancelled():
                     return
-                self.add(item)
+                for item in batch:
+                    add(item)
         except Exception as exc:  # a producer bug must show, not kill the worker silently
             self.fatal = f"{type(exc).__name__}: {exc}"
         finally:

@@ -18,7 +18,7 @@ place (a lost segment inside it) is read by decoding the capture again up to tha
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from binlogscope.drivers.capture.pcap import CaptureError, read_capture, read_capture_batches
@@ -74,17 +74,23 @@ class PcapSource(PacketStreamSource):
         return payload
 
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
+        for items in self.produce_batches(cancelled):
+            yield from items
+
+    def produce_batches(self, cancelled: Callable[[], bool]) -> Iterable[Sequence[SourceItem]]:
+        """The rows' items a frame at a time, as the reader gives them (one look at
+        ``cancelled`` and no generator step per row)."""
         try:
             for items in read_capture_batches(str(self.path), self.ports, record=False,
                                               max_packet=self.max_packet, stop=cancelled):
                 if cancelled():
                     return
-                for it in items:
+                for k, it in enumerate(items):  # (the reader's own list, made for this frame)
                     if it.kind == "packet" and it.event is not None:
                         it.conn = it.flow.id  # (the reader's own item: the row's as it is)
-                        yield it
                     else:
-                        yield stream_item(it)
+                        items[k] = stream_item(it)
+                yield items
         except CaptureError as exc:
             self.fatal = str(exc)
 
