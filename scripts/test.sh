@@ -10,4 +10,8 @@ echo "== ruff";   python -m ruff check src tests mock_master bench
 echo "== mypy";   python -m mypy
 echo "== import contracts"; lint-imports
 echo "== pytest"
-exec python -m pytest -q "$@"
+# Two workers (pytest-xdist): much of the suite waits on servers, sockets and child processes,
+# so two halve much of the wait on a 2-core box (tests/conftest.py keeps each test file, and all
+# Spark files, on one worker; every worker starts its own MariaDB on its own free port).
+# BINLOGSCOPE_TEST_WORKERS=0 runs in one process; more workers suit a bigger machine.
+exec python -m pytest -q -n "${BINLOGSCOPE_TEST_WORKERS:-2}" --dist loadgroup "$@"

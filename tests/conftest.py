@@ -74,3 +74,29 @@ def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDB]:
         yield server
     finally:
         stop(directory)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With pytest-xdist (scripts/test.sh runs ``-n 2 --dist loadgroup``): one group per test
+    file, so a module-scoped fixture (a MariaDB, a replica, a capture) is set up once, on one
+    worker; every file with a ``spark`` test joins the one ``spark`` group, so one worker runs
+    them all on its one Spark session (a JVM per worker would cost seconds and memory twice).
+    The files with a ``slow`` test are handed out first (longest first keeps both workers busy
+    to the end); a file's tests keep their order. Without xdist nothing changes."""
+    if not getattr(config.option, "loadgroup", False):  # set on an xdist worker by --dist loadgroup
+        return
+    by_file: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        by_file.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def having(marker: str) -> set[str]:
+        return {f for f, its in by_file.items() if any(i.get_closest_marker(marker) for i in its)}
+
+    spark_files, slow_files = having("spark"), having("slow")
+    for name, its in by_file.items():
+        group = "spark" if name in spark_files else name
+        for item in its:
+            item.add_marker(pytest.mark.xdist_group(group))
+    order = sorted(by_file, key=lambda f: (f not in spark_files, f not in slow_files))
+    items[:] = [item for name in order for item in by_file[name]]
