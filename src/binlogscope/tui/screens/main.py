@@ -307,7 +307,7 @@ class MainScreen(GoToScreen):
             try:
                 flt = RowFilter.parse(value)
             except ValueError as exc:
-                self.notify(str(exc), severity="error")
+                self.notify(str(exc), severity="error", timeout=10)
                 return
             self.apply_filter(flt)
         elif message.mode == "search":
@@ -391,7 +391,7 @@ class MainScreen(GoToScreen):
         try:
             when = go_time(where)
         except ValueError as exc:
-            self.notify(f"go to {where}: {exc}", severity="error")
+            self.notify(f"go to {where}: {exc}", severity="error", timeout=10)
             return
         if when is not None:
             self._goto_time(when, where)
@@ -399,7 +399,7 @@ class MainScreen(GoToScreen):
         try:
             row = self._goto_row(where)
         except ValueError as exc:
-            self.notify(f"go to {where}: {exc}", severity="error")
+            self.notify(f"go to {where}: {exc}", severity="error", timeout=10)
             return
         self._jump(row)
         note = goto_note(where)
