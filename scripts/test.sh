@@ -10,8 +10,14 @@ echo "== ruff";   python -m ruff check src tests mock_master bench
 echo "== mypy";   python -m mypy
 echo "== import contracts"; lint-imports
 echo "== pytest"
-# Two workers (pytest-xdist): much of the suite waits on servers, sockets and child processes,
-# so two halve much of the wait on a 2-core box (tests/conftest.py keeps each test file, and all
-# Spark files, on one worker; every worker starts its own MariaDB on its own free port).
-# BINLOGSCOPE_TEST_WORKERS=0 runs in one process; more workers suit a bigger machine.
-exec python -m pytest -q -n "${BINLOGSCOPE_TEST_WORKERS:-2}" --dist loadgroup "$@"
+# One process by default. BINLOGSCOPE_TEST_WORKERS=N (N >= 2) runs on N pytest-xdist workers
+# (tests/conftest.py keeps each test file, and all Spark files, on one worker; every worker starts
+# its own MariaDB): about twice as fast where it works, but not yet reliable - in the clean-clone
+# run of 2026-11-28 a worker died on a proxy test that writes to a reset socket, xdist's
+# loadgroup scheduler then waited for ever, and a real-terminal (tmux) test missed its toast
+# under the load; CI stays on one process until those are fixed.
+workers="${BINLOGSCOPE_TEST_WORKERS:-0}"
+if [ "$workers" -ge 2 ] 2>/dev/null; then
+    exec python -m pytest -q -n "$workers" --dist loadgroup "$@"
+fi
+exec python -m pytest -q "$@"

@@ -58,6 +58,14 @@ def _ask(host: str, port: int, user: str, password: str, q: str) -> tuple[Any, A
         conn.close()
 
 
+def _only_server(answer: tuple[Any, Any] | int, server_id: int) -> tuple[Any, Any] | int:
+    """A SHOW SLAVE HOSTS answer with only ``server_id``'s rows (an error code as it is)."""
+    if isinstance(answer, int):
+        return answer
+    desc, rows = answer
+    return desc, tuple(r for r in rows if r[0] == server_id)
+
+
 @pytest.mark.mysql
 def test_mariadb_slave_hosts_as_the_real_server(
         mariadb: MariaDB, serve_scenario: Callable[[Scenario], ThreadedMockMaster]) -> None:
@@ -80,6 +88,10 @@ def test_mariadb_slave_hosts_as_the_real_server(
         finally:
             reg.close()
     real, mock = answers
+    # The real server is shared by the tests of this process: a replica an earlier test ended
+    # may still be registered while its dump thread winds down (seen: a binlogscope session's
+    # random server id, host 'vm', port 0). Only this test's registration is compared.
+    real = [_only_server(a, 4242) for a in real]
     assert mock == real
     first = real[0]
     assert not isinstance(first, int)
