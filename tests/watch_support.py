@@ -19,6 +19,23 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
 CLI = [sys.executable, "-m", "binlogscope"]
+#: the small real MariaDB binlog of captures/ the mock-master tests replay
+WORKLOAD = ROOT / "captures" / "mariadb-10.11-workload.000001"
+
+
+@contextlib.contextmanager
+def acking_master() -> Iterator[Any]:
+    """A mock master (``ThreadedMockMaster``) replaying :data:`WORKLOAD`, every transaction
+    asking for a semi-sync ACK."""
+    from mock_master.scenario.scenarios import BinlogSource, Scenario
+    from mock_master.serve.server import ThreadedMockMaster
+
+    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([WORKLOAD])],
+                                     ack_every_transaction=True)).start()
+    try:
+        yield mm
+    finally:
+        mm.stop()
 
 
 def binlog_events(lines: list[str]) -> list[tuple[str, int, int, str]]:

@@ -26,9 +26,9 @@ from binlogscope.tui.widgets.field_tree import FieldTree
 from binlogscope.tui.widgets.hex_pane import HexPane
 from binlogscope.tui.widgets.phase_strip import PhaseStrip
 from binlogscope.tui.widgets.status_bar import StatusBar
-from mock_master.scenario.scenarios import BinlogSource, Scenario
 from mock_master.serve.server import ThreadedMockMaster
 from tests.tui.conftest import sync, wait_for
+from tests.watch_support import acking_master
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -40,12 +40,8 @@ PASSWORD = "replpass"
 @pytest.fixture
 def master() -> Iterator[ThreadedMockMaster]:
     # every replayed transaction asks for an ACK (the ACK rows and flags on screen)
-    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([CAPTURE])],
-                                     ack_every_transaction=True)).start()
-    try:
+    with acking_master() as mm:
         yield mm
-    finally:
-        mm.stop()
 
 
 def _settings(mm: ThreadedMockMaster, **kw: object) -> LiveSettings:

@@ -399,11 +399,8 @@ def brief_lines(flow: Flow | None = None) -> tuple[EventLines, LineContext] | No
     template = brief_template(flow)
     if template is None:
         return None
-    names = tuple(event_type_name(c).encode() if c in BODY_LAYOUTS else None
-                  for c in range(256))
-    line: EventLines = kernel.EventLines(template[0], template[1], names, bytes(256))
+    line = _stream_writer(kernel, template[0], template[1], str.encode)
     line.semi = template[2]
-    line.at = -1
     line.printable = printable()
     return line, BriefContext(line, summary=True)
 
@@ -421,12 +418,20 @@ def packet_lines(flow: Flow | None) -> tuple[EventLines, LineContext] | None:
     template = packet_template(flow)
     if template is None:
         return None
-    names = tuple(dumps(event_type_name(c)) if c in BODY_LAYOUTS else None for c in range(256))
-    line: EventLines = kernel.EventLines(template[0], template[1], names, bytes(256))
+    line = _stream_writer(kernel, template[0], template[1], dumps)
     semi = template[2]
     line.semi = semi if flow is not None else semi[:2]  # (live: flag 1 is not given: declined)
-    line.at = -1
     return line, LineContext(line)
+
+
+def _stream_writer(kernel: Any, head: Any, tail: Any, name: Callable[[str], bytes]
+                   ) -> EventLines:
+    """A stream's event-packet line writer (``--json`` or ``--brief``) of a template's two
+    parts, each covered type's name given as ``name`` writes it; no packet seen yet."""
+    names = tuple(name(event_type_name(c)) if c in BODY_LAYOUTS else None for c in range(256))
+    line: EventLines = kernel.EventLines(head, tail, names, bytes(256))
+    line.at = -1
+    return line
 
 
 class LineContext:

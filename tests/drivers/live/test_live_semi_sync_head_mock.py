@@ -18,20 +18,16 @@ import pytest
 from binlogscope.cli.main import main
 from binlogscope.drivers.live import replica as live_replica
 from binlogscope.drivers.live.items import LiveError
-from mock_master.scenario.scenarios import BinlogSource, Scenario
 from mock_master.serve.server import ThreadedMockMaster
+from tests.watch_support import acking_master
 
 CAPTURE = Path(__file__).resolve().parents[3] / "captures" / "mariadb-10.11-workload.000001"
 
 
 @pytest.fixture
 def master() -> Iterator[ThreadedMockMaster]:
-    mm = ThreadedMockMaster(Scenario(sources=[BinlogSource([CAPTURE])],
-                                     ack_every_transaction=True)).start()
-    try:
+    with acking_master() as mm:
         yield mm
-    finally:
-        mm.stop()
 
 
 def _live(mm: ThreadedMockMaster, *args: str) -> subprocess.CompletedProcess[str]:
