@@ -492,6 +492,8 @@ static PyMethodDef module_methods[] = {
      "image_buffers(refs, value_text, json_text) -> an image column's Arrow buffers or None"},
     {"pk_buffers", kernel_pk_buffers, METH_VARARGS,
      "pk_buffers(rows, after_slot, before_slot, value_text) -> the pk column's buffers or None"},
+    {"columns", kernel_columns, METH_VARARGS,
+     "columns(rows, wanted) -> [[row[j] for row in rows] for j in wanted], one pass"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -522,7 +524,7 @@ PyInit__kernel(void)
     if (PyModule_AddObject(m, "EventLines", (PyObject *)&EventLinesType) < 0)
         return NULL;
     /* binlogscope._native.PLAN_VERSION: the plan kinds and functions of this file */
-    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 6) < 0)
+    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 7) < 0)
         return NULL;
     return m;
 }

@@ -90,6 +90,8 @@ PyObject *kernel_rows_json(PyObject *module, PyObject *args);
 PyObject *kernel_image_buffers(PyObject *module, PyObject *args);
 /* pk_buffers(rows, after_slot, before_slot, value_text) -> the pk column's buffers or None */
 PyObject *kernel_pk_buffers(PyObject *module, PyObject *args);
+/* columns(rows, wanted) -> the lists of the wanted columns of a row group (_columns.c) */
+PyObject *kernel_columns(PyObject *module, PyObject *args);
 
 static inline unsigned long long
 be_uint(const unsigned char *s, int n)

@@ -19,6 +19,8 @@ def image_buffers(refs: list[Any], value_text: Any, json_text: Any, /
 def pk_buffers(rows: list[Any], after_slot: int, before_slot: int, value_text: Any, /
                ) -> tuple[Any, ...] | None: ...
 
+def columns(rows: list[Any], wanted: tuple[int, ...], /) -> list[list[Any]]: ...
+
 class EventLines:
     gtid: str | None
     crc: int

@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from binlogscope import _native
 from binlogscope.export.arrow import TABLES, data_schema, escape_partition, partition_columns
 from binlogscope.export.valid_text import is_valid, string_safe_array
 from binlogscope.pipeline.state import fsync_dir
@@ -214,15 +215,17 @@ class DatasetWriter:
         built: dict[str, pa.Array] = {}
         for source, outputs, build in self._builders.get(table, ()):
             built.update(zip(outputs, build(rows, names.index(source)), strict=True))
+        plain = tuple(j for j, f in enumerate(schema) if f.name not in built)
+        values = dict(zip(plain, columns_of_rows(rows, plain), strict=True))
+        del rows
         arrays = []
         for j, f in enumerate(schema):
             arr = built.pop(f.name, None)
             if arr is None:
-                arr = _column(list(map(itemgetter(j), rows)), f.type)
+                arr = _column(values.pop(j), f.type)
             elif arr.type != f.type:
                 arr = arr.cast(f.type)
             arrays.append(arr)
-        del rows
         batch = pa.Table.from_arrays(arrays, schema=schema)
         del arrays
         self.rows_written[table] += n
@@ -345,6 +348,20 @@ def _small_value_columns(schema: pa.Schema) -> list[str]:
         else:
             out.append(f.name)
     return out
+
+
+def columns_of_rows(rows: list[list[Any]], wanted: tuple[int, ...]) -> list[list[Any]]:
+    """The columns ``wanted`` (indices into each row) of a row group's rows, as lists.
+
+    ``[list(map(itemgetter(j), rows)) for j in wanted]`` is the definition; the native kernel
+    (``_native/_columns.c``) gives the same lists reading each row once instead of once per
+    column (25 passes over a 160,000-row group's lists took 2.2 s of the bench set's export,
+    the one pass ~0.2 s)."""
+    kernel = _native.kernel
+    if kernel is not None:
+        got: list[list[Any]] = kernel.columns(rows, wanted)
+        return got
+    return [list(map(itemgetter(j), rows)) for j in wanted]
 
 
 def _column(values: Sequence[Any], typ: pa.DataType) -> pa.Array:
