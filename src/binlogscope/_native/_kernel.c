@@ -494,6 +494,8 @@ static PyMethodDef module_methods[] = {
      "pk_buffers(rows, after_slot, before_slot, value_text) -> the pk column's buffers or None"},
     {"columns", kernel_columns, METH_VARARGS,
      "columns(rows, wanted) -> [[row[j] for row in rows] for j in wanted], one pass"},
+    {"column_buffers", kernel_column_buffers, METH_VARARGS,
+     "column_buffers(values, kind) -> (nulls, validity, data, offsets) or None"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -524,7 +526,7 @@ PyInit__kernel(void)
     if (PyModule_AddObject(m, "EventLines", (PyObject *)&EventLinesType) < 0)
         return NULL;
     /* binlogscope._native.PLAN_VERSION: the plan kinds and functions of this file */
-    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 7) < 0)
+    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 8) < 0)
         return NULL;
     return m;
 }

@@ -92,6 +92,8 @@ PyObject *kernel_image_buffers(PyObject *module, PyObject *args);
 PyObject *kernel_pk_buffers(PyObject *module, PyObject *args);
 /* columns(rows, wanted) -> the lists of the wanted columns of a row group (_columns.c) */
 PyObject *kernel_columns(PyObject *module, PyObject *args);
+/* column_buffers(values, kind) -> a plain column's Arrow buffers or None (_columns.c) */
+PyObject *kernel_column_buffers(PyObject *module, PyObject *args);
 
 static inline unsigned long long
 be_uint(const unsigned char *s, int n)

@@ -21,6 +21,9 @@ def pk_buffers(rows: list[Any], after_slot: int, before_slot: int, value_text: A
 
 def columns(rows: list[Any], wanted: tuple[int, ...], /) -> list[list[Any]]: ...
 
+def column_buffers(values: list[Any], kind: int, /
+                   ) -> tuple[int, bytes | None, bytes, bytes | None] | None: ...
+
 class EventLines:
     gtid: str | None
     crc: int

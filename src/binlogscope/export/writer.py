@@ -368,10 +368,30 @@ def _column(values: Sequence[Any], typ: pa.DataType) -> pa.Array:
     """``pa.array(values, typ)``; a column holding one value throughout (the source, the
     file name, a NULL column...) is built without converting every row."""
     first = values[0]
-    if values.count(first) == len(values) and (first is None or type(first) in _SCALARS) \
+    # (the last value first: a column that varies usually differs there, without a count)
+    if values[-1] == first and values.count(first) == len(values) \
+            and (first is None or type(first) in _SCALARS) \
             and (type(first) is not str or is_valid(first)):
         return pa.repeat(pa.scalar(first, typ), len(values))
+    kernel = _native.kernel
+    kind = _BUFFER_KINDS.get(typ)
+    if kernel is not None and kind is not None and type(values) is list:
+        got = kernel.column_buffers(values, kind)
+        if got is not None:  # else: a value the kernel does not take; pa.array decides
+            nulls, valid, data, offsets = got
+            buf = pa.py_buffer
+            return pa.Array.from_buffers(
+                typ, len(values), [None if valid is None else buf(valid), buf(data)]
+                if offsets is None else [None if valid is None else buf(valid), buf(offsets),
+                                         buf(data)], null_count=nulls)
     return string_safe_array(values, typ)
+
+
+#: the column types the kernel's ``column_buffers`` writes (``_native/_columns.c``: exact
+#: ints, bools, str and bytes, and None), by its kind number; other types take ``pa.array``
+_BUFFER_KINDS: dict[pa.DataType, int] = {
+    pa.int16(): 1, pa.int32(): 2, pa.int64(): 3, pa.timestamp("us", tz="UTC"): 3,
+    pa.bool_(): 4, pa.string(): 5, pa.binary(): 6}
 
 
 #: value types whose equality (``tuple.count``) is also sameness of the converted value
