@@ -211,6 +211,8 @@ def _run_export_command(args: argparse.Namespace, source: Any, out: TextIO, err:
         restore_signals(previous)
         if tty:
             err.write("\n")
+        for warning in getattr(source, "warnings", ()):  # (exit status unchanged)
+            print(f"{PROG}: export: {warning}", file=err)
     if res.resumed:
         print(f"{PROG}: export: {args.out} held an unfinished export of the same input(s); "
               "went on from its last checkpoint (as --resume does)", file=err)

@@ -223,6 +223,9 @@ class LiveRecordSource:
                 raise SourceError(f"--until-position {until_position!r}: expected FILE:POS")
             self.until = (name, int(pos))
         self.should_stop: Callable[[], bool] | None = None
+        #: the replica's warnings once the records ended (a semi-sync dump thread the source
+        #: would not KILL): the command prints them (the tables keep events, not notes)
+        self.warnings: list[str] = []
 
     def inputs(self) -> list[str]:
         c = self.settings.conn
@@ -256,6 +259,7 @@ class LiveRecordSource:
 
         source = self.inputs()[0]
         rep = LiveReplica(self.settings)
+        rep.shows_notes = False
         if resume is not None and resume.position:
             rp = RestartPoint(**resume.position)
             rep.resume = rp
@@ -360,7 +364,8 @@ class LiveRecordSource:
                     break
         finally:
             rep.stop()
-            rep.join(5)
+            rep.join(5)  # (the replica's last work: a semi-sync dump's KILL)
+            self.warnings += rep.warnings
             if watch is not None:
                 watch.stop()
                 watch.close()

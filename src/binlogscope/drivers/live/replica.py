@@ -90,6 +90,9 @@ class LiveReplica:
         #: warnings for the command to print once the run ended (the consumer no longer reads
         #: items then): a semi-sync dump thread that could not be KILLed
         self.warnings: list[str] = []
+        #: the consumer shows note items (``live``, the TUI); False (the export, which keeps
+        #: only events): a warning goes to :attr:`warnings` even while items are read
+        self.shows_notes = True
         #: heartbeats, ACKs sent and their delays (the stream counts them)
         self.stats = StreamStats()
         #: column names from information_schema for TABLE_MAPs without them (one connection
@@ -417,7 +420,7 @@ class LiveReplica:
         msg = (f"warning: could not KILL the dump's thread {tid} on the source ({exc}): "
                "it counts a semi-sync replica until its next write, and its next commit "
                "may wait rpl_semi_sync_master_timeout for an ACK")
-        if stopping:
+        if stopping or not self.shows_notes:
             self.warnings.append(msg)
         else:
             self.note(msg)

@@ -196,7 +196,7 @@ def _head_reached(sink: StreamSink, head: tuple[str, int]) -> None:
     sink.put(SourceItem("note", text=(
         f"end of the binlog (non-blocking dump; the head {head[0]}:{head[1]} that SHOW "
         "MASTER STATUS reported before the dump reached: binlogscope closed the semi-sync "
-        "dump itself, MariaDB does not end it)")))
+        "dump itself: a MariaDB semi-sync source does not end it)")))
 
 
 def _ack(sink: StreamSink, rd: Connection, stats: StreamStats, log_pos: int,
