@@ -23,6 +23,7 @@ import io
 import re
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -327,10 +328,31 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
                  sigpipe_default: bool = True,
                  capture_loss: Callable[[], dict[str, Any]] | None = None,
                  flush_every: float | None = None) -> int:
+    """:func:`_emit_capture` with SIGPIPE at its default while it writes to the process's
+    standard output (``| head``: the process ends, as a C tool's does) and as it was after
+    (``main()`` called in-process - a test, an embedding program - must not leave a process
+    that dies on the next write to a socket whose peer is gone: a pytest worker did).
+    ``sigpipe_default=False``: keep SIGPIPE ignored (the proxy writes to sockets whose peer may
+    be gone: that must be an error on that socket, not the end of the process)."""
+    previous: Any = None
+    if hasattr(signal, "SIGPIPE") and unescaped(out) is sys.stdout and sigpipe_default \
+            and threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        return _emit_capture(batches, args, flt, out, err, name=name, fatal=fatal,
+                             capture_loss=capture_loss, flush_every=flush_every)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGPIPE, previous)
+
+
+def _emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, flt: _Filter,
+                  out: TextIO, err: TextIO, *, name: str,
+                  fatal: type[Exception] | tuple[type[Exception], ...],
+                  capture_loss: Callable[[], dict[str, Any]] | None = None,
+                  flush_every: float | None = None) -> int:
     """Write what ``batches`` (capture items a frame at a time) hold as ``--json``, ``--plain``,
     ``--brief`` or ``--summary``; the exit status (``fatal``: the source's one-line errors).
-    ``sigpipe_default=False``: keep SIGPIPE ignored (the proxy writes to sockets whose peer may
-    be gone: that must be an error on that socket, not the end of the process).
     ``capture_loss``: a live capture's counters (``sniff``), shown after the flows in
     ``--summary`` with the TCP gaps of every flow, so what was lost is in one place.
     ``flush_every``: a live source (``sniff``, ``proxy``) - what was decoded is written out
@@ -338,8 +360,6 @@ def emit_capture(batches: Iterable[list[SourceItem]], args: argparse.Namespace, 
     ports = set(args.port) if args.port else None
     stats: dict[int, FlowStats] = {}
     errors = 0
-    if hasattr(signal, "SIGPIPE") and unescaped(out) is sys.stdout and sigpipe_default:
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     filtering = bool(flt.flows or flt.table is not None or flt.types)
     summary, as_json, brief = args.summary, args.json, args.brief
     interactive = out.isatty()
