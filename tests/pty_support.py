@@ -20,13 +20,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def terminal_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a command on a (pseudo-)terminal of its own: this process's, less
+    ``COLUMNS`` and ``LINES``: they override the terminal's own size. pytest imports GNU
+    readline, which setenv()s COLUMNS=80 LINES=24 when there is no terminal - in the C
+    environment, which children inherit, not in ``os.environ`` - so a pytest-xdist worker has
+    them in ``os.environ``, and under xdist the TUI in a 110x30 tmux pane drew 80x24 and its
+    toasts never showed in the captured pane."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    return {**env, **(extra or {}), "TERM": "xterm-256color",
+            "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+
+
 class Terminal:
     def __init__(self, args: list[str], env: dict[str, str] | None = None,
                  cols: int = 160, rows: int = 40, stderr: Path | None = None) -> None:
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        full = {**os.environ, **(env or {}), "TERM": "xterm-256color",
-                "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+        full = terminal_env(env)
         self.proc = subprocess.Popen([sys.executable, "-m", "binlogscope", *args],
                                      stdin=slave, stdout=slave,
                                      stderr=slave if stderr is None else stderr.open("wb"),

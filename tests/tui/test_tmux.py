@@ -3,7 +3,6 @@ types them, the pane captured as text (what tmux shows, not widget values)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -14,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.pty_support import terminal_env
 from tests.tui.conftest import CRC
 
 pytestmark = [pytest.mark.timeout(120),
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")]
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class Pane:
@@ -69,8 +67,7 @@ class Pane:
 @pytest.fixture
 def pane(tmp_path: Path) -> Iterator[Pane]:
     socket = f"binlogscope-test-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
-           "TERM": "xterm-256color"}
+    env = terminal_env()
     cmd = f"{sys.executable} -m binlogscope file {CRC}; exec sleep 30"
     subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t",
                     "-x", "110", "-y", "30", cmd], check=True, env=env, timeout=20)
@@ -120,7 +117,8 @@ def test_killing_tmux_ends_the_tui(pane: Pane) -> None:
 
 
 def test_prompts_show_typed_text_in_a_real_terminal(pane: Pane, tmp_path: Path) -> None:
-    pane.wait("303 events")
+    shown = pane.wait("303 events")
+    assert "─" * 110 in shown, f"the TUI did not draw the whole 110-column pane:\n{shown}"
     pane.keys("f")
     pane.wait("Filter: empty: every row")  # the hint of an empty prompt
     pane.keys("type:WRITE", literal=True)
