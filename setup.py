@@ -45,8 +45,9 @@ setup(
                    "src/binlogscope/_native/_rowjson.c", "src/binlogscope/_native/_arrow.c",
                    "src/binlogscope/_native/_line.c", "src/binlogscope/_native/_linetext.c",
                    "src/binlogscope/_native/_linebody.c",
-                   "src/binlogscope/_native/_columns.c"],
-                  depends=["src/binlogscope/_native/_kernel.h"],
+                   "src/binlogscope/_native/_columns.c",
+                   "src/binlogscope/_native/_imagebytes.c"],
+                  depends=["src/binlogscope/_native/_kernel.h", "src/binlogscope/_native/_arrow.h"],
                   optional=True, extra_compile_args=["-O2"]),
     ],
 )

@@ -120,7 +120,7 @@ def test_declines_go_to_python() -> None:
     maps, jsons = image_columns_of([[None, r] for r in refs], 1)  # the Python path's answer
     assert maps.equals(image_columns(refs)[0]) and jsons.equals(image_columns(refs)[1])
     assert native_image_columns([([("id", 1)], COLS)]) is None  # type: ignore[list-item]
-    assert native_image_columns([({1: 1}, COLS)]) is None  # type: ignore[dict-item]
+    assert native_image_columns([({1: 1}, COLS)]) is None  # type: ignore[list-item]
     assert native_image_columns([("not a pair",)]) is None  # type: ignore[list-item]
 
     class Odd:

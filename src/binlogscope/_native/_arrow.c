@@ -22,54 +22,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "_kernel.h"
-
-/* an Arrow buffer's bytes: the kernel's growing byte buffer (_kernel.h JsonOut, grow, put) */
-typedef JsonOut Buf;
-#define buf_grow grow
-
-static inline int
-buf_put(Buf *o, const void *s, Py_ssize_t n)
-{
-    return put(o, (const char *)s, n);
-}
-
-static inline int
-buf_i32(Buf *o, Py_ssize_t v)
-{
-    if (v > INT32_MAX) {
-        PyErr_SetString(PyExc_OverflowError, "image column larger than 2 GiB");
-        return -1;
-    }
-    int32_t x = (int32_t)v;
-    return buf_put(o, &x, 4);
-}
-
-/* validity bitmap: one bit per entry, set = valid */
-typedef struct {
-    Buf b;
-    Py_ssize_t n, nulls;
-} Bits;
-
-static inline int
-bits_add(Bits *v, int valid)
-{
-    if ((v->n & 7) == 0) {
-        char z = 0;
-        if (buf_put(&v->b, &z, 1) < 0)
-            return -1;
-    }
-    if (valid)
-        v->b.buf[v->n >> 3] |= (char)(1 << (v->n & 7));
-    else
-        v->nulls++;
-    v->n++;
-    return 0;
-}
+#include "_arrow.h"
 
 /* the JSON string of UTF-8 text s[0:n] as json.dumps(ensure_ascii=False) writes it */
-static int
-put_json_string(Buf *o, const char *s, Py_ssize_t n)
+int
+arrow_put_json_string(Buf *o, const char *s, Py_ssize_t n)
 {
     static const char hex[] = "0123456789abcdef";
     if (buf_grow(o, n + 2) < 0)
@@ -106,25 +63,6 @@ put_json_string(Buf *o, const char *s, Py_ssize_t n)
     return buf_put(o, "\"", 1);
 }
 
-/* str -> its UTF-8 (borrowed from the str); NULL without an exception: not encodable */
-static inline const char *
-utf8_of(PyObject *s, Py_ssize_t *n)
-{
-    const char *u = PyUnicode_AsUTF8AndSize(s, n);
-    if (u == NULL)
-        PyErr_Clear();
-    return u;
-}
-
-#define DECLINE 1
-
-typedef struct {
-    Buf offsets, key_off, key_data, item_off, item_data, json_off, json_data;
-    Bits valid, item_valid;
-    Py_ssize_t items;
-    PyObject *doubles;  /* the current columns' DOUBLE labels (a set) or NULL */
-} Out;
-
 static void
 out_free(Out *o)
 {
@@ -154,8 +92,8 @@ set_doubles(Out *o, PyObject *cols)
 }
 
 /* the text and JSON literal of one value; DECLINE, -1 (exception) or 0 */
-static int
-put_value(Out *o, PyObject *k, PyObject *v, PyObject *cols, PyObject *special,
+int
+arrow_put_value(Out *o, PyObject *k, PyObject *v, PyObject *cols, PyObject *special,
           PyObject *text_fn, PyObject *json_fn)
 {
     static const char hex[] = "0123456789abcdef";
@@ -174,7 +112,7 @@ put_value(Out *o, PyObject *k, PyObject *v, PyObject *cols, PyObject *special,
         if (u == NULL)
             return DECLINE;
         if (bits_add(&o->item_valid, 1) < 0 || buf_put(td, u, n) < 0 ||
-            put_json_string(jd, u, n) < 0)
+            arrow_put_json_string(jd, u, n) < 0)
             return -1;
         return 0;
     }
@@ -304,11 +242,11 @@ put_image(Out *o, PyObject *image, PyObject *cols, PyObject *special, PyObject *
         if (buf_put(&o->key_data, ku, kn) < 0 || buf_i32(&o->key_off, o->key_data.len) < 0)
             return -1;
         if ((!first && buf_put(&o->json_data, ", ", 2) < 0) ||
-            put_json_string(&o->json_data, ku, kn) < 0 || buf_put(&o->json_data, ": ", 2) < 0)
+            arrow_put_json_string(&o->json_data, ku, kn) < 0 || buf_put(&o->json_data, ": ", 2) < 0)
             return -1;
         first = 0;
         Py_INCREF(v);  /* a callback may run Python code */
-        int rc = put_value(o, k, v, cols, special, text_fn, json_fn);
+        int rc = arrow_put_value(o, k, v, cols, special, text_fn, json_fn);
         Py_DECREF(v);
         if (rc)
             return rc;
@@ -343,11 +281,14 @@ kernel_image_buffers(PyObject *module, PyObject *args)
             if (bits_add(&o.valid, 0) < 0)
                 goto done;
         } else {
-            if (!PyTuple_CheckExact(ref) || PyTuple_GET_SIZE(ref) != 2) {
+            /* (image dict, columns), or (data, position, ImageReader, columns): the image
+             * still in its event's bytes (_imagebytes.c) */
+            Py_ssize_t size = PyTuple_CheckExact(ref) ? PyTuple_GET_SIZE(ref) : 0;
+            if (size != 2 && size != 4) {
                 rc = DECLINE;
                 break;
             }
-            PyObject *image = PyTuple_GET_ITEM(ref, 0), *cols = PyTuple_GET_ITEM(ref, 1);
+            PyObject *image = PyTuple_GET_ITEM(ref, 0), *cols = PyTuple_GET_ITEM(ref, size - 1);
             if (cols != last_cols) {  /* the columns' special (BIT, YEAR) and DOUBLE labels */
                 Py_CLEAR(special);
                 last_cols = cols;
@@ -368,6 +309,7 @@ kernel_image_buffers(PyObject *module, PyObject *args)
             }
             Py_INCREF(ref);
             rc = bits_add(&o.valid, 1) < 0 ? -1
+                : size == 4 ? arrow_put_image_bytes(&o, ref, special, text_fn, json_fn)
                 : put_image(&o, image, cols, special, text_fn, json_fn);
             Py_DECREF(ref);
             if (rc)
@@ -428,12 +370,12 @@ kernel_pk_buffers(PyObject *module, PyObject *args)
             ref = PyList_GET_ITEM(row, before_slot);
         Py_ssize_t before = o.items;
         if (ref != Py_None) {
-            if (!PyTuple_CheckExact(ref) || PyTuple_GET_SIZE(ref) != 2 ||
-                !PyDict_CheckExact(PyTuple_GET_ITEM(ref, 0))) {
+            Py_ssize_t size = PyTuple_CheckExact(ref) ? PyTuple_GET_SIZE(ref) : 0;
+            if (!(size == 4 || (size == 2 && PyDict_CheckExact(PyTuple_GET_ITEM(ref, 0))))) {
                 rc = DECLINE;
                 break;
             }
-            PyObject *src = PyTuple_GET_ITEM(ref, 0), *cols = PyTuple_GET_ITEM(ref, 1);
+            PyObject *src = PyTuple_GET_ITEM(ref, 0), *cols = PyTuple_GET_ITEM(ref, size - 1);
             if (cols != last_cols) {
                 Py_CLEAR(special);
                 Py_CLEAR(pk);
@@ -455,7 +397,9 @@ kernel_pk_buffers(PyObject *module, PyObject *args)
                 }
             }
             Py_INCREF(ref);
-            for (Py_ssize_t j = 0; pk != NULL && pk != Py_None && PyDict_GET_SIZE(src) &&
+            if (size == 4)  /* the image in its event's bytes (_imagebytes.c) */
+                rc = arrow_pk_bytes(&o, ref, pk, special, text_fn);
+            for (Py_ssize_t j = 0; size == 2 && pk != NULL && pk != Py_None && PyDict_GET_SIZE(src) &&
                  j < PyList_GET_SIZE(pk) && !rc; j++) {
                 PyObject *k = PyList_GET_ITEM(pk, j);
                 if (!PyUnicode_CheckExact(k)) {
@@ -476,7 +420,7 @@ kernel_pk_buffers(PyObject *module, PyObject *args)
                 }
                 Py_INCREF(v);
                 rc = (buf_put(&o.key_data, ku, kn) < 0 || buf_i32(&o.key_off, o.key_data.len) < 0)
-                    ? -1 : put_value(&o, k, v, cols, special, text_fn, NULL);
+                    ? -1 : arrow_put_value(&o, k, v, cols, special, text_fn, NULL);
                 Py_DECREF(v);
                 if (!rc && buf_i32(&o.item_off, o.item_data.len) < 0)
                     rc = -1;

@@ -481,6 +481,49 @@ count_rows(PyObject *module, PyObject *args)
     return PyLong_FromSsize_t(count);
 }
 
+/* image_positions(data, kind, reader_b, reader_a, start=0, end=len(data)) -> [int, ...]: where
+ * each image starts, in order (an UPDATE's before and after images alternate), by the walk
+ * count_rows makes: the export keeps (data, position, reader) per image and writes its
+ * columns from the bytes (_arrow.c) instead of reading each image into a dict first */
+static PyObject *
+image_positions(PyObject *module, PyObject *args)
+{
+    PyObject *bobj, *rb, *ra;
+    int kind;
+    Py_ssize_t start, end;
+    (void)module;
+    if (kernel_rows_args(args, "O!iO!O|nn:image_positions", &bobj, &kind, &rb, &ra, &start,
+                         &end) < 0)
+        return NULL;
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t p = start;
+    while (p < end) {
+        Py_ssize_t start_p = p;
+        for (int img = 0; img < (kind == 1 ? 2 : 1); img++) {
+            PyObject *at = PyLong_FromSsize_t(p);
+            if (at == NULL || PyList_Append(out, at) < 0) {
+                Py_XDECREF(at);
+                Py_DECREF(out);
+                return NULL;
+            }
+            Py_DECREF(at);
+            if (skip_image((ImageReader *)(img ? ra : rb), bobj, b, end, &p) < 0) {
+                Py_DECREF(out);
+                return NULL;
+            }
+        }
+        if (p == start_p) {
+            Py_DECREF(out);
+            kernel_no_progress();
+            return NULL;
+        }
+    }
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"count_rows", count_rows, METH_VARARGS,
      "count_rows(data, kind, reader_b, reader_a, start=0, end=len(data)) -> number of rows"},
@@ -494,6 +537,8 @@ static PyMethodDef module_methods[] = {
      "pk_buffers(rows, after_slot, before_slot, value_text) -> the pk column's buffers or None"},
     {"columns", kernel_columns, METH_VARARGS,
      "columns(rows, wanted) -> [[row[j] for row in rows] for j in wanted], one pass"},
+    {"image_positions", image_positions, METH_VARARGS,
+     "image_positions(data, kind, reader_b, reader_a, start=0, end=len(data)) -> [pos, ...]"},
     {"column_buffers", kernel_column_buffers, METH_VARARGS,
      "column_buffers(values, kind) -> (nulls, validity, data, offsets) or None"},
     {NULL, NULL, 0, NULL},
@@ -526,7 +571,7 @@ PyInit__kernel(void)
     if (PyModule_AddObject(m, "EventLines", (PyObject *)&EventLinesType) < 0)
         return NULL;
     /* binlogscope._native.PLAN_VERSION: the plan kinds and functions of this file */
-    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 8) < 0)
+    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 9) < 0)
         return NULL;
     return m;
 }

@@ -19,6 +19,9 @@ def image_buffers(refs: list[Any], value_text: Any, json_text: Any, /
 def pk_buffers(rows: list[Any], after_slot: int, before_slot: int, value_text: Any, /
                ) -> tuple[Any, ...] | None: ...
 
+def image_positions(data: bytes, kind: int, reader_b: ImageReader, reader_a: ImageReader | None,
+                    start: int = 0, end: int = -1, /) -> list[int]: ...
+
 def columns(rows: list[Any], wanted: tuple[int, ...], /) -> list[list[Any]]: ...
 
 def column_buffers(values: list[Any], kind: int, /

@@ -22,7 +22,9 @@ import pyarrow as pa
 from binlogscope import _native
 from binlogscope.export.columns import RowsSlot
 from binlogscope.export.valid_text import is_valid, raw_hex, string_safe_array
+from binlogscope.wire.binlog._rowcode import _KIND_CODE, ImagePlan
 from binlogscope.wire.binlog.context import ColumnInfo, TableMap
+from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.types import ColumnType as T
 from binlogscope.wire.binlog.values import effective_type, value_to_text
 from binlogscope.wire.node import json_value
@@ -164,6 +166,62 @@ def value_text(v: Any, k: str, cols: ImageColumns | None) -> str | None:
 # this on every fixture).
 
 ImageRef = tuple[dict[str, Any], ImageColumns | None]
+#: an image still in its rows event's bytes: (data, position, the plan's kernel ImageReader,
+#: columns) - what the mapper leaves when the kernel is on (:func:`image_refs`); the kernel's
+#: builders write its columns from the bytes, the Python paths read it (:func:`image_pair`)
+BytesRef = tuple[bytes, int, Any, ImageColumns | None]
+
+
+def image_pair(ref: ImageRef | BytesRef | None) -> ImageRef | None:
+    """``ref`` as an ``(image, columns)`` pair: a :data:`BytesRef` read by its reader (the
+    kernel's, whose values are the Python readers' - only the kernel makes such refs)."""
+    if ref is None or len(ref) == 2:
+        return ref  # type: ignore[return-value]
+    data, pos, reader, cols = ref  # type: ignore[misc]
+    image: dict[str, Any] = reader(data, pos)[0]
+    return image, cols
+
+
+_UNIQUE: dict[int, tuple[ImagePlan, bool]] = {}
+
+
+def _unique_labels(plan: ImagePlan) -> bool:
+    """The plan's labels are distinct (an image read into a dict keeps each once)."""
+    got = _UNIQUE.get(id(plan))
+    if got is None or got[0] is not plan:
+        if len(_UNIQUE) > 4096:
+            _UNIQUE.clear()
+        got = _UNIQUE[id(plan)] = (plan, len(set(plan.labels)) == len(plan.labels))
+    return got[1]
+
+
+def image_refs(body: RowsEvent, cols: ImageColumns | None
+               ) -> tuple[list[BytesRef | None], list[BytesRef | None]] | None:
+    """The before and after image refs of each row of a rows event whose images are not read
+    yet, left in the event's bytes (one kernel walk finds where each image starts); None
+    where the images are read into dicts instead: the kernel off, the rows already read, a
+    plan without the kernel's reader, labels that repeat."""
+    kernel = _native.kernel
+    if kernel is None:
+        return None
+    lazy = body.unread_rows()
+    if lazy is None:
+        return None
+    plan_b, plan_a = lazy.plan_b, lazy.plan_a
+    rb = plan_b.image
+    ra = plan_a.image if plan_a is not None else None
+    if rb is None or (plan_a is not None and ra is None) or not _unique_labels(plan_b) \
+            or (plan_a is not None and not _unique_labels(plan_a)):
+        return None
+    data = lazy.data
+    code = _KIND_CODE[lazy.kind]
+    pos: list[int] = kernel.image_positions(data, code, rb, ra, lazy.start, lazy.end)
+    if code == 1:  # UPDATE: before and after images alternate
+        return ([(data, p, rb, cols) for p in pos[0::2]],
+                [(data, p, ra, cols) for p in pos[1::2]])
+    refs: list[BytesRef | None] = [(data, p, rb, cols) for p in pos]
+    nones: list[BytesRef | None] = [None] * len(refs)
+    return (nones, refs) if code == 0 else (refs, nones)  # INSERT: after images only
 _STR = pa.string()
 _MAP_TYPE = pa.map_(pa.string(), pa.string())
 _NEEDS_ESCAPE = r'[\x00-\x1f"\\]'
@@ -298,11 +356,12 @@ def _assemble(parts: list[tuple[pa.Array, list[int]]], nulls: list[int], total: 
     return pa.concat_arrays(arrays).take(pa.array(order, pa.int64()))
 
 
-def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
+def image_columns(col: Sequence[ImageRef | BytesRef | None]) -> tuple[pa.Array, pa.Array]:
     """The text-map column (``before``/``after``, map<string,string>) and the typed-JSON
     column (``before_json``/``after_json``) of one image slot of a row group."""
     import pyarrow.compute as pc  # the Python path only: the kernel's never imports it
-    groups, nulls = _groups(col)
+    col = pairs = [image_pair(r) for r in col]
+    groups, nulls = _groups(pairs)
     maps: list[tuple[pa.Array, list[int]]] = []
     jsons: list[tuple[pa.Array, list[int]]] = []
     for keys, cols, idx in groups:
@@ -347,7 +406,8 @@ def image_columns(col: Sequence[ImageRef | None]) -> tuple[pa.Array, pa.Array]:
             _assemble(jsons, nulls, len(col), _STR))
 
 
-def native_image_columns(col: list[ImageRef | None]) -> tuple[pa.Array, pa.Array] | None:
+def native_image_columns(col: Sequence[ImageRef | BytesRef | None]
+                         ) -> tuple[pa.Array, pa.Array] | None:
     """:func:`image_columns` written by the native kernel (``_native/_arrow.c``): each image's
     map items and JSON text straight into Arrow buffers, one pass over the row group (no
     grouping, no per-column arrays); values other than None, str, int and bytes take
@@ -377,11 +437,11 @@ def image_columns_of(rows: list[list[Any]], index: int) -> tuple[pa.Array, pa.Ar
     return native_image_columns(col) or image_columns(col)
 
 
-def pk_pairs(before: ImageRef | None, after: ImageRef | None
-              ) -> list[tuple[str, str | None]] | None:
+def pk_pairs(before: ImageRef | BytesRef | None, after: ImageRef | BytesRef | None
+             ) -> list[tuple[str, str | None]] | None:
     """The ``pk`` value of a row: the key columns' text from the after image, else the
     before image (what the eager mapper writes)."""
-    ref = after if after is not None else before
+    ref = image_pair(after if after is not None else before)
     if ref is None:
         return None
     src, cols = ref
@@ -424,7 +484,7 @@ def pk_column_of(rows: list[list[Any]], index: int) -> tuple[pa.Array]:
         if ref is None:
             add(None)
             continue
-        src, cols = ref
+        src, cols = image_pair(ref)  # type: ignore[misc]
         key = cols.pk if cols is not None else None
         if not key or not src:
             add(None)
@@ -447,11 +507,11 @@ def pk_column_of(rows: list[list[Any]], index: int) -> tuple[pa.Array]:
                           for p, row in zip(pairs, rows, strict=True)], _MAP_TYPE),)
 
 
-def _raw_pairs(pairs: list[tuple[str, str | None]] | None, ref: ImageRef | None
+def _raw_pairs(pairs: list[tuple[str, str | None]] | None, ref: ImageRef | BytesRef | None
                ) -> list[tuple[str, str | None]] | None:
     if pairs is None:
         return None
-    cols = ref[1] if ref is not None else None
+    cols = ref[-1] if ref is not None else None  # (the columns: a ref's last item)
     get = cols.by_label.get if cols is not None else (lambda _k: None)
     return [(k, v if v is None or is_valid(v) else raw_hex(v, get(k))) for k, v in pairs]
 

@@ -20,7 +20,15 @@ from binlogscope.export.arrow import SCHEMA_VERSION, data_schema, partition_date
 from binlogscope.export.columns import EventsSlot as Ev
 from binlogscope.export.columns import RowsSlot as Rw
 from binlogscope.export.columns import rows_row
-from binlogscope.export.images import ImageColumns, columns_of, image_map, json_text, pk_pairs
+from binlogscope.export.images import (
+    ImageColumns,
+    columns_of,
+    image_map,
+    image_pair,
+    image_refs,
+    json_text,
+    pk_pairs,
+)
 from binlogscope.export.packets import packet_row
 from binlogscope.export.records import EventRecord, PacketRecord
 from binlogscope.pipeline.filter import event_table
@@ -228,7 +236,7 @@ class TableMapper:
         schema, table = event_table(ev)
         schema = schema or None
         query = bodies.query_text(ev)
-        rows = body.rows if isinstance(body, RowsEvent) else None
+        n_rows = body.row_count if isinstance(body, RowsEvent) else None
         ts = h.timestamp if h is not None else 0
         date = partition_date(ts)
         cap = rec.capture_time
@@ -244,7 +252,7 @@ class TableMapper:
             ev.checksum_ok, ev.error, trx.gtid if trx else None,  # checksum_ok, error, gtid
             None, trx.offset if trx else None, table, query,  # xid, trx_offset, table, query
             statement_bytes(ev, query) if query is not None else None,  # query_raw
-            len(rows) if rows is not None else None,  # rows
+            n_rows,  # rows (the images are not read here: see _add_rows)
             None if cap is None else round(cap * 1_000_000),  # capture_time
         ]
         self.events += 1
@@ -256,9 +264,9 @@ class TableMapper:
         else:
             trx.pending.append(("events", part, row, weight))
             trx.bytes += weight
-        if isinstance(body, RowsEvent) and rows:
+        if isinstance(body, RowsEvent) and n_rows:
             assert trx is not None
-            self._add_rows(rec, ev, body, rows, part, trx, (
+            self._add_rows(rec, ev, body, n_rows, part, trx, (
                 file, pos, row[Ev.log_pos], inner_index, row[Ev.event_type], table,
                 row[Ev.timestamp], row[Ev.server_id], row[Ev.capture_time]))
 
@@ -276,8 +284,8 @@ class TableMapper:
             return
         assert trx is not None  # (a rows event always has one: _event opens it)
         trx.bytes += EVENT_WEIGHT
-        rows = body.rows
-        if not rows:
+        n_rows = body.row_count
+        if not n_rows:
             return
         h = ev.header
         oh = rec.event.header
@@ -292,23 +300,24 @@ class TableMapper:
             ts = 0
             head = (file, pos, oh.log_pos if oh else None, inner_index, ev.type_name,
                     body.table, None, None, None if cap is None else round(cap * 1_000_000))
-        self._add_rows(rec, ev, body, rows, (partition_date(ts), body.schema or ""), trx, head)
+        self._add_rows(rec, ev, body, n_rows, (partition_date(ts), body.schema or ""), trx,
+                       head)
 
-    def _add_rows(self, rec: EventRecord, ev: DecodedEvent, body: RowsEvent,
-                  rows: list[dict[str, Any]], part: tuple[str, str], trx: _Trx,
-                  head: tuple[Any, ...]) -> None:
-        """The rows of one rows event. ``head``: the event's values a row repeats (binlog_file,
-        offset, log_pos, inner_index, event_type, table, timestamp, server_id, capture_time)."""
+    def _add_rows(self, rec: EventRecord, ev: DecodedEvent, body: RowsEvent, n_rows: int,
+                  part: tuple[str, str], trx: _Trx, head: tuple[Any, ...]) -> None:
+        """The ``n_rows`` rows of one rows event. ``head``: the event's values a row repeats
+        (binlog_file, offset, log_pos, inner_index, event_type, table, timestamp, server_id,
+        capture_time)."""
         op = body.kind
         cols = self._columns_for(rec.ctx, body.table_id)
         # each row change holds its images: its share of the event's bytes, and an object
         # per value (one image, two for an UPDATE)
         size = ev.header.event_size if ev.header is not None else ev.size
         values = (len(cols.by_label) if cols is not None else 8) * (2 if op == "UPDATE" else 1)
-        weight = ROW_WEIGHT + VALUE_WEIGHT * values + size // len(rows)
-        trx.bytes += weight * len(rows)
-        trx.rows += len(rows)
-        self.rows += len(rows)
+        weight = ROW_WEIGHT + VALUE_WEIGHT * values + size // n_rows
+        trx.bytes += weight * n_rows
+        trx.rows += n_rows
+        self.rows += n_rows
         if not self.want_rows:
             return
         file, pos, log_pos, inner_index, event_type, table, ts, server_id, cap = head
@@ -324,7 +333,17 @@ class TableMapper:
             capture_time=cap,
         )
         pending = trx.pending
-        for i, change in enumerate(rows):
+        refs = image_refs(body, cols)
+        if refs is not None:  # the images stay in the event's bytes (images.image_refs)
+            before_refs, after_refs = refs
+            for i in range(n_rows):
+                row = base.copy()
+                row[Rw.row_index] = i
+                row[Rw.before] = before_refs[i]
+                row[Rw.after] = after_refs[i]
+                pending.append(("rows", part, row, weight))
+            return
+        for i, change in enumerate(body.rows):
             if isinstance(change, dict):
                 before = change.get("before")
                 after = change.get("after")
@@ -395,7 +414,7 @@ def _as_dicts(emit: Emit) -> EmitValues:
     def emit_values(table: str, part: tuple[str, ...], values: list[Any], weight: int) -> None:
         if table == "rows":
             values = values.copy()
-            b, a = values[before], values[after]
+            b, a = image_pair(values[before]), image_pair(values[after])
             values[pk] = pk_pairs(b, a)
             for slot, json_slot, ref in ((before, before_json, b), (after, after_json, a)):
                 if ref is not None:

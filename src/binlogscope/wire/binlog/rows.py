@@ -200,6 +200,11 @@ class RowsEvent:
         lazy = self._lazy
         return None if lazy is None or self._rows is not None else (lazy.plan_b, lazy.plan_a)
 
+    def unread_rows(self) -> LazyRows | None:
+        """The rows' kept bytes and plans while they are not read yet (None once read): the
+        export writes its image columns from them (export/mapper.py)."""
+        return self._lazy if self._rows is None else None
+
     @property
     def row_count(self) -> int:
         """The number of rows, without reading their values."""
