@@ -151,8 +151,11 @@ class GtidWindow:
       has one and the sequence number does not pass it (a domain without a stop position is
       left out entirely then);
     - events outside transactions (FORMAT_DESCRIPTION, GTID_LIST, BINLOG_CHECKPOINT, ROTATE)
-      are shown;
-    - once every domain's stop transaction has been shown (or passed), the output ends.
+      go with the transaction before them: shown before the first GTID and after a shown
+      transaction, left out after one left out (a BINLOG_CHECKPOINT the server wrote between
+      two groups, where timing put it);
+    - once every domain's stop transaction has been shown (or passed), the output ends at the
+      next GTID event (the events between, a BINLOG_CHECKPOINT, a ROTATE, are shown).
 
     One window spans every file given (the GTID lists apply to all of them; byte positions
     only to the first and the last).
@@ -191,6 +194,7 @@ class GtidWindow:
     def filter(self, events: Iterable[DecodedEvent]) -> Iterator[DecodedEvent]:
         start, stop = self.start, self.stop
         current: bool | None = None  # inside a transaction: is it shown?
+        shown = True  # outside one: was the transaction before shown (or none seen yet)?
         standalone = False
         for ev in events:
             if self.finished:
@@ -200,6 +204,9 @@ class GtidWindow:
             if self.check_state and isinstance(body, GtidListEvent):
                 self._check_state(body)
             if name == _GTID and isinstance(body, MariadbGtidEvent):
+                if self._all_done():  # (the events between the last one and this were shown)
+                    self.finished = True
+                    return
                 d, s = body.domain_id, body.seq_no
                 current = (d not in start or s > start[d]) and (
                     stop is None or (d in stop and s <= stop[d]))
@@ -212,20 +219,15 @@ class GtidWindow:
                         self.done.add(d)
                 continue
             if current is None:
-                if self._all_done():
-                    self.finished = True
-                    return
-                yield ev
+                if shown:
+                    yield ev
                 continue
             if current:
                 yield ev
             if name == _XID or standalone or (
                     isinstance(body, QueryEvent) and isinstance(body.query, str)
                     and body.query.strip().upper() in ("COMMIT", "ROLLBACK")):
-                current = None
-                if self._all_done():
-                    self.finished = True
-                    return
+                shown, current = current, None
 
 
 # ------------------------------------------------------------------------------- MySQL GTID sets
