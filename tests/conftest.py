@@ -17,6 +17,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 from binlogscope.wire.node import Node, check_tiling  # noqa: E402
+from tests import suite_guards  # noqa: E402
 from tests.ci_support import in_ci  # noqa: E402
 from tests.mariadb_server import MariaDB, ServerStartError, start, stop  # noqa: E402
 from tests.native_switch import NativeSwitch  # noqa: E402
@@ -74,6 +75,34 @@ def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDB]:
         yield server
     finally:
         stop(directory)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The whole run's deadline (``BINLOGSCOPE_TEST_DEADLINE``, tests/suite_guards.py), in
+    pytest's main process (not in an xdist worker, whose config has ``workerinput``)."""
+    if hasattr(config, "workerinput"):
+        return
+    try:
+        seconds = suite_guards.deadline()
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if seconds is not None:
+        suite_guards.arm(seconds)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    suite_guards.disarm()
+
+
+@pytest.fixture(autouse=True)
+def _sigpipe_kept() -> Iterator[None]:
+    """Fails a test that leaves SIGPIPE other than it found it (and puts it back): see
+    tests/suite_guards.py."""
+    try:
+        with suite_guards.sigpipe_kept():
+            yield
+    except suite_guards.SigpipeChangedError as exc:
+        pytest.fail(f"the test changed SIGPIPE: {exc}", False)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
