@@ -10,14 +10,20 @@ echo "== ruff";   python -m ruff check src tests mock_master bench
 echo "== mypy";   python -m mypy
 echo "== import contracts"; lint-imports
 echo "== pytest"
-# One process by default. BINLOGSCOPE_TEST_WORKERS=N (N >= 2) runs on N pytest-xdist workers
-# (tests/conftest.py keeps each test file, and all Spark files, on one worker; every worker starts
-# its own MariaDB): about twice as fast where it works, but not yet reliable - in the clean-clone
-# run of 2026-11-28 a worker died on a proxy test that writes to a reset socket, xdist's
-# loadgroup scheduler then waited for ever, and a real-terminal (tmux) test missed its toast
-# under the load; CI stays on one process until those are fixed.
+# One process by default (about 25 minutes on a loaded 2-core machine).
+#   BINLOGSCOPE_TEST_WORKERS=N   (N >= 2) N pytest-xdist workers, --dist loadgroup (tests/conftest.py
+#                                keeps each test file, and all Spark files, on one worker; every
+#                                worker starts its own MariaDB): about twice as fast. A crashed
+#                                worker fails the run at once (--max-worker-restart 0: xdist 3.8's
+#                                loadgroup scheduler hangs when it replaces one).
+#   BINLOGSCOPE_TEST_DEADLINE=S  the whole pytest run's limit in seconds (default 4800, under CI's
+#                                90 minutes; 0: none): past it, where it stood is printed and the
+#                                run fails (tests/suite_guards.py) instead of hanging until CI's limit
+# Each test has a 600 s timeout (pyproject.toml). Arguments go to pytest: the fast subset is
+#   bash scripts/test.sh -m 'not slow'      (or, in the venv: pytest -m 'not slow')
+export BINLOGSCOPE_TEST_DEADLINE="${BINLOGSCOPE_TEST_DEADLINE:-4800}"
 workers="${BINLOGSCOPE_TEST_WORKERS:-0}"
 if [ "$workers" -ge 2 ] 2>/dev/null; then
-    exec python -m pytest -q -n "$workers" --dist loadgroup "$@"
+    exec python -m pytest -q -n "$workers" --dist loadgroup --max-worker-restart 0 "$@"
 fi
 exec python -m pytest -q "$@"
