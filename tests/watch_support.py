@@ -327,3 +327,20 @@ def consuming(rep: Any, seen: list[tuple[float, str]]) -> Iterator[None]:
     finally:
         rep.stop()
         rep.join(5)
+
+
+class RefusedKill:
+    """A control connection (stands in for ``drivers.live.replica.InformationSchema``) whose KILL
+    the source refuses: a source without KILL, or an account without the privilege to end the
+    thread."""
+
+    def __init__(self, *_a: object) -> None:
+        return None
+
+    def __call__(self, sql: str) -> list[list[bytes | None]]:
+        from binlogscope.drivers.live.items import LiveError
+
+        raise LiveError("ERR 1095 You are not owner of thread 7", 1095)
+
+    def close(self) -> None:
+        return None

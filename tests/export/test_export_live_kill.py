@@ -13,8 +13,7 @@ import pytest
 
 from binlogscope.cli.main import main
 from binlogscope.drivers.live import replica as live_replica
-from binlogscope.drivers.live.items import LiveError
-from tests.watch_support import acking_master
+from tests.watch_support import RefusedKill, acking_master
 
 pytestmark = pytest.mark.network
 
@@ -25,24 +24,11 @@ def master() -> Iterator[Any]:
         yield mm
 
 
-class _Refused:
-    """A control connection whose KILL the source refuses (no privilege, no KILL)."""
-
-    def __init__(self, *_a: object) -> None:
-        return None
-
-    def __call__(self, sql: str) -> list[list[bytes | None]]:
-        raise LiveError("ERR 1095 You are not owner of thread 7", 1095)
-
-    def close(self) -> None:
-        return None
-
-
 @pytest.mark.parametrize("args", [["--count", "3"], ["--non-blocking"]],
                          ids=["count", "head"])
 def test_a_refused_kill_is_one_warning_line_of_the_export(
         master: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: list[str]) -> None:
-    monkeypatch.setattr(live_replica, "InformationSchema", _Refused)
+    monkeypatch.setattr(live_replica, "InformationSchema", RefusedKill)
     monkeypatch.setenv("MYSQL_PWD", "replpass")
     first = master.master.stream.files[0].name
     out, err = io.StringIO(), io.StringIO()

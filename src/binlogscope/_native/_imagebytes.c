@@ -101,23 +101,37 @@ put_col(Out *o, PyObject *label, const Col *c, PyObject *bobj, const unsigned ch
     return rc;
 }
 
-/* the parts of a ref (data, position, ImageReader, columns); DECLINE when it is not one */
+/* an image ref (data, position, ImageReader, columns), taken apart: its bytes, the reader,
+ * the null bitmap and the position of its first value */
+typedef struct {
+    PyObject *data, *cols;
+    const unsigned char *b, *nulls;
+    Py_ssize_t n, p;
+    ImageReader *r;
+} Ref;
+
+/* 0, DECLINE when it is not such a ref, -1 with an exception (an image past the data) */
 static int
-ref_parts(PyObject *ref, PyObject **data, Py_ssize_t *pos, ImageReader **r)
+ref_parts(PyObject *ref, Ref *x)
 {
     if (!PyTuple_CheckExact(ref) || PyTuple_GET_SIZE(ref) != 4)
         return DECLINE;
-    *data = PyTuple_GET_ITEM(ref, 0);
+    x->data = PyTuple_GET_ITEM(ref, 0);
     PyObject *at = PyTuple_GET_ITEM(ref, 1), *reader = PyTuple_GET_ITEM(ref, 2);
-    if (!PyBytes_CheckExact(*data) || !PyLong_CheckExact(at) ||
+    if (!PyBytes_CheckExact(x->data) || !PyLong_CheckExact(at) ||
         !PyObject_TypeCheck(reader, &ImageReaderType))
         return DECLINE;
-    *pos = PyLong_AsSsize_t(at);
-    if (*pos == -1 && PyErr_Occurred())
+    Py_ssize_t p = PyLong_AsSsize_t(at);
+    if (p == -1 && PyErr_Occurred())
         return -1;
-    *r = (ImageReader *)reader;
-    if (*pos < 0 || PyBytes_GET_SIZE(*data) - *pos < (((*r)->n + 7) / 8))
+    x->r = (ImageReader *)reader;
+    x->cols = PyTuple_GET_ITEM(ref, 3);
+    x->b = (const unsigned char *)PyBytes_AS_STRING(x->data);
+    x->n = PyBytes_GET_SIZE(x->data);
+    if (p < 0 || x->n - p < (x->r->n + 7) / 8)
         return kernel_past_end();
+    x->nulls = x->b + p;
+    x->p = p + (x->r->n + 7) / 8;
     return 0;
 }
 
@@ -125,17 +139,14 @@ int
 arrow_put_image_bytes(Out *o, PyObject *ref, PyObject *special, PyObject *text_fn,
                       PyObject *json_fn)
 {
-    PyObject *data;
-    Py_ssize_t p;
-    ImageReader *r;
-    int rc = ref_parts(ref, &data, &p, &r);
+    Ref x;
+    int rc = ref_parts(ref, &x);
     if (rc)
         return rc;
-    PyObject *cols = PyTuple_GET_ITEM(ref, 3);
-    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(data);
-    Py_ssize_t n = PyBytes_GET_SIZE(data);
-    const unsigned char *nulls = b + p;
-    p += (r->n + 7) / 8;
+    PyObject *data = x.data, *cols = x.cols;
+    const unsigned char *b = x.b, *nulls = x.nulls;
+    Py_ssize_t n = x.n, p = x.p;
+    ImageReader *r = x.r;
     if (buf_put(&o->json_data, "{", 1) < 0)
         return -1;
     for (Py_ssize_t i = 0; i < r->n; i++) {
@@ -163,41 +174,19 @@ arrow_put_image_bytes(Out *o, PyObject *ref, PyObject *special, PyObject *text_f
     return buf_put(&o->json_data, "}", 1);
 }
 
-/* the column at *pp passed over (its value read and dropped where its size is not plain) */
-static int
-skip_col(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp)
-{
-    Py_ssize_t p0 = *pp;
-    Scalar v = {0};
-    int tag = kernel_scalar(c, b, n, pp, &v);
-    if (tag < 0)
-        return -1;
-    if (tag != S_NONE)
-        return 0;
-    *pp = p0;
-    PyObject *obj = kernel_read_value(c, bobj, b, n, pp);
-    if (obj == NULL)
-        return -1;
-    Py_DECREF(obj);
-    return 0;
-}
-
 int
 arrow_pk_bytes(Out *o, PyObject *ref, PyObject *pk, PyObject *special, PyObject *text_fn)
 {
-    PyObject *data;
-    Py_ssize_t p;
-    ImageReader *r;
-    int rc = ref_parts(ref, &data, &p, &r);
+    Ref x;
+    int rc = ref_parts(ref, &x);
     if (rc)
         return rc;
-    if (pk == NULL || pk == Py_None || r->n == 0)
+    if (pk == NULL || pk == Py_None || x.r->n == 0)
         return 0;
-    PyObject *cols = PyTuple_GET_ITEM(ref, 3);
-    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(data);
-    Py_ssize_t n = PyBytes_GET_SIZE(data), npk = PyList_GET_SIZE(pk), last = -1;
-    const unsigned char *nulls = b + p;
-    p += (r->n + 7) / 8;
+    PyObject *data = x.data, *cols = x.cols;
+    const unsigned char *b = x.b, *nulls = x.nulls;
+    Py_ssize_t n = x.n, p = x.p, npk = PyList_GET_SIZE(pk), last = -1;
+    ImageReader *r = x.r;
     Py_ssize_t *at = PyMem_New(Py_ssize_t, r->n);  /* each column's start, up to the last key */
     Py_ssize_t *idx = PyMem_New(Py_ssize_t, npk > 0 ? npk : 1);
     if (at == NULL || idx == NULL) {
@@ -229,7 +218,7 @@ arrow_pk_bytes(Out *o, PyObject *ref, PyObject *pk, PyObject *special, PyObject 
     }
     for (Py_ssize_t i = 0; rc == 0 && i <= last; i++) {
         at[i] = p;
-        if (!(nulls[i >> 3] & (1 << (i & 7))) && skip_col(&r->cols[i], data, b, n, &p) < 0)
+        if (!(nulls[i >> 3] & (1 << (i & 7))) && kernel_skip_value(&r->cols[i], data, b, n, &p) < 0)
             rc = -1;
     }
     for (Py_ssize_t j = 0; rc == 0 && j < npk; j++) {

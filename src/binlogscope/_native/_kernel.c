@@ -355,8 +355,8 @@ decode_rows(PyObject *module, PyObject *args)
 
 /* one non-NULL column at *pp skipped without building its value where its size follows from
  * the bytes alone; the kinds whose reading can fail otherwise are read (value dropped) */
-static int
-skip_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp)
+int
+kernel_skip_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n, Py_ssize_t *pp)
 {
     Scalar sv = {0};
     int tag = kernel_scalar(c, b, n, pp, &sv);
@@ -425,7 +425,7 @@ skip_image(ImageReader *self, PyObject *bobj, const unsigned char *b, Py_ssize_t
     const unsigned char *nulls = b + p;
     p += nb;
     for (Py_ssize_t i = 0; i < self->n; i++) {
-        if (!(nulls[i >> 3] & (1 << (i & 7))) && skip_value(&self->cols[i], bobj, b, n, &p) < 0)
+        if (!(nulls[i >> 3] & (1 << (i & 7))) && kernel_skip_value(&self->cols[i], bobj, b, n, &p) < 0)
             return -1;
     }
     *pp = p;

@@ -77,6 +77,10 @@ typedef struct {
     Py_ssize_t len, pad;      /* then pad 0x00 bytes (BINARY(n)) */
 } Scalar;
 
+/* one non-NULL column at *pp passed over (_kernel.c: its value read and dropped only where its
+ * size does not follow from the bytes); -1 with an exception */
+int kernel_skip_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n,
+                      Py_ssize_t *pp);
 /* one non-NULL column at *pp -> new reference, *pp advanced (NULL: an exception is set) */
 PyObject *kernel_read_value(const Col *c, PyObject *bobj, const unsigned char *b, Py_ssize_t n,
                             Py_ssize_t *pp);

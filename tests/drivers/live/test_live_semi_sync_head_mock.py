@@ -19,7 +19,7 @@ from binlogscope.cli.main import main
 from binlogscope.drivers.live import replica as live_replica
 from binlogscope.drivers.live.items import LiveError
 from mock_master.serve.server import ThreadedMockMaster
-from tests.watch_support import acking_master
+from tests.watch_support import RefusedKill, acking_master
 
 CAPTURE = Path(__file__).resolve().parents[3] / "captures" / "mariadb-10.11-workload.000001"
 
@@ -63,21 +63,7 @@ def test_semi_sync_non_blocking_ends_at_the_rotate_that_ends_the_head_file(
     assert "end of the binlog" in semi.stderr and "Traceback" not in semi.stderr
 
 
-class _Refused:
-    """A control connection whose KILL the source refuses (a source without KILL, or an
-    account without the privilege to end the thread)."""
-
-    def __init__(self, *_a: object) -> None:
-        return None
-
-    def __call__(self, sql: str) -> list[list[bytes | None]]:
-        raise LiveError("ERR 1095 You are not owner of thread 7", 1095)
-
-    def close(self) -> None:
-        return None
-
-
-class _AlreadyGone(_Refused):
+class _AlreadyGone(RefusedKill):
     """The dump thread ended before the KILL came (it met the closed socket first)."""
 
     def __call__(self, sql: str) -> list[list[bytes | None]]:
@@ -88,7 +74,7 @@ class _AlreadyGone(_Refused):
                          ids=["count", "head"])
 def test_a_refused_kill_is_one_warning_line_and_the_exit_status_stands(
         master: ThreadedMockMaster, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
-    monkeypatch.setattr(live_replica, "InformationSchema", _Refused)
+    monkeypatch.setattr(live_replica, "InformationSchema", RefusedKill)
     monkeypatch.setenv("MYSQL_PWD", "replpass")
     first = master.master.stream.files[0].name
     out, err = io.StringIO(), io.StringIO()
