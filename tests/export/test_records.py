@@ -10,7 +10,13 @@ import pytest
 
 from binlogscope.export.mapper import TableMapper, _statement_kind
 from binlogscope.export.packets import redact_payload
-from binlogscope.export.records import BinlogFileSource, EventRecord, PacketRecord, SourceError
+from binlogscope.export.records import (
+    BinlogFileSource,
+    EventRecord,
+    PacketRecord,
+    SourceError,
+    WrittenEvent,
+)
 
 FIX = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 CRC32 = FIX / "osheroff__mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-crc32"
@@ -22,7 +28,9 @@ def _map(path: Path) -> dict[str, list[tuple[tuple[str, ...], dict[str, Any]]]]:
         "events": [], "rows": [], "packets": []}
     mapper = TableMapper(lambda t, p, r: out[t].append((p, r)))
     for rec in BinlogFileSource([str(path)]).records():
-        if isinstance(rec, EventRecord):
+        if isinstance(rec, WrittenEvent):  # (the native kernel read it)
+            mapper.written(rec)
+        elif isinstance(rec, EventRecord):
             mapper.event(rec)
         else:
             mapper.input_done()
@@ -166,7 +174,9 @@ def test_a_transaction_over_the_byte_limit_is_written_as_it_goes() -> None:
     out: dict[str, list[dict[str, Any]]] = {"events": [], "rows": [], "packets": []}
     mapper = TableMapper(lambda t, p, r: out[t].append(r), max_pending_bytes=1)
     for rec in BinlogFileSource([str(CRC32)]).records():
-        if isinstance(rec, EventRecord):
+        if isinstance(rec, WrittenEvent):
+            mapper.written(rec)
+        elif isinstance(rec, EventRecord):
             mapper.event(rec)
     assert len(out["rows"]) == 63
     assert all(r["xid"] is None for r in out["rows"])

@@ -481,20 +481,15 @@ count_rows(PyObject *module, PyObject *args)
     return PyLong_FromSsize_t(count);
 }
 
-/* image_positions(data, kind, reader_b, reader_a, start=0, end=len(data)) -> [int, ...]: where
- * each image starts, in order (an UPDATE's before and after images alternate), by the walk
+/* where each image of a rows event's images (data[start:end], read by the readers of its
+ * plans) starts, in order (an UPDATE's before and after images alternate), by the walk
  * count_rows makes: the export keeps (data, position, reader) per image and writes its
- * columns from the bytes (_arrow.c) instead of reading each image into a dict first */
-static PyObject *
-image_positions(PyObject *module, PyObject *args)
+ * columns from the bytes (_arrow.c) instead of reading each image into a dict first; NULL
+ * with an exception when the images do not read */
+PyObject *
+kernel_image_positions(PyObject *bobj, int kind, PyObject *rb, PyObject *ra, Py_ssize_t start,
+                       Py_ssize_t end)
 {
-    PyObject *bobj, *rb, *ra;
-    int kind;
-    Py_ssize_t start, end;
-    (void)module;
-    if (kernel_rows_args(args, "O!iO!O|nn:image_positions", &bobj, &kind, &rb, &ra, &start,
-                         &end) < 0)
-        return NULL;
     const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bobj);
     PyObject *out = PyList_New(0);
     if (out == NULL)
@@ -522,6 +517,20 @@ image_positions(PyObject *module, PyObject *args)
         }
     }
     return out;
+}
+
+/* image_positions(data, kind, reader_b, reader_a, start=0, end=len(data)) -> [int, ...] */
+static PyObject *
+image_positions(PyObject *module, PyObject *args)
+{
+    PyObject *bobj, *rb, *ra;
+    int kind;
+    Py_ssize_t start, end;
+    (void)module;
+    if (kernel_rows_args(args, "O!iO!O|nn:image_positions", &bobj, &kind, &rb, &ra, &start,
+                         &end) < 0)
+        return NULL;
+    return kernel_image_positions(bobj, kind, rb, ra, start, end);
 }
 
 static PyMethodDef module_methods[] = {
@@ -571,7 +580,7 @@ PyInit__kernel(void)
     if (PyModule_AddObject(m, "EventLines", (PyObject *)&EventLinesType) < 0)
         return NULL;
     /* binlogscope._native.PLAN_VERSION: the plan kinds and functions of this file */
-    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 9) < 0)
+    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 10) < 0)
         return NULL;
     return m;
 }

@@ -92,6 +92,9 @@ PyObject *kernel_rows_json(PyObject *module, PyObject *args);
 /* image_buffers(refs, value_text, json_text) -> an export image column's Arrow buffers or
  * None (_arrow.c) */
 PyObject *kernel_image_buffers(PyObject *module, PyObject *args);
+/* where each image of data[start:end] starts (kernel.image_positions), NULL: an exception */
+PyObject *kernel_image_positions(PyObject *bobj, int kind, PyObject *rb, PyObject *ra,
+                                 Py_ssize_t start, Py_ssize_t end);
 /* pk_buffers(rows, after_slot, before_slot, value_text) -> the pk column's buffers or None */
 PyObject *kernel_pk_buffers(PyObject *module, PyObject *args);
 /* columns(rows, wanted) -> the lists of the wanted columns of a row group (_columns.c) */
@@ -285,6 +288,14 @@ int line_table_map_layout(PyObject *tables, PyObject *ctx_tables, const unsigned
                           Py_ssize_t blen, LineRows *r);
 int line_rows_layout(PyObject *tables, PyObject *ctx_tables, int code, int layout,
                      const unsigned char *body, Py_ssize_t blen, LineRows *r);
+/* an event's values for the export instead of its line (_linebody.c; steals ``gtid``):
+ * a tuple, None (declined) or NULL (an exception) */
+PyObject *line_event_values(PyObject *bobj, int layout, int code, unsigned long long log_pos,
+                            PyObject *gtid, long flags2, Py_ssize_t offset,
+                            unsigned long long timestamp, unsigned long long server_id,
+                            Py_ssize_t size, unsigned long long flags,
+                            const unsigned char *body, const unsigned char *text,
+                            Py_ssize_t text_len, const LineRows *rows);
 /* the text renderer's tail of an event's body (the --summary line); 0, 1 (decline), -1 */
 int line_put_tail(JsonOut *o, int layout, PyObject *gtid, const LineRows *rows,
                   const unsigned char *text, Py_ssize_t text_len, PyObject *bobj,

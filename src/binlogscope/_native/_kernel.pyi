@@ -35,6 +35,7 @@ class EventLines:
     tables: dict[int, tuple[Any, ...]] | None
     ctx_tables: dict[int, Any] | None
     packet: int
+    values: int
     at: int
     semi: tuple[bytes, ...] | None
     texts: tuple[bytes, ...] | None

@@ -102,6 +102,9 @@ typedef struct {
     /* bytes of 8192: the BMP's printable non-whitespace characters (a bit each, Python's
      * str.isprintable and isspace), which a statement's text (V_EVENT) may have; else ASCII */
     PyObject *printable;
+    /* 1: an event it takes is not written as a line: its values come back as a tuple (the
+     * export's rows, export/mapper.py TableMapper.written) */
+    int values;
 } EventLines;
 
 /* ------------------------------------------------------------------ the type */
@@ -329,6 +332,11 @@ lines_call(EventLines *self, PyObject *args, PyObject *kwds)
         Py_RETURN_NONE;
     }
 
+    if (self->values)
+        return line_event_values(bobj, layout, code, log_pos, gtid, flags2, base + pos,
+                                 timestamp, server_id, size, flags, body, text, text_len,
+                                 &rows);
+
     /* the line, by the template */
     JsonOut *o = &self->o;
     Py_ssize_t mark = o->len;
@@ -551,6 +559,8 @@ static PyMemberDef lines_members[] = {
     {"clock", T_OBJECT, offsetof(EventLines, clock), 0,
      "callable(timestamp) -> the --summary line's time text"},
     {"crc", T_INT, offsetof(EventLines, crc), 0, "1: CRC32 in force and verified"},
+    {"values", T_INT, offsetof(EventLines, values), 0,
+     "1: an event taken comes back as its values (the export's), no line is written"},
     {"packet", T_INT, offsetof(EventLines, packet), 0,
      "0: events of a file; 1 or 3: a stream's event packet, the event after that many bytes"},
     {"at", T_LONGLONG, offsetof(EventLines, at), 0,

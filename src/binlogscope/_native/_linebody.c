@@ -3,7 +3,9 @@
  * are those of the map the decoder holds (wire/binlog/table_map.py _cached), a rows event's
  * post-header and columns-present bitmaps (wire/binlog/rows.py decode_rows_event) with the
  * readers Python declared for its table, and the --summary's tail of a body (render/text.py
- * _tail). The layouts are Python's (render/line_layout.py); this file only reads them.
+ * _tail), and an event's values for the export instead of its line (export/mapper.py
+ * TableMapper.written). The layouts are Python's (render/line_layout.py); this file only reads
+ * them.
  */
 #include "_kernel.h"
 
@@ -156,3 +158,86 @@ line_put_tail(JsonOut *o, int layout, PyObject *gtid, const LineRows *rows, cons
     }
 }
 
+/* the values of an event the export takes (_line.c: EventLines.values set), instead of its
+ * line, read by its body ``layout`` (BODY_*):
+ * (type code, log_pos, its GTID or None, flags2 or None, None, offset, timestamp, server id,
+ * event size, flags, a, b) - the first five what the caller's coordinates need, as a line's
+ * tuple - where (a, b) are: an XID's (xid, None); a statement text's (str, None), declined
+ * when it has U+FFFD (the export keeps such a statement's bytes: mapper.statement_bytes);
+ * a TABLE_MAP's (its TableMap, None); a rows event's (its TableMap, (the buffer, the
+ * positions of its images in it - kernel_image_positions -, the before/only image's reader,
+ * the after image's or None)), declined when the images do not read (the Python path
+ * says where); a GTID's (None, None). Steals ``gtid``. */
+PyObject *
+line_event_values(PyObject *bobj, int layout, int code, unsigned long long log_pos,
+                  PyObject *gtid, long flags2, Py_ssize_t offset, unsigned long long timestamp,
+                  unsigned long long server_id, Py_ssize_t size, unsigned long long flags,
+                  const unsigned char *body, const unsigned char *text, Py_ssize_t text_len,
+                  const LineRows *rows)
+{
+    PyObject *a = NULL, *b = NULL;
+    switch (layout) {
+    case BODY_XID:
+        a = PyLong_FromUnsignedLongLong(le_uint(body, 8));
+        break;
+    case BODY_TEXT: case BODY_TEXT_AFTER_LENGTH:
+        for (Py_ssize_t i = 0; i + 2 < text_len; i++)
+            if (text[i] == 0xEF && text[i + 1] == 0xBF && text[i + 2] == 0xBD) {
+                Py_XDECREF(gtid);
+                Py_RETURN_NONE;
+            }
+        a = PyUnicode_DecodeUTF8((const char *)text, text_len, NULL);
+        break;
+    case BODY_TABLE_MAP: case BODY_ROWS_V1: case BODY_ROWS_V2:
+        if (rows->entry == NULL) {  /* (not a table this kernel knows: the Python path) */
+            Py_XDECREF(gtid);
+            Py_RETURN_NONE;
+        }
+        a = PyTuple_GET_ITEM(rows->entry, 0);
+        Py_INCREF(a);
+        if (layout != BODY_TABLE_MAP) {
+            b = kernel_image_positions(bobj, rows->kind, (PyObject *)rows->rb,
+                                       rows->ra == NULL ? Py_None : (PyObject *)rows->ra,
+                                       rows->start, rows->end);
+            if (b == NULL) {  /* damaged images: the Python path says where */
+                PyErr_Clear();
+                Py_DECREF(a);
+                Py_XDECREF(gtid);
+                Py_RETURN_NONE;
+            }
+            /* (the positions are in this buffer; the readers read the images there) */
+            b = Py_BuildValue("(ONOO)", bobj, b, (PyObject *)rows->rb,
+                              rows->ra == NULL ? Py_None : (PyObject *)rows->ra);
+        }
+        break;
+    default:
+        break;
+    }
+    if (PyErr_Occurred()) {
+        Py_XDECREF(a);
+        Py_XDECREF(gtid);
+        return NULL;
+    }
+    if (a == NULL) {
+        Py_INCREF(Py_None);
+        a = Py_None;
+    }
+    if (b == NULL) {
+        Py_INCREF(Py_None);
+        b = Py_None;
+    }
+    if (gtid == NULL) {
+        Py_INCREF(Py_None);
+        gtid = Py_None;
+    }
+    PyObject *vf2;
+    if (flags2 < 0) {
+        Py_INCREF(Py_None);
+        vf2 = Py_None;
+    } else {
+        vf2 = PyLong_FromLong(flags2);
+    }
+    Py_INCREF(Py_None);
+    return Py_BuildValue("(NKNNNnKKnKNN)", PyLong_FromLong(code), log_pos, gtid, vf2, Py_None,
+                         offset, timestamp, server_id, size, flags, a, b);
+}

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.coords import CoordTracker
@@ -80,6 +80,24 @@ def _open(path: Path, data: bytes | None = None) -> BinaryIO:
     return f
 
 
+def read_binlog_values(
+    path: str | Path,
+    values: EventLines,
+    line_seen: LineSeen,
+    *,
+    ctx: DecodeContext | None = None,
+    start_position: int | None = None,
+    info: FileEvents | None = None,
+    data: bytes | None = None,
+) -> Iterator[DecodedEvent | tuple[Any, ...]]:
+    """:func:`read_binlog_file` with ``line`` the kernel's reader of event values
+    (``render/line_layout.py`` event_values): the events it takes are yielded as their values
+    tuple (``_line.c`` event_values), after their coordinates moved on; the others are
+    decoded as always."""
+    return _read(path, record=False, ctx=ctx, start_position=start_position, info=info,
+                 data=data, line=values, line_seen=line_seen, keep_written=True)
+
+
 def read_binlog_file(
     path: str | Path,
     *,
@@ -109,6 +127,15 @@ def read_binlog_file(
     into it with ``line.add``, in order), each given to ``line_seen(event, ctx)`` first (what
     the writer must know of the decoder's context: ``line_layout.LineContext.seen``).
     """
+    return _read(path, record=record, ctx=ctx, start_position=start_position,
+                 stop_position=stop_position, info=info, data=data, line=line,
+                 line_seen=line_seen, keep_written=False)
+
+
+def _read(path: str | Path, *, record: bool, ctx: DecodeContext | None,
+          start_position: int | None, info: FileEvents | None, data: bytes | None,
+          line: EventLines | None, line_seen: LineSeen | None, keep_written: bool,
+          stop_position: int | None = None) -> Iterator[Any]:
     p = Path(path)
     ctx = ctx if ctx is not None else DecodeContext()
     # (standard input has no file name: its events' binlog_file is unknown)
@@ -166,7 +193,7 @@ def read_binlog_file(
             dec.receive_data(chunk)
             if line is not None:
                 assert line_seen is not None
-                yield from _with_lines(dec, line, line_seen, tracker)
+                yield from _with_lines(dec, line, line_seen, tracker, keep_written)
                 line.flush()
                 if not chunk:
                     break
@@ -196,9 +223,11 @@ def _context_error(ev: DecodedEvent, tracker: CoordTracker) -> None:
 
 
 def _with_lines(dec: BinlogStreamDecoder, line: EventLines, seen: LineSeen,
-                tracker: CoordTracker) -> Iterator[DecodedEvent]:
+                tracker: CoordTracker, keep_written: bool = False
+                ) -> Iterator[DecodedEvent | tuple[Any, ...]]:
     """The events of what ``dec`` holds, ``line`` offered each first (see
-    :func:`read_binlog_file`): the declined ones, stamped."""
+    :func:`read_binlog_file`): the declined ones, stamped (``keep_written``: and the tuples of
+    those it took, after their coordinates moved on)."""
     ctx = dec.ctx
     moved = tracker.moved
     track = tracker.stamp
@@ -206,6 +235,8 @@ def _with_lines(dec: BinlogStreamDecoder, line: EventLines, seen: LineSeen,
         if isinstance(ev, tuple):  # written by the kernel: its coordinates move on
             moved(ev[0], ev[2], ev[3], ev[4])
             line.gtid = tracker.open_gtid
+            if keep_written:
+                yield ev
             continue
         track(ev)
         if ev.error is not None:

@@ -216,6 +216,14 @@ def image_refs(body: RowsEvent, cols: ImageColumns | None
     data = lazy.data
     code = _KIND_CODE[lazy.kind]
     pos: list[int] = kernel.image_positions(data, code, rb, ra, lazy.start, lazy.end)
+    return refs_at(data, pos, code, rb, ra, cols)
+
+
+def refs_at(data: bytes, pos: list[int], code: int, rb: Any, ra: Any,
+            cols: ImageColumns | None) -> tuple[list[BytesRef | None], list[BytesRef | None]]:
+    """The before and after refs of a rows event's images that start at ``pos`` in ``data``
+    (an UPDATE's alternate), read by the kernel's readers ``rb``/``ra``; ``code``: the
+    event's kind (``_KIND_CODE``)."""
     if code == 1:  # UPDATE: before and after images alternate
         return ([(data, p, rb, cols) for p in pos[0::2]],
                 [(data, p, ra, cols) for p in pos[1::2]])

@@ -28,11 +28,13 @@ from binlogscope.export.images import (
     image_refs,
     json_text,
     pk_pairs,
+    refs_at,
 )
 from binlogscope.export.packets import packet_row
-from binlogscope.export.records import EventRecord, PacketRecord
+from binlogscope.export.records import EventRecord, PacketRecord, WrittenEvent
 from binlogscope.pipeline.filter import event_table
 from binlogscope.wire.binlog import bodies
+from binlogscope.wire.binlog._rowcode import _KIND_CODE
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.control_events import XidEvent
 from binlogscope.wire.binlog.decode import DecodedEvent
@@ -52,6 +54,15 @@ _QUERY_TYPES = frozenset({int(E.QUERY_EVENT), int(E.QUERY_COMPRESSED_EVENT)})
 _XID = int(E.XID_EVENT)
 _XA_PREPARE = int(E.XA_PREPARE_LOG_EVENT)
 _MARIADB_GTID = int(E.GTID_EVENT)
+_TABLE_MAP = int(E.TABLE_MAP_EVENT)
+#: the rows events the kernel reads (line_layout.BODY_LAYOUTS) and their operation
+_OPERATIONS: dict[int, str] = {
+    int(E.WRITE_ROWS_EVENT_V1): "INSERT", int(E.UPDATE_ROWS_EVENT_V1): "UPDATE",
+    int(E.DELETE_ROWS_EVENT_V1): "DELETE", int(E.WRITE_ROWS_EVENT): "INSERT",
+    int(E.UPDATE_ROWS_EVENT): "UPDATE", int(E.DELETE_ROWS_EVENT): "DELETE"}
+_ROWS_CODES = frozenset(_OPERATIONS)
+_UPDATE_CODES = frozenset(c for c, op in _OPERATIONS.items() if op == "UPDATE")
+_FL_STANDALONE = 1  # MariaDB GTID flags2 (gtid_events.FL_STANDALONE)
 _TYPE_NAMES: dict[int, str] = {}
 
 
@@ -158,6 +169,66 @@ class TableMapper:
         if isinstance(payload, TransactionPayloadEvent):
             for i, iev in enumerate(payload.events):
                 self._event(rec, iev, i)
+
+    def written(self, rec: WrittenEvent) -> None:
+        """:meth:`event` of an event the kernel read by its declared layouts (a MariaDB GTID,
+        an XID, a statement text, a TABLE_MAP the decoder holds, a rows event of one: the
+        ``_line.c`` event_values tuple): the same bookkeeping and the same rows, from its
+        values instead of a decoded event."""
+        (code, log_pos, gtid, flags2, _, pos, ts, server_id, size, flags, a, b) = rec.values
+        trx = self.trx
+        file = rec.binlog_file
+        ends = False
+        xid: int | None = None
+        rows = code in _ROWS_CODES
+        if code == _MARIADB_GTID:
+            if trx is not None:
+                self._finish(None, None)
+            trx = self.trx = _Trx(pos, file, gtid, not flags2 & _FL_STANDALONE)
+        elif code == _XID:
+            if trx is None:
+                trx = self.trx = _Trx(pos, file, None, True)
+            xid = _i64(a)
+            ends = True
+        elif trx is not None and not trx.open:  # (every other kind is inside a group)
+            trx.open = True
+        if rows and trx is None:
+            trx = self.trx = _Trx(pos, file, None, True)
+        query = a if type(a) is str else None
+        self.events += 1
+        tm = a if code == _TABLE_MAP or rows else None
+        n_rows: int | None = None
+        if rows:
+            n_rows = len(b[1]) // (2 if code in _UPDATE_CODES else 1)
+        part = (partition_date(ts), tm.schema or "" if tm is not None else "")
+        if self.want_events:
+            row = [
+                SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, file, pos,
+                log_pos, size, None, ts * 1_000_000, server_id, _type_name(code), code,
+                flags, True, None, trx.gtid if trx else None, None,
+                trx.offset if trx else None, tm.table if tm is not None else None, query,
+                None, n_rows, None,  # query_raw (valid text only), rows, capture_time
+            ]
+            weight = EVENT_WEIGHT + (len(query) if query is not None else 0)
+            if trx is None:
+                self.emit("events", part, row, weight)
+            else:
+                trx.pending.append(("events", part, row, weight))
+                trx.bytes += weight
+        elif trx is not None:
+            trx.bytes += EVENT_WEIGHT + (len(query) if query is not None and not rows else 0)
+        if n_rows:
+            assert trx is not None and tm is not None
+            cols = self._columns_of(tm)
+            op = _OPERATIONS[code]
+            self._rows(rec, op, cols, size, n_rows, part, trx, (
+                file, pos, log_pos, None, _type_name(code), tm.table, ts * 1_000_000,
+                server_id, None), refs_at(b[0], b[1], _KIND_CODE[op], b[2], b[3], cols), None)
+        if ends:
+            self._finish(xid, ts)
+        elif trx is not None and (trx.rows > self.max_pending_rows
+                                  or trx.bytes > self.max_pending_bytes):
+            self._flush_pending()
 
     def _event(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None) -> None:
         h = ev.header
@@ -308,11 +379,18 @@ class TableMapper:
         """The ``n_rows`` rows of one rows event. ``head``: the event's values a row repeats
         (binlog_file, offset, log_pos, inner_index, event_type, table, timestamp, server_id,
         capture_time)."""
-        op = body.kind
         cols = self._columns_for(rec.ctx, body.table_id)
+        size = ev.header.event_size if ev.header is not None else ev.size
+        self._rows(rec, body.kind, cols, size, n_rows, part, trx, head,
+                   image_refs(body, cols) if self.want_rows else None, body)
+
+    def _rows(self, rec: EventRecord | WrittenEvent, op: str, cols: ImageColumns | None,
+              size: int, n_rows: int, part: tuple[str, str], trx: _Trx, head: tuple[Any, ...],
+              refs: tuple[list[Any], list[Any]] | None, body: RowsEvent | None) -> None:
+        """The rows of a rows event of ``size`` bytes: from its image ``refs`` (left in the
+        event's bytes), else from the decoded ``body``'s rows."""
         # each row change holds its images: its share of the event's bytes, and an object
         # per value (one image, two for an UPDATE)
-        size = ev.header.event_size if ev.header is not None else ev.size
         values = (len(cols.by_label) if cols is not None else 8) * (2 if op == "UPDATE" else 1)
         weight = ROW_WEIGHT + VALUE_WEIGHT * values + size // n_rows
         trx.bytes += weight * n_rows
@@ -333,7 +411,6 @@ class TableMapper:
             capture_time=cap,
         )
         pending = trx.pending
-        refs = image_refs(body, cols)
         if refs is not None:  # the images stay in the event's bytes (images.image_refs)
             before_refs, after_refs = refs
             for i in range(n_rows):
@@ -343,6 +420,7 @@ class TableMapper:
                 row[Rw.after] = after_refs[i]
                 pending.append(("rows", part, row, weight))
             return
+        assert body is not None
         for i, change in enumerate(body.rows):
             if isinstance(change, dict):
                 before = change.get("before")
@@ -360,8 +438,9 @@ class TableMapper:
     def _columns_for(self, ctx: DecodeContext, table_id: int) -> ImageColumns | None:
         """The columns of the table a rows event refers to (its TABLE_MAP in the context)."""
         tm = ctx.tables.get(table_id)
-        if tm is None:
-            return None
+        return None if tm is None else self._columns_of(tm)
+
+    def _columns_of(self, tm: TableMap) -> ImageColumns:
         cached = self._columns.get(id(tm))
         if cached is not None and cached[0] is tm:
             return cached[1]

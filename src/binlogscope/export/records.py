@@ -16,16 +16,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from binlogscope.drivers.binlog_file import (
+    STDIN_PATH,
     BinlogFileError,
     FileEvents,
     looks_like_binlog,
     read_binlog_file,
+    read_binlog_values,
 )
+from binlogscope.render.line_layout import LineContext, event_values
 from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import DecodedEvent
+
+if TYPE_CHECKING:
+    from binlogscope._native._kernel import EventLines
 
 # ----------------------------------------------------------------------------- records
 
@@ -45,6 +52,29 @@ class EventRecord:
     #: where an export resumes after this event (live: the replica's restart point); None:
     #: the input and the event's end offset
     resume: ResumePoint | None = None
+
+
+@dataclass(slots=True)
+class WrittenEvent:
+    """One event the native kernel read by its declared layouts without decoding it: its
+    values (``_line.c`` event_values: type code, log_pos, GTID, flags2, None, offset,
+    timestamp, server id, size, flags, and per body the xid, statement text, TableMap and
+    (buffer, image positions)) and where it was seen; the mapper makes the same rows of it as of the
+    decoded event (:meth:`binlogscope.export.mapper.TableMapper.written`)."""
+
+    values: tuple[Any, ...]
+    ctx: DecodeContext
+    input_index: int
+    source: str
+    binlog_file: str
+    source_kind: str = "file"
+    session_id: str | None = None
+
+    @property
+    def end(self) -> int:
+        """Where the event ends in its input."""
+        v = self.values
+        return int(v[5] + v[8])
 
 
 @dataclass(slots=True)
@@ -101,7 +131,7 @@ def health_rows(timeline: list[dict[str, Any]], source: str, session_id: str | N
     return out
 
 
-Record = EventRecord | PacketRecord | InputDone | HealthRecord
+Record = EventRecord | WrittenEvent | PacketRecord | InputDone | HealthRecord
 
 
 @dataclass(slots=True)
@@ -140,7 +170,9 @@ class BinlogFileSource:
 
     kind = "file"
 
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(self, paths: list[str], *, kernel: bool = True) -> None:
+        #: False: every event decoded (no :class:`WrittenEvent`, even with the kernel on)
+        self.kernel = kernel
         files: list[Path] = []
         for raw in paths:
             p = Path(raw)
@@ -169,22 +201,44 @@ class BinlogFileSource:
                     continue
                 if i == resume.input_index:
                     start = resume.offset
-            yield from binlog_file_records(i, str(path), start=start)
+            yield from binlog_file_records(i, str(path), start=start, kernel=self.kernel)
 
 
 def binlog_file_records(index: int, source: str, *, start: int | None = None,
-                        data: bytes | None = None) -> Iterator[Record]:
+                        data: bytes | None = None, kernel: bool = True) -> Iterator[Record]:
     """The records of one binlog file (input ``index``), from ``start`` (an event boundary)
     on, ending with its :class:`InputDone`; ``data``: its bytes when they were read elsewhere
-    (a Spark task's input), ``source`` then only names them."""
+    (a Spark task's input), ``source`` then only names them. With the native kernel (and
+    ``kernel``) the events its declared layouts cover come as :class:`WrittenEvent`."""
     ctx = DecodeContext()
     name = Path(source).name
     info = FileEvents(source)
+    values = event_values() if kernel else None
     try:
-        for ev in read_binlog_file(source, record=False, ctx=ctx, start_position=start,
-                                   info=info, data=data):
-            yield EventRecord(ev, ctx, index, source, name)
+        if values is not None:
+            yield from _with_values(values, index, source, start, data, ctx, info)
+        else:
+            for ev in read_binlog_file(source, record=False, ctx=ctx, start_position=start,
+                                       info=info, data=data):
+                yield EventRecord(ev, ctx, index, source, name)
     except BinlogFileError as exc:
         yield InputDone(index, source, str(exc))
         return
     yield InputDone(index, source, info.fatal)
+
+
+def _with_values(values: EventLines, index: int, source: str, start: int | None,
+                 data: bytes | None, ctx: DecodeContext, info: FileEvents) -> Iterator[Record]:
+    """The records of :func:`binlog_file_records` read with the kernel's ``values``: what it
+    takes as :class:`WrittenEvent`, what it declines decoded, each seen by the kernel's
+    :class:`LineContext` (it takes no event that changes the decoder's context)."""
+    name = Path(source).name
+    # (its events' binlog_file, as the decoder's coordinates give it: a .gz name without it)
+    file = name if source == STDIN_PATH else CoordTracker.file_name(source)
+    seen = LineContext(values, distinct_labels=True).seen
+    for ev in read_binlog_values(source, values, seen, ctx=ctx, start_position=start,
+                                 info=info, data=data):
+        if type(ev) is tuple:
+            yield WrittenEvent(ev, ctx, index, source, file)
+        else:
+            yield EventRecord(ev, ctx, index, source, name)  # type: ignore[arg-type]

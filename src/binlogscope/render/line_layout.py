@@ -172,6 +172,19 @@ def event_lines(path: str, binlog_file: str | None) -> EventLines | None:
     return lines
 
 
+def event_values() -> EventLines | None:
+    """The same kernel reading the same layouts, giving each event it takes back as its values
+    (``_line.c`` event_values: the export's rows are made from them, ``export/mapper.py``
+    ``TableMapper.written``) instead of writing its line; None without the kernel."""
+    kernel = _native.kernel
+    if kernel is None:
+        return None
+    names = tuple(b"" if c in BODY_LAYOUTS else None for c in range(256))
+    values: EventLines = kernel.EventLines((), b"", names, bytes(256))
+    values.values = 1
+    return values
+
+
 @functools.cache
 def printable() -> bytes:
     """The BMP characters beyond ASCII a statement's text in a kernel's text line may have
@@ -448,10 +461,14 @@ class LineContext:
     hi-res temporal columns resolved), and only when the kernel's rows JSON is what that path
     writes (plans whose kernel walk is exact)."""
 
-    def __init__(self, line: EventLines, *, summary: bool = False) -> None:
+    def __init__(self, line: EventLines, *, summary: bool = False,
+                 distinct_labels: bool = False) -> None:
         self.line = line
         #: the --summary line's entries: the table's text (`` schema.table``) for both names
         self.summary = summary
+        #: declare only plans whose labels are distinct (the export's image refs: an image
+        #: read into a dict keeps a repeated label once, ``export/images.py`` image_refs)
+        self.distinct_labels = distinct_labels
         self.tables: dict[int, tuple[Any, ...]] = {}
         line.tables = self.tables
         self._phl: Any = None
@@ -523,6 +540,9 @@ class LineContext:
         plan_b, plan_a = plans
         if not plan_b.skips_exactly or plan_b.image is None or (plan_a is not None and (
                 not plan_a.skips_exactly or plan_a.image is None)):
+            return
+        if self.distinct_labels and any(
+                p is not None and len(set(p.labels)) != len(p.labels) for p in plans):
             return
         bitmap = {id(plan): present for present, plan in (tm.compiled or {}).items()}
         present = bitmap.get(id(plan_b))
