@@ -21,7 +21,7 @@ SWITCH = "BINLOGSCOPE_PURE_PYTHON"
 #: the plan kinds and functions this Python expects of the kernel (``PLAN_VERSION`` in
 #: ``_kernel.c``; both change together): a kernel built from an older ``_kernel.c`` is not
 #: used (the plans would name kinds it does not know)
-PLAN_VERSION = 10
+PLAN_VERSION = 11
 
 
 def _load() -> tuple[ModuleType | None, str]:

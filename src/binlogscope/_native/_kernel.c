@@ -561,10 +561,13 @@ static struct PyModuleDef kernel_module = {
     .m_methods = module_methods,
 };
 
+extern PyTypeObject IndexRowsType;  /* _pktindex.c: the TUI index's rows of event packets */
+
 PyMODINIT_FUNC
 PyInit__kernel(void)
 {
-    if (PyType_Ready(&ImageReaderType) < 0 || kernel_line_ready() < 0)
+    if (PyType_Ready(&ImageReaderType) < 0 || kernel_line_ready() < 0 ||
+        PyType_Ready(&IndexRowsType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&kernel_module);
     if (m == NULL)
@@ -579,8 +582,11 @@ PyInit__kernel(void)
     Py_INCREF(&EventLinesType);
     if (PyModule_AddObject(m, "EventLines", (PyObject *)&EventLinesType) < 0)
         return NULL;
+    Py_INCREF(&IndexRowsType);
+    if (PyModule_AddObject(m, "IndexRows", (PyObject *)&IndexRowsType) < 0)
+        return NULL;
     /* binlogscope._native.PLAN_VERSION: the plan kinds and functions of this file */
-    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 10) < 0)
+    if (PyModule_AddIntConstant(m, "PLAN_VERSION", 11) < 0)
         return NULL;
     return m;
 }

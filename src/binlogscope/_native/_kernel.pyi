@@ -53,4 +53,22 @@ class EventLines:
     @staticmethod
     def text_plain(data: bytes, /) -> bool: ...
 
+class IndexRows:
+    gtid: str | None
+    state: Any
+    crc: int
+    tables: dict[int, tuple[Any, ...]] | None
+    ctx_tables: dict[int, Any] | None
+    packet: int
+    trx: int
+    at: int
+    frame: int
+    time: float
+    def __init__(self) -> None: ...
+    def __call__(self, buf: bytes, pos: int, base: int, /
+                 ) -> tuple[int, int, str | None, int | None, None] | None: ...
+    def take(self) -> tuple[int, tuple[bytes, ...], bytes, list[tuple[Any, ...]],
+                            list[str | None], Any]: ...
+    def layouts(self, bodies: bytes, /) -> None: ...
+
 PLAN_VERSION: int

@@ -21,6 +21,7 @@ It needs no byte tap and no second session:
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,6 +222,52 @@ class ContextLog:
             i = self._key_index[key] = len(self._keys)
             self._keys.append(key)
         return i
+
+    def run_contexts(self, conn: int, env: DecodeEnv | None, semi: bool,
+                     entries: list[tuple[Any, ...]], codes: bytes, ents: array[int]
+                     ) -> array[int]:
+        """:meth:`observe` of a run of binlog event packets the native kernel indexed
+        (``inspector/sources/packet_index.py``): each row's context id, from the run's
+        environment and the table map of each row's entry in ``entries`` (``ents``: its index
+        there, -1: none; a TABLE_MAP row's map is learnt, as observe learns it)."""
+        c = self._conn(conn)
+        if env is self._last_env:
+            envi = self._last_envi
+        else:
+            envi = self._last_envi = self._env(env)
+            self._last_env = env
+
+        def key_id(table: int) -> int:
+            key = (envi, table, -1, semi)
+            i = self._key_index.get(key)
+            if i is None:
+                i = self._key_index[key] = len(self._keys)
+                self._keys.append(key)
+            return i
+
+        none = key_id(-1)
+        if not entries:
+            return array("i", (none,)) * len(codes)
+        patch: list[tuple[int, int, int]] = []  # (entry, rows before, the id they had)
+        learnt: set[int] = set()
+        k = codes.find(_TABLE_MAP)
+        while k >= 0:  # (the TABLE_MAP rows, in order)
+            j = ents[k]
+            if j >= 0 and j not in learnt:
+                learnt.add(j)
+                tm = entries[j][0]
+                before = c.tables.get(tm.table_id, -1)
+                self._learn_table(c, tm)
+                if c.tables.get(tm.table_id, -1) != before and ents.index(j) < k:
+                    patch.append((j, k, key_id(before)))
+            k = codes.find(_TABLE_MAP, k + 1)
+        ids = [none] + [key_id(c.tables.get(e[0].table_id, -1)) for e in entries]
+        out = array("i", map(ids.__getitem__, (e + 1 for e in ents)))
+        for j, end, old in patch:  # (rare: rows of a table before its map changed the log)
+            for i in range(end):
+                if ents[i] == j:
+                    out[i] = old
+        return out
 
     def context(self, cid: int) -> PacketContext:
         envi, table, names, semi = self._keys[cid]

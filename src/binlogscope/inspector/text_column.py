@@ -36,6 +36,13 @@ class TextColumn:
             self._buf += b"".join(parts)
         self._ends.extend(ends[1:])
 
+    def extend_bytes(self, text: bytes, ends: array[int]) -> None:
+        """Strings given as their UTF-8 ``text`` one after the other and the end of each in
+        it (the native kernel's summaries: ``inspector/sources/packet_index.py``)."""
+        base = len(self._buf)
+        self._buf += text
+        self._ends.extend(map(base.__add__, ends) if base else ends)
+
     def __len__(self) -> int:
         return len(self._ends)
 

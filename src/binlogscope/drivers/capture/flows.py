@@ -534,8 +534,9 @@ class CaptureReader:
         if self.lines is not None and conn.lines_tried is not s:
             conn.lines_tried = s
             got = self.lines(conn.flow)
-            if got is not None:
-                s.packets.lines = CaptureLines(got[0], got[1], conn.server)
+            if got is not None:  # (a third item: the command's own kind of CaptureLines)
+                kind = got[2] if len(got) > 2 else CaptureLines
+                s.packets.lines = kind(got[0], got[1], conn.server)
         if conn.tls_probe and d.peer is Peer.CLIENT and data:
             conn.tls_probe = False
             # a TLS record (handshake, change_cipher_spec, alert, data), or TLS bytes right

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from binlogscope.drivers.items import Flow
 
 #: what the command gives: a flow -> (the kernel's line writer, the context it is told:
-#: ``render/line_layout.LineContext``), or None (no kernel, a shape it cannot write)
-PacketLines = Callable[["Flow"], "tuple[Any, Any] | None"]
+#: ``render/line_layout.LineContext``[, the CaptureLines class that keeps them told]), or None
+#: (no kernel, a shape it cannot write)
+PacketLines = Callable[["Flow"], "tuple[Any, Any] | tuple[Any, Any, Any] | None"]
 _NEVER = 1 << 62
 
 

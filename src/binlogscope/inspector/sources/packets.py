@@ -21,8 +21,9 @@ from them are :class:`~binlogscope.inspector.sources.packet_rows.PacketRows`.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from binlogscope.drivers.items import SourceItem
 from binlogscope.drivers.live.setup import SetupStep
@@ -37,12 +38,28 @@ from binlogscope.inspector.source import (
     KINDS,
     PHASE_DOCS,
     PHASES,
+    event_kind,
 )
 from binlogscope.inspector.sources.binlog_file import (
     _SUMMARY_MAX,
     _alg_name,
     row_summary,
     summary_part,
+)
+from binlogscope.inspector.sources.packet_index import (
+    C_CODE,
+    C_ENDS,
+    C_ENTRY,
+    C_FPOS,
+    C_FRAME,
+    C_GTID,
+    C_LEN,
+    C_LOG_POS,
+    C_OFFSET,
+    C_SEMI,
+    C_SEQ,
+    C_TIME,
+    Run,
 )
 from binlogscope.inspector.sources.packet_rows import (
     MAX_RAW_BYTES,
@@ -54,6 +71,7 @@ from binlogscope.session.events import (
     CompressedFrame,
     ConnectionClosed,
     DecodeError,
+    LinesWritten,
     PacketDecoded,
     Peer,
     Phase,
@@ -61,7 +79,7 @@ from binlogscope.session.events import (
     SequenceMismatch,
     TlsStarted,
 )
-from binlogscope.wire.binlog.types import EventType
+from binlogscope.wire.binlog.types import EventType, event_type_name
 from binlogscope.wire.node import Node
 
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
@@ -90,6 +108,10 @@ class PacketStreamSource(PacketRows):
         self._last_file_i = -1
         #: a binlog event body's summary part by its exact type (binlog_file.summary_part)
         self._parts: dict[type, Callable[[Any], str] | None] = {}
+        self._quiet = 0  # rows stored since the last notice
+        #: the kernel's rows (packet_index.py): each type code's type column and colour class
+        self._code_type = [0] * 256
+        self._code_kind = bytearray(256)
 
     # ------------------------------------------------------------------ producing
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
@@ -128,6 +150,9 @@ class PacketStreamSource(PacketRows):
         ev = item.event
         if type(ev) is PacketDecoded and item.kind == "packet":  # the common case first
             self._add_packet(ts, item, ev)
+            return
+        if type(ev) is LinesWritten:  # (the kernel's rows of event packets: packet_index.py)
+            self._add_written(item, cast("Run", ev.data))  # (IndexRows.take()'s, not lines)
             return
         if item.kind == "step" and item.step is not None:
             st = item.step
@@ -244,6 +269,12 @@ class PacketStreamSource(PacketRows):
 
     def _publish(self) -> None:
         """Store the gathered rows' columns, then publish them (the length changes last)."""
+        self._store()
+        self._quiet = 0
+        self.changed()
+
+    def _store(self) -> None:
+        """Store the gathered rows' columns (the length changes last), without a notice."""
         rows = self._pending
         if not rows:
             return
@@ -256,8 +287,8 @@ class PacketStreamSource(PacketRows):
         self._summaries.extend(self._pending_text)
         self._pending = []
         self._pending_text = []
+        self._quiet += len(rows)
         self._n += len(rows)
-        self.changed()
 
     def _keep(self, item: SourceItem, payload: bytes | None) -> bytes | None:
         """The payload a new row keeps (a capture file's source leaves it in the file)."""
@@ -403,6 +434,98 @@ class PacketStreamSource(PacketRows):
             self._recent[n] = ev
             while len(self._recent) > self.tree_window:
                 self._recent.popitem(last=False)
+
+    def _add_written(self, item: SourceItem, run: Run) -> None:
+        """A run of the kernel's rows (``packet_index.py``): the columns it wrote, and what
+        :meth:`_add_packet` keeps in Python for such an event - the type's and the table's
+        interning, the decode context (the run's environment, the table's map: as
+        ``ContextLog.observe``), the binlog file, the transaction's GTID."""
+        rows, cols, text, entries, gtids, (env, bfile) = run
+        if not rows:
+            return
+        if self._pending:
+            self._store()  # (the rows before the run first)
+        c = self._c
+        c.phase = 5
+        self.binlog_events += rows
+        if bfile is not None:
+            if bfile != self._last_file:
+                self._last_file_i = self._intern(self._files, self._file_index, bfile)
+                self._last_file = bfile
+            c.file = self._last_file_i
+        gtid_of = []  # each of the run's transactions' gtid column, as _add_packet finds it
+        for gtid in gtids:
+            if gtid is None:
+                gtid_of.append(-1)
+                continue
+            if gtid != self._last_gtid:
+                self._gtids.append(gtid)
+                self._last_gtid = gtid
+                self._gtid_n += 1
+            gtid_of.append(self._gtid_n - 1)
+        codes = cols[C_CODE]
+        ti = self._type_index
+        for code in dict.fromkeys(codes):  # (new types interned in the order they come)
+            if code not in self._type_kinds:
+                name = event_type_name(code)
+                t = ti.get(name)
+                if t is None:
+                    t = self._intern(self._type_names, ti, name)
+                kind = _KIND_INDEX.get(event_kind(name), _OTHER)
+                self._type_kinds[code] = (t, kind)
+            self._code_type[code], self._code_kind[code] = self._type_kinds[code]
+        pk = ti.get("binlog_event")
+        if pk is None:
+            pk = self._intern(self._type_names, ti, "binlog_event")
+        semi = cols[C_SEMI][0] != 0
+        conn = item.conn
+        ents = array("i", cols[C_ENTRY])
+        cids = self._contexts.run_contexts(conn, env, semi, entries, codes, ents)
+        # the table column: each entry's table interned in the order they come
+        table_of = [-1]
+        for e in entries:
+            tm = e[0]
+            key = (tm.schema, tm.table)
+            table = self._table_at.get(key, -1)
+            if table < 0:
+                table = self._table_at[key] = self._intern(
+                    self._tables, self._table_index, f"{tm.schema}.{tm.table}")
+            table_of.append(table)
+        n = self._n
+        self._time.frombytes(cols[C_TIME])
+        self._len.frombytes(cols[C_LEN])
+        self._dir.frombytes(b"\x02" * rows)
+        self._seq.frombytes(cols[C_SEQ])
+        self._semi.frombytes(cols[C_SEMI])
+        self._type.extend(map(self._code_type.__getitem__, codes))
+        self._pkind.extend(array("H", (pk,)) * rows)
+        self._kind.frombytes(codes.translate(self._code_kind))
+        self._table.extend(map(table_of.__getitem__, (e + 1 for e in ents))
+                           if entries else array("i", (-1,)) * rows)
+        self._log_pos.frombytes(cols[C_LOG_POS])
+        self._offset.frombytes(cols[C_OFFSET])
+        self._conn.extend(array("H", (conn & 0xFFFF,)) * rows)
+        self._frame.frombytes(cols[C_FRAME])
+        self._phase.extend(array("b", (5,)) * rows)
+        self._stepi.extend(array("i", (c.step,)) * rows)
+        self._file.extend(array("i", (c.file,)) * rows)
+        self._fpos.frombytes(cols[C_FPOS])
+        if len(gtid_of) == 1:
+            self._gtid.extend(array("i", gtid_of) * rows)
+        else:
+            self._gtid.extend(map(gtid_of.__getitem__, array("i", cols[C_GTID])))
+        self._ctx.extend(cids)
+        self._summaries.extend_bytes(text, array("Q", cols[C_ENDS]))
+        self._payload.extend([None] * rows)
+        self._keep_written(cols)
+        self._n = n + rows
+        self._quiet += rows
+        if self._quiet >= self.publish_every:
+            self._publish()
+
+    def _keep_written(self, cols: tuple[bytes, ...]) -> None:
+        """The kernel's rows' payload places (a capture file's source: ``pcap.py``)."""
+
 
 __all__ = ["MAX_RAW_BYTES", "PHASES", "PHASE_DOCS", "TREE_WINDOW", "PacketRows",
            "PacketStreamSource", "packet_kind", "packet_summary", "why_for_query"]

@@ -24,6 +24,7 @@ from pathlib import Path
 from binlogscope.drivers.capture.pcap import CaptureError, read_capture, read_capture_batches
 from binlogscope.drivers.capture.place import PlaceReader, payload_crc
 from binlogscope.drivers.items import SourceItem
+from binlogscope.inspector.sources.packet_index import C_CRC, C_FRAME, index_rows
 from binlogscope.inspector.sources.packets import MAX_RAW_BYTES, PacketStreamSource
 from binlogscope.session.events import PacketDecoded, Peer
 from binlogscope.session.oversize import DEFAULT_MAX_PACKET
@@ -73,6 +74,14 @@ class PcapSource(PacketStreamSource):
         self._placed.append(0)
         return payload
 
+    def _keep_written(self, cols: tuple[bytes, ...]) -> None:
+        """The kernel's rows: payloads left in the file (as :meth:`_keep`; no frame 0)."""
+        self._crc.frombytes(cols[C_CRC])
+        frames = array("q", cols[C_FRAME])
+        n = len(frames)
+        self._placed.frombytes(b"\x01" * n if min(frames) > 0 else
+                               bytes(1 if f else 0 for f in frames))
+
     def produce(self, cancelled: Callable[[], bool]) -> Iterable[SourceItem]:
         for items in self.produce_batches(cancelled):
             yield from items
@@ -81,8 +90,11 @@ class PcapSource(PacketStreamSource):
         """The rows' items a frame at a time, as the reader gives them (one look at
         ``cancelled`` and no generator step per row)."""
         try:
+            # (a file: its server event packets' rows by the native kernel, packet_index.py)
+            lines = index_rows if self.places is not None else None
             for items in read_capture_batches(str(self.path), self.ports, record=False,
-                                              max_packet=self.max_packet, stop=cancelled):
+                                              max_packet=self.max_packet, stop=cancelled,
+                                              lines=lines):
                 if cancelled():
                     return
                 for k, it in enumerate(items):  # (the reader's own list, made for this frame)
