@@ -66,6 +66,17 @@ _FL_STANDALONE = 1  # MariaDB GTID flags2 (gtid_events.FL_STANDALONE)
 _TYPE_NAMES: dict[int, str] = {}
 
 
+#: a header timestamp -> its date partition (the last few thousand seconds seen)
+_DATES: dict[int, str] = {}
+
+
+def _date_of(ts: int) -> str:
+    if len(_DATES) > 4096:
+        _DATES.clear()
+    date = _DATES[ts] = partition_date(ts)
+    return date
+
+
 def _type_name(code: int) -> str:
     name = _TYPE_NAMES.get(code)
     if name is None:
@@ -145,6 +156,8 @@ class TableMapper:
         self.want_rows = tables is None or "rows" in tables
         self.trx: _Trx | None = None
         self._columns: dict[int, tuple[TableMap, ImageColumns]] = {}
+        #: date -> schema -> the partition tuple (written)
+        self._parts: dict[str, dict[str, tuple[str, str]]] = {}
         self.events = 0
         self.rows = 0
         self.packets = 0
@@ -200,7 +213,18 @@ class TableMapper:
         n_rows: int | None = None
         if rows:
             n_rows = len(b[1]) // (2 if code in _UPDATE_CODES else 1)
-        part = (partition_date(ts), tm.schema or "" if tm is not None else "")
+        # (one partition tuple per date and schema: the writer finds a run of rows bound for
+        # one part by the tuple's identity)
+        schema = tm.schema or "" if tm is not None else ""
+        date = _DATES.get(ts)
+        if date is None:
+            date = _date_of(ts)
+        parts = self._parts.get(date)
+        if parts is None:
+            parts = self._parts[date] = {}
+        part = parts.get(schema)
+        if part is None:
+            part = parts[schema] = (date, schema)
         if self.want_events:
             row = [
                 SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, file, pos,

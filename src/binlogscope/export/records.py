@@ -26,7 +26,7 @@ from binlogscope.drivers.binlog_file import (
     read_binlog_file,
     read_binlog_values,
 )
-from binlogscope.render.line_layout import LineContext, event_values
+from binlogscope.render.line_context import LineContext, event_values
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import DecodedEvent

@@ -109,17 +109,22 @@ def run_export(
     stopped = ended = False
     try:
         for rec in source.records(start_point):
-            if isinstance(rec, WrittenEvent | EventRecord):
-                if isinstance(rec, WrittenEvent):  # (an event the kernel read: no damage)
-                    mapper.written(rec)
-                else:
-                    mapper.event(rec)
-                    if rec.event.error:  # (missing context is not damage: note_damage knows)
-                        note_damage(result.damage, rec)
+            end: int | None = None
+            if type(rec) is WrittenEvent:  # (most events: read by the kernel, never damage)
+                mapper.written(rec)
+                v = rec.values
+                end = v[5] + v[8]
+            elif isinstance(rec, EventRecord):
+                mapper.event(rec)
+                if rec.event.error:  # (missing context is not damage: note_damage knows)
+                    note_damage(result.damage, rec)
+                end = rec.event.end
+            if end is not None:
+                assert isinstance(rec, (WrittenEvent, EventRecord))
                 result.events_seen += 1
                 since_checkpoint += 1
                 if sizes is not None:
-                    byte_pos = starts[rec.input_index] + _end(rec)
+                    byte_pos = starts[rec.input_index] + end
                 last_event = rec
                 if since_checkpoint >= checkpoint_events and mapper.at_boundary:
                     checkpoint(_resume_after(rec))
@@ -188,11 +193,6 @@ def run_export(
     if progress is not None and not result.interrupted:
         progress(result.events_seen, byte_pos, total, result.seconds)
     return result
-
-
-def _end(rec: EventRecord | WrittenEvent) -> int:
-    """Where the event ends in its input."""
-    return rec.end if isinstance(rec, WrittenEvent) else rec.event.end
 
 
 def _resume_after(rec: EventRecord | WrittenEvent) -> ResumePoint:
