@@ -43,6 +43,7 @@ batch has other values there.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -441,7 +442,9 @@ def read_slice(opts: StreamOptions, part: StreamSlice, schema: pa.Schema
     """A slice's rows of the options' table: the live replica dumping from ``file:pos`` until
     the event that ends at ``end_file:end_pos``, decoded by the export's decoder and mapper.
     A connection that cannot be (re)made fails the task (the batch is run again from its
-    offsets when the query is restarted)."""
+    offsets when the query is restarted). The replica's warnings (a semi-sync dump's thread
+    the source would not KILL) go to the task's stderr, one line each, as ``export --live``
+    prints them: the executor's log (the console in local mode)."""
     from binlogscope.export.sources import LiveRecordSource
 
     server_id = None if opts.server_id is None else opts.server_id + part.index
@@ -461,6 +464,9 @@ def read_slice(opts: StreamOptions, part: StreamSlice, schema: pa.Schema
         table, values, data = item
         if table == opts.table and data.num_rows:
             yield _with_partition(schema, values, data)
+    for warning in src.warnings:  # (a semi-sync dump's thread the source would not KILL)
+        print(f"binlogscope: spark stream: {opts.describe()}, {part.file}:{part.pos}: "
+              f"{warning}", file=sys.stderr)
 
 
 def _with_partition(schema: pa.Schema, values: tuple[str, ...], data: pa.Table
