@@ -233,12 +233,7 @@ class TableMapper:
                 trx.offset if trx else None, tm.table if tm is not None else None, query,
                 None, n_rows, None,  # query_raw (valid text only), rows, capture_time
             ]
-            weight = EVENT_WEIGHT + (len(query) if query is not None else 0)
-            if trx is None:
-                self.emit("events", part, row, weight)
-            else:
-                trx.pending.append(("events", part, row, weight))
-                trx.bytes += weight
+            self._hold_event(trx, part, row, query)
         elif trx is not None:
             trx.bytes += EVENT_WEIGHT + (len(query) if query is not None and not rows else 0)
         if n_rows:
@@ -352,18 +347,23 @@ class TableMapper:
         ]
         self.events += 1
         part = (date, schema or "")
-        # the memory the row holds: its values and the statement text (can be huge)
+        self._hold_event(trx, part, row, query)
+        if isinstance(body, RowsEvent) and n_rows:
+            assert trx is not None
+            self._add_rows(rec, ev, body, n_rows, part, trx, (
+                file, pos, row[Ev.log_pos], inner_index, row[Ev.event_type], table,
+                row[Ev.timestamp], row[Ev.server_id], row[Ev.capture_time]))
+
+    def _hold_event(self, trx: _Trx | None, part: tuple[str, str], row: list[Any],
+                    query: str | None) -> None:
+        """An ``events`` row to the writer (outside a transaction) or held with its
+        transaction; the memory it holds: its values and the statement text (can be huge)."""
         weight = EVENT_WEIGHT + (len(query) if query is not None else 0)
         if trx is None:
             self.emit("events", part, row, weight)
         else:
             trx.pending.append(("events", part, row, weight))
             trx.bytes += weight
-        if isinstance(body, RowsEvent) and n_rows:
-            assert trx is not None
-            self._add_rows(rec, ev, body, n_rows, part, trx, (
-                file, pos, row[Ev.log_pos], inner_index, row[Ev.event_type], table,
-                row[Ev.timestamp], row[Ev.server_id], row[Ev.capture_time]))
 
     def _add_rows_only(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None,
                        trx: _Trx | None, file: str, pos: int | None) -> None:

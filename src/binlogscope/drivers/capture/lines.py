@@ -14,7 +14,7 @@ packets the Python path decodes). A compressed flow's packets are not written by
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from binlogscope.drivers.capture.conns import Direction
@@ -30,6 +30,19 @@ if TYPE_CHECKING:
 #: (no kernel, a shape it cannot write)
 PacketLines = Callable[["Flow"], "tuple[Any, Any] | tuple[Any, Any, Any] | None"]
 _NEVER = 1 << 62
+
+
+def frame_at(frames: Sequence[tuple[int, int, float]], at: int) -> tuple[int, float, int]:
+    """(frame, time, where the next frame starts) of the bytes at ``at`` in a direction's
+    frames map (``(offset, frame, time)`` in order): the last frame that starts at or before
+    it (``Direction.frame_at`` without consuming the map, which the items' drain still
+    reads); frame 0 at time 0 in an empty map."""
+    n = len(frames)
+    k = 0
+    while k + 1 < n and frames[k + 1][0] <= at:
+        k += 1
+    frame, ts = (frames[k][1], frames[k][2]) if n else (0, 0.0)
+    return frame, ts, frames[k + 1][0] if k + 1 < n else _NEVER
 
 
 class CaptureLines(CoordLines):
@@ -59,16 +72,7 @@ class CaptureLines(CoordLines):
         """The frame and time of the packet at ``at`` (the last frame that starts at or
         before it: ``Direction.frame_at`` without consuming the map, which the items' drain
         still reads)."""
-        fr = self.server.frames
-        n = len(fr)
-        k = 0
-        while k + 1 < n and fr[k + 1][0] <= at:
-            k += 1
-        if n:
-            _, frame, ts = fr[k]
-        else:
-            frame, ts = 0, 0.0
-        self.until = fr[k + 1][0] if k + 1 < n else _NEVER
+        frame, ts, self.until = frame_at(self.server.frames, at)
         texts = self._texts
         text = self.context.text
         texts[0] = text(frame)

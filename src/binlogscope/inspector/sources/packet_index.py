@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from binlogscope import _native
-from binlogscope.drivers.capture.lines import _NEVER, CaptureLines
+from binlogscope.drivers.capture.lines import CaptureLines, frame_at
 from binlogscope.render.line_layout import LineContext
 from binlogscope.session.state import ConnState
 from binlogscope.wire.binlog.coords import CoordTracker
@@ -77,16 +77,7 @@ class IndexLines(CaptureLines):
 
     def where(self, at: int) -> None:
         """The frame and time of the packet at ``at`` (``CaptureLines.where``'s frame)."""
-        fr = self.server.frames
-        n = len(fr)
-        k = 0
-        while k + 1 < n and fr[k + 1][0] <= at:
-            k += 1
-        if n:
-            _, frame, ts = fr[k]
-        else:
-            frame, ts = 0, 0.0
-        self.until = fr[k + 1][0] if k + 1 < n else _NEVER
+        frame, ts, self.until = frame_at(self.server.frames, at)
         line = self.line
         line.frame = frame
         line.time = ts
