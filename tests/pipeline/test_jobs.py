@@ -3,11 +3,13 @@ and ``file --jobs``), a damaged input among good ones, Ctrl-C."""
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -202,3 +204,124 @@ def test_pcap_jobs_ctrl_c(tmp_path: Path) -> None:
     """Ctrl-C while the workers decode captures."""
     data = max(CAPTURES, key=lambda p: p.stat().st_size).read_bytes()
     _interrupt_jobs(tmp_path, "pcap", data, ".pcap", 150)
+
+
+@pytest.mark.slow
+def test_a_failing_job_never_hangs_the_run() -> None:
+    """200 failing runs in a row with a busy background thread (tests/pipeline/jobs_stress.py),
+    in a process of their own under a time limit: each ends with the job's error. With
+    multiprocessing.Pool 2 of 6 such processes hung for good in pool.join() (a worker forked
+    just before terminate() missed its SIGTERM, then waited for the task queue's lock
+    terminate() held): that process is killed at the limit and the test fails. (About 40 s on
+    an idle 2-core box: the busy thread holds the GIL.)"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "tests.pipeline.jobs_stress", "200"],
+                              capture_output=True, text=True, env=env, timeout=400,
+                              check=False, start_new_session=True)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"a run hung: {(exc.stdout or b'')[-200:]!r}")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("run 200 done")
+
+
+def _record_job(running: Path, item: tuple[int, float], spool: str) -> int:
+    """Notes itself in ``running`` while it runs; the most workers it saw at once."""
+    n, delay = item
+    me = running / str(os.getpid())
+    me.touch()
+    most = len(list(running.iterdir()))
+    time.sleep(delay)
+    with open(spool, "w") as f:
+        f.write(f"{n}\n")
+    most = max(most, len(list(running.iterdir())))
+    me.unlink()
+    return most
+
+
+def test_at_most_jobs_workers_and_twice_that_in_flight(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow first input: the others finish behind it, but no more than ``jobs`` run at once
+    and no more than ``2 * jobs`` spools wait on disk."""
+    spools = tmp_path / "spools"
+    spools.mkdir()
+    running = tmp_path / "running"
+    running.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spools))  # (TMPDIR is read once)
+    items = [(n, 0.6 if n == 0 else 0.02) for n in range(12)]
+    waiting: list[int] = []
+    most: list[int] = []
+
+    def done(item: tuple[int, float], result: int) -> None:
+        waiting.append(sum(1 for d in spools.iterdir() for _ in d.iterdir()))
+        most.append(result)
+
+    out = io.BytesIO()
+    run_in_order(items, functools.partial(_record_job, running), 3, out, done)
+    assert out.getvalue() == b"".join(f"{n}\n".encode() for n in range(12))
+    # (done() comes after the input's own spool is removed: the 5 after it at most)
+    assert max(most) <= 3 and max(waiting) <= 5
+    assert waiting[0] == 5  # (the slow input held back the next 5: the window was used)
+
+
+def _pid_job(pids: Path, n: int, spool: str) -> int:
+    (pids / str(os.getpid())).touch()
+    if n == 0:
+        time.sleep(0.3)
+        raise ValueError("input 0 is bad")
+    time.sleep(60)  # (stopped long before)
+    return n
+
+
+def test_a_failure_stops_the_other_workers_and_leaves_none(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """The first input fails while the others still run: the error comes at once (the others
+    are killed, not waited for), with the worker's traceback as its cause, and no worker is
+    left, not even as a zombie."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match="input 0 is bad") as info:
+        run_in_order(list(range(6)), functools.partial(_pid_job, pids), 3, io.BytesIO(),
+                     lambda item, r: None)
+    assert time.monotonic() - t0 < 20
+    assert "_pid_job" in str(info.value.__cause__)  # (where it was raised)
+    started = [int(p.name) for p in pids.iterdir()]
+    assert len(started) == 3
+    for pid in started:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # (a zombie would still take signal 0)
+    assert list(tmp_path.iterdir()) == [pids]
+
+
+class _UnloadableError(Exception):
+    def __init__(self, what: str, code: int) -> None:
+        super().__init__(f"{what} ({code})")
+
+
+def _unloadable_job(n: int, spool: str) -> int:
+    raise _UnloadableError("no such table", 7)
+
+
+def _dying_job(n: int, spool: str) -> int:
+    if n == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    Path(spool).write_text(f"{n}\n")
+    return n
+
+
+def test_what_does_not_come_back_is_an_error_not_a_hang(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """An exception that does not come back through pickle comes back as its text; a worker
+    killed before its answer is an error of its input."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(RuntimeError, match=r"_UnloadableError: no such table \(7\)"):
+        run_in_order([0, 1], _unloadable_job, 2, io.BytesIO(), lambda item, r: None)
+    out = io.BytesIO()
+    with pytest.raises(RuntimeError, match=r"input #1 ended without a result \(killed by SIGKILL"):
+        run_in_order([0, 1, 2], _dying_job, 2, out, lambda item, r: None)
+    assert out.getvalue() == b"0\n"
+    assert list(tmp_path.iterdir()) == []
