@@ -39,7 +39,7 @@ from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.control_events import XidEvent
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.decoded import TransactionPayloadEvent
-from binlogscope.wire.binlog.gtid_events import MariadbGtidEvent
+from binlogscope.wire.binlog.gtid_events import FL_STANDALONE, MariadbGtidEvent
 from binlogscope.wire.binlog.rows import RowsEvent
 from binlogscope.wire.binlog.types import EventType as E
 from binlogscope.wire.binlog.types import event_type_name
@@ -62,19 +62,7 @@ _OPERATIONS: dict[int, str] = {
     int(E.UPDATE_ROWS_EVENT): "UPDATE", int(E.DELETE_ROWS_EVENT): "DELETE"}
 _ROWS_CODES = frozenset(_OPERATIONS)
 _UPDATE_CODES = frozenset(c for c, op in _OPERATIONS.items() if op == "UPDATE")
-_FL_STANDALONE = 1  # MariaDB GTID flags2 (gtid_events.FL_STANDALONE)
 _TYPE_NAMES: dict[int, str] = {}
-
-
-#: a header timestamp -> its date partition (the last few thousand seconds seen)
-_DATES: dict[int, str] = {}
-
-
-def _date_of(ts: int) -> str:
-    if len(_DATES) > 4096:
-        _DATES.clear()
-    date = _DATES[ts] = partition_date(ts)
-    return date
 
 
 def _type_name(code: int) -> str:
@@ -197,7 +185,7 @@ class TableMapper:
         if code == _MARIADB_GTID:
             if trx is not None:
                 self._finish(None, None)
-            trx = self.trx = _Trx(pos, file, gtid, not flags2 & _FL_STANDALONE)
+            trx = self.trx = _Trx(pos, file, gtid, not flags2 & FL_STANDALONE)
         elif code == _XID:
             if trx is None:
                 trx = self.trx = _Trx(pos, file, None, True)
@@ -216,9 +204,7 @@ class TableMapper:
         # (one partition tuple per date and schema: the writer finds a run of rows bound for
         # one part by the tuple's identity)
         schema = tm.schema or "" if tm is not None else ""
-        date = _DATES.get(ts)
-        if date is None:
-            date = _date_of(ts)
+        date = partition_date(ts)
         parts = self._parts.get(date)
         if parts is None:
             parts = self._parts[date] = {}

@@ -223,16 +223,21 @@ def _reap(pid: int) -> int | None:
             continue
 
 
-def _ended(status: int | None) -> str:
-    if status is None:
-        return "its exit status unknown"
-    code = os.waitstatus_to_exitcode(status)
+def exit_text(code: int) -> str:
+    """A child process's exit code as words (negative: the signal that killed it, as
+    ``multiprocessing``'s ``exitcode`` and ``os.waitstatus_to_exitcode`` give it)."""
     if code < 0:
         try:
             return f"killed by {signal.Signals(-code).name}"
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit status {code}"
+
+
+def _ended(status: int | None) -> str:
+    if status is None:
+        return "its exit status unknown"
+    return exit_text(os.waitstatus_to_exitcode(status))
 
 
 class _Slot:
@@ -410,4 +415,4 @@ def _run(workers: _Workers, inputs: Sequence[I], jobs: int, out: IO[bytes] | Non
         stops.check()
 
 
-__all__ = ["default_jobs", "run_in_order", "usable_cores"]
+__all__ = ["default_jobs", "exit_text", "run_in_order", "usable_cores"]

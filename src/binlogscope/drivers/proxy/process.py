@@ -51,6 +51,7 @@ from binlogscope.drivers.proxy.faults import ActionPlan, FaultRelay, RelayAction
 from binlogscope.drivers.proxy.record import ProxyRecorder
 from binlogscope.drivers.proxy.threads import Pair, listen_sockets
 from binlogscope.drivers.proxy.tls import Contexts, TlsSettings, stream_prelude
+from binlogscope.pipeline.jobs import exit_text
 from binlogscope.session.events import Peer
 
 #: the most bytes read from a socket at a time by the fault relay
@@ -565,12 +566,7 @@ class RelayProcess:
         code = proc.exitcode
         if code is None:
             return "it closed its channel but still runs"
-        if code < 0:
-            try:
-                return f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"killed by signal {-code}"
-        return f"exit status {code}"
+        return exit_text(code)
 
     def close(self, wait: float = 5) -> None:
         """End the relay now (what it still holds is dropped) and close the channel."""
