@@ -134,7 +134,7 @@ def test_many_partitions_stay_bounded(tmp_path: Path) -> None:
 
 def test_row_groups_are_cut_by_bytes_too(tmp_path: Path) -> None:
     """A huge row (its weight: the bytes it stands for) closes its row group at once, so it is
-    written without waiting in memory for row_group_size rows; add_many consumes its items."""
+    written without waiting in memory for row_group_size rows; add_rows consumes its rows."""
     w = DatasetWriter(tmp_path, row_group_size=1000, row_group_bytes=100)
     names = data_schema("events").names
     part = ("2024-01-02", "a")
@@ -143,11 +143,10 @@ def test_row_groups_are_cut_by_bytes_too(tmp_path: Path) -> None:
         row = _event_row(offset)
         return [row.get(n) for n in names]
 
-    items: list[tuple[str, tuple[str, ...], list[Any], int]] = [
-        ("events", part, values(1), 10), ("events", part, values(2), 500),
-        ("events", part, values(3), 0), ("events", part, values(4), 0)]
-    w.add_many(items)
-    assert items == []
+    rows: list[list[Any]] = [values(1), values(2), values(3), values(4)]
+    weights = [10, 500, 0, 0]
+    w.add_rows("events", part, rows, weights)
+    assert rows == [] and weights == []
     w.add_values("events", part, values(5), 99)
     w.checkpoint()
     files = list((tmp_path / "events").rglob("*.parquet"))
@@ -191,3 +190,54 @@ def test_named_rows_module_is_generated_from_the_schema() -> None:
         assert len(names) == slots.WIDTH
         make = getattr(columns, f"{table}_row")
         assert make(**{n: n for n in names}) == names
+
+
+def _row_groups(root: Path) -> list[tuple[str, list[int], list[int]]]:
+    """Each part file of ``events``: its partition directory, row group sizes and offsets."""
+    out = []
+    for f in sorted((root / "events").rglob("*.parquet")):
+        meta = pq.ParquetFile(f).metadata
+        out.append((str(f.parent.relative_to(root)),
+                    [meta.row_group(i).num_rows for i in range(meta.num_row_groups)],
+                    pq.read_table(f).column("offset").to_pylist()))
+    return out
+
+
+def test_add_rows_cuts_row_groups_where_add_values_does(tmp_path: Path) -> None:
+    """A transaction's rows handed over per part (``add_rows``: appended at once when they cut
+    nothing, else row by row) give the same part files, row groups and rows as one
+    ``add_values`` per row - by row count, by a part's bytes, by all buffered bytes, with huge
+    rows, over many random runs of parts and weights."""
+    import random
+
+    names = data_schema("events").names
+    rnd = random.Random(7)
+    for trial in range(40):
+        limits: dict[str, Any] = dict(
+            row_group_size=rnd.choice([3, 7, 50]), row_group_bytes=rnd.choice([50, 400]),
+            buffer_bytes=rnd.choice([300, 2000]), huge_row_bytes=rnd.choice([150, 10_000]),
+            max_open=rnd.choice([2, 32]), background=False)
+        batches: list[tuple[tuple[str, str], list[list[Any]], list[int]]] = []
+        offset = 0
+        for _ in range(rnd.randrange(1, 30)):
+            part = ("2024-01-02", f"db{rnd.randrange(4)}")
+            rows: list[list[Any]] = []
+            weights: list[int] = []
+            for _ in range(rnd.randrange(1, 12)):
+                offset += 1
+                event = _event_row(offset)
+                rows.append([event.get(n) for n in names])
+                weights.append(rnd.choice([0, 5, 40, 120, 200]))
+            batches.append((part, rows, weights))
+        a, b = tmp_path / f"a{trial}", tmp_path / f"b{trial}"
+        wa, wb = DatasetWriter(a, **limits), DatasetWriter(b, **limits)
+        for part, rows, weights in batches:
+            for values, weight in zip(rows, weights, strict=True):
+                wa.add_values("events", part, list(values), weight)
+            wb.add_rows("events", part, [list(r) for r in rows], list(weights))
+        for w in (wa, wb):
+            w.checkpoint()
+            w.close()
+        assert _row_groups(a) == _row_groups(b), (trial, limits)
+        assert sum(len(r) for _, r, _ in batches) == sum(
+            len(o) for _, _, o in _row_groups(a))

@@ -16,6 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from copy import copy
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ import pytest
 
 from binlogscope.cli.main import main
 from binlogscope.export.arrow import SCHEMA_VERSION, STATE_FILE, read_state, read_table
-from binlogscope.export.records import BinlogFileSource, Record, ResumePoint
+from binlogscope.export.records import BinlogFileSource, Record, ResumePoint, WrittenRun
 from binlogscope.export.run import run_export
 
 REPO = Path(__file__).resolve().parents[2]
@@ -217,9 +218,18 @@ class _Interrupting:
         return self.inner.total_bytes()
 
     def records(self, resume: ResumePoint | None = None) -> Iterator[Record]:
-        for i, rec in enumerate(self.inner.records(resume)):
-            if i == self.n:
+        """(counting events: a run the kernel read counts its events, and Ctrl-C may come
+        inside it)"""
+        seen = 0
+        for rec in self.inner.records(resume):
+            if seen == self.n:
                 raise KeyboardInterrupt
+            if isinstance(rec, WrittenRun) and seen + len(rec.values) > self.n:
+                head = copy(rec)
+                head.values = rec.values[:self.n - seen]
+                yield head
+                raise KeyboardInterrupt
+            seen += len(rec.values) if isinstance(rec, WrittenRun) else 1
             yield rec
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from binlogscope.export.mapper import TableMapper
-from binlogscope.export.records import BinlogFileSource, EventRecord, WrittenEvent
+from binlogscope.export.records import BinlogFileSource, EventRecord, WrittenRun
 from binlogscope.export.run import run_export
 from tests.helpers import binlog_fixtures
 from tests.native_switch import NativeSwitch
@@ -130,8 +130,8 @@ def _mapped(path: Path, kernel: bool) -> tuple[list[tuple[str, Any, Any]], int]:
     mapper = TableMapper(lambda t, p, r: out.append((t, p, r)), max_pending_rows=50)
     written = 0
     for rec in BinlogFileSource([str(path)], kernel=kernel).records():
-        if isinstance(rec, WrittenEvent):
-            written += 1
+        if isinstance(rec, WrittenRun):
+            written += len(rec.values)
             mapper.written(rec)
         elif isinstance(rec, EventRecord):
             mapper.event(rec)

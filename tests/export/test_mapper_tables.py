@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from binlogscope.export.mapper import TableMapper
-from binlogscope.export.records import BinlogFileSource, EventRecord, WrittenEvent
+from binlogscope.export.records import BinlogFileSource, EventRecord, WrittenRun
 from binlogscope.export.task import InputReport, TaskOptions, decode_input
 from binlogscope.pipeline.filter import event_table
 from binlogscope.wire.binlog import bodies
@@ -80,7 +80,7 @@ def _mapped(tables: tuple[str, ...] | None, limits: dict[str, int]
                          max_pending_rows=limits.get("max_pending_rows", 200_000),
                          max_pending_bytes=limits.get("max_pending_bytes", 128 << 20))
     for rec in BinlogFileSource([str(CAPTURES / "mariadb-10.11-workload.000001")]).records():
-        if isinstance(rec, WrittenEvent):  # (the native kernel read it)
+        if isinstance(rec, WrittenRun):  # (the native kernel read it)
             mapper.written(rec)
         elif isinstance(rec, EventRecord):
             mapper.event(rec)
@@ -119,7 +119,7 @@ def test_events_rows_hold_each_value_in_its_column() -> None:
     for path in [CAPTURES / "mariadb-10.11-workload.000001", *binlog_fixtures()]:
         if path.suffix == ".gz":
             continue
-        # (every event decoded: the kernel's WrittenEvent is held to this path by
+        # (every event decoded: the kernel's WrittenRun is held to this path by
         # test_export_native_switch.py)
         records = [r for r in BinlogFileSource([str(path)], kernel=False).records()
                    if isinstance(r, EventRecord)]

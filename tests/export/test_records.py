@@ -8,15 +8,16 @@ from typing import Any
 
 import pytest
 
-from binlogscope.export.mapper import TableMapper, _statement_kind
+from binlogscope.export.mapper import TableMapper
 from binlogscope.export.packets import redact_payload
 from binlogscope.export.records import (
     BinlogFileSource,
     EventRecord,
     PacketRecord,
     SourceError,
-    WrittenEvent,
+    WrittenRun,
 )
+from binlogscope.wire.binlog.coords import statement_kind
 
 FIX = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 CRC32 = FIX / "osheroff__mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-crc32"
@@ -28,7 +29,7 @@ def _map(path: Path) -> dict[str, list[tuple[tuple[str, ...], dict[str, Any]]]]:
         "events": [], "rows": [], "packets": []}
     mapper = TableMapper(lambda t, p, r: out[t].append((p, r)))
     for rec in BinlogFileSource([str(path)]).records():
-        if isinstance(rec, WrittenEvent):  # (the native kernel read it)
+        if isinstance(rec, WrittenRun):  # (the native kernel read it)
             mapper.written(rec)
         elif isinstance(rec, EventRecord):
             mapper.event(rec)
@@ -42,12 +43,16 @@ def test_every_event_once_in_file_order_with_its_transaction() -> None:
     out = _map(CRC32)
     events = [r for _, r in out["events"]]
     assert len(events) == 303
-    assert sorted(e["offset"] for e in events) == [e["offset"] for e in events]  # no reordering
+    # no reordering: each partition's rows (a part file's) in file order
+    for part in {p for p, _ in out["events"]}:
+        offsets = [(r["offset"], r["inner_index"] or 0) for p, r in out["events"] if p == part]
+        assert offsets == sorted(offsets), part
+    assert len({e["offset"] for e in events}) == len(events)
     # 60 transactions: ANONYMOUS_GTID, BEGIN, TABLE_MAP, rows, XID
     xids = [e for e in events if e["event_type"] == "XID_EVENT"]
     assert len(xids) == 60
     by_trx: dict[int, list[dict[str, Any]]] = {}
-    for e in events:
+    for e in sorted(events, key=lambda e: e["offset"]):
         if e["trx_offset"] is not None:
             by_trx.setdefault(e["trx_offset"], []).append(e)
     assert len(by_trx) == 60
@@ -112,9 +117,11 @@ def test_mariadb_gtid_without_begin_groups_rows() -> None:
 def test_transaction_payload_inner_events_are_exported() -> None:
     out = _map(BB / "transaction_compression.000001")
     events = [r for _, r in out["events"]]
-    inner = [e for e in events if e["inner_index"] is not None]
+    inner = sorted((e for e in events if e["inner_index"] is not None),
+                   key=lambda e: e["inner_index"])
     assert [e["event_type"] for e in inner] == [
         "QUERY_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "XID_EVENT"]
+    assert [e["inner_index"] for e in inner] == [0, 1, 2, 3]
     payload = next(e for e in events if e["event_type"] == "TRANSACTION_PAYLOAD_EVENT")
     assert {e["offset"] for e in inner} == {payload["offset"]}
     rows = [r for _, r in out["rows"]]
@@ -129,7 +136,7 @@ def test_transaction_payload_inner_events_are_exported() -> None:
     ("/* c */ COMMIT", "END"), ("CREATE TABLE t (a int)", "OTHER"), (None, "OTHER"),
 ])
 def test_statement_kind(query: str | None, kind: str) -> None:
-    assert _statement_kind(query) == kind
+    assert statement_kind(query) == kind  # (the one definition the mapper and coordinates use)
 
 
 def _pkt(kind: str, payload: bytes, command: str | None = None) -> PacketRecord:
@@ -174,7 +181,7 @@ def test_a_transaction_over_the_byte_limit_is_written_as_it_goes() -> None:
     out: dict[str, list[dict[str, Any]]] = {"events": [], "rows": [], "packets": []}
     mapper = TableMapper(lambda t, p, r: out[t].append(r), max_pending_bytes=1)
     for rec in BinlogFileSource([str(CRC32)]).records():
-        if isinstance(rec, WrittenEvent):
+        if isinstance(rec, WrittenRun):
             mapper.written(rec)
         elif isinstance(rec, EventRecord):
             mapper.event(rec)

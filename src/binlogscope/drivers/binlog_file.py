@@ -89,11 +89,11 @@ def read_binlog_values(
     start_position: int | None = None,
     info: FileEvents | None = None,
     data: bytes | None = None,
-) -> Iterator[DecodedEvent | tuple[Any, ...]]:
+) -> Iterator[DecodedEvent | list[tuple[Any, ...]]]:
     """:func:`read_binlog_file` with ``line`` the kernel's reader of event values
     (``render/line_layout.py`` event_values): the events it takes are yielded as their values
-    tuple (``_line.c`` event_values), after their coordinates moved on; the others are
-    decoded as always."""
+    tuples (``_line.c`` event_values), a list per run of consecutive ones, after their
+    coordinates moved on; the others are decoded as always."""
     return _read(path, record=False, ctx=ctx, start_position=start_position, info=info,
                  data=data, line=values, line_seen=line_seen, keep_written=True)
 
@@ -224,19 +224,23 @@ def _context_error(ev: DecodedEvent, tracker: CoordTracker) -> None:
 
 def _with_lines(dec: BinlogStreamDecoder, line: EventLines, seen: LineSeen,
                 tracker: CoordTracker, keep_written: bool = False
-                ) -> Iterator[DecodedEvent | tuple[Any, ...]]:
+                ) -> Iterator[DecodedEvent | list[tuple[Any, ...]]]:
     """The events of what ``dec`` holds, ``line`` offered each first (see
     :func:`read_binlog_file`): the declined ones, stamped (``keep_written``: and the tuples of
-    those it took, after their coordinates moved on)."""
+    those it took, after their coordinates moved on, as lists: one per run of them)."""
     ctx = dec.ctx
     moved = tracker.moved
     track = tracker.stamp
-    for ev in dec.events(line):
+    for ev in dec.events(line, runs=keep_written):
+        if isinstance(ev, list):  # a run the kernel took (keep_written): coordinates move on
+            for v in ev:
+                moved(v[0], v[2], v[3], v[4])
+            line.gtid = tracker.open_gtid
+            yield ev
+            continue
         if isinstance(ev, tuple):  # written by the kernel: its coordinates move on
             moved(ev[0], ev[2], ev[3], ev[4])
             line.gtid = tracker.open_gtid
-            if keep_written:
-                yield ev
             continue
         track(ev)
         if ev.error is not None:

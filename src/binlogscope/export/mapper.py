@@ -11,7 +11,6 @@ hands the rows to a writer.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,12 +30,13 @@ from binlogscope.export.images import (
     refs_at,
 )
 from binlogscope.export.packets import packet_row
-from binlogscope.export.records import EventRecord, PacketRecord, WrittenEvent
+from binlogscope.export.records import EventRecord, PacketRecord, WrittenRun
 from binlogscope.pipeline.filter import event_table
 from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog._rowcode import _KIND_CODE
 from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.control_events import XidEvent
+from binlogscope.wire.binlog.coords import statement_kind
 from binlogscope.wire.binlog.decode import DecodedEvent
 from binlogscope.wire.binlog.decoded import TransactionPayloadEvent
 from binlogscope.wire.binlog.gtid_events import FL_STANDALONE, MariadbGtidEvent
@@ -71,6 +71,9 @@ def _type_name(code: int) -> str:
         name = _TYPE_NAMES[code] = event_type_name(code)
     return name
 
+#: the names of every type code a header's byte holds, by code
+_TYPE_NAME_OF = tuple(_type_name(code) for code in range(256))
+
 _MAX_INT64 = (1 << 63) - 1
 def _i64(v: Any) -> int | None:
     return v if isinstance(v, int) and -_MAX_INT64 - 1 <= v <= _MAX_INT64 else None
@@ -83,7 +86,10 @@ class _Trx:
     binlog_file: str
     gtid: str | None
     open: bool  # BEGIN seen (or a MariaDB GTID that opens a group): statements stay inside
-    pending: list[Held] = field(default_factory=list)
+    #: its ``events`` and ``rows`` rows not yet handed to the writer (their xid and commit
+    #: time are set when it ends; they wait in the mapper's per-part lists)
+    events: list[list[Any]] = field(default_factory=list)
+    changes: list[list[Any]] = field(default_factory=list)
     rows: int = 0
     bytes: int = 0  # estimated size of the held rows (their events' bytes)
 
@@ -97,10 +103,15 @@ EmitValues = Callable[[str, tuple[str, ...], list[Any], int], None]
 EVENT_WEIGHT = 400
 ROW_WEIGHT = 300
 VALUE_WEIGHT = 100
-#: one row held for the writer: (table, partition, values, weight)
-Held = tuple[str, tuple[str, ...], list[Any], int]
-#: ``emit_many([(table, partition, values, weight), ...])``
-EmitMany = Callable[[list[Held]], None]
+#: the rows waiting for one part of the writer: (rows as lists of values, their weights)
+Held = tuple[list[list[Any]], list[int]]
+#: the rows (and their estimated bytes) that wait in the mapper before they go to the writer
+#: part by part: transactions are small, the writer's per-call work is not
+OUT_ROWS = 8192
+OUT_BYTES = 16 << 20
+#: ``emit_rows(table, partition, rows, weights)``: ``emit_values`` of each row in order
+#: (the writer's ``add_rows``: one call per part a transaction touched)
+EmitRows = Callable[[str, tuple[str, ...], list[list[Any]], list[int]], None]
 
 #: the data columns of each table, in the order rows are built (the writer's schema order)
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -125,16 +136,16 @@ class TableMapper:
     def __init__(self, emit: Emit | None = None, *, no_raw: bool = False,
                  max_pending_rows: int = 200_000, max_pending_bytes: int = 128 << 20,
                  emit_values: EmitValues | None = None,
-                 emit_many: EmitMany | None = None,
+                 emit_rows: EmitRows | None = None,
                  tables: Collection[str] | None = None) -> None:
         if emit_values is None:
             if emit is None:
                 raise TypeError("TableMapper needs emit or emit_values")
             emit_values = _as_dicts(emit)
         self.emit = emit_values
-        #: a transaction's held rows go out in one call when this is given (the writer's
-        #: ``add_many``: same rows, in the same order, as one ``emit_values`` call each)
-        self.emit_many = emit_many
+        #: a transaction's held rows go out in one call per part when this is given (the
+        #: writer's ``add_rows``: same rows, in the same order, as one ``emit_values`` each)
+        self.emit_rows = emit_rows
         self.no_raw = no_raw
         self.max_pending_rows = max_pending_rows
         #: a transaction holding more (estimated bytes of its events) goes out as it is
@@ -143,6 +154,11 @@ class TableMapper:
         self.want_events = tables is None or "events" in tables
         self.want_rows = tables is None or "rows" in tables
         self.trx: _Trx | None = None
+        #: the rows not yet handed to the writer, per part of ``events`` and of ``rows``
+        self._out_events: dict[tuple[str, ...], Held] = {}
+        self._out_changes: dict[tuple[str, ...], Held] = {}
+        self._out_rows = 0
+        self._out_bytes = 0
         self._columns: dict[int, tuple[TableMap, ImageColumns]] = {}
         #: date -> schema -> the partition tuple (written)
         self._parts: dict[str, dict[str, tuple[str, str]]] = {}
@@ -152,7 +168,8 @@ class TableMapper:
 
     @property
     def at_boundary(self) -> bool:
-        """No transaction is open: everything seen so far has been emitted."""
+        """No transaction is open: everything seen so far can be handed to the writer
+        (:meth:`flush`)."""
         return self.trx is None
 
     # ---- packets
@@ -171,69 +188,89 @@ class TableMapper:
             for i, iev in enumerate(payload.events):
                 self._event(rec, iev, i)
 
-    def written(self, rec: WrittenEvent) -> None:
-        """:meth:`event` of an event the kernel read by its declared layouts (a MariaDB GTID,
-        an XID, a statement text, a TABLE_MAP the decoder holds, a rows event of one: the
-        ``_line.c`` event_values tuple): the same bookkeeping and the same rows, from its
-        values instead of a decoded event."""
-        (code, log_pos, gtid, flags2, _, pos, ts, server_id, size, flags, a, b) = rec.values
-        trx = self.trx
+    def written(self, rec: WrittenRun) -> None:
+        """:meth:`event` of each event of a run the kernel read by its declared layouts (a
+        MariaDB GTID, an XID, a statement text, a TABLE_MAP the decoder holds, a rows event of
+        one: the ``_line.c`` event_values tuples): the same bookkeeping and the same rows,
+        from their values instead of decoded events, in one loop over the run."""
         file = rec.binlog_file
-        ends = False
-        xid: int | None = None
-        rows = code in _ROWS_CODES
-        if code == _MARIADB_GTID:
-            if trx is not None:
-                self._finish(None, None)
-            trx = self.trx = _Trx(pos, file, gtid, not flags2 & FL_STANDALONE)
-        elif code == _XID:
-            if trx is None:
+        want_events = self.want_events
+        version, kind, source, session = SCHEMA_VERSION, rec.source_kind, rec.source, \
+            rec.session_id
+        parts_of = self._parts
+        last_day = -1
+        parts: dict[str, tuple[str, str]] = {}
+        date = ""
+        type_name = _TYPE_NAME_OF  # (a header's type code is a byte)
+        max_rows, max_bytes = self.max_pending_rows, self.max_pending_bytes
+        out_events = self._out_events
+        self.events += len(rec.values)
+        for (code, log_pos, gtid, flags2, _, pos, ts, server_id, size, flags, a, b) in rec.values:
+            trx = self.trx
+            ends = False
+            rows = code in _ROWS_CODES
+            if code == _MARIADB_GTID:
+                if trx is not None:
+                    self._finish(None, None)
+                trx = self.trx = _Trx(pos, file, gtid, not flags2 & FL_STANDALONE)
+            elif code == _XID:
+                if trx is None:
+                    trx = self.trx = _Trx(pos, file, None, True)
+                ends = True
+            elif trx is not None and not trx.open:  # (every other kind is inside a group)
+                trx.open = True
+            if rows and trx is None:
                 trx = self.trx = _Trx(pos, file, None, True)
-            xid = _i64(a)
-            ends = True
-        elif trx is not None and not trx.open:  # (every other kind is inside a group)
-            trx.open = True
-        if rows and trx is None:
-            trx = self.trx = _Trx(pos, file, None, True)
-        query = a if type(a) is str else None
-        self.events += 1
-        tm = a if code == _TABLE_MAP or rows else None
-        n_rows: int | None = None
-        if rows:
-            n_rows = len(b[1]) // (2 if code in _UPDATE_CODES else 1)
-        # (one partition tuple per date and schema: the writer finds a run of rows bound for
-        # one part by the tuple's identity)
-        schema = tm.schema or "" if tm is not None else ""
-        date = partition_date(ts)
-        parts = self._parts.get(date)
-        if parts is None:
-            parts = self._parts[date] = {}
-        part = parts.get(schema)
-        if part is None:
-            part = parts[schema] = (date, schema)
-        if self.want_events:
-            row = [
-                SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id, file, pos,
-                log_pos, size, None, ts * 1_000_000, server_id, _type_name(code), code,
-                flags, True, None, trx.gtid if trx else None, None,
-                trx.offset if trx else None, tm.table if tm is not None else None, query,
-                None, n_rows, None,  # query_raw (valid text only), rows, capture_time
-            ]
-            self._hold_event(trx, part, row, query)
-        elif trx is not None:
-            trx.bytes += EVENT_WEIGHT + (len(query) if query is not None and not rows else 0)
-        if n_rows:
-            assert trx is not None and tm is not None
-            cols = self._columns_of(tm)
-            op = _OPERATIONS[code]
-            self._rows(rec, op, cols, size, n_rows, part, trx, (
-                file, pos, log_pos, None, _type_name(code), tm.table, ts * 1_000_000,
-                server_id, None), refs_at(b[0], b[1], _KIND_CODE[op], b[2], b[3], cols), None)
-        if ends:
-            self._finish(xid, ts)
-        elif trx is not None and (trx.rows > self.max_pending_rows
-                                  or trx.bytes > self.max_pending_bytes):
-            self._flush_pending()
+            query = a if type(a) is str else None
+            tm = a if code == _TABLE_MAP or rows else None
+            n_rows: int | None = None
+            if rows:
+                n_rows = len(b[1]) // (2 if code in _UPDATE_CODES else 1)
+            # (one partition tuple per date and schema: the writer finds a run of rows bound
+            # for one part by the tuple's identity)
+            schema = tm.schema or "" if tm is not None else ""
+            if ts // 86400 != last_day:
+                last_day = ts // 86400
+                date = partition_date(ts)
+                parts = parts_of.get(date) or parts_of.setdefault(date, {})
+            part = parts.get(schema)
+            if part is None:
+                part = parts[schema] = (date, schema)
+            if want_events:
+                row = [
+                    version, kind, source, session, file, pos, log_pos, size, None,
+                    ts * 1_000_000, server_id, type_name[code], code, flags, True, None,
+                    trx.gtid if trx else None, None, trx.offset if trx else None,
+                    tm.table if tm is not None else None, query,
+                    None, n_rows, None,  # query_raw (valid text only), rows, capture_time
+                ]
+                # (_hold_event, inline)
+                weight = EVENT_WEIGHT + (len(query) if query is not None else 0)
+                held = out_events.get(part)
+                if held is None:
+                    held = out_events[part] = ([], [])
+                held[0].append(row)
+                held[1].append(weight)
+                if trx is None:
+                    self._waiting(1, weight)
+                else:
+                    trx.events.append(row)
+                    trx.bytes += weight
+            elif trx is not None:
+                trx.bytes += EVENT_WEIGHT + (len(query) if query is not None and not rows
+                                             else 0)
+            if n_rows:
+                assert trx is not None and tm is not None
+                cols = self._columns_of(tm)
+                op = _OPERATIONS[code]
+                self._rows(rec, op, cols, size, n_rows, part, trx, (
+                    file, pos, log_pos, None, type_name[code], tm.table, ts * 1_000_000,
+                    server_id, None), refs_at(b[0], b[1], _KIND_CODE[op], b[2], b[3], cols),
+                    None)
+            if ends:
+                self._finish(_i64(a), ts)
+            elif trx is not None and (trx.rows > max_rows or trx.bytes > max_bytes):
+                self._flush_pending()
 
     def _event(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None) -> None:
         h = ev.header
@@ -258,7 +295,7 @@ class TableMapper:
                                                    and body.standalone)
             trx = self.trx = _Trx(pos, file, gtid, opens)
         elif code in _QUERY_TYPES:
-            q = _statement_kind(bodies.statement(ev))
+            q = statement_kind(bodies.statement(ev))
             if q == "BEGIN":
                 if trx is None:
                     trx = self.trx = _Trx(pos, file, None, True)
@@ -298,9 +335,11 @@ class TableMapper:
             self._flush_pending()
 
     def input_done(self) -> None:
-        """An input ended: a transaction still open will never commit here; emit it as is."""
+        """An input ended: a transaction still open will never commit here; emit it as is,
+        and every waiting row."""
         if self.trx is not None:
             self._finish(None, None)
+        self._emit_waiting()
 
     # ---- internals
     def _add_event(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None,
@@ -342,13 +381,18 @@ class TableMapper:
 
     def _hold_event(self, trx: _Trx | None, part: tuple[str, str], row: list[Any],
                     query: str | None) -> None:
-        """An ``events`` row to the writer (outside a transaction) or held with its
-        transaction; the memory it holds: its values and the statement text (can be huge)."""
+        """An ``events`` row to its part's waiting rows (with its transaction's, when in
+        one); the memory it holds: its values and the statement text (can be huge)."""
         weight = EVENT_WEIGHT + (len(query) if query is not None else 0)
+        held = self._out_events.get(part)
+        if held is None:
+            held = self._out_events[part] = ([], [])
+        held[0].append(row)
+        held[1].append(weight)
         if trx is None:
-            self.emit("events", part, row, weight)
+            self._waiting(1, weight)
         else:
-            trx.pending.append(("events", part, row, weight))
+            trx.events.append(row)
             trx.bytes += weight
 
     def _add_rows_only(self, rec: EventRecord, ev: DecodedEvent, inner_index: int | None,
@@ -394,7 +438,7 @@ class TableMapper:
         self._rows(rec, body.kind, cols, size, n_rows, part, trx, head,
                    image_refs(body, cols) if self.want_rows else None, body)
 
-    def _rows(self, rec: EventRecord | WrittenEvent, op: str, cols: ImageColumns | None,
+    def _rows(self, rec: EventRecord | WrittenRun, op: str, cols: ImageColumns | None,
               size: int, n_rows: int, part: tuple[str, str], trx: _Trx, head: tuple[Any, ...],
               refs: tuple[list[Any], list[Any]] | None, body: RowsEvent | None) -> None:
         """The rows of a rows event of ``size`` bytes: from its image ``refs`` (left in the
@@ -420,7 +464,11 @@ class TableMapper:
             before_json=None, after_json=None, pk_columns=cols.pk if cols else None, pk=None,
             capture_time=cap,
         )
-        pending = trx.pending
+        held = self._out_changes.get(part)
+        if held is None:
+            held = self._out_changes[part] = ([], [])
+        rows, weights = held
+        first = len(rows)
         if refs is not None:  # the images stay in the event's bytes (images.image_refs)
             before_refs, after_refs = refs
             for i in range(n_rows):
@@ -428,7 +476,9 @@ class TableMapper:
                 row[Rw.row_index] = i
                 row[Rw.before] = before_refs[i]
                 row[Rw.after] = after_refs[i]
-                pending.append(("rows", part, row, weight))
+                rows.append(row)
+            weights += [weight] * n_rows
+            trx.changes += rows[first:]
             return
         assert body is not None
         for i, change in enumerate(body.rows):
@@ -443,7 +493,9 @@ class TableMapper:
                 row[Rw.before] = (before, cols)  # before_json is built from it too
             if after is not None:
                 row[Rw.after] = (after, cols)  # and after_json, and pk
-            pending.append(("rows", part, row, weight))
+            rows.append(row)
+            weights.append(weight)
+        trx.changes += rows[first:]
 
     def _columns_for(self, ctx: DecodeContext, table_id: int) -> ImageColumns | None:
         """The columns of the table a rows event refers to (its TABLE_MAP in the context)."""
@@ -466,29 +518,52 @@ class TableMapper:
         if trx is None:
             return
         cts = None if commit_ts is None else commit_ts * 1_000_000
-        for table, _, row, _ in trx.pending:
-            if table == "rows":
-                row[Rw.xid] = xid
-                row[Rw.commit_timestamp] = cts
-            else:
-                row[Ev.xid] = xid
-        self._emit_pending(trx.pending)
+        slot = Ev.xid
+        for row in trx.events:
+            row[slot] = xid
+        slot, cts_slot = Rw.xid, Rw.commit_timestamp
+        for row in trx.changes:
+            row[slot] = xid
+            row[cts_slot] = cts
+        self._waiting(len(trx.events) + len(trx.changes), trx.bytes)
 
-    def _emit_pending(self, pending: list[Held]) -> None:
-        """Hand a transaction's held rows to the writer, in order, and forget them."""
-        if self.emit_many is not None:
-            self.emit_many(pending)
-        else:
-            emit = self.emit
-            for table, part, row, weight in pending:
-                emit(table, part, row, weight)
-        pending.clear()
+    def _waiting(self, rows: int, weight: int) -> None:
+        """``rows`` more rows (their weights ``weight``) of ended transactions wait: handed
+        to the writer when enough wait."""
+        self._out_rows += rows
+        self._out_bytes += weight
+        if self._out_rows >= OUT_ROWS or self._out_bytes >= OUT_BYTES:
+            self._emit_waiting()
+
+    def flush(self) -> None:
+        """Hand every waiting row to the writer (before a checkpoint: at a transaction
+        boundary nothing waits for its transaction's end)."""
+        self._emit_waiting()
+
+    def _emit_waiting(self) -> None:
+        """Hand the waiting rows to the writer, part by part (each part's rows in order), and
+        forget them (an open transaction's rows too: they go without its XID)."""
+        emit_rows = self.emit_rows
+        for table, out in (("events", self._out_events), ("rows", self._out_changes)):
+            for part, (rows, weights) in out.items():
+                if emit_rows is not None:
+                    emit_rows(table, part, rows, weights)
+                else:
+                    emit = self.emit
+                    for row, weight in zip(rows, weights, strict=True):
+                        emit(table, part, row, weight)
+            out.clear()
+        self._out_rows = self._out_bytes = 0
+        trx = self.trx
+        if trx is not None:
+            trx.events.clear()
+            trx.changes.clear()
 
     def _flush_pending(self) -> None:
         """A huge transaction: emit what is held (without XID/commit time) to keep memory flat."""
         trx = self.trx
         assert trx is not None
-        self._emit_pending(trx.pending)
+        self._emit_waiting()
         trx.rows = trx.bytes = 0
 
 
@@ -514,9 +589,6 @@ def _as_dicts(emit: Emit) -> EmitValues:
     return emit_values
 
 
-_WORD = re.compile(r"\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.S)
-
-
 def statement_bytes(ev: DecodedEvent, query: str) -> bytes | None:
     """The statement's own bytes when its text did not decode in its character set (the
     decoder shows each bad byte as U+FFFD, as ``file --json``); None otherwise. Read from the
@@ -537,21 +609,3 @@ def statement_bytes(ev: DecodedEvent, query: str) -> bytes | None:
     else:
         return None
     return bytes(raw[start:end]) if start <= end else None
-
-
-def _statement_kind(query: Any) -> str:
-    """BEGIN (opens a transaction), END (commits/rolls back one) or OTHER."""
-    if not isinstance(query, str):
-        return "OTHER"
-    m = _WORD.match(query)
-    if not m:
-        return "OTHER"
-    w1 = m.group(1).upper()
-    w2 = (m.group(2) or "").upper()
-    if w1 == "BEGIN" or (w1 == "START" and w2 == "TRANSACTION") or (w1 == "XA" and w2 in (
-            "START", "BEGIN")):
-        return "BEGIN"
-    if w1 == "COMMIT" or (w1 == "ROLLBACK" and w2 != "TO") or (
-            w1 == "XA" and w2 in ("COMMIT", "ROLLBACK", "PREPARE")):
-        return "END"
-    return "OTHER"

@@ -55,14 +55,16 @@ class EventRecord:
 
 
 @dataclass(slots=True)
-class WrittenEvent:
-    """One event the native kernel read by its declared layouts without decoding it: its
-    values (``_line.c`` event_values: type code, log_pos, GTID, flags2, None, offset,
-    timestamp, server id, size, flags, and per body the xid, statement text, TableMap and
-    (buffer, image positions)) and where it was seen; the mapper makes the same rows of it as of the
-    decoded event (:meth:`binlogscope.export.mapper.TableMapper.written`)."""
+class WrittenRun:
+    """Consecutive events the native kernel read by their declared layouts without decoding
+    them (never empty): each one's values (``_line.c`` event_values: type code, log_pos, GTID,
+    flags2, None, offset, timestamp, server id, size, flags, and per body the xid, statement
+    text, TableMap and (buffer, image positions)), in order, and where they were seen; the
+    mapper makes the same rows of them as of the decoded events
+    (:meth:`binlogscope.export.mapper.TableMapper.written`). One record per run, not per
+    event: the export hands a run on in one step."""
 
-    values: tuple[Any, ...]
+    values: list[tuple[Any, ...]]
     ctx: DecodeContext
     input_index: int
     source: str
@@ -72,8 +74,8 @@ class WrittenEvent:
 
     @property
     def end(self) -> int:
-        """Where the event ends in its input."""
-        v = self.values
+        """Where the run's last event ends in its input."""
+        v = self.values[-1]
         return int(v[5] + v[8])
 
 
@@ -131,7 +133,7 @@ def health_rows(timeline: list[dict[str, Any]], source: str, session_id: str | N
     return out
 
 
-Record = EventRecord | WrittenEvent | PacketRecord | InputDone | HealthRecord
+Record = EventRecord | WrittenRun | PacketRecord | InputDone | HealthRecord
 
 
 @dataclass(slots=True)
@@ -171,7 +173,7 @@ class BinlogFileSource:
     kind = "file"
 
     def __init__(self, paths: list[str], *, kernel: bool = True) -> None:
-        #: False: every event decoded (no :class:`WrittenEvent`, even with the kernel on)
+        #: False: every event decoded (no :class:`WrittenRun`, even with the kernel on)
         self.kernel = kernel
         files: list[Path] = []
         for raw in paths:
@@ -209,7 +211,7 @@ def binlog_file_records(index: int, source: str, *, start: int | None = None,
     """The records of one binlog file (input ``index``), from ``start`` (an event boundary)
     on, ending with its :class:`InputDone`; ``data``: its bytes when they were read elsewhere
     (a Spark task's input), ``source`` then only names them. With the native kernel (and
-    ``kernel``) the events its declared layouts cover come as :class:`WrittenEvent`."""
+    ``kernel``) the events its declared layouts cover come as :class:`WrittenRun`."""
     ctx = DecodeContext()
     name = Path(source).name
     info = FileEvents(source)
@@ -230,7 +232,7 @@ def binlog_file_records(index: int, source: str, *, start: int | None = None,
 def _with_values(values: EventLines, index: int, source: str, start: int | None,
                  data: bytes | None, ctx: DecodeContext, info: FileEvents) -> Iterator[Record]:
     """The records of :func:`binlog_file_records` read with the kernel's ``values``: what it
-    takes as :class:`WrittenEvent`, what it declines decoded, each seen by the kernel's
+    takes as :class:`WrittenRun`, what it declines decoded, each seen by the kernel's
     :class:`LineContext` (it takes no event that changes the decoder's context)."""
     name = Path(source).name
     # (its events' binlog_file, as the decoder's coordinates give it: a .gz name without it)
@@ -238,7 +240,7 @@ def _with_values(values: EventLines, index: int, source: str, start: int | None,
     seen = LineContext(values, distinct_labels=True).seen
     for ev in read_binlog_values(source, values, seen, ctx=ctx, start_position=start,
                                  info=info, data=data):
-        if type(ev) is tuple:
-            yield WrittenEvent(ev, ctx, index, source, file)
+        if type(ev) is list:
+            yield WrittenRun(ev, ctx, index, source, file)
         else:
             yield EventRecord(ev, ctx, index, source, name)  # type: ignore[arg-type]

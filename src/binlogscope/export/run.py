@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from copy import copy
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,10 @@ from binlogscope.export.records import (
     PacketRecord,
     RecordSource,
     ResumePoint,
-    WrittenEvent,
+    WrittenRun,
 )
 from binlogscope.export.writer import DatasetWriter
+from binlogscope.wire.binlog.types import EventType
 
 Progress = Callable[[int, int, int | None, float], None]
 
@@ -76,7 +78,7 @@ def run_export(
     writer = DatasetWriter(root, checkpoint_no=ledger.checkpoint + 1,
                            row_group_size=row_group_size, builders=COLUMN_BUILDERS)
     mapper = TableMapper(no_raw=no_raw, emit_values=writer.add_values,
-                         emit_many=writer.add_many)
+                         emit_rows=writer.add_rows)
     result = ExportResult(counts, resumed=ledger.resumed)
     #: the errors rows of the inputs finished since the last checkpoint
     errors: list[dict[str, Any]] = []
@@ -96,6 +98,7 @@ def run_export(
     byte_pos = done_before
 
     def checkpoint(resume_at: ResumePoint | None) -> None:
+        mapper.flush()
         writer.checkpoint()
         for t in TABLES:
             counts[t] += writer.rows_written[t]
@@ -105,24 +108,34 @@ def run_export(
         health.clear()
 
     collect_rarely()
-    last_event: EventRecord | WrittenEvent | None = None
+    last_event: EventRecord | WrittenRun | None = None
     stopped = ended = False
     try:
         for rec in source.records(start_point):
             end: int | None = None
-            if type(rec) is WrittenEvent:  # (most events: read by the kernel, never damage)
-                mapper.written(rec)
-                v = rec.values
-                end = v[5] + v[8]
+            if type(rec) is WrittenRun:  # (most events: read by the kernel, never damage)
+                rest: WrittenRun | None = rec
+                while rest is not None:  # (cut where a checkpoint falls due inside the run)
+                    rec, rest = _cut(rest, checkpoint_events - since_checkpoint)
+                    mapper.written(rec)
+                    n = len(rec.values)
+                    if rest is not None:
+                        result.events_seen += n
+                        since_checkpoint += n
+                        if since_checkpoint >= checkpoint_events and mapper.at_boundary:
+                            checkpoint(_resume_after(rec))
+                            since_checkpoint = 0
+                end = rec.end
             elif isinstance(rec, EventRecord):
                 mapper.event(rec)
                 if rec.event.error:  # (missing context is not damage: note_damage knows)
                     note_damage(result.damage, rec)
                 end = rec.event.end
+                n = 1
             if end is not None:
-                assert isinstance(rec, (WrittenEvent, EventRecord))
-                result.events_seen += 1
-                since_checkpoint += 1
+                assert isinstance(rec, (WrittenRun, EventRecord))
+                result.events_seen += n
+                since_checkpoint += n
                 if sizes is not None:
                     byte_pos = starts[rec.input_index] + end
                 last_event = rec
@@ -195,10 +208,29 @@ def run_export(
     return result
 
 
-def _resume_after(rec: EventRecord | WrittenEvent) -> ResumePoint:
+_XID = int(EventType.XID_EVENT)
+
+
+def _cut(run: WrittenRun, room: int) -> tuple[WrittenRun, WrittenRun | None]:
+    """``run`` cut where a checkpoint may be due: after its first ``room`` events, or (none
+    left: the checkpoint waits for a transaction boundary) just after its next XID."""
+    v = run.values
+    if len(v) <= room:
+        return run, None
+    at = room
+    if at <= 0:
+        at = next((i + 1 for i, e in enumerate(v) if e[0] == _XID), len(v))
+    if at >= len(v):
+        return run, None
+    head, tail = copy(run), copy(run)
+    head.values, tail.values = v[:at], v[at:]
+    return head, tail
+
+
+def _resume_after(rec: EventRecord | WrittenRun) -> ResumePoint:
     """Where an export resumes after ``rec`` (a live source's own restart point, or the
-    event's end in its input)."""
-    if isinstance(rec, WrittenEvent):
+    event's end in its input; a run's last event's)."""
+    if isinstance(rec, WrittenRun):
         return ResumePoint(rec.input_index, rec.end)
     return rec.resume if rec.resume is not None else ResumePoint(rec.input_index, rec.event.end)
 

@@ -37,7 +37,7 @@ from binlogscope.export.records import (
     InputDone,
     PacketRecord,
     Record,
-    WrittenEvent,
+    WrittenRun,
     binlog_file_records,
 )
 from binlogscope.export.writer import DatasetWriter, _Part
@@ -104,10 +104,10 @@ class BatchCollector(DatasetWriter):
         if self._wanted is None or table in self._wanted:
             super().add_values(table, partition, values, weight)
 
-    def add_many(self, rows: list[tuple[str, tuple[str, ...], list[Any], int]]) -> None:
-        if self._wanted is not None:
-            rows = [r for r in rows if r[0] in self._wanted]
-        super().add_many(rows)
+    def add_rows(self, table: str, partition: tuple[str, ...], rows: list[list[Any]],
+                 weights: list[int]) -> None:
+        if self._wanted is None or table in self._wanted:
+            super().add_rows(table, partition, rows, weights)
 
     def _new_part(self, table: str, partition: tuple[str, ...]) -> _Part:
         part = super()._new_part(table, partition)
@@ -163,13 +163,13 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
                             builders=COLUMN_BUILDERS) if own_parts
               else BatchCollector(opts.tables))
     mapper = TableMapper(no_raw=opts.no_raw, emit_values=writer.add_values,
-                         emit_many=writer.add_many, tables=None if own_parts else opts.tables)
+                         emit_rows=writer.add_rows, tables=None if own_parts else opts.tables)
     counts = report.counts
     collect_rarely()
     try:
         try:
             for rec in (input_records(index, source, opts, data) if records is None else records):
-                if isinstance(rec, WrittenEvent):
+                if isinstance(rec, WrittenRun):
                     mapper.written(rec)
                 elif isinstance(rec, EventRecord):
                     mapper.event(rec)

@@ -15,6 +15,7 @@ import os
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import accumulate
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -103,23 +104,7 @@ class DatasetWriter:
                    weight: int = 0) -> None:
         """Buffer one row (``weight``: the memory it holds, estimated; see
         ``row_group_bytes``, ``buffer_bytes`` and ``huge_row_bytes``)."""
-        part = self._part_for(table, partition)
-        if weight >= self.huge_row_bytes:
-            self._flush_huge(table, part, values, weight)
-            return
-        buf = part.buffer
-        buf.append(values)
-        if weight:
-            part.bytes += weight
-            self._buffered += weight
-            if part.bytes >= self.row_group_bytes:
-                self._flush(table, part)
-                return
-            if self._buffered >= self.buffer_bytes:
-                self._flush_biggest()
-                return
-        if len(buf) >= self.row_group_size:
-            self._flush(table, part)
+        self._add_one(table, self._part_for(table, partition), values, weight)
 
     def _flush_huge(self, table: str, part: _Part, values: list[Any], weight: int) -> None:
         """Write a huge row in a row group of its own, alone: converting and encoding it takes
@@ -151,41 +136,67 @@ class DatasetWriter:
             self._open.move_to_end(key)
         return part
 
-    def add_many(self, items: list[tuple[str, tuple[str, ...], list[Any], int]]) -> None:
-        """``add_values`` of each ``(table, partition, values, weight)`` in order, with one part
-        lookup per run of items bound for the same part (a transaction's events and rows).
-        Consumes ``items`` (it is empty afterwards): a row written out is no longer held
-        here, so a huge value goes as soon as its row group is written."""
-        last_table: str | None = None
-        last_partition: tuple[str, ...] | None = None
-        buf: list[list[Any]] = []
-        part: _Part | None = None
+    def add_rows(self, table: str, partition: tuple[str, ...], rows: list[list[Any]],
+                 weights: list[int]) -> None:
+        """``add_values(table, partition, rows[i], weights[i])`` of each row in order, cut
+        into row groups exactly where those calls would cut them, with one part lookup: the
+        rows before the next cut (by count, by a part's bytes or by all buffered bytes) are
+        appended at once, the row that makes the cut is added as ``add_values`` adds it (a
+        huge row's run goes row by row). Consumes ``rows`` and ``weights`` (empty
+        afterwards): a row written out is no longer held here."""
+        part = self._part_for(table, partition)
         size = self.row_group_size
-        max_bytes = self.row_group_bytes
-        items.reverse()
-        pop = items.pop
-        while items:
-            table, partition, values, weight = pop()
-            if table is not last_table or partition is not last_partition or part is None \
-                    or part.buffer is not buf:
-                part = self._part_for(table, partition)
-                last_table, last_partition, buf = table, partition, part.buffer
-            if weight >= self.huge_row_bytes:
-                self._flush_huge(table, part, values, weight)
-                continue
-            buf.append(values)
-            del values
-            if weight:
-                part.bytes += weight
-                self._buffered += weight
-                if part.bytes >= max_bytes:
-                    self._flush(table, part)
+        at, n = 0, len(rows)
+        while at < n:
+            buf = part.buffer  # (a new list after each row group written)
+            stop = min(n, at + size - len(buf))
+            chunk = weights[at:stop]
+            if max(chunk) >= self.huge_row_bytes:  # (this run row by row)
+                last = stop
+            else:
+                room = min(self.row_group_bytes - part.bytes, self.buffer_bytes - self._buffered)
+                total = sum(chunk)
+                if total < room:
+                    cut = stop
+                else:  # the first row whose weight reaches a limit of bytes
+                    cut = at + next(k for k, acc in enumerate(accumulate(chunk)) if acc >= room)
+                    total = sum(weights[at:cut])
+                buf += rows[at:cut]
+                part.bytes += total
+                self._buffered += total
+                if cut == stop:
+                    at = stop
+                    if len(buf) >= size:
+                        self._flush(table, part)
                     continue
-                if self._buffered >= self.buffer_bytes:
-                    self._flush_biggest()
-                    continue
-            if len(buf) >= size:
+                at, last = cut, cut + 1  # (the row that makes the cut)
+            for k in range(at, last):
+                values = rows[k]
+                rows[k] = None  # type: ignore[call-overload]  # (no longer held here)
+                self._add_one(table, part, values, weights[k])
+                del values
+            at = last
+        rows.clear()
+        weights.clear()
+
+    def _add_one(self, table: str, part: _Part, values: list[Any], weight: int) -> None:
+        """:meth:`add_values` of one row to its part ``part``."""
+        if weight >= self.huge_row_bytes:
+            self._flush_huge(table, part, values, weight)
+            return
+        buf = part.buffer
+        buf.append(values)
+        if weight:
+            part.bytes += weight
+            self._buffered += weight
+            if part.bytes >= self.row_group_bytes:
                 self._flush(table, part)
+                return
+            if self._buffered >= self.buffer_bytes:
+                self._flush_biggest()
+                return
+        if len(buf) >= self.row_group_size:
+            self._flush(table, part)
 
     def _new_part(self, table: str, partition: tuple[str, ...]) -> _Part:
         if len(self._open) >= self.max_open:
