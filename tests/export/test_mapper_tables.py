@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from binlogscope.export.arrow import SCHEMA_VERSION
 from binlogscope.export.mapper import TableMapper
 from binlogscope.export.records import BinlogFileSource, EventRecord, WrittenRun
 from binlogscope.export.task import InputReport, TaskOptions, decode_input
@@ -147,3 +148,41 @@ def test_events_rows_hold_each_value_in_its_column() -> None:
             assert row["capture_time"] is None and row["query_raw"] is None
             checked += 1
     assert checked > 3_000
+
+
+def test_rows_rows_hold_each_value_in_its_column() -> None:
+    """The mapper builds a ``rows`` row as a list in the schema's order (no keywords): each
+    column holds its rows event's own value, by name, for every row change of real binlogs."""
+    checked = 0
+    for path in [CAPTURES / "mariadb-10.11-workload.000001", *binlog_fixtures()]:
+        if path.suffix == ".gz":
+            continue
+        records = [r for r in BinlogFileSource([str(path)], kernel=False).records()
+                   if isinstance(r, EventRecord)]
+        got = [r for t, _, r in _map(records) if t == "rows"]
+        outer = {r.event.file_pos: r for r in records}
+        for row in got:
+            rec = outer.get(row["offset"])
+            if row["inner_index"] is not None or rec is None or rec.event.header is None:
+                continue
+            ev, h, body = rec.event, rec.event.header, rec.event.body
+            assert isinstance(body, RowsEvent)
+            assert (row["schema_version"], row["source_kind"], row["source"]) == (
+                SCHEMA_VERSION, "file", str(path))
+            assert row["session_id"] is None and row["capture_time"] is None
+            assert row["binlog_file"] == (ev.binlog_file or row["binlog_file"])
+            assert (row["log_pos"], row["server_id"]) == (h.log_pos, h.server_id)
+            assert row["event_type"] == event_type_name(h.type_code)
+            assert (row["table"], row["operation"]) == (body.table, body.kind)
+            assert row["timestamp"] == h.timestamp * 1_000_000
+            assert 0 <= row["row_index"] < len(body.rows)
+            assert row["gtid"] is None or isinstance(row["gtid"], str)
+            # (a rows event is always inside a transaction: where it began, in this file)
+            assert row["trx_offset"] is not None and row["trx_offset"] <= row["offset"]
+            if row["xid"] is not None:  # (its transaction's XID event: its time too)
+                assert isinstance(row["commit_timestamp"], int)
+            assert row["pk_columns"] is None or all(isinstance(c, str) for c in row["pk_columns"])
+            assert (row["before"] is not None) == (body.kind != "INSERT")
+            assert (row["after"] is not None) == (body.kind != "DELETE")
+            checked += 1
+    assert checked > 1_000

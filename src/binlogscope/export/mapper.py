@@ -18,7 +18,6 @@ from typing import Any
 from binlogscope.export.arrow import SCHEMA_VERSION, data_schema, partition_date
 from binlogscope.export.columns import EventsSlot as Ev
 from binlogscope.export.columns import RowsSlot as Rw
-from binlogscope.export.columns import rows_row
 from binlogscope.export.images import (
     ImageColumns,
     columns_of,
@@ -455,15 +454,16 @@ class TableMapper:
         file, pos, log_pos, inner_index, event_type, table, ts, server_id, cap = head
         # row_index and the images are set per row (the images' JSON and pk are built from
         # them by the writer's column builders)
-        base = rows_row(
-            schema_version=SCHEMA_VERSION, source_kind=rec.source_kind, source=rec.source,
-            session_id=rec.session_id, binlog_file=file, offset=pos, log_pos=log_pos,
-            inner_index=inner_index, row_index=None, event_type=event_type, table=table,
-            operation=op, timestamp=ts, commit_timestamp=None, server_id=server_id,
-            gtid=trx.gtid, xid=None, trx_offset=trx.offset, before=None, after=None,
-            before_json=None, after_json=None, pk_columns=cols.pk if cols else None, pk=None,
-            capture_time=cap,
-        )
+        # (the row as a list in RowsSlot order: a literal, not ``rows_row``'s 25 keywords;
+        # test_mapper_tables.py checks it by name)
+        base = [
+            SCHEMA_VERSION, rec.source_kind, rec.source, rec.session_id,  # .. session_id
+            file, pos, log_pos, inner_index, None,  # binlog_file .. row_index
+            event_type, table, op, ts, None, server_id,  # event_type .. server_id
+            trx.gtid, None, trx.offset,  # gtid, xid, trx_offset
+            None, None, None, None,  # before, after, before_json, after_json
+            cols.pk if cols else None, None, cap,  # pk_columns, pk, capture_time
+        ]
         held = self._out_changes.get(part)
         if held is None:
             held = self._out_changes[part] = ([], [])
