@@ -58,6 +58,10 @@ class TaskOptions:
     write_dir: str | None = None
     #: tables to build (None: all); the others' rows are not even made into columns
     tables: tuple[str, ...] | None = None
+    #: rows per batch handed back at most (None: the local exporter's row group size): the
+    #: Spark source's tasks hand the JVM smaller batches, so that it converts and writes one
+    #: while the worker decodes the next (bench/README.md, "the Spark task's rate")
+    batch_rows: int | None = None
 
 
 @dataclass(slots=True)
@@ -92,9 +96,12 @@ class BatchCollector(DatasetWriter):
     written: same buffering, same column building (the row images' builders), same limits on
     the memory the buffered rows hold. :meth:`take` hands over what is ready."""
 
-    def __init__(self, tables: tuple[str, ...] | None = None) -> None:
+    def __init__(self, tables: tuple[str, ...] | None = None,
+                 batch_rows: int | None = None) -> None:
         super().__init__(Path("."), background=False, directories=False,
                          builders=COLUMN_BUILDERS)
+        if batch_rows is not None:
+            self.row_group_size = batch_rows
         self.ready: list[TableBatch] = []
         self._keys: dict[int, tuple[str, tuple[str, ...]]] = {}
         self._wanted = None if tables is None else frozenset(tables)
@@ -161,7 +168,7 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
     own_parts = opts.write_dir is not None
     writer = (DatasetWriter(Path(str(opts.write_dir)) / f"input-{index:06d}",
                             builders=COLUMN_BUILDERS) if own_parts
-              else BatchCollector(opts.tables))
+              else BatchCollector(opts.tables, opts.batch_rows))
     mapper = TableMapper(no_raw=opts.no_raw, emit_values=writer.add_values,
                          emit_rows=writer.add_rows, tables=None if own_parts else opts.tables)
     counts = report.counts

@@ -93,6 +93,15 @@ _EQUAL_COLUMNS = frozenset({"table", "schema", "event_type", "operation", "gtid"
 _RANGE_COLUMNS = frozenset({"timestamp", "commit_timestamp", "date", "offset", "log_pos"})
 
 
+#: rows per Arrow batch a task hands Spark at most. Spark's JVM converts a batch to rows and
+#: writes them only once the whole batch has arrived, and the worker cannot go on decoding
+#: while the JVM is busy reading the one before; the local exporter's row groups (up to 64k
+#: rows, ~16 MB for ``events``) left the JVM idle while a batch was decoded and the worker idle
+#: while it was written. With small batches the two overlap (bench/README.md, "the Spark
+#: task's rate").
+BATCH_ROWS = 2048
+
+
 class BinlogSourceError(ValueError):
     """A bad option or no input (shown by Spark as the query's error)."""
 
@@ -381,6 +390,9 @@ def catalog_skip(inputs: list[str], filters: Sequence[Any], catalog: str = ""
 class BinlogReader(DataSourceReader):  # type: ignore[misc]
     """The batch reader: one partition per input, Arrow batches of the chosen table."""
 
+    #: rows per batch at most (see :data:`BATCH_ROWS`)
+    batch_rows: int | None = BATCH_ROWS
+
     def __init__(self, options: Any) -> None:
         table = _table_option(options)
         kind = str(options.get("kind", "auto")).lower()
@@ -431,7 +443,8 @@ class BinlogReader(DataSourceReader):  # type: ignore[misc]
                                        data, opts)
             return
         tables = (self.table,) if self.table in TABLES else ()
-        opts = TaskOptions(kind, self.no_raw, self.ports, tables=tables)
+        opts = TaskOptions(kind, self.no_raw, self.ports, tables=tables,
+                           batch_rows=self.batch_rows)
         for item in decode_input(partition.index, partition.source, partition.size, data,
                                  opts):
             if isinstance(item, InputReport):
