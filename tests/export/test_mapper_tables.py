@@ -12,6 +12,7 @@ both paths.
 from __future__ import annotations
 
 import gzip
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,40 +114,47 @@ def _map(records: list[EventRecord]) -> list[tuple[str, Any, Any]]:
     return out
 
 
+def _top_level_rows(table: str) -> Iterator[tuple[Path, dict[str, Any], EventRecord]]:
+    """Every ``table`` row the mapper makes of the top-level events of real binlogs, each with
+    its binlog and the record of its event (every event decoded: the kernel's WrittenRun is
+    held to this path by test_export_native_switch.py)."""
+    for path in [CAPTURES / "mariadb-10.11-workload.000001", *binlog_fixtures()]:
+        if path.suffix == ".gz":
+            continue
+        records = [r for r in BinlogFileSource([str(path)], kernel=False).records()
+                   if isinstance(r, EventRecord)]
+        outer = {r.event.file_pos: r for r in records}
+        for t, _, row in _map(records):
+            rec = outer.get(row["offset"])
+            if t == table and row["inner_index"] is None and rec is not None \
+                    and rec.event.header is not None:
+                yield path, row, rec
+
+
 def test_events_rows_hold_each_value_in_its_column() -> None:
     """The mapper builds an ``events`` row as a list in the schema's order (no keywords): each
     column holds the event's own value, by name, for every event of real binlogs."""
     checked = 0
-    for path in [CAPTURES / "mariadb-10.11-workload.000001", *binlog_fixtures()]:
-        if path.suffix == ".gz":
-            continue
-        # (every event decoded: the kernel's WrittenRun is held to this path by
-        # test_export_native_switch.py)
-        records = [r for r in BinlogFileSource([str(path)], kernel=False).records()
-                   if isinstance(r, EventRecord)]
-        got = [r for t, _, r in _map(records) if t == "events"]
-        outer = {r.event.file_pos: r.event for r in records}
-        for row in got:
-            ev = outer.get(row["offset"])
-            if row["inner_index"] is not None or ev is None or ev.header is None:
-                continue
-            h = ev.header
-            body = ev.body
-            assert row["source_kind"] == "file" and row["source"] == str(path)
-            assert row["binlog_file"] == (ev.binlog_file or row["binlog_file"])
-            assert row["event_type"] == event_type_name(h.type_code)
-            assert (row["type_code"], row["flags"], row["server_id"]) == (
-                h.type_code, h.flags, h.server_id)
-            assert (row["event_size"], row["log_pos"]) == (h.event_size, h.log_pos)
-            assert row["timestamp"] == h.timestamp * 1_000_000
-            assert (row["checksum_ok"], row["error"]) == (ev.checksum_ok, ev.error)
-            assert row["table"] == event_table(ev)[1]
-            assert row["query"] == bodies.query_text(ev)
-            assert row["rows"] == (len(body.rows) if isinstance(body, RowsEvent) else None)
-            assert row["gtid"] is None or isinstance(row["gtid"], str)
-            assert row["trx_offset"] is None or row["trx_offset"] <= row["offset"]
-            assert row["capture_time"] is None and row["query_raw"] is None
-            checked += 1
+    for path, row, rec in _top_level_rows("events"):
+        ev = rec.event
+        h = ev.header
+        assert h is not None
+        body = ev.body
+        assert row["source_kind"] == "file" and row["source"] == str(path)
+        assert row["binlog_file"] == (ev.binlog_file or row["binlog_file"])
+        assert row["event_type"] == event_type_name(h.type_code)
+        assert (row["type_code"], row["flags"], row["server_id"]) == (
+            h.type_code, h.flags, h.server_id)
+        assert (row["event_size"], row["log_pos"]) == (h.event_size, h.log_pos)
+        assert row["timestamp"] == h.timestamp * 1_000_000
+        assert (row["checksum_ok"], row["error"]) == (ev.checksum_ok, ev.error)
+        assert row["table"] == event_table(ev)[1]
+        assert row["query"] == bodies.query_text(ev)
+        assert row["rows"] == (len(body.rows) if isinstance(body, RowsEvent) else None)
+        assert row["gtid"] is None or isinstance(row["gtid"], str)
+        assert row["trx_offset"] is None or row["trx_offset"] <= row["offset"]
+        assert row["capture_time"] is None and row["query_raw"] is None
+        checked += 1
     assert checked > 3_000
 
 
@@ -154,35 +162,26 @@ def test_rows_rows_hold_each_value_in_its_column() -> None:
     """The mapper builds a ``rows`` row as a list in the schema's order (no keywords): each
     column holds its rows event's own value, by name, for every row change of real binlogs."""
     checked = 0
-    for path in [CAPTURES / "mariadb-10.11-workload.000001", *binlog_fixtures()]:
-        if path.suffix == ".gz":
-            continue
-        records = [r for r in BinlogFileSource([str(path)], kernel=False).records()
-                   if isinstance(r, EventRecord)]
-        got = [r for t, _, r in _map(records) if t == "rows"]
-        outer = {r.event.file_pos: r for r in records}
-        for row in got:
-            rec = outer.get(row["offset"])
-            if row["inner_index"] is not None or rec is None or rec.event.header is None:
-                continue
-            ev, h, body = rec.event, rec.event.header, rec.event.body
-            assert isinstance(body, RowsEvent)
-            assert (row["schema_version"], row["source_kind"], row["source"]) == (
-                SCHEMA_VERSION, "file", str(path))
-            assert row["session_id"] is None and row["capture_time"] is None
-            assert row["binlog_file"] == (ev.binlog_file or row["binlog_file"])
-            assert (row["log_pos"], row["server_id"]) == (h.log_pos, h.server_id)
-            assert row["event_type"] == event_type_name(h.type_code)
-            assert (row["table"], row["operation"]) == (body.table, body.kind)
-            assert row["timestamp"] == h.timestamp * 1_000_000
-            assert 0 <= row["row_index"] < len(body.rows)
-            assert row["gtid"] is None or isinstance(row["gtid"], str)
-            # (a rows event is always inside a transaction: where it began, in this file)
-            assert row["trx_offset"] is not None and row["trx_offset"] <= row["offset"]
-            if row["xid"] is not None:  # (its transaction's XID event: its time too)
-                assert isinstance(row["commit_timestamp"], int)
-            assert row["pk_columns"] is None or all(isinstance(c, str) for c in row["pk_columns"])
-            assert (row["before"] is not None) == (body.kind != "INSERT")
-            assert (row["after"] is not None) == (body.kind != "DELETE")
-            checked += 1
+    for path, row, rec in _top_level_rows("rows"):
+        ev, h, body = rec.event, rec.event.header, rec.event.body
+        assert h is not None
+        assert isinstance(body, RowsEvent)
+        assert (row["schema_version"], row["source_kind"], row["source"]) == (
+            SCHEMA_VERSION, "file", str(path))
+        assert row["session_id"] is None and row["capture_time"] is None
+        assert row["binlog_file"] == (ev.binlog_file or row["binlog_file"])
+        assert (row["log_pos"], row["server_id"]) == (h.log_pos, h.server_id)
+        assert row["event_type"] == event_type_name(h.type_code)
+        assert (row["table"], row["operation"]) == (body.table, body.kind)
+        assert row["timestamp"] == h.timestamp * 1_000_000
+        assert 0 <= row["row_index"] < len(body.rows)
+        assert row["gtid"] is None or isinstance(row["gtid"], str)
+        # (a rows event is always inside a transaction: where it began, in this file)
+        assert row["trx_offset"] is not None and row["trx_offset"] <= row["offset"]
+        if row["xid"] is not None:  # (its transaction's XID event: its time too)
+            assert isinstance(row["commit_timestamp"], int)
+        assert row["pk_columns"] is None or all(isinstance(c, str) for c in row["pk_columns"])
+        assert (row["before"] is not None) == (body.kind != "INSERT")
+        assert (row["after"] is not None) == (body.kind != "DELETE")
+        checked += 1
     assert checked > 1_000

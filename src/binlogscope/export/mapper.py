@@ -202,7 +202,7 @@ class TableMapper:
         date = ""
         type_name = _TYPE_NAME_OF  # (a header's type code is a byte)
         max_rows, max_bytes = self.max_pending_rows, self.max_pending_bytes
-        out_events = self._out_events
+        hold = self._hold_event
         self.events += len(rec.values)
         for (code, log_pos, gtid, flags2, _, pos, ts, server_id, size, flags, a, b) in rec.values:
             trx = self.trx
@@ -243,18 +243,7 @@ class TableMapper:
                     tm.table if tm is not None else None, query,
                     None, n_rows, None,  # query_raw (valid text only), rows, capture_time
                 ]
-                # (_hold_event, inline)
-                weight = EVENT_WEIGHT + (len(query) if query is not None else 0)
-                held = out_events.get(part)
-                if held is None:
-                    held = out_events[part] = ([], [])
-                held[0].append(row)
-                held[1].append(weight)
-                if trx is None:
-                    self._waiting(1, weight)
-                else:
-                    trx.events.append(row)
-                    trx.bytes += weight
+                hold(trx, part, row, query)
             elif trx is not None:
                 trx.bytes += EVENT_WEIGHT + (len(query) if query is not None and not rows
                                              else 0)
