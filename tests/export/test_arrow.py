@@ -175,6 +175,27 @@ def test_huge_texts_are_written_plain(tmp_path: Path) -> None:
     assert not any("DICTIONARY" in e for e in cols["query"].encodings)
 
 
+def test_image_map_keys_keep_a_dictionary_and_no_statistics(tmp_path: Path) -> None:
+    """The row images' map keys (column names, repeated in every row) are dictionary-encoded
+    but get no min/max statistics (no reader prunes by them); the top-level small columns keep
+    theirs - in the ``rows`` parts of a real binlog's export."""
+    from binlogscope.export.records import BinlogFileSource
+    from binlogscope.export.run import run_export
+
+    run_export(BinlogFileSource([str(REPO / "captures" / "mariadb-10.11-workload.000001")]),
+               tmp_path / "ds")
+    parts = sorted((tmp_path / "ds" / "rows").rglob("*.parquet"))
+    assert parts
+    for f in parts:
+        meta = pq.ParquetFile(f).metadata.row_group(0)
+        cols = {meta.column(i).path_in_schema: meta.column(i) for i in range(meta.num_columns)}
+        assert cols["offset"].is_stats_set and cols["table"].is_stats_set
+        for key in ("before.key_value.key", "after.key_value.key"):
+            if cols[key].num_values:
+                assert not cols[key].is_stats_set, (f, key)
+                assert any("DICTIONARY" in e for e in cols[key].encodings), (f, key)
+
+
 def test_named_rows_module_is_generated_from_the_schema() -> None:
     """export/columns.py (the mapper's named rows) is what the schema generates."""
     path = REPO / "src" / "binlogscope" / "export" / "columns.py"
