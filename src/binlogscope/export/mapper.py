@@ -171,6 +171,12 @@ class TableMapper:
         (:meth:`flush`)."""
         return self.trx is None
 
+    @staticmethod
+    def run_boundary(values: list[tuple[Any, ...]]) -> int:
+        """How many of a run's events (:meth:`written`'s values) lead up to the first that
+        ends a transaction, that one included (an XID; all of them when none does)."""
+        return next((i + 1 for i, v in enumerate(values) if v[0] == _XID), len(values))
+
     # ---- packets
     def packet(self, rec: PacketRecord) -> None:
         self.packets += 1

@@ -39,7 +39,6 @@ from binlogscope.export.records import (
     WrittenRun,
 )
 from binlogscope.export.writer import DatasetWriter
-from binlogscope.wire.binlog.types import EventType
 
 Progress = Callable[[int, int, int | None, float], None]
 
@@ -208,9 +207,6 @@ def run_export(
     return result
 
 
-_XID = int(EventType.XID_EVENT)
-
-
 def _cut(run: WrittenRun, room: int) -> tuple[WrittenRun, WrittenRun | None]:
     """``run`` cut where a checkpoint may be due: after its first ``room`` events, or (none
     left: the checkpoint waits for a transaction boundary) just after its next XID."""
@@ -219,7 +215,7 @@ def _cut(run: WrittenRun, room: int) -> tuple[WrittenRun, WrittenRun | None]:
         return run, None
     at = room
     if at <= 0:
-        at = next((i + 1 for i, e in enumerate(v) if e[0] == _XID), len(v))
+        at = TableMapper.run_boundary(v)
     if at >= len(v):
         return run, None
     head, tail = copy(run), copy(run)
