@@ -25,7 +25,9 @@ of a compressed session the secrets are inside compressed frames: a
 :class:`~binlogscope.drivers.proxy.record_frames.CompressedView` reads them inflated and masks
 them there (a deflated frame carrying one is written deflated again, another length). A chunk
 is held until the packets it belongs to are whole and masked; frames keep the order the relay
-offered them in.
+offered them in. A change-user's exchange is masked whatever order its two directions come in
+(:func:`~binlogscope.drivers.proxy.record_frames.exchange_mask`): every client packet of it
+whole, and a server request the session could not read as one after its plugin name.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from binlogscope.drivers.pcapng import SEGMENT, PcapNgWriter, RecordError, TcpConversation
-from binlogscope.drivers.proxy.record_frames import MASK, CompressedView, Walker
+from binlogscope.drivers.proxy.record_frames import MASK, CompressedView, Walker, exchange_mask
 from binlogscope.session import Role, Session
 from binlogscope.session.events import PacketDecoded, Peer, Phase
 from binlogscope.wire.constants import Command
@@ -103,6 +105,8 @@ class _Masker:
     cz: CompressedView | None = None
     #: where the last packet decoded of each direction ends
     last_end: dict[Peer, int] = field(default_factory=lambda: {Peer.CLIENT: 0, Peer.SERVER: 0})
+    #: a COM_CHANGE_USER was read and the server has not yet ended its exchange (OK/ERR)
+    changing: bool = False
 
     def __post_init__(self) -> None:
         self.session.tls_terminated = self.tls_terminated
@@ -143,7 +147,7 @@ class _Masker:
             self.opaque = True
             self.done = dict(self.fed)
         elif peer is Peer.CLIENT and phase not in _LOGIN:
-            changing = s.last_command == Command.COM_CHANGE_USER
+            changing = self.changing or s.last_command == Command.COM_CHANGE_USER
             if self.server_on and not changing and self.walk[Peer.SERVER].at_boundary:
                 self.server_on = False  # (logged in: the server's answers hold no secret)
             elif not self.server_on and changing:
@@ -180,16 +184,26 @@ class _Masker:
     def _mask(self, ev: PacketDecoded) -> None:
         node = ev.node
         assert node is not None
+        if ev.direction is Peer.CLIENT and self.changing:
+            # (every client packet of a change-user's exchange, whatever the session read it
+            # as: record_frames.exchange_mask)
+            self._overwrite(Peer.CLIENT, ev.offset + 4, ev.end)
+            return
         if ev.direction is Peer.CLIENT and ev.phase not in _LOGIN and \
                 ev.payload[:1] == bytes([Command.COM_CHANGE_USER]):
             # (wire/ has no COM_CHANGE_USER reader: its auth response is not marked, so all
             # of its payload after the command byte is masked)
             self._overwrite(Peer.CLIENT, ev.offset + 5, ev.end)
+            self.changing = True
             return
         for _, n in node.walk():
             if n.length and not n.children and is_sensitive(n):
                 lo = ev.offset + n.offset - node.offset
                 self._overwrite(ev.direction, lo, lo + n.length)
+        if ev.direction is Peer.SERVER and self.changing:
+            self.changing, lo = exchange_mask(ev.payload, ev.kind)
+            if lo:
+                self._overwrite(Peer.SERVER, ev.offset + 4 + lo, ev.end)
 
     def _overwrite(self, peer: Peer, lo: int, hi: int) -> None:
         for h in self.held:

@@ -50,6 +50,35 @@ Overwrite = Callable[[Peer, int, int], None]
 Replace = Callable[[Peer, int, int, bytes], None]
 
 
+#: the server's packets of an auth exchange as a session reads them in order
+AUTH_REPLIES = frozenset(("auth_switch_request", "auth_more_data"))
+
+
+def exchange_mask(payload: bytes, kind: str) -> tuple[bool, int]:
+    """A server packet inside a COM_CHANGE_USER's auth exchange (between the client's
+    COM_CHANGE_USER and the server's OK or ERR), read by the session as ``kind``: (does the
+    exchange go on, where in its payload a mask to the end starts, 0 for none).
+
+    The masks of an exchange must not depend on the session reading its two directions in
+    order. A recorder is handed them by two relay threads; a session that took the client's
+    answer before the request it answers would read the answer as a command (nothing marked)
+    and the request as a reply to that command. So every client packet of the exchange is
+    masked whole (:class:`CompressedView` and ``record._Masker``: an auth switch response, a
+    cleartext or encrypted password, a one-byte public key request), and a server packet the
+    session did not read as an auth reply (its secret leaves unmarked) is masked from after
+    the plugin name of an auth switch request (0xFE) or after the status byte of auth more
+    data (0x01)."""
+    first = payload[:1]
+    if first in (b"\x00", b"\xff"):  # OK / ERR: the exchange is over
+        return False, 0
+    if kind in AUTH_REPLIES:  # (read in order: its secret leaves are marked)
+        return True, 0
+    if first == b"\xfe":  # the plugin name (NUL-terminated) stays readable
+        end = payload.find(b"\x00", 1)
+        return True, (end + 1 if end >= 0 else 1)
+    return True, 1
+
+
 class Walker:
     """Packet boundaries of one direction, from the 4-byte headers alone."""
 
@@ -204,13 +233,16 @@ class CompressedView:
         self.whole = {Peer.CLIENT: 0, Peer.SERVER: 0}
         #: the server's frames are read (a COM_CHANGE_USER's exchange), else only walked
         self.server_on = False
+        #: a COM_CHANGE_USER was read and the server has not yet ended its exchange (OK/ERR)
+        self.changing = False
         self._overwrite = overwrite
         self._replace = replace
 
     def feed(self, peer: Peer, data: bytes) -> int:
         """Wire bytes of ``peer`` in; the wire offset up to which its bytes may be written
         (masked)."""
-        keep = (lambda: True) if peer is Peer.CLIENT else (lambda: self.server_on)
+        keep = (lambda: True) if peer is Peer.CLIENT else \
+            (lambda: self.server_on or self.changing)
         for frame, plain in self.frames[peer].feed(data, keep):
             self.pending[peer].append(frame)
             if not frame.read:
@@ -237,7 +269,7 @@ class CompressedView:
             if isinstance(ev, PacketDecoded) and ev.node is not None:
                 self._mask(ev)
         if peer is Peer.CLIENT:
-            changing = self.session.last_command == Command.COM_CHANGE_USER
+            changing = self.changing or self.session.last_command == Command.COM_CHANGE_USER
             if changing:
                 self.server_on = True  # (a new login: the server's nonce comes next)
             elif self.server_on and self.frames[Peer.SERVER].at_boundary and \
@@ -279,15 +311,23 @@ class CompressedView:
     def _mask(self, ev: PacketDecoded) -> None:
         node = ev.node
         assert node is not None
-        if ev.direction is Peer.CLIENT and \
-                ev.payload[:1] == bytes([Command.COM_CHANGE_USER]) and \
-                ev.phase in (Phase.COMMAND, Phase.BINLOG_STREAM):
-            self._mask_plain(Peer.CLIENT, ev.offset + 5, ev.end)  # (all after the command)
-            return
+        if ev.direction is Peer.CLIENT:
+            if self.changing:  # (every answer of the exchange: see exchange_mask)
+                self._mask_plain(Peer.CLIENT, ev.offset + 4, ev.end)
+                return
+            if ev.payload[:1] == bytes([Command.COM_CHANGE_USER]) and \
+                    ev.phase in (Phase.COMMAND, Phase.BINLOG_STREAM):
+                self._mask_plain(Peer.CLIENT, ev.offset + 5, ev.end)  # (all after the command)
+                self.changing = True
+                return
         for _, n in node.walk():
             if n.length and not n.children and is_sensitive(n):
                 lo = ev.offset + n.offset - node.offset
                 self._mask_plain(ev.direction, lo, lo + n.length)
+        if ev.direction is Peer.SERVER and self.changing:
+            self.changing, lo = exchange_mask(ev.payload, ev.kind)
+            if lo:
+                self._mask_plain(Peer.SERVER, ev.offset + 4 + lo, ev.end)
 
     def _mask_plain(self, peer: Peer, lo: int, hi: int) -> None:
         """Plain bytes [lo, hi) of ``peer``: masked in the frames that carry them."""
@@ -303,4 +343,4 @@ class CompressedView:
                 f.masked = True
 
 
-__all__ = ["MASK", "CompressedView", "Frame", "Walker"]
+__all__ = ["AUTH_REPLIES", "MASK", "CompressedView", "Frame", "Walker", "exchange_mask"]
