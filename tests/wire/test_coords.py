@@ -87,3 +87,42 @@ def test_statement_kind() -> None:
                                         "COMMIT", "ROLLBACK", "ROLLBACK TO SAVEPOINT a",
                                         "XA COMMIT 'a'", "SAVEPOINT a", None, "")] == [
         "BEGIN", "BEGIN", "BEGIN", "END", "END", "OTHER", "END", "OTHER", "OTHER", "OTHER"]
+
+
+def test_moved_run_equals_moved_event_by_event() -> None:
+    """``moved_run`` (a run of the kernel's values, in one loop that passes over the events
+    which change nothing) leaves the tracker exactly as ``moved`` called event by event, after
+    every prefix of random runs of GTIDs (group and standalone), BEGIN/COMMIT/DDL statements,
+    XIDs, FORMAT_DESCRIPTIONs and the events of a group."""
+    import random
+
+    codes = [E.GTID_EVENT, E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT, E.QUERY_EVENT,
+             E.XID_EVENT, E.FORMAT_DESCRIPTION_EVENT, E.TABLE_MAP_EVENT, E.WRITE_ROWS_EVENT,
+             E.UPDATE_ROWS_EVENT_V1, E.ANNOTATE_ROWS_EVENT, E.INTVAR_EVENT, E.ROTATE_EVENT,
+             E.XA_PREPARE_LOG_EVENT, E.HEARTBEAT_LOG_EVENT]
+    statements = ["BEGIN", "COMMIT", "ALTER TABLE t ADD c INT", "XA END 'x'", None]
+    rnd = random.Random(7)
+
+    def state(t: CoordTracker) -> tuple[Any, ...]:
+        return (t.open_gtid, t._open, t._in_trx)
+
+    skipped = 0
+    for _ in range(300):
+        run: list[tuple[Any, ...]] = []
+        for _ in range(rnd.randint(1, 30)):
+            code = int(rnd.choice(codes))
+            gtid = f"0-1-{rnd.randint(1, 9)}" if code in (E.GTID_EVENT, E.GTID_LOG_EVENT) \
+                else None
+            run.append((code, 0, gtid, rnd.choice([0, 1]) if code == E.GTID_EVENT else None,
+                        rnd.choice(statements) if code == E.QUERY_EVENT else None))
+        one, each = CoordTracker(), CoordTracker()
+        for i in range(len(run) + 1):
+            one.__init__()  # type: ignore[misc]
+            one.moved_run(run[:i])
+            each.__init__()  # type: ignore[misc]
+            for v in run[:i]:
+                before = state(each)
+                each.moved(v[0], v[2], v[3], v[4])
+                skipped += before == state(each)
+            assert state(one) == state(each), run[:i]
+    assert skipped  # (the loop passes over events: the equality is not of two full calls)

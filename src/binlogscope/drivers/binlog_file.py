@@ -229,12 +229,11 @@ def _with_lines(dec: BinlogStreamDecoder, line: EventLines, seen: LineSeen,
     :func:`read_binlog_file`): the declined ones, stamped (``keep_written``: and the tuples of
     those it took, after their coordinates moved on, as lists: one per run of them)."""
     ctx = dec.ctx
-    moved = tracker.moved
+    moved, moved_run = tracker.moved, tracker.moved_run
     track = tracker.stamp
     for ev in dec.events(line, runs=keep_written):
         if isinstance(ev, list):  # a run the kernel took (keep_written): coordinates move on
-            for v in ev:
-                moved(v[0], v[2], v[3], v[4])
+            moved_run(ev)
             line.gtid = tracker.open_gtid
             yield ev
             continue

@@ -249,5 +249,18 @@ class CoordTracker:
             self._open = True
         return trx
 
+    def moved_run(self, run: list[tuple[Any, ...]]) -> None:
+        """:meth:`moved` by each event of a run the native kernel took (its ``_line.c``
+        values: code, log_pos, gtid, flags2, statement, ...), in one loop. An event that only
+        occurs inside a group changes nothing but ``_open`` inside a transaction, so where
+        that is already set (or no transaction is in progress) it is passed over without the
+        call (tests/wire/test_coords.py holds both ways equal)."""
+        moved = self.moved
+        inside = _INSIDE
+        for v in run:
+            if v[0] in inside and (self._open or not self._in_trx):
+                continue
+            moved(v[0], v[2], v[3], v[4])
+
 
 __all__ = ["ARTIFICIAL", "CoordTracker", "statement_kind"]
