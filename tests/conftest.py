@@ -8,6 +8,7 @@ with the reason.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,15 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
+
+#: Every Spark driver JVM the tests start (the session fixture's, and ``binlogscope analyze`` /
+#: ``export --spark`` / ``spark-submit`` run as subprocesses: Spark's launcher adds
+#: ``SPARK_SUBMIT_OPTS`` to the driver's java command in local mode) compiles with C1 only and
+#: one GC thread: the tests' JVMs live seconds on tiny data, where C2's compile work never pays
+#: back (measured on this 2-core machine: JVM start plus the analyze reports 84 s -> 45 s). Only
+#: the JIT and the GC change, never what Spark computes. A value set by the user is kept.
+SPARK_TEST_JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+os.environ.setdefault("SPARK_SUBMIT_OPTS", SPARK_TEST_JVM_OPTS)
 from binlogscope.wire.node import Node, check_tiling  # noqa: E402
 from tests import suite_guards  # noqa: E402
 from tests.ci_support import in_ci  # noqa: E402

@@ -28,6 +28,9 @@ SYSTEM_PYTHON = Path("/usr/bin/python3")
 def _run(out: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
            "PYTHONPATH": str(REPO / "src"), "LANG": "C.UTF-8", **extra}
+    # the tests' JVM options (tests/conftest.py: C1 only, serial GC; nothing a cron job's
+    # environment changes in what is checked here)
+    env["SPARK_SUBMIT_OPTS"] = os.environ.get("SPARK_SUBMIT_OPTS", "")
     return subprocess.run(
         [str(SCRIPT), "export", str(WORKLOAD), "--out", str(out), "--spark", "--master",
          "local[1]"], env=env, capture_output=True, text=True, timeout=600, cwd="/")
