@@ -5,6 +5,7 @@ the next transaction boundary, with everything received published and resumable.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,9 @@ def test_export_live_publishes_what_it_had_when_its_terminal_goes_away(
                      "repl", "--ssl-mode", "DISABLED", "--start", "mysql-bin.000001:4",
                      "--out", str(ds)],
                     env={"MYSQL_PWD": "replpass", "HOME": str(tmp_path)})
-    term.wait_for(b"events/s")  # (the progress line on the terminal: events are coming)
+    # the progress line on the terminal, once it counts 60 events (of the 120 sent at once:
+    # on a loaded machine its first showing can come before 50 were read)
+    term.wait_for(lambda screen: _counted(screen) >= 60)
     term.hang_up()
     rc, _ = term.ended_within(15.0)  # (it ends at the next transaction's end)
     assert rc == 129, rc  # as SIGHUP: 128 + 1
@@ -39,3 +42,9 @@ def test_export_live_publishes_what_it_had_when_its_terminal_goes_away(
     assert sorted(kept) == want[:len(kept)]
     state = json.loads((ds / "_export_state.json").read_text())
     assert state["resume"]["position"]["log_file"] == "mysql-bin.000001"
+
+
+def _counted(screen: bytes) -> int:
+    """The events the last progress line on the screen counts (0: none shown yet)."""
+    counts = re.findall(rb"([\d,]+) events, [\d,]+ events/s", screen)
+    return int(counts[-1].replace(b",", b"")) if counts else 0
