@@ -1,5 +1,5 @@
 """The proxy recorder masks a COM_CHANGE_USER's auth exchange whatever order its two directions
-reach it in (drivers/proxy/record.py, record_frames.exchange_mask).
+reach it in (drivers/proxy/record.py, record_frames.secret_ranges).
 
 The recorder is handed each direction by its own relay thread. A session reading the exchange
 takes the client's answer for auth data only after the server's request it answers, so a

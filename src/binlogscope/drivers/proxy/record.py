@@ -26,7 +26,7 @@ of a compressed session the secrets are inside compressed frames: a
 them there (a deflated frame carrying one is written deflated again, another length). A chunk
 is held until the packets it belongs to are whole and masked; frames keep the order the relay
 offered them in. A change-user's exchange is masked whatever order its two directions come in
-(:func:`~binlogscope.drivers.proxy.record_frames.exchange_mask`): every client packet of it
+(:func:`~binlogscope.drivers.proxy.record_frames.secret_ranges`): every client packet of it
 whole, and a server request the session could not read as one after its plugin name.
 """
 
@@ -39,11 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from binlogscope.drivers.pcapng import SEGMENT, PcapNgWriter, RecordError, TcpConversation
-from binlogscope.drivers.proxy.record_frames import MASK, CompressedView, Walker, exchange_mask
+from binlogscope.drivers.proxy.record_frames import MASK, CompressedView, Walker, secret_ranges
 from binlogscope.session import Role, Session
 from binlogscope.session.events import PacketDecoded, Peer, Phase
 from binlogscope.wire.constants import Command
-from binlogscope.wire.fields import is_sensitive
 
 #: bytes offered to the recorder and not yet written; beyond this chunks are not recorded
 #: (a marked gap) rather than held in the relay's memory
@@ -182,28 +181,9 @@ class _Masker:
                 h.edits.append((a, b, new if h.start <= lo else b""))
 
     def _mask(self, ev: PacketDecoded) -> None:
-        node = ev.node
-        assert node is not None
-        if ev.direction is Peer.CLIENT and self.changing:
-            # (every client packet of a change-user's exchange, whatever the session read it
-            # as: record_frames.exchange_mask)
-            self._overwrite(Peer.CLIENT, ev.offset + 4, ev.end)
-            return
-        if ev.direction is Peer.CLIENT and ev.phase not in _LOGIN and \
-                ev.payload[:1] == bytes([Command.COM_CHANGE_USER]):
-            # (wire/ has no COM_CHANGE_USER reader: its auth response is not marked, so all
-            # of its payload after the command byte is masked)
-            self._overwrite(Peer.CLIENT, ev.offset + 5, ev.end)
-            self.changing = True
-            return
-        for _, n in node.walk():
-            if n.length and not n.children and is_sensitive(n):
-                lo = ev.offset + n.offset - node.offset
-                self._overwrite(ev.direction, lo, lo + n.length)
-        if ev.direction is Peer.SERVER and self.changing:
-            self.changing, lo = exchange_mask(ev.payload, ev.kind)
-            if lo:
-                self._overwrite(Peer.SERVER, ev.offset + 4 + lo, ev.end)
+        self.changing, ranges = secret_ranges(ev, self.changing, ev.phase not in _LOGIN)
+        for lo, hi in ranges:
+            self._overwrite(ev.direction, lo, hi)
 
     def _overwrite(self, peer: Peer, lo: int, hi: int) -> None:
         for h in self.held:

@@ -54,29 +54,46 @@ Replace = Callable[[Peer, int, int, bytes], None]
 AUTH_REPLIES = frozenset(("auth_switch_request", "auth_more_data"))
 
 
-def exchange_mask(payload: bytes, kind: str) -> tuple[bool, int]:
-    """A server packet inside a COM_CHANGE_USER's auth exchange (between the client's
-    COM_CHANGE_USER and the server's OK or ERR), read by the session as ``kind``: (does the
-    exchange go on, where in its payload a mask to the end starts, 0 for none).
+def secret_ranges(ev: PacketDecoded, changing: bool, change_user: bool
+                  ) -> tuple[bool, list[tuple[int, int]]]:
+    """What of a decoded packet (with its tree) the recorder masks, in its direction's stream
+    offsets, and whether a COM_CHANGE_USER's auth exchange goes on after it (``changing``:
+    it was going on before; ``change_user``: a client COM_CHANGE_USER may start one here, the
+    phase allowing). The one definition for the plain recorder (``record._Masker``) and
+    :class:`CompressedView`.
 
-    The masks of an exchange must not depend on the session reading its two directions in
-    order. A recorder is handed them by two relay threads; a session that took the client's
-    answer before the request it answers would read the answer as a command (nothing marked)
-    and the request as a reply to that command. So every client packet of the exchange is
-    masked whole (:class:`CompressedView` and ``record._Masker``: an auth switch response, a
-    cleartext or encrypted password, a one-byte public key request), and a server packet the
-    session did not read as an auth reply (its secret leaves unmarked) is masked from after
-    the plugin name of an auth switch request (0xFE) or after the status byte of auth more
-    data (0x01)."""
-    first = payload[:1]
-    if first in (b"\x00", b"\xff"):  # OK / ERR: the exchange is over
-        return False, 0
-    if kind in AUTH_REPLIES:  # (read in order: its secret leaves are marked)
-        return True, 0
-    if first == b"\xfe":  # the plugin name (NUL-terminated) stays readable
-        end = payload.find(b"\x00", 1)
-        return True, (end + 1 if end >= 0 else 1)
-    return True, 1
+    - its secret leaves (``is_sensitive``), as the session marked them;
+    - a COM_CHANGE_USER: all after the command byte (wire/ has no reader for it that marks
+      its auth response), and its exchange begins;
+    - in that exchange, whatever order the recorder gets its two directions in (two relay
+      threads hand them over; a session that took the client's answer before the request it
+      answers would read the answer as a command, nothing marked, and the request as a reply
+      to that command): every client packet whole (an auth switch response, a cleartext or
+      encrypted password, a one-byte public key request); a server packet the session did not
+      read as an auth reply, from after the plugin name of an auth switch request (0xFE) or
+      after the status byte of auth more data (0x01); the server's OK or ERR ends it."""
+    node = ev.node
+    assert node is not None
+    payload = ev.payload
+    if ev.direction is Peer.CLIENT:
+        if changing:
+            return True, [(ev.offset + 4, ev.end)]
+        if change_user and payload[:1] == bytes([Command.COM_CHANGE_USER]):
+            return True, [(ev.offset + 5, ev.end)]
+    out = [(lo, lo + n.length) for _, n in node.walk()
+           if n.length and not n.children and is_sensitive(n)
+           for lo in (ev.offset + n.offset - node.offset,)]
+    if ev.direction is Peer.SERVER and changing:
+        first = payload[:1]
+        if first in (b"\x00", b"\xff"):  # OK / ERR: the exchange is over
+            return False, out
+        if ev.kind not in AUTH_REPLIES:  # (read in order, its secret leaves are marked)
+            if first == b"\xfe":  # the plugin name (NUL-terminated) stays readable
+                end = payload.find(b"\x00", 1)
+                out.append((ev.offset + 4 + (end + 1 if end >= 0 else 1), ev.end))
+            else:
+                out.append((ev.offset + 5, ev.end))
+    return changing, out
 
 
 class Walker:
@@ -309,25 +326,10 @@ class CompressedView:
 
     # ------------------------------------------------------------------ masks
     def _mask(self, ev: PacketDecoded) -> None:
-        node = ev.node
-        assert node is not None
-        if ev.direction is Peer.CLIENT:
-            if self.changing:  # (every answer of the exchange: see exchange_mask)
-                self._mask_plain(Peer.CLIENT, ev.offset + 4, ev.end)
-                return
-            if ev.payload[:1] == bytes([Command.COM_CHANGE_USER]) and \
-                    ev.phase in (Phase.COMMAND, Phase.BINLOG_STREAM):
-                self._mask_plain(Peer.CLIENT, ev.offset + 5, ev.end)  # (all after the command)
-                self.changing = True
-                return
-        for _, n in node.walk():
-            if n.length and not n.children and is_sensitive(n):
-                lo = ev.offset + n.offset - node.offset
-                self._mask_plain(ev.direction, lo, lo + n.length)
-        if ev.direction is Peer.SERVER and self.changing:
-            self.changing, lo = exchange_mask(ev.payload, ev.kind)
-            if lo:
-                self._mask_plain(Peer.SERVER, ev.offset + 4 + lo, ev.end)
+        self.changing, ranges = secret_ranges(
+            ev, self.changing, ev.phase in (Phase.COMMAND, Phase.BINLOG_STREAM))
+        for lo, hi in ranges:
+            self._mask_plain(ev.direction, lo, hi)
 
     def _mask_plain(self, peer: Peer, lo: int, hi: int) -> None:
         """Plain bytes [lo, hi) of ``peer``: masked in the frames that carry them."""
@@ -343,4 +345,4 @@ class CompressedView:
                 f.masked = True
 
 
-__all__ = ["AUTH_REPLIES", "MASK", "CompressedView", "Frame", "Walker", "exchange_mask"]
+__all__ = ["AUTH_REPLIES", "MASK", "CompressedView", "Frame", "Walker", "secret_ranges"]
