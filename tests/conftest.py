@@ -115,14 +115,31 @@ def _sigpipe_kept() -> Iterator[None]:
         pytest.fail(f"the test changed SIGPIPE: {exc}", False)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
+def _slow_cases() -> set[str]:
+    """The node ids listed in tests/slow_cases.txt (comments and blank lines skipped)."""
+    try:
+        text = (Path(__file__).parent / "slow_cases.txt").read_text(encoding="utf-8")
+    except OSError:
+        return set()
+    return {line for line in text.splitlines() if line and not line.startswith("#")}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's hook (it reads the groups) and -m
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With pytest-xdist (scripts/test.sh runs ``-n 2 --dist loadgroup``): one group per test
     file, so a module-scoped fixture (a MariaDB, a replica, a capture) is set up once, on one
     worker; every file with a ``spark`` test joins the one ``spark`` group, so one worker runs
     them all on its one Spark session (a JVM per worker would cost seconds and memory twice).
     The files with a ``slow`` test are handed out first (longest first keeps both workers busy
-    to the end); a file's tests keep their order. Without xdist nothing changes."""
+    to the end); a file's tests keep their order. Without xdist nothing changes.
+
+    First, the fast loop's marks: every ``spark`` test, and every test of
+    ``tests/slow_cases.txt`` (the tests a measured whole run found slow:
+    scripts/slow_cases.py), is marked ``slow``, so ``-m 'not slow'`` leaves them out."""
+    slow_cases = _slow_cases()
+    for item in items:
+        if item.nodeid in slow_cases or item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.slow)
     if not getattr(config.option, "loadgroup", False):  # set on an xdist worker by --dist loadgroup
         return
     by_file: dict[str, list[pytest.Item]] = {}
