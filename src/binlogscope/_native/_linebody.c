@@ -163,7 +163,7 @@ line_put_tail(JsonOut *o, int layout, PyObject *gtid, const LineRows *rows, cons
  * (type code, log_pos, its GTID or None, flags2 or None, None, offset, timestamp, server id,
  * event size, flags, a, b) - the first five what the caller's coordinates need, as a line's
  * tuple - where (a, b) are: an XID's (xid, None); a statement text's (str, None), declined
- * when it has U+FFFD (the export keeps such a statement's bytes: mapper.statement_bytes);
+ * when it has U+FFFD (the export keeps such a statement's bytes: valid_text.statement_bytes);
  * a TABLE_MAP's (its TableMap, None); a rows event's (its TableMap, (the buffer, the
  * positions of its images in it - kernel_image_positions -, the before/only image's reader,
  * the after image's or None)), declined when the images do not read (the Python path

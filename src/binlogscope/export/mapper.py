@@ -30,6 +30,7 @@ from binlogscope.export.images import (
 )
 from binlogscope.export.packets import packet_row
 from binlogscope.export.records import EventRecord, PacketRecord, WrittenRun
+from binlogscope.export.valid_text import statement_bytes
 from binlogscope.pipeline.filter import event_table
 from binlogscope.wire.binlog import bodies
 from binlogscope.wire.binlog._rowcode import _KIND_CODE
@@ -582,25 +583,3 @@ def _as_dicts(emit: Emit) -> EmitValues:
         emit(table, part, dict(zip(COLUMNS[table], values, strict=True)))
 
     return emit_values
-
-
-def statement_bytes(ev: DecodedEvent, query: str) -> bytes | None:
-    """The statement's own bytes when its text did not decode in its character set (the
-    decoder shows each bad byte as U+FFFD, as ``file --json``); None otherwise. Read from the
-    event's bytes: QUERY (uncompressed), ANNOTATE_ROWS and ROWS_QUERY events."""
-    if "\ufffd" not in query:
-        return None
-    raw, h = ev.raw, ev.header
-    if not raw or h is None:
-        return None
-    end = len(raw) - (4 if ev.checksum_ok is not None else 0)
-    code = h.type_code
-    if code == E.QUERY_EVENT and len(raw) >= 32:  # 13-byte post-header: schema, status vars
-        start = 19 + 13 + int.from_bytes(raw[30:32], "little") + raw[27] + 1
-    elif code == E.ANNOTATE_ROWS_EVENT:
-        start = 19
-    elif code == E.ROWS_QUERY_LOG_EVENT:
-        start = 20
-    else:
-        return None
-    return bytes(raw[start:end]) if start <= end else None

@@ -19,6 +19,8 @@ import pyarrow as pa
 
 from binlogscope.wire.binlog._collations import codec_for
 from binlogscope.wire.binlog.context import ColumnInfo
+from binlogscope.wire.binlog.decode import DecodedEvent
+from binlogscope.wire.binlog.types import EventType as E
 
 
 def valid_text(s: str) -> str:
@@ -69,4 +71,27 @@ def string_safe_array(values: Sequence[Any], typ: pa.DataType | None = None) -> 
         return pa.array([cleaned(v) for v in values], type=typ)
 
 
-__all__ = ["cleaned", "is_valid", "raw_hex", "string_safe_array", "valid_text"]
+def statement_bytes(ev: DecodedEvent, query: str) -> bytes | None:
+    """The statement's own bytes when its text did not decode in its character set (the
+    decoder shows each bad byte as U+FFFD, as ``file --json``); None otherwise. Read from the
+    event's bytes: QUERY (uncompressed), ANNOTATE_ROWS and ROWS_QUERY events."""
+    if "\ufffd" not in query:
+        return None
+    raw, h = ev.raw, ev.header
+    if not raw or h is None:
+        return None
+    end = len(raw) - (4 if ev.checksum_ok is not None else 0)
+    code = h.type_code
+    if code == E.QUERY_EVENT and len(raw) >= 32:  # 13-byte post-header: schema, status vars
+        start = 19 + 13 + int.from_bytes(raw[30:32], "little") + raw[27] + 1
+    elif code == E.ANNOTATE_ROWS_EVENT:
+        start = 19
+    elif code == E.ROWS_QUERY_LOG_EVENT:
+        start = 20
+    else:
+        return None
+    return bytes(raw[start:end]) if start <= end else None
+
+
+__all__ = ["cleaned", "is_valid", "raw_hex", "statement_bytes", "string_safe_array",
+           "valid_text"]
