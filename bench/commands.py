@@ -17,6 +17,8 @@ a ratio uses each side's fastest run, since noise on a shared machine only ever 
                 (one process per input file, as many at once as there are usable cores;
                 the issue's wall target for --jobs 2 is <= 1.2)
   export-1      the same with --jobs 1 (one process)   the same mariadb-binlog      target <= 2.0
+  export-2      the same with --jobs 2 (the files cut   the same mariadb-binlog      target <= 1.2
+                into units at transaction starts: export/split.py; run only when asked for)
   pcap-json     binlogscope pcap --json CAPTURE        tshark -r CAPTURE -d tcp.port==PORT,mysql
                                                        -T fields -e mysql.packet_length
                                                                                     target <= 1.0
@@ -65,7 +67,7 @@ DATA = HERE / "data"
 TARGETS = {"file-json": 1.0, "file-summary": 1.0, "export": 2.0, "pcap-json": 1.0,
            "file-json-1": 1.0, "file-summary-1": 1.0, "export-1": 2.0, "pcap-jobs": 1.0}
 #: pairs run only when asked for (a server or a real capture behind them)
-EXTRA = {"pcap-real": 1.3, "live-json": 1.5, "live-brief": 1.0}
+EXTRA = {"pcap-real": 1.3, "live-json": 1.5, "live-brief": 1.0, "export-2": 1.2}
 LIVE = ("live-json", "live-brief")
 
 
@@ -95,8 +97,8 @@ def pairs(names: list[str], files: list[str], packets: int, data: Path, tmp: Pat
             mode = "--json" if name == "file-json-1" else "--summary"
             out[name] = ([*py, "file", mode, "--jobs", "1", *files], ref,
                          f"file {mode} --jobs 1 / mariadb-binlog")
-        elif name in ("export", "export-1"):
-            jobs = ["--jobs", "1"] if name == "export-1" else []
+        elif name in ("export", "export-1", "export-2"):
+            jobs = ["--jobs", name[-1]] if name != "export" else []
             out[name] = ([*py, "export", *files, "--out", str(tmp / "export"), *jobs], ref,
                          f"export {' '.join(jobs)} / mariadb-binlog".replace("  ", " "))
         elif name == "pcap-json":

@@ -42,10 +42,12 @@ def add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     e.add_argument("--checkpoint-events", type=int, default=200_000, metavar="N",
                    help="make completed data visible every N events (default 200000)")
     e.add_argument("-j", "--jobs", type=int, metavar="N",
-                   help="files and captures: export N inputs at once, one process each, "
-                   "published in input order, a checkpoint per input (default: one for one "
-                   "input, else the cores not busy: usable cores less the load average, at "
-                   "least 1; 1: one process, a checkpoint every --checkpoint-events)")
+                   help="files and captures: export with N processes, one input each (binlog "
+                   "files also cut at transaction starts when that shares the work more "
+                   "evenly), published in input order, a checkpoint per input (default: one "
+                   "for one input, else the cores not busy: usable cores less the load "
+                   "average, at least 1; 1: one process, a checkpoint every "
+                   "--checkpoint-events)")
     e.add_argument("--spark", action="store_true", help="decode on Spark, one task per "
                    "input; SOURCE may also be a glob or a Hadoop-FS URI (docs/spark-cluster.md)")
     e.add_argument("--master", help="with --spark: Spark master URL (default: spark-submit's, "
@@ -140,7 +142,9 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _jobs(args: argparse.Namespace, source: Any) -> int:
-    """How many processes export ``source``: 1 for a live stream or a single input."""
+    """How many processes export ``source``: 1 for a live stream; at most one per input
+    unless ``--jobs`` asks for more and the inputs are binlog files (they may be cut into
+    more units than inputs: export/split.py)."""
     if getattr(source, "kind", "") == "live":
         return 1
     inputs = len(source.inputs())
@@ -149,7 +153,7 @@ def _jobs(args: argparse.Namespace, source: Any) -> int:
         from binlogscope.pipeline.jobs import default_jobs
 
         jobs = default_jobs(inputs)
-    return min(jobs, inputs)
+    return jobs if getattr(source, "kind", "") == "file" else min(jobs, inputs)
 
 
 def run_export_command(args: argparse.Namespace, source: Any, out: TextIO, err: TextIO) -> int:

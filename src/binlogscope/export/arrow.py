@@ -354,7 +354,9 @@ def render_schema_doc() -> str:
         "last completed checkpoint and where `--resume` continues. Readers skip names starting "
         "with `_` or `.`. With several inputs and `--jobs N` (the default: one per free core, "
         "the usable cores less the load average) each input is exported by a process of its "
-        "own into `DIR/_jobs_staging/` and "
+        "own (a binlog file may be cut into ranges at transaction starts, each read by a "
+        "process of its own and checked against the next range's start: `export/split.py`) "
+        "into `DIR/_jobs_staging/` and "
         "published whole, in input order, as one checkpoint (`part-<checkpoint>-*` of input "
         "*i* is checkpoint *i + 1* of a new export); an interrupted export keeps every input "
         "published before the interruption and `--resume` goes on with the next one.",

@@ -1,24 +1,31 @@
-"""``export --jobs N``: one process per input (architecture amendment 10).
+"""``export --jobs N``: N worker processes over the inputs (architecture amendment 10).
 
 Each worker runs :func:`binlogscope.export.task.decode_input` - the very function a Spark task
-of ``export --spark --writer tasks`` runs - on one binlog file or capture and writes that
-input's Parquet parts with the local exporter's writer into a staging directory of its own
-(``DIR/_jobs_staging/<index>/``). The parent takes the inputs in input order
-(:func:`binlogscope.pipeline.jobs.run_in_order`): it renames the input's parts into the dataset
-as one checkpoint (:func:`~binlogscope.export.core.publish_parts`, named as the local export
-names them) and records that checkpoint in ``_export_state.json`` with the input's ``errors``
-rows, so the dataset, its note and ``--resume`` are the local export's. An input's data becomes
-visible only once every input before it is published.
+of ``export --spark --writer tasks`` runs - on one unit of work: a binlog file or capture, or
+a range of a binlog file cut at transaction starts so that the workers share the work evenly
+(:mod:`binlogscope.export.split`: where the cuts are, how a unit's read is checked against
+the next one's start, and the read of the whole input when a check fails), and writes that
+unit's Parquet parts with the local exporter's writer into its input's staging directory
+(``DIR/_jobs_staging/<index>/``). The parent takes the units in order
+(:func:`binlogscope.pipeline.jobs.run_in_order`); at an input's last unit it renames the
+input's parts (every unit's, in unit order) into the dataset as one checkpoint
+(:func:`~binlogscope.export.core.publish_parts`, named as the local export names them) and
+records that checkpoint in ``_export_state.json`` with the input's ``errors`` rows, so the
+dataset, its note and ``--resume`` are the local export's. An input's data becomes visible
+only once every input before it is published.
 
 What differs from one process (``--jobs 1``, :func:`binlogscope.export.run.run_export`): the
 checkpoints are per input (not every ``--checkpoint-events`` events inside an input), so an
-interrupted export goes on from the first input not published; the rows of the tables are the
-same, in the same order of inputs.
+interrupted export goes on from the first input not published (a cut input is read again
+whole from its first unit); the rows of the tables are the same, in the same order of inputs.
+One input that is not cut is exported by one process, as ``--jobs 1`` does.
 
 Ctrl-C (or SIGTERM/SIGHUP, which the command turns into it): the workers are stopped, the
 staging directory is removed, and the dataset keeps every published input (an input is either
 published whole or not at all: parts renamed before the note recorded their checkpoint are
 removed by the resume); the command says so and exits 130, as the one process export does.
+While the parent reads a cut input whole again (a unit's check failed: rare) the signal waits
+for that read.
 """
 
 from __future__ import annotations
@@ -37,20 +44,19 @@ from binlogscope.export.arrow import TABLES, clean_incomplete
 from binlogscope.export.core import JOBS_STAGING, ExportError, Ledger, publish_parts
 from binlogscope.export.records import ResumePoint
 from binlogscope.export.run import ExportResult, Progress, run_export
+from binlogscope.export.split import Unit, merged, plan_units, verified
 from binlogscope.export.task import InputReport, TaskOptions, decode_input
 from binlogscope.pipeline.jobs import run_in_order
 
-#: one input as a worker gets it: (index, path, size in bytes)
-Input = tuple[int, str, int]
 
-
-def _input_job(opts: TaskOptions, staging: str, item: Input, _spool: str) -> InputReport:
-    """A worker's input: decoded and written into ``staging/<index>/tasks/input-<index>/``;
-    its report (counts, failure, damage) comes back to the parent."""
-    index, path, size = item
-    own = dataclasses.replace(opts, write_dir=str(Path(staging) / str(index) / "tasks"))
+def _input_job(opts: TaskOptions, staging: str, item: Unit, _spool: str) -> InputReport:
+    """A worker's unit: decoded and written into ``staging/<index>/tasks/input-<index>/``
+    (a range: ``input-<index>-<part>/``); its report (counts, failure, damage, where a range's
+    read stopped) comes back to the parent."""
+    own = dataclasses.replace(opts, write_dir=str(Path(staging) / str(item.index) / "tasks"))
     report: InputReport | None = None
-    for item_out in decode_input(index, path, size, None, own):
+    for item_out in decode_input(item.index, item.path, item.size, None, own, span=item.span,
+                                 unit=item.part):
         if isinstance(item_out, InputReport):
             report = item_out
     assert report is not None  # (decode_input always ends with its report)
@@ -101,6 +107,13 @@ def run_export_jobs(source: Any, out: str | Path, *, jobs: int, kind: str,
     if start_at is not None and start_at.offset is not None:  # stopped inside an input
         return run_export(source, out, resume=resume, no_raw=no_raw, progress=progress,
                           **(fallback or {}))
+    first = (ledger.start or ResumePoint(0)).input_index if ledger.state else 0
+    todo = [(i, p, _size(p)) for i, p in enumerate(inputs) if i >= first]
+    units = plan_units(todo, jobs, kind)
+    if len(inputs) == 1 and len(units) == 1 and not ledger.state:
+        # (one input that is not cut: the one process export, its checkpoints inside it)
+        return run_export(source, out, resume=resume, no_raw=no_raw, progress=progress,
+                          **(fallback or {}))
     if ledger.state:
         no_raw = ledger.no_raw
     ledger.begin(inputs, kind=kind, no_raw=no_raw, engine="local")
@@ -108,16 +121,33 @@ def run_export_jobs(source: Any, out: str | Path, *, jobs: int, kind: str,
     staging = root / JOBS_STAGING
     shutil.rmtree(staging, ignore_errors=True)
     result = ExportResult(ledger.counts, resumed=ledger.resumed)
-    first = (ledger.start or ResumePoint(0)).input_index
-    todo: list[Input] = [(i, p, _size(p)) for i, p in enumerate(inputs) if i >= first]
     total = sum(s for _, _, s in todo)
     done_bytes = 0
     t0 = time.monotonic()
     opts = TaskOptions(kind, no_raw, ports)
+    job = functools.partial(_input_job, opts, str(staging))
+    #: the units of the input being published, done so far
+    held: list[tuple[Unit, InputReport]] = []
 
-    def publish(item: Input, report: InputReport) -> None:
+    def publish(unit: Unit, report: InputReport) -> None:
         nonlocal done_bytes
-        index, _path, size = item
+        if unit.part is not None:
+            held.append((unit, report))
+            done_bytes += unit.bytes
+            if progress is not None:
+                events = sum(r.counts.get("events", 0) for _, r in held)
+                progress(result.events_seen + events, done_bytes, total, time.monotonic() - t0)
+            if not unit.last:
+                return
+            parts = held[:]
+            held.clear()
+            done_bytes -= unit.size
+            if verified(parts) is None:
+                report = merged(parts)
+            else:  # (the rows of one read of the whole input: read it whole, here)
+                shutil.rmtree(staging / str(unit.index), ignore_errors=True)
+                report = job(unit.whole(), "")
+        index, size = unit.index, unit.size
         checkpoint = ledger.checkpoint + 1
         nxt = ResumePoint(index + 1) if index + 1 < len(inputs) else None
         with _whole():
@@ -135,9 +165,8 @@ def run_export_jobs(source: Any, out: str | Path, *, jobs: int, kind: str,
         if progress is not None:
             progress(result.events_seen, done_bytes, total, time.monotonic() - t0)
 
-    job = functools.partial(_input_job, opts, str(staging))
     try:
-        run_in_order(todo, job, max(1, min(jobs, len(todo))), None, publish)
+        run_in_order(units, job, max(1, min(jobs, len(units))), None, publish)
         if not todo:  # (a resume after the last input: nothing left but the note)
             ledger.commit(ledger.checkpoint, None, result.counts)
         result.complete = True
@@ -159,4 +188,4 @@ def run_export_jobs(source: Any, out: str | Path, *, jobs: int, kind: str,
     return result
 
 
-__all__ = ["run_export_jobs"]
+__all__ = ["run_export_jobs", "verified"]

@@ -13,6 +13,7 @@ records into table rows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from binlogscope.drivers.binlog_file import (
     read_binlog_values,
 )
 from binlogscope.render.line_context import LineContext, event_values
-from binlogscope.wire.binlog.context import DecodeContext
+from binlogscope.wire.binlog.context import DecodeContext, TableMap
 from binlogscope.wire.binlog.coords import CoordTracker
 from binlogscope.wire.binlog.decode import DecodedEvent
 
@@ -109,6 +110,13 @@ class InputDone:
     input_index: int
     source: str
     error: str | None = None
+    #: a read of a range of the input (``export --jobs``' units) that stopped at its end: the
+    #: offset of the first event not read (the range's end when an event starts there)
+    stopped_at: int | None = None
+    #: a range read without the events before it met what needs them (a rows event whose
+    #: TABLE_MAP it did not see, a MariaDB table whose hi-res temporal columns an earlier
+    #: event may have settled): its rows may differ from a read of the whole input
+    doubt: str | None = None
 
 
 @dataclass(slots=True)
@@ -207,30 +215,55 @@ class BinlogFileSource:
 
 
 def binlog_file_records(index: int, source: str, *, start: int | None = None,
+                        stop: int | None = None, trusted: bool = False,
                         data: bytes | None = None, kernel: bool = True) -> Iterator[Record]:
     """The records of one binlog file (input ``index``), from ``start`` (an event boundary)
     on, ending with its :class:`InputDone`; ``data``: its bytes when they were read elsewhere
     (a Spark task's input), ``source`` then only names them. With the native kernel (and
-    ``kernel``) the events its declared layouts cover come as :class:`WrittenRun`."""
+    ``kernel``) the events its declared layouts cover come as :class:`WrittenRun`.
+
+    ``stop``: up to the first event at or after it (``InputDone.stopped_at``); ``trusted``:
+    ``start`` is where a transaction starts (``export --jobs``' units): only the
+    FORMAT_DESCRIPTION is read before it, and ``InputDone.doubt`` says when the range met
+    what the events before it would have settled."""
     ctx = DecodeContext()
     name = Path(source).name
     info = FileEvents(source)
     values = event_values() if kernel else None
+    doubts: list[str] = []
+    if trusted and start is not None and start > 4:
+        ctx.table_map_hook = functools.partial(_context_doubt, ctx, doubts)
     try:
         if values is not None:
-            yield from _with_values(values, index, source, start, data, ctx, info)
+            yield from _with_values(values, index, source, start, stop, trusted, data, ctx,
+                                    info)
         else:
             for ev in read_binlog_file(source, record=False, ctx=ctx, start_position=start,
-                                       info=info, data=data):
+                                       stop_position=stop, start_trusted=trusted, info=info,
+                                       data=data):
                 yield EventRecord(ev, ctx, index, source, name)
     except BinlogFileError as exc:
-        yield InputDone(index, source, str(exc))
+        yield InputDone(index, source, str(exc), doubt=str(exc) if trusted else None)
         return
-    yield InputDone(index, source, info.fatal)
+    yield InputDone(index, source, None if info.stopped_at is not None else info.fatal,
+                    info.stopped_at, doubts[0] if doubts else None)
+
+
+#: the old TIME, DATETIME and TIMESTAMP type codes (MariaDB writes its hi-res columns so)
+_OLD_TEMPORAL = frozenset({7, 11, 12})
+
+
+def _context_doubt(ctx: DecodeContext, doubts: list[str], tm: TableMap) -> None:
+    """The TABLE_MAP hook of a range read without the events before it: a MariaDB table with
+    old-format temporal columns takes their decimals from a CREATE TABLE or from earlier rows
+    (``wire/binlog/rows_hires.py``), which such a read may not have seen."""
+    if not doubts and ctx.is_mariadb and any(c.type in _OLD_TEMPORAL for c in tm.columns):
+        doubts.append(f"{tm.schema}.{tm.table}: MariaDB temporal columns of the old format")
 
 
 def _with_values(values: EventLines, index: int, source: str, start: int | None,
-                 data: bytes | None, ctx: DecodeContext, info: FileEvents) -> Iterator[Record]:
+                 stop: int | None, trusted: bool, data: bytes | None, ctx: DecodeContext,
+                 info: FileEvents) -> Iterator[Record]:
     """The records of :func:`binlog_file_records` read with the kernel's ``values``: what it
     takes as :class:`WrittenRun`, what it declines decoded, each seen by the kernel's
     :class:`LineContext` (it takes no event that changes the decoder's context)."""
@@ -239,7 +272,8 @@ def _with_values(values: EventLines, index: int, source: str, start: int | None,
     file = name if source == STDIN_PATH else CoordTracker.file_name(source)
     seen = LineContext(values, distinct_labels=True).seen
     for ev in read_binlog_values(source, values, seen, ctx=ctx, start_position=start,
-                                 info=info, data=data):
+                                 stop_position=stop, start_trusted=trusted, info=info,
+                                 data=data):
         if type(ev) is list:
             yield WrittenRun(ev, ctx, index, source, file)
         else:

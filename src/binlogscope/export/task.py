@@ -78,6 +78,11 @@ class InputReport:
     damage: InputDamage | None = None
     #: its rows of the ``health`` table (written by the driver with the input's checkpoint)
     health: list[dict[str, Any]] = field(default_factory=list)
+    #: a range of the input (``export --jobs``' units, :mod:`binlogscope.export.split`):
+    #: where its read stopped (``InputDone.stopped_at``) and why its rows may differ from a
+    #: read of the whole input (damage, or ``InputDone.doubt``); None: no doubt
+    stopped_at: int | None = None
+    doubt: str | None = None
     #: (where :func:`~binlogscope.export.core.note_damage` counts; the input's only entry
     #: is :attr:`damage`)
     _noted: dict[int, InputDamage] = field(default_factory=dict)
@@ -138,19 +143,25 @@ class BatchCollector(DatasetWriter):
         return out
 
 
-def input_records(index: int, source: str, opts: TaskOptions, data: bytes | None = None
-                  ) -> Iterator[Record]:
-    """The records of one input, ending with its :class:`InputDone`."""
+def input_records(index: int, source: str, opts: TaskOptions, data: bytes | None = None,
+                  span: tuple[int | None, int | None] | None = None) -> Iterator[Record]:
+    """The records of one input, ending with its :class:`InputDone`; ``span``: only the range
+    ``[start, stop)`` of a binlog file (``export --jobs``' units; a start where a transaction
+    starts, None: the file's start; a stop None: its end)."""
     if opts.kind == "pcap":
         from binlogscope.export.sources import capture_records
 
         return capture_records(index, source, opts.ports, data=data)
+    if span is not None:
+        return binlog_file_records(index, source, start=span[0], stop=span[1], trusted=True,
+                                   data=data)
     return binlog_file_records(index, source, data=data)
 
 
 def decode_input(index: int, source: str, size: int, data: bytes | None, opts: TaskOptions,
                  *, added: Callable[[int], None] | None = None,
-                 records: Iterable[Record] | None = None
+                 records: Iterable[Record] | None = None,
+                 span: tuple[int | None, int | None] | None = None, unit: int | None = None
                  ) -> Generator[TableBatch | InputReport, None, None]:
     """Decode one input into its tables' row groups, then its :class:`InputReport`.
 
@@ -161,12 +172,16 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
     bad input. With ``opts.write_dir`` the rows are written there and only the report comes
     back. ``added(size)``: called once the input is done (a progress accumulator).
     ``records``: the input's records when they come from elsewhere (a slice of a live stream:
-    the Spark streaming source), instead of reading ``source``.
+    the Spark streaming source), instead of reading ``source``. ``span``: only that range of
+    a binlog file (see :func:`input_records`), written as unit ``unit`` of the input (its
+    parts' own directory, ``input-<index>-<unit>``); the report says where the read stopped
+    and any doubt (:attr:`InputReport.doubt`).
     """
     t0 = time.perf_counter()
     report = InputReport(index, source, size)
     own_parts = opts.write_dir is not None
-    writer = (DatasetWriter(Path(str(opts.write_dir)) / f"input-{index:06d}",
+    name = f"input-{index:06d}" + ("" if unit is None else f"-{unit:04d}")
+    writer = (DatasetWriter(Path(str(opts.write_dir)) / name,
                             builders=COLUMN_BUILDERS) if own_parts
               else BatchCollector(opts.tables, opts.batch_rows))
     mapper = TableMapper(no_raw=opts.no_raw, emit_values=writer.add_values,
@@ -175,13 +190,16 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
     collect_rarely()
     try:
         try:
-            for rec in (input_records(index, source, opts, data) if records is None else records):
+            for rec in (input_records(index, source, opts, data, span) if records is None
+                        else records):
                 if isinstance(rec, WrittenRun):
                     mapper.written(rec)
                 elif isinstance(rec, EventRecord):
                     mapper.event(rec)
                     if rec.event.error:
                         note_damage(report._noted, rec)
+                        if span is not None and report.doubt is None:
+                            report.doubt = f"at offset {rec.event.offset}: {rec.event.error}"
                 elif isinstance(rec, PacketRecord):
                     mapper.packet(rec)
                     if rec.kind in LOSS_KINDS:
@@ -190,6 +208,9 @@ def decode_input(index: int, source: str, size: int, data: bytes | None, opts: T
                     mapper.input_done()
                     if rec.error:
                         report.failure = rec.error
+                    report.stopped_at = rec.stopped_at
+                    report.doubt = report.doubt or rec.doubt or (
+                        rec.error if span is not None else None)
                 elif isinstance(rec, HealthRecord):
                     report.health += rec.rows
                 if isinstance(writer, BatchCollector) and writer.ready:

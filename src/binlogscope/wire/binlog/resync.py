@@ -21,12 +21,13 @@ positions that passed the chain test, so the scan stays linear in the bytes scan
 
 from __future__ import annotations
 
+import re
 import struct
 import zlib
 
 from binlogscope.wire.binlog.context import DecodeContext
 from binlogscope.wire.binlog.header import HEADER, HEADER_LEN
-from binlogscope.wire.binlog.types import EventType, is_mariadb_only
+from binlogscope.wire.binlog.types import MYSQL_GTIDS, EventType, is_mariadb_only
 
 #: largest event accepted (max_allowed_packet's ceiling is 1 GiB)
 MAX_EVENT_SIZE = 1 << 30
@@ -115,4 +116,62 @@ def candidate(buf: bytes, q: int, *, eof: bool, ctx: DecodeContext, known: froze
     return YES if computed == stored else NO
 
 
-__all__ = ["MAX_EVENT_SIZE", "NO", "YES", "candidate", "chain_ok", "known_types"]
+#: the events that start a transaction: MariaDB's GTID, MySQL's GTID, ANONYMOUS_GTID and
+#: GTID_TAGGED (``export --jobs`` cuts a file into units at them)
+_MARIADB_GTID = int(EventType.GTID_EVENT)
+_STARTS_MARIADB = re.compile(re.escape(bytes([_MARIADB_GTID])))
+_STARTS_MYSQL = re.compile(b"[" + b"".join(re.escape(bytes([t])) for t in sorted(MYSQL_GTIDS))
+                           + b"]")
+#: how many events (the transaction start's own included) must chain from a start found
+#: without the events before it: with checksums each one's CRC32 verifies as well
+CHAIN_CRC, CHAIN_PLAIN = 3, 16
+
+
+def transaction_start(buf: bytes, base: int, ctx: DecodeContext, *, eof: bool) -> int | None:
+    """The absolute offset of the first event in ``buf`` (the file's bytes from ``base`` on)
+    that starts a transaction (a GTID event of the file's flavour), found without the events
+    before it (where ``export --jobs`` may cut a file); None when there is none that can be
+    trusted in ``buf`` (``eof``: ``buf`` reaches the file's end).
+
+    A position qualifies when the event there and the ones after it chain like the events of
+    a binlog *file*: a type the flavour writes, a size that fits, ``log_pos`` the event's own
+    end offset (0 too with checksums: MariaDB 11.4 inside a transaction), and with checksums
+    a verified CRC32 - :data:`CHAIN_CRC` events, without checksums :data:`CHAIN_PLAIN` (or
+    up to the file's end). Relay logs (their source's positions), pre-GA renumbered files and
+    files without an FDE never qualify. The cut is only a guess: the reader of the range
+    before it checks that an event starts exactly there (:mod:`binlogscope.export.split`)."""
+    if not ctx.fde_seen or ctx.type_map:
+        return None
+    crc = ctx.has_checksum
+    known = known_types(ctx)
+    finder = _STARTS_MARIADB if ctx.is_mariadb else _STARTS_MYSQL
+    need = CHAIN_CRC if crc else CHAIN_PLAIN
+    for m in finder.finditer(buf, 4):
+        p = m.start() - 4
+        if _chains(buf, p, base, known, crc, need, eof):
+            return base + p
+    return None
+
+
+def _chains(buf: bytes, p: int, base: int, known: frozenset[int], crc: bool, need: int,
+            eof: bool) -> bool:
+    n = len(buf)
+    for _ in range(need):
+        if p == n and eof:
+            return True  # (the file ends after a chain shorter than asked: it is whole)
+        if p + HEADER_LEN > n:
+            return False
+        _, code, _, size, log_pos, _ = HEADER.unpack_from(buf, p)
+        if code not in known or size < HEADER_LEN + (4 if crc else 0) or p + size > n:
+            return False
+        e = p + size
+        if log_pos != base + e and not (crc and log_pos == 0):
+            return False
+        if crc and zlib.crc32(memoryview(buf)[p : e - 4]) != _U32.unpack_from(buf, e - 4)[0]:
+            return False
+        p = e
+    return True
+
+
+__all__ = ["CHAIN_CRC", "CHAIN_PLAIN", "MAX_EVENT_SIZE", "NO", "YES", "candidate", "chain_ok",
+           "known_types", "transaction_start"]
