@@ -52,6 +52,10 @@ REAL = [
     (BLACKBEAM / "vector.binlog", "MySQL 9.0.1"),
     (FIXTURES / "rust-us__mysql-cdc-rs/tests/events/8.0/02_query_bigger/binlog.000733",
      "MySQL 8.0.31, anonymous GTIDs"),
+    (FIXTURES / "apecloud__mysql-binlog-connector-rust/tests/parse_file_tests/mysql-bin.000057",
+     "MySQL 8.0.31, TRANSACTION_PAYLOAD"),
+    (FIXTURES / "alibaba__canal/parse/src/test/resources/binlog/tsdb/mysql-bin.000003",
+     "MySQL 5.7.19, DDL"),
 ]
 TS = 1_700_000_000
 
