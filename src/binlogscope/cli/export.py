@@ -44,10 +44,10 @@ def add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     e.add_argument("-j", "--jobs", type=int, metavar="N",
                    help="files and captures: export with N processes, one input each (binlog "
                    "files also cut at transaction starts when that shares the work more "
-                   "evenly), published in input order, a checkpoint per input (default: one "
-                   "for one input, else the cores not busy: usable cores less the load "
-                   "average, at least 1; 1: one process, a checkpoint every "
-                   "--checkpoint-events)")
+                   "evenly), published in input order, a checkpoint per input (default: the "
+                   "cores not busy: usable cores less the load average, at least 1, at most "
+                   "one per input or per 8 MB of binlog files; 1: one process, a checkpoint "
+                   "every --checkpoint-events)")
     e.add_argument("--spark", action="store_true", help="decode on Spark, one task per "
                    "input; SOURCE may also be a glob or a Hadoop-FS URI (docs/spark-cluster.md)")
     e.add_argument("--master", help="with --spark: Spark master URL (default: spark-submit's, "
@@ -144,7 +144,10 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _jobs(args: argparse.Namespace, source: Any) -> int:
     """How many processes export ``source``: 1 for a live stream; at most one per input
     unless ``--jobs`` asks for more and the inputs are binlog files (they may be cut into
-    more units than inputs: export/split.py)."""
+    more units than inputs: export/split.py). By default the free cores
+    (:func:`~binlogscope.pipeline.jobs.default_jobs`), counting binlog files as one input per
+    two of the smallest pieces they are cut into, so one big file is cut too (the 67 MB file
+    of the bench set: 23-37 % less wall on two cores, bench/README.md "jobsplit")."""
     if getattr(source, "kind", "") == "live":
         return 1
     inputs = len(source.inputs())
@@ -152,7 +155,15 @@ def _jobs(args: argparse.Namespace, source: Any) -> int:
     if jobs is None:
         from binlogscope.pipeline.jobs import default_jobs
 
-        jobs = default_jobs(inputs)
+        units = inputs
+        if getattr(source, "kind", "") == "file":
+            from binlogscope.export.split import MIN_UNIT
+
+            try:
+                units = max(inputs, (source.total_bytes() or 0) // (2 * MIN_UNIT))
+            except OSError:  # (a file gone: the export says so with its own message)
+                pass
+        jobs = default_jobs(units)
     return jobs if getattr(source, "kind", "") == "file" else min(jobs, inputs)
 
 
