@@ -5,7 +5,7 @@ marks ``slow`` (tests/conftest.py), so ``-m 'not slow'`` is a fast loop.
     python scripts/slow_cases.py /tmp/suite.xml         # the list from its durations
 
 A test is listed when its recorded time (setup + call + teardown, so a module fixture's
-start counts for the test that starts it) is at least ``--seconds`` (default 2.0). The list
+start counts for the test that starts it) is at least ``--seconds`` (default 2.5). The list
 is data, not a judgement: refresh it from a new run when tests change. A listed test that no
 longer exists is ignored; a new slow test stays in the fast loop until the list is refreshed
 (or until it is marked ``slow`` in its file).
@@ -37,7 +37,7 @@ def node_id(classname: str, name: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("junit", type=Path, help="a junit XML of a whole run (pytest --junitxml)")
-    ap.add_argument("--seconds", type=float, default=2.0, help="the least time of a slow test")
+    ap.add_argument("--seconds", type=float, default=2.5, help="the least time of a slow test")
     args = ap.parse_args(argv)
     try:
         root = ET.parse(args.junit).getroot()
